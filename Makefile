@@ -1,0 +1,76 @@
+# syncspy: `make` builds build/libsyncspy.so and build/syncspy; `make test` runs every test;
+# `make demo` runs the bundled example on the simulated CUDA device and prints its report.
+# SAN=asan (ASan+UBSan) or SAN=tsan builds everything into build-asan/ or build-tsan/.
+
+CUDA_HOME ?= /usr/local/cuda
+SAN ?=
+BUILD ?= build$(if $(SAN),-$(SAN))
+CC ?= gcc
+CXX ?= g++
+WERROR ?= -Werror
+OPT ?= -O2
+
+ifeq ($(SAN),asan)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else ifeq ($(SAN),tsan)
+SANFLAGS := -fsanitize=thread
+else ifneq ($(SAN),)
+$(error SAN must be asan or tsan, not '$(SAN)')
+endif
+
+UNWIND_INC := /usr/include/$(shell $(CC) -dumpmachine)
+CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE
+WARN := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
+CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
+CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
+LDLIBS := -lunwind -ldl -lpthread
+
+# --- the agent -----------------------------------------------------------------------------
+CORE_SRCS := $(wildcard agent/*.c) $(wildcard collectors/*.c) \
+             $(filter-out output/cli%.c,$(wildcard output/*.c))
+SHIM_SRCS := $(wildcard shim/*.c)
+CLI_SRCS  := $(wildcard output/cli*.c)
+
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+
+LIB   := $(BUILD)/libsyncspy.so
+CORE_A := $(BUILD)/libsyncspy_core.a
+CLI   := $(BUILD)/syncspy
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+all: $(LIB) $(CLI) sim
+
+$(DEPS_STAMP): scripts/deps.sh
+	@CUDA_HOME=$(CUDA_HOME) sh scripts/deps.sh
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_A): $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# Only the CUDA entry points and the public API are exported (-fvisibility=hidden plus
+# SYNCSPY_EXPORT); no symbol version on them (the loader would skip them); libcudart is never
+# linked: the real functions are found at run time.
+$(LIB): $(SHIM_OBJS) $(CORE_A)
+	$(CC) -shared -o $@ $(SHIM_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
+	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+
+$(CLI): $(CLI_OBJS) $(CORE_A)
+	$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(SANFLAGS) $(LDLIBS)
+
+-include $(wildcard sim/*.mk)
+-include $(wildcard tests/*.mk)
+-include $(wildcard examples/*.mk)
+-include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+
+clean:
+	rm -rf build build-asan build-tsan
+
+.PHONY: all clean sim test unit e2e demo bench
+.DELETE_ON_ERROR:

@@ -1,0 +1,375 @@
+/* agent/agent.c: lifecycle (constructor, fork, exit), per-thread state, steps, and the
+ * recording entry points the shim calls (core.h). agent_enter/agent_sync/agent_count_launch
+ * run on the application's thread inside a CUDA call: no malloc, no stdio, a lock only on
+ * first sight of a stack or of a thread.
+ * Lock order: step_lock, then registry_lock, then the site table lock (agent/sites.c). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/arena.h"
+#include "agent/compiler.h"
+#include "agent/core.h"
+#include "agent/internal.h"
+#include "agent/log.h"
+#include "agent/sites.h"
+#include "agent/syncspy.h"
+#include "collectors/native_stack.h"
+
+struct config agent_cfg;
+_Atomic int agent_state = STATE_STARTING;
+static _Atomic bool cuda_seen;
+
+/* ---- per-thread state ---------------------------------------------------------------- */
+
+struct thread_state {
+    _Atomic uint64_t launches;   /* written only by the owning thread */
+    struct thread_state *next;   /* every thread_state ever made (registry) */
+    struct thread_state *next_free;
+    bool live;
+    struct site_cache cache;
+};
+
+struct tls {
+    struct thread_state *ts;
+    unsigned guard; /* >0 while this thread runs agent code: a CUDA call made from inside the
+                     * agent (e.g. cudaPointerGetAttributes while classifying, or a CUDA-using
+                     * library reached through the unwinder's dl_iterate_phdr) is forwarded
+                     * untouched instead of recursing into the agent. */
+    int saved_errno;
+};
+static SYNCSPY_TLS struct tls tls;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_state *registry, *free_states;
+static uint64_t retired_launches; /* launches of threads that exited */
+static struct arena thread_arena = {.cap_bytes = 64u << 20};
+static pthread_key_t thread_key;
+
+static void first_use(void)
+{
+    bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
+    if (!was && agent_cfg.warnings[0])
+        write_all(2, agent_cfg.warnings, strlen(agent_cfg.warnings));
+}
+
+/* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
+static void thread_exit(void *p)
+{
+    struct thread_state *ts = p;
+    pthread_mutex_lock(&registry_lock);
+    retired_launches += atomic_load_explicit(&ts->launches, memory_order_relaxed);
+    atomic_store_explicit(&ts->launches, 0, memory_order_relaxed);
+    ts->live = false;
+    ts->next_free = free_states;
+    free_states = ts;
+    pthread_mutex_unlock(&registry_lock);
+    tls.ts = NULL;
+}
+
+static struct thread_state *thread_state_slow(void)
+{
+    agent_init_once();
+    if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
+        return NULL;
+    first_use();
+    pthread_mutex_lock(&registry_lock);
+    struct thread_state *ts = free_states;
+    if (ts) {
+        free_states = ts->next_free;
+    } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
+        ts->next = registry;
+        registry = ts;
+    }
+    if (ts)
+        ts->live = true;
+    pthread_mutex_unlock(&registry_lock);
+    if (!ts)
+        return NULL;
+    tls.ts = ts;
+    pthread_setspecific(thread_key, ts);
+    return ts;
+}
+
+static inline struct thread_state *thread_state(void)
+{
+    struct thread_state *ts = tls.ts;
+    return likely(ts != NULL) ? ts : thread_state_slow();
+}
+
+/* Launches of every thread so far. Caller holds step_lock (not registry_lock). */
+static uint64_t launches_total(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    uint64_t n = retired_launches;
+    for (struct thread_state *ts = registry; ts; ts = ts->next)
+        n += atomic_load_explicit(&ts->launches, memory_order_relaxed);
+    pthread_mutex_unlock(&registry_lock);
+    return n;
+}
+
+/* ---- steps ------------------------------------------------------------------------------ */
+
+#define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
+
+static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t step_number, step_start_ns, step_launch_base;
+static _Atomic bool step_active;
+static _Atomic uint64_t step_syncs, step_blocked_ns;
+static _Atomic uint64_t unattributed_syncs;
+static bool explicit_marks;
+static struct rep_step *step_log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
+static size_t step_log_n;
+static struct {
+    uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
+} step_totals;
+
+uint64_t agent_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void step_log_append(const struct rep_step *st)
+{
+    step_totals.active++;
+    step_totals.syncs += st->syncs;
+    step_totals.blocked_ns += st->blocked_ns;
+    step_totals.launches += st->launches;
+    step_totals.wall_ns += st->wall_ns;
+    if (!step_log) {
+        void *p = mmap(NULL, STEPS_LISTED_MAX * sizeof(struct rep_step), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        step_log = p == MAP_FAILED ? NULL : p;
+    }
+    if (step_log && step_log_n < STEPS_LISTED_MAX)
+        step_log[step_log_n++] = *st;
+    else
+        step_totals.omitted++;
+}
+
+/* Ends the current step at now and begins the next. Caller holds step_lock. final: the
+ * process is exiting (the step is recorded as partial, and only if anything happened in it). */
+static void step_close_locked(uint64_t now, bool final)
+{
+    uint64_t launches = launches_total();
+    uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
+    uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
+    if (atomic_load_explicit(&step_active, memory_order_relaxed)) {
+        struct rep_step st = {
+            .step = step_number,
+            .wall_ns = now - step_start_ns,
+            .syncs = syncs,
+            .blocked_ns = blocked,
+            .launches = launches - step_launch_base,
+            .partial = final,
+        };
+        if (!final || st.syncs || st.launches)
+            step_log_append(&st);
+    }
+    step_number++;
+    step_start_ns = now;
+    step_launch_base = launches;
+    atomic_store_explicit(&step_active, !final && schedule_records(&agent_cfg.schedule, step_number),
+                          memory_order_relaxed);
+}
+
+void agent_step(bool explicit_mark)
+{
+    agent_init_once();
+    if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
+        return;
+    uint64_t now = agent_now_ns();
+    pthread_mutex_lock(&step_lock);
+    if (explicit_mark)
+        explicit_marks = true;
+    if (explicit_mark || !explicit_marks)
+        step_close_locked(now, false);
+    pthread_mutex_unlock(&step_lock);
+    dbg(2, "step %llu begins (%s)", (unsigned long long)step_number,
+        explicit_mark ? "explicit mark" : "automatic");
+}
+
+SYNCSPY_EXPORT void syncspy_step(void)
+{
+    int saved = errno;
+    agent_step(true);
+    errno = saved;
+}
+
+void agent_steps_close_and_fill(struct rep_process *proc)
+{
+    pthread_mutex_lock(&step_lock);
+    step_close_locked(agent_now_ns(), true);
+    proc->steps = step_log;
+    proc->nsteps = step_log_n;
+    proc->steps_omitted = step_totals.omitted;
+    proc->steps_seen = step_number; /* the final close advanced past the last step */
+    proc->active_steps = step_totals.active;
+    proc->syncs = step_totals.syncs;
+    proc->blocked_ns = step_totals.blocked_ns;
+    proc->launches = step_totals.launches;
+    proc->wall_ns = step_totals.wall_ns;
+    pthread_mutex_unlock(&step_lock);
+}
+
+uint64_t agent_unattributed_syncs(void)
+{
+    return atomic_load_explicit(&unattributed_syncs, memory_order_relaxed);
+}
+
+bool agent_cuda_seen(void)
+{
+    return atomic_load_explicit(&cuda_seen, memory_order_relaxed);
+}
+
+/* ---- recording (core.h) ------------------------------------------------------------------ */
+
+bool agent_enter(void)
+{
+    if (unlikely(tls.guard))
+        return false;
+    int st = atomic_load_explicit(&agent_state, memory_order_relaxed);
+    if (unlikely(st != STATE_RUNNING)) {
+        if (st != STATE_STARTING)
+            return false;
+        agent_init_once();
+        if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
+            return false;
+    }
+    tls.guard++;
+    tls.saved_errno = errno;
+    return true;
+}
+
+void agent_leave(void)
+{
+    errno = tls.saved_errno;
+    tls.guard--;
+}
+
+void agent_sync(const struct sync_call *call)
+{
+    struct thread_state *ts = thread_state();
+    if (!atomic_load_explicit(&step_active, memory_order_relaxed))
+        return; /* the schedule does not record this step */
+    uint64_t blocked = call->end_ns > call->start_ns ? call->end_ns - call->start_ns : 0;
+    atomic_fetch_add_explicit(&step_syncs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&step_blocked_ns, blocked, memory_order_relaxed);
+
+    struct site *site = NULL;
+    if (ts) {
+        uintptr_t pcs[NATIVE_STACK_MAX];
+        int truncated;
+        int depth = native_stack_capture(pcs, agent_cfg.max_depth, &truncated);
+        site = sites_lookup(&ts->cache, call->api, pcs, (uint32_t)depth, truncated);
+    }
+    if (site)
+        site_add(site, blocked);
+    else
+        atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+}
+
+void agent_count_launch(void)
+{
+    struct thread_state *ts = tls.ts;
+    if (unlikely(!ts) && !(ts = thread_state_slow()))
+        return;
+    /* Only this thread writes its counter: a relaxed load and store, no lock prefix. */
+    atomic_store_explicit(&ts->launches, atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+static void agent_atexit(void)
+{
+    int expected = STATE_RUNNING;
+    if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING))
+        return;
+    int saved = errno;
+    tls.guard++; /* CUDA calls made while writing the report are not ours to record */
+    if (agent_cuda_seen())
+        agent_write_outputs();
+    tls.guard--;
+    atomic_store(&agent_state, STATE_OFF);
+    errno = saved;
+}
+
+/* Fork: locks are taken in the documented order before fork so the child gets them in a
+ * consistent state; the child starts clean (its own pid, no steps, no sites, no threads). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&step_lock);
+    pthread_mutex_lock(&registry_lock);
+    sites_atfork_prepare();
+}
+
+static void fork_parent(void)
+{
+    sites_atfork_parent();
+    pthread_mutex_unlock(&registry_lock);
+    pthread_mutex_unlock(&step_lock);
+}
+
+static void fork_child(void)
+{
+    sites_atfork_child();
+    arena_release(&thread_arena);
+    registry = free_states = NULL;
+    retired_launches = 0;
+    tls.ts = NULL;
+    pthread_setspecific(thread_key, NULL);
+    if (step_log)
+        munmap(step_log, STEPS_LISTED_MAX * sizeof(struct rep_step));
+    step_log = NULL;
+    step_log_n = 0;
+    memset(&step_totals, 0, sizeof step_totals);
+    step_number = 0;
+    step_start_ns = agent_now_ns();
+    step_launch_base = 0;
+    explicit_marks = false;
+    atomic_store(&step_syncs, 0);
+    atomic_store(&step_blocked_ns, 0);
+    atomic_store(&unattributed_syncs, 0);
+    atomic_store(&step_active, schedule_records(&agent_cfg.schedule, 0));
+    atomic_store(&cuda_seen, false);
+    pthread_mutex_init(&registry_lock, NULL);
+    pthread_mutex_init(&step_lock, NULL);
+}
+
+static const char *plain_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+static void agent_init(void)
+{
+    config_parse(&agent_cfg, plain_getenv);
+    agent_debug_level = agent_cfg.debug;
+    native_stack_init();
+    sites_init(16u << 20);
+    pthread_key_create(&thread_key, thread_exit);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    atexit(agent_atexit);
+    step_start_ns = agent_now_ns();
+    atomic_store(&step_active, schedule_records(&agent_cfg.schedule, 0));
+    atomic_store(&agent_state, STATE_RUNNING);
+}
+
+void agent_init_once(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (atomic_load_explicit(&agent_state, memory_order_acquire) == STATE_STARTING)
+        pthread_once(&once, agent_init);
+}
+
+__attribute__((constructor)) static void agent_ctor(void)
+{
+    agent_init_once();
+}

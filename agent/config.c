@@ -1,0 +1,123 @@
+/* agent/config.c: the one validating parser for SYNCSPY_* (see config.h). Warnings are kept in
+ * cfg->warnings, not printed: a process that never touches CUDA must print nothing, so the
+ * agent prints them at the first CUDA call. */
+#include "agent/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
+{
+    size_t n = strlen(cfg->warnings);
+    if (n >= sizeof(cfg->warnings) - 1)
+        return;
+    snprintf(cfg->warnings + n, sizeof(cfg->warnings) - n, "syncspy: %s='%.64s'%s %s; using %s\n",
+             var, value, strlen(value) > 64 ? "..." : "", why, dflt);
+}
+
+/* Whole string an integer in [lo, hi]. */
+static bool parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    if (!*s || *s == ' ' || *s == '+')
+        return false;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *var, long lo, long hi, long dflt, int *out)
+{
+    const char *v = get(var);
+    long n = dflt;
+    if (v && !parse_int(v, lo, hi, &n)) {
+        char why[64], d[32];
+        snprintf(why, sizeof why, "is not an integer in %ld..%ld", lo, hi);
+        snprintf(d, sizeof d, "%ld", dflt);
+        warn(cfg, var, v, why, d);
+        n = dflt;
+    }
+    *out = (int)n;
+}
+
+static bool copy_path(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n == 0 || n >= cap)
+        return false;
+    memcpy(dst, src, n + 1);
+    return true;
+}
+
+void config_parse(struct config *cfg, config_getenv_fn get)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    const char *v;
+
+    strcpy(cfg->out_dir, "./syncspy-out");
+    if ((v = get("SYNCSPY_OUT")) && !copy_path(cfg->out_dir, sizeof cfg->out_dir - 64, v))
+        warn(cfg, "SYNCSPY_OUT", v, *v ? "is too long" : "is empty", "./syncspy-out");
+
+    cfg->schedule.every_step = true;
+    if ((v = get("SYNCSPY_SCHEDULE"))) {
+        char err[160];
+        struct schedule s;
+        if (schedule_parse(v, &s, err, sizeof err) == 0) {
+            cfg->schedule = s;
+        } else {
+            char why[200];
+            snprintf(why, sizeof why, "is not a schedule (%s)", err);
+            warn(cfg, "SYNCSPY_SCHEDULE", v, why, "every step");
+        }
+    }
+
+    cfg->step_mode = STEP_AUTO;
+    if ((v = get("SYNCSPY_STEP"))) {
+        if (!strcmp(v, "manual"))
+            cfg->step_mode = STEP_MANUAL;
+        else if (strcmp(v, "auto"))
+            warn(cfg, "SYNCSPY_STEP", v, "is not auto or manual", "auto");
+    }
+
+    cfg->report = REPORT_STDERR;
+    if ((v = get("SYNCSPY_REPORT"))) {
+        if (!strcmp(v, "stderr"))
+            cfg->report = REPORT_STDERR;
+        else if (!strcmp(v, "stdout"))
+            cfg->report = REPORT_STDOUT;
+        else if (!strcmp(v, "off"))
+            cfg->report = REPORT_OFF;
+        else if (copy_path(cfg->report_path, sizeof cfg->report_path, v))
+            cfg->report = REPORT_FILE;
+        else
+            warn(cfg, "SYNCSPY_REPORT", v, *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)", "stderr");
+    }
+
+    parse_int_var(cfg, get, "SYNCSPY_TOP", 1, 1000, 10, &cfg->top);
+    parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
+
+    cfg->cupti = CUPTI_AUTO;
+    if ((v = get("SYNCSPY_CUPTI"))) {
+        if (!strcmp(v, "off"))
+            cfg->cupti = CUPTI_OFF;
+        else if (!strcmp(v, "auto"))
+            cfg->cupti = CUPTI_AUTO;
+        else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
+            cfg->cupti = CUPTI_PATH;
+        else
+            warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off or an absolute path", "auto");
+    }
+
+    int dbg;
+    parse_int_var(cfg, get, "SYNCSPY_DEBUG", 0, 2, 0, &dbg);
+    cfg->debug = (unsigned)dbg;
+
+    /* RANK is torchrun's, not ours: a strange value is not worth a warning, just ignored. */
+    long r;
+    cfg->rank = ((v = get("RANK")) && parse_int(v, 0, 1 << 24, &r)) ? (int)r : -1;
+}

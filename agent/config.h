@@ -1,0 +1,38 @@
+/* agent/config.h: every SYNCSPY_* variable goes through config_parse, one validating parser:
+ * the whole value is parsed, ranges are checked, and a bad value yields one line naming the
+ * variable and the default used instead. Runs once at load time; pure (getenv is a parameter
+ * so tests can feed any environment). */
+#ifndef SYNCSPY_CONFIG_H
+#define SYNCSPY_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "agent/schedule.h"
+
+enum step_mode { STEP_AUTO, STEP_MANUAL };
+enum report_dest { REPORT_STDERR, REPORT_STDOUT, REPORT_OFF, REPORT_FILE };
+enum cupti_mode { CUPTI_AUTO, CUPTI_OFF, CUPTI_PATH };
+
+#define CONFIG_WARNINGS_MAX 1024
+
+struct config {
+    char out_dir[PATH_MAX];        /* SYNCSPY_OUT, default ./syncspy-out */
+    struct schedule schedule;      /* SYNCSPY_SCHEDULE, default every step */
+    enum step_mode step_mode;      /* SYNCSPY_STEP auto|manual */
+    enum report_dest report;       /* SYNCSPY_REPORT stderr|stdout|off|PATH */
+    char report_path[PATH_MAX];
+    int top;                       /* SYNCSPY_TOP, default 10, 1..1000 */
+    enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|/abs/path */
+    char cupti_path[PATH_MAX];
+    int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
+    unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
+    int rank;                      /* RANK (torchrun), -1 when unset or not a number */
+    char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */
+};
+
+typedef const char *(*config_getenv_fn)(const char *name);
+
+void config_parse(struct config *cfg, config_getenv_fn get);
+
+#endif

@@ -1,0 +1,41 @@
+/* agent/core.h: the small C API the shim calls. Everything here runs on the application's
+ * thread inside a CUDA call: no stdio, no malloc (the agent allocates from its own mmap'ed
+ * arena), locks only on first sight of a stack, never while the real CUDA call runs. */
+#ifndef SYNCSPY_CORE_H
+#define SYNCSPY_CORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "agent/apis.h"
+
+enum copy_dir { DIR_NONE = 0, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H };
+
+/* One intercepted call that made the host wait for the device. */
+struct sync_call {
+    enum api_id api;
+    uint64_t start_ns;  /* CLOCK_MONOTONIC when the real call began */
+    uint64_t end_ns;    /* ... and when it returned */
+    uintptr_t stream;   /* cudaStream_t, 0 for the legacy default stream */
+    uint64_t bytes;     /* copies and memsets */
+    enum copy_dir dir;
+};
+
+/* Entering the agent from an interposed entry point. Returns false when the call must be
+ * forwarded untouched: the agent is already active on this thread (recursion guard: the
+ * unwinder or the symbolizer may call back into CUDA-using code), or the agent is not running
+ * (finishing, off, or disabled). When it returns true the caller must call agent_leave(). */
+bool agent_enter(void);
+void agent_leave(void);
+
+/* Records one sync; call between agent_enter and agent_leave, on the calling thread, after the
+ * real call returned (the stack is captured here). */
+void agent_sync(const struct sync_call *call);
+
+/* Counts one kernel launch for the current step. The fast path: a thread-local load, a branch
+ * and an increment; no stack, no lock, no syscall. */
+void agent_count_launch(void);
+
+/* CLOCK_MONOTONIC in ns (vDSO: no syscall). */
+uint64_t agent_now_ns(void);
+
+#endif

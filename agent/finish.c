@@ -1,0 +1,199 @@
+/* agent/finish.c: at exit, turns the agent's tables into the report model (symbolizing the
+ * stacks), writes <SYNCSPY_OUT>/<process folder>/summary.json and prints the report. Runs once,
+ * in the FINISHING state, off every recording path: it may allocate. On an I/O error it says so
+ * in one line and carries on; it never exits or aborts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent/apis.h"
+#include "agent/internal.h"
+#include "agent/log.h"
+#include "agent/sites.h"
+#include "collectors/symbolize.h"
+#include "output/report.h"
+
+/* mkdir -p with mode 0700 for the folders it creates (traces hold paths and symbol names). */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return errno = ENAMETOOLONG, -1;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(buf, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode))
+        return errno = ENOTDIR, -1;
+    return 0;
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+    const struct rep_site *x = a, *y = b;
+    if (x->blocked_ns != y->blocked_ns)
+        return x->blocked_ns > y->blocked_ns ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return 0;
+}
+
+/* Builds proc->sites from the site table. Everything allocated here lives until exit. */
+static void fill_sites(struct rep_process *proc, struct symbolizer *sym)
+{
+    size_t cap = sites_count() + 16;
+    struct site **all = calloc(cap, sizeof *all);
+    struct rep_site *out = calloc(cap, sizeof *out);
+    if (!all || !out) {
+        free(all);
+        free(out);
+        return;
+    }
+    size_t n = sites_snapshot(all, cap), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct site *s = all[i];
+        struct rep_site *r = &out[k];
+        r->api = api_name((enum api_id)s->key.api);
+        r->count = atomic_load(&s->count);
+        r->blocked_ns = atomic_load(&s->blocked_ns);
+        r->max_ns = atomic_load(&s->max_ns);
+        if (!r->count)
+            continue;
+        struct rep_frame *frames = calloc(s->stack->depth ? s->stack->depth : 1, sizeof *frames);
+        if (!frames)
+            continue;
+        for (uint32_t f = 0; f < s->stack->depth; f++) {
+            struct sym_info info = {0};
+            /* Return addresses minus one: the call instruction, not the one after it. */
+            if (sym)
+                symbolizer_resolve(sym, s->stack->pcs[f] - 1, &info);
+            frames[f].function = info.function;
+            frames[f].module = info.module ? info.module : "[unknown]";
+            frames[f].file = info.file;
+            frames[f].line = info.line;
+            frames[f].offset = sym ? info.offset : s->stack->pcs[f] - 1;
+        }
+        r->frames = frames;
+        r->nframes = s->stack->depth;
+        k++;
+    }
+    free(all);
+    qsort(out, k, sizeof *out, cmp_sites);
+    proc->sites = out;
+    proc->nsites = k;
+}
+
+static int open_report_fd(bool *close_it)
+{
+    *close_it = false;
+    switch (agent_cfg.report) {
+    case REPORT_OFF:
+        return -1;
+    case REPORT_STDOUT:
+        fflush(stdout); /* what exit() would flush anyway, so the program's output stays first */
+        return 1;
+    case REPORT_FILE: {
+        int fd = open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
+                      strerror(errno));
+            return 2;
+        }
+        *close_it = true;
+        return fd;
+    }
+    case REPORT_STDERR:
+    default:
+        fflush(stderr);
+        return 2;
+    }
+}
+
+/* Writes summary.json through a temporary file created with O_EXCL|O_NOFOLLOW, then renames it
+ * into place: a planted symlink is never followed and a reader never sees half a file. */
+static int write_summary(const struct rep_process *proc, const char *dir, char *path, size_t pathlen)
+{
+    char tmp[PATH_MAX];
+    int n1 = snprintf(path, pathlen, "%s/summary.json", dir);
+    int n2 = snprintf(tmp, sizeof tmp, "%s/.summary.json.%d.tmp", dir, (int)getpid());
+    if (n1 < 0 || (size_t)n1 >= pathlen || n2 < 0 || (size_t)n2 >= sizeof tmp)
+        return errno = ENAMETOOLONG, -1;
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    int rc = summary_write_json(proc, fd);
+    int err = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = -1;
+        err = errno;
+    }
+    if (rc != 0)
+        unlink(tmp);
+    errno = err;
+    return rc;
+}
+
+void agent_write_outputs(void)
+{
+    struct rep_process proc = {0};
+    char sched[160];
+    schedule_describe(&agent_cfg.schedule, sched, sizeof sched);
+    proc.pid = (int)getpid();
+    proc.rank = agent_cfg.rank;
+    proc.schedule = sched;
+    agent_steps_close_and_fill(&proc);
+    proc.unattributed_syncs = agent_unattributed_syncs();
+
+    struct symbolizer *sym = symbolizer_new();
+    fill_sites(&proc, sym);
+
+    char dir[PATH_MAX], summary[PATH_MAX];
+    const char *summary_shown = NULL;
+    int n = agent_cfg.rank >= 0
+                ? snprintf(dir, sizeof dir, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, proc.pid)
+                : snprintf(dir, sizeof dir, "%s/pid%d", agent_cfg.out_dir, proc.pid);
+    if (n < 0 || (size_t)n >= sizeof dir) /* config_parse keeps SYNCSPY_OUT 64 bytes short */
+        agent_log("output folder name too long; no summary.json for this run");
+    else if (make_dirs(dir) != 0)
+        agent_log("cannot create %s: %s; no summary.json for this run", dir, strerror(errno));
+    else if (write_summary(&proc, dir, summary, sizeof summary) != 0)
+        agent_log("cannot write %s: %s", summary, strerror(errno));
+    else
+        summary_shown = summary;
+
+    bool close_it;
+    int fd = open_report_fd(&close_it);
+    if (fd >= 0) {
+        struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown};
+        if (report_render_text(&proc, 1, &opts, fd) != 0 && fd != 2)
+            agent_log("cannot write the report: %s", strerror(errno));
+        if (close_it)
+            close(fd);
+    }
+    for (size_t i = 0; i < proc.nsites; i++)
+        free((void *)proc.sites[i].frames);
+    free((void *)proc.sites);
+    if (sym)
+        symbolizer_free(sym);
+}

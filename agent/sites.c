@@ -1,0 +1,132 @@
+/* agent/sites.c: stack and site tables (see sites.h). Lock order: the step lock, then the
+ * thread registry lock, then this table lock (taken last, held only while the tables change). */
+#include "agent/arena.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* uthash allocates from the arena; an exhausted arena makes HASH_ADD fail without exiting. */
+static struct arena table_arena;
+static bool table_oom;
+#define HASH_NONFATAL_OOM 1
+#define uthash_malloc(sz) arena_alloc(&table_arena, (sz))
+#define uthash_free(ptr, sz) ((void)(ptr), (void)(sz))
+#define uthash_nonfatal_oom(obj) (table_oom = true)
+#include "agent/sites.h"
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct stack_rec *stacks;   /* uthash head, keyed by the pcs bytes */
+static struct site *sites;         /* uthash head, keyed by site_key */
+static struct site *site_list, **site_tail = &site_list;
+static _Atomic size_t n_sites, n_stacks;
+
+void sites_init(size_t cap_bytes)
+{
+    table_arena.cap_bytes = cap_bytes;
+}
+
+static uint64_t hash_pcs(const uintptr_t *pcs, uint32_t depth, uint32_t api)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ ((uint64_t)depth << 32) ^ api;
+    for (uint32_t i = 0; i < depth; i++) {
+        h ^= pcs[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+    }
+    return h;
+}
+
+static struct stack_rec *stack_intern(const uintptr_t *pcs, uint32_t depth, bool truncated, uint64_t hash)
+{
+    struct stack_rec *st;
+    size_t keylen = depth * sizeof(uintptr_t);
+    HASH_FIND(hh, stacks, pcs, keylen, st);
+    if (st)
+        return st;
+    st = arena_alloc(&table_arena, sizeof(*st) + keylen);
+    if (!st)
+        return NULL;
+    memcpy(st->pcs, pcs, keylen);
+    st->depth = depth;
+    st->hash = hash;
+    st->truncated = truncated;
+    st->id = (uint32_t)n_stacks + 1;
+    table_oom = false;
+    HASH_ADD_KEYPTR(hh, stacks, st->pcs, keylen, st);
+    if (table_oom)
+        return NULL;
+    n_stacks++;
+    return st;
+}
+
+static struct site *site_intern(uint32_t api, struct stack_rec *st)
+{
+    struct site_key key = {.api = api, .stack_id = st->id};
+    struct site *s;
+    HASH_FIND(hh, sites, &key, sizeof key, s);
+    if (s)
+        return s;
+    s = arena_alloc(&table_arena, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->key = key;
+    s->stack = st;
+    table_oom = false;
+    HASH_ADD(hh, sites, key, sizeof key, s);
+    if (table_oom)
+        return NULL;
+    *site_tail = s;
+    site_tail = &s->next;
+    n_sites++;
+    return s;
+}
+
+struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
+                          uint32_t depth, bool truncated)
+{
+    uint64_t h = hash_pcs(pcs, depth, api);
+    struct site_cache_slot *slot = &cache->slot[h % SITE_CACHE_SLOTS];
+    if (slot->site && slot->hash == h && slot->api == api && slot->depth == depth &&
+        !memcmp(slot->site->stack->pcs, pcs, depth * sizeof(uintptr_t)))
+        return slot->site;
+
+    pthread_mutex_lock(&table_lock);
+    struct stack_rec *st = stack_intern(pcs, depth, truncated, h);
+    struct site *s = st ? site_intern(api, st) : NULL;
+    pthread_mutex_unlock(&table_lock);
+    if (s) {
+        slot->hash = h;
+        slot->api = api;
+        slot->depth = depth;
+        slot->site = s;
+    }
+    return s;
+}
+
+size_t sites_snapshot(struct site **out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&table_lock);
+    for (struct site *s = site_list; s && n < cap; s = s->next)
+        out[n++] = s;
+    pthread_mutex_unlock(&table_lock);
+    return n;
+}
+
+size_t sites_count(void) { return n_sites; }
+size_t stacks_count(void) { return n_stacks; }
+
+void sites_atfork_prepare(void) { pthread_mutex_lock(&table_lock); }
+void sites_atfork_parent(void) { pthread_mutex_unlock(&table_lock); }
+
+void sites_atfork_child(void)
+{
+    arena_release(&table_arena);
+    stacks = NULL;
+    sites = NULL;
+    site_list = NULL;
+    site_tail = &site_list;
+    n_sites = n_stacks = 0;
+    pthread_mutex_init(&table_lock, NULL);
+}

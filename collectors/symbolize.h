@@ -1,0 +1,38 @@
+/* collectors/symbolize.h: addresses -> (module, function, file:line). Runs off the hot path
+ * (at exit, or in the CLI): may allocate and open files, but must never crash on a strange
+ * ELF, never run code from the objects it reads, and never call back into the agent. */
+#ifndef SYNCSPY_SYMBOLIZE_H
+#define SYNCSPY_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+struct sym_info {
+    const char *module;   /* path of the object ("[unknown]" when no object maps pc) */
+    const char *function; /* demangled name, or NULL when unknown */
+    const char *file;     /* source file from DWARF, or NULL */
+    uint32_t line;        /* 0 when unknown */
+    uint64_t offset;      /* pc - load base of module (module-relative address) */
+};
+
+/* Snapshots the loaded objects (dl_iterate_phdr). NULL on allocation failure. */
+struct symbolizer *symbolizer_new(void);
+
+/* Re-reads the list of loaded objects (objects loaded since; objects already known are kept
+ * even if they were dlclose'd meanwhile). */
+void symbolizer_refresh(struct symbolizer *s);
+
+/* Resolves pc, which must already point INSIDE the call instruction (a return address minus
+ * one). Strings in *out are owned by the symbolizer and live until symbolizer_free. Returns 0
+ * when a module was found, -1 otherwise (out->module is then "[unknown]"). */
+int symbolizer_resolve(struct symbolizer *s, uintptr_t pc, struct sym_info *out);
+
+void symbolizer_free(struct symbolizer *s);
+
+/* Demangles an Itanium C++ name into buf; returns buf, or name itself when it is not mangled or
+ * cannot be demangled. */
+const char *sym_demangle(const char *name, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,34 @@
+#!/bin/sh
+# scripts/deps.sh: checks the build's Debian packages; installs the missing ones when run as
+# root, otherwise stops with the exact apt-get command. Called once per build folder by make.
+set -u
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+triplet=$(${CC:-cc} -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+missing=""
+need() { # need PACKAGE FILE...: PACKAGE is missing when none of the files exists
+    pkg=$1; shift
+    for f in "$@"; do [ -e "$f" ] && return 0; done
+    missing="$missing $pkg"
+}
+need libunwind-dev /usr/include/libunwind.h "/usr/include/$triplet/libunwind.h"
+need uthash-dev /usr/include/uthash.h
+need libcmocka-dev /usr/include/cmocka.h
+need python3 /usr/bin/python3
+need valgrind /usr/bin/valgrind
+need binutils /usr/bin/readelf
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "syncspy build: installing Debian packages:$missing" >&2
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing) >&2 || {
+            echo "syncspy build: apt-get install$missing failed" >&2; exit 1; }
+    else
+        echo "syncspy build: missing Debian packages. Run:" >&2
+        echo "    sudo apt-get install -y$missing" >&2
+        exit 1
+    fi
+fi
+if [ ! -e "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
+    echo "syncspy build: no CUDA headers at $CUDA_HOME/include (set CUDA_HOME to the CUDA toolkit)" >&2
+    exit 1
+fi
+exit 0

@@ -1,0 +1,409 @@
+/* shim/shim.c: the interposed CUDA runtime entry points, and nothing else. Each one times the
+ * real call, says whether it was a sync (shim/classify.c) and hands one record to the agent
+ * (agent/core.h). Launches only bump a per-thread counter. Runs on the application's thread
+ * inside its CUDA call: no malloc, no locks, no stdio here. Exported without a symbol version
+ * (a versioned definition would be skipped by the loader for unversioned references). */
+#include <cuda_runtime_api.h>
+#include <stdbool.h>
+
+#include "agent/compiler.h"
+#include "agent/core.h"
+#include "shim/classify.h"
+#include "shim/real.h"
+
+/* The per-thread-default-stream twins have the base function's type; the CUDA headers declare
+ * them only under __CUDART_API_PER_THREAD_DEFAULT_STREAM, so declare them here. */
+#define TWIN(base, twin) extern __typeof__(base) twin;
+TWIN(cudaStreamSynchronize, cudaStreamSynchronize_ptsz)
+TWIN(cudaMemcpy, cudaMemcpy_ptds)
+TWIN(cudaMemcpyAsync, cudaMemcpyAsync_ptsz)
+TWIN(cudaMemcpy2D, cudaMemcpy2D_ptds)
+TWIN(cudaMemcpy2DAsync, cudaMemcpy2DAsync_ptsz)
+TWIN(cudaMemcpy3D, cudaMemcpy3D_ptds)
+TWIN(cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz)
+TWIN(cudaMemcpy3DPeer, cudaMemcpy3DPeer_ptds)
+TWIN(cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync_ptsz)
+TWIN(cudaMemcpyFromSymbol, cudaMemcpyFromSymbol_ptds)
+TWIN(cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync_ptsz)
+TWIN(cudaMemcpyToSymbol, cudaMemcpyToSymbol_ptds)
+TWIN(cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync_ptsz)
+TWIN(cudaMemset, cudaMemset_ptds)
+TWIN(cudaMemsetAsync, cudaMemsetAsync_ptsz)
+TWIN(cudaMemset2D, cudaMemset2D_ptds)
+TWIN(cudaMemset2DAsync, cudaMemset2DAsync_ptsz)
+TWIN(cudaMemset3D, cudaMemset3D_ptds)
+TWIN(cudaMemset3DAsync, cudaMemset3DAsync_ptsz)
+TWIN(cudaLaunchKernel, cudaLaunchKernel_ptsz)
+TWIN(cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz)
+TWIN(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz)
+
+/* CUDA 13's <<<>>> launches call these (crt/device_functions.h, C++ only). */
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                               size_t sharedMem, cudaStream_t stream);
+TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
+
+#define REAL(fn) ((__typeof__(&fn))real_get(API_##fn, #fn))
+
+/* When no CUDA runtime is loaded at all (a program found our symbol with dlsym), say so the
+ * way the runtime says a missing symbol. */
+#define NO_RUNTIME cudaErrorSharedObjectSymbolNotFound
+
+/* BEGIN resolves the real function and starts the clock when the agent records this call;
+ * END stops it and hands the call over when `is_sync` holds (evaluated only then). */
+#define BEGIN(fn)                                                        \
+    __typeof__(&fn) real_ = REAL(fn);                                   \
+    if (unlikely(!real_))                                                 \
+        return NO_RUNTIME;                                                \
+    struct sync_call c_ = {.api = API_##fn};                             \
+    const bool in_ = agent_enter();                                       \
+    if (in_)                                                              \
+        c_.start_ns = agent_now_ns()
+
+#define END(is_sync)                                                      \
+    do {                                                                  \
+        if (in_) {                                                        \
+            c_.end_ns = agent_now_ns();                                   \
+            if (is_sync)                                                  \
+                agent_sync(&c_);                                          \
+            agent_leave();                                                \
+        }                                                                 \
+    } while (0)
+
+/* ---- explicit synchronization ---------------------------------------------------------- */
+
+#define STREAM_SYNC(fn)                                                  \
+    SYNCSPY_EXPORT cudaError_t fn(cudaStream_t stream)                  \
+    {                                                                     \
+        BEGIN(fn);                                                       \
+        cudaError_t r = real_(stream);                                    \
+        c_.stream = (uintptr_t)stream;                                    \
+        END(true);                                                        \
+        return r;                                                         \
+    }
+STREAM_SYNC(cudaStreamSynchronize)
+STREAM_SYNC(cudaStreamSynchronize_ptsz)
+
+SYNCSPY_EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    BEGIN(cudaDeviceSynchronize);
+    cudaError_t r = real_();
+    END(true);
+    return r;
+}
+
+SYNCSPY_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    BEGIN(cudaEventSynchronize);
+    cudaError_t r = real_(event);
+    END(true);
+    return r;
+}
+
+/* ---- copies ------------------------------------------------------------------------------ */
+
+#define MEMCPY(fn, async)                                                                      \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, src, count, kind);                                           \
+        c_.bytes = count;                                                                       \
+        END(classify_copy(kind, dst, src, async, &c_.dir));                                     \
+        return r;                                                                               \
+    }
+MEMCPY(cudaMemcpy, false)
+MEMCPY(cudaMemcpy_ptds, false)
+
+#define MEMCPY_ASYNC(fn)                                                                       \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, \
+                                   cudaStream_t stream)                                         \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, src, count, kind, stream);                                   \
+        c_.bytes = count;                                                                       \
+        c_.stream = (uintptr_t)stream;                                                          \
+        END(classify_copy(kind, dst, src, true, &c_.dir));                                      \
+        return r;                                                                               \
+    }
+MEMCPY_ASYNC(cudaMemcpyAsync)
+MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+
+#define MEMCPY_2D(fn, async)                                                                   \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t dpitch, const void *src, size_t spitch,    \
+                                   size_t width, size_t height, enum cudaMemcpyKind kind)       \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind);                   \
+        c_.bytes = (uint64_t)width * height;                                                    \
+        END(classify_copy(kind, dst, src, async, &c_.dir));                                     \
+        return r;                                                                               \
+    }
+MEMCPY_2D(cudaMemcpy2D, false)
+MEMCPY_2D(cudaMemcpy2D_ptds, false)
+
+#define MEMCPY_2D_ASYNC(fn)                                                                    \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t dpitch, const void *src, size_t spitch,    \
+                                   size_t width, size_t height, enum cudaMemcpyKind kind,       \
+                                   cudaStream_t stream)                                         \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind, stream);           \
+        c_.bytes = (uint64_t)width * height;                                                    \
+        c_.stream = (uintptr_t)stream;                                                          \
+        END(classify_copy(kind, dst, src, true, &c_.dir));                                      \
+        return r;                                                                               \
+    }
+MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
+MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz)
+
+/* 3D copies: a CUDA array on either side is device memory. */
+static bool classify_3d(const struct cudaMemcpy3DParms *p, bool async, enum copy_dir *dir, uint64_t *bytes)
+{
+    if (!p)
+        return false;
+    *bytes = (uint64_t)p->extent.width * (p->extent.height ? p->extent.height : 1) *
+             (p->extent.depth ? p->extent.depth : 1);
+    if (p->kind == cudaMemcpyDefault && (p->srcArray || p->dstArray)) {
+        bool host_src = !p->srcArray, host_dst = !p->dstArray;
+        if (!host_src && !host_dst) {
+            *dir = DIR_D2D;
+            return false;
+        }
+        return classify_copy(host_src ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                             p->dstPtr.ptr, p->srcPtr.ptr, async, dir);
+    }
+    return classify_copy(p->kind, p->dstPtr.ptr, p->srcPtr.ptr, async, dir);
+}
+
+#define MEMCPY_3D(fn, async)                                                                   \
+    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DParms *p)                           \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p);                                                               \
+        END(classify_3d(p, async, &c_.dir, &c_.bytes));                                         \
+        return r;                                                                               \
+    }
+MEMCPY_3D(cudaMemcpy3D, false)
+MEMCPY_3D(cudaMemcpy3D_ptds, false)
+
+#define MEMCPY_3D_ASYNC(fn)                                                                    \
+    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DParms *p, cudaStream_t stream)      \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p, stream);                                                       \
+        c_.stream = (uintptr_t)stream;                                                          \
+        END(classify_3d(p, true, &c_.dir, &c_.bytes));                                          \
+        return r;                                                                               \
+    }
+MEMCPY_3D_ASYNC(cudaMemcpy3DAsync)
+MEMCPY_3D_ASYNC(cudaMemcpy3DAsync_ptsz)
+
+/* Peer copies are device-to-device: asynchronous with respect to the host in both forms. They
+ * are interposed so every copy entry point is seen, but never recorded as syncs. */
+SYNCSPY_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+    BEGIN(cudaMemcpyPeer);
+    cudaError_t r = real_(dst, dstDevice, src, srcDevice, count);
+    END(false);
+    return r;
+}
+
+SYNCSPY_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
+                                               size_t count, cudaStream_t stream)
+{
+    BEGIN(cudaMemcpyPeerAsync);
+    cudaError_t r = real_(dst, dstDevice, src, srcDevice, count, stream);
+    END(false);
+    return r;
+}
+
+#define MEMCPY_3D_PEER(fn)                                                                     \
+    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DPeerParms *p)                       \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p);                                                               \
+        END(false);                                                                             \
+        return r;                                                                               \
+    }
+MEMCPY_3D_PEER(cudaMemcpy3DPeer)
+MEMCPY_3D_PEER(cudaMemcpy3DPeer_ptds)
+
+#define MEMCPY_3D_PEER_ASYNC(fn)                                                               \
+    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)  \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p, stream);                                                       \
+        END(false);                                                                             \
+        return r;                                                                               \
+    }
+MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync)
+MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync_ptsz)
+
+/* Symbols live in device memory: FromSymbol copies to dst, ToSymbol copies from src. */
+#define FROM_SYMBOL(fn)                                                                        \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *symbol, size_t count, size_t offset,  \
+                                   enum cudaMemcpyKind kind)                                    \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, symbol, count, offset, kind);                                \
+        c_.bytes = count;                                                                       \
+        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, false, &c_.dir)); \
+        return r;                                                                               \
+    }
+FROM_SYMBOL(cudaMemcpyFromSymbol)
+FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
+
+#define FROM_SYMBOL_ASYNC(fn)                                                                  \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *symbol, size_t count, size_t offset,  \
+                                   enum cudaMemcpyKind kind, cudaStream_t stream)               \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, symbol, count, offset, kind, stream);                        \
+        c_.bytes = count;                                                                       \
+        c_.stream = (uintptr_t)stream;                                                          \
+        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, true, &c_.dir)); \
+        return r;                                                                               \
+    }
+FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
+FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
+
+#define TO_SYMBOL(fn)                                                                          \
+    SYNCSPY_EXPORT cudaError_t fn(const void *symbol, const void *src, size_t count, size_t offset, \
+                                   enum cudaMemcpyKind kind)                                    \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(symbol, src, count, offset, kind);                                \
+        c_.bytes = count;                                                                       \
+        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, false, &c_.dir)); \
+        return r;                                                                               \
+    }
+TO_SYMBOL(cudaMemcpyToSymbol)
+TO_SYMBOL(cudaMemcpyToSymbol_ptds)
+
+#define TO_SYMBOL_ASYNC(fn)                                                                    \
+    SYNCSPY_EXPORT cudaError_t fn(const void *symbol, const void *src, size_t count, size_t offset, \
+                                   enum cudaMemcpyKind kind, cudaStream_t stream)               \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(symbol, src, count, offset, kind, stream);                        \
+        c_.bytes = count;                                                                       \
+        c_.stream = (uintptr_t)stream;                                                          \
+        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, true, &c_.dir)); \
+        return r;                                                                               \
+    }
+TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
+TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
+
+/* ---- memsets: synchronous only on pinned or managed host memory ----------------------------- */
+
+#define MEMSET(fn)                                                                             \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, int value, size_t count)                          \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, value, count);                                               \
+        c_.bytes = count;                                                                       \
+        END(classify_memset(dst));                                                              \
+        return r;                                                                               \
+    }
+MEMSET(cudaMemset)
+MEMSET(cudaMemset_ptds)
+
+#define MEMSET_ASYNC(fn)                                                                       \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, int value, size_t count, cudaStream_t stream)     \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, value, count, stream);                                       \
+        END(false);                                                                             \
+        return r;                                                                               \
+    }
+MEMSET_ASYNC(cudaMemsetAsync)
+MEMSET_ASYNC(cudaMemsetAsync_ptsz)
+
+#define MEMSET_2D(fn)                                                                          \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t pitch, int value, size_t width, size_t height) \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, pitch, value, width, height);                                \
+        c_.bytes = (uint64_t)width * height;                                                    \
+        END(classify_memset(dst));                                                              \
+        return r;                                                                               \
+    }
+MEMSET_2D(cudaMemset2D)
+MEMSET_2D(cudaMemset2D_ptds)
+
+#define MEMSET_2D_ASYNC(fn)                                                                    \
+    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t pitch, int value, size_t width, size_t height, \
+                                   cudaStream_t stream)                                         \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(dst, pitch, value, width, height, stream);                        \
+        END(false);                                                                             \
+        return r;                                                                               \
+    }
+MEMSET_2D_ASYNC(cudaMemset2DAsync)
+MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)
+
+#define MEMSET_3D(fn)                                                                          \
+    SYNCSPY_EXPORT cudaError_t fn(struct cudaPitchedPtr p, int value, struct cudaExtent extent) \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p, value, extent);                                                \
+        c_.bytes = (uint64_t)extent.width * extent.height * extent.depth;                       \
+        END(classify_memset(p.ptr));                                                            \
+        return r;                                                                               \
+    }
+MEMSET_3D(cudaMemset3D)
+MEMSET_3D(cudaMemset3D_ptds)
+
+#define MEMSET_3D_ASYNC(fn)                                                                    \
+    SYNCSPY_EXPORT cudaError_t fn(struct cudaPitchedPtr p, int value, struct cudaExtent extent, \
+                                   cudaStream_t stream)                                         \
+    {                                                                                           \
+        BEGIN(fn);                                                                             \
+        cudaError_t r = real_(p, value, extent, stream);                                        \
+        END(false);                                                                             \
+        return r;                                                                               \
+    }
+MEMSET_3D_ASYNC(cudaMemset3DAsync)
+MEMSET_3D_ASYNC(cudaMemset3DAsync_ptsz)
+
+/* ---- frees: implicit device synchronization (cudaFree(NULL) only initializes the context) --- */
+
+SYNCSPY_EXPORT cudaError_t cudaFree(void *ptr)
+{
+    BEGIN(cudaFree);
+    cudaError_t r = real_(ptr);
+    END(ptr != NULL);
+    return r;
+}
+
+SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
+{
+    BEGIN(cudaFreeHost);
+    cudaError_t r = real_(ptr);
+    END(ptr != NULL);
+    return r;
+}
+
+/* ---- launches: counted per step, never attributed ------------------------------------------ */
+
+#define LAUNCH(fn, params, args)                                                               \
+    SYNCSPY_EXPORT cudaError_t fn params                                                       \
+    {                                                                                           \
+        agent_count_launch();                                                                   \
+        __typeof__(&fn) real_ = REAL(fn);                                                     \
+        if (unlikely(!real_))                                                                   \
+            return NO_RUNTIME;                                                                  \
+        return real_ args;                                                                      \
+    }
+#define KERNEL_PARAMS (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
+#define KERNEL_ARGS (func, grid, block, args, shmem, stream)
+LAUNCH(cudaLaunchKernel, KERNEL_PARAMS, KERNEL_ARGS)
+LAUNCH(cudaLaunchKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS)
+LAUNCH(cudaLaunchCooperativeKernel, KERNEL_PARAMS, KERNEL_ARGS)
+LAUNCH(cudaLaunchCooperativeKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS)
+LAUNCH(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args))
+LAUNCH(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args))
+LAUNCH(__cudaLaunchKernel, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+       (kernel, grid, block, args, shmem, stream))
+LAUNCH(__cudaLaunchKernel_ptsz, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+       (kernel, grid, block, args, shmem, stream))
