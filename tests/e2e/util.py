@@ -1,0 +1,68 @@
+"""tests/e2e/util.py: runs a target program under the agent on the simulated device and reads
+what it left: the report text, summary.json, the exit status."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+LIB = os.path.join(BUILD, "libsyncspy.so")
+CLI = os.path.join(BUILD, "syncspy")
+SIM = os.path.join(BUILD, "sim")
+PROGS = os.path.join(BUILD, "progs")
+MS = 1_000_000
+
+
+class Run:
+    def __init__(self, proc, out_dir):
+        self.proc = proc
+        self.returncode = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.out_dir = out_dir
+
+    def process_dirs(self):
+        return sorted(glob.glob(os.path.join(self.out_dir, "*")))
+
+    def summary(self, index=0):
+        dirs = self.process_dirs()
+        assert dirs, f"no process folder under {self.out_dir}; stderr:\n{self.stderr}"
+        with open(os.path.join(dirs[index], "summary.json")) as f:
+            return json.load(f)
+
+
+def run(argv, env=None, preload=True, timeout=120, cwd=None):
+    """Runs argv with the agent preloaded (and the simulated libcudart first on the library
+    path); returns a Run. SYNCSPY_OUT defaults to a fresh temporary folder."""
+    out_dir = tempfile.mkdtemp(prefix="syncspy-e2e-")
+    e = dict(os.environ)
+    e.pop("SYNCSPY_SCHEDULE", None)
+    e["LD_LIBRARY_PATH"] = SIM + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
+    e["SYNCSPY_OUT"] = out_dir
+    if preload:
+        e["LD_PRELOAD"] = LIB
+    if env:
+        e.update(env)
+    proc = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    return Run(proc, out_dir)
+
+
+def prog(name):
+    return os.path.join(PROGS, name)
+
+
+def site_by_function(summary, function_substring, api=None):
+    """Sites whose innermost frame's function contains function_substring."""
+    found = []
+    for s in summary["sites"]:
+        if api and s["api"] != api:
+            continue
+        if s["frames"] and function_substring in (s["frames"][0]["function"] or ""):
+            found.append(s)
+    return found
+
+
+def frames_text(site):
+    return " <- ".join(f'{f["function"] or "?"}@{os.path.basename(f["module"])}' for f in site["frames"])

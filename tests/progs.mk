@@ -1,0 +1,23 @@
+# tests/progs.mk: libraries the end-to-end target programs use (CUDA-using shared libraries,
+# loaded at link time or with dlopen(RTLD_LOCAL)).
+
+PROG_LIBS := $(BUILD)/progs/lib/libdlcuda.so $(BUILD)/progs/lib/libcxxsites.so
+
+$(BUILD)/progs/lib/libdlcuda.so: tests/progs/lib/dlcuda.c $(SIM_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Isim -std=gnu11 -O1 -g -fPIC -fno-omit-frame-pointer $(WARN) -shared -o $@ $< $(PROG_LDFLAGS) -lcudart
+
+$(BUILD)/progs/lib/libcxxsites.so: tests/progs/lib/cxxsites.cpp $(SIM_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(CPPFLAGS) -Isim -std=gnu++17 -O1 -g -fPIC -fno-omit-frame-pointer $(WARN) -shared -o $@ $< $(PROG_LDFLAGS) -lcudart
+
+$(BUILD)/progs/cxx_sites: tests/progs/cxx_sites.cpp $(BUILD)/progs/lib/libcxxsites.so
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++17 -O1 -g $(WARN) -o $@ $< -L$(BUILD)/progs/lib -lcxxsites -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS)
+
+# rtld_local must not link libcudart: it reaches CUDA only through a dlopen'ed library.
+$(BUILD)/progs/rtld_local: tests/progs/rtld_local.c $(BUILD)/progs/lib/libdlcuda.so
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
+
+test-build: $(PROG_LIBS)

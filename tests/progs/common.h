@@ -1,0 +1,37 @@
+/* tests/progs/common.h: helpers for the end-to-end target programs. They run with or without
+ * the agent: syncspy_step is looked up at run time. */
+#ifndef PROGS_COMMON_H
+#define PROGS_COMMON_H
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime_api.h>
+#include "simcuda.h"
+
+#define MS 1000000ull
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        cudaError_t e_ = (call);                                                     \
+        if (e_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)e_); \
+            exit(99);                                                                \
+        }                                                                            \
+    } while (0)
+
+static inline void mark_step(void)
+{
+    void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "syncspy_step");
+    if (step)
+        step();
+}
+
+/* A kernel "launch" on the simulated device: func is any host address naming the kernel. */
+static inline void launch(const void *func, cudaStream_t stream)
+{
+    dim3 one = {1, 1, 1};
+    CHECK(cudaLaunchKernel(func, one, one, NULL, 0, stream));
+}
+
+#endif

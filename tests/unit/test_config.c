@@ -1,0 +1,181 @@
+/* Unit tests: the one validating parser of SYNCSPY_* variables. Each bad value gives exactly
+ * one line naming the variable and the default, and the default is used. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/config.h"
+
+static const char *env_names[16], *env_values[16];
+static int env_n;
+
+static const char *fake_getenv(const char *name)
+{
+    for (int i = 0; i < env_n; i++)
+        if (!strcmp(env_names[i], name))
+            return env_values[i];
+    return NULL;
+}
+
+static void set_env(const char *name, const char *value)
+{
+    env_n = 0;
+    if (name) {
+        env_names[0] = name;
+        env_values[0] = value;
+        env_n = 1;
+    }
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env(NULL, NULL);
+    config_parse(&c, fake_getenv);
+    assert_string_equal(c.out_dir, "./syncspy-out");
+    assert_true(c.schedule.every_step);
+    assert_int_equal(c.step_mode, STEP_AUTO);
+    assert_int_equal(c.report, REPORT_STDERR);
+    assert_int_equal(c.top, 10);
+    assert_int_equal(c.cupti, CUPTI_AUTO);
+    assert_int_equal(c.max_depth, 64);
+    assert_int_equal(c.rank, -1);
+    assert_string_equal(c.warnings, "");
+}
+
+static void test_good_values(void **state)
+{
+    (void)state;
+    struct config c;
+    env_n = 0;
+    const char *pairs[][2] = {{"SYNCSPY_OUT", "/tmp/x"}, {"SYNCSPY_SCHEDULE", "wait=1,active=2"},
+                              {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
+                              {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
+                              {"RANK", "7"}, {"SYNCSPY_MAX_DEPTH", "128"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        env_names[env_n] = pairs[i][0];
+        env_values[env_n++] = pairs[i][1];
+    }
+    config_parse(&c, fake_getenv);
+    assert_string_equal(c.warnings, "");
+    assert_string_equal(c.out_dir, "/tmp/x");
+    assert_false(c.schedule.every_step);
+    assert_int_equal(c.schedule.active, 2);
+    assert_int_equal(c.step_mode, STEP_MANUAL);
+    assert_int_equal(c.report, REPORT_FILE);
+    assert_string_equal(c.report_path, "/tmp/r.txt");
+    assert_int_equal(c.top, 3);
+    assert_int_equal(c.cupti, CUPTI_PATH);
+    assert_int_equal(c.rank, 7);
+    assert_int_equal(c.max_depth, 128);
+    set_env("SYNCSPY_REPORT", "stdout");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.report, REPORT_STDOUT);
+    set_env("SYNCSPY_REPORT", "off");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.report, REPORT_OFF);
+    set_env("SYNCSPY_CUPTI", "off");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.cupti, CUPTI_OFF);
+}
+
+/* Every variable with garbage, empty, huge and negative values. */
+static void test_bad_values(void **state)
+{
+    (void)state;
+    static char huge[8192];
+    memset(huge, '9', sizeof huge - 1);
+    const char *vars[] = {"SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT",
+                          "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG"};
+    const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe"};
+    for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
+        for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
+            struct config c, d;
+            set_env(vars[v], values[k]);
+            config_parse(&c, fake_getenv);
+            set_env(NULL, NULL);
+            config_parse(&d, fake_getenv);
+            /* SYNCSPY_OUT and SYNCSPY_REPORT accept any non-empty path that fits. */
+            bool path_ok = (!strcmp(vars[v], "SYNCSPY_OUT") || !strcmp(vars[v], "SYNCSPY_REPORT")) &&
+                           values[k][0] && strlen(values[k]) < 4000;
+            if (path_ok) {
+                assert_string_equal(c.warnings, "");
+                continue;
+            }
+            if (count_lines(c.warnings) != 1)
+                fail_msg("%s='%.20s': %d warning lines: %s", vars[v], values[k], count_lines(c.warnings), c.warnings);
+            assert_non_null(strstr(c.warnings, vars[v]));
+            assert_non_null(strstr(c.warnings, "using"));
+            assert_true(strlen(c.warnings) < 400); /* a huge value is cut in the message */
+            /* the default is used instead */
+            assert_string_equal(c.out_dir, d.out_dir);
+            assert_int_equal(c.top, d.top);
+            assert_int_equal(c.step_mode, d.step_mode);
+            assert_int_equal(c.report, d.report);
+            assert_int_equal(c.cupti, d.cupti);
+            assert_int_equal(c.max_depth, d.max_depth);
+            assert_int_equal(c.schedule.every_step, d.schedule.every_step);
+        }
+    }
+}
+
+static void test_top_range(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env("SYNCSPY_TOP", "0");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.top, 10);
+    assert_non_null(strstr(c.warnings, "SYNCSPY_TOP='0' is not an integer in 1..1000; using 10"));
+    set_env("SYNCSPY_TOP", "1000");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.top, 1000);
+    set_env("SYNCSPY_TOP", "1001");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.top, 10);
+}
+
+static void test_relative_cupti_refused(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env("SYNCSPY_CUPTI", "libcupti.so");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.cupti, CUPTI_AUTO);
+    assert_non_null(strstr(c.warnings, "absolute path"));
+}
+
+static void test_bad_rank_ignored_quietly(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env("RANK", "abc");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.rank, -1);
+    assert_string_equal(c.warnings, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_values),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_top_range),
+        cmocka_unit_test(test_relative_cupti_refused),
+        cmocka_unit_test(test_bad_rank_ignored_quietly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
