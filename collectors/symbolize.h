@@ -31,6 +31,17 @@ int symbolizer_resolve(struct symbolizer *s, uintptr_t pc, struct sym_info *out)
 
 void symbolizer_free(struct symbolizer *s);
 
+/* Resolves offset, a module-relative address (as in sym_info.offset), in the ELF file at path as
+ * it is on disk now: for the command-line tool (objects of a finished process), and for tests
+ * that feed it damaged files. Same ownership; cached per (path, offset). Returns 0 when path is
+ * an ELF file the symbolizer reads (out->function may still be NULL), -1 otherwise. */
+int symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t offset,
+                            struct sym_info *out);
+
+/* file:line lookups through libdw, when it is installed: on (default) or off. Call before the
+ * first resolve; results already cached keep what they had. */
+void symbolizer_set_lines(struct symbolizer *s, int enabled);
+
 /* Demangles an Itanium C++ name into buf; returns buf, or name itself when it is not mangled or
  * cannot be demangled. */
 const char *sym_demangle(const char *name, char *buf, size_t buflen);

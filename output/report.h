@@ -72,6 +72,21 @@ struct report_opts {
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd);
 
+/* Index of the site's innermost user frame: the first frame, innermost first, that is neither
+ * the CUDA runtime, PyTorch, CPython, the C/C++ runtime nor syncspy (by module basename), nor a
+ * Python frame of the standard library or of torch itself; 0 when every frame is such. The
+ * report groups sites by this frame. */
+uint32_t report_user_frame(const struct rep_site *site);
+
+/* The advice for a site, from report.c's hint table (first matching rule: frame function names
+ * from the CUDA call up to the user frame, or the API name), with *matched set to the function
+ * or API that matched; NULL when no rule applies. */
+const char *report_hint(const struct rep_site *site, const char **matched);
+
+/* A function name as the report shows it: a C++ name without its parameter list, cut to 80
+ * characters keeping its tail. Writes into buf (always NUL-terminated). */
+void report_display_name(const char *function, char *buf, size_t buflen);
+
 /* summary.json exactly as DESIGN.md describes. Returns 0 or -1 on a write error. */
 int summary_write_json(const struct rep_process *proc, int fd);
 

@@ -1,0 +1,990 @@
+/* collectors/symbolize.c: addresses -> (module, function, file:line), off the hot path (at exit,
+ * in the CLI). Reads ELF files itself with pread into private buffers, bounds-checking every
+ * offset and size; never maps them (a file truncated on disk while mapped would SIGBUS the host
+ * process), never runs their code, never prints. One thread at a time per symbolizer. */
+
+#include "collectors/symbolize.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define UNKNOWN_MODULE "[unknown]"
+#define DEBUG_ROOT "/usr/lib/debug"
+#define MAX_BUILD_ID 64
+#define MAX_SEGMENTS 16                 /* PT_LOAD ranges kept per object; real ones have <= 5 */
+#define MAX_SECTIONS (1u << 20)         /* a hostile e_shnum cannot make us allocate more */
+#define MAX_TABLE_BYTES (1ull << 30)    /* symbol and string tables; libtorch's are < 200 MB */
+#define MAX_SMALL_BYTES (1u << 16)      /* notes, .gnu_debuglink, section names */
+#define BACKSCAN 16                     /* sized symbols looked at before pc (nested symbols) */
+
+/* ---- a small open-addressing map uint64 -> pointer (key 0 is never stored) ------------------ */
+
+struct u64map {
+    uint64_t *keys;
+    void **vals;
+    size_t cap, len; /* cap is 0 or a power of two */
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static void *map_get(const struct u64map *m, uint64_t key)
+{
+    if (m->cap == 0 || key == 0)
+        return NULL;
+    for (size_t i = mix64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (m->keys[i] == key)
+            return m->vals[i];
+        if (m->keys[i] == 0)
+            return NULL;
+    }
+}
+
+static void map_insert(struct u64map *m, uint64_t key, void *val)
+{
+    size_t i = mix64(key) & (m->cap - 1);
+    while (m->keys[i] != 0 && m->keys[i] != key)
+        i = (i + 1) & (m->cap - 1);
+    if (m->keys[i] == 0)
+        m->len++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+}
+
+/* Returns 0, or -1 when memory runs out (the map is unchanged then). */
+static int map_put(struct u64map *m, uint64_t key, void *val)
+{
+    if (key == 0)
+        return -1;
+    if ((m->len + 1) * 2 > m->cap) {
+        struct u64map bigger = {.cap = m->cap ? m->cap * 2 : 64};
+        bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
+        bigger.vals = calloc(bigger.cap, sizeof *bigger.vals);
+        if (!bigger.keys || !bigger.vals) {
+            free(bigger.keys);
+            free(bigger.vals);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i] != 0)
+                map_insert(&bigger, m->keys[i], m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        *m = bigger;
+    }
+    map_insert(m, key, val);
+    return 0;
+}
+
+static void map_free(struct u64map *m, bool free_vals)
+{
+    for (size_t i = 0; free_vals && i < m->cap; i++)
+        if (m->keys[i] != 0)
+            free(m->vals[i]);
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the demangler: libstdc++'s __cxa_demangle found at run time (the agent never links it) -- */
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn demangler; /* the only global: written once under demangler_once */
+
+static void find_demangler(void)
+{
+    /* The process usually has libstdc++ already (PyTorch does), maybe RTLD_LOCAL: NOLOAD finds it
+     * without loading anything; else load it, which is fine off the hot path. */
+    void *sym = NULL;
+    void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        sym = dlsym(h, "__cxa_demangle");
+    if (!sym)
+        sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!sym && (h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)) != NULL)
+        sym = dlsym(h, "__cxa_demangle");
+    memcpy(&demangler, &sym, sizeof demangler);
+}
+
+/* A malloc'd demangled name, or NULL when name is not an Itanium C++ name or cannot be read. */
+static char *demangle_alloc(const char *name)
+{
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return NULL;
+    pthread_once(&demangler_once, find_demangler);
+    if (!demangler)
+        return NULL;
+    int status = -1;
+    char *out = demangler(name, NULL, NULL, &status);
+    if (status != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+const char *sym_demangle(const char *name, char *buf, size_t buflen)
+{
+    if (!buf || buflen == 0)
+        return name;
+    char *full = demangle_alloc(name);
+    if (!full)
+        return name;
+    size_t n = strlen(full);
+    if (n >= buflen)
+        n = buflen - 1; /* truncated: still more useful than the mangled form */
+    memcpy(buf, full, n);
+    buf[n] = '\0';
+    free(full);
+    return buf;
+}
+
+/* ---- reading ELF files defensively ----------------------------------------------------------- */
+
+struct build_id {
+    uint8_t bytes[MAX_BUILD_ID];
+    uint8_t len; /* 0: none */
+};
+
+struct elf_file {
+    int fd;
+    uint64_t size;
+    Elf64_Ehdr eh;
+    Elf64_Shdr *sh;
+    size_t shnum;
+    char *shstr; /* section names, NUL-terminated copy, or NULL */
+    uint64_t shstr_size;
+};
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        off += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static bool in_file(const struct elf_file *f, uint64_t off, uint64_t len)
+{
+    return off <= f->size && len <= f->size - off;
+}
+
+/* A malloc'd copy of [off, off + len) with one NUL byte appended, or NULL. */
+static char *read_range(const struct elf_file *f, uint64_t off, uint64_t len, uint64_t max_len)
+{
+    if (!in_file(f, off, len) || len > max_len)
+        return NULL;
+    char *buf = malloc((size_t)len + 1);
+    if (!buf)
+        return NULL;
+    if (read_at(f->fd, buf, (size_t)len, off) != 0) {
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static void elf_close(struct elf_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    free(f->sh);
+    free(f->shstr);
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+}
+
+static int elf_read_headers(struct elf_file *f)
+{
+    const unsigned char *id = f->eh.e_ident;
+    if (memcmp(id, ELFMAG, SELFMAG) != 0 || id[EI_CLASS] != ELFCLASS64 ||
+        id[EI_DATA] != ELFDATA2LSB || id[EI_VERSION] != EV_CURRENT)
+        return -1; /* ELFCLASS64 little-endian only */
+    if (f->eh.e_type != ET_EXEC && f->eh.e_type != ET_DYN)
+        return -1;
+    if (f->eh.e_shoff == 0 || f->eh.e_shentsize != sizeof(Elf64_Shdr))
+        return -1;
+    Elf64_Shdr first;
+    if (!in_file(f, f->eh.e_shoff, sizeof first) ||
+        read_at(f->fd, &first, sizeof first, f->eh.e_shoff) != 0)
+        return -1;
+    /* Extended numbering (gABI): e_shnum 0 and e_shstrndx SHN_XINDEX defer to section 0. */
+    uint64_t shnum = f->eh.e_shnum ? f->eh.e_shnum : first.sh_size;
+    uint64_t shstrndx = f->eh.e_shstrndx == SHN_XINDEX ? first.sh_link : f->eh.e_shstrndx;
+    if (shnum == 0 || shnum > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, shnum * sizeof first))
+        return -1;
+    f->sh = malloc((size_t)shnum * sizeof first);
+    if (!f->sh || read_at(f->fd, f->sh, (size_t)shnum * sizeof first, f->eh.e_shoff) != 0)
+        return -1;
+    f->shnum = (size_t)shnum;
+    if (shstrndx != SHN_UNDEF && shstrndx < shnum && f->sh[shstrndx].sh_type == SHT_STRTAB) {
+        f->shstr = read_range(f, f->sh[shstrndx].sh_offset, f->sh[shstrndx].sh_size,
+                              MAX_SMALL_BYTES);
+        if (f->shstr)
+            f->shstr_size = f->sh[shstrndx].sh_size;
+    }
+    return 0;
+}
+
+static int elf_open(struct elf_file *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (f->fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof f->eh)
+        goto fail;
+    f->size = (uint64_t)st.st_size;
+    if (read_at(f->fd, &f->eh, sizeof f->eh, 0) != 0 || elf_read_headers(f) != 0)
+        goto fail;
+    return 0;
+fail:
+    elf_close(f);
+    return -1;
+}
+
+static const char *section_name(const struct elf_file *f, const Elf64_Shdr *sh)
+{
+    if (!f->shstr || sh->sh_name >= f->shstr_size)
+        return "";
+    return f->shstr + sh->sh_name; /* the copy ends with a NUL */
+}
+
+static const Elf64_Shdr *find_section(const struct elf_file *f, const char *name)
+{
+    for (size_t i = 1; i < f->shnum; i++)
+        if (f->sh[i].sh_type != SHT_NOBITS && strcmp(section_name(f, &f->sh[i]), name) == 0)
+            return &f->sh[i];
+    return NULL;
+}
+
+/* Finds the GNU build-id note in a note area of len bytes (from a file or from memory). */
+static bool parse_build_id(const uint8_t *p, uint64_t len, uint64_t align, struct build_id *out)
+{
+    uint64_t a = align == 8 ? 8 : 4; /* 8-aligned PT_NOTEs hold .note.gnu.property */
+    uint64_t off = 0;
+    while (len - off >= 12) {
+        uint32_t hdr[3]; /* namesz, descsz, type */
+        memcpy(hdr, p + off, sizeof hdr);
+        off += 12;
+        uint64_t namesz = ((uint64_t)hdr[0] + a - 1) & ~(a - 1);
+        uint64_t descsz = ((uint64_t)hdr[1] + a - 1) & ~(a - 1);
+        if (namesz > len - off)
+            return false;
+        const uint8_t *name = p + off;
+        off += namesz;
+        if (descsz > len - off)
+            return false;
+        if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 && memcmp(name, "GNU", 4) == 0 &&
+            hdr[1] > 0 && hdr[1] <= MAX_BUILD_ID) {
+            memcpy(out->bytes, p + off, hdr[1]);
+            out->len = (uint8_t)hdr[1];
+            return true;
+        }
+        off += descsz;
+    }
+    return false;
+}
+
+static void file_build_id(const struct elf_file *f, struct build_id *out)
+{
+    out->len = 0;
+    for (size_t i = 1; i < f->shnum; i++) {
+        const Elf64_Shdr *sh = &f->sh[i];
+        if (sh->sh_type != SHT_NOTE)
+            continue;
+        char *notes = read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES);
+        bool found = notes && parse_build_id((const uint8_t *)notes, sh->sh_size,
+                                             sh->sh_addralign, out);
+        free(notes);
+        if (found)
+            return;
+    }
+}
+
+static bool build_id_eq(const struct build_id *a, const struct build_id *b)
+{
+    return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* ---- function symbols ------------------------------------------------------------------------ */
+
+/* One function: [addr, end) in link-time addresses (st_value; the module-relative address). */
+struct sym_func {
+    uint64_t addr, end;
+    uint32_t name;  /* offset in the string table */
+    uint32_t rank;  /* sort tie-break: sized before unsized, global before weak before local */
+};
+
+struct sym_table {
+    struct sym_func *funcs;
+    size_t nfuncs;
+    char *strtab; /* NUL-terminated copy */
+    uint64_t strtab_size;
+};
+
+static void sym_table_free(struct sym_table *t)
+{
+    free(t->funcs);
+    free(t->strtab);
+    memset(t, 0, sizeof *t);
+}
+
+static int cmp_func(const void *pa, const void *pb)
+{
+    const struct sym_func *a = pa, *b = pb;
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static uint32_t func_rank(const Elf64_Sym *sym)
+{
+    uint32_t r = sym->st_size ? 0 : 4;
+    switch (ELF64_ST_BIND(sym->st_info)) {
+    case STB_GLOBAL: return r;
+    case STB_WEAK: return r + 1;
+    default: return r + 2;
+    }
+}
+
+/* Keeps one symbol per address (the best ranked) and gives unsized symbols an end: the next
+ * symbol's address or the end of their section, whichever comes first. */
+static void finish_table(struct sym_table *t)
+{
+    qsort(t->funcs, t->nfuncs, sizeof *t->funcs, cmp_func);
+    size_t n = 0;
+    for (size_t i = 0; i < t->nfuncs; i++)
+        if (n == 0 || t->funcs[n - 1].addr != t->funcs[i].addr)
+            t->funcs[n++] = t->funcs[i];
+    for (size_t i = 0; i + 1 < n; i++)
+        if (t->funcs[i].rank >= 4 && t->funcs[i].end > t->funcs[i + 1].addr)
+            t->funcs[i].end = t->funcs[i + 1].addr;
+    t->nfuncs = n;
+}
+
+/* Reads the functions of the first section of type want (SHT_SYMTAB or SHT_DYNSYM).
+ * Returns 0 (t filled, maybe with no function), 1 when there is no such section, -1 on a bad
+ * or unreadable table. */
+static int load_symbols(const struct elf_file *f, uint32_t want, struct sym_table *t)
+{
+    memset(t, 0, sizeof *t);
+    const Elf64_Shdr *symsh = NULL;
+    for (size_t i = 1; i < f->shnum && !symsh; i++)
+        if (f->sh[i].sh_type == want)
+            symsh = &f->sh[i];
+    if (!symsh)
+        return 1;
+    if ((symsh->sh_entsize != 0 && symsh->sh_entsize != sizeof(Elf64_Sym)) ||
+        symsh->sh_link == SHN_UNDEF || symsh->sh_link >= f->shnum ||
+        f->sh[symsh->sh_link].sh_type != SHT_STRTAB)
+        return -1;
+    const Elf64_Shdr *strsh = &f->sh[symsh->sh_link];
+    uint64_t nsyms = symsh->sh_size / sizeof(Elf64_Sym);
+    char *syms = read_range(f, symsh->sh_offset, nsyms * sizeof(Elf64_Sym), MAX_TABLE_BYTES);
+    t->strtab = syms ? read_range(f, strsh->sh_offset, strsh->sh_size, MAX_TABLE_BYTES) : NULL;
+    t->funcs = t->strtab ? malloc(((size_t)nsyms + 1) * sizeof *t->funcs) : NULL;
+    if (!t->funcs) { /* sizes are checked against the file before this allocation */
+        free(syms);
+        sym_table_free(t);
+        return -1;
+    }
+    t->strtab_size = strsh->sh_size;
+    for (uint64_t i = 1; i < nsyms; i++) {
+        Elf64_Sym sym;
+        memcpy(&sym, syms + i * sizeof sym, sizeof sym);
+        unsigned type = ELF64_ST_TYPE(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
+            sym.st_name == 0 || sym.st_name >= t->strtab_size || sym.st_shndx == SHN_UNDEF ||
+            sym.st_shndx >= f->shnum)
+            continue; /* also drops SHN_ABS and SHN_XINDEX: never code we can name */
+        const Elf64_Shdr *sec = &f->sh[sym.st_shndx];
+        uint64_t end;
+        if (sym.st_size != 0) {
+            end = sym.st_value + sym.st_size;
+            if (end < sym.st_value)
+                continue;
+        } else {
+            end = sec->sh_addr + sec->sh_size;
+            if (end < sec->sh_addr || sym.st_value < sec->sh_addr || sym.st_value >= end)
+                continue;
+        }
+        t->funcs[t->nfuncs++] = (struct sym_func){sym.st_value, end, sym.st_name, func_rank(&sym)};
+    }
+    free(syms);
+    finish_table(t);
+    struct sym_func *fit = t->nfuncs ? realloc(t->funcs, t->nfuncs * sizeof *fit) : NULL;
+    if (fit)
+        t->funcs = fit; /* most symbols of a big .symtab are not functions */
+    return 0;
+}
+
+/* The function containing addr, or -1. The nearest symbol at or before addr wins when addr is
+ * inside it; else one of the few before it that contains addr (a symbol nested in a bigger one);
+ * a sized symbol never covers addresses past its size (a static function of a stripped library
+ * stays unnamed rather than wrongly named). */
+static long find_func(const struct sym_table *t, uint64_t addr)
+{
+    size_t lo = 0, hi = t->nfuncs; /* first entry with funcs[].addr > addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->funcs[mid].addr <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo, seen = 0; i > 0 && seen < BACKSCAN; i--, seen++)
+        if (addr < t->funcs[i - 1].end)
+            return (long)(i - 1);
+    return -1;
+}
+
+/* ---- modules --------------------------------------------------------------------------------- */
+
+enum load_state { NOT_TRIED, LOADED, FAILED };
+
+struct segment {
+    uintptr_t lo, hi;
+};
+
+struct sym_module {
+    char *name;          /* reported path */
+    char *open_path;     /* what is opened ("/proc/self/exe" for the main program) */
+    uintptr_t bias;      /* dlpi_addr: run-time address - link-time address */
+    bool is_main;
+    struct segment seg[MAX_SEGMENTS];
+    int nseg;
+    struct build_id mem_id; /* from the loaded image's PT_NOTE */
+    enum load_state elf_state;
+    struct sym_table syms;
+    char *debug_path;    /* separate debug file (build-id or .gnu_debuglink), or NULL */
+    struct u64map names; /* function index + 1 -> name (malloc'd, or inside syms.strtab) */
+    struct u64map results; /* files only: offset + 1 -> struct sym_info * */
+    enum load_state dw_state;
+    struct Dwfl *dwfl;
+    struct Dwfl_Module *dwfl_mod;
+    uint64_t dw_bias;
+};
+
+struct module_list {
+    struct sym_module **v;
+    size_t n, cap;
+};
+
+/* ---- libdw (elfutils), found at run time: no link-time dependency, no libdw-dev needed -------- */
+
+typedef struct Dwfl Dwfl;
+typedef struct Dwfl_Module Dwfl_Module;
+typedef struct Dwfl_Line Dwfl_Line;
+typedef struct Elf Elf;
+
+/* Layout of libdwfl.h's Dwfl_Callbacks (stable since elfutils 0.130). */
+struct dwfl_callbacks {
+    int (*find_elf)(Dwfl_Module *, void **, const char *, uint64_t, char **, Elf **);
+    int (*find_debuginfo)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
+                          const char *, uint32_t, char **);
+    int (*section_address)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
+                           uint32_t, const void *, uint64_t *);
+    char **debuginfo_path;
+};
+
+struct dw_api {
+    enum load_state state;
+    void *handle;
+    Dwfl *(*begin)(const struct dwfl_callbacks *);
+    void (*end)(Dwfl *);
+    Dwfl_Module *(*report_offline)(Dwfl *, const char *, const char *, int);
+    int (*report_end)(Dwfl *, void *removed, void *arg);
+    const char *(*module_info)(Dwfl_Module *, void ***, uint64_t *, uint64_t *, uint64_t *,
+                               uint64_t *, const char **, const char **);
+    Elf *(*module_getelf)(Dwfl_Module *, uint64_t *);
+    Dwfl_Line *(*module_getsrc)(Dwfl_Module *, uint64_t);
+    const char *(*lineinfo)(Dwfl_Line *, uint64_t *, int *, int *, uint64_t *, uint64_t *);
+    struct dwfl_callbacks callbacks;
+};
+
+struct symbolizer {
+    struct module_list live;  /* objects of this process, in load order */
+    struct module_list files; /* files named by symbolizer_resolve_file */
+    struct u64map pcs;        /* pc -> struct sym_info * (found modules only) */
+    bool lines;
+    struct dw_api dw;
+};
+
+static int dw_find_elf_none(Dwfl_Module *mod, void **userdata, const char *name, uint64_t base,
+                            char **file_name, Elf **elfp)
+{
+    (void)mod, (void)userdata, (void)name, (void)base, (void)file_name, (void)elfp;
+    return -1; /* modules are always reported with their file */
+}
+
+/* Our own debuginfo finder instead of dwfl_standard_find_debuginfo: that one may ask debuginfod
+ * servers (DEBUGINFOD_URLS) over the network from inside the user's exiting job. We look only
+ * where symbolizer_resolve looked (module->debug_path), plus a dwz alt file named by path. */
+static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                             uint64_t base, const char *file_name, const char *debuglink,
+                             uint32_t crc, char **debuginfo_file_name)
+{
+    (void)mod, (void)modname, (void)base, (void)crc;
+    const struct sym_module *m = userdata ? *userdata : NULL;
+    char buf[PATH_MAX];
+    const char *path = NULL;
+    if (debuglink && strchr(debuglink, '/')) { /* .gnu_debugaltlink: a path, not a name */
+        const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+        if (debuglink[0] == '/')
+            path = debuglink;
+        else if (slash && snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - file_name),
+                                   file_name, debuglink) < (int)sizeof buf)
+            path = buf;
+    } else if (m) {
+        path = m->debug_path;
+    }
+    if (!path)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && debuginfo_file_name)
+        *debuginfo_file_name = strdup(path); /* libdwfl frees it */
+    return fd;
+}
+
+#define DW_SYM(field, name)                                                                     \
+    do {                                                                                        \
+        void *p_ = dlsym(dw->handle, name);                                                     \
+        if (!p_)                                                                                \
+            goto fail;                                                                          \
+        memcpy(&dw->field, &p_, sizeof p_);                                                     \
+    } while (0)
+
+static int dw_load(struct dw_api *dw)
+{
+    if (dw->state != NOT_TRIED)
+        return dw->state == LOADED ? 0 : -1;
+    dw->state = FAILED;
+    dw->handle = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!dw->handle)
+        return -1;
+    DW_SYM(begin, "dwfl_begin");
+    DW_SYM(end, "dwfl_end");
+    DW_SYM(report_offline, "dwfl_report_offline");
+    DW_SYM(report_end, "dwfl_report_end");
+    DW_SYM(module_info, "dwfl_module_info");
+    DW_SYM(module_getelf, "dwfl_module_getelf");
+    DW_SYM(module_getsrc, "dwfl_module_getsrc");
+    DW_SYM(lineinfo, "dwfl_lineinfo");
+    DW_SYM(callbacks.section_address, "dwfl_offline_section_address");
+    dw->callbacks.find_elf = dw_find_elf_none;
+    dw->callbacks.find_debuginfo = dw_find_debuginfo;
+    dw->state = LOADED;
+    return 0;
+fail:
+    dlclose(dw->handle);
+    dw->handle = NULL;
+    return -1;
+}
+
+static void dw_open_module(struct dw_api *dw, struct sym_module *m)
+{
+    m->dw_state = FAILED;
+    Dwfl *d = dw->begin(&dw->callbacks);
+    if (!d)
+        return;
+    Dwfl_Module *dm = dw->report_offline(d, m->name, m->open_path, -1);
+    void **userdata = NULL;
+    uint64_t bias = 0;
+    if (!dm || dw->report_end(d, NULL, NULL) != 0 ||
+        !dw->module_info(dm, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) || !userdata ||
+        !dw->module_getelf(dm, &bias)) {
+        dw->end(d);
+        return;
+    }
+    *userdata = m; /* read back by dw_find_debuginfo */
+    m->dwfl = d;
+    m->dwfl_mod = dm;
+    m->dw_bias = bias;
+    m->dw_state = LOADED;
+}
+
+/* file:line of rel in m; the file string belongs to m's Dwfl, which lives until
+ * symbolizer_free. */
+static void find_line(struct symbolizer *s, struct sym_module *m, uint64_t rel,
+                      struct sym_info *out)
+{
+    if (!s->lines || dw_load(&s->dw) != 0)
+        return;
+    if (m->dw_state == NOT_TRIED)
+        dw_open_module(&s->dw, m);
+    if (m->dw_state != LOADED)
+        return;
+    Dwfl_Line *l = s->dw.module_getsrc(m->dwfl_mod, m->dw_bias + rel);
+    int line = 0;
+    const char *file = l ? s->dw.lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+    if (file && line > 0) {
+        out->file = file;
+        out->line = (uint32_t)line;
+    }
+}
+
+/* ---- separate debug files -------------------------------------------------------------------- */
+
+/* path is acceptable as m's debug file: an ELF file we read, not the object itself, and with the
+ * same build-id when both have one. (.gnu_debuglink's CRC is not checked: it means reading the
+ * whole file, gigabytes for libtorch; the build-id check covers the files distributions ship.) */
+static bool debug_file_ok(const char *path, const struct stat *self, const struct build_id *id)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || (st.st_dev == self->st_dev && st.st_ino == self->st_ino))
+        return false;
+    struct elf_file d;
+    if (elf_open(&d, path) != 0)
+        return false;
+    struct build_id did;
+    file_build_id(&d, &did);
+    elf_close(&d);
+    return id->len == 0 || did.len == 0 || build_id_eq(id, &did);
+}
+
+/* The debuglink name (a file name, no directory) or NULL; malloc'd. */
+static char *read_debuglink(const struct elf_file *f)
+{
+    const Elf64_Shdr *sh = find_section(f, ".gnu_debuglink");
+    char *link = sh ? read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES) : NULL;
+    if (link && (link[0] == '\0' || strchr(link, '/') || strcmp(link, "..") == 0)) {
+        free(link);
+        link = NULL;
+    }
+    return link;
+}
+
+/* gdb's places: /usr/lib/debug/.build-id/xx/rest.debug, then DIR/LINK, DIR/.debug/LINK and
+ * /usr/lib/debug/DIR/LINK, where DIR is the object's real directory. */
+static char *find_debug_file(const char *open_path, const struct elf_file *f,
+                             const struct build_id *id)
+{
+    char path[PATH_MAX];
+    struct stat self;
+    if (fstat(f->fd, &self) != 0)
+        return NULL;
+    if (id->len >= 2) {
+        int n = snprintf(path, sizeof path, DEBUG_ROOT "/.build-id/%02x/", id->bytes[0]);
+        for (unsigned i = 1; i < id->len; i++)
+            n += snprintf(path + n, sizeof path - (size_t)n, "%02x", id->bytes[i]);
+        snprintf(path + n, sizeof path - (size_t)n, ".debug");
+        if (debug_file_ok(path, &self, id))
+            return strdup(path);
+    }
+    char *link = read_debuglink(f);
+    char *real = link ? realpath(open_path, NULL) : NULL;
+    char *slash = real ? strrchr(real, '/') : NULL;
+    char *found = NULL;
+    if (slash) {
+        *slash = '\0'; /* real is now the directory ("" for "/") */
+        static const char *const forms[] = {"%s/%s", "%s/.debug/%s", DEBUG_ROOT "%s/%s"};
+        for (size_t i = 0; i < sizeof forms / sizeof forms[0] && !found; i++) {
+            int n = snprintf(path, sizeof path, forms[i], real, link);
+            if (n > 0 && n < (int)sizeof path && debug_file_ok(path, &self, id))
+                found = strdup(path);
+        }
+    }
+    free(real);
+    free(link);
+    return found;
+}
+
+/* ---- loading a module's symbols -------------------------------------------------------------- */
+
+/* Reads m's function symbols once: its own .symtab, else the .symtab of its debug file, else its
+ * .dynsym. Returns 0 when the file was read (functions may still be missing), -1 when it cannot
+ * be (no file, not ELF64 LE, damaged, or not the file that was loaded). */
+static int module_load(struct sym_module *m)
+{
+    if (m->elf_state != NOT_TRIED)
+        return m->elf_state == LOADED ? 0 : -1;
+    m->elf_state = FAILED;
+    struct elf_file f;
+    if (elf_open(&f, m->open_path) != 0)
+        return -1;
+    struct build_id fid;
+    file_build_id(&f, &fid);
+    if (m->mem_id.len != 0 && !build_id_eq(&m->mem_id, &fid)) {
+        elf_close(&f); /* replaced on disk since it was loaded: its symbols would lie */
+        return -1;
+    }
+    m->debug_path = find_debug_file(m->open_path, &f, &fid);
+    if (load_symbols(&f, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0) {
+        sym_table_free(&m->syms);
+        struct elf_file d;
+        if (m->debug_path && elf_open(&d, m->debug_path) == 0) {
+            if (load_symbols(&d, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0)
+                sym_table_free(&m->syms);
+            elf_close(&d);
+        }
+        if (m->syms.nfuncs == 0 && load_symbols(&f, SHT_DYNSYM, &m->syms) != 0)
+            sym_table_free(&m->syms);
+    }
+    elf_close(&f);
+    m->elf_state = LOADED;
+    return 0;
+}
+
+static const char *function_name(struct sym_module *m, uint64_t rel)
+{
+    long i = find_func(&m->syms, rel);
+    if (i < 0)
+        return NULL;
+    const char *name = map_get(&m->names, (uint64_t)i + 1);
+    if (name)
+        return name;
+    const char *raw = m->syms.strtab + m->syms.funcs[i].name;
+    char *demangled = demangle_alloc(raw);
+    name = demangled ? demangled : raw;
+    if (map_put(&m->names, (uint64_t)i + 1, (void *)name) != 0) {
+        free(demangled);
+        return raw;
+    }
+    return name;
+}
+
+static void resolve_in_module(struct symbolizer *s, struct sym_module *m, uint64_t rel,
+                              struct sym_info *out)
+{
+    *out = (struct sym_info){.module = m->name, .offset = rel};
+    if (module_load(m) != 0)
+        return;
+    out->function = function_name(m, rel);
+    find_line(s, m, rel, out);
+}
+
+static void module_free(struct symbolizer *s, struct sym_module *m)
+{
+    uintptr_t lo = (uintptr_t)m->syms.strtab, hi = lo + m->syms.strtab_size;
+    for (size_t i = 0; i < m->names.cap; i++) {
+        uintptr_t v = (uintptr_t)m->names.vals[i];
+        if (m->names.keys[i] != 0 && (v < lo || v >= hi))
+            free(m->names.vals[i]); /* demangled copies; raw names point into strtab */
+    }
+    map_free(&m->names, false);
+    map_free(&m->results, true);
+    if (m->dwfl)
+        s->dw.end(m->dwfl);
+    sym_table_free(&m->syms);
+    free(m->debug_path);
+    free(m->name);
+    free(m->open_path);
+    free(m);
+}
+
+static struct sym_module *module_add(struct module_list *l, const char *name,
+                                     const char *open_path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 32;
+        struct sym_module **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        l->v = v;
+        l->cap = cap;
+    }
+    struct sym_module *m = calloc(1, sizeof *m);
+    if (!m || !(m->name = strdup(name)) || !(m->open_path = strdup(open_path))) {
+        if (m)
+            free(m->name);
+        free(m);
+        return NULL;
+    }
+    l->v[l->n++] = m;
+    return m;
+}
+
+/* ---- the snapshot of loaded objects ---------------------------------------------------------- */
+
+static bool in_segments(const struct sym_module *m, uintptr_t lo, uintptr_t len)
+{
+    for (int i = 0; i < m->nseg; i++)
+        if (lo >= m->seg[i].lo && lo < m->seg[i].hi && len <= m->seg[i].hi - lo)
+            return true;
+    return false;
+}
+
+static void main_program_name(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        return;
+    }
+    const char *execfn = (const char *)getauxval(AT_EXECFN);
+    snprintf(buf, len, "%s", execfn ? execfn : "[main program]");
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct symbolizer *s = arg;
+    if (size < offsetof(struct dl_phdr_info, dlpi_phnum) + sizeof info->dlpi_phnum)
+        return 0;
+    bool is_main = !info->dlpi_name || info->dlpi_name[0] == '\0';
+    for (size_t i = 0; i < s->live.n; i++) {
+        const struct sym_module *k = s->live.v[i];
+        if (k->bias == info->dlpi_addr && k->is_main == is_main &&
+            (is_main || strcmp(k->name, info->dlpi_name) == 0))
+            return 0; /* known */
+    }
+    if (is_main && s->live.n != 0 && s->live.v[0]->is_main)
+        return 0; /* another nameless object: not the program; nothing to open */
+    char exe[PATH_MAX];
+    if (is_main)
+        main_program_name(exe, sizeof exe);
+    struct sym_module *m = module_add(&s->live, is_main ? exe : info->dlpi_name,
+                                      is_main ? "/proc/self/exe" : info->dlpi_name);
+    if (!m)
+        return 0;
+    m->bias = info->dlpi_addr;
+    m->is_main = is_main;
+    for (size_t i = 0; i < info->dlpi_phnum && m->nseg < MAX_SEGMENTS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && ph->p_memsz > 0)
+            m->seg[m->nseg++] = (struct segment){info->dlpi_addr + ph->p_vaddr,
+                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz};
+    }
+    /* The build-id of what is mapped, to refuse a file replaced on disk since; read only where
+     * a PT_LOAD maps it. */
+    for (size_t i = 0; i < info->dlpi_phnum && m->mem_id.len == 0; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t at = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_NOTE && ph->p_memsz <= MAX_SMALL_BYTES &&
+            in_segments(m, at, ph->p_memsz))
+            parse_build_id((const uint8_t *)at, ph->p_memsz, ph->p_align, &m->mem_id);
+    }
+    return 0;
+}
+
+static struct sym_module *module_for_pc(const struct symbolizer *s, uintptr_t pc)
+{
+    for (size_t i = s->live.n; i > 0; i--) /* newest first: it owns a reused address range */
+        if (in_segments(s->live.v[i - 1], pc, 1))
+            return s->live.v[i - 1];
+    return NULL;
+}
+
+/* ---- the public API ------------------------------------------------------------------------- */
+
+struct symbolizer *symbolizer_new(void)
+{
+    struct symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->lines = true;
+    symbolizer_refresh(s);
+    return s;
+}
+
+void symbolizer_refresh(struct symbolizer *s)
+{
+    if (s)
+        dl_iterate_phdr(scan_object, s);
+}
+
+void symbolizer_set_lines(struct symbolizer *s, int enabled)
+{
+    if (s)
+        s->lines = enabled != 0;
+}
+
+int symbolizer_resolve(struct symbolizer *s, uintptr_t pc, struct sym_info *out)
+{
+    *out = (struct sym_info){.module = UNKNOWN_MODULE};
+    if (!s)
+        return -1;
+    const struct sym_info *hit = map_get(&s->pcs, pc);
+    if (hit) {
+        *out = *hit;
+        return 0;
+    }
+    struct sym_module *m = module_for_pc(s, pc);
+    if (!m)
+        return -1; /* not cached: a later refresh may find it */
+    resolve_in_module(s, m, pc - m->bias, out);
+    struct sym_info *copy = malloc(sizeof *copy);
+    if (copy) {
+        *copy = *out;
+        if (map_put(&s->pcs, pc, copy) != 0)
+            free(copy);
+    }
+    return 0;
+}
+
+int symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t offset,
+                            struct sym_info *out)
+{
+    *out = (struct sym_info){.module = UNKNOWN_MODULE, .offset = offset};
+    if (!s || !path)
+        return -1;
+    struct sym_module *m = NULL;
+    for (size_t i = 0; i < s->files.n && !m; i++)
+        if (strcmp(s->files.v[i]->name, path) == 0)
+            m = s->files.v[i];
+    if (!m && !(m = module_add(&s->files, path, path)))
+        return -1;
+    const struct sym_info *hit = map_get(&m->results, offset + 1);
+    if (hit) {
+        *out = *hit;
+        return 0;
+    }
+    resolve_in_module(s, m, offset, out);
+    if (m->elf_state != LOADED)
+        return -1;
+    struct sym_info *copy = malloc(sizeof *copy);
+    if (copy) {
+        *copy = *out;
+        if (map_put(&m->results, offset + 1, copy) != 0)
+            free(copy);
+    }
+    return 0;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+    if (!s)
+        return;
+    map_free(&s->pcs, true);
+    for (size_t i = 0; i < s->live.n; i++)
+        module_free(s, s->live.v[i]);
+    for (size_t i = 0; i < s->files.n; i++)
+        module_free(s, s->files.v[i]);
+    free(s->live.v);
+    free(s->files.v);
+    if (s->dw.handle)
+        dlclose(s->dw.handle);
+    free(s);
+}

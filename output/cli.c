@@ -1,0 +1,449 @@
+/* output/cli.c: the `syncspy` command: `report` renders the exit report again from summary.json
+ * files (one process, or a SYNCSPY_OUT root merged), `export` turns them into folded stacks or
+ * Chrome trace events. A program of its own: it may use stdio, but bad input only ever gets a
+ * message and an exit status, never a crash. */
+#include "output/cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#define CLI_MAX_PROCESSES 65536
+#define CLI_TOP_MAX 100000
+
+static const char usage_text[] =
+    "usage: syncspy report [--top N] DIR\n"
+    "       syncspy export --folded OUT DIR\n"
+    "       syncspy export --chrome OUT DIR\n"
+    "       syncspy --help | --version\n";
+
+static const char help_text[] =
+    "syncspy " SYNCSPY_VERSION ": where a CUDA training job makes the host wait for the GPU.\n"
+    "\n"
+    "Record (no change to the program):\n"
+    "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
+    "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
+    "./syncspy-out, and prints its sync-hotspot report at exit.\n"
+    "\n"
+    "Commands:\n"
+    "  report [--top N] DIR      the report again, from DIR: a process folder (with a\n"
+    "                            summary.json) or the SYNCSPY_OUT root, whose processes and\n"
+    "                            ranks are merged into one hotspot table (per-step numbers are\n"
+    "                            sums over processes divided by the sum of their active steps,\n"
+    "                            i.e. the mean process-step). --top N groups (default\n"
+    "                            SYNCSPY_TOP, else 10).\n"
+    "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
+    "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout.\n"
+    "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): one slice per\n"
+    "                            active step from summary.json; per-sync events come with trace\n"
+    "                            files.\n"
+    "\n"
+    "Exit status: 0 when every summary.json was read; 1 when one could not be read (the others\n"
+    "are still reported, and each bad file is named on stderr) or an output could not be\n"
+    "written; 2 for a usage error.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    if (fmt) {
+        fputs("syncspy: ", stderr);
+        fprintf(stderr, fmt, arg);
+        fputc('\n', stderr);
+    }
+    fputs(usage_text, stderr);
+    return 2;
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (s) {
+        memcpy(s, a, la);
+        s[la] = '/';
+        memcpy(s + la + 1, b, lb + 1);
+    }
+    return s;
+}
+
+/* Digits only, no sign, fits an int. */
+static bool parse_id(const char *s, size_t n, int *out)
+{
+    long v = 0;
+    if (n == 0 || n > 9)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first). */
+static bool process_folder_name(const char *name, int *rank, int *pid)
+{
+    *rank = -1;
+    if (strncmp(name, "pid", 3) == 0)
+        return parse_id(name + 3, strlen(name + 3), pid);
+    if (strncmp(name, "rank", 4) != 0)
+        return false;
+    const char *dash = strstr(name, "-pid");
+    return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) &&
+           parse_id(dash + 4, strlen(dash + 4), pid);
+}
+
+struct folder {
+    char *name;
+    int rank, pid;
+};
+
+static int rank_pid_cmp(int ra, int pa, int rb, int pb)
+{
+    if ((ra < 0) != (rb < 0))
+        return ra < 0 ? 1 : -1; /* ranked processes first */
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return (pa > pb) - (pa < pb);
+}
+
+static int folder_cmp(const void *pa, const void *pb)
+{
+    const struct folder *a = pa, *b = pb;
+    int c = rank_pid_cmp(a->rank, a->pid, b->rank, b->pid);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int proc_cmp(const void *pa, const void *pb)
+{
+    const struct rep_process *a = pa, *b = pb;
+    return rank_pid_cmp(a->rank, a->pid, b->rank, b->pid);
+}
+
+/* The process folders under root, sorted; NULL with *n = 0 when none (or on error). */
+static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
+{
+    *n = 0;
+    DIR *d = opendir(root);
+    if (!d) {
+        fprintf(stderr, "syncspy: cannot read %s: %s\n", root, strerror(errno));
+        (*problems)++;
+        return NULL;
+    }
+    struct folder *f = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int rank, pid;
+        if (!process_folder_name(de->d_name, &rank, &pid))
+            continue;
+        if (*n == CLI_MAX_PROCESSES) {
+            fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
+                    root, CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
+            (*problems)++;
+            break;
+        }
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct folder *nf = realloc(f, ncap * sizeof *nf);
+            if (!nf)
+                break;
+            f = nf;
+            cap = ncap;
+        }
+        f[*n].name = strdup(de->d_name);
+        if (!f[*n].name)
+            break;
+        f[*n].rank = rank;
+        f[*n].pid = pid;
+        (*n)++;
+    }
+    closedir(d);
+    if (f)
+        qsort(f, *n, sizeof *f, folder_cmp);
+    return f;
+}
+
+static void load_one(const char *path, struct cli_set *set, size_t *problems)
+{
+    char err[PATH_MAX + 512];
+    struct rep_process p;
+    if (summary_read_json(path, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "syncspy: %s\n", err);
+        (*problems)++;
+        return;
+    }
+    set->procs[set->n++] = p;
+}
+
+static void load_root(const char *root, struct cli_set *set, size_t *problems)
+{
+    size_t n;
+    struct folder *f = scan_root(root, &n, problems);
+    if (n == 0) {
+        if (*problems == 0)
+            fprintf(stderr, "syncspy: %s has no summary.json and no pid<P> or rank<R>-pid<P> "
+                    "folders: is it a SYNCSPY_OUT folder?\n", root);
+        (*problems)++;
+        free(f);
+        return;
+    }
+    set->procs = calloc(n, sizeof *set->procs);
+    for (size_t i = 0; i < n; i++) {
+        char *dir = join(root, f[i].name);
+        char *path = dir ? join(dir, "summary.json") : NULL;
+        struct stat sb;
+        if (!set->procs || !path) {
+            fprintf(stderr, "syncspy: out of memory reading %s\n", root);
+            (*problems)++;
+        } else if (stat(path, &sb) != 0 && errno == ENOENT) {
+            fprintf(stderr, "syncspy: %s has no summary.json (the process is still running, or "
+                    "ended before it could write one)\n", dir);
+            (*problems)++;
+        } else {
+            load_one(path, set, problems);
+        }
+        free(path);
+        free(dir);
+        free(f[i].name);
+        if (!set->procs) /* out of memory: stop after saying it once */
+            for (i++; i < n; i++)
+                free(f[i].name);
+    }
+    free(f);
+}
+
+size_t cli_load(const char *dir, struct cli_set *set)
+{
+    size_t problems = 0;
+    set->procs = NULL;
+    set->n = 0;
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        fprintf(stderr, "syncspy: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    char *single = S_ISDIR(sb.st_mode) ? join(dir, "summary.json") : strdup(dir);
+    if (!single) {
+        fprintf(stderr, "syncspy: out of memory\n");
+        return 1;
+    }
+    if (!S_ISDIR(sb.st_mode) || access(single, F_OK) == 0) {
+        set->procs = calloc(1, sizeof *set->procs);
+        if (set->procs)
+            load_one(single, set, &problems);
+        else
+            problems++;
+    } else {
+        load_root(dir, set, &problems);
+    }
+    free(single);
+    if (set->n > 1)
+        qsort(set->procs, set->n, sizeof *set->procs, proc_cmp);
+    return problems;
+}
+
+void cli_set_free(struct cli_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        summary_free(&set->procs[i]);
+    free(set->procs);
+    set->procs = NULL;
+    set->n = 0;
+}
+
+/* ---- commands ----------------------------------------------------------------------------- */
+
+/* A whole positive integer no larger than CLI_TOP_MAX, or -1. */
+static int parse_top(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || v > CLI_TOP_MAX)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v >= 1 && v <= CLI_TOP_MAX ? (int)v : -1;
+}
+
+static int default_top(void)
+{
+    const char *env = getenv("SYNCSPY_TOP");
+    if (!env)
+        return 10;
+    int top = parse_top(env);
+    if (top < 0) {
+        fprintf(stderr, "syncspy: SYNCSPY_TOP='%.40s' is not a whole number from 1 to %d; "
+                "using 10\n", env, CLI_TOP_MAX);
+        return 10;
+    }
+    return top;
+}
+
+static bool is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int top = -1;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && is_help(a)) {
+            fputs(help_text, stdout);
+            return 0;
+        } else if (options && strcmp(a, "--") == 0) {
+            options = false;
+        } else if (options && (strcmp(a, "--top") == 0 || strncmp(a, "--top=", 6) == 0)) {
+            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if ((top = parse_top(v)) < 0)
+                return usage_error("--top wants a whole number from 1 to 100000, not '%s'",
+                                   v ? v : "");
+        } else if (options && a[0] == '-' && a[1] != '\0') {
+            return usage_error("report: unknown option '%s'", a);
+        } else if (dir) {
+            return usage_error("report takes one DIR; '%s' is one more", a);
+        } else {
+            dir = a;
+        }
+    }
+    if (!dir)
+        return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
+    struct cli_set set;
+    size_t problems = cli_load(dir, &set);
+    int rc = problems ? 1 : 0;
+    if (set.n > 0) {
+        struct report_opts opts = {.top = top > 0 ? top : default_top()};
+        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
+            fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
+            rc = 1;
+        }
+        if (problems)
+            fprintf(stderr, "syncspy: warning: %zu process folder%s of %s could not be read "
+                    "(named above); the report covers the other %zu\n", problems,
+                    problems == 1 ? "" : "s", dir, set.n);
+    }
+    cli_set_free(&set);
+    return rc;
+}
+
+/* Writes OUT through OUT.tmp and a rename, so a reader never sees half a file. */
+static int write_output(const char *out, int (*fn)(const struct rep_process *, size_t, int),
+                        const struct cli_set *set)
+{
+    if (strcmp(out, "-") == 0) {
+        if (fn(set->procs, set->n, STDOUT_FILENO) != 0) {
+            fprintf(stderr, "syncspy: writing to stdout: %s\n", strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    size_t n = strlen(out);
+    char *tmp = malloc(n + 5);
+    if (!tmp) {
+        fprintf(stderr, "syncspy: out of memory\n");
+        return 1;
+    }
+    memcpy(tmp, out, n);
+    memcpy(tmp + n, ".tmp", 5);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0) {
+        fprintf(stderr, "syncspy: cannot create %s: %s\n", tmp, strerror(errno));
+        rc = 1;
+    } else {
+        int failed = fn(set->procs, set->n, fd);
+        int saved = errno;
+        if (close(fd) != 0 && !failed) {
+            failed = -1;
+            saved = errno;
+        }
+        if (!failed && rename(tmp, out) != 0) {
+            failed = -1;
+            saved = errno;
+        }
+        if (failed) {
+            fprintf(stderr, "syncspy: cannot write %s: %s\n", out, strerror(saved));
+            unlink(tmp);
+            rc = 1;
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL, *format = NULL;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && is_help(a)) {
+            fputs(help_text, stdout);
+            return 0;
+        } else if (options && strcmp(a, "--") == 0) {
+            options = false;
+        } else if (options && (strncmp(a, "--folded", 8) == 0 || strncmp(a, "--chrome", 8) == 0) &&
+                   (a[8] == '\0' || a[8] == '=')) {
+            if (format)
+                return usage_error("export takes one of --folded and --chrome%s", "");
+            format = a[2] == 'f' ? "folded" : "chrome";
+            out = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!out || !*out)
+                return usage_error("--%s needs an output file (OUT, or - for stdout)", format);
+        } else if (options && a[0] == '-' && a[1] != '\0') {
+            return usage_error("export: unknown option '%s'", a);
+        } else if (dir) {
+            return usage_error("export takes one DIR; '%s' is one more", a);
+        } else {
+            dir = a;
+        }
+    }
+    if (!format)
+        return usage_error("export needs --folded OUT or --chrome OUT%s", "");
+    if (!dir)
+        return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
+    struct cli_set set;
+    size_t problems = cli_load(dir, &set);
+    int rc = problems ? 1 : 0;
+    if (set.n > 0) {
+        int wrc = write_output(out, format[0] == 'f' ? cli_export_folded : cli_export_chrome,
+                               &set);
+        rc = rc || wrc;
+    }
+    cli_set_free(&set);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error(NULL, NULL);
+    const char *cmd = argv[1];
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        fputs(help_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+        puts("syncspy " SYNCSPY_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 2, argv + 2);
+    return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,87 @@
+/* output/json.h: what output/ and the CLI share to write text and JSON and to read JSON back.
+ * fd_writer: a fixed buffer and a write() loop that retries EINTR: no stdio FILE*, no malloc,
+ * so it is safe inside a target process at exit. json_in: a strict, bounded JSON tokenizer for
+ * the readers: it never reads past its buffer, never recurses deeper than JSON_MAX_DEPTH, and
+ * allocates only its string scratch (at most JSON_MAX_STRING bytes). Internal to output/. */
+#ifndef SYNCSPY_JSON_H
+#define SYNCSPY_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+#define FDW_BUF_BYTES 8192
+
+struct fd_writer {
+    int fd;
+    int err;    /* errno of the first failed write; sticky: later output is dropped */
+    size_t len; /* bytes waiting in buf */
+    char buf[FDW_BUF_BYTES];
+};
+
+void fdw_init(struct fd_writer *w, int fd);
+void fdw_write(struct fd_writer *w, const void *data, size_t n);
+void fdw_puts(struct fd_writer *w, const char *s); /* NULL writes nothing */
+void fdw_putc(struct fd_writer *w, char c);
+void fdw_spaces(struct fd_writer *w, int n);      /* n <= 0 writes nothing */
+void fdw_u64(struct fd_writer *w, uint64_t v);
+/* Formats into a 1 KiB stack buffer (longer output is cut): numbers and short strings only;
+ * write long strings with fdw_puts. */
+void fdw_printf(struct fd_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as a quoted JSON string (NULL as ""): quotes, backslashes and control characters escaped;
+ * bytes that are not well-formed UTF-8 become \ufffd, so the output is always valid UTF-8. */
+void fdw_json_string(struct fd_writer *w, const char *s);
+/* Writes out the buffer. 0, or -1 with errno set to the first write error. */
+int fdw_flush(struct fd_writer *w);
+
+/* Length of the well-formed UTF-8 sequence at s (at most avail bytes; Unicode 15, table 3-7:
+ * no overlongs, no surrogates, nothing above U+10FFFF), or 0 when it is not one. */
+size_t utf8_seq_len(const unsigned char *s, size_t avail);
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+#define JSON_MAX_DEPTH 64               /* nesting of values the reader skips */
+#define JSON_MAX_STRING (1024 * 1024)   /* decoded bytes of one string */
+
+struct json_in {
+    const char *buf;
+    size_t len;
+    size_t pos;
+    int depth;
+    char *scratch;        /* the last string read (NUL-terminated), owned here */
+    size_t scratch_cap;
+    const char *field;    /* the field being read, named in error messages (may be NULL) */
+    bool failed;
+    bool truncated;       /* the error is the end of the input */
+    bool nomem;
+    size_t err_pos;
+    char err[200];
+};
+
+void json_in_init(struct json_in *in, const char *buf, size_t len);
+void json_in_fini(struct json_in *in);
+/* Records the first error (at byte pos) and returns false. */
+bool json_fail(struct json_in *in, size_t pos, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The next byte after whitespace, or -1 at the end of the input. */
+int json_peek(struct json_in *in);
+/* Consumes c after whitespace, or fails naming what was expected. */
+bool json_expect(struct json_in *in, char c, const char *what);
+/* Objects and arrays: call with *first = true after the opening bracket. Returns 1 when a member
+ * follows (for objects: its key is in *key and the ':' is consumed), 0 at the closing bracket,
+ * -1 on error. */
+int json_object_next(struct json_in *in, bool *first, const char **key, size_t *keylen);
+int json_array_next(struct json_in *in, bool *first);
+/* Typed values; each fails with a message naming in->field when the value has another type. */
+bool json_string(struct json_in *in, const char **s, size_t *n); /* into scratch */
+bool json_u64(struct json_in *in, uint64_t *v);
+bool json_u64_max(struct json_in *in, uint64_t max, uint64_t *v);
+bool json_bool(struct json_in *in, bool *v);
+bool json_try_null(struct json_in *in); /* consumes null when it is next */
+bool json_skip(struct json_in *in);     /* any value, depth-limited */
+/* Whitespace then the end of the input, or an error. */
+bool json_end(struct json_in *in);
+
+#endif

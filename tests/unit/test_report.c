@@ -1,0 +1,367 @@
+/* tests/unit/test_report.c: the human report rendered from hand-built processes: group order,
+ * per-step numbers, humanized times, user-frame grouping past runtime frames, hints with their
+ * evidence, the top limit, and the merged table of several processes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "output/report.h"
+
+/* Renders into a memfd and returns the text (caller frees). */
+static char *render(const struct rep_process *procs, size_t n, int top, const char *summary)
+{
+    int fd = memfd_create("report", 0);
+    assert_true(fd >= 0);
+    struct report_opts opts = {.top = top, .summary_path = summary};
+    assert_int_equal(report_render_text(procs, n, &opts, fd), 0);
+    off_t len = lseek(fd, 0, SEEK_END);
+    char *text = calloc(1, (size_t)len + 1);
+    assert_non_null(text);
+    assert_int_equal(pread(fd, text, (size_t)len, 0), len);
+    close(fd);
+    if (getenv("SHOW_REPORT"))
+        fputs(text, stderr);
+    return text;
+}
+
+/* a before b, both present */
+static void assert_order(const char *text, const char *a, const char *b)
+{
+    const char *pa = strstr(text, a), *pb = strstr(text, b);
+    if (!pa || !pb || pa >= pb)
+        fail_msg("expected \"%s\" before \"%s\" in:\n%s", a, b, text);
+}
+
+static void assert_has(const char *text, const char *s)
+{
+    if (!strstr(text, s))
+        fail_msg("expected \"%s\" in:\n%s", s, text);
+}
+
+/* s in text once runs of spaces are squeezed to one (table rows, without their widths) */
+static void assert_row(const char *text, const char *s)
+{
+    char *sq = malloc(strlen(text) + 1), *o = sq;
+    for (const char *p = text; *p; p++)
+        if (!(*p == ' ' && o > sq && o[-1] == ' '))
+            *o++ = *p;
+    *o = '\0';
+    if (!strstr(sq, s))
+        fail_msg("expected row \"%s\" in:\n%s", s, text);
+    free(sq);
+}
+
+static void assert_lacks(const char *text, const char *s)
+{
+    if (strstr(text, s))
+        fail_msg("did not expect \"%s\" in:\n%s", s, text);
+}
+
+/* ---- a process like the segmentation loss of the articles ---------------------------------- */
+
+#define TORCH "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so"
+#define CUDART "/usr/local/cuda/lib64/libcudart.so.12"
+
+/* native C++ training loop: loss_fn <- compute_loss <- main, under two runtime frames */
+static const struct rep_frame loss_frames[] = {
+    {"cudart::cudaApiStreamSynchronize", CUDART, "", 0, 0x1234, false},
+    {"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
+    {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
+    {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
+    {"main", "/home/u/train", "train.cpp", 120, 0x1300, false},
+};
+/* the same user frame through another API */
+static const struct rep_frame loss_frames2[] = {
+    {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
+    {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
+};
+/* a Python frame reached through libtorch's nonzero */
+static const struct rep_frame nonzero_frames[] = {
+    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+    {"_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so.1.0", "", 0, 0x10, false},
+    {"forward", "", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1501, 0,
+     true},
+    {"MaskedLoss.ignore_background", "", "/home/u/proj/train.py", 61, 0, true},
+    {"MaskedLoss.forward", "", "/home/u/proj/train.py", 70, 0, true},
+    {"<module>", "", "/home/u/proj/train.py", 120, 0, true},
+};
+/* unnamed frames */
+static const struct rep_frame anon_frames[] = {
+    {NULL, "/opt/lib/libfoo.so", NULL, 0, 0xabc, false},
+    {"", "/opt/lib/libfoo.so", "", 0, 0xdef, false},
+};
+static const struct rep_frame free_frames[] = {
+    {"release_buffers", "/home/u/train", "buffers.cpp", 9, 0x10, false},
+};
+
+static const struct rep_site sites[] = {
+    /* group loss_fn: 40 + 10 syncs, 160.4 ms + 1 ms */
+    {"cudaStreamSynchronize", 40, 160400000, 6100000, 5, loss_frames},
+    {"cudaMemcpy", 10, 1000000, 200000, 2, loss_frames2},
+    /* group ignore_background: 20 syncs, 300 ms, the heaviest */
+    {"cudaStreamSynchronize", 20, 300000000, 20000000, 6, nonzero_frames},
+    /* unnamed, 4 syncs, 4 us */
+    {"cudaStreamSynchronize", 4, 4000, 1500, 2, anon_frames},
+    /* cudaFree, 2 syncs */
+    {"cudaFree", 2, 812, 700, 1, free_frames},
+};
+
+static const struct rep_step steps[] = {
+    {5, 41300000, 6, 12100000, 210, false},
+    {6, 41300000, 6, 12100000, 210, true},
+};
+
+static struct rep_process make_proc(int pid, int rank)
+{
+    return (struct rep_process){
+        .pid = pid, .rank = rank, .schedule = "wait=1,warmup=1,active=3,repeat=4",
+        .steps_seen = 25, .steps = steps, .nsteps = 2, .sites = sites,
+        .nsites = sizeof sites / sizeof sites[0], .active_steps = 20, .syncs = 76,
+        .blocked_ns = 461404812, .launches = 4200, .wall_ns = 826000000};
+}
+
+static void test_single_process(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(4242, -1);
+    char *t = render(&p, 1, 10, "./syncspy-out/pid4242/summary.json");
+    assert_has(t, "syncspy: pid 4242: 20 active steps of 25 (schedule: "
+                  "wait=1,warmup=1,active=3,repeat=4)\n");
+    /* 826 ms / 20 = 41.3 ms; 461.4 ms / 20 = 23.1 ms; 76/20 = 3.80; 4200/20 = 210 */
+    assert_has(t, "step 41.3 ms mean | blocked 23.1 ms/step (55.9%) | 3.80 syncs/step | 210 "
+                  "launches/step");
+    /* heaviest group first: ignore_background (15.0 ms/step), then loss_fn (8.07 ms/step) */
+    assert_order(t, "MaskedLoss.ignore_background", "loss_fn");
+    assert_row(t, " 1 15.0 ms 36.3% 1.00 15.0 ms 20.0 ms cudaStreamSynchronize\n");
+    /* loss_fn: 161.4 ms over 50 syncs: 8.07 ms/step, 2.50 syncs/step, mean 3.23 ms */
+    assert_row(t, " 2 8.07 ms 19.5% 2.50 3.23 ms 6.10 ms cudaStreamSynchronize x40, "
+                  "cudaMemcpy x10\n");
+    /* grouped at the user frame, runtime frames summarized, params stripped */
+    assert_has(t, "via cudaStreamSynchronize in libcudart.so.12 (2 runtime frames)");
+    assert_has(t, "   at loss_fn ");
+    assert_lacks(t, "loss_fn(float*");
+    assert_has(t, "train.cpp:42");
+    assert_has(t, "(train)\n");
+    assert_has(t, "compute_loss");
+    /* python frames: stdlib/torch frames skipped, file:line and [py] */
+    assert_has(t, "via cudaStreamSynchronize in libtorch_cuda.so (3 runtime frames)");
+    assert_has(t, "   at MaskedLoss.ignore_background  ");
+    assert_has(t, "/home/u/proj/train.py:61");
+    assert_has(t, "[py]");
+    assert_lacks(t, "module.py:1501");
+    /* hints and their evidence */
+    assert_has(t, "hint: torch.nonzero syncs to size its output");
+    assert_has(t, "[matched: at::native::nonzero_cuda]");
+    assert_has(t, "hint: .item()");
+    assert_has(t, "[matched: at::native::_local_scalar_dense_cuda]");
+    assert_has(t, "hint: cudaFree synchronizes the device");
+    assert_has(t, "[matched: cudaFree]");
+    /* unnamed frames: ?? with module+offset */
+    assert_has(t, "(libfoo.so+0xabc)");
+    assert_has(t, "200 ns");
+    /* cudaFree group: 812 ns blocked over 20 steps = 40.6 ns/step */
+    assert_has(t, "41 ns");
+    assert_has(t, "syncspy: summary in ./syncspy-out/pid4242/summary.json\n");
+    assert_lacks(t, "more site");
+    free(t);
+}
+
+static void test_top_limit(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(7, 3);
+    char *t = render(&p, 1, 2, NULL);
+    assert_has(t, "syncspy: rank 3 pid 7: ");
+    assert_has(t, "   1  ");
+    assert_has(t, "   2  ");
+    assert_lacks(t, "   3  ");
+    assert_lacks(t, "libfoo");
+    /* the rest: 4 us + 812 ns over 20 steps */
+    assert_has(t, "(2 more sites, 241 ns/step together; SYNCSPY_TOP or --top shows more than 2)");
+    assert_lacks(t, "summary in");
+    free(t);
+    /* top <= 0 means 10 */
+    t = render(&p, 1, 0, NULL);
+    assert_has(t, "   4  ");
+    free(t);
+}
+
+static void test_no_syncs(void **state)
+{
+    (void)state;
+    struct rep_process p = {.pid = 9, .rank = -1, .schedule = "", .steps_seen = 12,
+                            .active_steps = 12, .wall_ns = 1200000000, .launches = 1200};
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "syncspy: pid 9: 12 active steps of 12\n");
+    assert_has(t, "step 100 ms mean | blocked 0 ns/step (0.0%) | 0.00 syncs/step | 100 "
+                  "launches/step");
+    assert_has(t, "  no host-device syncs in 12 active steps\n");
+    assert_lacks(t, "blocked/step");
+    free(t);
+}
+
+static void test_no_active_steps_and_notes(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(11, -1);
+    p.active_steps = 0;
+    p.wall_ns = 0;
+    p.unattributed_syncs = 3;
+    p.steps_omitted = 5;
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "no active steps of 25");
+    assert_has(t, "totals, as no step was active");
+    assert_has(t, "3 syncs had no room in the site table");
+    assert_has(t, "5 active steps are in the totals but not listed");
+    /* wall 0: share is "-"; rates divide by 1: 300 ms per "step" */
+    assert_row(t, " 1 300 ms - 20.0 15.0 ms 20.0 ms cudaStreamSynchronize\n");
+    free(t);
+}
+
+static void test_merged(void **state)
+{
+    (void)state;
+    /* rank 1 has only the loss_fn sites, rank 0 everything */
+    struct rep_process p[2] = {make_proc(100, 0), make_proc(101, 1)};
+    p[1].sites = sites;
+    p[1].nsites = 2;
+    char *t = render(p, 2, 10, NULL);
+    assert_order(t, "syncspy: rank 0 pid 100:", "syncspy: rank 1 pid 101:");
+    assert_has(t, "hotspots of all 2 processes (per step: summed over processes / their 40 "
+                  "active steps)");
+    /* one merged table: loss_fn from both ranks = 322.8 ms / 40 steps = 8.07 ms/step, 100 syncs */
+    assert_row(t, " 1 8.07 ms 19.5% 2.50 3.23 ms 6.10 ms cudaStreamSynchronize x80, "
+                  "cudaMemcpy x20\n");
+    assert_has(t, "in all 2 processes");
+    /* nonzero site only in rank 0: 300 ms / 40 steps */
+    assert_row(t, " 2 7.50 ms 18.2% 0.50 15.0 ms 20.0 ms cudaStreamSynchronize\n");
+    assert_has(t, "in 1 of 2 processes: rank 0\n");
+    /* only one table */
+    const char *first = strstr(t, "blocked/step");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "blocked/step"));
+    /* ordered: merged loss_fn (322.8 ms) before ignore_background (300 ms) */
+    assert_order(t, "   at loss_fn", "   at MaskedLoss.ignore_background");
+    free(t);
+}
+
+static void test_user_frame(void **state)
+{
+    (void)state;
+    assert_int_equal(report_user_frame(&sites[0]), 2);
+    assert_int_equal(report_user_frame(&sites[1]), 0);
+    assert_int_equal(report_user_frame(&sites[2]), 3);
+    /* all runtime: the innermost */
+    static const struct rep_frame rt[] = {
+        {"a", "/x/libcudart.so.13", "", 0, 0, false},
+        {"b", "/x/libc10_cuda.so", "", 0, 0, false},
+        {"c", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0, false},
+        {"d", "", "/usr/lib/python3.11/threading.py", 1, 0, true},
+        {"e", "", "<frozen importlib._bootstrap>", 1, 0, true},
+    };
+    struct rep_site s = {"cudaDeviceSynchronize", 1, 1, 1, 5, rt};
+    assert_int_equal(report_user_frame(&s), 0);
+    const char *m;
+    assert_string_equal(report_hint(&s, &m), "explicit torch.cuda.synchronize: remove it or move "
+                                              "it out of the step");
+    assert_string_equal(m, "cudaDeviceSynchronize");
+    /* a user package under site-packages is user code */
+    static const struct rep_frame pkg[] = {
+        {"x", "", "/usr/lib/python3.11/site-packages/timm/models/vit.py", 7, 0, true},
+    };
+    struct rep_site s2 = {"cudaMemcpyAsync", 1, 1, 1, 1, pkg};
+    assert_int_equal(report_user_frame(&s2), 0);
+    assert_non_null(report_hint(&s2, &m));
+    assert_string_equal(m, "cudaMemcpyAsync");
+    /* no rule */
+    struct rep_site s3 = {"cudaStreamSynchronize", 1, 1, 1, 1, pkg};
+    assert_null(report_hint(&s3, &m));
+}
+
+static void test_display_name(void **state)
+{
+    (void)state;
+    char b[128];
+    report_display_name("at::native::index(at::Tensor const&, c10::List<x> const&)", b, sizeof b);
+    assert_string_equal(b, "at::native::index");
+    report_display_name("(anonymous namespace)::f(int)", b, sizeof b);
+    assert_string_equal(b, "(anonymous namespace)::f");
+    report_display_name("Foo::operator()(int) const", b, sizeof b);
+    assert_string_equal(b, "Foo::operator()");
+    report_display_name("std::vector<void (*)(int)>::push_back(int)", b, sizeof b);
+    assert_string_equal(b, "std::vector<void (*)(int)>::push_back");
+    char longname[300];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    longname[sizeof longname - 2] = 'Z';
+    report_display_name(longname, b, sizeof b);
+    assert_int_equal(strlen(b), 80);
+    assert_memory_equal(b, "...", 3);
+    assert_int_equal(b[79], 'Z');
+    report_display_name(NULL, b, sizeof b);
+    assert_string_equal(b, "");
+}
+
+static void test_long_stack(void **state)
+{
+    (void)state;
+    /* 12 user frames: 8 shown, then a count; long paths keep their last two components */
+    struct rep_frame f[12];
+    char names[12][16];
+    for (int i = 0; i < 12; i++) {
+        snprintf(names[i], sizeof names[i], "fn%d", i);
+        f[i] = (struct rep_frame){names[i], "", "/home/user/projects/segmentation/train.py",
+                                  (uint32_t)(10 + i), 0, true};
+    }
+    struct rep_site s = {"cudaStreamSynchronize", 1, 1000, 1000, 12, f};
+    struct rep_process p = {.pid = 1, .rank = -1, .sites = &s, .nsites = 1, .active_steps = 1,
+                            .syncs = 1, .blocked_ns = 1000, .wall_ns = 2000, .steps_seen = 1};
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "   at fn0  .../segmentation/train.py:10  [py]\n");
+    assert_has(t, "      fn7  .../segmentation/train.py:17  [py]\n");
+    assert_lacks(t, "fn8");
+    assert_has(t, "      ... 4 frames above\n");
+    assert_lacks(t, "via ");
+    assert_has(t, "1 active step of 1\n");
+    assert_row(t, " 1 1.00 us 50.0% 1.00 1.00 us 1.00 us cudaStreamSynchronize\n");
+    free(t);
+}
+
+static void test_write_error(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(1, -1);
+    struct report_opts opts = {.top = 10};
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]);
+    signal(SIGPIPE, SIG_IGN);
+    assert_int_equal(report_render_text(&p, 1, &opts, fds[1]), -1);
+    close(fds[1]);
+    assert_int_equal(report_render_text(&p, 1, &opts, -1), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_process),
+        cmocka_unit_test(test_top_limit),
+        cmocka_unit_test(test_no_syncs),
+        cmocka_unit_test(test_no_active_steps_and_notes),
+        cmocka_unit_test(test_merged),
+        cmocka_unit_test(test_user_frame),
+        cmocka_unit_test(test_display_name),
+        cmocka_unit_test(test_long_stack),
+        cmocka_unit_test(test_write_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
