@@ -768,6 +768,10 @@ static const char *function_name(struct sym_module *m, uint64_t rel)
         return name;
     const char *raw = m->syms.strtab + m->syms.funcs[i].name;
     char *demangled = demangle_alloc(raw);
+    /* .symtab spells versioned definitions "__libc_start_main@@GLIBC_2.34": name the function. */
+    const char *at = demangled ? NULL : strchr(raw, '@');
+    if (at && at > raw)
+        demangled = strndup(raw, (size_t)(at - raw));
     name = demangled ? demangled : raw;
     if (map_put(&m->names, (uint64_t)i + 1, (void *)name) != 0) {
         free(demangled);

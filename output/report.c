@@ -361,6 +361,29 @@ struct totals {
     double wall_ns;
 };
 
+/* What per-step rates divide by. The step still open at exit (the teardown after the last
+ * mark) is left out when there is any complete step: it would dilute every rate. */
+struct basis {
+    double steps, wall_ns, blocked_ns, syncs, launches;
+    bool partial_left_out;
+};
+
+static struct basis rate_basis(const struct rep_process *p)
+{
+    struct basis b = {(double)p->active_steps, (double)p->wall_ns, (double)p->blocked_ns,
+                      (double)p->syncs, (double)p->launches, false};
+    if (p->steps && p->nsteps > 0 && p->active_steps > 1 && p->steps[p->nsteps - 1].partial) {
+        const struct rep_step *last = &p->steps[p->nsteps - 1];
+        b.steps -= 1;
+        b.wall_ns -= (double)last->wall_ns;
+        b.blocked_ns -= (double)last->blocked_ns;
+        b.syncs -= (double)last->syncs;
+        b.launches -= (double)last->launches;
+        b.partial_left_out = true;
+    }
+    return b;
+}
+
 static void render_header(struct fd_writer *w, const struct rep_process *p)
 {
     char a[32], b[32], c[32], d[32], e[32];
@@ -379,15 +402,18 @@ static void render_header(struct fd_writer *w, const struct rep_process *p)
         fdw_putc(w, ')');
     }
     fdw_putc(w, '\n');
-    double steps = p->active_steps ? (double)p->active_steps : 1.0;
-    fmt_ns(a, sizeof a, (double)p->wall_ns / steps);
-    fmt_ns(b, sizeof b, (double)p->blocked_ns / steps);
-    fmt_share(c, sizeof c, (double)p->blocked_ns, (double)p->wall_ns);
-    fmt_rate(d, sizeof d, (double)p->syncs / steps);
-    fmt_rate(e, sizeof e, (double)p->launches / steps);
+    struct basis bs = rate_basis(p);
+    double steps = bs.steps > 0 ? bs.steps : 1.0;
+    fmt_ns(a, sizeof a, bs.wall_ns / steps);
+    fmt_ns(b, sizeof b, bs.blocked_ns / steps);
+    fmt_share(c, sizeof c, bs.blocked_ns, bs.wall_ns);
+    fmt_rate(d, sizeof d, bs.syncs / steps);
+    fmt_rate(e, sizeof e, bs.launches / steps);
     if (p->active_steps)
         fdw_printf(w, "  step %s mean | blocked %s/step (%s) | %s syncs/step | %s "
                    "launches/step\n", a, b, c, d, e);
+    if (bs.partial_left_out)
+        fdw_printf(w, "  (rates over the %.0f complete steps; the last step was still open at exit)\n", bs.steps);
     else
         fdw_printf(w, "  totals, as no step was active: wall %s | blocked %s (%s) | %llu syncs "
                    "| %llu launches\n", a, b, c, (unsigned long long)p->syncs,
@@ -458,6 +484,22 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
         snprintf(tag, nt, "(%s+0x%llx)", base_name(f->module), (unsigned long long)f->offset);
 }
 
+/* Frames every stack ends with (process and thread start-up): not worth a line. */
+static bool is_startup_frame(const struct rep_frame *f)
+{
+    static const char *const names[] = {"_start", "__libc_start_main", "__libc_start_call_main",
+                                        "start_thread", "clone", "clone3", "__clone", "__clone3"};
+    const char *fn = str(f->function);
+    if (f->python || !*fn)
+        return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (!strncmp(fn, names[i], n) && (fn[n] == '\0' || fn[n] == '@'))
+            return true;
+    }
+    return false;
+}
+
 static void render_stack(struct fd_writer *w, const struct entry *e)
 {
     const struct rep_site *s = e->site;
@@ -474,7 +516,10 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         fdw_puts(w, in->python ? "python" : *str(in->module) ? base_name(in->module) : "??");
         fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
     }
-    uint32_t end = s->nframes - u > STACK_FRAMES_SHOWN ? u + STACK_FRAMES_SHOWN : s->nframes;
+    uint32_t last = s->nframes;
+    while (last > u + 1 && is_startup_frame(&s->frames[last - 1]))
+        last--;
+    uint32_t end = last - u > STACK_FRAMES_SHOWN ? u + STACK_FRAMES_SHOWN : last;
     int wname = 0, wloc = 0;
     char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
     for (uint32_t i = u; i < end; i++) {
@@ -498,8 +543,8 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         }
         fdw_putc(w, '\n');
     }
-    if (end < s->nframes)
-        fdw_printf(w, "      ... %u frames above\n", s->nframes - end);
+    if (end < last)
+        fdw_printf(w, "      ... %u frames above\n", last - end);
 }
 
 static void render_where(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
@@ -620,12 +665,15 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     uint64_t steps = 0, syncs = 0, nsites = 0;
     for (size_t p = 0; p < nprocs; p++) {
         render_header(w, &procs[p]);
+        struct basis bs = rate_basis(&procs[p]);
         steps += procs[p].active_steps;
         syncs += procs[p].syncs;
         nsites += procs[p].sites ? procs[p].nsites : 0;
-        t.wall_ns += (double)procs[p].wall_ns;
+        t.steps += bs.steps;
+        t.wall_ns += bs.wall_ns;
     }
-    t.steps = steps ? (double)steps : 1.0;
+    if (t.steps < 1)
+        t.steps = 1.0;
     int rc = 0;
     if (nsites == 0 && syncs == 0) {
         if (nprocs > 1)

@@ -69,6 +69,13 @@ class BasicProgram(unittest.TestCase):
             for f in site["frames"]:
                 self.assertNotIn("libsyncspy", f["module"], frames_text(site))
             self.assertNotIn("agent_", site["frames"][0]["function"])
+            for f in site["frames"]:  # symbol versions (@@GLIBC_2.34) are not part of the name
+                self.assertNotIn("@", f["function"], frames_text(site))
+
+    def test_report_leaves_out_startup_frames(self):
+        self.assertIn("main", self.r.stderr)
+        self.assertNotIn("_start", self.r.stderr)
+        self.assertNotIn("__libc_start", self.r.stderr)
 
     def test_free_after_last_step_is_a_partial_step(self):
         steps = self.s["steps"]

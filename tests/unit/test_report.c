@@ -117,7 +117,7 @@ static const struct rep_site sites[] = {
 
 static const struct rep_step steps[] = {
     {5, 41300000, 6, 12100000, 210, false},
-    {6, 41300000, 6, 12100000, 210, true},
+    {6, 41300000, 6, 12100000, 210, false},
 };
 
 static struct rep_process make_proc(int pid, int rank)
@@ -172,6 +172,44 @@ static void test_single_process(void **state)
     assert_has(t, "41 ns");
     assert_has(t, "syncspy: summary in ./syncspy-out/pid4242/summary.json\n");
     assert_lacks(t, "more site");
+    free(t);
+}
+
+/* The step still open at exit (teardown after the last mark) does not dilute per-step rates. */
+static void test_partial_step_left_out_of_rates(void **state)
+{
+    (void)state;
+    static const struct rep_step st[] = {
+        {0, 10000000, 2, 4000000, 100, false},
+        {1, 10000000, 2, 4000000, 100, false},
+        {2, 1000000, 1, 500000, 0, true},
+    };
+    static const struct rep_frame fr[] = {{"loss_fn", "/home/u/train", "train.cpp", 42, 0x10, false}};
+    static const struct rep_site site[] = {{"cudaMemcpy", 5, 8500000, 2000000, 1, fr}};
+    struct rep_process p = {.pid = 5, .rank = -1, .schedule = "every step", .steps_seen = 3,
+                            .steps = st, .nsteps = 3, .sites = site, .nsites = 1, .active_steps = 3,
+                            .syncs = 5, .blocked_ns = 8500000, .launches = 200, .wall_ns = 21000000};
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "syncspy: pid 5: 3 active steps of 3");
+    /* 20 ms / 2 complete steps; 8 ms blocked / 2; 4 syncs / 2; 200 launches / 2 */
+    assert_has(t, "step 10.0 ms mean | blocked 4.00 ms/step (40.0%) | 2.00 syncs/step | 100 launches/step\n");
+    assert_has(t, "(rates over the 2 complete steps; the last step was still open at exit)");
+    /* the site's 5 syncs (one in the partial step) over 2 steps */
+    assert_row(t, " 1 4.25 ms 42.5% 2.50 1.70 ms 2.00 ms cudaMemcpy\n");
+    free(t);
+    /* a run with no mark at all: its only step is partial and is the basis */
+    static const struct rep_step only[] = {{0, 1000000, 1, 500000, 3, true}};
+    struct rep_process q = p;
+    q.steps = only;
+    q.nsteps = 1;
+    q.active_steps = 1;
+    q.syncs = 1;
+    q.blocked_ns = 500000;
+    q.launches = 3;
+    q.wall_ns = 1000000;
+    t = render(&q, 1, 10, NULL);
+    assert_has(t, "step 1.00 ms mean | blocked 500 us/step (50.0%) | 1.00 syncs/step | 3.00 launches/step\n");
+    assert_lacks(t, "complete steps");
     free(t);
 }
 
@@ -357,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_top_limit),
         cmocka_unit_test(test_no_syncs),
         cmocka_unit_test(test_no_active_steps_and_notes),
+        cmocka_unit_test(test_partial_step_left_out_of_rates),
         cmocka_unit_test(test_merged),
         cmocka_unit_test(test_user_frame),
         cmocka_unit_test(test_display_name),
