@@ -24,6 +24,14 @@ unsigned long long simcuda_stream_ready_ns(cudaStream_t stream);
 /* Number of calls the simulated runtime served, by exported entry point name (0 if unknown). */
 unsigned long long simcuda_call_count(const char *api);
 
+/* Added by the simulator: when the work queued so far on every stream finishes (what
+ * cudaDeviceSynchronize would wait for), CLOCK_MONOTONIC ns. */
+unsigned long long simcuda_device_ready_ns(void);
+/* Added by the simulator: how many calls of the calling thread so far synchronized with the
+ * device (made the host wait for device work, even work already finished): the ground truth
+ * of which calls are syncs. Unchanged across a call means the call did not wait. */
+unsigned long long simcuda_thread_sync_count(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,42 @@
+# sim/sim.mk: the simulated CUDA device, $(BUILD)/sim/libcudart.so.13 (SONAME libcudart.so.13,
+# every export under the version node libcudart.so.13), with the link name libcudart.so next to
+# it so -L$(BUILD)/sim -lcudart finds it; and its unit test $(BUILD)/tests/test_sim.
+# Included by the top Makefile, which defines BUILD, CC, CPPFLAGS, CFLAGS and SANFLAGS.
+
+SIM_SRCS := $(wildcard sim/*.c)
+SIM_OBJS := $(SIM_SRCS:sim/%.c=$(BUILD)/sim/obj/%.o)
+SIM_LIB  := $(BUILD)/sim/libcudart.so.13
+SIM_LINK := $(BUILD)/sim/libcudart.so
+# Sanitizer flags of the simulator itself: those of the build by default (SAN=asan/tsan check
+# the simulator too); SIM_SANFLAGS= builds a plain one, which programs built without
+# sanitizers can load without preloading the sanitizer runtime.
+SIM_SANFLAGS ?= $(SANFLAGS)
+SIM_CFLAGS = $(filter-out $(SANFLAGS),$(CFLAGS)) $(SIM_SANFLAGS)
+
+$(BUILD)/sim/obj/%.o: sim/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SIM_CFLAGS) -MMD -MP -c $< -o $@
+
+# The check after the link proves the rule of sim/cudart.c: no dynamic relocation names an
+# exported symbol, i.e. the library never calls its own entry points through the PLT (an
+# LD_PRELOADed shim would see those calls as the program's).
+$(SIM_LIB): $(SIM_OBJS) sim/libcudart.map
+	$(CC) -shared -o $@ $(SIM_OBJS) -Wl,-soname,libcudart.so.13 \
+	      -Wl,--version-script=sim/libcudart.map -Wl,--no-undefined $(SIM_SANFLAGS) -lpthread
+	@if readelf -rW $@ | grep -Eq '[[:space:]](__)?(cuda|simcuda_)[A-Za-z0-9_]*(@|[[:space:]])'; then \
+	    echo "sim: $@ calls its own exported symbols through the PLT:" >&2; \
+	    readelf -rW $@ | grep -E '[[:space:]](__)?(cuda|simcuda_)' >&2; rm -f $@; exit 1; fi
+	ln -sf libcudart.so.13 $(SIM_LINK)
+
+$(SIM_LINK): $(SIM_LIB)
+
+sim: $(SIM_LIB) $(SIM_LINK)
+
+# More specific than tests.mk's pattern rule: the simulator's test links the simulator, not
+# the agent's core archive.
+$(BUILD)/tests/test_sim: tests/unit/test_sim.c sim/simcuda.h $(SIM_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(BUILD)/sim -lcudart \
+	      -Wl,-rpath,$(abspath $(BUILD)/sim) $(SANFLAGS) -lcmocka -lpthread
+
+-include $(SIM_OBJS:.o=.d)
