@@ -120,6 +120,9 @@ static int open_report_fd(bool *close_it)
     }
     case REPORT_STDERR:
     default:
+        /* The program's buffered output would be flushed by exit() right after us anyway:
+         * flushing it first keeps the report last when stdout and stderr share a terminal. */
+        fflush(stdout);
         fflush(stderr);
         return 2;
     }
