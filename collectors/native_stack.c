@@ -52,7 +52,24 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
     void *raw[NATIVE_STACK_MAX + 16];
     if (max > NATIVE_STACK_MAX)
         max = NATIVE_STACK_MAX;
-    int n = unw_backtrace(raw, max + 16);
+    int n = 0;
+#if defined(__SANITIZE_THREAD__)
+    /* TSan builds: unw_backtrace's per-thread trace cache is freed by a pthread key destructor
+     * that runs after TSan has torn down the exiting thread's state and crashes inside TSan's
+     * mutex interceptor; the step-by-step unwinder keeps no such cache. */
+    unw_context_t ctx;
+    unw_cursor_t cur;
+    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cur, &ctx) == 0) {
+        do {
+            unw_word_t ip;
+            if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+                break;
+            raw[n++] = (void *)ip;
+        } while (n < max + 16 && unw_step(&cur) > 0);
+    }
+#else
+    n = unw_backtrace(raw, max + 16);
+#endif
     int skip = 0;
     while (skip < n && native_stack_is_agent_pc((uintptr_t)raw[skip]))
         skip++;

@@ -14,6 +14,7 @@ need libunwind-dev /usr/include/libunwind.h "/usr/include/$triplet/libunwind.h"
 need uthash-dev /usr/include/uthash.h
 need libcmocka-dev /usr/include/cmocka.h
 need python3 /usr/bin/python3
+need python3-dev /usr/include/python3.11/Python.h /usr/include/python3.12/Python.h /usr/include/python3.13/Python.h
 need valgrind /usr/bin/valgrind
 need binutils /usr/bin/readelf
 if [ -n "$missing" ]; then
