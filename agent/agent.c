@@ -18,7 +18,10 @@
 #include "agent/log.h"
 #include "agent/sites.h"
 #include "agent/syncspy.h"
+#include "agent/pyhook.h"
+#include "agent/pynames.h"
 #include "collectors/native_stack.h"
+#include "collectors/pyframes.h"
 
 struct config agent_cfg;
 _Atomic int agent_state = STATE_STARTING;
@@ -230,6 +233,39 @@ bool agent_cuda_seen(void)
 
 /* ---- recording (core.h) ------------------------------------------------------------------ */
 
+static void python_notice(void)
+{
+    static _Atomic bool said;
+    if (!atomic_exchange(&said, true))
+        agent_log("%s", pyframes_status());
+}
+
+/* The calling thread's stack (native frames, with the Python frames merged in when the
+ * process runs CPython) and its site. */
+static struct site *capture_site(struct thread_state *ts, enum api_id api)
+{
+    uintptr_t native[NATIVE_STACK_MAX];
+    int truncated;
+    int depth = native_stack_capture(native, agent_cfg.max_depth, &truncated);
+    uint64_t now = agent_now_ns();
+    if (!pyframes_ready(now)) {
+        if (pyframes_unsupported())
+            python_notice();
+        return sites_lookup(&ts->cache, api, native, (uint32_t)depth, truncated);
+    }
+    pyhook_poll(now);
+    struct py_raw_frame py[PYFRAMES_MAX];
+    int n_py = pyframes_capture(py, PYFRAMES_MAX);
+    if (n_py == 0)
+        return sites_lookup(&ts->cache, api, native, (uint32_t)depth, truncated);
+    uintptr_t words[NATIVE_STACK_MAX + 2 * PYFRAMES_MAX];
+    int n = pyframes_merge(native, depth, py, n_py, words, (int)ARRAY_SIZE(words));
+    struct site *site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
+    if (site && atomic_load_explicit(&site->count, memory_order_relaxed) == 0)
+        pynames_intern_stack(words, (uint32_t)n); /* names while the frames still run */
+    return site;
+}
+
 bool agent_enter(void)
 {
     if (unlikely(tls.guard))
@@ -262,17 +298,20 @@ void agent_sync(const struct sync_call *call)
     atomic_fetch_add_explicit(&step_syncs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&step_blocked_ns, blocked, memory_order_relaxed);
 
-    struct site *site = NULL;
-    if (ts) {
-        uintptr_t pcs[NATIVE_STACK_MAX];
-        int truncated;
-        int depth = native_stack_capture(pcs, agent_cfg.max_depth, &truncated);
-        site = sites_lookup(&ts->cache, call->api, pcs, (uint32_t)depth, truncated);
-    }
+    struct site *site = ts ? capture_site(ts, call->api) : NULL;
     if (site)
         site_add(site, blocked);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+}
+
+/* Every 4096th launch of a thread: a loop that launches but never syncs still gets its
+ * Python step hook registered. */
+__attribute__((noinline, cold)) static void launch_tick(void)
+{
+    uint64_t now = agent_now_ns();
+    if (pyframes_ready(now))
+        pyhook_poll(now);
 }
 
 void agent_count_launch(void)
@@ -281,8 +320,10 @@ void agent_count_launch(void)
     if (unlikely(!ts) && !(ts = thread_state_slow()))
         return;
     /* Only this thread writes its counter: a relaxed load and store, no lock prefix. */
-    atomic_store_explicit(&ts->launches, atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
+    atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
+    if (unlikely((n & 4095) == 0))
+        launch_tick();
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -308,10 +349,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&step_lock);
     pthread_mutex_lock(&registry_lock);
     sites_atfork_prepare();
+    pynames_atfork_prepare();
 }
 
 static void fork_parent(void)
 {
+    pynames_atfork_parent();
     sites_atfork_parent();
     pthread_mutex_unlock(&registry_lock);
     pthread_mutex_unlock(&step_lock);
@@ -319,6 +362,8 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    pyhook_atfork_child();
+    pynames_atfork_child();
     sites_atfork_child();
     arena_release(&thread_arena);
     registry = free_states = NULL;

@@ -14,6 +14,8 @@
 #include "agent/apis.h"
 #include "agent/internal.h"
 #include "agent/log.h"
+#include "agent/pynames.h"
+#include "collectors/pyframes.h"
 #include "agent/sites.h"
 #include "collectors/symbolize.h"
 #include "output/report.h"
@@ -54,6 +56,35 @@ static int cmp_sites(const void *a, const void *b)
     return 0;
 }
 
+/* Turns a stack's words into frames: native return addresses symbolized (minus one: the call
+ * instruction, not the one after it), Python frames from the names kept at capture. */
+static uint32_t fill_frames(const struct stack_rec *st, struct rep_frame *frames, struct symbolizer *sym)
+{
+    uint32_t n = 0;
+    for (uint32_t w = 0; w < st->depth; w++, n++) {
+        uintptr_t word = st->pcs[w];
+        if (pyframe_word(word) && w + 1 < st->depth) {
+            const struct pyname *name = pynames_find(st->pcs[w + 1], (uint32_t)(word & 0xffffffffu));
+            frames[n] = (struct rep_frame){.function = name ? name->function : "?",
+                                           .module = "",
+                                           .file = name ? name->file : "?",
+                                           .line = name ? name->line : 0,
+                                           .python = true};
+            w++;
+            continue;
+        }
+        struct sym_info info = {0};
+        if (sym)
+            symbolizer_resolve(sym, word - 1, &info);
+        frames[n] = (struct rep_frame){.function = info.function,
+                                       .module = info.module ? info.module : "[unknown]",
+                                       .file = info.file,
+                                       .line = info.line,
+                                       .offset = sym ? info.offset : word - 1};
+    }
+    return n;
+}
+
 /* Builds proc->sites from the site table. Everything allocated here lives until exit. */
 static void fill_sites(struct rep_process *proc, struct symbolizer *sym)
 {
@@ -78,19 +109,8 @@ static void fill_sites(struct rep_process *proc, struct symbolizer *sym)
         struct rep_frame *frames = calloc(s->stack->depth ? s->stack->depth : 1, sizeof *frames);
         if (!frames)
             continue;
-        for (uint32_t f = 0; f < s->stack->depth; f++) {
-            struct sym_info info = {0};
-            /* Return addresses minus one: the call instruction, not the one after it. */
-            if (sym)
-                symbolizer_resolve(sym, s->stack->pcs[f] - 1, &info);
-            frames[f].function = info.function;
-            frames[f].module = info.module ? info.module : "[unknown]";
-            frames[f].file = info.file;
-            frames[f].line = info.line;
-            frames[f].offset = sym ? info.offset : s->stack->pcs[f] - 1;
-        }
+        r->nframes = fill_frames(s->stack, frames, sym);
         r->frames = frames;
-        r->nframes = s->stack->depth;
         k++;
     }
     free(all);

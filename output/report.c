@@ -409,12 +409,13 @@ static void render_header(struct fd_writer *w, const struct rep_process *p)
     fmt_share(c, sizeof c, bs.blocked_ns, bs.wall_ns);
     fmt_rate(d, sizeof d, bs.syncs / steps);
     fmt_rate(e, sizeof e, bs.launches / steps);
-    if (p->active_steps)
+    if (p->active_steps) {
         fdw_printf(w, "  step %s mean | blocked %s/step (%s) | %s syncs/step | %s "
                    "launches/step\n", a, b, c, d, e);
-    if (bs.partial_left_out)
-        fdw_printf(w, "  (rates over the %.0f complete steps; the last step was still open at exit)\n", bs.steps);
-    else
+        if (bs.partial_left_out)
+            fdw_printf(w, "  (rates over the %.0f complete steps; the last step was still open at exit)\n",
+                       bs.steps);
+    } else
         fdw_printf(w, "  totals, as no step was active: wall %s | blocked %s (%s) | %llu syncs "
                    "| %llu launches\n", a, b, c, (unsigned long long)p->syncs,
                    (unsigned long long)p->launches);
@@ -500,6 +501,28 @@ static bool is_startup_frame(const struct rep_frame *f)
     return false;
 }
 
+/* Native frames of the interpreter itself (the evaluation loop's helpers, ctypes, libffi):
+ * between two Python frames they only say "Python called C". */
+static bool is_interpreter_frame(const struct rep_frame *f)
+{
+    static const char *const prefixes[] = {"libpython", "python", "_ctypes", "libffi"};
+    if (f->python)
+        return false;
+    const char *b = base_name(str(f->module));
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
+            return true;
+    return false;
+}
+
+static bool has_python_frames(const struct rep_site *s)
+{
+    for (uint32_t i = 0; i < s->nframes; i++)
+        if (s->frames[i].python)
+            return true;
+    return false;
+}
+
 static void render_stack(struct fd_writer *w, const struct entry *e)
 {
     const struct rep_site *s = e->site;
@@ -517,22 +540,27 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
     }
     uint32_t last = s->nframes;
-    while (last > u + 1 && is_startup_frame(&s->frames[last - 1]))
+    bool py = has_python_frames(s);
+    while (last > u + 1 && (is_startup_frame(&s->frames[last - 1]) || (py && is_interpreter_frame(&s->frames[last - 1]))))
         last--;
-    uint32_t end = last - u > STACK_FRAMES_SHOWN ? u + STACK_FRAMES_SHOWN : last;
+    /* the frames shown: from the user frame outwards, interpreter frames left out */
+    uint32_t shown[STACK_FRAMES_SHOWN], nshown = 0, end = u;
+    for (; end < last && nshown < STACK_FRAMES_SHOWN; end++)
+        if (!py || !is_interpreter_frame(&s->frames[end]))
+            shown[nshown++] = end;
     int wname = 0, wloc = 0;
     char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
-    for (uint32_t i = u; i < end; i++) {
-        frame_texts(&s->frames[i], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+    for (uint32_t k = 0; k < nshown; k++) {
+        frame_texts(&s->frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
         int ln = (int)strlen(name), ll = (int)strlen(loc);
         if (ln > wname)
             wname = ln < NAME_COLUMN ? ln : NAME_COLUMN;
         if (ll > wloc)
             wloc = ll < LOC_COLUMN + 3 ? ll : LOC_COLUMN + 3;
     }
-    for (uint32_t i = u; i < end; i++) {
-        frame_texts(&s->frames[i], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
-        fdw_puts(w, i == u ? "   at " : "      ");
+    for (uint32_t k = 0; k < nshown; k++) {
+        frame_texts(&s->frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        fdw_puts(w, k == 0 ? "   at " : "      ");
         fdw_puts(w, name);
         if (*loc || *tag)
             fdw_spaces(w, wname - (int)strlen(name) + 2);
@@ -543,8 +571,11 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         }
         fdw_putc(w, '\n');
     }
-    if (end < last)
-        fdw_printf(w, "      ... %u frames above\n", last - end);
+    uint32_t above = 0;
+    for (uint32_t i = end; i < last; i++)
+        above += !py || !is_interpreter_frame(&s->frames[i]);
+    if (above)
+        fdw_printf(w, "      ... %u frames above\n", above);
 }
 
 static void render_where(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,

@@ -7,7 +7,7 @@ what=${1:-all}
 passed=0; failed=0; failed_names=""
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 if [ "$what" = unit ] || [ "$what" = all ]; then
-    for t in "$BUILD"/tests/test_*; do
+    for t in "$BUILD"/tests/test_* "$BUILD"/tests/pyversions/test_*; do
         [ -x "$t" ] || continue
         if "$t" >"$log" 2>&1; then rc=0; else rc=$?; fi
         p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)

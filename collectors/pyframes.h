@@ -1,0 +1,68 @@
+/* collectors/pyframes.h: the calling thread's Python frames, read from CPython's own structures
+ * without the GIL and without allocating. At a CUDA call the thread normally does not hold the
+ * GIL (PyTorch's bindings and ctypes release it), and taking it there can deadlock; but the
+ * thread is blocked inside our hook, so its own frame chain cannot change under us. Only this
+ * thread's frames are read. An interpreter whose layout is unknown gets no Python frames (one
+ * notice), never a guess. */
+#ifndef SYNCSPY_PYFRAMES_H
+#define SYNCSPY_PYFRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PYFRAMES_MAX 128
+
+/* A Python frame inside a stack's words: two words, (PYFRAME_MARK | instruction index) then the
+ * code object's address. Native return addresses never have these top bits (they would be
+ * kernel addresses). */
+#define PYFRAME_MARK 0xfffe000000000000ull
+#define PYFRAME_MARK_MASK 0xffff000000000000ull
+static inline bool pyframe_word(uintptr_t w)
+{
+    return (w & PYFRAME_MARK_MASK) == PYFRAME_MARK;
+}
+
+struct py_raw_frame {
+    uintptr_t code;   /* PyCodeObject * */
+    uint32_t lasti;   /* index of the executing instruction, in code units */
+    bool group_end;   /* the outermost frame run by one C-level evaluation call */
+};
+
+/* Finds a CPython in this process and its layout; cheap after the first successful call.
+ * Until an interpreter is found it looks again at most every 500 ms (now_ns: CLOCK_MONOTONIC).
+ * Returns true when Python frames can be read. */
+bool pyframes_ready(uint64_t now_ns);
+
+/* The calling thread's Python frames, innermost first (0 when the thread has none). */
+int pyframes_capture(struct py_raw_frame *out, int max);
+
+/* Is pc (a return address) inside CPython's evaluation loop (_PyEval_EvalFrameDefault)? */
+bool pyframes_is_eval_pc(uintptr_t pc);
+
+/* Merges native return addresses (innermost first) with Python frames: each evaluation-loop
+ * frame is replaced by the group of Python frames it runs; Python frames left over (when the
+ * native stack did not show their evaluation loop) go after the innermost native frames that
+ * precede the first loop, in order. Returns the number of words written to out (at most
+ * max_words; a Python frame takes two words). */
+int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_frame *py, int n_py,
+                   uintptr_t *out, int max_words);
+
+/* Names of a Python frame, read from its live code object (call on the capturing thread, while
+ * the frame still runs). Strings are cut to fit; returns 0, or -1 when the object does not look
+ * like a code object. */
+int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len, char *func,
+                     size_t func_len, uint32_t *line);
+
+/* True when a CPython was found whose frames this code cannot read (said once by the agent). */
+bool pyframes_unsupported(void);
+
+/* "CPython 3.11" or why Python frames are off; for notices. */
+const char *pyframes_status(void);
+
+/* Line of instruction index `lasti` (code units) from a code object's line table, in the
+ * format of the given layout (py_line_table). Pure function; exposed for unit tests. -1 when
+ * the instruction has no line. */
+int pyframes_line_for(int format, const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
+
+#endif

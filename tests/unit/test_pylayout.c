@@ -1,0 +1,535 @@
+/* Unit tests: collectors/pylayout.c's tables against offsetof() of the real structures in the
+ * local CPython's headers (compiled with Py_BUILD_CORE to reach the internal ones; which
+ * version is whatever tests/pylayout.mk found), and the _Py_DebugOffsets parser on hand-built
+ * buffers (and, for 3.13 headers, on a struct of the headers' own _Py_DebugOffsets type, and
+ * with PYLAYOUT_TEST_LIVE_RUNTIME on the live _PyRuntime of the linked libpython). */
+
+/* Python.h first (it sets feature macros); the test builds without it, minus the header checks */
+#if defined(__has_include)
+#if __has_include(<Python.h>)
+#define HAVE_PYTHON_HEADERS 1
+#endif
+#endif
+
+#ifdef HAVE_PYTHON_HEADERS
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#if PY_MINOR_VERSION <= 10
+#include <frameobject.h>
+#else
+#include <internal/pycore_frame.h>
+#endif
+#if PY_MINOR_VERSION >= 13
+#include <internal/pycore_runtime.h>
+#endif
+#endif
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collectors/pylayout.h"
+
+#define V(major, minor) ((uint32_t)((major) << 8 | (minor)))
+
+/* ---- version-independent checks ------------------------------------------------------------- */
+
+static void test_builtin_versions(void **state)
+{
+    (void)state;
+    for (uint32_t minor = 9; minor <= 12; minor++) {
+        const struct py_layout *l = py_layout_builtin(V(3, minor));
+        assert_non_null(l);
+        assert_int_equal(l->version, V(3, minor));
+    }
+    assert_null(py_layout_builtin(V(3, 8)));
+    assert_null(py_layout_builtin(V(3, 13))); /* from _Py_DebugOffsets instead */
+    assert_null(py_layout_builtin(V(3, 14)));
+    assert_null(py_layout_builtin(V(2, 7)));
+    assert_null(py_layout_builtin(0));
+    assert_null(py_layout_builtin(0x0309u << 8)); /* a PY_VERSION_HEX is not a version */
+}
+
+/* What each frame model needs is present, what it does not have is -1. */
+static void test_builtin_models(void **state)
+{
+    (void)state;
+    for (uint32_t minor = 9; minor <= 12; minor++) {
+        const struct py_layout *l = py_layout_builtin(V(3, minor));
+        assert_int_equal(l->tstate_current_frame, -1);
+        assert_int_equal(l->object_type, 8);
+        assert_int_equal(l->state_kind_shift, 2);
+        assert_int_equal(l->state_compact_bit, 5);
+        assert_int_equal(l->state_ascii_bit, 6);
+        assert_true(l->code_filename > 0 && l->code_name > 0 && l->code_firstlineno > 0);
+        assert_true(l->code_linetable > 0);
+        if (minor <= 10) {
+            assert_int_equal(l->frames, PY_FRAMES_OBJECTS);
+            assert_int_equal(l->entry, PY_ENTRY_NONE);
+            assert_int_equal(l->lines, minor == 9 ? PY_LINES_LNOTAB : PY_LINES_LINETABLE);
+            assert_true(l->tstate_frame > 0 && l->frame_back > 0 && l->frame_code > 0);
+            assert_true(l->frame_lasti > 0 && l->code_code > 0);
+            assert_int_equal(l->tstate_cframe, -1);
+            assert_int_equal(l->cframe_current_frame, -1);
+            assert_int_equal(l->iframe_code, -1);
+            assert_int_equal(l->iframe_previous, -1);
+            assert_int_equal(l->iframe_instr, -1);
+            assert_int_equal(l->iframe_owner, -1);
+            assert_int_equal(l->iframe_is_entry, -1);
+            assert_int_equal(l->owner_cstack, -1);
+            assert_int_equal(l->code_qualname, -1);
+            assert_int_equal(l->code_code_adaptive, -1);
+            assert_int_equal(l->unicode_compact_data, l->unicode_ascii_data + 24);
+        } else {
+            assert_int_equal(l->frames, PY_FRAMES_INTERPRETER);
+            assert_int_equal(l->lines, PY_LINES_LOCATIONS);
+            assert_int_equal(l->instr_is_prev, 1);
+            assert_int_equal(l->tstate_frame, -1);
+            assert_true(l->tstate_cframe > 0 && l->cframe_current_frame >= 0);
+            assert_int_equal(l->frame_back, -1);
+            assert_int_equal(l->frame_code, -1);
+            assert_int_equal(l->frame_lasti, -1);
+            assert_int_equal(l->code_code, -1);
+            assert_true(l->code_qualname > 0 && l->code_code_adaptive > 0);
+            assert_true(l->iframe_previous >= 0 && l->iframe_instr >= 0 && l->iframe_owner > 0);
+            if (minor == 11) {
+                assert_int_equal(l->entry, PY_ENTRY_IS_ENTRY);
+                assert_true(l->iframe_is_entry > 0);
+                assert_int_equal(l->owner_cstack, -1);
+            } else {
+                assert_int_equal(l->entry, PY_ENTRY_CSTACK);
+                assert_int_equal(l->iframe_is_entry, -1);
+                assert_int_equal(l->owner_cstack, 3);
+            }
+            assert_int_equal(l->unicode_compact_data,
+                             l->unicode_ascii_data + (minor == 11 ? 24 : 16));
+        }
+    }
+}
+
+/* ---- a hand-built 3.13 _Py_DebugOffsets --------------------------------------------------- */
+
+/* Byte positions in the 3.13 struct (Include/internal/pycore_runtime.h): written here
+ * independently of pylayout.c, and checked against the real type in
+ * test_debug_offsets_match_headers when the headers are 3.13. */
+enum {
+    AT_VERSION = 8, AT_FREE_THREADED = 16,
+    AT_TSTATE_SIZE = 152, AT_TSTATE_CURRENT_FRAME = 184,
+    AT_IFRAME_SIZE = 224, AT_IFRAME_PREVIOUS = 232, AT_IFRAME_EXECUTABLE = 240,
+    AT_IFRAME_INSTR_PTR = 248, AT_IFRAME_LOCALSPLUS = 256, AT_IFRAME_OWNER = 264,
+    AT_CODE_SIZE = 272, AT_CODE_FILENAME = 280, AT_CODE_NAME = 288, AT_CODE_QUALNAME = 296,
+    AT_CODE_LINETABLE = 304, AT_CODE_FIRSTLINENO = 312, AT_CODE_ADAPTIVE = 344,
+    AT_OBJECT_SIZE = 352, AT_OBJECT_TYPE = 360,
+    AT_BYTES_SIZE = 512, AT_BYTES_OB_SIZE = 520, AT_BYTES_OB_SVAL = 528,
+    AT_UNICODE_SIZE = 536, AT_UNICODE_STATE = 544, AT_UNICODE_LENGTH = 552,
+    AT_UNICODE_ASCII_SIZE = 560,
+    DEBUG_OFFSETS_3_13_BYTES = 584,
+};
+
+static void put_u64(unsigned char *buf, size_t at, uint64_t v)
+{
+    memcpy(buf + at, &v, sizeof v);
+}
+
+/* The values of a 3.13.0 x86_64 release build. */
+static void fake_3_13(unsigned char *buf)
+{
+    memset(buf, 0xee, DEBUG_OFFSETS_3_13_BYTES); /* fields we do not read are garbage */
+    memcpy(buf, "xdebugpy", 8);
+    put_u64(buf, AT_VERSION, 0x030D00F0); /* 3.13.0 final */
+    put_u64(buf, AT_FREE_THREADED, 0);
+    put_u64(buf, AT_TSTATE_SIZE, 304);
+    put_u64(buf, AT_TSTATE_CURRENT_FRAME, 72);
+    put_u64(buf, AT_IFRAME_SIZE, 80);
+    put_u64(buf, AT_IFRAME_PREVIOUS, 8);
+    put_u64(buf, AT_IFRAME_EXECUTABLE, 0);
+    put_u64(buf, AT_IFRAME_INSTR_PTR, 56);
+    put_u64(buf, AT_IFRAME_LOCALSPLUS, 72);
+    put_u64(buf, AT_IFRAME_OWNER, 70);
+    put_u64(buf, AT_CODE_SIZE, 208);
+    put_u64(buf, AT_CODE_FILENAME, 112);
+    put_u64(buf, AT_CODE_NAME, 120);
+    put_u64(buf, AT_CODE_QUALNAME, 128);
+    put_u64(buf, AT_CODE_LINETABLE, 136);
+    put_u64(buf, AT_CODE_FIRSTLINENO, 68);
+    put_u64(buf, AT_CODE_ADAPTIVE, 200);
+    put_u64(buf, AT_OBJECT_SIZE, 16);
+    put_u64(buf, AT_OBJECT_TYPE, 8);
+    put_u64(buf, AT_BYTES_SIZE, 40);
+    put_u64(buf, AT_BYTES_OB_SIZE, 16);
+    put_u64(buf, AT_BYTES_OB_SVAL, 32);
+    put_u64(buf, AT_UNICODE_SIZE, 64);
+    put_u64(buf, AT_UNICODE_STATE, 32);
+    put_u64(buf, AT_UNICODE_LENGTH, 16);
+    put_u64(buf, AT_UNICODE_ASCII_SIZE, 40);
+}
+
+static void test_debug_offsets_fake(void **state)
+{
+    (void)state;
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
+    fake_3_13(buf);
+    struct py_layout l;
+    memset(&l, 0x5a, sizeof l);
+    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
+    assert_int_equal(l.version, V(3, 13));
+    assert_int_equal(l.frames, PY_FRAMES_INTERPRETER);
+    assert_int_equal(l.entry, PY_ENTRY_CSTACK);
+    assert_int_equal(l.lines, PY_LINES_LOCATIONS);
+    assert_int_equal(l.tstate_frame, -1);
+    assert_int_equal(l.tstate_cframe, -1);
+    assert_int_equal(l.cframe_current_frame, -1);
+    assert_int_equal(l.tstate_current_frame, 72);
+    assert_int_equal(l.frame_back, -1);
+    assert_int_equal(l.frame_code, -1);
+    assert_int_equal(l.frame_lasti, -1);
+    assert_int_equal(l.iframe_code, 0);
+    assert_int_equal(l.iframe_previous, 8);
+    assert_int_equal(l.iframe_instr, 56);
+    assert_int_equal(l.iframe_owner, 70);
+    assert_int_equal(l.iframe_is_entry, -1);
+    assert_int_equal(l.owner_cstack, 3);
+    assert_int_equal(l.instr_is_prev, 0);
+    assert_int_equal(l.code_filename, 112);
+    assert_int_equal(l.code_name, 120);
+    assert_int_equal(l.code_qualname, 128);
+    assert_int_equal(l.code_firstlineno, 68);
+    assert_int_equal(l.code_linetable, 136);
+    assert_int_equal(l.code_code_adaptive, 200);
+    assert_int_equal(l.code_code, -1);
+    assert_int_equal(l.object_type, 8);
+    assert_int_equal(l.bytes_size, 16);
+    assert_int_equal(l.bytes_data, 32);
+    assert_int_equal(l.unicode_length, 16);
+    assert_int_equal(l.unicode_state, 32);
+    assert_int_equal(l.unicode_ascii_data, 40);
+    assert_int_equal(l.unicode_compact_data, 56);
+    assert_int_equal(l.state_kind_shift, 2);
+    assert_int_equal(l.state_compact_bit, 5);
+    assert_int_equal(l.state_ascii_bit, 6);
+}
+
+/* Refused: *out untouched. */
+static void expect_refused(const unsigned char *buf, uint32_t version)
+{
+    struct py_layout l, before;
+    memset(&l, 0x5a, sizeof l);
+    before = l;
+    assert_int_equal(py_layout_from_debug_offsets(buf, version, &l), -1);
+    assert_memory_equal(&l, &before, sizeof l);
+}
+
+static void test_debug_offsets_refused(void **state)
+{
+    (void)state;
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
+
+    fake_3_13(buf);
+    memcpy(buf, "xdebugpz", 8); /* wrong cookie */
+    expect_refused(buf, V(3, 13));
+    memset(buf, 0, 8);
+    expect_refused(buf, V(3, 13));
+
+    fake_3_13(buf); /* the caller believes another version */
+    expect_refused(buf, V(3, 12));
+    expect_refused(buf, V(3, 14));
+    expect_refused(buf, 0x030D00F0); /* a PY_VERSION_HEX is not a version */
+
+    fake_3_13(buf); /* the struct says another version */
+    put_u64(buf, AT_VERSION, 0x030C01F0);
+    expect_refused(buf, V(3, 13));
+    put_u64(buf, AT_VERSION, 0x030E00F0); /* 3.14: its layout is not 3.13's */
+    expect_refused(buf, V(3, 13));
+    expect_refused(buf, V(3, 14));
+    put_u64(buf, AT_VERSION, 0x030D00A5); /* 3.13.0a5: early alphas had another layout */
+    expect_refused(buf, V(3, 13));
+    put_u64(buf, AT_VERSION, 0x030D00B1);
+    expect_refused(buf, V(3, 13));
+    put_u64(buf, AT_VERSION, 0x1030D00F0ull);
+    expect_refused(buf, V(3, 13));
+
+    fake_3_13(buf); /* free-threaded build */
+    put_u64(buf, AT_FREE_THREADED, 1);
+    expect_refused(buf, V(3, 13));
+
+    fake_3_13(buf); /* an offset past its struct */
+    put_u64(buf, AT_IFRAME_INSTR_PTR, 80);
+    expect_refused(buf, V(3, 13));
+    fake_3_13(buf); /* a misaligned pointer field */
+    put_u64(buf, AT_CODE_FILENAME, 113);
+    expect_refused(buf, V(3, 13));
+    fake_3_13(buf); /* a field straddling the end */
+    put_u64(buf, AT_CODE_FIRSTLINENO, 206);
+    expect_refused(buf, V(3, 13));
+    fake_3_13(buf); /* an absurd size */
+    put_u64(buf, AT_TSTATE_SIZE, 1ull << 40);
+    expect_refused(buf, V(3, 13));
+    fake_3_13(buf); /* unicode head bigger than the object */
+    put_u64(buf, AT_UNICODE_ASCII_SIZE, 72);
+    expect_refused(buf, V(3, 13));
+    fake_3_13(buf); /* state outside the head */
+    put_u64(buf, AT_UNICODE_STATE, 40);
+    expect_refused(buf, V(3, 13));
+
+    fake_3_13(buf);
+    struct py_layout l;
+    assert_int_equal(py_layout_from_debug_offsets(NULL, V(3, 13), &l), -1);
+    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), NULL), -1);
+
+    put_u64(buf, AT_VERSION, 0x030D05C1); /* 3.13.5rc1 */
+    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
+    put_u64(buf, AT_VERSION, 0x030D0BF0); /* 3.13.11 */
+    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
+}
+
+/* ---- against the local headers ------------------------------------------------------------- */
+
+#ifdef HAVE_PYTHON_HEADERS
+
+#define LOCAL_VERSION V(PY_MAJOR_VERSION, PY_MINOR_VERSION)
+
+/* The state word of a PyASCIIObject whose bitfields are set by the compiler: where the bits are. */
+static uint32_t state_word(const PyASCIIObject *o)
+{
+    uint32_t w;
+    memcpy(&w, (const char *)o + offsetof(PyASCIIObject, state), sizeof w);
+    return w;
+}
+
+/* Offsets shared by every version: objects, strings, bytes, code names. */
+static void expect_objects_match(const struct py_layout *l)
+{
+    assert_int_equal(l->object_type, offsetof(PyObject, ob_type));
+    assert_int_equal(l->bytes_size, offsetof(PyBytesObject, ob_base.ob_size));
+    assert_int_equal(l->bytes_data, offsetof(PyBytesObject, ob_sval));
+    assert_int_equal(l->unicode_length, offsetof(PyASCIIObject, length));
+    assert_int_equal(l->unicode_state, offsetof(PyASCIIObject, state));
+    assert_int_equal(sizeof(((PyASCIIObject *)0)->state), 4);
+    assert_int_equal(l->unicode_ascii_data, sizeof(PyASCIIObject));
+    assert_int_equal(l->unicode_compact_data, sizeof(PyCompactUnicodeObject));
+
+    PyASCIIObject o;
+    memset(&o, 0, sizeof o);
+    o.state.kind = 7;
+    assert_int_equal(state_word(&o), 7u << l->state_kind_shift);
+    memset(&o, 0, sizeof o);
+    o.state.compact = 1;
+    assert_int_equal(state_word(&o), 1u << l->state_compact_bit);
+    memset(&o, 0, sizeof o);
+    o.state.ascii = 1;
+    assert_int_equal(state_word(&o), 1u << l->state_ascii_bit);
+
+    assert_int_equal(l->code_filename, offsetof(PyCodeObject, co_filename));
+    assert_int_equal(l->code_name, offsetof(PyCodeObject, co_name));
+    assert_int_equal(l->code_firstlineno, offsetof(PyCodeObject, co_firstlineno));
+#if PY_MINOR_VERSION == 9
+    assert_int_equal(l->code_linetable, offsetof(PyCodeObject, co_lnotab));
+#else
+    assert_int_equal(l->code_linetable, offsetof(PyCodeObject, co_linetable));
+#endif
+#if PY_MINOR_VERSION >= 11
+    assert_int_equal(l->code_qualname, offsetof(PyCodeObject, co_qualname));
+    assert_int_equal(l->code_code_adaptive, offsetof(PyCodeObject, co_code_adaptive));
+#endif
+}
+
+__attribute__((unused)) static void test_builtin_matches_headers(void **state)
+{
+    (void)state;
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 9 && PY_MINOR_VERSION <= 12
+    print_message("checking the %s table against %s's headers\n", PY_VERSION, PY_VERSION);
+    const struct py_layout *l = py_layout_builtin(LOCAL_VERSION);
+    assert_non_null(l);
+    expect_objects_match(l);
+#if PY_MINOR_VERSION <= 10
+    assert_int_equal(l->tstate_frame, offsetof(PyThreadState, frame));
+    assert_int_equal(l->frame_back, offsetof(PyFrameObject, f_back));
+    assert_int_equal(l->frame_code, offsetof(PyFrameObject, f_code));
+    assert_int_equal(l->frame_lasti, offsetof(PyFrameObject, f_lasti));
+    assert_int_equal(l->code_code, offsetof(PyCodeObject, co_code));
+#else
+    assert_int_equal(l->tstate_cframe, offsetof(PyThreadState, cframe));
+    assert_int_equal(l->cframe_current_frame, offsetof(_PyCFrame, current_frame));
+    assert_int_equal(l->iframe_code, offsetof(_PyInterpreterFrame, f_code));
+    assert_int_equal(l->iframe_previous, offsetof(_PyInterpreterFrame, previous));
+    assert_int_equal(l->iframe_instr, offsetof(_PyInterpreterFrame, prev_instr));
+    assert_int_equal(l->iframe_owner, offsetof(_PyInterpreterFrame, owner));
+    assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
+#if PY_MINOR_VERSION == 11
+    assert_int_equal(l->iframe_is_entry, offsetof(_PyInterpreterFrame, is_entry));
+    assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->is_entry), 1);
+#else
+    assert_int_equal(l->owner_cstack, FRAME_OWNED_BY_CSTACK);
+#endif
+#endif
+#else
+    print_message("local headers are %s: no built-in table to check\n", PY_VERSION);
+    skip();
+#endif
+}
+
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 13 && !defined(Py_GIL_DISABLED)
+#define CHECK_DEBUG_OFFSETS 1
+
+static void expect_3_13_matches(const struct py_layout *l)
+{
+    expect_objects_match(l);
+    assert_int_equal(l->tstate_current_frame, offsetof(PyThreadState, current_frame));
+    assert_int_equal(l->iframe_code, offsetof(_PyInterpreterFrame, f_executable));
+    assert_int_equal(l->iframe_previous, offsetof(_PyInterpreterFrame, previous));
+    assert_int_equal(l->iframe_instr, offsetof(_PyInterpreterFrame, instr_ptr));
+    assert_int_equal(l->iframe_owner, offsetof(_PyInterpreterFrame, owner));
+    assert_int_equal(l->owner_cstack, FRAME_OWNED_BY_CSTACK);
+}
+#endif
+
+/* Fill a struct of the headers' own _Py_DebugOffsets type by field name, then parse it: checks
+ * pylayout.c's byte positions inside the struct as well as what it derives. */
+__attribute__((unused)) static void test_debug_offsets_match_headers(void **state)
+{
+    (void)state;
+#ifdef CHECK_DEBUG_OFFSETS
+    print_message("checking the _Py_DebugOffsets parser against %s's headers\n", PY_VERSION);
+    _Py_DebugOffsets d;
+    memset(&d, 0, sizeof d);
+    assert_int_equal(sizeof d, DEBUG_OFFSETS_3_13_BYTES);
+    static const struct { size_t real, ours; } at[] = {
+        { offsetof(_Py_DebugOffsets, version), AT_VERSION },
+        { offsetof(_Py_DebugOffsets, free_threaded), AT_FREE_THREADED },
+        { offsetof(_Py_DebugOffsets, thread_state.size), AT_TSTATE_SIZE },
+        { offsetof(_Py_DebugOffsets, thread_state.current_frame), AT_TSTATE_CURRENT_FRAME },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.size), AT_IFRAME_SIZE },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.previous), AT_IFRAME_PREVIOUS },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.executable), AT_IFRAME_EXECUTABLE },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr), AT_IFRAME_INSTR_PTR },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.localsplus), AT_IFRAME_LOCALSPLUS },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.owner), AT_IFRAME_OWNER },
+        { offsetof(_Py_DebugOffsets, code_object.size), AT_CODE_SIZE },
+        { offsetof(_Py_DebugOffsets, code_object.filename), AT_CODE_FILENAME },
+        { offsetof(_Py_DebugOffsets, code_object.name), AT_CODE_NAME },
+        { offsetof(_Py_DebugOffsets, code_object.qualname), AT_CODE_QUALNAME },
+        { offsetof(_Py_DebugOffsets, code_object.linetable), AT_CODE_LINETABLE },
+        { offsetof(_Py_DebugOffsets, code_object.firstlineno), AT_CODE_FIRSTLINENO },
+        { offsetof(_Py_DebugOffsets, code_object.co_code_adaptive), AT_CODE_ADAPTIVE },
+        { offsetof(_Py_DebugOffsets, pyobject.size), AT_OBJECT_SIZE },
+        { offsetof(_Py_DebugOffsets, pyobject.ob_type), AT_OBJECT_TYPE },
+        { offsetof(_Py_DebugOffsets, bytes_object.size), AT_BYTES_SIZE },
+        { offsetof(_Py_DebugOffsets, bytes_object.ob_size), AT_BYTES_OB_SIZE },
+        { offsetof(_Py_DebugOffsets, bytes_object.ob_sval), AT_BYTES_OB_SVAL },
+        { offsetof(_Py_DebugOffsets, unicode_object.size), AT_UNICODE_SIZE },
+        { offsetof(_Py_DebugOffsets, unicode_object.state), AT_UNICODE_STATE },
+        { offsetof(_Py_DebugOffsets, unicode_object.length), AT_UNICODE_LENGTH },
+        { offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size), AT_UNICODE_ASCII_SIZE },
+    };
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        assert_int_equal(at[i].real, at[i].ours);
+    memcpy(d.cookie, _Py_Debug_Cookie, sizeof d.cookie);
+    d.version = PY_VERSION_HEX;
+    d.free_threaded = 0;
+    d.thread_state.size = sizeof(PyThreadState);
+    d.thread_state.current_frame = offsetof(PyThreadState, current_frame);
+    d.interpreter_frame.size = sizeof(_PyInterpreterFrame);
+    d.interpreter_frame.previous = offsetof(_PyInterpreterFrame, previous);
+    d.interpreter_frame.executable = offsetof(_PyInterpreterFrame, f_executable);
+    d.interpreter_frame.instr_ptr = offsetof(_PyInterpreterFrame, instr_ptr);
+    d.interpreter_frame.localsplus = offsetof(_PyInterpreterFrame, localsplus);
+    d.interpreter_frame.owner = offsetof(_PyInterpreterFrame, owner);
+    d.code_object.size = sizeof(PyCodeObject);
+    d.code_object.filename = offsetof(PyCodeObject, co_filename);
+    d.code_object.name = offsetof(PyCodeObject, co_name);
+    d.code_object.qualname = offsetof(PyCodeObject, co_qualname);
+    d.code_object.linetable = offsetof(PyCodeObject, co_linetable);
+    d.code_object.firstlineno = offsetof(PyCodeObject, co_firstlineno);
+    d.code_object.co_code_adaptive = offsetof(PyCodeObject, co_code_adaptive);
+    d.pyobject.size = sizeof(PyObject);
+    d.pyobject.ob_type = offsetof(PyObject, ob_type);
+    d.bytes_object.size = sizeof(PyBytesObject);
+    d.bytes_object.ob_size = offsetof(PyBytesObject, ob_base.ob_size);
+    d.bytes_object.ob_sval = offsetof(PyBytesObject, ob_sval);
+    d.unicode_object.size = sizeof(PyUnicodeObject);
+    d.unicode_object.state = offsetof(PyUnicodeObject, _base._base.state);
+    d.unicode_object.length = offsetof(PyUnicodeObject, _base._base.length);
+    d.unicode_object.asciiobject_size = sizeof(PyASCIIObject);
+
+    struct py_layout l;
+    assert_int_equal(py_layout_from_debug_offsets(&d, LOCAL_VERSION, &l), 0);
+    expect_3_13_matches(&l);
+
+    /* and the hand-built buffer above is this very build */
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
+    fake_3_13(buf);
+    put_u64(buf, AT_VERSION, PY_VERSION_HEX);
+    struct py_layout fake;
+    assert_int_equal(py_layout_from_debug_offsets(buf, LOCAL_VERSION, &fake), 0);
+    assert_memory_equal(&fake, &l, sizeof l);
+#else
+    print_message("local headers are %s: no _Py_DebugOffsets to check\n", PY_VERSION);
+    skip();
+#endif
+}
+
+/* The live _PyRuntime of the libpython this test is linked with (tests/pylayout.mk links it
+ * for 3.13+ in `make pylayout-versions`). */
+__attribute__((unused)) static void test_debug_offsets_live_runtime(void **state)
+{
+    (void)state;
+#if defined(CHECK_DEBUG_OFFSETS) && defined(PYLAYOUT_TEST_LIVE_RUNTIME)
+    print_message("checking the live _PyRuntime of %s\n", Py_GetVersion());
+    struct py_layout l;
+    assert_int_equal(py_layout_from_debug_offsets(&_PyRuntime, LOCAL_VERSION, &l), 0);
+    expect_3_13_matches(&l);
+#else
+    skip();
+#endif
+}
+
+#else /* !HAVE_PYTHON_HEADERS */
+
+__attribute__((unused)) static void test_builtin_matches_headers(void **state)
+{
+    (void)state;
+    print_message("no Python.h: the offsetof checks are skipped\n");
+    skip();
+}
+
+__attribute__((unused)) static void test_debug_offsets_match_headers(void **state)
+{
+    (void)state;
+    skip();
+}
+
+__attribute__((unused)) static void test_debug_offsets_live_runtime(void **state)
+{
+    (void)state;
+    skip();
+}
+
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_versions),
+        cmocka_unit_test(test_builtin_models),
+        cmocka_unit_test(test_debug_offsets_fake),
+        cmocka_unit_test(test_debug_offsets_refused),
+        /* Only the checks the local headers can make are run: a skipped check would read as
+         * a pass. The build requires python3-dev, so the headers are there. */
+#if !defined(HAVE_PYTHON_HEADERS)
+#error "test_pylayout needs Python headers (python3-dev)"
+#endif
+#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION >= 9 && PY_MINOR_VERSION <= 12
+        cmocka_unit_test(test_builtin_matches_headers),
+#endif
+#ifdef CHECK_DEBUG_OFFSETS
+        cmocka_unit_test(test_debug_offsets_match_headers),
+#ifdef PYLAYOUT_TEST_LIVE_RUNTIME
+        cmocka_unit_test(test_debug_offsets_live_runtime),
+#endif
+#endif
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
