@@ -8,18 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent/arena.h"
 #include "agent/compiler.h"
 #include "agent/core.h"
+#include "agent/flusher.h"
 #include "agent/internal.h"
 #include "agent/log.h"
 #include "agent/sites.h"
 #include "agent/syncspy.h"
 #include "agent/pyhook.h"
 #include "agent/pynames.h"
+#include "agent/ring.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
 
@@ -34,6 +38,9 @@ struct thread_state {
     struct thread_state *next;   /* every thread_state ever made (registry) */
     struct thread_state *next_free;
     bool live;
+    uint32_t tid;
+    char name[16];               /* the thread's name at its first CUDA call */
+    struct ring *ring;           /* NULL when SYNCSPY_BUFFER_MB had no room left */
     struct site_cache cache;
 };
 
@@ -51,13 +58,26 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_state *registry, *free_states;
 static uint64_t retired_launches; /* launches of threads that exited */
 static struct arena thread_arena = {.cap_bytes = 64u << 20};
+static struct arena ring_arena; /* cap: SYNCSPY_BUFFER_MB */
 static pthread_key_t thread_key;
+static _Atomic uint64_t records_without_ring;
+static uint64_t start_mono_ns, start_real_ns;
+
+#define RING_RECORDS 1024 /* per thread: 64 KiB */
 
 static void first_use(void)
 {
     bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
-    if (!was && agent_cfg.warnings[0])
+    if (was)
+        return;
+    if (agent_cfg.warnings[0])
         write_all(2, agent_cfg.warnings, strlen(agent_cfg.warnings));
+    flusher_start();
+    /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
+     * first optimizer step (it is registered at the interpreter's next safe point). */
+    uint64_t now = agent_now_ns();
+    if (pyframes_ready(now))
+        pyhook_poll(now);
 }
 
 /* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
@@ -80,16 +100,26 @@ static struct thread_state *thread_state_slow(void)
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
         return NULL;
     first_use();
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    char name[16] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
     pthread_mutex_lock(&registry_lock);
     struct thread_state *ts = free_states;
     if (ts) {
         free_states = ts->next_free;
     } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
+        ts->ring = arena_alloc(&ring_arena, sizeof(struct ring) + RING_RECORDS * sizeof(struct ring_rec));
+        if (ts->ring)
+            ts->ring->mask = RING_RECORDS - 1;
         ts->next = registry;
         registry = ts;
     }
-    if (ts)
+    if (ts) {
         ts->live = true;
+        ts->tid = tid;
+        memcpy(ts->name, name, sizeof name);
+        ts->name[15] = 0;
+    }
     pthread_mutex_unlock(&registry_lock);
     if (!ts)
         return NULL;
@@ -103,6 +133,23 @@ static inline struct thread_state *thread_state(void)
     struct thread_state *ts = tls.ts;
     return likely(ts != NULL) ? ts : thread_state_slow();
 }
+
+void agent_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx), void *ctx)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct thread_state *ts = registry; ts; ts = ts->next)
+        if (ts->ring)
+            fn(ts->ring, ts->tid, ts->name, ctx);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+uint64_t agent_records_without_ring(void)
+{
+    return atomic_load_explicit(&records_without_ring, memory_order_relaxed);
+}
+
+uint64_t agent_start_mono_ns(void) { return start_mono_ns; }
+uint64_t agent_start_real_ns(void) { return start_real_ns; }
 
 /* Launches of every thread so far. Caller holds step_lock (not registry_lock). */
 static uint64_t launches_total(void)
@@ -121,7 +168,13 @@ static uint64_t launches_total(void)
 
 static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t step_number, step_start_ns, step_launch_base;
+static _Atomic uint64_t step_now; /* step_number, for the recording paths */
 static _Atomic bool step_active;
+_Atomic bool agent_launch_tracing; /* SYNCSPY_LAUNCHES=trace and the step is recorded */
+
+#define STEP_EVENTS 1024 /* queued for the flusher; it drains them every 100 ms */
+static struct step_event step_events[STEP_EVENTS];
+static uint64_t step_events_head, step_events_tail, step_events_lost;
 static _Atomic uint64_t step_syncs, step_blocked_ns;
 static _Atomic uint64_t unattributed_syncs;
 static bool explicit_marks;
@@ -130,6 +183,13 @@ static size_t step_log_n;
 static struct {
     uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
 } step_totals;
+
+static uint64_t real_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 uint64_t agent_now_ns(void)
 {
@@ -156,6 +216,39 @@ static void step_log_append(const struct rep_step *st)
         step_totals.omitted++;
 }
 
+static void step_event_push(const struct step_event *e)
+{
+    if (step_events_head - step_events_tail == STEP_EVENTS) {
+        step_events_lost++;
+        return;
+    }
+    step_events[step_events_head++ % STEP_EVENTS] = *e;
+}
+
+size_t agent_take_step_events(struct step_event *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&step_lock);
+    while (step_events_tail != step_events_head && n < max)
+        out[n++] = step_events[step_events_tail++ % STEP_EVENTS];
+    pthread_mutex_unlock(&step_lock);
+    return n;
+}
+
+uint64_t agent_step_events_lost(void)
+{
+    pthread_mutex_lock(&step_lock);
+    uint64_t n = step_events_lost;
+    pthread_mutex_unlock(&step_lock);
+    return n;
+}
+
+static void set_step_active(bool active)
+{
+    atomic_store_explicit(&step_active, active, memory_order_relaxed);
+    atomic_store_explicit(&agent_launch_tracing, active && agent_cfg.trace_launches, memory_order_relaxed);
+}
+
 /* Ends the current step at now and begins the next. Caller holds step_lock. final: the
  * process is exiting (the step is recorded as partial, and only if anything happened in it). */
 static void step_close_locked(uint64_t now, bool final)
@@ -163,7 +256,13 @@ static void step_close_locked(uint64_t now, bool final)
     uint64_t launches = launches_total();
     uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
     uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
-    if (atomic_load_explicit(&step_active, memory_order_relaxed)) {
+    bool was_active = atomic_load_explicit(&step_active, memory_order_relaxed);
+    if (!final || syncs || launches - step_launch_base)
+        step_event_push(&(struct step_event){.step = step_number, .start_ns = step_start_ns,
+                                             .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
+                                             .launches = launches - step_launch_base,
+                                             .active = was_active, .partial = final});
+    if (was_active) {
         struct rep_step st = {
             .step = step_number,
             .wall_ns = now - step_start_ns,
@@ -176,10 +275,12 @@ static void step_close_locked(uint64_t now, bool final)
             step_log_append(&st);
     }
     step_number++;
+    atomic_store_explicit(&step_now, step_number, memory_order_relaxed);
     step_start_ns = now;
     step_launch_base = launches;
-    atomic_store_explicit(&step_active, !final && schedule_records(&agent_cfg.schedule, step_number),
-                          memory_order_relaxed);
+    set_step_active(!final && schedule_records(&agent_cfg.schedule, step_number));
+    if (was_active && !final)
+        flusher_kick(); /* an active step ended: its records to disk now */
 }
 
 void agent_step(bool explicit_mark)
@@ -303,10 +404,35 @@ void agent_sync(const struct sync_call *call)
         site_add(site, blocked);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+    struct ring_rec rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
+                           .arg = call->bytes, .step = atomic_load_explicit(&step_now, memory_order_relaxed),
+                           .stack_id = site ? site->stack->id : 0, .tid = ts ? ts->tid : 0,
+                           .api = (uint16_t)call->api, .kind = RING_SYNC, .dir = (uint8_t)call->dir};
+    if (ts && ts->ring)
+        ring_push(ts->ring, &rec);
+    else
+        atomic_fetch_add_explicit(&records_without_ring, 1, memory_order_relaxed);
 }
 
-/* Every 4096th launch of a thread: a loop that launches but never syncs still gets its
- * Python step hook registered. */
+void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream)
+{
+    struct thread_state *ts = tls.ts;
+    if (!ts || tls.guard)
+        return;
+    struct ring_rec rec = {.t0 = agent_now_ns(), .stream = stream, .arg = (uintptr_t)func,
+                           .step = atomic_load_explicit(&step_now, memory_order_relaxed),
+                           .tid = ts->tid, .api = (uint16_t)api, .kind = RING_LAUNCH};
+    if (ts->ring)
+        ring_push(ts->ring, &rec);
+}
+
+void agent_thread_ignore(void)
+{
+    tls.guard++;
+}
+
+/* Every 256th launch of a thread: a loop that launches but rarely syncs still gets its Python
+ * step hook registered soon after torch.optim is imported. */
 __attribute__((noinline, cold)) static void launch_tick(void)
 {
     uint64_t now = agent_now_ns();
@@ -322,7 +448,7 @@ void agent_count_launch(void)
     /* Only this thread writes its counter: a relaxed load and store, no lock prefix. */
     uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
     atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
-    if (unlikely((n & 4095) == 0))
+    if (unlikely((n & 255) == 0))
         launch_tick();
 }
 
@@ -362,10 +488,12 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    flusher_atfork_child();
     pyhook_atfork_child();
     pynames_atfork_child();
     sites_atfork_child();
     arena_release(&thread_arena);
+    arena_release(&ring_arena);
     registry = free_states = NULL;
     retired_launches = 0;
     tls.ts = NULL;
@@ -376,13 +504,16 @@ static void fork_child(void)
     step_log_n = 0;
     memset(&step_totals, 0, sizeof step_totals);
     step_number = 0;
-    step_start_ns = agent_now_ns();
+    atomic_store(&step_now, 0);
+    step_events_head = step_events_tail = step_events_lost = 0;
+    step_start_ns = start_mono_ns = agent_now_ns();
+    start_real_ns = real_now_ns();
     step_launch_base = 0;
     explicit_marks = false;
     atomic_store(&step_syncs, 0);
     atomic_store(&step_blocked_ns, 0);
     atomic_store(&unattributed_syncs, 0);
-    atomic_store(&step_active, schedule_records(&agent_cfg.schedule, 0));
+    set_step_active(schedule_records(&agent_cfg.schedule, 0));
     atomic_store(&cuda_seen, false);
     pthread_mutex_init(&registry_lock, NULL);
     pthread_mutex_init(&step_lock, NULL);
@@ -399,11 +530,13 @@ static void agent_init(void)
     agent_debug_level = agent_cfg.debug;
     native_stack_init();
     sites_init(16u << 20);
+    ring_arena.cap_bytes = (size_t)agent_cfg.buffer_mb << 20;
     pthread_key_create(&thread_key, thread_exit);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(agent_atexit);
-    step_start_ns = agent_now_ns();
-    atomic_store(&step_active, schedule_records(&agent_cfg.schedule, 0));
+    step_start_ns = start_mono_ns = agent_now_ns();
+    start_real_ns = real_now_ns();
+    set_step_active(schedule_records(&agent_cfg.schedule, 0));
     atomic_store(&agent_state, STATE_RUNNING);
 }
 

@@ -100,6 +100,14 @@ void config_parse(struct config *cfg, config_getenv_fn get)
 
     parse_int_var(cfg, get, "SYNCSPY_TOP", 1, 1000, 10, &cfg->top);
     parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
+    parse_int_var(cfg, get, "SYNCSPY_BUFFER_MB", 1, 1024, 8, &cfg->buffer_mb);
+
+    if ((v = get("SYNCSPY_LAUNCHES"))) {
+        if (!strcmp(v, "trace"))
+            cfg->trace_launches = true;
+        else if (strcmp(v, "count"))
+            warn(cfg, "SYNCSPY_LAUNCHES", v, "is not count or trace", "count");
+    }
 
     cfg->cupti = CUPTI_AUTO;
     if ((v = get("SYNCSPY_CUPTI"))) {

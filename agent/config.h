@@ -26,6 +26,8 @@ struct config {
     enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|/abs/path */
     char cupti_path[PATH_MAX];
     int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
+    int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
+    bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
     int rank;                      /* RANK (torchrun), -1 when unset or not a number */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */

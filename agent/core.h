@@ -4,6 +4,7 @@
 #ifndef SYNCSPY_CORE_H
 #define SYNCSPY_CORE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "agent/apis.h"
@@ -34,6 +35,12 @@ void agent_sync(const struct sync_call *call);
 /* Counts one kernel launch for the current step. The fast path: a thread-local load, a branch
  * and an increment; no stack, no lock, no syscall. */
 void agent_count_launch(void);
+
+/* SYSCALL-free check for the shim: true while launches are traced (SYNCSPY_LAUNCHES=trace and
+ * the current step is recorded). */
+extern _Atomic bool agent_launch_tracing;
+/* Records one launch (kernel host function or handle, stream) in the thread's ring. */
+void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream);
 
 /* CLOCK_MONOTONIC in ns (vDSO: no syscall). */
 uint64_t agent_now_ns(void);

@@ -13,6 +13,7 @@
 
 #include "agent/apis.h"
 #include "agent/internal.h"
+#include "agent/flusher.h"
 #include "agent/log.h"
 #include "agent/pynames.h"
 #include "collectors/pyframes.h"
@@ -46,6 +47,16 @@ static int make_dirs(const char *path)
     return 0;
 }
 
+int agent_process_dir(char *buf, size_t len)
+{
+    int n = agent_cfg.rank >= 0
+                ? snprintf(buf, len, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, (int)getpid())
+                : snprintf(buf, len, "%s/pid%d", agent_cfg.out_dir, (int)getpid());
+    if (n < 0 || (size_t)n >= len) /* config_parse keeps SYNCSPY_OUT 64 bytes short of PATH_MAX */
+        return errno = ENAMETOOLONG, -1;
+    return make_dirs(buf);
+}
+
 static int cmp_sites(const void *a, const void *b)
 {
     const struct rep_site *x = a, *y = b;
@@ -60,28 +71,31 @@ static int cmp_sites(const void *a, const void *b)
  * instruction, not the one after it), Python frames from the names kept at capture. */
 static uint32_t fill_frames(const struct stack_rec *st, struct rep_frame *frames, struct symbolizer *sym)
 {
-    uint32_t n = 0;
-    for (uint32_t w = 0; w < st->depth; w++, n++) {
-        uintptr_t word = st->pcs[w];
-        if (pyframe_word(word) && w + 1 < st->depth) {
-            const struct pyname *name = pynames_find(st->pcs[w + 1], (uint32_t)(word & 0xffffffffu));
-            frames[n] = (struct rep_frame){.function = name ? name->function : "?",
+    struct stack_frame *decoded = calloc(st->depth ? st->depth : 1, sizeof *decoded);
+    if (!decoded)
+        return 0;
+    uint32_t n = pyframes_decode(st->pcs, st->depth, decoded, st->depth);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct stack_frame *f = &decoded[i];
+        if (f->python) {
+            const struct pyname *name = pynames_find(f->code, f->lasti);
+            frames[i] = (struct rep_frame){.function = name ? name->function : "?",
                                            .module = "",
                                            .file = name ? name->file : "?",
                                            .line = name ? name->line : 0,
                                            .python = true};
-            w++;
             continue;
         }
         struct sym_info info = {0};
         if (sym)
-            symbolizer_resolve(sym, word - 1, &info);
-        frames[n] = (struct rep_frame){.function = info.function,
+            symbolizer_resolve(sym, f->pc - 1, &info);
+        frames[i] = (struct rep_frame){.function = info.function,
                                        .module = info.module ? info.module : "[unknown]",
                                        .file = info.file,
                                        .line = info.line,
-                                       .offset = sym ? info.offset : word - 1};
+                                       .offset = sym ? info.offset : f->pc - 1};
     }
+    free(decoded);
     return n;
 }
 
@@ -187,18 +201,15 @@ void agent_write_outputs(void)
     proc.schedule = sched;
     agent_steps_close_and_fill(&proc);
     proc.unattributed_syncs = agent_unattributed_syncs();
+    flusher_finish(proc.unattributed_syncs); /* the trace's last records, then END */
 
-    struct symbolizer *sym = symbolizer_new();
+    struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
+    struct symbolizer *sym = own ? own : flusher_symbolizer();
     fill_sites(&proc, sym);
 
     char dir[PATH_MAX], summary[PATH_MAX];
     const char *summary_shown = NULL;
-    int n = agent_cfg.rank >= 0
-                ? snprintf(dir, sizeof dir, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, proc.pid)
-                : snprintf(dir, sizeof dir, "%s/pid%d", agent_cfg.out_dir, proc.pid);
-    if (n < 0 || (size_t)n >= sizeof dir) /* config_parse keeps SYNCSPY_OUT 64 bytes short */
-        agent_log("output folder name too long; no summary.json for this run");
-    else if (make_dirs(dir) != 0)
+    if (agent_process_dir(dir, sizeof dir) != 0)
         agent_log("cannot create %s: %s; no summary.json for this run", dir, strerror(errno));
     else if (write_summary(&proc, dir, summary, sizeof summary) != 0)
         agent_log("cannot write %s: %s", summary, strerror(errno));
@@ -217,6 +228,6 @@ void agent_write_outputs(void)
     for (size_t i = 0; i < proc.nsites; i++)
         free((void *)proc.sites[i].frames);
     free((void *)proc.sites);
-    if (sym)
-        symbolizer_free(sym);
+    if (own)
+        symbolizer_free(own);
 }

@@ -37,4 +37,36 @@ bool agent_cuda_seen(void);
 /* Writes summary.json and the report (agent/finish.c). */
 void agent_write_outputs(void);
 
+/* The process's output folder (<SYNCSPY_OUT>/pid<P> or rank<R>-pid<P>), created 0700 when
+ * missing. Returns 0, or -1 with errno (and buf still holding the name when it fit). */
+int agent_process_dir(char *buf, size_t len);
+
+/* ---- for the flusher thread (agent/flusher.c) ---------------------------------------------- */
+
+struct ring;
+/* Calls fn for every thread's ring (threads that exited included, until reused) with the tid and
+ * name of its thread, under the thread registry lock: fn must be quick and must not call back
+ * into the agent. */
+void agent_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx), void *ctx);
+
+/* The calling thread is the agent's own (the flusher): CUDA calls it makes are forwarded
+ * untouched, never recorded. */
+void agent_thread_ignore(void);
+
+/* A step that ended (active or not), queued for the trace. */
+struct step_event {
+    uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
+    bool active, partial;
+};
+/* Takes at most max queued step events (oldest first). */
+size_t agent_take_step_events(struct step_event *out, size_t max);
+/* Step events that found the queue full (the trace misses their STEP records; summary.json
+ * and the report do not). */
+uint64_t agent_step_events_lost(void);
+/* Records no ring could take: threads beyond SYNCSPY_BUFFER_MB got no ring. */
+uint64_t agent_records_without_ring(void);
+/* CLOCK_MONOTONIC / CLOCK_REALTIME when the agent started (step 0 began). */
+uint64_t agent_start_mono_ns(void);
+uint64_t agent_start_real_ns(void);
+
 #endif

@@ -18,7 +18,7 @@ enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED, HOOK_OFF };
 static _Atomic int hook_state = HOOK_IDLE;
 static _Atomic uint64_t next_try_ns;
 
-#define HOOK_RETRY_NS 200000000ull
+#define HOOK_RETRY_NS 50000000ull
 #define PY_FILE_INPUT 257 /* Py_file_input */
 #define PY_METH_VARARGS 1
 
@@ -33,6 +33,7 @@ struct py_method_def { /* PyMethodDef, part of the stable ABI */
 static struct {
     int (*add_pending_call)(int (*)(void *), void *);
     int (*is_initialized)(void);
+    int (*is_finalizing)(void); /* Py_IsFinalizing (3.13+) or _Py_IsFinalizing; may be NULL */
     PyObject *(*dict_new)(void);
     int (*dict_set)(PyObject *, const char *, PyObject *);
     PyObject *(*dict_get)(PyObject *, const char *);
@@ -67,6 +68,10 @@ static bool resolve_api(void)
     SYM(cfunction_new, "PyCFunction_NewEx");
     SYM(none, "_Py_NoneStruct");
 #undef SYM
+    void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (!fin)
+        fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    __builtin_memcpy(&api.is_finalizing, &fin, sizeof fin);
     return true;
 }
 
@@ -135,7 +140,9 @@ void pyhook_poll(uint64_t now_ns)
         atomic_store(&hook_state, HOOK_OFF);
         return;
     }
-    if (!api.is_initialized() || api.add_pending_call(register_hook, NULL) != 0)
+    /* Never once the interpreter is going away: Py_AddPendingCall would touch freed state. */
+    if (!api.is_initialized() || (api.is_finalizing && api.is_finalizing()) ||
+        api.add_pending_call(register_hook, NULL) != 0)
         atomic_store(&hook_state, HOOK_IDLE);
 }
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* Called from the agent's recording paths in a Python process (now: CLOCK_MONOTONIC ns):
- * queues the registration attempt, at most every 200 ms, until it succeeds. Lock-free; does
+ * queues the registration attempt, at most every 50 ms, until it succeeds. Lock-free; does
  * nothing with SYNCSPY_STEP=manual. */
 void pyhook_poll(uint64_t now_ns);
 

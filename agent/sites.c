@@ -71,6 +71,7 @@ static struct site *site_intern(uint32_t api, struct stack_rec *st)
     if (!s)
         return NULL;
     s->key = key;
+    s->id = (uint32_t)n_sites + 1;
     s->stack = st;
     table_oom = false;
     HASH_ADD(hh, sites, key, sizeof key, s);

@@ -17,6 +17,7 @@ struct stack_rec {
     uint32_t id;       /* 1-based, in order of first sight */
     uint32_t depth;    /* frames in pcs */
     bool truncated;    /* deeper than the frame limit */
+    bool written;      /* in the trace file already (the flusher's) */
     uintptr_t pcs[];   /* return addresses, innermost first */
 };
 
@@ -28,11 +29,13 @@ struct site_key {
 struct site {
     UT_hash_handle hh;
     struct site_key key;
+    uint32_t id;       /* 1-based, in order of creation */
     struct stack_rec *stack;
     struct site *next; /* every site, in order of creation */
     _Atomic uint64_t count;
     _Atomic uint64_t blocked_ns;
     _Atomic uint64_t max_ns;
+    uint64_t flushed_count; /* count in the last SITE_TOTALS record (the flusher's) */
 };
 
 #define SITE_CACHE_SLOTS 64

@@ -232,6 +232,21 @@ int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_fr
     return w;
 }
 
+uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame *out, uint32_t max)
+{
+    uint32_t k = 0;
+    for (uint32_t w = 0; w < n && k < max; w++, k++) {
+        if (pyframe_word(words[w]) && w + 1 < n) {
+            out[k] = (struct stack_frame){.python = true, .code = words[w + 1],
+                                          .lasti = (uint32_t)(words[w] & 0xffffffffu)};
+            w++;
+        } else {
+            out[k] = (struct stack_frame){.pc = words[w]};
+        }
+    }
+    return k;
+}
+
 /* Copies a str object as UTF-8 (compact strings only; others read as "?"). */
 static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
 {

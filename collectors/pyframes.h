@@ -48,6 +48,16 @@ bool pyframes_is_eval_pc(uintptr_t pc);
 int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_frame *py, int n_py,
                    uintptr_t *out, int max_words);
 
+/* One frame of a stack's words: a native return address, or a Python frame. */
+struct stack_frame {
+    bool python;
+    uintptr_t pc;     /* native: the return address */
+    uintptr_t code;   /* python: the code object */
+    uint32_t lasti;   /* python: instruction index */
+};
+/* Decodes words[0..n) into at most max frames; returns how many. */
+uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame *out, uint32_t max);
+
 /* Names of a Python frame, read from its live code object (call on the capturing thread, while
  * the frame still runs). Strings are cut to fit; returns 0, or -1 when the object does not look
  * like a code object. */

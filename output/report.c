@@ -425,6 +425,13 @@ static void render_header(struct fd_writer *w, const struct rep_process *p)
     if (p->steps_omitted)
         fdw_printf(w, "  %llu active steps are in the totals but not listed in summary.json "
                    "(memory cap)\n", (unsigned long long)p->steps_omitted);
+    if (p->trace_unfinished)
+        fdw_printf(w, "  trace ends early (the process was killed?): up to the last flush%s\n",
+                   p->trace_truncated ? "; its last record was cut" : "");
+    if (p->syncs_dropped || p->launches_dropped)
+        fdw_printf(w, "  %llu sync and %llu launch events found the trace buffers full: counts "
+                   "stay exact, the timeline misses them\n", (unsigned long long)p->syncs_dropped,
+                   (unsigned long long)p->launches_dropped);
 }
 
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */
@@ -493,6 +500,8 @@ static bool is_startup_frame(const struct rep_frame *f)
     const char *fn = str(f->function);
     if (f->python || !*fn)
         return false;
+    if (!strncmp(fn, "__GI_", 5)) /* glibc's internal aliases: __GI___clone3 */
+        fn += 5;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n = strlen(names[i]);
         if (!strncmp(fn, names[i], n) && (fn[n] == '\0' || fn[n] == '@'))
@@ -562,11 +571,13 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         frame_texts(&s->frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
         fdw_puts(w, k == 0 ? "   at " : "      ");
         fdw_puts(w, name);
+        /* at least two spaces between columns, also when a long name overflows its column */
+        int pad_name = wname - (int)strlen(name), pad_loc = wloc - (int)strlen(loc);
         if (*loc || *tag)
-            fdw_spaces(w, wname - (int)strlen(name) + 2);
+            fdw_spaces(w, (pad_name > 0 ? pad_name : 0) + 2);
         fdw_puts(w, loc);
         if (*tag) {
-            fdw_spaces(w, (*loc || wloc) ? wloc - (int)strlen(loc) + 2 : 0);
+            fdw_spaces(w, (*loc || wloc) ? (pad_loc > 0 ? pad_loc : 0) + 2 : 0);
             fdw_puts(w, tag);
         }
         fdw_putc(w, '\n');

@@ -58,7 +58,13 @@ struct rep_process {
     uint64_t launches;
     uint64_t wall_ns;
     uint64_t unattributed_syncs; /* syncs whose stack could not be kept (table full): still in totals */
-    void *owned;              /* storage of summary_read_json (freed by summary_free); else NULL */
+    /* only when rebuilt from a trace.bin (output/trace_read.h); zero otherwise: */
+    bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
+    bool trace_truncated;     /* and its last record was cut (killed while writing it) */
+    uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
+    uint64_t launches_dropped;
+    void *owned;              /* storage of summary_read_json (freed by summary_free) or of
+                               * trace_read (freed by trace_free); else NULL */
 };
 
 struct report_opts {

@@ -386,10 +386,12 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
 
 /* ---- launches: counted per step, never attributed ------------------------------------------ */
 
-#define LAUNCH(fn, params, args)                                                               \
+#define LAUNCH(fn, params, args, func, stream)                                                 \
     SYNCSPY_EXPORT cudaError_t fn params                                                       \
     {                                                                                           \
         agent_count_launch();                                                                   \
+        if (unlikely(atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)))       \
+            agent_trace_launch(API_##fn, (func), (uintptr_t)(stream));                          \
         __typeof__(&fn) real_ = REAL(fn);                                                     \
         if (unlikely(!real_))                                                                   \
             return NO_RUNTIME;                                                                  \
@@ -397,13 +399,15 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
     }
 #define KERNEL_PARAMS (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 #define KERNEL_ARGS (func, grid, block, args, shmem, stream)
-LAUNCH(cudaLaunchKernel, KERNEL_PARAMS, KERNEL_ARGS)
-LAUNCH(cudaLaunchKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS)
-LAUNCH(cudaLaunchCooperativeKernel, KERNEL_PARAMS, KERNEL_ARGS)
-LAUNCH(cudaLaunchCooperativeKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS)
-LAUNCH(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args))
-LAUNCH(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args))
+LAUNCH(cudaLaunchKernel, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
+LAUNCH(cudaLaunchKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
+LAUNCH(cudaLaunchCooperativeKernel, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
+LAUNCH(cudaLaunchCooperativeKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
+LAUNCH(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args),
+       func, config ? config->stream : 0)
+LAUNCH(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args),
+       func, config ? config->stream : 0)
 LAUNCH(__cudaLaunchKernel, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
-       (kernel, grid, block, args, shmem, stream))
+       (kernel, grid, block, args, shmem, stream), (const void *)kernel, stream)
 LAUNCH(__cudaLaunchKernel_ptsz, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
-       (kernel, grid, block, args, shmem, stream))
+       (kernel, grid, block, args, shmem, stream), (const void *)kernel, stream)

@@ -51,6 +51,8 @@ static void test_defaults(void **state)
     assert_int_equal(c.top, 10);
     assert_int_equal(c.cupti, CUPTI_AUTO);
     assert_int_equal(c.max_depth, 64);
+    assert_int_equal(c.buffer_mb, 8);
+    assert_false(c.trace_launches);
     assert_int_equal(c.rank, -1);
     assert_string_equal(c.warnings, "");
 }
@@ -63,7 +65,8 @@ static void test_good_values(void **state)
     const char *pairs[][2] = {{"SYNCSPY_OUT", "/tmp/x"}, {"SYNCSPY_SCHEDULE", "wait=1,active=2"},
                               {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
                               {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
-                              {"RANK", "7"}, {"SYNCSPY_MAX_DEPTH", "128"}};
+                              {"RANK", "7"}, {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
+                              {"SYNCSPY_LAUNCHES", "trace"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         env_names[env_n] = pairs[i][0];
         env_values[env_n++] = pairs[i][1];
@@ -80,6 +83,8 @@ static void test_good_values(void **state)
     assert_int_equal(c.cupti, CUPTI_PATH);
     assert_int_equal(c.rank, 7);
     assert_int_equal(c.max_depth, 128);
+    assert_int_equal(c.buffer_mb, 64);
+    assert_true(c.trace_launches);
     set_env("SYNCSPY_REPORT", "stdout");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.report, REPORT_STDOUT);
@@ -98,7 +103,8 @@ static void test_bad_values(void **state)
     static char huge[8192];
     memset(huge, '9', sizeof huge - 1);
     const char *vars[] = {"SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT",
-                          "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG"};
+                          "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG",
+                          "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES"};
     const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe"};
     for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
         for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
@@ -126,6 +132,8 @@ static void test_bad_values(void **state)
             assert_int_equal(c.report, d.report);
             assert_int_equal(c.cupti, d.cupti);
             assert_int_equal(c.max_depth, d.max_depth);
+            assert_int_equal(c.buffer_mb, d.buffer_mb);
+            assert_int_equal(c.trace_launches, d.trace_launches);
             assert_int_equal(c.schedule.every_step, d.schedule.every_step);
         }
     }

@@ -1,0 +1,172 @@
+/* output/trace_format.h: the trace file each process appends to (<process folder>/trace.bin),
+ * shared by the writer (the agent's flusher thread) and the reader (the syncspy CLI).
+ *
+ * A file is a header, then records. Every record starts with a record header (type, total
+ * length in bytes, a multiple of 8) so a reader can skip a type it does not know and a crash
+ * only cuts the tail: a reader stops at the first record that does not fit in the file.
+ * Strings, frames and stacks are written once, before the first record that refers to them, and
+ * referred to by id. All integers are little-endian; records are 8-byte aligned.
+ *
+ * Counts: sync and launch records are per-event and may be dropped when a ring is full (DROPS
+ * records count them); SITE_TOTALS and STEP records carry exact counts, so a report rebuilt
+ * from the file is exact up to the last flush. The flusher writes SITE_TOTALS of every site
+ * that changed after each drain, so the last SITE_TOTALS of a site is its count at that flush.
+ *
+ * Compatibility: a reader refuses a file whose major version it does not know, with a sentence;
+ * it ignores record types it does not know (forward compatible minor additions) and
+ * feature bits it does not know, except bits in TRACE_FEATURES_REQUIRED_MASK. */
+#ifndef SYNCSPY_TRACE_FORMAT_H
+#define SYNCSPY_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
+#define TRACE_VERSION_MAJOR 1
+#define TRACE_VERSION_MINOR 0
+#define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
+#define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
+#define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
+
+#define TRACE_FILE_NAME "trace.bin"
+#define TRACE_MAX_RECORD_BYTES (1u << 20)  /* a record longer than this is corrupt */
+#define TRACE_MAX_STRING_BYTES 4096
+#define TRACE_MAX_FRAMES 512               /* frames in one stack */
+
+struct trace_file_header {
+    char magic[8];
+    uint16_t version_major;
+    uint16_t version_minor;
+    uint32_t header_bytes;     /* sizeof(struct trace_file_header) when written; readers skip to it */
+    uint64_t features;
+    int32_t pid;
+    int32_t rank;              /* -1 when RANK was not set */
+    uint64_t start_mono_ns;    /* CLOCK_MONOTONIC when the agent started (step 0 begins) */
+    uint64_t start_real_ns;    /* CLOCK_REALTIME at the same moment */
+    char schedule[64];         /* SYNCSPY_SCHEDULE as parsed, NUL-terminated */
+};
+
+enum trace_record_type {
+    TREC_STRING = 1,      /* struct trace_string + bytes (not NUL-terminated), padded */
+    TREC_FRAME = 2,       /* struct trace_frame */
+    TREC_STACK = 3,       /* struct trace_stack + uint32_t frame_ids[nframes], padded */
+    TREC_SYNC = 4,        /* struct trace_sync */
+    TREC_LAUNCH = 5,      /* struct trace_launch */
+    TREC_STEP = 6,        /* struct trace_step: one per step that ended (active or not) */
+    TREC_SITE_TOTALS = 7, /* struct trace_site_totals */
+    TREC_THREAD = 8,      /* struct trace_thread */
+    TREC_DROPS = 9,       /* struct trace_drops */
+    TREC_END = 10,        /* struct trace_end: the process finished writing (clean exit) */
+};
+
+struct trace_record_header {
+    uint32_t type;
+    uint32_t bytes;            /* whole record including this header; multiple of 8, >= 8 */
+};
+
+struct trace_string {
+    struct trace_record_header h;
+    uint32_t id;               /* >= 1; 0 means "no string" wherever a string id is used */
+    uint32_t length;           /* bytes that follow, <= TRACE_MAX_STRING_BYTES, UTF-8 */
+};
+
+enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1 };
+
+struct trace_frame {
+    struct trace_record_header h;
+    uint32_t id;               /* >= 1 */
+    uint32_t kind;             /* enum trace_frame_kind */
+    uint32_t function;         /* string id (0: unknown) */
+    uint32_t module;           /* string id: object path (native) */
+    uint32_t file;             /* string id: source file (0: unknown) */
+    uint32_t line;             /* 0: unknown */
+    uint64_t offset;           /* module-relative address (native) */
+};
+
+struct trace_stack {
+    struct trace_record_header h;
+    uint32_t id;               /* >= 1, the agent's stack id */
+    uint32_t nframes;          /* <= TRACE_MAX_FRAMES; frame ids follow, innermost first */
+};
+
+enum trace_dir { TRACE_DIR_NONE = 0, TRACE_DIR_H2D, TRACE_DIR_D2H, TRACE_DIR_D2D, TRACE_DIR_H2H };
+
+struct trace_sync {
+    struct trace_record_header h;
+    uint64_t start_ns;         /* CLOCK_MONOTONIC */
+    uint64_t end_ns;
+    uint64_t stream;
+    uint64_t bytes;
+    uint64_t step;
+    uint32_t tid;
+    uint32_t stack_id;         /* 0: no stack kept (tables full) */
+    uint32_t dir;              /* enum trace_dir */
+    uint32_t api_name;         /* string id */
+};
+
+struct trace_launch {
+    struct trace_record_header h;
+    uint64_t time_ns;
+    uint64_t stream;
+    uint64_t step;
+    uint32_t tid;
+    uint32_t api_name;         /* string id */
+    uint32_t kernel_name;      /* string id, 0 when unknown */
+    uint32_t pad;
+};
+
+struct trace_step {
+    struct trace_record_header h;
+    uint64_t step;
+    uint64_t start_ns;
+    uint64_t end_ns;
+    uint64_t syncs;
+    uint64_t blocked_ns;
+    uint64_t launches;
+    uint32_t active;           /* recorded by the schedule */
+    uint32_t partial;          /* ended by the process exit, not by a mark */
+};
+
+struct trace_site_totals {
+    struct trace_record_header h;
+    uint32_t site_id;          /* >= 1 */
+    uint32_t stack_id;
+    uint32_t api_name;         /* string id */
+    uint32_t pad;
+    uint64_t count;            /* exact, cumulative */
+    uint64_t blocked_ns;
+    uint64_t max_ns;
+};
+
+struct trace_thread {
+    struct trace_record_header h;
+    uint32_t tid;
+    uint32_t name;             /* string id (the thread's name at its first CUDA call) */
+};
+
+struct trace_drops {
+    struct trace_record_header h;
+    uint32_t tid;
+    uint32_t pad;
+    uint64_t syncs_dropped;    /* cumulative for this thread */
+    uint64_t launches_dropped;
+};
+
+struct trace_end {
+    struct trace_record_header h;
+    uint64_t end_mono_ns;
+    uint64_t unattributed_syncs;
+};
+
+_Static_assert(sizeof(struct trace_file_header) == 112, "trace header layout");
+_Static_assert(sizeof(struct trace_string) == 16, "trace_string layout");
+_Static_assert(sizeof(struct trace_frame) == 40, "trace_frame layout");
+_Static_assert(sizeof(struct trace_stack) == 16, "trace_stack layout");
+_Static_assert(sizeof(struct trace_sync) == 64, "trace_sync layout");
+_Static_assert(sizeof(struct trace_launch) == 48, "trace_launch layout");
+_Static_assert(sizeof(struct trace_step) == 64, "trace_step layout");
+_Static_assert(sizeof(struct trace_site_totals) == 48, "trace_site_totals layout");
+_Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
+_Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");
+_Static_assert(sizeof(struct trace_end) == 24, "trace_end layout");
+
+#endif
