@@ -5,6 +5,7 @@
  * Lock order: step_lock, then registry_lock, then the site table lock (agent/sites.c). */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,6 +20,7 @@
 #include "agent/flusher.h"
 #include "agent/internal.h"
 #include "agent/log.h"
+#include "agent/signals.h"
 #include "agent/sites.h"
 #include "agent/syncspy.h"
 #include "agent/pyhook.h"
@@ -51,8 +53,28 @@ struct tls {
                      * library reached through the unwinder's dl_iterate_phdr) is forwarded
                      * untouched instead of recursing into the agent. */
     int saved_errno;
+    int pending_signal; /* a fatal signal that arrived while this thread held agent locks */
 };
 static SYNCSPY_TLS struct tls tls;
+
+/* Leaving agent code: a signal deferred meanwhile is delivered now, when no agent lock is held
+ * by this thread (the exit report, written on the flusher thread, needs those locks). */
+static inline void deliver_deferred_signal(void)
+{
+    if (unlikely(tls.pending_signal) && tls.guard == 0) {
+        int sig = tls.pending_signal;
+        tls.pending_signal = 0;
+        raise(sig);
+    }
+}
+
+bool agent_defer_signal(int sig)
+{
+    if (tls.guard == 0)
+        return false;
+    tls.pending_signal = sig;
+    return true;
+}
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_state *registry, *free_states;
@@ -73,12 +95,15 @@ static void first_use(void)
     if (agent_cfg.warnings[0])
         write_all(2, agent_cfg.warnings, strlen(agent_cfg.warnings));
     flusher_start();
+    signals_install();
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
     uint64_t now = agent_now_ns();
     if (pyframes_ready(now))
         pyhook_poll(now);
 }
+
+static struct thread_state *thread_state_register(void);
 
 /* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
 static void thread_exit(void *p)
@@ -99,6 +124,15 @@ static struct thread_state *thread_state_slow(void)
     agent_init_once();
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
         return NULL;
+    tls.guard++;
+    struct thread_state *ts = thread_state_register();
+    tls.guard--;
+    deliver_deferred_signal();
+    return ts;
+}
+
+static struct thread_state *thread_state_register(void)
+{
     first_use();
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
     char name[16] = "";
@@ -289,12 +323,15 @@ void agent_step(bool explicit_mark)
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
         return;
     uint64_t now = agent_now_ns();
+    tls.guard++;
     pthread_mutex_lock(&step_lock);
     if (explicit_mark)
         explicit_marks = true;
     if (explicit_mark || !explicit_marks)
         step_close_locked(now, false);
     pthread_mutex_unlock(&step_lock);
+    tls.guard--;
+    deliver_deferred_signal();
     dbg(2, "step %llu begins (%s)", (unsigned long long)step_number,
         explicit_mark ? "explicit mark" : "automatic");
 }
@@ -386,8 +423,9 @@ bool agent_enter(void)
 
 void agent_leave(void)
 {
-    errno = tls.saved_errno;
     tls.guard--;
+    deliver_deferred_signal();
+    errno = tls.saved_errno;
 }
 
 void agent_sync(const struct sync_call *call)
@@ -454,7 +492,7 @@ void agent_count_launch(void)
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
-static void agent_atexit(void)
+void agent_finish_now(void)
 {
     int expected = STATE_RUNNING;
     if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING))
@@ -466,6 +504,11 @@ static void agent_atexit(void)
     tls.guard--;
     atomic_store(&agent_state, STATE_OFF);
     errno = saved;
+}
+
+static void agent_atexit(void)
+{
+    agent_finish_now();
 }
 
 /* Fork: locks are taken in the documented order before fork so the child gets them in a

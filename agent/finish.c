@@ -140,7 +140,8 @@ static int open_report_fd(bool *close_it)
     case REPORT_OFF:
         return -1;
     case REPORT_STDOUT:
-        fflush(stdout); /* what exit() would flush anyway, so the program's output stays first */
+        if (!atomic_load(&agent_finishing_from_signal))
+            fflush(stdout); /* what exit() would flush anyway, so the program's output stays first */
         return 1;
     case REPORT_FILE: {
         int fd = open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -155,9 +156,12 @@ static int open_report_fd(bool *close_it)
     case REPORT_STDERR:
     default:
         /* The program's buffered output would be flushed by exit() right after us anyway:
-         * flushing it first keeps the report last when stdout and stderr share a terminal. */
-        fflush(stdout);
-        fflush(stderr);
+         * flushing it first keeps the report last when stdout and stderr share a terminal. Not
+         * for a fatal signal: the interrupted thread may hold the stdio locks. */
+        if (!atomic_load(&agent_finishing_from_signal)) {
+            fflush(stdout);
+            fflush(stderr);
+        }
         return 2;
     }
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -42,9 +43,10 @@ struct id_map { /* u64 key -> u32 id */
 
 static struct {
     pthread_mutex_t flush_lock;
-    pthread_mutex_t wait_lock;
-    pthread_cond_t cond;
-    bool kick, stop;
+    int wake[2];              /* non-blocking pipe: a byte wakes the thread (async-signal-safe) */
+    int done[2];              /* the thread answers a finish request here */
+    _Atomic bool stop;
+    _Atomic int finish_signal; /* a fatal signal asks for the exit report (its number) */
     pthread_t thread;
     bool thread_running;
     _Atomic bool started;
@@ -61,7 +63,8 @@ static struct {
     size_t nscratch, capscratch;
 } fl = {
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
-    .wait_lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = {-1, -1},
+    .done = {-1, -1},
     .fd = -1,
     .next_frame = 1,
 };
@@ -278,20 +281,23 @@ static void *flusher_main(void *arg)
     agent_thread_ignore(); /* any CUDA call made from this thread is not the program's */
     prctl(PR_SET_NAME, "syncspy-flush", 0, 0, 0);
     for (;;) {
-        pthread_mutex_lock(&fl.wait_lock);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)FLUSH_PERIOD_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
+        struct pollfd p = {.fd = fl.wake[0], .events = POLLIN};
+        if (poll(&p, 1, (int)(FLUSH_PERIOD_NS / 1000000)) > 0) {
+            char buf[64];
+            while (read(fl.wake[0], buf, sizeof buf) > 0)
+                ;
         }
-        while (!fl.kick && !fl.stop)
-            if (pthread_cond_timedwait(&fl.cond, &fl.wait_lock, &until) == ETIMEDOUT)
-                break;
-        bool stop = fl.stop;
-        fl.kick = false;
-        pthread_mutex_unlock(&fl.wait_lock);
+        int sig = atomic_exchange(&fl.finish_signal, 0);
+        if (sig) {
+            /* A fatal signal: the exit report now, from this thread (the signalled one may hold
+             * any lock); its handler waits for the answer, then the signal takes its course. */
+            agent_finish_now();
+            char c = 1;
+            while (write(fl.done[1], &c, 1) < 0 && errno == EINTR)
+                ;
+            return NULL;
+        }
+        bool stop = atomic_load(&fl.stop);
         pthread_mutex_lock(&fl.flush_lock);
         flush_locked();
         pthread_mutex_unlock(&fl.flush_lock);
@@ -351,11 +357,10 @@ void flusher_start(void)
         return;
     say_io_error();
 
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&fl.cond, &ca);
-    pthread_condattr_destroy(&ca);
+    if (pipe2(fl.wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(fl.done, O_CLOEXEC) != 0) {
+        agent_log("cannot create the flusher's pipes: %s; the trace is written at exit only", strerror(errno));
+        return;
+    }
     /* The thread starts with every signal blocked: the program's handlers never run on it. */
     sigset_t all, old;
     sigfillset(&all);
@@ -370,30 +375,32 @@ void flusher_kick(void)
 {
     if (!fl.thread_running)
         return;
-    /* A lost wakeup only delays the drain to the next 100 ms tick. */
-    if (pthread_mutex_trylock(&fl.wait_lock) == 0) {
-        fl.kick = true;
-        pthread_cond_signal(&fl.cond);
-        pthread_mutex_unlock(&fl.wait_lock);
-    }
+    /* Never blocks: a full pipe already holds a wakeup. */
+    char c = 1;
+    ssize_t n = write(fl.wake[1], &c, 1);
+    (void)n;
 }
 
-void flusher_flush_now(void)
+bool flusher_finish_from_signal(int sig, int timeout_ms)
 {
-    if (pthread_mutex_trylock(&fl.flush_lock) != 0)
-        return; /* a drain is running: it writes what we would */
-    flush_locked();
-    pthread_mutex_unlock(&fl.flush_lock);
+    if (!fl.thread_running)
+        return false;
+    atomic_store(&fl.finish_signal, sig);
+    flusher_kick();
+    struct pollfd p = {.fd = fl.done[0], .events = POLLIN};
+    int n;
+    do
+        n = poll(&p, 1, timeout_ms);
+    while (n < 0 && errno == EINTR);
+    return n > 0;
 }
 
 static void stop_thread(void)
 {
-    if (!fl.thread_running)
-        return;
-    pthread_mutex_lock(&fl.wait_lock);
-    fl.stop = true;
-    pthread_cond_signal(&fl.cond);
-    pthread_mutex_unlock(&fl.wait_lock);
+    if (!fl.thread_running || pthread_equal(pthread_self(), fl.thread))
+        return; /* the thread itself runs the exit report for a fatal signal */
+    atomic_store(&fl.stop, true);
+    flusher_kick();
     /* A flusher stuck in write() (a hung file system) must not hang the program's exit. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -444,9 +451,16 @@ void flusher_atfork_child(void)
     fl.next_frame = 1;
     fl.dropped_syncs = fl.dropped_launches = 0;
     fl.thread_running = false;
-    fl.kick = fl.stop = false;
+    atomic_store(&fl.stop, false);
+    atomic_store(&fl.finish_signal, 0);
+    for (int i = 0; i < 2; i++) {
+        if (fl.wake[i] >= 0)
+            close(fl.wake[i]);
+        if (fl.done[i] >= 0)
+            close(fl.done[i]);
+        fl.wake[i] = fl.done[i] = -1;
+    }
     fl.error_said = false;
     atomic_store(&fl.started, false);
     pthread_mutex_init(&fl.flush_lock, NULL);
-    pthread_mutex_init(&fl.wait_lock, NULL);
 }

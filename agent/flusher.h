@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_FLUSHER_H
 #define SYNCSPY_FLUSHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Creates the trace file and the thread (once; later calls do nothing). Safe to call inside a
@@ -15,9 +16,9 @@ void flusher_kick(void);
 /* At exit, after the last step was closed: stops the thread, drains what is left, writes the
  * END record and closes the file. */
 void flusher_finish(uint64_t unattributed_syncs);
-/* Drains and writes what is queued, from any thread, without stopping the flusher (a signal
- * that will end the process). */
-void flusher_flush_now(void);
+/* From a signal handler (async-signal-safe): asks the flusher thread to write the exit report
+ * and waits for it at most timeout_ms. False when there is no flusher or it did not answer. */
+bool flusher_finish_from_signal(int sig, int timeout_ms);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
 /* In a forked child: the thread does not exist there, and the file is the parent's. */

@@ -34,6 +34,18 @@ uint64_t agent_unattributed_syncs(void);
 /* Whether this process made any CUDA call (decides if anything is written at exit). */
 bool agent_cuda_seen(void);
 
+/* From a signal handler: when the calling thread is inside agent code (it may hold agent
+ * locks), keeps the signal to re-raise when it leaves and returns true. */
+bool agent_defer_signal(int sig);
+
+/* Set while the exit report is written for a fatal signal: the program's stdio locks may be
+ * held by the interrupted thread, so stdout is not flushed first. */
+extern _Atomic bool agent_finishing_from_signal;
+
+/* The exit path (RUNNING -> FINISHING -> OFF, outputs written), from whichever thread asks
+ * first: the atexit handler, or the flusher thread for a fatal signal. */
+void agent_finish_now(void);
+
 /* Writes summary.json and the report (agent/finish.c). */
 void agent_write_outputs(void);
 

@@ -84,7 +84,15 @@ static bool runtime_module(const char *module)
     static const char *const prefixes[] = {
         "libcudart", "libcuda.", "libcupti", "libcublas", "libcudnn", "libnccl", "libtorch",
         "libc10", "libpython", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
-        "libsyncspy", "libgcc_s"};
+        "libsyncspy", "libgcc_s", "libffi", "_ctypes", "python3"};
+    /* what pip installs with torch (its lib folder, the nvidia wheels) and CPython's own modules */
+    static const char *const folders[] = {"/site-packages/torch/", "/dist-packages/torch/",
+                                          "/site-packages/nvidia/", "/dist-packages/nvidia/",
+                                          "/lib-dynload/"};
+    const char *m = str(module);
+    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
+        if (strstr(m, folders[i]))
+            return true;
     const char *b = base_name(module);
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)

@@ -66,3 +66,63 @@ def site_by_function(summary, function_substring, api=None):
 
 def frames_text(site):
     return " <- ".join(f'{f["function"] or "?"}@{os.path.basename(f["module"])}' for f in site["frames"])
+
+
+# ---- Python programs: the miniature torch (examples/site-packages) on the simulated device ----
+PY_SITE = os.path.join(ROOT, "examples", "site-packages")
+PY_MODULES = os.path.join(ROOT, "python")
+MINITORCH = os.path.join(BUILD, "examples", "site-packages", "torch", "lib", "libminitorch.so")
+PYPROGS = os.path.join(ROOT, "tests", "e2e", "pyprogs")
+DEMO_PY = os.path.join(ROOT, "examples", "train.py")
+
+
+def run_py(script, *args, env=None, preload=True, timeout=60):
+    """Runs `python3 script args...` (script by absolute path, so Python reports absolute file
+    names) with the miniature torch and the syncspy module on PYTHONPATH."""
+    e = {"PYTHONPATH": PY_SITE + os.pathsep + PY_MODULES, "MINITORCH_LIB": MINITORCH,
+         "PYTHONDONTWRITEBYTECODE": "1"}
+    if env:
+        e.update(env)
+    return run(["python3", script, *args], env=e, preload=preload, timeout=timeout)
+
+
+def source_line(path, text, after=None):
+    """The 1-based number of the only line of path containing text (a marker comment); with
+    `after`, of the first line containing text after the first line containing `after`."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start = 0
+    if after is not None:
+        start = next(i for i, line in enumerate(lines) if after in line) + 1
+    found = [i + 1 for i in range(start, len(lines)) if text in lines[i]]
+    if after is not None:
+        found = found[:1]
+    assert len(found) == 1, f"{text!r} is on lines {found} of {path}, not on exactly one"
+    return found[0]
+
+
+def python_frames(site):
+    return [f for f in site["frames"] if f["python"]]
+
+
+def user_frame(site, path):
+    """The innermost Python frame of the file path (the user's script), or None."""
+    for f in site["frames"]:
+        if f["python"] and f["file"] == path:
+            return f
+    return None
+
+
+def sites_at(summary, path, line, api=None):
+    """Sites whose innermost frame in the script path is on line (CPython may reach one line
+    through more than one native path, e.g. before and after specializing a call)."""
+    found = []
+    for s in summary["sites"]:
+        f = user_frame(s, path)
+        if f and f["line"] == line and (api is None or s["api"] == api):
+            found.append(s)
+    return found
+
+
+def count_at(summary, path, line, api=None):
+    return sum(s["count"] for s in sites_at(summary, path, line, api))
