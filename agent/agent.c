@@ -380,7 +380,7 @@ static void python_notice(void)
 
 /* The calling thread's stack (native frames, with the Python frames merged in when the
  * process runs CPython) and its site. */
-static struct site *capture_site(struct thread_state *ts, enum api_id api)
+static struct site *capture_site(struct thread_state *ts, uint32_t api)
 {
     uintptr_t native[NATIVE_STACK_MAX];
     int truncated;

@@ -4,6 +4,8 @@
 #ifndef SYNCSPY_APIS_H
 #define SYNCSPY_APIS_H
 
+#include <stdint.h>
+
 #define SYNCSPY_APIS(X)                                        \
     X(cudaStreamSynchronize, FAM_SYNC)                         \
     X(cudaStreamSynchronize_ptsz, FAM_SYNC)                    \
@@ -67,7 +69,15 @@ enum api_id {
 
 enum api_family { FAM_SYNC, FAM_MEMCPY, FAM_MEMCPY_ASYNC, FAM_MEMSET, FAM_MEMSET_ASYNC, FAM_FREE, FAM_LAUNCH };
 
-const char *api_name(enum api_id id);
-enum api_family api_family(enum api_id id);
+/* APIs seen only through CUPTI (driver calls, runtime calls the shim cannot see) get ids from
+ * API_COUNT on, by name, for the life of the process. */
+#define API_DYNAMIC_MAX 256
+
+/* The id of a CUPTI-seen API (name copied); thread-safe, never blocks for long (a lock on
+ * first sight of a name only). The last id stands for "other" once the table is full. */
+uint32_t api_intern(const char *name);
+
+const char *api_name(uint32_t id);
+enum api_family api_family(uint32_t id);
 
 #endif

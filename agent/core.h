@@ -13,7 +13,7 @@ enum copy_dir { DIR_NONE = 0, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H };
 
 /* One intercepted call that made the host wait for the device. */
 struct sync_call {
-    enum api_id api;
+    uint32_t api;      /* enum api_id, or an api_intern() id for CUPTI-seen calls */
     uint64_t start_ns;  /* CLOCK_MONOTONIC when the real call began */
     uint64_t end_ns;    /* ... and when it returned */
     uintptr_t stream;   /* cudaStream_t, 0 for the legacy default stream */

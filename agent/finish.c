@@ -114,7 +114,7 @@ static void fill_sites(struct rep_process *proc, struct symbolizer *sym)
     for (size_t i = 0; i < n; i++) {
         struct site *s = all[i];
         struct rep_site *r = &out[k];
-        r->api = api_name((enum api_id)s->key.api);
+        r->api = api_name((uint32_t)s->key.api);
         r->count = atomic_load(&s->count);
         r->blocked_ns = atomic_load(&s->blocked_ns);
         r->max_ns = atomic_load(&s->max_ns);

@@ -157,7 +157,7 @@ static uint32_t kernel_name(uint64_t func)
 
 static void write_event(const struct ring_rec *r)
 {
-    uint32_t api = tw_string(fl.tw, api_name((enum api_id)r->api));
+    uint32_t api = tw_string(fl.tw, api_name((uint32_t)r->api));
     if (r->kind == RING_SYNC) {
         struct trace_sync rec = {.start_ns = r->t0, .end_ns = r->t1, .stream = r->stream,
                                  .bytes = r->arg, .step = r->step, .tid = r->tid,
@@ -254,7 +254,7 @@ static void flush_locked(void)
             continue;
         struct trace_site_totals rec = {
             .site_id = s->id, .stack_id = s->stack->id,
-            .api_name = tw_string(fl.tw, api_name((enum api_id)s->key.api)),
+            .api_name = tw_string(fl.tw, api_name((uint32_t)s->key.api)),
             .count = count,
             .blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed),
             .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
