@@ -61,13 +61,25 @@ $(LIB): $(SHIM_OBJS) $(CORE_A)
 	$(CC) -shared -o $@ $(SHIM_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
 	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
 
+# The fault-injection build of the agent for the reliability tests (agent/faults.c; see
+# output/io.h): the same sources with -DSYNCSPY_FAULTS.
+FAULTS_LIB := $(BUILD)/libsyncspy-faults.so
+FAULTS_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj-faults/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj-faults/%.o)
+
+$(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DSYNCSPY_FAULTS $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(FAULTS_LIB): $(FAULTS_OBJS)
+	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+
 $(CLI): $(CLI_OBJS) $(CORE_A)
 	$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(SANFLAGS) $(LDLIBS)
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
 -include $(wildcard examples/*.mk)
--include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -19,6 +19,7 @@
 #include "collectors/pyframes.h"
 #include "agent/sites.h"
 #include "collectors/symbolize.h"
+#include "output/io.h"
 #include "output/report.h"
 
 /* mkdir -p with mode 0700 for the folders it creates (traces hold paths and symbol names). */
@@ -144,7 +145,7 @@ static int open_report_fd(bool *close_it)
             fflush(stdout); /* what exit() would flush anyway, so the program's output stays first */
         return 1;
     case REPORT_FILE: {
-        int fd = open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (fd < 0) {
             agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
                       strerror(errno));
@@ -176,7 +177,7 @@ static int write_summary(const struct rep_process *proc, const char *dir, char *
     if (n1 < 0 || (size_t)n1 >= pathlen || n2 < 0 || (size_t)n2 >= sizeof tmp)
         return errno = ENAMETOOLONG, -1;
     unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     int rc = summary_write_json(proc, fd);
@@ -214,9 +215,9 @@ void agent_write_outputs(void)
     char dir[PATH_MAX], summary[PATH_MAX];
     const char *summary_shown = NULL;
     if (agent_process_dir(dir, sizeof dir) != 0)
-        agent_log("cannot create %s: %s; no summary.json for this run", dir, strerror(errno));
+        agent_output_error(dir, errno);
     else if (write_summary(&proc, dir, summary, sizeof summary) != 0)
-        agent_log("cannot write %s: %s", summary, strerror(errno));
+        agent_output_error(summary, errno);
     else
         summary_shown = summary;
 

@@ -30,6 +30,7 @@
 #include "agent/sites.h"
 #include "collectors/pyframes.h"
 #include "collectors/symbolize.h"
+#include "output/io.h"
 #include "output/trace_writer.h"
 
 #define FLUSH_PERIOD_NS 100000000ull /* at least every 100 ms */
@@ -207,8 +208,7 @@ static void say_io_error(void)
 {
     if (fl.tw && tw_error(fl.tw) && !fl.error_said) {
         fl.error_said = true;
-        agent_log("cannot write the trace file: %s; recording goes on, summary.json and the "
-                  "report at exit still have every count", strerror(tw_error(fl.tw)));
+        agent_output_error(TRACE_FILE_NAME, tw_error(fl.tw));
     }
 }
 
@@ -315,20 +315,19 @@ static int open_trace_file(void)
 {
     char dir[PATH_MAX], path[PATH_MAX + 16];
     if (agent_process_dir(dir, sizeof dir) != 0) {
-        agent_log("cannot create %s: %s; no trace file for this run (the report at exit still "
-                  "has every count)", dir, strerror(errno));
+        agent_output_error(dir, errno);
         return -1;
     }
     snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
+        int fd = io_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)
             break;
         unlink(path);
     }
-    agent_log("cannot create %s: %s; no trace file for this run", path, strerror(errno));
+    agent_output_error(path, errno);
     return -1;
 }
 
@@ -429,6 +428,14 @@ void flusher_finish(uint64_t unattributed_syncs)
     if (fl.fd >= 0)
         close(fl.fd);
     fl.fd = -1;
+    pthread_mutex_unlock(&fl.flush_lock);
+}
+
+void flusher_note_modules(void)
+{
+    pthread_mutex_lock(&fl.flush_lock);
+    if (fl.sym)
+        symbolizer_refresh(fl.sym);
     pthread_mutex_unlock(&fl.flush_lock);
 }
 

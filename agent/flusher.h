@@ -19,6 +19,8 @@ void flusher_finish(uint64_t unattributed_syncs);
 /* From a signal handler (async-signal-safe): asks the flusher thread to write the exit report
  * and waits for it at most timeout_ms. False when there is no flusher or it did not answer. */
 bool flusher_finish_from_signal(int sig, int timeout_ms);
+/* Before a dlclose: the symbolizer takes note of the objects loaded now (kept after unload). */
+void flusher_note_modules(void);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
 /* In a forked child: the thread does not exist there, and the file is the parent's. */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,4 +40,13 @@ void agent_log(const char *fmt, ...)
         buf[n++] = '\n';
     write_all(2, buf, n);
     errno = saved;
+}
+
+void agent_output_error(const char *path, int err)
+{
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1))
+        return;
+    agent_log("cannot write %s: %s; recording goes on and the report at exit still has every "
+              "count (further output errors are not repeated)", path, strerror(err));
 }

@@ -15,6 +15,10 @@ void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
             agent_log(__VA_ARGS__);                  \
     } while (0)
 
+/* An output file could not be created or written: said once per process (the first failure
+ * names the file and the reason; counting goes on and the report at exit is still printed). */
+void agent_output_error(const char *path, int err);
+
 /* write() loop that retries EINTR and short writes; returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
 

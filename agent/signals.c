@@ -105,6 +105,9 @@ void signals_install(void)
         return;
     pthread_mutex_lock(&act_lock);
     for (int i = 0; i < 2; i++) {
+        /* A forked child inherits ours (and the program's, kept in user_act): once is enough. */
+        if (atomic_load(&installed[i]))
+            continue;
         struct sigaction ours, prev;
         memset(&ours, 0, sizeof ours);
         ours.sa_sigaction = on_signal;

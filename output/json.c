@@ -3,6 +3,7 @@
  * allocates only the string scratch, bounded by JSON_MAX_STRING, and never reads past the
  * buffer it is given: every access checks pos < len. */
 #include "output/json.h"
+#include "output/io.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -23,7 +24,7 @@ void fdw_init(struct fd_writer *w, int fd)
 static void fdw_drain(struct fd_writer *w, const char *p, size_t n)
 {
     while (n > 0 && w->err == 0) {
-        ssize_t k = write(w->fd, p, n);
+        ssize_t k = io_write(w->fd, p, n);
         if (k < 0) {
             if (errno == EINTR)
                 continue;

@@ -1,6 +1,7 @@
 /* output/trace_writer.c: trace records to a file (see trace_writer.h). Runs on the flusher
  * thread or at exit; a 64 KiB buffer and a write() loop that retries EINTR and short writes. */
 #include "output/trace_writer.h"
+#include "output/io.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ int tw_flush(struct trace_writer *w)
 {
     size_t off = 0;
     while (off < w->len && !w->err) {
-        ssize_t n = write(w->fd, w->buf + off, w->len - off);
+        ssize_t n = io_write(w->fd, w->buf + off, w->len - off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {

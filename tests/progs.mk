@@ -15,8 +15,9 @@ $(BUILD)/progs/cxx_sites: tests/progs/cxx_sites.cpp $(BUILD)/progs/lib/libcxxsit
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 -O1 -g $(WARN) -o $@ $< -L$(BUILD)/progs/lib -lcxxsites -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS)
 
-# rtld_local must not link libcudart: it reaches CUDA only through a dlopen'ed library.
-$(BUILD)/progs/rtld_local: tests/progs/rtld_local.c $(BUILD)/progs/lib/libdlcuda.so
+# rtld_local and dlclose_lib must not link libcudart: they reach CUDA only through a dlopen'ed
+# library.
+$(BUILD)/progs/rtld_local $(BUILD)/progs/dlclose_lib: $(BUILD)/progs/%: tests/progs/%.c $(BUILD)/progs/lib/libdlcuda.so
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
 

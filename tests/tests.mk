@@ -24,7 +24,7 @@ $(BUILD)/progs/%: tests/progs/%.cpp $(SIM_LIB) $(PROG_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -Isim -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart -lpthread -ldl
 
-test-build: all $(UNIT_BINS) $(PROG_BINS)
+test-build: all $(UNIT_BINS) $(PROG_BINS) $(FAULTS_LIB)
 
 unit: test-build
 	@BUILD=$(BUILD) sh tests/run.sh unit

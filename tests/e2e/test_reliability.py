@@ -1,0 +1,217 @@
+"""End-to-end: the agent never harms the process it lives in (issue 6). Fork and exec, 16 busy
+threads with a tiny buffer, the ways a process ends, output faults injected through the I/O seam
+(build/libsyncspy-faults.so), bad variables, and planted symlinks. docs/RELIABILITY.md lists
+each fault with the test that injects it."""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import unittest
+
+from util import BUILD, CLI, LIB, frames_text, prog, run, site_by_function
+
+FAULTS_LIB = os.path.join(BUILD, "libsyncspy-faults.so")
+DLCUDA = os.path.join(BUILD, "progs", "lib", "libdlcuda.so")
+
+
+def summaries(out_dir):
+    found = {}
+    for path in glob.glob(os.path.join(out_dir, "*", "summary.json")):
+        with open(path) as f:
+            found[os.path.basename(os.path.dirname(path))] = json.load(f)
+    return found
+
+
+def count_of(summary, function):
+    return sum(s["count"] for s in site_by_function(summary, function))
+
+
+class ForkExec(unittest.TestCase):
+    def test_child_that_uses_cuda_records_into_its_own_folder(self):
+        r = run([prog("fork_cuda")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("child: done", r.stdout)
+        self.assertIn("exec\n", r.stdout)
+        s = summaries(r.out_dir)
+        self.assertEqual(len(s), 2, list(s))  # parent and child; the exec'd shell wrote nothing
+        by_pid = sorted(s.values(), key=lambda x: x["pid"])
+        parent, child = by_pid[0], by_pid[1]
+        self.assertEqual(count_of(parent, "parent_sync"), 1)
+        self.assertEqual(count_of(parent, "child_sync"), 0)
+        self.assertEqual(count_of(child, "child_sync"), 3)
+        self.assertEqual(count_of(child, "parent_sync"), 0)  # the child started clean
+        # one report per CUDA-using process, none from the shell
+        self.assertEqual(len(re.findall(r"summary in ", r.stderr)), 2, r.stderr)
+
+
+class Threads(unittest.TestCase):
+    def test_16_threads_tiny_buffer_exact_counts_drops_counted(self):
+        r = run([prog("threads16")], env={"SYNCSPY_BUFFER_MB": "1", "SYNCSPY_LAUNCHES": "trace"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "threads16: done\n")
+        s = r.summary()
+        sites = site_by_function(s, "thread_sync", "cudaStreamSynchronize")
+        self.assertEqual(sum(x["count"] for x in sites), 16 * 2500, [frames_text(x) for x in sites])
+        self.assertEqual(sum(st["launches"] for st in s["steps"]), 16 * 5000)
+        # the trace: 16 x 64 KiB rings do not all fit in 1 MiB, and launches outrun the flusher
+        d = r.process_dirs()[0]
+        rep = subprocess.run([CLI, "report", d], capture_output=True, text=True, timeout=120)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        m = re.search(r"(\d+) sync and (\d+) launch events found the trace buffers full", rep.stdout)
+        self.assertIsNotNone(m, rep.stdout)
+        self.assertGreater(int(m.group(1)) + int(m.group(2)), 0)
+        # counts stay exact in the report rebuilt from the trace too
+        self.assertIn("thread_sync", rep.stdout)
+
+
+class Exits(unittest.TestCase):
+    def test_exit_from_a_non_main_thread(self):
+        r = run([prog("exits"), "thread-exit"])
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(r.stdout, "worker: exit(5)\n")
+        self.assertEqual(count_of(r.summary(), "exits_sync"), 6)
+        self.assertIn("exits_sync", r.stderr)
+
+    def test__exit_leaves_a_readable_trace(self):
+        r = run([prog("exits"), "_exit"])
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertEqual(r.stdout, "main: _exit\n")
+        self.assertNotIn("syncspy:", r.stderr)  # no atexit: no report, as with any _exit
+        d = r.process_dirs()[0]
+        rep = subprocess.run([CLI, "report", d], capture_output=True, text=True, timeout=60)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        m = re.search(r"(\d+) active steps? of", rep.stdout)
+        self.assertGreaterEqual(int(m.group(1)), 6, rep.stdout)
+        self.assertIn("exits_sync", rep.stdout)
+
+    def test_abort_does_not_hang(self):
+        r = run([prog("exits"), "abort"], timeout=60)
+        self.assertEqual(r.returncode, -signal.SIGABRT, r.stderr)
+        self.assertEqual(r.stdout, "main: abort\n")
+
+
+class Stacks(unittest.TestCase):
+    def test_library_unloaded_before_exit_is_still_named(self):
+        r = run([prog("dlclose_lib"), DLCUDA])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        sites = site_by_function(s, "lib_sync", "cudaStreamSynchronize")
+        self.assertEqual(sum(x["count"] for x in sites), 2, [frames_text(x) for x in s["sites"]])
+        for x in sites:
+            self.assertTrue(x["frames"][0]["module"].endswith("libdlcuda.so"))
+            self.assertEqual(x["frames"][1]["function"], "main")
+
+    def test_stack_deeper_than_the_limit(self):
+        for depth in ("64", "8"):
+            r = run([prog("deep")], env={"SYNCSPY_MAX_DEPTH": depth})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout, "deep: 300\n")
+            sites = site_by_function(r.summary(), "deep_sync")
+            self.assertEqual(len(sites), 1)
+            self.assertEqual(len(sites[0]["frames"]), int(depth))
+            self.assertTrue(all(f["function"] == "recurse" for f in sites[0]["frames"][1:]))
+
+
+class OutputFaults(unittest.TestCase):
+    """Faults through the I/O seam: one warning, the job continues, the report is printed,
+    counts exact."""
+
+    def faulty(self, spec, **env):
+        e = {"SYNCSPY_FAULTS": spec, "LD_PRELOAD": FAULTS_LIB}
+        e.update(env)
+        return run([prog("basic"), "3"], env=e)
+
+    def check(self, r):
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(r.stdout, "basic: 3 steps done\n")
+        warnings = [l for l in r.stderr.splitlines() if l.startswith("syncspy: cannot write")]
+        self.assertEqual(len(warnings), 1, r.stderr)
+        # the report is printed with exact counts: 3 steps of loss_fn
+        self.assertRegex(r.stderr, r"4 active steps of 4")
+        self.assertIn("loss_fn", r.stderr)
+        return warnings[0]
+
+    def test_enospc_on_every_write(self):
+        w = self.check(self.faulty("write=ENOSPC"))
+        self.assertIn("No space left on device", w)
+
+    def test_eio_after_some_writes(self):
+        w = self.check(self.faulty("write=EIO,after=3"))
+        self.assertIn("Input/output error", w)
+
+    def test_files_cannot_be_created(self):
+        w = self.check(self.faulty("open=EACCES"))
+        self.assertIn("Permission denied", w)
+
+    def test_unwritable_output_folder(self):
+        r = run([prog("basic"), "3"], env={"SYNCSPY_OUT": "/proc/syncspy-cannot-be-here"})
+        self.check(r)
+
+    def test_output_folder_is_a_file(self):
+        f = tempfile.NamedTemporaryFile(delete=False)
+        r = run([prog("basic"), "3"], env={"SYNCSPY_OUT": f.name})
+        self.check(r)
+
+
+class BadVariables(unittest.TestCase):
+    VARS = ["SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
+            "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG", "SYNCSPY_BUFFER_MB",
+            "SYNCSPY_LAUNCHES"]
+    VALUES = ["", "garbage", "-5", "99999999999999999999999999", "0x10"]
+
+    def test_each_bad_value_one_line_output_and_exit_unchanged(self):
+        for var in self.VARS:
+            for value in self.VALUES:
+                if var in ("SYNCSPY_OUT", "SYNCSPY_REPORT") and value:
+                    continue  # any non-empty path is a valid value for these
+                r = run([prog("basic"), "1"], env={var: value, "SYNCSPY_REPORT": "off"}
+                        if var != "SYNCSPY_REPORT" else {var: value})
+                self.assertEqual(r.returncode, 3, (var, value, r.stderr))
+                self.assertEqual(r.stdout, "basic: 1 steps done\n", (var, value))
+                lines = [l for l in r.stderr.splitlines() if var in l]
+                self.assertEqual(len(lines), 1, (var, value, r.stderr))
+                self.assertIn("using", lines[0])
+
+
+class PlantedLinks(unittest.TestCase):
+    """A symlink planted in SYNCSPY_OUT is never followed."""
+
+    def test_process_folder_link_refused(self):
+        out = tempfile.mkdtemp()
+        victim = tempfile.mkdtemp()
+        # the agent's process folder name is pid<P>: plant links for the next pids
+        p = subprocess.Popen(["true"])
+        p.wait()
+        for pid in range(p.pid + 1, p.pid + 200):
+            os.symlink(victim, os.path.join(out, f"pid{pid}"))
+        r = run([prog("basic"), "1"], env={"SYNCSPY_OUT": out})
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(os.listdir(victim), [], "wrote through a planted link")
+        self.assertIn("loss_fn", r.stderr)  # the report is still printed
+
+    def test_file_links_replaced_not_followed(self):
+        out = tempfile.mkdtemp()
+        victim = os.path.join(tempfile.mkdtemp(), "victim")
+        with open(victim, "w") as f:
+            f.write("precious")
+        p = subprocess.Popen(["true"])
+        p.wait()
+        for pid in range(p.pid + 1, p.pid + 100):
+            d = os.path.join(out, f"pid{pid}")
+            os.mkdir(d, 0o700)
+            os.symlink(victim, os.path.join(d, "summary.json"))
+            os.symlink(victim, os.path.join(d, "trace.bin"))
+        r = run([prog("basic"), "1"], env={"SYNCSPY_OUT": out})
+        self.assertEqual(r.returncode, 3)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "precious")
+        written = [d for d in glob.glob(os.path.join(out, "*", "summary.json")) if not os.path.islink(d)]
+        self.assertEqual(len(written), 1)
+        self.assertEqual(os.stat(written[0]).st_mode & 0o777, 0o600)
+
+
+if __name__ == "__main__":
+    unittest.main()
