@@ -36,3 +36,9 @@ test: test-build
 	@BUILD=$(BUILD) sh tests/run.sh all
 
 .PHONY: test-build
+
+# One end-to-end run and the CLI under valgrind memcheck (tests/memcheck.sh).
+memcheck: test-build
+	@BUILD=$(BUILD) sh tests/memcheck.sh
+
+.PHONY: memcheck

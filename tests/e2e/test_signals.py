@@ -9,12 +9,13 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, LIB, SIM, prog
+from util import CLI, LIB, SIM, preload_value, prog, sanitizer_env
 
 
 def start(mode, env=None, ready_after=5):
     out = tempfile.mkdtemp(prefix="syncspy-sig-")
-    e = dict(os.environ, LD_LIBRARY_PATH=SIM, LD_PRELOAD=LIB, SYNCSPY_OUT=out)
+    e = dict(os.environ, LD_LIBRARY_PATH=SIM, LD_PRELOAD=preload_value(LIB), SYNCSPY_OUT=out)
+    e.update(sanitizer_env())
     e.pop("SYNCSPY_SCHEDULE", None)
     if env:
         e.update(env)

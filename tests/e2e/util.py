@@ -33,6 +33,26 @@ class Run:
             return json.load(f)
 
 
+# The ASan+UBSan build (make SAN=asan e2e): the agent and the simulated device carry ASan, the
+# target programs do not, so the ASan runtime is preloaded first. Leak checking is off: the
+# programs under test (python3 among them) are not ours.
+SANITIZER_PRELOAD = ""
+if "asan" in os.path.basename(BUILD):
+    SANITIZER_PRELOAD = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                                       text=True).stdout.strip()
+
+
+def preload_value(lib):
+    return f"{SANITIZER_PRELOAD} {lib}" if SANITIZER_PRELOAD else lib
+
+
+def sanitizer_env():
+    if not SANITIZER_PRELOAD:
+        return {}
+    return {"ASAN_OPTIONS": "detect_leaks=0:abort_on_error=0:exitcode=86",
+            "UBSAN_OPTIONS": "halt_on_error=1:exitcode=87:print_stacktrace=1"}
+
+
 def run(argv, env=None, preload=True, timeout=120, cwd=None):
     """Runs argv with the agent preloaded (and the simulated libcudart first on the library
     path); returns a Run. SYNCSPY_OUT defaults to a fresh temporary folder."""
@@ -41,10 +61,15 @@ def run(argv, env=None, preload=True, timeout=120, cwd=None):
     e.pop("SYNCSPY_SCHEDULE", None)
     e["LD_LIBRARY_PATH"] = SIM + (":" + e["LD_LIBRARY_PATH"] if e.get("LD_LIBRARY_PATH") else "")
     e["SYNCSPY_OUT"] = out_dir
+    e.update(sanitizer_env())
     if preload:
-        e["LD_PRELOAD"] = LIB
+        e["LD_PRELOAD"] = preload_value(LIB)
+    elif SANITIZER_PRELOAD:
+        e["LD_PRELOAD"] = SANITIZER_PRELOAD  # the simulated device carries ASan too
     if env:
         e.update(env)
+        if "LD_PRELOAD" in env and env["LD_PRELOAD"] and SANITIZER_PRELOAD:
+            e["LD_PRELOAD"] = preload_value(env["LD_PRELOAD"])
     proc = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     return Run(proc, out_dir)
 

@@ -2,6 +2,10 @@
  * view: agent_enter / agent_sync / agent_leave / agent_count_launch, and syncspy_step): exact
  * per-step counts, one site per call site, the recursion guard, the schedule. */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,12 +91,32 @@ static void test_threads_steps_and_sites(void **state)
     assert_true((counts[0] == THREADS * 50 && counts[1] == 1) || (counts[1] == THREADS * 50 && counts[0] == 1));
     assert_int_equal(agent_unattributed_syncs(), 0);
 
-    /* nothing to write at exit for this test process */
-    atomic_store(&agent_state, STATE_OFF);
+    /* the exit path, with the flusher thread that drained the rings meanwhile */
+    agent_finish_now();
+    assert_int_equal(atomic_load(&agent_state), STATE_OFF);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/pid%d/trace.bin", getenv("SYNCSPY_OUT"), (int)getpid());
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 1000); /* header, names, a few hundred sync records, END */
+    snprintf(path, sizeof path, "%s/pid%d/summary.json", getenv("SYNCSPY_OUT"), (int)getpid());
+    assert_int_equal(stat(path, &st), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    (void)argc;
+    /* The agent reads its configuration in its constructor: run again with a private output
+     * folder and no report, so the test writes nothing into the current directory. */
+    if (!getenv("SYNCSPY_OUT")) {
+        char dir[] = "/tmp/syncspy-test-core-XXXXXX";
+        if (!mkdtemp(dir))
+            return 1;
+        setenv("SYNCSPY_OUT", dir, 1);
+        setenv("SYNCSPY_REPORT", "off", 1);
+        execv("/proc/self/exe", argv);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_threads_steps_and_sites),
     };
