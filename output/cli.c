@@ -1,8 +1,9 @@
-/* output/cli.c: the `syncspy` command: `report` renders the exit report again from summary.json
- * files (one process, or a SYNCSPY_OUT root merged), `export` turns them into folded stacks or
- * Chrome trace events. A program of its own: it may use stdio, but bad input only ever gets a
+/* output/cli.c: the `syncspy` command: `report` renders the exit report again from trace.bin or
+ * summary.json files (one process, or a SYNCSPY_OUT root merged), `export` turns them into
+ * folded stacks or Chrome trace events. A program of its own: it may use stdio, but bad input only ever gets a
  * message and an exit status, never a crash. */
 #include "output/cli.h"
+#include "output/trace_format.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,24 +30,31 @@ static const char help_text[] =
     "Record (no change to the program):\n"
     "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
     "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
-    "./syncspy-out, and prints its sync-hotspot report at exit.\n"
+    "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
+    "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
+    "and summary.json with the sync-hotspot report at exit.\n"
     "\n"
-    "Commands:\n"
-    "  report [--top N] DIR      the report again, from DIR: a process folder (with a\n"
-    "                            summary.json) or the SYNCSPY_OUT root, whose processes and\n"
-    "                            ranks are merged into one hotspot table (per-step numbers are\n"
-    "                            sums over processes divided by the sum of their active steps,\n"
-    "                            i.e. the mean process-step). --top N groups (default\n"
-    "                            SYNCSPY_TOP, else 10).\n"
+    "Commands (DIR is a process folder, a SYNCSPY_OUT root whose processes and ranks are\n"
+    "merged, or a trace.bin or summary.json file; a process folder is read from its trace.bin\n"
+    "when it has one, else from its summary.json):\n"
+    "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
+    "                            per-step numbers are sums over processes divided by the sum\n"
+    "                            of their active steps (the mean process-step). A trace.bin\n"
+    "                            cut by a crash is read up to its last complete record and\n"
+    "                            its header says so. --top N groups (default SYNCSPY_TOP,\n"
+    "                            else 10).\n"
     "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
     "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout.\n"
-    "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): one slice per\n"
-    "                            active step from summary.json; per-sync events come with trace\n"
-    "                            files.\n"
+    "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): from a\n"
+    "                            trace.bin, a track per thread with each sync as a slice (its\n"
+    "                            API, bytes, stream, step and top frames) and each launch as\n"
+    "                            an instant, and a steps track; from a summary.json alone,\n"
+    "                            only its active steps, laid end to end.\n"
     "\n"
-    "Exit status: 0 when every summary.json was read; 1 when one could not be read (the others\n"
-    "are still reported, and each bad file is named on stderr) or an output could not be\n"
-    "written; 2 for a usage error.\n";
+    "Exit status: 0 when every file was read; 1 when one could not be read (a bad header, a\n"
+    "newer format, corruption before the last record: each is named on stderr with its byte\n"
+    "offset, and the other processes are still reported) or an output could not be written;\n"
+    "2 for a usage error.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -122,12 +130,6 @@ static int folder_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->name, b->name);
 }
 
-static int proc_cmp(const void *pa, const void *pb)
-{
-    const struct rep_process *a = pa, *b = pb;
-    return rank_pid_cmp(a->rank, a->pid, b->rank, b->pid);
-}
-
 /* The process folders under root, sorted; NULL with *n = 0 when none (or on error). */
 static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
 {
@@ -172,92 +174,207 @@ static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
     return f;
 }
 
-static void load_one(const char *path, struct cli_set *set, size_t *problems)
+/* ---- one process -------------------------------------------------------------------------- */
+
+/* Progress of a long read on stderr (cli_progress_wanted says when). */
+static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t file_bytes)
 {
-    char err[PATH_MAX + 512];
-    struct rep_process p;
-    if (summary_read_json(path, &p, err, sizeof err) != 0) {
-        fprintf(stderr, "syncspy: %s\n", err);
-        (*problems)++;
+    const char *path = ctx;
+    if (!cli_progress_wanted())
         return;
-    }
-    set->procs[set->n++] = p;
+    if (file_bytes >= offset && file_bytes > 0)
+        fprintf(stderr, "syncspy: reading %s: %llu M records (%.0f%%)\n", path,
+                (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
+    else
+        fprintf(stderr, "syncspy: reading %s: %llu M records\n", path,
+                (unsigned long long)(records / 1000000));
 }
 
-static void load_root(const char *root, struct cli_set *set, size_t *problems)
+static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
+
+static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, size_t *problems)
+{
+    char err[PATH_MAX + 512];
+    struct trace_read_opts opts = {.max_events = events_left ? events_left : 1,
+                                   .progress_every = CLI_PROGRESS_EVERY,
+                                   .progress = progress_line, .ctx = (void *)path};
+    bool events = flags & CLI_LOAD_EVENTS;
+    memset(item, 0, sizeof *item);
+    if (trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err,
+                        sizeof err) != 0) {
+        fprintf(stderr, "syncspy: %s\n", err);
+        (*problems)++;
+        return false;
+    }
+    item->traced = true;
+    item->has_events = events;
+    if (events) {
+        uint64_t kept = item->events.nsyncs + item->events.nlaunches;
+        events_left = kept < events_left ? events_left - kept : 0;
+    }
+    return true;
+}
+
+static bool load_summary(const char *path, struct cli_proc *item, size_t *problems)
+{
+    char err[PATH_MAX + 512];
+    memset(item, 0, sizeof *item);
+    if (summary_read_json(path, &item->rep, err, sizeof err) != 0) {
+        fprintf(stderr, "syncspy: %s\n", err);
+        (*problems)++;
+        return false;
+    }
+    return true;
+}
+
+/* stat() says it is there, or cannot say it is not (the reader will name the problem). */
+static bool present(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 || errno != ENOENT;
+}
+
+/* A process folder: its trace.bin when it has one (it is written as the process runs, so it
+ * survives kill -9), else its summary.json; a bad trace.bin falls back to summary.json. */
+static void load_folder(const char *dir, unsigned flags, struct cli_set *set, size_t *problems)
+{
+    char *trace = join(dir, TRACE_FILE_NAME), *summary = join(dir, "summary.json");
+    struct cli_proc *item = &set->items[set->n];
+    if (!trace || !summary) {
+        fprintf(stderr, "syncspy: out of memory reading %s\n", dir);
+        (*problems)++;
+    } else if (present(trace)) {
+        if (load_trace(trace, flags, item, problems)) {
+            set->n++;
+        } else if (present(summary)) {
+            fprintf(stderr, "syncspy: reading %s instead\n", summary);
+            if (load_summary(summary, item, problems))
+                set->n++;
+        }
+    } else if (present(summary)) {
+        if (load_summary(summary, item, problems))
+            set->n++;
+    } else {
+        fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME " and no summary.json (the process "
+                "ended before its first flush, or made no CUDA call)\n", dir);
+        (*problems)++;
+    }
+    free(trace);
+    free(summary);
+}
+
+/* A file named on the command line: a trace by its magic, else summary.json. */
+static void load_file(const char *path, unsigned flags, struct cli_set *set, size_t *problems)
+{
+    char head[8];
+    ssize_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no hang */
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        n = read(fd, head, sizeof head);
+    if (fd >= 0)
+        close(fd);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    bool trace = (n > 0 && trace_looks_like(head, (size_t)n)) ||
+                 (strlen(base) > 4 && strcmp(base + strlen(base) - 4, ".bin") == 0);
+    if (trace ? load_trace(path, flags, &set->items[0], problems)
+              : load_summary(path, &set->items[0], problems))
+        set->n = 1;
+}
+
+static void load_root(const char *root, unsigned flags, struct cli_set *set, size_t *problems)
 {
     size_t n;
     struct folder *f = scan_root(root, &n, problems);
     if (n == 0) {
         if (*problems == 0)
-            fprintf(stderr, "syncspy: %s has no summary.json and no pid<P> or rank<R>-pid<P> "
-                    "folders: is it a SYNCSPY_OUT folder?\n", root);
+            fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
+                    "pid<P> or rank<R>-pid<P> folders: is it a SYNCSPY_OUT folder?\n", root);
         (*problems)++;
         free(f);
         return;
     }
-    set->procs = calloc(n, sizeof *set->procs);
+    set->items = calloc(n, sizeof *set->items);
+    if (!set->items) {
+        fprintf(stderr, "syncspy: out of memory reading %s\n", root);
+        (*problems)++;
+    }
     for (size_t i = 0; i < n; i++) {
-        char *dir = join(root, f[i].name);
-        char *path = dir ? join(dir, "summary.json") : NULL;
-        struct stat sb;
-        if (!set->procs || !path) {
+        char *dir = set->items ? join(root, f[i].name) : NULL;
+        if (dir)
+            load_folder(dir, flags, set, problems);
+        else if (set->items) {
             fprintf(stderr, "syncspy: out of memory reading %s\n", root);
             (*problems)++;
-        } else if (stat(path, &sb) != 0 && errno == ENOENT) {
-            fprintf(stderr, "syncspy: %s has no summary.json (the process is still running, or "
-                    "ended before it could write one)\n", dir);
-            (*problems)++;
-        } else {
-            load_one(path, set, problems);
         }
-        free(path);
         free(dir);
         free(f[i].name);
-        if (!set->procs) /* out of memory: stop after saying it once */
-            for (i++; i < n; i++)
-                free(f[i].name);
     }
     free(f);
 }
 
-size_t cli_load(const char *dir, struct cli_set *set)
+static int item_cmp(const void *pa, const void *pb)
+{
+    const struct cli_proc *a = pa, *b = pb;
+    return rank_pid_cmp(a->rep.rank, a->rep.pid, b->rep.rank, b->rep.pid);
+}
+
+size_t cli_load(const char *dir, unsigned flags, struct cli_set *set)
 {
     size_t problems = 0;
-    set->procs = NULL;
-    set->n = 0;
+    memset(set, 0, sizeof *set);
+    cli_progress_start();
     struct stat sb;
     if (stat(dir, &sb) != 0) {
         fprintf(stderr, "syncspy: %s: %s\n", dir, strerror(errno));
         return 1;
     }
-    char *single = S_ISDIR(sb.st_mode) ? join(dir, "summary.json") : strdup(dir);
-    if (!single) {
+    char *trace = join(dir, TRACE_FILE_NAME), *summary = join(dir, "summary.json");
+    if (!trace || !summary) {
         fprintf(stderr, "syncspy: out of memory\n");
-        return 1;
-    }
-    if (!S_ISDIR(sb.st_mode) || access(single, F_OK) == 0) {
-        set->procs = calloc(1, sizeof *set->procs);
-        if (set->procs)
-            load_one(single, set, &problems);
-        else
+        problems++;
+    } else if (!S_ISDIR(sb.st_mode) || present(trace) || present(summary)) {
+        if (!(set->items = calloc(1, sizeof *set->items))) {
+            fprintf(stderr, "syncspy: out of memory\n");
             problems++;
+        } else if (S_ISDIR(sb.st_mode)) {
+            load_folder(dir, flags, set, &problems);
+        } else {
+            load_file(dir, flags, set, &problems);
+        }
     } else {
-        load_root(dir, set, &problems);
+        load_root(dir, flags, set, &problems);
     }
-    free(single);
+    free(trace);
+    free(summary);
     if (set->n > 1)
-        qsort(set->procs, set->n, sizeof *set->procs, proc_cmp);
+        qsort(set->items, set->n, sizeof *set->items, item_cmp);
+    if (set->n) {
+        set->procs = calloc(set->n, sizeof *set->procs);
+        if (!set->procs) {
+            fprintf(stderr, "syncspy: out of memory\n");
+            cli_set_free(set);
+            return problems + 1;
+        }
+        for (size_t i = 0; i < set->n; i++)
+            set->procs[i] = set->items[i].rep;
+    }
     return problems;
 }
 
 void cli_set_free(struct cli_set *set)
 {
-    for (size_t i = 0; i < set->n; i++)
-        summary_free(&set->procs[i]);
+    for (size_t i = 0; i < set->n; i++) {
+        struct cli_proc *it = &set->items[i];
+        if (it->traced)
+            trace_free(&it->rep, it->has_events ? &it->events : NULL);
+        else
+            summary_free(&it->rep);
+    }
+    free(set->items);
     free(set->procs);
-    set->procs = NULL;
-    set->n = 0;
+    memset(set, 0, sizeof *set);
 }
 
 /* ---- commands ----------------------------------------------------------------------------- */
@@ -323,7 +440,7 @@ static int cmd_report(int argc, char **argv)
     if (!dir)
         return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
     struct cli_set set;
-    size_t problems = cli_load(dir, &set);
+    size_t problems = cli_load(dir, 0, &set);
     int rc = problems ? 1 : 0;
     if (set.n > 0) {
         struct report_opts opts = {.top = top > 0 ? top : default_top()};
@@ -332,20 +449,20 @@ static int cmd_report(int argc, char **argv)
             rc = 1;
         }
         if (problems)
-            fprintf(stderr, "syncspy: warning: %zu process folder%s of %s could not be read "
-                    "(named above); the report covers the other %zu\n", problems,
-                    problems == 1 ? "" : "s", dir, set.n);
+            fprintf(stderr, "syncspy: warning: %zu problem%s reading %s (named above); the "
+                    "report covers the %zu process%s that could be read\n", problems,
+                    problems == 1 ? "" : "s", dir, set.n, set.n == 1 ? "" : "es");
     }
     cli_set_free(&set);
     return rc;
 }
 
 /* Writes OUT through OUT.tmp and a rename, so a reader never sees half a file. */
-static int write_output(const char *out, int (*fn)(const struct rep_process *, size_t, int),
+static int write_output(const char *out, int (*fn)(const struct cli_set *, int),
                         const struct cli_set *set)
 {
     if (strcmp(out, "-") == 0) {
-        if (fn(set->procs, set->n, STDOUT_FILENO) != 0) {
+        if (fn(set, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing to stdout: %s\n", strerror(errno));
             return 1;
         }
@@ -365,7 +482,7 @@ static int write_output(const char *out, int (*fn)(const struct rep_process *, s
         fprintf(stderr, "syncspy: cannot create %s: %s\n", tmp, strerror(errno));
         rc = 1;
     } else {
-        int failed = fn(set->procs, set->n, fd);
+        int failed = fn(set, fd);
         int saved = errno;
         if (close(fd) != 0 && !failed) {
             failed = -1;
@@ -417,7 +534,7 @@ static int cmd_export(int argc, char **argv)
     if (!dir)
         return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
     struct cli_set set;
-    size_t problems = cli_load(dir, &set);
+    size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
     int rc = problems ? 1 : 0;
     if (set.n > 0) {
         int wrc = write_output(out, format[0] == 'f' ? cli_export_folded : cli_export_chrome,

@@ -1,11 +1,35 @@
-/* output/cli_export.c: `syncspy export`: summary.json sites as folded stacks (flamegraph.pl,
- * speedscope, inferno) and active steps as Chrome trace events (Perfetto, chrome://tracing).
- * CLI only; writes through an fd_writer to the fd it is given. */
+/* output/cli_export.c: `syncspy export`: sync sites as folded stacks (flamegraph.pl, speedscope,
+ * inferno) and the timeline as Chrome trace events (Perfetto, chrome://tracing): every sync,
+ * launch and step of a trace.bin, or the active steps of a summary.json. CLI only; writes
+ * through an fd_writer to the fd it is given. */
 #include "output/cli.h"
 #include "output/json.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+static struct timespec progress_t0;
+
+void cli_progress_start(void)
+{
+    clock_gettime(CLOCK_MONOTONIC, &progress_t0);
+}
+
+bool cli_progress_wanted(void)
+{
+    if (isatty(STDERR_FILENO) == 1)
+        return true;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - progress_t0.tv_sec) +
+           (double)(now.tv_nsec - progress_t0.tv_nsec) / 1e9 >= 1.0;
+}
 
 /* ---- folded stacks ------------------------------------------------------------------------ */
 
@@ -57,16 +81,18 @@ static void folded_process(struct fd_writer *w, const struct rep_process *p)
         fdw_printf(w, "pid%d;", p->pid);
 }
 
-int cli_export_folded(const struct rep_process *procs, size_t n, int fd)
+int cli_export_folded(const struct cli_set *set, int fd)
 {
     struct fd_writer w;
     fdw_init(&w, fd);
+    const struct rep_process *procs = set->procs;
+    size_t n = set->n;
     for (size_t p = 0; p < n; p++) {
-        for (size_t i = 0; i < procs[p].nsites; i++) {
+        for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
             const struct rep_site *s = &procs[p].sites[i];
             if (n > 1) /* one subtree per process when several are merged */
                 folded_process(&w, &procs[p]);
-            for (uint32_t k = s->nframes; k > 0; k--) { /* outermost first */
+            for (uint32_t k = s->frames ? s->nframes : 0; k > 0; k--) { /* outermost first */
                 folded_frame(&w, &s->frames[k - 1]);
                 fdw_putc(&w, ';');
             }
@@ -79,70 +105,412 @@ int cli_export_folded(const struct rep_process *procs, size_t n, int fd)
     return fdw_flush(&w);
 }
 
-/* ---- Chrome trace events ------------------------------------------------------------------ */
+/* ---- Chrome trace events ------------------------------------------------------------------
+ * The JSON Object Format of the Trace Event Format: {"traceEvents": [...], "displayTimeUnit"}.
+ * Every event carries ph, ts, pid, tid and name (metadata too: some viewers want them); X
+ * events carry dur >= 0. Timestamps are microseconds with three decimals from the earliest
+ * start of a traced process (CLOCK_MONOTONIC is one clock for the processes of one machine).
+ * Per process: a "steps" track (tid 0: no thread has it), then one track per thread with its
+ * syncs as slices and its launches as instants, each track in time order. */
 
-/* ns as microseconds with three decimals (the trace format's unit). */
+#define STEPS_TID 0
+#define FRAMES_IN_ARGS 5
+
+#define FRAMES_CACHE 256
+
+struct frames_cached {
+    const struct rep_frame *frames;
+    uint32_t n;
+    char *text;
+    size_t len, cap;
+};
+
+struct chrome {
+    struct fd_writer w;
+    bool first;     /* no event written yet: no comma before the next */
+    uint64_t base;  /* ns: ts 0 */
+    int pid;        /* the Chrome pid of the process being written (its pid, unless taken) */
+    struct fd_writer scratch; /* fd -1: frames_json renders into its buffer, never flushed */
+    struct frames_cached cache[FRAMES_CACHE];
+};
+
+/* ns as microseconds with three decimals (the format's unit). No printf on the paths run once
+ * per event: a trace has millions. */
 static void put_us(struct fd_writer *w, uint64_t ns)
 {
+    unsigned frac = (unsigned)(ns % 1000);
+    char d[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
     fdw_u64(w, ns / 1000);
-    fdw_printf(w, ".%03u", (unsigned)(ns % 1000));
+    fdw_write(w, d, sizeof d);
 }
 
-static void chrome_metadata(struct fd_writer *w, const struct rep_process *p, size_t index)
+static void put_int(struct fd_writer *w, int v)
+{
+    if (v < 0)
+        fdw_putc(w, '-');
+    fdw_u64(w, v < 0 ? (uint64_t)0 - (uint64_t)(int64_t)v : (uint64_t)v);
+}
+
+/* "0x..." (a quoted JSON string: stream handles are pointers, above 2^53) */
+static void put_hex_string(struct fd_writer *w, uint64_t v)
+{
+    char tmp[20];
+    size_t i = sizeof tmp;
+    tmp[--i] = '"';
+    do {
+        tmp[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    tmp[--i] = 'x';
+    tmp[--i] = '0';
+    tmp[--i] = '"';
+    fdw_write(w, tmp + i, sizeof tmp - i);
+}
+
+static uint64_t since(const struct chrome *c, uint64_t t)
+{
+    return t > c->base ? t - c->base : 0;
+}
+
+/* Starts an event: {"ph": PH, "name": NAME, "pid": P, "tid": T, "ts": TS */
+static void event(struct chrome *c, const char *ph, const char *name, int pid, uint32_t tid,
+                  uint64_t ts_ns)
+{
+    struct fd_writer *w = &c->w;
+    fdw_puts(w, c->first ? "\n" : ",\n");
+    c->first = false;
+    fdw_puts(w, "{\"ph\": \"");
+    fdw_puts(w, ph);
+    fdw_puts(w, "\", \"name\": ");
+    fdw_json_string(w, name);
+    fdw_puts(w, ", \"pid\": ");
+    put_int(w, pid);
+    fdw_puts(w, ", \"tid\": ");
+    fdw_u64(w, tid);
+    fdw_puts(w, ", \"ts\": ");
+    put_us(w, ts_ns);
+}
+
+static void metadata(struct chrome *c, const char *what, int pid, uint32_t tid, const char *key,
+                     const char *text, long number)
+{
+    event(c, "M", what, pid, tid, 0);
+    fdw_puts(&c->w, ", \"args\": {\"");
+    fdw_puts(&c->w, key);
+    fdw_puts(&c->w, "\": ");
+    if (text)
+        fdw_json_string(&c->w, text);
+    else
+        fdw_printf(&c->w, "%ld", number);
+    fdw_puts(&c->w, "}}");
+}
+
+static void process_metadata(struct chrome *c, const struct rep_process *p, size_t index)
 {
     char name[64];
     if (p->rank >= 0)
-        snprintf(name, sizeof name, "rank %d (pid %d)", p->rank, p->pid);
+        snprintf(name, sizeof name, "rank %d pid %d", p->rank, p->pid);
     else
         snprintf(name, sizeof name, "pid %d", p->pid);
-    fdw_printf(w, "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %d, \"tid\": 0, "
-               "\"args\": {\"name\": ", p->pid);
-    fdw_json_string(w, name);
-    fdw_printf(w, "}},\n{\"ph\": \"M\", \"name\": \"process_sort_index\", \"pid\": %d, "
-               "\"tid\": 0, \"args\": {\"sort_index\": %zu}},\n", p->pid, index);
-    fdw_printf(w, "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %d, \"tid\": 1, "
-               "\"args\": {\"name\": \"steps\"}}", p->pid);
+    metadata(c, "process_name", c->pid, STEPS_TID, "name", name, 0);
+    metadata(c, "process_sort_index", c->pid, STEPS_TID, "sort_index", NULL, (long)index);
+    metadata(c, "thread_name", c->pid, STEPS_TID, "name", "steps", 0);
+    metadata(c, "thread_sort_index", c->pid, STEPS_TID, "sort_index", NULL, -1);
 }
 
-static void chrome_step(struct fd_writer *w, const struct rep_process *p,
-                        const struct rep_step *st, uint64_t ts_ns)
+static void step_slice(struct chrome *c, int pid, uint64_t ts_ns, uint64_t dur_ns, uint64_t step,
+                       uint64_t syncs, uint64_t blocked_ns, uint64_t launches, bool active,
+                       bool partial)
 {
-    fdw_printf(w, ",\n{\"ph\": \"X\", \"cat\": \"step\", \"name\": \"step %llu\", \"pid\": %d, "
-               "\"tid\": 1, \"ts\": ", (unsigned long long)st->step, p->pid);
-    put_us(w, ts_ns);
+    char name[40];
+    snprintf(name, sizeof name, "step %llu", (unsigned long long)step);
+    struct fd_writer *w = &c->w;
+    event(c, "X", name, pid, STEPS_TID, ts_ns);
     fdw_puts(w, ", \"dur\": ");
-    put_us(w, st->wall_ns);
-    fdw_printf(w, ", \"args\": {\"step\": %llu, \"syncs\": %llu, \"blocked_ns\": %llu, "
-               "\"launches\": %llu, \"partial\": %s}}",
-               (unsigned long long)st->step, (unsigned long long)st->syncs,
-               (unsigned long long)st->blocked_ns, (unsigned long long)st->launches,
-               st->partial ? "true" : "false");
-    /* a counter track: blocked time per step, readable at a glance above the slices */
-    fdw_printf(w, ",\n{\"ph\": \"C\", \"name\": \"blocked per step (us)\", \"pid\": %d, "
-               "\"ts\": ", p->pid);
-    put_us(w, ts_ns);
+    put_us(w, dur_ns);
+    fdw_printf(w, ", \"cat\": \"step\", \"args\": {\"step\": %llu, \"syncs\": %llu, "
+               "\"blocked_ns\": %llu, \"launches\": %llu, \"active\": %s, \"partial\": %s}}",
+               (unsigned long long)step, (unsigned long long)syncs,
+               (unsigned long long)blocked_ns, (unsigned long long)launches,
+               active ? "true" : "false", partial ? "true" : "false");
+    if (!active)
+        return;
+    /* a counter track: blocked time per active step, readable at a glance */
+    event(c, "C", "blocked per step (us)", pid, STEPS_TID, ts_ns);
     fdw_puts(w, ", \"args\": {\"blocked_us\": ");
-    put_us(w, st->blocked_ns);
+    put_us(w, blocked_ns);
     fdw_puts(w, "}}");
 }
 
-int cli_export_chrome(const struct rep_process *procs, size_t n, int fd)
+/* summary.json has no start times: its active steps are laid end to end from ts 0. */
+static void summary_steps(struct chrome *c, const struct rep_process *p)
 {
-    struct fd_writer w;
-    fdw_init(&w, fd);
-    fdw_puts(&w, "{\"traceEvents\": [\n");
-    for (size_t p = 0; p < n; p++) {
-        if (p)
-            fdw_puts(&w, ",\n");
-        chrome_metadata(&w, &procs[p], p);
-        uint64_t ts = 0; /* active steps laid end to end: summary.json has no start times */
-        for (size_t i = 0; i < procs[p].nsteps; i++) {
-            chrome_step(&w, &procs[p], &procs[p].steps[i], ts);
-            ts = ts + procs[p].steps[i].wall_ns < ts ? ts : ts + procs[p].steps[i].wall_ns;
-        }
+    uint64_t ts = 0;
+    for (size_t i = 0; i < p->nsteps && p->steps; i++) {
+        const struct rep_step *st = &p->steps[i];
+        step_slice(c, c->pid, ts, st->wall_ns, st->step, st->syncs, st->blocked_ns,
+                   st->launches, true, st->partial);
+        ts = ts + st->wall_ns < ts ? ts : ts + st->wall_ns;
     }
-    fdw_puts(&w, "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"tool\": \"syncspy\", "
-                 "\"version\": \"" SYNCSPY_VERSION "\", \"note\": \"active steps from "
-                 "summary.json laid end to end; per-sync events come with trace files\"}}\n");
-    return fdw_flush(&w);
+}
+
+static const char *dir_name(uint32_t dir, char *buf, size_t n)
+{
+    static const char *const names[] = {"none", "H2D", "D2H", "D2D", "H2H"};
+    if (dir < sizeof names / sizeof names[0])
+        return names[dir];
+    snprintf(buf, n, "%u", dir);
+    return buf;
+}
+
+/* "function (file:line)", or "function (module+0xoffset)" for a native frame without a line. */
+static void frame_string(const struct rep_frame *f, char *buf, size_t n)
+{
+    char name[128];
+    if (f->function && *f->function)
+        report_display_name(f->function, name, sizeof name);
+    else
+        snprintf(name, sizeof name, "??");
+    if (f->file && *f->file)
+        snprintf(buf, n, "%s (%s:%u)", name, f->file, f->line);
+    else if (f->module && *f->module)
+        snprintf(buf, n, "%s (%s+0x%llx)", name, base_name(f->module),
+                 (unsigned long long)f->offset);
+    else
+        snprintf(buf, n, "%s", name);
+}
+
+/* The top frames of a stack as a JSON array, rendered once per stack: syncs of one stack share
+ * its frames array, so a small direct-mapped cache keyed by that pointer catches nearly all. */
+static void frames_json(struct chrome *c, const struct rep_frame *frames, uint32_t n)
+{
+    if (!frames || n == 0) {
+        fdw_puts(&c->w, "[]");
+        return;
+    }
+    struct frames_cached *e = &c->cache[((uintptr_t)frames >> 4) % FRAMES_CACHE];
+    if (e->frames != frames || e->n != n) {
+        /* render through a memory-backed writer: the text is kept for the next syncs */
+        char frame[256];
+        /* at most 6 bytes of JSON per byte of text (\ufffd): it all fits the writer's buffer */
+        _Static_assert(2 + FRAMES_IN_ARGS * (4 + 6 * (sizeof frame - 1)) <= FDW_BUF_BYTES,
+                       "frames fit the scratch writer");
+        size_t cap = FDW_BUF_BYTES;
+        char *text = e->text && e->cap >= cap ? e->text : realloc(e->text, cap);
+        if (!text) {
+            e->frames = NULL;
+            fdw_puts(&c->w, "[]");
+            return;
+        }
+        e->text = text;
+        e->cap = cap;
+        struct fd_writer *mw = &c->scratch;
+        mw->len = 0;
+        mw->err = 0;
+        fdw_putc(mw, '[');
+        for (uint32_t i = 0; i < n && i < FRAMES_IN_ARGS; i++) {
+            if (i)
+                fdw_puts(mw, ", ");
+            frame_string(&frames[i], frame, sizeof frame);
+            fdw_json_string(mw, frame);
+        }
+        fdw_putc(mw, ']');
+        if (mw->err) { /* cannot happen (see the assertion above) */
+            e->frames = NULL;
+            fdw_puts(&c->w, "[]");
+            return;
+        }
+        memcpy(text, mw->buf, mw->len);
+        e->len = mw->len;
+        e->frames = frames;
+        e->n = n;
+    }
+    fdw_write(&c->w, e->text, e->len);
+}
+
+static void sync_slice(struct chrome *c, int pid, const struct trace_sync_event *e)
+{
+    struct fd_writer *w = &c->w;
+    char dir[16];
+    event(c, "X", *e->api ? e->api : "sync", pid, e->tid, since(c, e->start_ns));
+    fdw_puts(w, ", \"dur\": ");
+    put_us(w, e->end_ns - e->start_ns);
+    fdw_puts(w, ", \"cat\": \"sync\", \"args\": {\"bytes\": ");
+    fdw_u64(w, e->bytes);
+    fdw_puts(w, ", \"dir\": ");
+    fdw_json_string(w, dir_name(e->dir, dir, sizeof dir));
+    fdw_puts(w, ", \"stream\": ");
+    put_hex_string(w, e->stream);
+    fdw_puts(w, ", \"step\": ");
+    fdw_u64(w, e->step);
+    fdw_puts(w, ", \"frames\": ");
+    frames_json(c, e->frames, e->nframes);
+    fdw_puts(w, "}}");
+}
+
+static void launch_instant(struct chrome *c, int pid, const struct trace_launch_event *e)
+{
+    struct fd_writer *w = &c->w;
+    const char *name = *e->kernel ? e->kernel : *e->api ? e->api : "launch";
+    event(c, "i", name, pid, e->tid, since(c, e->time_ns));
+    fdw_puts(w, ", \"s\": \"t\", \"cat\": \"launch\", \"args\": {\"api\": ");
+    fdw_json_string(w, e->api);
+    fdw_puts(w, ", \"stream\": ");
+    put_hex_string(w, e->stream);
+    fdw_puts(w, ", \"step\": ");
+    fdw_u64(w, e->step);
+    fdw_puts(w, "}}");
+}
+
+/* One event of a thread's track, for ordering: syncs and launches merged by time. */
+struct track_ref {
+    uint64_t ts;
+    uint32_t tid;
+    uint32_t launch; /* 0: syncs[index], 1: launches[index] */
+    size_t index;
+};
+
+static int track_ref_cmp(const void *pa, const void *pb)
+{
+    const struct track_ref *a = pa, *b = pb;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    if (a->launch != b->launch)
+        return a->launch < b->launch ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static int trace_tracks(struct chrome *c, const struct rep_process *p,
+                        const struct trace_events *ev)
+{
+    for (size_t i = 0; i < ev->nthreads; i++)
+        metadata(c, "thread_name", c->pid, ev->threads[i].tid, "name", ev->threads[i].name, 0);
+    for (size_t i = 0; i < ev->nsteps; i++) {
+        const struct trace_step_event *s = &ev->steps[i];
+        step_slice(c, c->pid, since(c, s->start_ns), s->end_ns - s->start_ns, s->step, s->syncs,
+                   s->blocked_ns, s->launches, s->active, s->partial);
+    }
+    size_t n = ev->nsyncs + ev->nlaunches;
+    if (n == 0)
+        return 0;
+    struct track_ref *refs = malloc(n * sizeof *refs);
+    if (!refs)
+        return -1;
+    for (size_t i = 0; i < ev->nsyncs; i++)
+        refs[i] = (struct track_ref){ev->syncs[i].start_ns, ev->syncs[i].tid, 0, i};
+    for (size_t i = 0; i < ev->nlaunches; i++)
+        refs[ev->nsyncs + i] = (struct track_ref){ev->launches[i].time_ns, ev->launches[i].tid,
+                                                  1, i};
+    qsort(refs, n, sizeof *refs, track_ref_cmp);
+    for (size_t i = 0; i < n && !c->w.err; i++) {
+        if (i && i % CLI_PROGRESS_EVERY == 0 && cli_progress_wanted())
+            fprintf(stderr, "syncspy: writing the events of pid %d: %zu M of %zu M\n", p->pid,
+                    i / 1000000, (n + 999999) / 1000000);
+        if (refs[i].launch)
+            launch_instant(c, c->pid, &ev->launches[refs[i].index]);
+        else
+            sync_slice(c, c->pid, &ev->syncs[refs[i].index]);
+    }
+    free(refs);
+    return 0;
+}
+
+struct pid_index {
+    int pid;
+    size_t index;
+};
+
+static int pid_index_cmp(const void *pa, const void *pb)
+{
+    const struct pid_index *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+/* The Chrome pid of each process: its pid, except that of two processes with one pid (ranks on
+ * different hosts) the later gets one of its own, or the viewer would merge their tracks (its
+ * name still says its pid). NULL when out of memory. */
+static int *chrome_pids(const struct cli_set *set)
+{
+    int *pids = malloc((set->n ? set->n : 1) * sizeof *pids);
+    struct pid_index *order = malloc((set->n ? set->n : 1) * sizeof *order);
+    if (!pids || !order) {
+        free(pids);
+        free(order);
+        return NULL;
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        order[i] = (struct pid_index){set->items[i].rep.pid, i};
+        pids[i] = set->items[i].rep.pid;
+    }
+    qsort(order, set->n, sizeof *order, pid_index_cmp);
+    for (size_t i = 1; i < set->n; i++)
+        if (order[i].pid == order[i - 1].pid)
+            pids[order[i].index] = (int)(0x40000000 + order[i].index);
+    free(order);
+    return pids;
+}
+
+int cli_export_chrome(const struct cli_set *set, int fd)
+{
+    struct chrome *c = malloc(sizeof *c);
+    if (!c) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memset(c, 0, sizeof *c);
+    fdw_init(&c->w, fd);
+    fdw_init(&c->scratch, -1);
+    c->first = true;
+    c->base = UINT64_MAX;
+    uint64_t omitted = 0, dropped_syncs = 0, dropped_launches = 0;
+    size_t summaries = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct cli_proc *it = &set->items[i];
+        if (it->has_events && it->events.start_mono_ns < c->base)
+            c->base = it->events.start_mono_ns;
+        omitted += it->has_events ? it->events.events_omitted : 0;
+        dropped_syncs += it->rep.syncs_dropped;
+        dropped_launches += it->rep.launches_dropped;
+        summaries += !it->has_events;
+    }
+    if (c->base == UINT64_MAX)
+        c->base = 0;
+    int *pids = chrome_pids(set);
+    fdw_puts(&c->w, "{\"traceEvents\": [");
+    int rc = pids || set->n == 0 ? 0 : -1;
+    for (size_t i = 0; i < set->n && rc == 0; i++) {
+        const struct cli_proc *it = &set->items[i];
+        c->pid = pids ? pids[i] : it->rep.pid;
+        process_metadata(c, &it->rep, i);
+        if (it->has_events)
+            rc = trace_tracks(c, &it->rep, &it->events);
+        else
+            summary_steps(c, &it->rep);
+    }
+    fdw_puts(&c->w, "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"tool\": \"syncspy\", "
+                    "\"version\": \"" SYNCSPY_VERSION "\"");
+    if (summaries)
+        fdw_printf(&c->w, ", \"note\": \"%zu process%s read from summary.json alone (no "
+                   "readable trace.bin): only %s active steps, laid end to end\"", summaries,
+                   summaries == 1 ? "" : "es", summaries == 1 ? "its" : "their");
+    if (dropped_syncs || dropped_launches)
+        fdw_printf(&c->w, ", \"sync_events_dropped\": %llu, \"launch_events_dropped\": %llu",
+                   (unsigned long long)dropped_syncs, (unsigned long long)dropped_launches);
+    if (omitted)
+        fdw_printf(&c->w, ", \"events_not_exported\": %llu", (unsigned long long)omitted);
+    fdw_puts(&c->w, "}}\n");
+    int saved = rc ? ENOMEM : 0;
+    if (fdw_flush(&c->w) != 0)
+        rc = -1;
+    else if (rc)
+        errno = saved;
+    for (size_t i = 0; i < FRAMES_CACHE; i++)
+        free(c->cache[i].text);
+    free(pids);
+    free(c);
+    return rc;
 }

@@ -533,7 +533,7 @@ static bool read_summary(struct summary_reader *r)
 /* The whole file into *buf (NUL-terminated). 0, or -1 with a sentence in err. */
 static int slurp(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: refused, not waited on */
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;

@@ -123,8 +123,8 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("syncspy: rank 0 pid 100:", p.stdout)
         self.assertIn("rank1-pid101/summary.json ends early at byte", p.stderr)
-        self.assertIn("rank2-pid102 has no summary.json", p.stderr)
-        self.assertIn("2 process folders", p.stderr)
+        self.assertIn("rank2-pid102 has no trace.bin and no summary.json", p.stderr)
+        self.assertIn("2 problems reading", p.stderr)
 
     def test_report_no_syncs(self):
         write(self.path("pid5", "summary.json"), summary(5, sites=[], steps=[
@@ -186,7 +186,7 @@ class CliTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0)
             self.assertIn("report [--top N] DIR", p.stdout)
             self.assertIn("Exit status", p.stdout)
-            self.assertIn("per-sync events come with trace", p.stdout)
+            self.assertIn("trace.bin", p.stdout)
 
     # ---- export --------------------------------------------------------------------------
 
@@ -235,11 +235,11 @@ class CliTest(unittest.TestCase):
         self.assertEqual([e["ts"] for e in slices], [0, 1500])
         self.assertEqual([e["dur"] for e in slices], [1500, 2000.5])
         self.assertEqual(slices[0]["args"], {"step": 3, "syncs": 2, "blocked_ns": 500000,
-                                             "launches": 7, "partial": False})
+                                             "launches": 7, "active": True, "partial": False})
         self.assertTrue(slices[1]["args"]["partial"])
         self.assertTrue(all(e["pid"] == 77 for e in events if "pid" in e))
         names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
-        self.assertEqual(names, ["rank 0 (pid 77)"])
+        self.assertEqual(names, ["rank 0 pid 77"])
 
     def test_export_bad_input_and_unwritable_output(self):
         write(self.path("pid1", "summary.json"), "{")
