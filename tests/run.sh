@@ -6,6 +6,9 @@ BUILD=${BUILD:-build}
 what=${1:-all}
 passed=0; failed=0; failed_names=""
 log=$(mktemp); trap 'rm -f "$log"' EXIT
+# Sanitizer builds: leaks of the embedded CPython are not ours (tests/lsan.supp).
+LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 if [ "$what" = unit ] || [ "$what" = all ]; then
     for t in "$BUILD"/tests/test_* "$BUILD"/tests/pyversions/test_*; do
         [ -x "$t" ] || continue
