@@ -26,6 +26,7 @@
 #include "agent/pyhook.h"
 #include "agent/pynames.h"
 #include "agent/ring.h"
+#include "collectors/cupti.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
 
@@ -96,6 +97,7 @@ static void first_use(void)
         write_all(2, agent_cfg.warnings, strlen(agent_cfg.warnings));
     flusher_start();
     signals_install();
+    cupti_start(&agent_cfg); /* CUPTI, for the syncs the shim cannot see (collectors/cupti.c) */
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
     uint64_t now = agent_now_ns();
@@ -421,6 +423,11 @@ bool agent_enter(void)
     return true;
 }
 
+bool agent_thread_busy(void)
+{
+    return tls.guard != 0;
+}
+
 void agent_leave(void)
 {
     tls.guard--;
@@ -442,6 +449,8 @@ void agent_sync(const struct sync_call *call)
         site_add(site, blocked);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+    if (unlikely(atomic_load_explicit(&cupti_gpu_tracking, memory_order_relaxed)) && site)
+        cupti_gpu_note(site->id, call); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
     struct ring_rec rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
                            .arg = call->bytes, .step = atomic_load_explicit(&step_now, memory_order_relaxed),
                            .stack_id = site ? site->stack->id : 0, .tid = ts ? ts->tid : 0,

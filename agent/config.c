@@ -121,6 +121,10 @@ void config_parse(struct config *cfg, config_getenv_fn get)
             warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off or an absolute path", "auto");
     }
 
+    int gpu;
+    parse_int_var(cfg, get, "SYNCSPY_GPU", 0, 1, 0, &gpu);
+    cfg->gpu = gpu != 0;
+
     int dbg;
     parse_int_var(cfg, get, "SYNCSPY_DEBUG", 0, 2, 0, &dbg);
     cfg->debug = (unsigned)dbg;

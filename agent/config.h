@@ -25,6 +25,7 @@ struct config {
     int top;                       /* SYNCSPY_TOP, default 10, 1..1000 */
     enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|/abs/path */
     char cupti_path[PATH_MAX];
+    bool gpu;                      /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */
     int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
     int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */

@@ -28,6 +28,11 @@ struct sync_call {
 bool agent_enter(void);
 void agent_leave(void);
 
+/* True while the calling thread runs agent code or an interposed call the shim records
+ * (between agent_enter and agent_leave): a CUPTI callback then belongs to a call the agent
+ * already sees, or to the agent's own, and is ignored (collectors/cupti.c). */
+bool agent_thread_busy(void);
+
 /* Records one sync; call between agent_enter and agent_leave, on the calling thread, after the
  * real call returned (the stack is captured here). */
 void agent_sync(const struct sync_call *call);

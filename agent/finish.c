@@ -16,6 +16,7 @@
 #include "agent/flusher.h"
 #include "agent/log.h"
 #include "agent/pynames.h"
+#include "collectors/cupti.h"
 #include "collectors/pyframes.h"
 #include "agent/sites.h"
 #include "collectors/symbolize.h"
@@ -126,6 +127,12 @@ static void fill_sites(struct rep_process *proc, struct symbolizer *sym)
             continue;
         r->nframes = fill_frames(s->stack, frames, sym);
         r->frames = frames;
+        struct cupti_site_gpu gpu;
+        if (cupti_site_gpu(s->id, &gpu)) {
+            r->gpu_idle_ns = gpu.idle_ns;
+            r->gpu_idle_syncs = gpu.syncs;
+            r->gpu_next_work = gpu.next_work;
+        }
         k++;
     }
     free(all);
@@ -208,6 +215,7 @@ void agent_write_outputs(void)
     proc.unattributed_syncs = agent_unattributed_syncs();
     flusher_finish(proc.unattributed_syncs); /* the trace's last records, then END */
 
+    cupti_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
     struct symbolizer *sym = own ? own : flusher_symbolizer();
     fill_sites(&proc, sym);

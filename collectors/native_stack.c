@@ -7,14 +7,21 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <libunwind.h>
+#include <stdatomic.h>
 #include <string.h>
+
+#include "agent/compiler.h"
 
 static uintptr_t self_lo, self_hi; /* the agent's loaded segments */
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+/* CUDA objects whose leading frames a CUPTI-delivered capture also skips (set once). */
+static struct native_range cuda_ranges[NATIVE_SKIP_RANGES_MAX];
+static _Atomic int n_cuda_ranges;
+SYNCSPY_TLS bool native_stack_skip_cuda;
+
+/* The span of an object's loaded segments. */
+static void object_span(const struct dl_phdr_info *info, uintptr_t *lo_out, uintptr_t *hi_out)
 {
-    (void)size;
-    uintptr_t me = (uintptr_t)data;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -26,6 +33,16 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
         if (a + ph->p_memsz > hi)
             hi = a + ph->p_memsz;
     }
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)data;
+    uintptr_t lo, hi;
+    object_span(info, &lo, &hi);
     if (me >= lo && me < hi) {
         self_lo = lo;
         self_hi = hi;
@@ -46,12 +63,74 @@ int native_stack_is_agent_pc(uintptr_t pc)
     return pc >= self_lo && pc < self_hi;
 }
 
+struct ranges_ctx {
+    const char *const *prefixes;
+    int nprefixes;
+    struct native_range *out;
+    int max, n;
+};
+
+static int collect_ranges(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct ranges_ctx *c = data;
+    const char *name = info->dlpi_name;
+    if (!name || !*name || c->n >= c->max)
+        return 0;
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (int i = 0; i < c->nprefixes; i++) {
+        if (strncmp(base, c->prefixes[i], strlen(c->prefixes[i])))
+            continue;
+        uintptr_t lo, hi;
+        object_span(info, &lo, &hi);
+        if (lo < hi)
+            c->out[c->n++] = (struct native_range){lo, hi};
+        break;
+    }
+    return 0;
+}
+
+int native_stack_object_ranges(const char *const *prefixes, int nprefixes,
+                               struct native_range *out, int max)
+{
+    struct ranges_ctx c = {prefixes, nprefixes, out, max, 0};
+    dl_iterate_phdr(collect_ranges, &c);
+    return c.n;
+}
+
+void native_stack_set_skip_ranges(const struct native_range *ranges, int n)
+{
+    if (n > NATIVE_SKIP_RANGES_MAX)
+        n = NATIVE_SKIP_RANGES_MAX;
+    int have = atomic_load_explicit(&n_cuda_ranges, memory_order_acquire);
+    if (n <= have)
+        return; /* set once: captures in flight read the ranges without a lock */
+    memcpy(cuda_ranges + have, ranges + have, (size_t)(n - have) * sizeof *ranges);
+    atomic_store_explicit(&n_cuda_ranges, n, memory_order_release);
+}
+
+static int in_cuda_object(uintptr_t pc)
+{
+    int n = atomic_load_explicit(&n_cuda_ranges, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (pc >= cuda_ranges[i].lo && pc < cuda_ranges[i].hi)
+            return 1;
+    return 0;
+}
+
+/* Frames a CUPTI-delivered capture may have to skip beyond the agent's own: the callback
+ * dispatcher in libcupti and the driver or runtime entry point the call arrived through. */
+#define CUDA_FRAMES_SLACK 32
+
 int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
 {
     /* Room for the agent's own frames (shim entry, agent_sync, this function) above max. */
-    void *raw[NATIVE_STACK_MAX + 16];
+    void *raw[NATIVE_STACK_MAX + 16 + CUDA_FRAMES_SLACK];
     if (max > NATIVE_STACK_MAX)
         max = NATIVE_STACK_MAX;
+    const bool skip_cuda = native_stack_skip_cuda;
+    const int slack = skip_cuda ? 16 + CUDA_FRAMES_SLACK : 16;
     int n = 0;
 #if defined(__SANITIZE_THREAD__)
     /* TSan builds: unw_backtrace's per-thread trace cache is freed by a pthread key destructor
@@ -65,20 +144,24 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
             if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
                 break;
             raw[n++] = (void *)ip;
-        } while (n < max + 16 && unw_step(&cur) > 0);
+        } while (n < max + slack && unw_step(&cur) > 0);
     }
 #else
-    n = unw_backtrace(raw, max + 16);
+    n = unw_backtrace(raw, max + slack);
 #endif
     int skip = 0;
     while (skip < n && native_stack_is_agent_pc((uintptr_t)raw[skip]))
         skip++;
+    if (unlikely(skip_cuda)) /* then libcupti's dispatcher and the CUDA entry point */
+        while (skip < n && (in_cuda_object((uintptr_t)raw[skip]) ||
+                            native_stack_is_agent_pc((uintptr_t)raw[skip])))
+            skip++;
     int depth = n - skip;
     *truncated = 0;
     if (depth > max) {
         depth = max;
         *truncated = 1;
-    } else if (n == max + 16) {
+    } else if (n == max + slack) {
         *truncated = 1;
     }
     for (int i = 0; i < depth; i++)

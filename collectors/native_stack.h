@@ -5,7 +5,10 @@
 #ifndef SYNCSPY_NATIVE_STACK_H
 #define SYNCSPY_NATIVE_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "agent/compiler.h"
 
 #define NATIVE_STACK_MAX 256
 
@@ -20,5 +23,22 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated);
 
 /* True when pc lies in the agent's own object (libsyncspy.so). */
 int native_stack_is_agent_pc(uintptr_t pc);
+
+/* Calls that arrive through a CUPTI callback have more than the agent's frames above their
+ * caller: libcupti's dispatcher and the driver or runtime entry point. While the calling
+ * thread's native_stack_skip_cuda is set, a capture also skips leading frames inside the objects
+ * of native_stack_set_skip_ranges (the shim's captures never set it: one TLS load more). */
+struct native_range {
+    uintptr_t lo, hi;
+};
+#define NATIVE_SKIP_RANGES_MAX 16
+extern SYNCSPY_TLS bool native_stack_skip_cuda;
+
+/* The address spans of the loaded objects whose file name starts with one of prefixes (e.g.
+ * "libcuda.so"); returns how many were written (at most max). Not for the recording path. */
+int native_stack_object_ranges(const char *const *prefixes, int nprefixes,
+                               struct native_range *out, int max);
+/* Sets the skipped objects' spans, once (a later call can only add ranges). */
+void native_stack_set_skip_ranges(const struct native_range *ranges, int n);
 
 #endif

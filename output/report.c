@@ -628,6 +628,32 @@ static void render_where(struct fd_writer *w, const struct rep_process *procs, s
     fdw_putc(w, '\n');
 }
 
+/* SYNCSPY_GPU=1: how long the GPU then sat idle after these syncs, when it was measured. */
+static void render_gpu_idle(struct fd_writer *w, const struct entry *e, size_t n)
+{
+    uint64_t idle = 0, syncs = 0;
+    const char *next = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct rep_site *s = e[i].site;
+        if (!s->gpu_idle_syncs)
+            continue;
+        idle += s->gpu_idle_ns;
+        syncs += s->gpu_idle_syncs;
+        if (s->gpu_next_work && *s->gpu_next_work)
+            next = s->gpu_next_work;
+    }
+    if (!syncs)
+        return;
+    char a[32], m[NAME_MAX_CHARS + 8];
+    fmt_ns(a, sizeof a, (double)idle / (double)syncs);
+    fdw_printf(w, "      gpu then idle: %s per sync (%llu measured)", a, (unsigned long long)syncs);
+    if (next) {
+        report_display_name(next, m, sizeof m);
+        fdw_printf(w, ", until %s", m);
+    }
+    fdw_putc(w, '\n');
+}
+
 static void render_group(struct fd_writer *w, int rank, const struct group *g,
                          const struct entry *entries, const struct totals *t,
                          const struct rep_process *procs, size_t nprocs, bool *mark)
@@ -642,6 +668,7 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     render_apis(w, entries + g->first, g->n);
     fdw_putc(w, '\n');
     render_stack(w, g->heaviest);
+    render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
     const char *matched;

@@ -28,6 +28,12 @@ struct rep_site {
     uint64_t max_ns;
     uint32_t nframes;
     const struct rep_frame *frames;
+    /* SYNCSPY_GPU=1 (CUPTI activity records): after gpu_idle_syncs of its syncs (those whose next
+     * device work was seen) the GPU sat idle gpu_idle_ns in total, from the sync's end until new
+     * work began; gpu_next_work names that work (last seen, may be NULL). 0 syncs: not measured. */
+    uint64_t gpu_idle_ns;
+    uint64_t gpu_idle_syncs;
+    const char *gpu_next_work;
 };
 
 /* One active step (a step the schedule records). */

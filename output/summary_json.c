@@ -56,6 +56,14 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
     put_u64_field(w, ", \"count\": ", s->count);
     put_u64_field(w, ", \"blocked_ns\": ", s->blocked_ns);
     put_u64_field(w, ", \"max_ns\": ", s->max_ns);
+    if (s->gpu_idle_syncs) { /* SYNCSPY_GPU=1 measured it */
+        put_u64_field(w, ", \"gpu_idle_ns\": ", s->gpu_idle_ns);
+        put_u64_field(w, ", \"gpu_idle_syncs\": ", s->gpu_idle_syncs);
+        if (s->gpu_next_work) {
+            fdw_puts(w, ", \"gpu_next_work\": ");
+            fdw_json_string(w, s->gpu_next_work);
+        }
+    }
     fdw_puts(w, ", \"frames\": [");
     for (uint32_t i = 0; i < s->nframes && s->frames; i++) {
         fdw_puts(w, i ? ",\n" : "\n");
@@ -313,8 +321,9 @@ static bool read_frames(struct summary_reader *r, struct rep_site *site)
     return true;
 }
 
-enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_N };
-static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames"};
+enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_N };
+static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
+                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work"};
 
 static bool read_site(struct summary_reader *r)
 {
@@ -340,6 +349,9 @@ static bool read_site(struct summary_reader *r)
         case S_BLOCKED: ok = json_u64(in, &s->blocked_ns); break;
         case S_MAX: ok = json_u64(in, &s->max_ns); break;
         case S_FRAMES: in->field = NULL; ok = read_frames(r, s); break;
+        case S_GPU_IDLE: ok = json_u64(in, &s->gpu_idle_ns); break;
+        case S_GPU_SYNCS: ok = json_u64(in, &s->gpu_idle_syncs); break;
+        case S_GPU_NEXT: ok = read_string_into(r, &s->gpu_next_work); break;
         case -1: ok = json_skip(in); break;
         default: ok = false;
         }

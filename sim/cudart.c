@@ -10,6 +10,11 @@
 
 #include "sim/simcuda.h"
 #include "sim/sim_internal.h"
+#include "sim/cupti_core.h"
+#include "sim/driver_core.h"
+#include "sim/driver_ops.h"
+
+#include <generated_cuda_runtime_api_meta.h>
 
 #include <cuda_profiler_api.h>
 #include <math.h>
@@ -43,6 +48,30 @@
         ENTER();                                                                              \
         __VA_ARGS__                                                                           \
     }
+
+/* A runtime entry point traced for CUPTI (sim/cupti_core.c): RT_ENTER opens the call in the
+ * runtime domain with its params struct (the real layout of generated_cuda_runtime_api_meta.h)
+ * and RT_RETURN closes it with its return value. The device work inside goes through a traced
+ * driver operation (sim/driver_core.c), so a runtime call nests a driver call, as with the real
+ * runtime. RT_ENTER_TWIN picks the cbid of the plain entry point or of its _ptsz/_ptds twin. */
+#define RT_ENTER(cbid, ptype, ...)                                                          \
+    ptype rt_params_ = { __VA_ARGS__ };                                                     \
+    struct sim_trace rt_;                                                                   \
+    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##cbid,     \
+                    __func__, &rt_params_)
+#define RT_ENTER_TWIN(cbid, twin_cbid, ptype, ...)                                          \
+    ptype rt_params_ = { __VA_ARGS__ };                                                     \
+    struct sim_trace rt_;                                                                   \
+    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
+                    def == SIM_DEF_LEGACY ? CUPTI_RUNTIME_TRACE_CBID_##cbid                 \
+                                          : CUPTI_RUNTIME_TRACE_CBID_##twin_cbid,           \
+                    __func__, &rt_params_)
+#define RT_RETURN(err)                                                                      \
+    do {                                                                                    \
+        cudaError_t rt_err_ = sim_ret(err);                                                 \
+        sim_trace_exit(&rt_, &rt_err_);                                                     \
+        return rt_err_;                                                                     \
+    } while (0)
 
 /* nvcc's host-side hooks: declared only in the C++ headers crt/host_runtime.h and
  * crt/device_functions.h; the same types here so nvcc-compiled programs link and run. */
@@ -241,7 +270,10 @@ SIM_API cudaError_t cudaDeviceReset(void)
 SIM_API cudaError_t cudaDeviceSynchronize(void)
 {
     ENTER();
-    return sim_ret(sim_device_synchronize());
+    struct sim_trace rt_;
+    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API,
+                    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, __func__, NULL);
+    RT_RETURN(sim_drv_ctx_synchronize());
 }
 
 SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
@@ -331,7 +363,9 @@ SIM_TWINS(cudaStreamQuery, _ptsz, (cudaStream_t stream),
           return sim_ret(sim_stream_query(stream, def));)
 
 SIM_TWINS(cudaStreamSynchronize, _ptsz, (cudaStream_t stream),
-          return sim_ret(sim_stream_synchronize(stream, def));)
+          RT_ENTER_TWIN(cudaStreamSynchronize_v3020, cudaStreamSynchronize_ptsz_v7000,
+                        cudaStreamSynchronize_v3020_params, stream);
+          RT_RETURN(sim_drv_stream_synchronize(stream, def));)
 
 SIM_TWINS(cudaStreamWaitEvent, _ptsz, (cudaStream_t stream, cudaEvent_t event, unsigned int flags),
           return sim_ret(sim_stream_wait_event(stream, def, event, flags));)
@@ -401,7 +435,8 @@ SIM_API cudaError_t cudaEventQuery(cudaEvent_t event)
 SIM_API cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     ENTER();
-    return sim_ret(sim_event_synchronize(event));
+    RT_ENTER(cudaEventSynchronize_v3020, cudaEventSynchronize_v3020_params, event);
+    RT_RETURN(sim_drv_event_synchronize(event));
 }
 
 SIM_API cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -419,20 +454,6 @@ SIM_API cudaError_t cudaEventDestroy(cudaEvent_t event)
 /* ============================ memory ======================================================= */
 
 #define MASK(kind) (1u << (kind))
-
-/* cudaFree and cudaFreeHost wait for the whole device before releasing (CUDA "API
- * synchronization behavior": they synchronize implicitly); NULL is a no-op. */
-static cudaError_t free_after_sync(void *p, unsigned kind_mask)
-{
-    if (p == NULL)
-        return cudaSuccess;
-    struct sim_range r;
-    enum sim_mem_kind kind = sim_mem_lookup(p, &r);
-    if (!(MASK(kind) & kind_mask) || kind == SIM_MEM_PAGEABLE || r.base != (uintptr_t)p || !r.owned)
-        return cudaErrorInvalidValue;
-    sim_device_synchronize();
-    return sim_mem_release(p, kind_mask);
-}
 
 /* cudaMallocPitch / cudaMalloc3D row pitch: a multiple of the texture pitch alignment. */
 static size_t pitch_for(size_t width)
@@ -493,16 +514,20 @@ SIM_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cu
     return sim_ret(err);
 }
 
+/* cudaFree and cudaFreeHost wait for the whole device before releasing (CUDA "API
+ * synchronization behavior": they synchronize implicitly); NULL is a no-op (sim_drv_free). */
 SIM_API cudaError_t cudaFree(void *devPtr)
 {
     ENTER();
-    return sim_ret(free_after_sync(devPtr, MASK(SIM_MEM_DEVICE) | MASK(SIM_MEM_MANAGED)));
+    RT_ENTER(cudaFree_v3020, cudaFree_v3020_params, devPtr);
+    RT_RETURN(sim_drv_free(devPtr, false));
 }
 
 SIM_API cudaError_t cudaFreeHost(void *ptr)
 {
     ENTER();
-    return sim_ret(free_after_sync(ptr, MASK(SIM_MEM_PINNED)));
+    RT_ENTER(cudaFreeHost_v3020, cudaFreeHost_v3020_params, ptr);
+    RT_RETURN(sim_drv_free(ptr, true));
 }
 
 /* Stream-ordered: queued, no host wait. The bytes go at once (all copies already happened). */
@@ -658,11 +683,15 @@ SIM_API cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
  * the _ptds twins), hence the NULL stream below. */
 
 SIM_TWINS(cudaMemcpy, _ptds, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind),
-          return sim_ret(sim_memcpy(dst, src, count, kind, NULL, def, false));)
+          RT_ENTER_TWIN(cudaMemcpy_v3020, cudaMemcpy_ptds_v7000, cudaMemcpy_v3020_params, dst,
+                        src, count, kind);
+          RT_RETURN(sim_drv_memcpy(dst, src, count, kind, NULL, def, false));)
 
 SIM_TWINS(cudaMemcpyAsync, _ptsz,
           (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream),
-          return sim_ret(sim_memcpy(dst, src, count, kind, stream, def, true));)
+          RT_ENTER_TWIN(cudaMemcpyAsync_v3020, cudaMemcpyAsync_ptsz_v7000,
+                        cudaMemcpyAsync_v3020_params, dst, src, count, kind, stream);
+          RT_RETURN(sim_drv_memcpy(dst, src, count, kind, stream, def, true));)
 
 SIM_TWINS(cudaMemcpy2D, _ptds,
           (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
@@ -813,7 +842,9 @@ SIM_TWINS(cudaMemcpy3DBatchAsync, _ptsz,
 /* ============================ memset ======================================================= */
 
 SIM_TWINS(cudaMemset, _ptds, (void *devPtr, int value, size_t count),
-          return sim_ret(sim_memset(devPtr, count, value, count, 1, 1, 1, NULL, def, false));)
+          RT_ENTER_TWIN(cudaMemset_v3020, cudaMemset_ptds_v7000, cudaMemset_v3020_params, devPtr,
+                        value, count);
+          RT_RETURN(sim_drv_memset_d8(devPtr, (unsigned char)value, count, NULL, def, false));)
 
 SIM_TWINS(cudaMemset2D, _ptds, (void *devPtr, size_t pitch, int value, size_t width, size_t height),
           return sim_ret(sim_memset(devPtr, pitch, value, width, height, 1, height, NULL, def,
@@ -826,7 +857,9 @@ SIM_TWINS(cudaMemset3D, _ptds,
                                     false));)
 
 SIM_TWINS(cudaMemsetAsync, _ptsz, (void *devPtr, int value, size_t count, cudaStream_t stream),
-          return sim_ret(sim_memset(devPtr, count, value, count, 1, 1, 1, stream, def, true));)
+          RT_ENTER_TWIN(cudaMemsetAsync_v3020, cudaMemsetAsync_ptsz_v7000,
+                        cudaMemsetAsync_v3020_params, devPtr, value, count, stream);
+          RT_RETURN(sim_drv_memset_d8(devPtr, (unsigned char)value, count, stream, def, true));)
 
 SIM_TWINS(cudaMemset2DAsync, _ptsz,
           (void *devPtr, size_t pitch, int value, size_t width, size_t height,
@@ -846,28 +879,35 @@ SIM_TWINS(cudaMemset3DAsync, _ptsz,
 SIM_TWINS(cudaLaunchKernel, _ptsz,
           (const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
            cudaStream_t stream),
-          (void)args;
-          return sim_ret(sim_launch(func, gridDim, blockDim, sharedMem, stream, def));)
+          RT_ENTER_TWIN(cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000,
+                        cudaLaunchKernel_v7000_params, func, gridDim, blockDim, args, sharedMem,
+                        stream);
+          RT_RETURN(sim_drv_launch(func, gridDim, blockDim, sharedMem, stream, def));)
 
 SIM_TWINS(cudaLaunchKernelExC, _ptsz,
           (const cudaLaunchConfig_t *config, const void *func, void **args),
-          (void)args;
-          if (config == NULL) return sim_ret(cudaErrorInvalidValue);
-          return sim_ret(sim_launch(func, config->gridDim, config->blockDim,
-                                    config->dynamicSmemBytes, config->stream, def));)
+          RT_ENTER_TWIN(cudaLaunchKernelExC_v11060, cudaLaunchKernelExC_ptsz_v11060,
+                        cudaLaunchKernelExC_v11060_params, config, func, args);
+          if (config == NULL) RT_RETURN(cudaErrorInvalidValue);
+          RT_RETURN(sim_drv_launch(func, config->gridDim, config->blockDim,
+                                   config->dynamicSmemBytes, config->stream, def));)
 
 SIM_TWINS(cudaLaunchCooperativeKernel, _ptsz,
           (const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
            cudaStream_t stream),
-          (void)args;
-          return sim_ret(sim_launch(func, gridDim, blockDim, sharedMem, stream, def));)
+          RT_ENTER_TWIN(cudaLaunchCooperativeKernel_v9000, cudaLaunchCooperativeKernel_ptsz_v9000,
+                        cudaLaunchCooperativeKernel_v9000_params, func, gridDim, blockDim, args,
+                        sharedMem, stream);
+          RT_RETURN(sim_drv_launch(func, gridDim, blockDim, sharedMem, stream, def));)
 
 /* What nvcc's <<<...>>> stubs call (CUDA 12.8+): the handle from __cudaGetKernel. */
 SIM_TWINS(__cudaLaunchKernel, _ptsz,
           (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
            cudaStream_t stream),
-          (void)args;
-          return sim_ret(sim_launch(kernel, gridDim, blockDim, sharedMem, stream, def));)
+          RT_ENTER_TWIN(__cudaLaunchKernel_v13000, __cudaLaunchKernel_ptsz_v13000,
+                        cudaLaunchKernel_v7000_params, kernel, gridDim, blockDim, args,
+                        sharedMem, stream);
+          RT_RETURN(sim_drv_launch(kernel, gridDim, blockDim, sharedMem, stream, def));)
 
 SIM_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
 {
@@ -1108,4 +1148,12 @@ SIM_API unsigned long long simcuda_thread_sync_count(void)
 SIM_API unsigned long long simcuda_call_count(const char *api)
 {
     return sim_call_count(api);
+}
+
+/* Not part of the control API: the simulated libcuda.so.1 and libcupti.so.13 reach the device
+ * through this table (sim/driver_ops.h). */
+SIM_API const struct simcuda_private_ops *simcuda_private_ops(void)
+{
+    sim_init();
+    return &sim_private_ops;
 }

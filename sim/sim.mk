@@ -3,7 +3,12 @@
 # it so -L$(BUILD)/sim -lcudart finds it; and its unit test $(BUILD)/tests/test_sim.
 # Included by the top Makefile, which defines BUILD, CC, CPPFLAGS, CFLAGS and SANFLAGS.
 
-SIM_SRCS := $(wildcard sim/*.c)
+# CUPTI's headers (cupti.h, generated_cuda*_meta.h) are in include/ of CUDA 13 toolkits and in
+# extras/CUPTI/include/ of some installs; the simulator and collectors/cupti*.c both include them.
+CPPFLAGS += -I$(CUDA_HOME)/extras/CUPTI/include
+
+# sim/*_api.c are the export layers of libcuda.so.1 and libcupti.so.13 (below), not libcudart's.
+SIM_SRCS := $(filter-out sim/%_api.c,$(wildcard sim/*.c))
 SIM_OBJS := $(SIM_SRCS:sim/%.c=$(BUILD)/sim/obj/%.o)
 SIM_LIB  := $(BUILD)/sim/libcudart.so.13
 SIM_LINK := $(BUILD)/sim/libcudart.so
@@ -30,7 +35,31 @@ $(SIM_LIB): $(SIM_OBJS) sim/libcudart.map
 
 $(SIM_LINK): $(SIM_LIB)
 
-sim: $(SIM_LIB) $(SIM_LINK)
+# The simulated driver and CUPTI: build/sim/libcuda.so.1 (the driver API entry points) and
+# build/sim/libcupti.so.13 (the CUPTI callback and activity API). Both reach the one simulated
+# device inside libcudart.so.13 through simcuda_private_ops() (sim/driver_ops.h), so they share
+# its timelines; $ORIGIN finds it beside them. Neither calls its own exports through the PLT (a
+# tool interposing cuptiSubscribe must see only the program's calls): checked like libcudart.
+SIM_DRV_LIB := $(BUILD)/sim/libcuda.so.1
+SIM_CUPTI_LIB := $(BUILD)/sim/libcupti.so.13
+
+$(SIM_DRV_LIB): $(BUILD)/sim/obj/driver_api.o sim/libcuda.map $(SIM_LIB)
+	$(CC) -shared -o $@ $(BUILD)/sim/obj/driver_api.o -Wl,-soname,libcuda.so.1 \
+	      -Wl,--version-script=sim/libcuda.map -L$(BUILD)/sim -l:libcudart.so.13 \
+	      -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS)
+	@if readelf -rW $@ | grep -Eq '[[:space:]]cu[A-Z][A-Za-z0-9_]*(@|[[:space:]])'; then \
+	    echo "sim: $@ calls its own exported symbols through the PLT" >&2; rm -f $@; exit 1; fi
+	ln -sf libcuda.so.1 $(BUILD)/sim/libcuda.so
+
+$(SIM_CUPTI_LIB): $(BUILD)/sim/obj/cupti_api.o sim/libcupti.map $(SIM_LIB)
+	$(CC) -shared -o $@ $(BUILD)/sim/obj/cupti_api.o -Wl,-soname,libcupti.so.13 \
+	      -Wl,--version-script=sim/libcupti.map -L$(BUILD)/sim -l:libcudart.so.13 \
+	      -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS)
+	@if readelf -rW $@ | grep -Eq '[[:space:]]cupti[A-Z][A-Za-z0-9_]*(@|[[:space:]])'; then \
+	    echo "sim: $@ calls its own exported symbols through the PLT" >&2; rm -f $@; exit 1; fi
+	ln -sf libcupti.so.13 $(BUILD)/sim/libcupti.so
+
+sim: $(SIM_LIB) $(SIM_LINK) $(SIM_DRV_LIB) $(SIM_CUPTI_LIB)
 
 # More specific than tests.mk's pattern rule: the simulator's test links the simulator, not
 # the agent's core archive.
@@ -39,4 +68,4 @@ $(BUILD)/tests/test_sim: tests/unit/test_sim.c sim/simcuda.h $(SIM_LIB)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(BUILD)/sim -lcudart \
 	      -Wl,-rpath,$(abspath $(BUILD)/sim) $(SANFLAGS) -lcmocka -lpthread
 
--include $(SIM_OBJS:.o=.d)
+-include $(SIM_OBJS:.o=.d) $(BUILD)/sim/obj/driver_api.d $(BUILD)/sim/obj/cupti_api.d

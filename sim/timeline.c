@@ -4,6 +4,7 @@
  * per-thread default, created), events, and the host-function thread that runs
  * cudaLaunchHostFunc / cudaStreamAddCallback callbacks when the timeline reaches them. */
 #include "sim/sim_internal.h"
+#include "sim/cupti_core.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -217,15 +218,20 @@ cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns,
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
+    uint64_t start = 0;
+    unsigned long long id = 0;
     if (err == cudaSuccess) {
-        uint64_t start = start_time_locked(s, dep_ns, all_streams);
+        start = start_time_locked(s, dep_ns, all_streams);
         s->ready_ns = start + dur_ns;
+        id = s->id;
         if (start_ns != NULL)
             *start_ns = start;
         if (end_ns != NULL)
             *end_ns = s->ready_ns;
     }
     unlock_timeline();
+    if (err == cudaSuccess) /* its CUPTI activity record, outside the lock (sim/cupti_core.c) */
+        sim_activity_enqueued(id, start, start + dur_ns);
     return err;
 }
 

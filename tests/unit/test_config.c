@@ -53,6 +53,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.max_depth, 64);
     assert_int_equal(c.buffer_mb, 8);
     assert_false(c.trace_launches);
+    assert_false(c.gpu);
     assert_int_equal(c.rank, -1);
     assert_string_equal(c.warnings, "");
 }
@@ -66,7 +67,7 @@ static void test_good_values(void **state)
                               {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
                               {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
                               {"RANK", "7"}, {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
-                              {"SYNCSPY_LAUNCHES", "trace"}};
+                              {"SYNCSPY_LAUNCHES", "trace"}, {"SYNCSPY_GPU", "1"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         env_names[env_n] = pairs[i][0];
         env_values[env_n++] = pairs[i][1];
@@ -85,6 +86,11 @@ static void test_good_values(void **state)
     assert_int_equal(c.max_depth, 128);
     assert_int_equal(c.buffer_mb, 64);
     assert_true(c.trace_launches);
+    assert_true(c.gpu);
+    set_env("SYNCSPY_GPU", "0");
+    config_parse(&c, fake_getenv);
+    assert_false(c.gpu);
+    assert_string_equal(c.warnings, "");
     set_env("SYNCSPY_REPORT", "stdout");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.report, REPORT_STDOUT);
@@ -104,7 +110,7 @@ static void test_bad_values(void **state)
     memset(huge, '9', sizeof huge - 1);
     const char *vars[] = {"SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT",
                           "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG",
-                          "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES"};
+                          "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_GPU"};
     const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe"};
     for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
         for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
@@ -134,6 +140,7 @@ static void test_bad_values(void **state)
             assert_int_equal(c.max_depth, d.max_depth);
             assert_int_equal(c.buffer_mb, d.buffer_mb);
             assert_int_equal(c.trace_launches, d.trace_launches);
+            assert_int_equal(c.gpu, d.gpu);
             assert_int_equal(c.schedule.every_step, d.schedule.every_step);
         }
     }
@@ -165,6 +172,21 @@ static void test_relative_cupti_refused(void **state)
     assert_non_null(strstr(c.warnings, "absolute path"));
 }
 
+static void test_gpu_values(void **state)
+{
+    (void)state;
+    struct config c;
+    const char *bad[] = {"2", "yes", "on", "true", "01x", "-1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        set_env("SYNCSPY_GPU", bad[i]);
+        config_parse(&c, fake_getenv);
+        assert_false(c.gpu);
+        assert_int_equal(count_lines(c.warnings), 1);
+        assert_non_null(strstr(c.warnings, "SYNCSPY_GPU="));
+        assert_non_null(strstr(c.warnings, "0..1; using 0"));
+    }
+}
+
 static void test_bad_rank_ignored_quietly(void **state)
 {
     (void)state;
@@ -183,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_top_range),
         cmocka_unit_test(test_relative_cupti_refused),
+        cmocka_unit_test(test_gpu_values),
         cmocka_unit_test(test_bad_rank_ignored_quietly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,187 @@
+/* sim/cupti_api.c: every symbol the simulated libcupti.so.13 exports: the CUPTI callback and
+ * activity API with the real prototypes, ids and structures of the CUDA 13 headers, backed by
+ * the simulated device's tools interface in libcudart.so.13 (sim/cupti_core.c, reached through
+ * simcuda_private_ops()). As CUPTI 13: one subscriber at a time, a second one gets
+ * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED. No entry point calls another exported name
+ * (a tool that interposes cuptiSubscribe must see only its callers' calls). */
+#include <cupti.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "sim/driver_ops.h"
+
+#define CUPTI_API __attribute__((visibility("default")))
+
+static const struct simcuda_private_ops *_Atomic ops_cache;
+
+static const struct simcuda_private_ops *ops(void)
+{
+    const struct simcuda_private_ops *o = atomic_load_explicit(&ops_cache, memory_order_acquire);
+    if (o == NULL) {
+        o = simcuda_private_ops();
+        atomic_store_explicit(&ops_cache, o, memory_order_release);
+    }
+    return o;
+}
+
+static __thread CUptiResult last_error = CUPTI_SUCCESS;
+
+static CUptiResult ret(CUptiResult r)
+{
+    if (r != CUPTI_SUCCESS)
+        last_error = r;
+    return r;
+}
+
+CUPTI_API CUptiResult cuptiGetVersion(uint32_t *version)
+{
+    if (version == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *version = CUPTI_API_VERSION;
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiGetLastError(void)
+{
+    CUptiResult r = last_error;
+    last_error = CUPTI_SUCCESS;
+    return r;
+}
+
+static const struct {
+    CUptiResult code;
+    const char *name;
+} results[] = {
+#define R_(c) { c, #c }
+    R_(CUPTI_SUCCESS), R_(CUPTI_ERROR_INVALID_PARAMETER), R_(CUPTI_ERROR_INVALID_DEVICE),
+    R_(CUPTI_ERROR_INVALID_CONTEXT), R_(CUPTI_ERROR_INVALID_KIND), R_(CUPTI_ERROR_MAX_LIMIT_REACHED),
+    R_(CUPTI_ERROR_NOT_INITIALIZED), R_(CUPTI_ERROR_INVALID_OPERATION),
+    R_(CUPTI_ERROR_NOT_SUPPORTED), R_(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
+    R_(CUPTI_ERROR_UNKNOWN),
+#undef R_
+};
+
+CUPTI_API CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
+{
+    if (str == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    for (size_t i = 0; i < sizeof results / sizeof results[0]; i++)
+        if (results[i].code == result) {
+            *str = results[i].name;
+            return CUPTI_SUCCESS;
+        }
+    *str = "CUPTI_ERROR_UNKNOWN";
+    return ret(CUPTI_ERROR_INVALID_PARAMETER);
+}
+
+/* ---- callbacks ------------------------------------------------------------------------------ */
+
+CUPTI_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                     void *userdata)
+{
+    return ret(ops()->subscribe(subscriber, callback, userdata, NULL, NULL, 0));
+}
+
+CUPTI_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
+                                        CUpti_CallbackFunc callback, void *userdata,
+                                        CUpti_SubscriberParams *pParams)
+{
+    const char *name = NULL;
+    char *old = NULL;
+    size_t old_size = 0;
+    if (pParams != NULL) {
+        if (pParams->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
+            return ret(CUPTI_ERROR_INVALID_PARAMETER);
+        name = pParams->subscriberName;
+        old = pParams->oldSubscriberName;
+        old_size = pParams->oldSubscriberSize;
+    }
+    return ret(ops()->subscribe(subscriber, callback, userdata, name, old, old_size));
+}
+
+CUPTI_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    return ret(ops()->unsubscribe(subscriber));
+}
+
+CUPTI_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    return ret(ops()->enable_callback(enable, subscriber, domain, cbid));
+}
+
+CUPTI_API CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                        CUpti_CallbackDomain domain)
+{
+    return ret(ops()->enable_domain(enable, subscriber, domain));
+}
+
+CUPTI_API CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber)
+{
+    CUptiResult r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+    if (r == CUPTI_SUCCESS)
+        r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    return ret(r);
+}
+
+CUPTI_API CUptiResult cuptiGetCallbackState(uint32_t *enable, CUpti_SubscriberHandle subscriber,
+                                            CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    return ret(ops()->get_callback_state(enable, subscriber, domain, cbid));
+}
+
+/* ---- activity ------------------------------------------------------------------------------- */
+
+CUPTI_API CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
+{
+    if (timestamp == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *timestamp = ops()->now_ns();
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    return ret(ops()->activity_enable(kind, true));
+}
+
+CUPTI_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    return ret(ops()->activity_enable(kind, false));
+}
+
+CUPTI_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                                                     CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+    return ret(ops()->activity_register(funcBufferRequested, funcBufferCompleted));
+}
+
+CUPTI_API CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    return ret(ops()->activity_flush(flag));
+}
+
+CUPTI_API CUptiResult cuptiActivityFlush(CUcontext context, uint32_t streamId, uint32_t flag)
+{
+    (void)context;
+    (void)streamId;
+    return ret(ops()->activity_flush(flag));
+}
+
+CUPTI_API CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
+                                                 CUpti_Activity **record)
+{
+    CUptiResult r = ops()->activity_next(buffer, validBufferSizeBytes, record);
+    return r == CUPTI_ERROR_MAX_LIMIT_REACHED ? r : ret(r);
+}
+
+CUPTI_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId,
+                                                        size_t *dropped)
+{
+    (void)context;
+    (void)streamId;
+    if (dropped == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *dropped = (size_t)ops()->activity_dropped();
+    return CUPTI_SUCCESS;
+}

@@ -1,0 +1,219 @@
+"""End-to-end: CUPTI (collectors/cupti.c) on the simulated device, whose libcuda.so.1 and
+libcupti.so.13 call the registered callbacks like the real ones. Syncs made through the driver API
+by a library the shim cannot see are attributed to their caller; calls the shim records are not
+counted again through CUPTI's runtime and driver callbacks; another CUPTI client (first or later)
+keeps working; without CUPTI the shim carries on alone; SYNCSPY_GPU=1 reports the GPU idle time
+after a sync."""
+import os
+import unittest
+
+from util import MS, ROOT, SIM, frames_text, prog, run, site_by_function
+
+SIM_CUPTI = os.path.join(SIM, "libcupti.so.13")
+CUDA_OBJECTS = ("libsyncspy", "libcupti", "libcuda.so", "libcudart")
+DRIVER_SITES = {  # caller frame -> (api, ms each call blocks at least)
+    "drvlib_stream_sync": ("cuStreamSynchronize", 4),
+    "drvlib_ctx_sync": ("cuCtxSynchronize", 4),
+    "drvlib_event_sync": ("cuEventSynchronize", 4),
+    "drvlib_copy_dtoh": ("cuMemcpyDtoH_v2", 4),
+    "drvlib_copy_async_pageable": ("cuMemcpyDtoHAsync_v2", 4),
+    "drvlib_free": ("cuMemFree_v2", 4),
+}
+STEPS = 3
+
+
+def assert_blocked(tc, site, per_call_ms, count):
+    """As test_agent.py's: a strict lower bound, a loose upper one."""
+    tc.assertEqual(site["count"], count, frames_text(site))
+    total = site["blocked_ns"]
+    tc.assertGreaterEqual(total, count * (per_call_ms - 0.5) * MS, frames_text(site))
+    tc.assertLessEqual(total, count * (per_call_ms * 3 + 20) * MS, frames_text(site))
+    tc.assertGreaterEqual(site["max_ns"], (per_call_ms - 0.5) * MS)
+
+
+def cupti_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("syncspy:") and "CUPTI" in l]
+
+
+def only_site(tc, summary, function, api=None):
+    sites = site_by_function(summary, function, api)
+    tc.assertEqual(len(sites), 1, [frames_text(s) for s in summary["sites"]])
+    return sites[0]
+
+
+class DriverSyncs(unittest.TestCase):
+    """cupti_driver: libsimdriver.so's driver-API syncs next to a runtime sync through the shim."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = run([prog("cupti_driver"), str(STEPS)])
+        cls.s = cls.r.summary()
+
+    def test_program_unchanged_and_quiet(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        self.assertEqual(self.r.stdout, f"cupti_driver: {STEPS} steps done\n")
+        self.assertEqual(cupti_lines(self.r.stderr), [])  # CUPTI found beside libcudart
+
+    def test_driver_syncs_are_attributed_to_their_caller(self):
+        for function, (api, ms) in DRIVER_SITES.items():
+            site = only_site(self, self.s, function, api)
+            assert_blocked(self, site, ms, STEPS)
+            self.assertTrue(site["frames"][0]["module"].endswith("/libsimdriver.so"), frames_text(site))
+            self.assertEqual(site["frames"][1]["function"], "main", frames_text(site))
+
+    def test_no_frame_inside_cuda_or_the_agent(self):
+        for site in self.s["sites"]:
+            for f in site["frames"]:
+                for obj in CUDA_OBJECTS:
+                    self.assertNotIn(obj, os.path.basename(f["module"]), frames_text(site))
+
+    def test_no_syncs_are_no_sites(self):
+        for function in ("drvlib_copy_async_pinned", "drvlib_copy_dtod"):
+            self.assertEqual(site_by_function(self.s, function), [])
+
+    def test_shim_call_counted_once(self):
+        """cudaStreamSynchronize through the shim also calls CUPTI's runtime and driver callbacks:
+        one sync, under the shim's API name."""
+        sites = site_by_function(self.s, "via_shim_sync")
+        self.assertEqual(len(sites), 1, [frames_text(s) for s in sites])
+        self.assertEqual(sites[0]["api"], "cudaStreamSynchronize")
+        assert_blocked(self, sites[0], 3, STEPS)
+
+    def test_runtime_call_cupti_records_counted_once(self):
+        """cudaStreamSynchronize reached past the shim (as from a static runtime): CUPTI's runtime
+        callback records it; its nested cuStreamSynchronize callback is not counted again."""
+        sites = site_by_function(self.s, "static_runtime_sync")
+        self.assertEqual(len(sites), 1, [frames_text(s) for s in sites])
+        self.assertEqual(sites[0]["api"], "cudaStreamSynchronize")
+        assert_blocked(self, sites[0], 3, STEPS)
+        self.assertEqual(sites[0]["frames"][1]["function"], "main", frames_text(sites[0]))
+
+    def test_step_counts_match_site_counts(self):
+        steps = self.s["steps"]
+        for st in steps[:-1]:
+            self.assertEqual(st["syncs"], len(DRIVER_SITES) + 2, st)
+        self.assertEqual(sum(s["count"] for s in self.s["sites"]), sum(st["syncs"] for st in steps))
+
+    def test_no_gpu_fields_without_syncspy_gpu(self):
+        for site in self.s["sites"]:
+            self.assertNotIn("gpu_idle_ns", site)
+
+    def test_found_beside_a_runtime_loaded_by_relative_path(self):
+        """LD_LIBRARY_PATH=build/sim: the loader names libcudart relatively; the search uses
+        where it really is (/proc/self/maps), never a relative folder."""
+        r = run([prog("cupti_driver"), "1"], cwd=ROOT,
+                env={"LD_LIBRARY_PATH": os.path.relpath(SIM, ROOT)})
+        self.assertEqual(cupti_lines(r.stderr), [], r.stderr)
+        only_site(self, r.summary(), "drvlib_copy_dtoh", "cuMemcpyDtoH_v2")
+
+    def test_explicit_path(self):
+        r = run([prog("cupti_driver"), "1"], env={"SYNCSPY_CUPTI": SIM_CUPTI})
+        self.assertEqual(cupti_lines(r.stderr), [])
+        only_site(self, r.summary(), "drvlib_copy_dtoh", "cuMemcpyDtoH_v2")
+
+
+class WithoutCupti(unittest.TestCase):
+    def check_shim_alone(self, value, words):
+        r = run([prog("cupti_driver"), str(STEPS)], env={"SYNCSPY_CUPTI": value})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, f"cupti_driver: {STEPS} steps done\n")
+        lines = cupti_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        for w in words:
+            self.assertIn(w, lines[0])
+        s = r.summary()
+        for function in DRIVER_SITES:
+            self.assertEqual(site_by_function(s, function), [])
+        assert_blocked(self, only_site(self, s, "via_shim_sync", "cudaStreamSynchronize"), 3, STEPS)
+        self.assertEqual(site_by_function(s, "static_runtime_sync"), [])  # past the shim: unseen
+        self.assertEqual(sum(x["count"] for x in s["sites"]), STEPS)
+
+    def test_off(self):
+        self.check_shim_alone("off", ["SYNCSPY_CUPTI=off", "runtime shim alone"])
+
+    def test_missing_library(self):
+        self.check_shim_alone("/nonexistent/libcupti.so", ["/nonexistent/libcupti.so", "runtime shim alone"])
+
+    def test_not_a_cupti_library(self):
+        self.check_shim_alone(os.path.join(SIM, "libcudart.so.13"), ["not a CUPTI library"])
+
+    def test_gpu_without_cupti_says_so(self):
+        r = run([prog("cupti_driver"), "1"], env={"SYNCSPY_CUPTI": "off", "SYNCSPY_GPU": "1"})
+        self.assertIn("SYNCSPY_GPU=1 needs CUPTI", r.stderr)
+        for site in r.summary()["sites"]:
+            self.assertNotIn("gpu_idle_ns", site)
+
+    def test_same_shim_counts_as_with_cupti(self):
+        """The runtime-only program's sites are the same with and without CUPTI."""
+        def counts(env):
+            s = run([prog("basic"), "2"], env=env).summary()
+            return sorted((x["api"], x["frames"][0]["function"], x["count"]) for x in s["sites"])
+        self.assertEqual(counts({}), counts({"SYNCSPY_CUPTI": "off"}))
+
+
+class OtherCuptiClient(unittest.TestCase):
+    """cupti_client subscribes to CUPTI itself: before syncspy (error 39 for syncspy) or after
+    (syncspy steps aside). Its subscription and callbacks work as without syncspy."""
+
+    def check(self, mode):
+        plain = run([prog("cupti_client"), mode, str(STEPS)], preload=False)
+        r = run([prog("cupti_client"), mode, str(STEPS)])
+        expected = STEPS * (2 if mode == "late" else 1)  # client_sync calls
+        out = f"cupti_client: subscribe CUPTI_SUCCESS, {STEPS} callbacks\n"  # while subscribed
+        self.assertEqual(plain.stdout, out, plain.stderr)
+        self.assertEqual(r.stdout, out, r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        client = site_by_function(s, "client_sync", "cudaDeviceSynchronize")
+        self.assertEqual(sum(x["count"] for x in client), expected, [frames_text(x) for x in s["sites"]])
+        for site in client:
+            self.assertGreaterEqual(site["blocked_ns"], site["count"] * 1.5 * MS)
+        return r, s
+
+    def test_client_subscribed_first(self):
+        r, s = self.check("first")
+        lines = cupti_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("in use by another tool", lines[0])
+        self.assertEqual(site_by_function(s, "drvlib_stream_sync"), [])  # CUPTI was not ours
+
+    def test_client_subscribes_later(self):
+        r, s = self.check("late")
+        lines = cupti_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("hands CUPTI over", lines[0])
+        # the driver syncs were seen until the handover, none after it
+        self.assertEqual(sum(x["count"] for x in site_by_function(s, "drvlib_stream_sync")), STEPS)
+
+
+class GpuIdle(unittest.TestCase):
+    """SYNCSPY_GPU=1: after idle_after_sync and the driver sync the host works 5 ms before the
+    next kernel; after busy_after_sync a 30 ms kernel on another stream keeps the GPU busy."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = run([prog("cupti_driver"), "4", "idle"], env={"SYNCSPY_GPU": "1"})
+        cls.s = cls.r.summary()
+
+    def test_idle_after_sync(self):
+        for function in ("idle_after_sync", "drvlib_stream_sync"):
+            site = only_site(self, self.s, function)
+            self.assertEqual(site["gpu_idle_syncs"], 4, site)
+            per_sync = site["gpu_idle_ns"] / site["gpu_idle_syncs"]
+            self.assertGreaterEqual(per_sync, 4.9 * MS, site)
+            self.assertLessEqual(per_sync, 5 * MS + 30 * MS, site)
+            self.assertTrue(site["gpu_next_work"].startswith("kernel@"), site)
+
+    def test_busy_after_sync(self):
+        site = only_site(self, self.s, "busy_after_sync")
+        self.assertEqual(site["gpu_idle_syncs"], 4, site)
+        self.assertEqual(site["gpu_idle_ns"], 0, site)
+
+    def test_report_shows_it(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        self.assertIn("gpu then idle:", self.r.stderr)
+        self.assertEqual(cupti_lines(self.r.stderr), [])
+
+
+if __name__ == "__main__":
+    unittest.main()

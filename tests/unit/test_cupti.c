@@ -1,0 +1,443 @@
+/* Unit tests: the pure parts of the CUPTI collector (collectors/cupti_rules.c): where libcupti
+ * is looked for and in which order, which driver and runtime calls are syncs (from the real
+ * params structs, with a fake memory oracle), the API names; the skip ranges of
+ * collectors/native_stack.c; and the GPU idle-time join of collectors/cupti_gpu.c fed with
+ * hand-made activity records through fake CUPTI functions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <cupti.h>
+
+#include "collectors/cupti.h"
+#include "collectors/native_stack.h"
+#include "output/report.h"
+
+/* ---- search order ------------------------------------------------------------------------------ */
+
+static size_t search(const char *const *loaded, size_t n, const char *home, char (*out)[PATH_MAX])
+{
+    struct cupti_search in = {loaded, n, home};
+    return cupti_search_paths(&in, out, CUPTI_CANDIDATES_MAX);
+}
+
+static size_t index_of(char (*paths)[PATH_MAX], size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(paths[i], path))
+            return i;
+    fail_msg("%s is not a candidate", path);
+    return n;
+}
+
+static void test_search_order(void **state)
+{
+    (void)state;
+    static char out[CUPTI_CANDIDATES_MAX][PATH_MAX];
+    const char *loaded[] = {
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+        "/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12",
+        "relative/libcudart.so.13",
+        "/opt/prof/libcupti.so.12",
+    };
+    size_t n = search(loaded, 5, "/opt/cuda/", out);
+    /* (1) the one already loaded, (2) beside libcudart, (3) the wheel, (4) CUDA_HOME, (5) loader */
+    size_t loaded_at = index_of(out, n, "/opt/prof/libcupti.so.12");
+    size_t beside = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcupti.so.13");
+    size_t wheel = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12");
+    size_t wheel13 = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13");
+    size_t home = index_of(out, n, "/opt/cuda/lib64/libcupti.so.13");
+    size_t extras = index_of(out, n, "/opt/cuda/extras/CUPTI/lib64/libcupti.so");
+    size_t bare13 = index_of(out, n, "libcupti.so.13");
+    size_t bare = index_of(out, n, "libcupti.so");
+    assert_int_equal(loaded_at, 0);
+    assert_true(loaded_at < beside && beside < wheel && wheel < wheel13 && wheel13 < home);
+    assert_true(home < extras && extras < bare13 && bare13 < bare);
+    assert_int_equal(bare, n - 1);
+    for (size_t i = 0; i < n; i++) {
+        /* only the loader's step uses bare names; no relative folder is ever used */
+        if (i < bare13)
+            assert_true(out[i][0] == '/');
+        assert_null(strstr(out[i], "relative/"));
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(out[i], out[j]);
+    }
+}
+
+static void test_search_cuda_home(void **state)
+{
+    (void)state;
+    static char out[CUPTI_CANDIDATES_MAX][PATH_MAX];
+    size_t n = search(NULL, 0, NULL, out); /* CUDA_HOME unset: the default toolkit */
+    assert_string_equal(out[0], "/usr/local/cuda/lib64/libcupti.so.13");
+    index_of(out, n, "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13");
+    n = search(NULL, 0, "cuda", out); /* relative: not used */
+    assert_int_equal(n, 2);
+    assert_string_equal(out[0], "libcupti.so.13");
+    assert_string_equal(out[1], "libcupti.so");
+    struct cupti_search in = {NULL, 0, "/opt/cuda"};
+    assert_int_equal(cupti_search_paths(&in, out, 3), 3); /* the room given is respected */
+}
+
+/* ---- classification ------------------------------------------------------------------------------ */
+
+static char dev_mem[64], pinned_mem[64], pageable_mem[64], managed_mem[64];
+
+static enum cupti_mem fake_memory(const void *p)
+{
+    const char *c = p;
+    if (c >= dev_mem && c < dev_mem + 64)
+        return CUPTI_MEM_DEVICE;
+    if (c >= pinned_mem && c < pinned_mem + 64)
+        return CUPTI_MEM_PINNED;
+    if (c >= managed_mem && c < managed_mem + 64)
+        return CUPTI_MEM_MANAGED;
+    if (c >= pageable_mem && c < pageable_mem + 64)
+        return CUPTI_MEM_PAGEABLE;
+    return CUPTI_MEM_UNKNOWN;
+}
+
+#define DEV(p) ((CUdeviceptr)(uintptr_t)(p))
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define D_ID(name) CUPTI_DRIVER_TRACE_CBID_##name
+#define R_ID(name) CUPTI_RUNTIME_TRACE_CBID_##name
+
+static bool classify(uint32_t domain, uint32_t cbid, const void *params, struct sync_call *c)
+{
+    memset(c, 0, sizeof *c);
+    return cupti_classify(domain, cbid, params, fake_memory, c);
+}
+
+static void test_driver_syncs(void **state)
+{
+    (void)state;
+    struct sync_call c;
+    cuStreamSynchronize_params s = {(CUstream)(uintptr_t)0x1234};
+    assert_true(classify(DRV, D_ID(cuStreamSynchronize_ptsz), &s, &c));
+    assert_int_equal(c.stream, 0x1234);
+    assert_true(classify(DRV, D_ID(cuCtxSynchronize), NULL, &c));
+    cuEventSynchronize_params e = {NULL};
+    assert_true(classify(DRV, D_ID(cuEventSynchronize), &e, &c));
+    /* not in the sync family: no rule, never a sync */
+    assert_false(classify(DRV, D_ID(cuLaunchKernel), NULL, &c));
+    assert_false(classify(DRV, D_ID(cuStreamQuery), &s, &c));
+}
+
+static void test_driver_copies(void **state)
+{
+    (void)state;
+    struct sync_call c;
+    cuMemcpyDtoHAsync_v2_params d2h = {pageable_mem, DEV(dev_mem), 48, (CUstream)(uintptr_t)7};
+    assert_true(classify(DRV, D_ID(cuMemcpyDtoH_v2), &d2h, &c)); /* the synchronous form */
+    assert_int_equal(c.dir, DIR_D2H);
+    assert_int_equal(c.bytes, 48);
+    assert_int_equal(c.stream, 0);
+    assert_true(classify(DRV, D_ID(cuMemcpyDtoHAsync_v2_ptsz), &d2h, &c)); /* pageable */
+    assert_int_equal(c.stream, 7);
+    d2h.dstHost = pinned_mem;
+    assert_false(classify(DRV, D_ID(cuMemcpyDtoHAsync_v2), &d2h, &c)); /* pinned: queued */
+    assert_true(classify(DRV, D_ID(cuMemcpyDtoH_v2_ptds), &d2h, &c));
+
+    cuMemcpyHtoDAsync_v2_params h2d = {DEV(dev_mem), pageable_mem, 16, NULL};
+    assert_true(classify(DRV, D_ID(cuMemcpyHtoDAsync_v2), &h2d, &c));
+    assert_int_equal(c.dir, DIR_H2D);
+    h2d.srcHost = pinned_mem;
+    assert_false(classify(DRV, D_ID(cuMemcpyHtoDAsync_v2_ptsz), &h2d, &c));
+    assert_true(classify(DRV, D_ID(cuMemcpyHtoD_v2), &h2d, &c));
+
+    /* cuMemcpy: unified addresses, the pointers say */
+    cuMemcpyAsync_params any = {DEV(dev_mem), DEV(managed_mem), 8, NULL};
+    assert_false(classify(DRV, D_ID(cuMemcpy), &any, &c)); /* device to device */
+    assert_int_equal(c.dir, DIR_D2D);
+    any.dst = DEV(pageable_mem);
+    any.src = DEV(dev_mem);
+    assert_true(classify(DRV, D_ID(cuMemcpyAsync), &any, &c)); /* to pageable memory */
+    assert_int_equal(c.dir, DIR_D2H);
+    any.dst = DEV(pinned_mem);
+    assert_false(classify(DRV, D_ID(cuMemcpyAsync_ptsz), &any, &c));
+    assert_true(classify(DRV, D_ID(cuMemcpy_ptds), &any, &c));
+    any.dst = DEV(0x10); /* unknown: the synchronous form is assumed a sync, the Async one not */
+    assert_true(classify(DRV, D_ID(cuMemcpy), &any, &c));
+    assert_false(classify(DRV, D_ID(cuMemcpyAsync), &any, &c));
+
+    /* 2D/3D: the CUmemorytype of each end */
+    CUDA_MEMCPY2D m2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = DEV(dev_mem),
+                        .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = pageable_mem,
+                        .WidthInBytes = 4, .Height = 3};
+    cuMemcpy2DAsync_v2_params p2 = {&m2, NULL};
+    assert_true(classify(DRV, D_ID(cuMemcpy2DAsync_v2), &p2, &c));
+    assert_int_equal(c.bytes, 12);
+    m2.dstHost = pinned_mem;
+    assert_false(classify(DRV, D_ID(cuMemcpy2DAsync_v2_ptsz), &p2, &c));
+    assert_true(classify(DRV, D_ID(cuMemcpy2D_v2), &p2, &c));
+    m2.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    assert_false(classify(DRV, D_ID(cuMemcpy2D_v2), &p2, &c));
+    CUDA_MEMCPY3D m3 = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = pageable_mem,
+                        .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = DEV(dev_mem),
+                        .WidthInBytes = 2, .Height = 2, .Depth = 2};
+    cuMemcpy3DAsync_v2_params p3 = {&m3, NULL};
+    assert_true(classify(DRV, D_ID(cuMemcpy3DAsync_v2), &p3, &c));
+    assert_int_equal(c.bytes, 8);
+    assert_int_equal(c.dir, DIR_H2D);
+
+    /* device to device copies are not even enabled */
+    const uint32_t *ids;
+    size_t n = cupti_sync_cbids(DRV, &ids);
+    bool has_stream = false;
+    for (size_t i = 0; i < n; i++) {
+        assert_int_not_equal(ids[i], D_ID(cuMemcpyDtoD_v2));
+        assert_int_not_equal(ids[i], D_ID(cuMemcpyDtoDAsync_v2));
+        assert_int_not_equal(ids[i], D_ID(cuLaunchKernel));
+        has_stream |= ids[i] == D_ID(cuStreamSynchronize);
+    }
+    assert_true(has_stream);
+}
+
+static void test_driver_frees_and_memsets(void **state)
+{
+    (void)state;
+    struct sync_call c;
+    cuMemFree_v2_params f = {0};
+    assert_false(classify(DRV, D_ID(cuMemFree_v2), &f, &c));
+    f.dptr = DEV(dev_mem);
+    assert_true(classify(DRV, D_ID(cuMemFree_v2), &f, &c));
+    cuMemFreeHost_params fh = {NULL};
+    assert_false(classify(DRV, D_ID(cuMemFreeHost), &fh, &c));
+    fh.p = pinned_mem;
+    assert_true(classify(DRV, D_ID(cuMemFreeHost), &fh, &c));
+    cuMemsetD32_v2_params m = {DEV(pinned_mem), 0, 5};
+    assert_true(classify(DRV, D_ID(cuMemsetD32_v2), &m, &c));
+    assert_int_equal(c.bytes, 20);
+    m.dstDevice = DEV(managed_mem);
+    assert_true(classify(DRV, D_ID(cuMemsetD32_v2_ptds), &m, &c));
+    m.dstDevice = DEV(dev_mem);
+    assert_false(classify(DRV, D_ID(cuMemsetD32_v2), &m, &c));
+}
+
+static void test_runtime_calls(void **state)
+{
+    (void)state;
+    struct sync_call c;
+    cudaMemcpyAsync_v3020_params cp = {pageable_mem, dev_mem, 32, cudaMemcpyDeviceToHost, NULL};
+    assert_true(classify(RT, R_ID(cudaMemcpy_v3020), &cp, &c));
+    assert_int_equal(c.dir, DIR_D2H);
+    assert_true(classify(RT, R_ID(cudaMemcpyAsync_ptsz_v7000), &cp, &c));
+    cp.dst = pinned_mem;
+    assert_false(classify(RT, R_ID(cudaMemcpyAsync_v3020), &cp, &c));
+    cp.kind = cudaMemcpyDeviceToDevice;
+    assert_false(classify(RT, R_ID(cudaMemcpy_ptds_v7000), &cp, &c));
+    cp.kind = cudaMemcpyDefault; /* the pointers say: device to pageable host */
+    cp.dst = pageable_mem;
+    assert_true(classify(RT, R_ID(cudaMemcpyAsync_v3020), &cp, &c));
+    assert_int_equal(c.dir, DIR_D2H);
+    cp.kind = cudaMemcpyHostToHost;
+    assert_true(classify(RT, R_ID(cudaMemcpyAsync_v3020), &cp, &c));
+    cudaMemcpyFromSymbol_v3020_params fs = {pageable_mem, dev_mem, 4, 0, cudaMemcpyDeviceToDevice};
+    assert_false(classify(RT, R_ID(cudaMemcpyFromSymbol_v3020), &fs, &c));
+    fs.kind = cudaMemcpyDeviceToHost;
+    assert_true(classify(RT, R_ID(cudaMemcpyFromSymbol_v3020), &fs, &c));
+    cudaFree_v3020_params fr = {NULL};
+    assert_false(classify(RT, R_ID(cudaFree_v3020), &fr, &c));
+    fr.devPtr = dev_mem;
+    assert_true(classify(RT, R_ID(cudaFreeHost_v3020), &fr, &c));
+    cudaMemset_v3020_params ms = {pinned_mem, 0, 9};
+    assert_true(classify(RT, R_ID(cudaMemset_v3020), &ms, &c));
+    ms.devPtr = dev_mem;
+    assert_false(classify(RT, R_ID(cudaMemset_ptds_v7000), &ms, &c));
+    assert_true(classify(RT, R_ID(cudaDeviceSynchronize_v3020), NULL, &c));
+    assert_false(classify(RT, R_ID(cudaLaunchKernel_v7000), NULL, &c));
+    assert_false(classify(CUPTI_CB_DOMAIN_RESOURCE, 1, NULL, &c));
+}
+
+static void test_api_names(void **state)
+{
+    (void)state;
+    char b[64];
+    cupti_api_name(RT, "cudaMemcpy_v3020", b, sizeof b);
+    assert_string_equal(b, "cudaMemcpy");
+    cupti_api_name(RT, "cudaStreamSynchronize_ptsz_v7000", b, sizeof b);
+    assert_string_equal(b, "cudaStreamSynchronize_ptsz");
+    cupti_api_name(RT, "cudaMemcpy", b, sizeof b);
+    assert_string_equal(b, "cudaMemcpy");
+    cupti_api_name(RT, "cudaFoo_v2", b, sizeof b); /* not a CUPTI version suffix */
+    assert_string_equal(b, "cudaFoo_v2");
+    cupti_api_name(DRV, "cuMemcpyDtoH_v2", b, sizeof b);
+    assert_string_equal(b, "cuMemcpyDtoH_v2");
+    cupti_api_name(DRV, NULL, b, sizeof b);
+    assert_string_equal(b, "?");
+    cupti_api_name(DRV, "cuStreamSynchronize", b, 5);
+    assert_string_equal(b, "cuSt");
+}
+
+/* ---- native stack skip ranges ---------------------------------------------------------------------- */
+
+static void test_object_ranges(void **state)
+{
+    (void)state;
+    const char *const prefixes[] = {"libcmocka.so"}; /* not libc: sanitizers intercept its functions */
+    struct native_range r[4];
+    int n = native_stack_object_ranges(prefixes, 1, r, 4);
+    assert_int_equal(n, 1);
+    uintptr_t f = (uintptr_t)&_cmocka_run_group_tests;
+    assert_true(f >= r[0].lo && f < r[0].hi);
+    const char *const none[] = {"libnothing-here.so"};
+    assert_int_equal(native_stack_object_ranges(none, 1, r, 4), 0);
+}
+
+/* ---- the GPU idle-time join --------------------------------------------------------------------------- */
+
+static CUpti_BuffersCallbackRequestFunc requested;
+static CUpti_BuffersCallbackCompleteFunc completed;
+static _Alignas(8) uint8_t records[1 << 14];
+static size_t records_used;
+
+static CUptiResult fake_enable(CUpti_ActivityKind k) { (void)k; return CUPTI_SUCCESS; }
+static CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c)
+{
+    requested = r;
+    completed = c;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult fake_flush(uint32_t flag) { (void)flag; return CUPTI_SUCCESS; }
+static CUptiResult fake_timestamp(uint64_t *ts)
+{
+    *ts = agent_now_ns(); /* the same clock as the host ends */
+    return CUPTI_SUCCESS;
+}
+
+static size_t kind_size(CUpti_ActivityKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    default: return 0;
+    }
+}
+
+static CUptiResult fake_next(uint8_t *buf, size_t valid, CUpti_Activity **r)
+{
+    size_t at = *r ? (size_t)((uint8_t *)*r - buf) + ((kind_size((*r)->kind) + 7) & ~(size_t)7) : 0;
+    if (at >= valid)
+        return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *r = (CUpti_Activity *)(void *)(buf + at);
+    return CUPTI_SUCCESS;
+}
+
+static void put(const void *rec, CUpti_ActivityKind kind)
+{
+    memcpy(records + records_used, rec, kind_size(kind));
+    records_used += (kind_size(kind) + 7) & ~(size_t)7;
+}
+
+static void kernel(uint64_t start, uint64_t end, const char *name)
+{
+    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .start = start, .end = end, .name = name};
+    put(&k, k.kind);
+}
+
+static void deliver(void)
+{
+    uint8_t *buf;
+    size_t size, max;
+    requested(&buf, &size, &max);
+    assert_non_null(buf);
+    assert_true(size >= records_used);
+    memcpy(buf, records, records_used);
+    completed(NULL, 0, buf, size, records_used);
+    records_used = 0;
+}
+
+static void test_gpu_idle_join(void **state)
+{
+    (void)state;
+    struct cupti_gpu_fns f = {fake_enable, fake_enable, fake_register, fake_flush, fake_next,
+                              fake_timestamp, NULL};
+    assert_null(cupti_gpu_start(&f));
+    uint64_t t = agent_now_ns();
+    /* site 3: two syncs, the GPU idle 5 ms then 7 ms after them */
+    cupti_gpu_sync(3, t + 1000000, 0, 0);
+    cupti_gpu_sync(3, t + 20000000, 0, 0);
+    /* site 4: a kernel on another stream still runs when it returns: no idle time */
+    cupti_gpu_sync(4, t + 40000000, 0, 0);
+    /* site 5: its host end is late; its synchronization record (correlation 77) says when it
+     * really ended on the device */
+    cupti_gpu_sync(5, t + 60000000, 0, 77);
+    /* site 6: nothing ever runs after it: not measured */
+    cupti_gpu_sync(6, t + 90000000, 0, 0);
+    kernel(t + 6000000, t + 8000000, "next_a");
+    kernel(t + 27000000, t + 28000000, "next_b");
+    kernel(t + 30000000, t + 45000000, "long_other_stream");
+    CUpti_ActivitySynchronization2 s = {.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                        .start = t + 50000000, .end = t + 55000000, .correlationId = 77};
+    put(&s, s.kind);
+    kernel(t + 58000000, t + 59000000, "after_join");
+    deliver();
+    cupti_gpu_finish();
+    struct cupti_site_gpu g;
+    assert_true(cupti_site_gpu(3, &g));
+    assert_int_equal(g.syncs, 2);
+    /* host ends go through the measured clock offset (a few ns at most here) */
+    assert_in_range(g.idle_ns, 12000000 - 20000, 12000000 + 20000);
+    assert_string_equal(g.next_work, "next_b");
+    assert_true(cupti_site_gpu(4, &g));
+    assert_int_equal(g.syncs, 1);
+    assert_int_equal(g.idle_ns, 0);
+    assert_true(cupti_site_gpu(5, &g));
+    assert_int_equal(g.idle_ns, 3000000); /* from the device-side end, not the host's */
+    assert_string_equal(g.next_work, "after_join");
+    assert_false(cupti_site_gpu(6, &g));
+    assert_false(cupti_site_gpu(1 << 30, &g));
+}
+
+/* summary.json carries the measured sites' GPU fields, and only theirs, and reads them back. */
+static void test_summary_gpu_fields(void **state)
+{
+    (void)state;
+    struct rep_frame fr = {.function = "idle_after_sync", .module = "/bin/x"};
+    struct rep_site sites[2] = {
+        {.api = "cudaStreamSynchronize", .count = 4, .blocked_ns = 8, .max_ns = 2, .nframes = 1,
+         .frames = &fr, .gpu_idle_ns = 20000000, .gpu_idle_syncs = 4, .gpu_next_work = "k\"1"},
+        {.api = "cuMemFree_v2", .count = 1, .blocked_ns = 1, .max_ns = 1, .nframes = 1, .frames = &fr},
+    };
+    struct rep_process p = {.pid = 7, .rank = -1, .schedule = "", .sites = sites, .nsites = 2};
+    char path[] = "/tmp/test_cupti_summary_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(summary_write_json(&p, fd), 0);
+    close(fd);
+    struct rep_process q;
+    char err[256];
+    assert_int_equal(summary_read_json(path, &q, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(q.nsites, 2);
+    assert_int_equal(q.sites[0].gpu_idle_ns, 20000000);
+    assert_int_equal(q.sites[0].gpu_idle_syncs, 4);
+    assert_string_equal(q.sites[0].gpu_next_work, "k\"1");
+    assert_int_equal(q.sites[1].gpu_idle_syncs, 0);
+    assert_null(q.sites[1].gpu_next_work);
+    summary_free(&q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_search_order),
+        cmocka_unit_test(test_search_cuda_home),
+        cmocka_unit_test(test_driver_syncs),
+        cmocka_unit_test(test_driver_copies),
+        cmocka_unit_test(test_driver_frees_and_memsets),
+        cmocka_unit_test(test_runtime_calls),
+        cmocka_unit_test(test_api_names),
+        cmocka_unit_test(test_object_ranges),
+        cmocka_unit_test(test_gpu_idle_join),
+        cmocka_unit_test(test_summary_gpu_fields),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
