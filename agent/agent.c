@@ -590,6 +590,8 @@ static void agent_init(void)
     start_real_ns = real_now_ns();
     set_step_active(schedule_records(&agent_cfg.schedule, 0));
     atomic_store(&agent_state, STATE_RUNNING);
+    if (agent_cfg.cupti == CUPTI_EAGER)
+        cupti_start(&agent_cfg); /* the user said every CUDA call bypasses the shim */
 }
 
 void agent_init_once(void)

@@ -115,10 +115,12 @@ void config_parse(struct config *cfg, config_getenv_fn get)
             cfg->cupti = CUPTI_OFF;
         else if (!strcmp(v, "auto"))
             cfg->cupti = CUPTI_AUTO;
+        else if (!strcmp(v, "eager"))
+            cfg->cupti = CUPTI_EAGER;
         else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
             cfg->cupti = CUPTI_PATH;
         else
-            warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off or an absolute path", "auto");
+            warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path", "auto");
     }
 
     int gpu;

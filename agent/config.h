@@ -12,7 +12,9 @@
 
 enum step_mode { STEP_AUTO, STEP_MANUAL };
 enum report_dest { REPORT_STDERR, REPORT_STDOUT, REPORT_OFF, REPORT_FILE };
-enum cupti_mode { CUPTI_AUTO, CUPTI_OFF, CUPTI_PATH };
+/* CUPTI_EAGER: auto, but subscribed when the agent loads, for programs whose CUDA calls all
+ * bypass the shim (libcudart_static, driver API only): the shim never sees a first call there. */
+enum cupti_mode { CUPTI_AUTO, CUPTI_OFF, CUPTI_PATH, CUPTI_EAGER };
 
 #define CONFIG_WARNINGS_MAX 1024
 
@@ -23,7 +25,7 @@ struct config {
     enum report_dest report;       /* SYNCSPY_REPORT stderr|stdout|off|PATH */
     char report_path[PATH_MAX];
     int top;                       /* SYNCSPY_TOP, default 10, 1..1000 */
-    enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|/abs/path */
+    enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|eager|/abs/path */
     char cupti_path[PATH_MAX];
     bool gpu;                      /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */
     int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */

@@ -21,4 +21,8 @@ $(BUILD)/progs/cupti_client: tests/progs/cupti_client.c $(SIMDRIVER_LIB) $(SIM_C
 	$(CC) $(CUPTI_PROG_FLAGS) -fno-optimize-sibling-calls -o $@ $< -L$(BUILD)/progs/lib -lsimdriver \
 	      -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS) -lcupti -lcudart -lpthread -ldl
 
-test-build: $(SIMDRIVER_LIB) $(BUILD)/progs/cupti_driver $(BUILD)/progs/cupti_client
+$(BUILD)/progs/driver_only: tests/progs/driver_only.c $(SIMDRIVER_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CUPTI_PROG_FLAGS) -o $@ $< -L$(BUILD)/progs/lib -lsimdriver -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS)
+
+test-build: $(SIMDRIVER_LIB) $(BUILD)/progs/cupti_driver $(BUILD)/progs/cupti_client $(BUILD)/progs/driver_only

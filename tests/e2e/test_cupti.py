@@ -215,5 +215,26 @@ class GpuIdle(unittest.TestCase):
         self.assertEqual(cupti_lines(self.r.stderr), [])
 
 
+
+class ShimNeverSeesACall(unittest.TestCase):
+    """A program whose every CUDA call bypasses the shim (libcudart_static, driver API only)."""
+
+    def test_auto_never_subscribes_and_stays_silent(self):
+        r = run([prog("driver_only"), "3"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "driver_only: done\n")
+        self.assertEqual(r.process_dirs(), [])  # the documented limit of SYNCSPY_CUPTI=auto
+
+    def test_eager_subscribes_at_load(self):
+        r = run([prog("driver_only"), "3"], env={"SYNCSPY_CUPTI": "eager"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "driver_only: done\n")
+        s = r.summary()
+        sites = [x for x in s["sites"] if x["frames"] and x["frames"][0]["function"] == "drvlib_stream_sync"]
+        self.assertEqual(sum(x["count"] for x in sites), 3, s["sites"])
+        self.assertTrue(all(x["api"].startswith("cuStreamSynchronize") for x in sites))
+        self.assertGreaterEqual(sum(x["blocked_ns"] for x in sites), 3 * 3.5e6)
+
+
 if __name__ == "__main__":
     unittest.main()

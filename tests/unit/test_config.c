@@ -100,6 +100,9 @@ static void test_good_values(void **state)
     set_env("SYNCSPY_CUPTI", "off");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.cupti, CUPTI_OFF);
+    set_env("SYNCSPY_CUPTI", "eager");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.cupti, CUPTI_EAGER);
 }
 
 /* Every variable with garbage, empty, huge and negative values. */
