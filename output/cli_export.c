@@ -128,7 +128,8 @@ struct frames_cached {
 struct chrome {
     struct fd_writer w;
     bool first;     /* no event written yet: no comma before the next */
-    uint64_t base;  /* ns: ts 0 */
+    uint64_t base;  /* CLOCK_REALTIME ns of ts 0: the earliest process start */
+    uint64_t mono0, real0; /* the process being written: its start on both clocks */
     int pid;        /* the Chrome pid of the process being written (its pid, unless taken) */
     struct fd_writer scratch; /* fd -1: frames_json renders into its buffer, never flushed */
     struct frames_cached cache[FRAMES_CACHE];
@@ -167,9 +168,13 @@ static void put_hex_string(struct fd_writer *w, uint64_t v)
     fdw_write(w, tmp + i, sizeof tmp - i);
 }
 
+/* A CLOCK_MONOTONIC time of the process being written, on the common time line. Processes are
+ * placed by their wall-clock start (ranks on other hosts have unrelated monotonic clocks), and
+ * events within a process by its own monotonic clock. */
 static uint64_t since(const struct chrome *c, uint64_t t)
 {
-    return t > c->base ? t - c->base : 0;
+    uint64_t real = c->real0 + (t > c->mono0 ? t - c->mono0 : 0);
+    return real > c->base ? real - c->base : 0;
 }
 
 /* Starts an event: {"ph": PH, "name": NAME, "pid": P, "tid": T, "ts": TS */
@@ -470,8 +475,8 @@ int cli_export_chrome(const struct cli_set *set, int fd)
     size_t summaries = 0;
     for (size_t i = 0; i < set->n; i++) {
         const struct cli_proc *it = &set->items[i];
-        if (it->has_events && it->events.start_mono_ns < c->base)
-            c->base = it->events.start_mono_ns;
+        if (it->has_events && it->events.start_real_ns < c->base)
+            c->base = it->events.start_real_ns;
         omitted += it->has_events ? it->events.events_omitted : 0;
         dropped_syncs += it->rep.syncs_dropped;
         dropped_launches += it->rep.launches_dropped;
@@ -486,6 +491,8 @@ int cli_export_chrome(const struct cli_set *set, int fd)
         const struct cli_proc *it = &set->items[i];
         c->pid = pids ? pids[i] : it->rep.pid;
         process_metadata(c, &it->rep, i);
+        c->mono0 = it->has_events ? it->events.start_mono_ns : 0;
+        c->real0 = it->has_events ? it->events.start_real_ns : c->base;
         if (it->has_events)
             rc = trace_tracks(c, &it->rep, &it->events);
         else

@@ -322,15 +322,16 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(doc["otherData"]["sync_events_dropped"], 3)
 
     def test_export_chrome_several_processes_and_order(self):
-        # two processes one second apart, one thread's records out of time order
-        a = Trace(pid=10, rank=0, start_mono_ns=5_000_000_000)
+        # two processes one second apart, one thread's records out of time order; rank 1 runs on
+        # another host: its monotonic clock is unrelated, its wall-clock start places it
+        a = Trace(pid=10, rank=0, start_mono_ns=5_000_000_000, start_real_ns=1_700_000_000_000_000_000)
         a.sync("cudaFree", 9 * MS, MS, tid=10)
         a.sync("cudaFree", 1 * MS, MS, tid=10)
         a.launch(5 * MS, kernel="k\xff", tid=10)
         a.string(b"bad \xff\xfe utf-8", id=500)
         a.thread(10, b"bad \xff\xfe utf-8")
         a.write(self.path("root", "rank0-pid10", "trace.bin"))
-        b = Trace(pid=11, rank=1, start_mono_ns=6_000_000_000)
+        b = Trace(pid=11, rank=1, start_mono_ns=77_000_000_000, start_real_ns=1_700_000_001_000_000_000)
         b.step(0, 0, 2 * MS)
         b.write(self.path("root", "rank1-pid11", "trace.bin"))
         doc, events = self.chrome(self.path("root"))
