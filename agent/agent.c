@@ -57,6 +57,7 @@ struct tls {
     int pending_signal; /* a fatal signal that arrived while this thread held agent locks */
 };
 static SYNCSPY_TLS struct tls tls;
+SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 
 /* Leaving agent code: a signal deferred meanwhile is delivered now, when no agent lock is held
  * by this thread (the exit report, written on the flusher thread, needs those locks). */
@@ -86,7 +87,7 @@ static pthread_key_t thread_key;
 static _Atomic uint64_t records_without_ring;
 static uint64_t start_mono_ns, start_real_ns;
 
-#define RING_RECORDS 1024 /* per thread: 64 KiB */
+#define RING_RECORDS 4096 /* per thread: 256 KiB (32 threads in the default 8 MiB) */
 
 static void first_use(void)
 {
@@ -119,6 +120,7 @@ static void thread_exit(void *p)
     free_states = ts;
     pthread_mutex_unlock(&registry_lock);
     tls.ts = NULL;
+    agent_tls_launches = NULL;
 }
 
 static struct thread_state *thread_state_slow(void)
@@ -160,6 +162,7 @@ static struct thread_state *thread_state_register(void)
     if (!ts)
         return NULL;
     tls.ts = ts;
+    agent_tls_launches = &ts->launches;
     pthread_setspecific(thread_key, ts);
     return ts;
 }
@@ -406,6 +409,18 @@ static struct site *capture_site(struct thread_state *ts, uint32_t api)
     return site;
 }
 
+/* A ring that just reached half full wakes the flusher (a write() to its pipe, once per half
+ * ring), so a busy thread's ring is drained long before the 100 ms period ends. */
+static inline void push_record(struct ring *r, const struct ring_rec *rec)
+{
+    if (ring_push(r, rec)) {
+        uint64_t used = atomic_load_explicit(&r->head, memory_order_relaxed) -
+                        atomic_load_explicit(&r->tail, memory_order_relaxed);
+        if (unlikely(used == (r->mask + 1) / 2))
+            flusher_kick();
+    }
+}
+
 bool agent_enter(void)
 {
     if (unlikely(tls.guard))
@@ -426,6 +441,26 @@ bool agent_enter(void)
 bool agent_thread_busy(void)
 {
     return tls.guard != 0;
+}
+
+int agent_enter_recording(void)
+{
+    /* A step the schedule does not record, on a thread the agent knows: the call is forwarded
+     * with no clock read and no errno save; the guard stays raised around it so the CUPTI
+     * callbacks (agent_thread_busy) still know the shim has this call. A thread's first CUDA
+     * call takes the full path (it registers the thread and starts the flusher). */
+    if (!atomic_load_explicit(&step_active, memory_order_relaxed) && likely(tls.ts != NULL) &&
+        likely(tls.guard == 0)) {
+        tls.guard++;
+        return AGENT_HELD;
+    }
+    return agent_enter() ? AGENT_RECORD : AGENT_UNTOUCHED;
+}
+
+void agent_leave_held(void)
+{
+    tls.guard--;
+    deliver_deferred_signal();
 }
 
 void agent_leave(void)
@@ -456,7 +491,7 @@ void agent_sync(const struct sync_call *call)
                            .stack_id = site ? site->stack->id : 0, .tid = ts ? ts->tid : 0,
                            .api = (uint16_t)call->api, .kind = RING_SYNC, .dir = (uint8_t)call->dir};
     if (ts && ts->ring)
-        ring_push(ts->ring, &rec);
+        push_record(ts->ring, &rec);
     else
         atomic_fetch_add_explicit(&records_without_ring, 1, memory_order_relaxed);
 }
@@ -470,7 +505,7 @@ void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream)
                            .step = atomic_load_explicit(&step_now, memory_order_relaxed),
                            .tid = ts->tid, .api = (uint16_t)api, .kind = RING_LAUNCH};
     if (ts->ring)
-        ring_push(ts->ring, &rec);
+        push_record(ts->ring, &rec);
 }
 
 void agent_thread_ignore(void)
@@ -480,7 +515,7 @@ void agent_thread_ignore(void)
 
 /* Every 256th launch of a thread: a loop that launches but rarely syncs still gets its Python
  * step hook registered soon after torch.optim is imported. */
-__attribute__((noinline, cold)) static void launch_tick(void)
+__attribute__((noinline, cold)) void agent_launch_tick(void)
 {
     uint64_t now = agent_now_ns();
     if (pyframes_ready(now))
@@ -496,7 +531,7 @@ void agent_count_launch(void)
     uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
     atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
     if (unlikely((n & 255) == 0))
-        launch_tick();
+        agent_launch_tick();
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
@@ -549,6 +584,7 @@ static void fork_child(void)
     registry = free_states = NULL;
     retired_launches = 0;
     tls.ts = NULL;
+    agent_tls_launches = NULL;
     pthread_setspecific(thread_key, NULL);
     if (step_log)
         munmap(step_log, STEPS_LISTED_MAX * sizeof(struct rep_step));

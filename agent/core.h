@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "agent/apis.h"
+#include "agent/compiler.h"
 
 enum copy_dir { DIR_NONE = 0, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H };
 
@@ -28,6 +29,13 @@ struct sync_call {
 bool agent_enter(void);
 void agent_leave(void);
 
+/* The shim's entry for calls it may record: AGENT_RECORD (time it, then agent_leave),
+ * AGENT_HELD (the step is not recorded: forward it untimed, then agent_leave_held), or
+ * AGENT_UNTOUCHED (as agent_enter's false). */
+enum { AGENT_UNTOUCHED = 0, AGENT_RECORD = 1, AGENT_HELD = 2 };
+int agent_enter_recording(void);
+void agent_leave_held(void);
+
 /* True while the calling thread runs agent code or an interposed call the shim records
  * (between agent_enter and agent_leave): a CUPTI callback then belongs to a call the agent
  * already sees, or to the agent's own, and is ignored (collectors/cupti.c). */
@@ -40,6 +48,24 @@ void agent_sync(const struct sync_call *call);
 /* Counts one kernel launch for the current step. The fast path: a thread-local load, a branch
  * and an increment; no stack, no lock, no syscall. */
 void agent_count_launch(void);
+
+/* The same, inlined into the shim's launch entry points: the calling thread's counter (NULL
+ * until its first CUDA call, and after it exits) is a thread-local pointer; only the owning
+ * thread writes it. */
+extern SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
+void agent_launch_tick(void);
+static inline void agent_count_launch_inline(void)
+{
+    _Atomic uint64_t *c = agent_tls_launches;
+    if (unlikely(!c)) {
+        agent_count_launch();
+        return;
+    }
+    uint64_t n = atomic_load_explicit(c, memory_order_relaxed) + 1;
+    atomic_store_explicit(c, n, memory_order_relaxed);
+    if (unlikely((n & 255) == 0))
+        agent_launch_tick();
+}
 
 /* SYSCALL-free check for the shim: true while launches are traced (SYNCSPY_LAUNCHES=trace and
  * the current step is recorded). */

@@ -35,6 +35,8 @@
 
 #define FLUSH_PERIOD_NS 100000000ull /* at least every 100 ms */
 #define DRAIN_CHUNK 4096
+#define API_CACHE 256
+#define KCACHE 1024
 
 struct id_map { /* u64 key -> u32 id */
     UT_hash_handle hh;
@@ -62,6 +64,13 @@ static struct {
     uint64_t dropped_syncs, dropped_launches; /* last written */
     struct ring_rec *scratch;
     size_t nscratch, capscratch;
+    /* Per-record lookups answered without hashing: the string id of each api id (0: not yet),
+     * and a direct-mapped cache of kernel host function -> name string id. */
+    uint32_t api_ids[API_CACHE];
+    struct {
+        uint64_t func;
+        uint32_t id;
+    } kcache[KCACHE];
 } fl = {
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = {-1, -1},
@@ -141,7 +150,29 @@ static void write_stack(struct stack_rec *st)
     st->written = true;
 }
 
+static uint32_t api_string(uint32_t api)
+{
+    if (api >= API_CACHE)
+        return tw_string(fl.tw, api_name(api));
+    if (!fl.api_ids[api])
+        fl.api_ids[api] = tw_string(fl.tw, api_name(api));
+    return fl.api_ids[api];
+}
+
+static uint32_t kernel_name_slow(uint64_t func);
+
 static uint32_t kernel_name(uint64_t func)
+{
+    size_t slot = (size_t)((func >> 4) ^ (func >> 14)) & (KCACHE - 1);
+    if (fl.kcache[slot].func == func && func)
+        return fl.kcache[slot].id;
+    uint32_t id = kernel_name_slow(func);
+    fl.kcache[slot].func = func;
+    fl.kcache[slot].id = id;
+    return id;
+}
+
+static uint32_t kernel_name_slow(uint64_t func)
 {
     uint32_t *known = map_find(fl.kernels, func, 0);
     if (known)
@@ -158,7 +189,7 @@ static uint32_t kernel_name(uint64_t func)
 
 static void write_event(const struct ring_rec *r)
 {
-    uint32_t api = tw_string(fl.tw, api_name((uint32_t)r->api));
+    uint32_t api = api_string((uint32_t)r->api);
     if (r->kind == RING_SYNC) {
         struct trace_sync rec = {.start_ns = r->t0, .end_ns = r->t1, .stream = r->stream,
                                  .bytes = r->arg, .step = r->step, .tid = r->tid,
@@ -219,20 +250,37 @@ static void flush_locked(void)
         return;
     struct drain_ctx ctx = {0};
     fl.nscratch = 0;
-    agent_visit_rings(drain_one, &ctx);
-    for (unsigned i = 0; i < ctx.nowners; i++) {
-        struct trace_thread rec = {.tid = ctx.owners[i].tid, .name = tw_string(fl.tw, ctx.owners[i].name)};
-        tw_record(fl.tw, TREC_THREAD, &rec, sizeof rec, NULL, 0);
-        map_put(&fl.threads, ctx.owners[i].tid, 0, 1);
+    size_t nsites = 0;
+    struct site **sites = NULL;
+    /* Symbolizing a new stack can take tens of ms (a module's first symbols): the rings are
+     * drained again after it, so they never wait for it. The last step of the loop always
+     * writes the stacks of every site that exists after the last drain. */
+    for (int round = 0;; round++) {
+        struct drain_ctx pass = {0};
+        agent_visit_rings(drain_one, &pass);
+        ctx.dropped_syncs = pass.dropped_syncs; /* cumulative: the latest read */
+        ctx.dropped_launches = pass.dropped_launches;
+        for (unsigned i = 0; i < pass.nowners; i++) {
+            if (map_find(fl.threads, pass.owners[i].tid, 0))
+                continue;
+            struct trace_thread rec = {.tid = pass.owners[i].tid, .name = tw_string(fl.tw, pass.owners[i].name)};
+            tw_record(fl.tw, TREC_THREAD, &rec, sizeof rec, NULL, 0);
+            map_put(&fl.threads, pass.owners[i].tid, 0, 1);
+        }
+        /* Every site that exists now: its stack first (records refer to it), then its totals. */
+        free(sites);
+        size_t cap = sites_count() + 64;
+        sites = malloc(cap * sizeof *sites);
+        nsites = sites ? sites_snapshot(sites, cap) : 0;
+        bool wrote = false;
+        for (size_t i = 0; i < nsites; i++)
+            if (!sites[i]->stack->written) {
+                write_stack(sites[i]->stack);
+                wrote = true;
+            }
+        if (!wrote || round == 3)
+            break;
     }
-
-    /* Every site that exists now: its stack first (records refer to it), then its totals. */
-    size_t cap = sites_count() + 64;
-    struct site **sites = malloc(cap * sizeof *sites);
-    size_t nsites = sites ? sites_snapshot(sites, cap) : 0;
-    for (size_t i = 0; i < nsites; i++)
-        if (!sites[i]->stack->written)
-            write_stack(sites[i]->stack);
     for (size_t i = 0; i < fl.nscratch; i++)
         write_event(&fl.scratch[i]);
 
@@ -455,6 +503,8 @@ void flusher_atfork_child(void)
     map_free(&fl.frames);
     map_free(&fl.kernels);
     map_free(&fl.threads);
+    memset(fl.api_ids, 0, sizeof fl.api_ids);
+    memset(fl.kcache, 0, sizeof fl.kcache);
     fl.next_frame = 1;
     fl.dropped_syncs = fl.dropped_launches = 0;
     fl.thread_running = false;

@@ -55,17 +55,19 @@ TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
     if (unlikely(!real_))                                                 \
         return NO_RUNTIME;                                                \
     struct sync_call c_ = {.api = API_##fn};                             \
-    const bool in_ = agent_enter();                                       \
-    if (in_)                                                              \
+    const int in_ = agent_enter_recording();                              \
+    if (in_ == AGENT_RECORD)                                              \
         c_.start_ns = agent_now_ns()
 
 #define END(is_sync)                                                      \
     do {                                                                  \
-        if (in_) {                                                        \
+        if (in_ == AGENT_RECORD) {                                        \
             c_.end_ns = agent_now_ns();                                   \
             if (is_sync)                                                  \
                 agent_sync(&c_);                                          \
             agent_leave();                                                \
+        } else if (in_ == AGENT_HELD) {                                   \
+            agent_leave_held();                                           \
         }                                                                 \
     } while (0)
 
@@ -386,8 +388,12 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
 
 /* ---- launches: counted per step, never attributed ------------------------------------------ */
 
+/* The fast path makes no call before the tail call to the real function, so the arguments stay
+ * where the caller put them (no spills): a thread-local load, the cached real function, the
+ * tracing flag, the counter. Anything else (first launch of a thread, every 256th launch,
+ * tracing, the runtime not resolved yet) goes through fn##_slow, which counts the launch there. */
 #define LAUNCH(fn, params, args, func, stream)                                                 \
-    SYNCSPY_EXPORT cudaError_t fn params                                                       \
+    __attribute__((noinline)) static cudaError_t fn##_slow params                              \
     {                                                                                           \
         agent_count_launch();                                                                   \
         if (unlikely(atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)))       \
@@ -396,6 +402,19 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
         if (unlikely(!real_))                                                                   \
             return NO_RUNTIME;                                                                  \
         return real_ args;                                                                      \
+    }                                                                                           \
+    SYNCSPY_EXPORT cudaError_t fn params                                                       \
+    {                                                                                           \
+        _Atomic uint64_t *c_ = agent_tls_launches;                                              \
+        __typeof__(&fn) real_ = (__typeof__(&fn))atomic_load_explicit(&real_fns[API_##fn], memory_order_relaxed); \
+        if (likely(c_ && real_ && !atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed))) { \
+            uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                  \
+            if (likely(n_ & 255)) {                                                             \
+                atomic_store_explicit(c_, n_, memory_order_relaxed);                            \
+                return real_ args;                                                              \
+            }                                                                                   \
+        }                                                                                       \
+        return fn##_slow args;                                                                  \
     }
 #define KERNEL_PARAMS (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 #define KERNEL_ARGS (func, grid, block, args, shmem, stream)
