@@ -21,6 +21,7 @@
 #include "agent/sites.h"
 #include "collectors/symbolize.h"
 #include "output/io.h"
+#include "output/trace_format.h"
 #include "output/report.h"
 
 /* mkdir -p with mode 0700 for the folders it creates (traces hold paths and symbol names). */
@@ -214,6 +215,11 @@ void agent_write_outputs(void)
     agent_steps_close_and_fill(&proc);
     proc.unattributed_syncs = agent_unattributed_syncs();
     flusher_finish(proc.unattributed_syncs); /* the trace's last records, then END */
+    uint64_t lost_steps = agent_step_events_lost();
+    if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
+        agent_log("%llu step records found the flusher's queue full and are missing from %s "
+                  "(summary.json and this report have them)", (unsigned long long)lost_steps,
+                  TRACE_FILE_NAME);
 
     cupti_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();

@@ -146,11 +146,6 @@ void pyhook_poll(uint64_t now_ns)
         atomic_store(&hook_state, HOOK_IDLE);
 }
 
-int pyhook_registered(void)
-{
-    return atomic_load(&hook_state) == HOOK_REGISTERED;
-}
-
 void pyhook_atfork_child(void)
 {
     /* the registered hook lives on in the child's interpreter; a queued call may never run */

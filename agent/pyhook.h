@@ -13,9 +13,6 @@
  * nothing with SYNCSPY_STEP=manual. */
 void pyhook_poll(uint64_t now_ns);
 
-/* Whether the hook is registered (for tests and notices). */
-int pyhook_registered(void);
-
 void pyhook_atfork_child(void);
 
 #endif

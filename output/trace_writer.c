@@ -22,7 +22,6 @@ struct trace_writer {
     int fd;
     int err;
     size_t len;
-    uint64_t written;
     uint32_t next_string;
     struct tw_string *strings;
     char buf[TW_BUF_BYTES];
@@ -54,7 +53,6 @@ int tw_flush(struct trace_writer *w)
             break;
         }
         off += (size_t)n;
-        w->written += (uint64_t)n;
     }
     w->len = 0;
     if (w->err) {
@@ -137,9 +135,4 @@ uint32_t tw_string(struct trace_writer *w, const char *s)
 int tw_error(const struct trace_writer *w)
 {
     return w->err;
-}
-
-uint64_t tw_bytes(const struct trace_writer *w)
-{
-    return w->written + w->len;
 }

@@ -29,7 +29,5 @@ void tw_record(struct trace_writer *w, enum trace_record_type type, void *rec, s
 int tw_flush(struct trace_writer *w);
 /* errno of the first failed write, 0 if none. */
 int tw_error(const struct trace_writer *w);
-/* Bytes written so far (header included). */
-uint64_t tw_bytes(const struct trace_writer *w);
 
 #endif
