@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,17 @@ static const char help_text[] =
     "offset, and the other processes are still reported) or an output could not be written;\n"
     "2 for a usage error.\n";
 
-static int usage_error(const char *fmt, const char *arg)
+/* "syncspy: MESSAGE" (when fmt is not NULL) and the usage; the status to exit with. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
     if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
         fputs("syncspy: ", stderr);
-        fprintf(stderr, fmt, arg);
+        vfprintf(stderr, fmt, ap);
         fputc('\n', stderr);
+        va_end(ap);
     }
     fputs(usage_text, stderr);
     return 2;
@@ -412,6 +418,27 @@ static bool is_help(const char *a)
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
 }
 
+/* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
+ * options, another option is unknown, and the rest is the one DIR. Returns -1 when a is taken,
+ * else the status cmd exits with. */
+static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+{
+    if (*options && is_help(a)) {
+        fputs(help_text, stdout);
+        return 0;
+    }
+    if (*options && strcmp(a, "--") == 0) {
+        *options = false;
+        return -1;
+    }
+    if (*options && a[0] == '-' && a[1] != '\0')
+        return usage_error("%s: unknown option '%s'", cmd, a);
+    if (*dir)
+        return usage_error("%s takes one DIR; '%s' is one more", cmd, a);
+    *dir = a;
+    return -1;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     const char *dir = NULL;
@@ -419,26 +446,18 @@ static int cmd_report(int argc, char **argv)
     bool options = true;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (options && is_help(a)) {
-            fputs(help_text, stdout);
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && (strcmp(a, "--top") == 0 || strncmp(a, "--top=", 6) == 0)) {
+        int rc;
+        if (options && (strcmp(a, "--top") == 0 || strncmp(a, "--top=", 6) == 0)) {
             const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
             if ((top = parse_top(v)) < 0)
                 return usage_error("--top wants a whole number from 1 to 100000, not '%s'",
                                    v ? v : "");
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("report: unknown option '%s'", a);
-        } else if (dir) {
-            return usage_error("report takes one DIR; '%s' is one more", a);
-        } else {
-            dir = a;
+        } else if ((rc = common_arg("report", a, &options, &dir)) >= 0) {
+            return rc;
         }
     }
     if (!dir)
-        return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
+        return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)");
     struct cli_set set;
     size_t problems = cli_load(dir, 0, &set);
     int rc = problems ? 1 : 0;
@@ -508,31 +527,23 @@ static int cmd_export(int argc, char **argv)
     bool options = true;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (options && is_help(a)) {
-            fputs(help_text, stdout);
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && (strncmp(a, "--folded", 8) == 0 || strncmp(a, "--chrome", 8) == 0) &&
+        int rc;
+        if (options && (strncmp(a, "--folded", 8) == 0 || strncmp(a, "--chrome", 8) == 0) &&
                    (a[8] == '\0' || a[8] == '=')) {
             if (format)
-                return usage_error("export takes one of --folded and --chrome%s", "");
+                return usage_error("export takes one of --folded and --chrome");
             format = a[2] == 'f' ? "folded" : "chrome";
             out = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
             if (!out || !*out)
                 return usage_error("--%s needs an output file (OUT, or - for stdout)", format);
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("export: unknown option '%s'", a);
-        } else if (dir) {
-            return usage_error("export takes one DIR; '%s' is one more", a);
-        } else {
-            dir = a;
+        } else if ((rc = common_arg("export", a, &options, &dir)) >= 0) {
+            return rc;
         }
     }
     if (!format)
-        return usage_error("export needs --folded OUT or --chrome OUT%s", "");
+        return usage_error("export needs --folded OUT or --chrome OUT");
     if (!dir)
-        return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)%s", "");
+        return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)");
     struct cli_set set;
     size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
     int rc = problems ? 1 : 0;
@@ -548,7 +559,7 @@ static int cmd_export(int argc, char **argv)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error(NULL, NULL);
+        return usage_error(NULL);
     const char *cmd = argv[1];
     if (is_help(cmd) || strcmp(cmd, "help") == 0) {
         fputs(help_text, stdout);

@@ -2,6 +2,7 @@
  * The writer runs inside the target process at exit: no stdio FILE*, no malloc, one fixed
  * buffer. The reader (the CLI's) is strict and bounded: 256 MiB per file, JSON_MAX_DEPTH, and
  * each object it keeps needs its required fields, so memory stays proportional to the input. */
+#include "output/chunks.h"
 #include "output/json.h"
 #include "output/report.h"
 
@@ -109,16 +110,12 @@ int summary_write_json(const struct rep_process *p, int fd)
 
 /* ---- reading: storage --------------------------------------------------------------------- */
 
+#define SUMMARY_CHUNK_BYTES 60000 /* strings, frame arrays: a new chunk holds at least this */
+
 /* Everything a read summary owns: strings and frame arrays in chunks, steps and sites in two
  * arrays. Hung on rep_process.owned. */
-struct summary_chunk {
-    struct summary_chunk *next;
-    size_t used, cap;
-    _Alignas(16) char data[];
-};
-
 struct summary_store {
-    struct summary_chunk *chunks;
+    struct chunks chunks;
     struct rep_step *steps;
     size_t nsteps, steps_cap;
     struct rep_site *sites;
@@ -127,21 +124,7 @@ struct summary_store {
 
 static void *store_alloc(struct summary_store *st, size_t n)
 {
-    n = (n + 15) & ~(size_t)15;
-    struct summary_chunk *c = st->chunks;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = n > 60000 ? n : 60000;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return NULL;
-        c->next = st->chunks;
-        c->used = 0;
-        c->cap = cap;
-        st->chunks = c;
-    }
-    void *p = c->data + c->used;
-    c->used += n;
-    return p;
+    return chunks_alloc(&st->chunks, n, SUMMARY_CHUNK_BYTES);
 }
 
 static const char *store_string(struct summary_store *st, const char *s, size_t n)
@@ -159,24 +142,13 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap)
         return true;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    if (ncap > SIZE_MAX / elem)
-        return false;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = ncap;
-    return true;
+    size_t ncap = array_doubled(*cap, elem);
+    return ncap && array_realloc(arr, cap, ncap, elem);
 }
 
 static void store_free(struct summary_store *st)
 {
-    while (st->chunks) {
-        struct summary_chunk *next = st->chunks->next;
-        free(st->chunks);
-        st->chunks = next;
-    }
+    chunks_free(&st->chunks);
     free(st->steps);
     free(st->sites);
     free(st);
@@ -206,32 +178,67 @@ static bool nomem(struct summary_reader *r)
     return json_fail(&r->in, r->in.pos, "out of memory");
 }
 
-/* Which of names[] key is; -1 when unknown. Refuses a known key seen twice. */
-static int known_key(struct summary_reader *r, const char *const *names, int nnames,
-                     const char *key, size_t keylen, unsigned *seen, size_t keypos)
+/* One kind of object: its keys, which of them it must have, and how each value is read. */
+struct schema {
+    const char *const *keys;
+    int nkeys;
+    unsigned required; /* bits of keys[] */
+    const char *what;  /* "a frame": for "%s has no \"%s\"" */
+    /* Reads the value of keys[k] into obj (in->field names the key meanwhile). */
+    bool (*field)(struct summary_reader *r, void *obj, int k);
+};
+
+/* Which of sc's keys key is; -1 when unknown. Refuses a known key seen twice. */
+static int known_key(struct summary_reader *r, const struct schema *sc, const char *key,
+                     size_t keylen, unsigned *seen, size_t keypos)
 {
-    for (int i = 0; i < nnames; i++) {
-        if (strlen(names[i]) == keylen && memcmp(names[i], key, keylen) == 0) {
+    for (int i = 0; i < sc->nkeys; i++) {
+        const char *name = sc->keys[i];
+        if (strlen(name) == keylen && memcmp(name, key, keylen) == 0) {
             if (*seen & (1u << i)) {
-                json_fail(&r->in, keypos, "the key \"%s\" appears twice", names[i]);
+                json_fail(&r->in, keypos, "the key \"%s\" appears twice", name);
                 return -2;
             }
             *seen |= 1u << i;
-            r->in.field = names[i];
+            r->in.field = name;
             return i;
         }
     }
     return -1;
 }
 
-/* All of the required bits of seen, or an error naming the first missing field. */
-static bool require(struct summary_reader *r, const char *const *names, unsigned seen,
-                    unsigned required, const char *what, size_t pos)
+/* All of sc's required keys in seen, or an error naming the first missing one. */
+static bool require(struct summary_reader *r, const struct schema *sc, unsigned seen, size_t pos)
 {
-    for (int i = 0; required >> i; i++)
-        if ((required & (1u << i)) && !(seen & (1u << i)))
-            return json_fail(&r->in, pos, "%s has no \"%s\"", what, names[i]);
+    for (int i = 0; sc->required >> i; i++)
+        if ((sc->required & (1u << i)) && !(seen & (1u << i)))
+            return json_fail(&r->in, pos, "%s has no \"%s\"", sc->what, sc->keys[i]);
     return true;
+}
+
+/* The members of an object whose '{' is read, up to its '}': known keys through sc->field,
+ * unknown ones skipped. The keys met are added to *seen. */
+static bool read_members(struct summary_reader *r, const struct schema *sc, void *obj,
+                         unsigned *seen)
+{
+    struct json_in *in = &r->in;
+    bool first = true, ok = true;
+    const char *key;
+    size_t keylen;
+    int more;
+    while (ok && (more = json_object_next(in, &first, &key, &keylen)) == 1) {
+        int k = known_key(r, sc, key, keylen, seen, in->pos);
+        ok = k == -1 ? json_skip(in) : k >= 0 && sc->field(r, obj, k);
+        in->field = NULL;
+    }
+    return ok && more == 0;
+}
+
+/* A nested object (its '{' read, at: where it began) into obj, with its required keys. */
+static bool read_fields(struct summary_reader *r, const struct schema *sc, void *obj, size_t at)
+{
+    unsigned seen = 0;
+    return read_members(r, sc, obj, &seen) && require(r, sc, seen, at);
 }
 
 static bool read_string_into(struct summary_reader *r, const char **dst)
@@ -257,38 +264,34 @@ enum { F_FUNCTION, F_MODULE, F_FILE, F_LINE, F_PYTHON, F_OFFSET, F_N };
 static const char *const frame_keys[F_N] = {"function", "module", "file", "line", "python",
                                             "offset"};
 
+static bool frame_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_frame *f = obj;
+    switch (k) {
+    case F_FUNCTION: return read_string_into(r, &f->function);
+    case F_MODULE: return read_string_into(r, &f->module);
+    case F_FILE: return read_string_into(r, &f->file);
+    case F_LINE: return read_u32(r, &f->line);
+    case F_PYTHON: return json_bool(&r->in, &f->python);
+    case F_OFFSET: return json_u64(&r->in, &f->offset);
+    }
+    return false; /* known_key returns no other k */
+}
+
+/* "function" and "python" are required: every kept frame costs input bytes */
+static const struct schema frame_schema = {frame_keys, F_N, 1u << F_FUNCTION | 1u << F_PYTHON,
+                                           "a frame", frame_field};
+
 static bool read_frame(struct summary_reader *r)
 {
-    struct json_in *in = &r->in;
-    size_t at = in->pos;
-    if (!json_expect(in, '{', "a frame object"))
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a frame object"))
         return false;
     if (!grow((void **)&r->frames, &r->frames_cap, r->nframes, sizeof *r->frames))
         return nomem(r);
     struct rep_frame *f = &r->frames[r->nframes];
     *f = (struct rep_frame){.function = "", .module = "", .file = ""};
-    unsigned seen = 0;
-    bool first = true, ok = true;
-    const char *key;
-    size_t keylen;
-    int more;
-    while (ok && (more = json_object_next(in, &first, &key, &keylen)) == 1) {
-        int k = known_key(r, frame_keys, F_N, key, keylen, &seen, in->pos);
-        switch (k) {
-        case F_FUNCTION: ok = read_string_into(r, &f->function); break;
-        case F_MODULE: ok = read_string_into(r, &f->module); break;
-        case F_FILE: ok = read_string_into(r, &f->file); break;
-        case F_LINE: ok = read_u32(r, &f->line); break;
-        case F_PYTHON: ok = json_bool(in, &f->python); break;
-        case F_OFFSET: ok = json_u64(in, &f->offset); break;
-        case -1: ok = json_skip(in); break;
-        default: ok = false;
-        }
-        in->field = NULL;
-    }
-    /* "function" and "python" are required: every kept frame costs input bytes */
-    if (!ok || more != 0 ||
-        !require(r, frame_keys, seen, 1u << F_FUNCTION | 1u << F_PYTHON, "a frame", at))
+    if (!read_fields(r, &frame_schema, f, at))
         return false;
     r->nframes++;
     return true;
@@ -325,40 +328,37 @@ enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GP
 static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
                                            "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work"};
 
+static bool site_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_site *s = obj;
+    struct json_in *in = &r->in;
+    switch (k) {
+    case S_API: return read_string_into(r, &s->api);
+    case S_COUNT: return json_u64(in, &s->count);
+    case S_BLOCKED: return json_u64(in, &s->blocked_ns);
+    case S_MAX: return json_u64(in, &s->max_ns);
+    case S_FRAMES: in->field = NULL; return read_frames(r, s);
+    case S_GPU_IDLE: return json_u64(in, &s->gpu_idle_ns);
+    case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
+    case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
+    }
+    return false; /* known_key returns no other k */
+}
+
+static const struct schema site_schema = {
+    site_keys, S_N, 1u << S_API | 1u << S_COUNT | 1u << S_BLOCKED, "a site", site_field};
+
 static bool read_site(struct summary_reader *r)
 {
-    struct json_in *in = &r->in;
     struct summary_store *st = r->st;
-    size_t at = in->pos;
-    if (!json_expect(in, '{', "a site object"))
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a site object"))
         return false;
     if (!grow((void **)&st->sites, &st->sites_cap, st->nsites, sizeof *st->sites))
         return nomem(r);
     struct rep_site *s = &st->sites[st->nsites];
     *s = (struct rep_site){.api = ""};
-    unsigned seen = 0;
-    bool first = true, ok = true;
-    const char *key;
-    size_t keylen;
-    int more;
-    while (ok && (more = json_object_next(in, &first, &key, &keylen)) == 1) {
-        int k = known_key(r, site_keys, S_N, key, keylen, &seen, in->pos);
-        switch (k) {
-        case S_API: ok = read_string_into(r, &s->api); break;
-        case S_COUNT: ok = json_u64(in, &s->count); break;
-        case S_BLOCKED: ok = json_u64(in, &s->blocked_ns); break;
-        case S_MAX: ok = json_u64(in, &s->max_ns); break;
-        case S_FRAMES: in->field = NULL; ok = read_frames(r, s); break;
-        case S_GPU_IDLE: ok = json_u64(in, &s->gpu_idle_ns); break;
-        case S_GPU_SYNCS: ok = json_u64(in, &s->gpu_idle_syncs); break;
-        case S_GPU_NEXT: ok = read_string_into(r, &s->gpu_next_work); break;
-        case -1: ok = json_skip(in); break;
-        default: ok = false;
-        }
-        in->field = NULL;
-    }
-    if (!ok || more != 0 ||
-        !require(r, site_keys, seen, 1u << S_API | 1u << S_COUNT | 1u << S_BLOCKED, "a site", at))
+    if (!read_fields(r, &site_schema, s, at))
         return false;
     st->nsites++;
     return true;
@@ -368,38 +368,36 @@ enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_N };
 static const char *const step_keys[T_N] = {"step", "wall_ns", "syncs", "blocked_ns",
                                            "launches", "partial"};
 
+static bool step_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_step *s = obj;
+    struct json_in *in = &r->in;
+    switch (k) {
+    case T_STEP: return json_u64(in, &s->step);
+    case T_WALL: return json_u64(in, &s->wall_ns);
+    case T_SYNCS: return json_u64(in, &s->syncs);
+    case T_BLOCKED: return json_u64(in, &s->blocked_ns);
+    case T_LAUNCHES: return json_u64(in, &s->launches);
+    case T_PARTIAL: return json_bool(in, &s->partial);
+    }
+    return false; /* known_key returns no other k */
+}
+
+static const struct schema step_schema = {
+    step_keys, T_N, 1u << T_STEP | 1u << T_WALL | 1u << T_SYNCS | 1u << T_BLOCKED, "a step",
+    step_field};
+
 static bool read_step(struct summary_reader *r)
 {
-    struct json_in *in = &r->in;
     struct summary_store *st = r->st;
-    size_t at = in->pos;
-    if (!json_expect(in, '{', "a step object"))
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a step object"))
         return false;
     if (!grow((void **)&st->steps, &st->steps_cap, st->nsteps, sizeof *st->steps))
         return nomem(r);
     struct rep_step *s = &st->steps[st->nsteps];
     *s = (struct rep_step){0};
-    unsigned seen = 0;
-    bool first = true, ok = true;
-    const char *key;
-    size_t keylen;
-    int more;
-    while (ok && (more = json_object_next(in, &first, &key, &keylen)) == 1) {
-        int k = known_key(r, step_keys, T_N, key, keylen, &seen, in->pos);
-        switch (k) {
-        case T_STEP: ok = json_u64(in, &s->step); break;
-        case T_WALL: ok = json_u64(in, &s->wall_ns); break;
-        case T_SYNCS: ok = json_u64(in, &s->syncs); break;
-        case T_BLOCKED: ok = json_u64(in, &s->blocked_ns); break;
-        case T_LAUNCHES: ok = json_u64(in, &s->launches); break;
-        case T_PARTIAL: ok = json_bool(in, &s->partial); break;
-        case -1: ok = json_skip(in); break;
-        default: ok = false;
-        }
-        in->field = NULL;
-    }
-    unsigned required = 1u << T_STEP | 1u << T_WALL | 1u << T_SYNCS | 1u << T_BLOCKED;
-    if (!ok || more != 0 || !require(r, step_keys, seen, required, "a step", at))
+    if (!read_fields(r, &step_schema, s, at))
         return false;
     st->nsteps++;
     return true;
@@ -458,10 +456,10 @@ static void fill_totals(struct rep_process *p, unsigned seen)
         p->steps_seen = last;
 }
 
-static bool read_top_field(struct summary_reader *r, int k)
+static bool top_field(struct summary_reader *r, void *obj, int k)
 {
     struct json_in *in = &r->in;
-    struct rep_process *p = r->out;
+    struct rep_process *p = obj;
     uint64_t v = 0;
     const char *tool;
     switch (k) {
@@ -501,9 +499,12 @@ static bool read_top_field(struct summary_reader *r, int k)
     case P_STEPS: in->field = NULL; return read_array(r, read_step, "an array of steps");
     case P_SITES: in->field = NULL; return read_array(r, read_site, "an array of sites");
     case P_TOOL: return read_string_into(r, &tool);
-    default: return json_skip(in);
     }
+    return false; /* known_key returns no other k */
 }
+
+static const struct schema top_schema = {
+    top_keys, P_N, 1u << P_PID | 1u << P_STEPS | 1u << P_SITES, "the summary", top_field};
 
 static bool read_summary(struct summary_reader *r)
 {
@@ -513,21 +514,11 @@ static bool read_summary(struct summary_reader *r)
                          "summary.json");
     in->pos++;
     unsigned seen = 0;
-    bool first = true, ok = true;
-    const char *key;
-    size_t keylen;
-    int more;
-    while (ok && (more = json_object_next(in, &first, &key, &keylen)) == 1) {
-        int k = known_key(r, top_keys, P_N, key, keylen, &seen, in->pos);
-        ok = k >= -1 && read_top_field(r, k);
-        in->field = NULL;
-    }
-    if (!ok || more != 0 || !json_end(in))
+    if (!read_members(r, &top_schema, r->out, &seen) || !json_end(in))
         return false;
     if (!(seen & 1u << P_VERSION))
         return json_fail(in, 0, "it has no \"version\" field, so it is not a syncspy summary");
-    if (!require(r, top_keys, seen, 1u << P_PID | 1u << P_STEPS | 1u << P_SITES, "the summary",
-                 0))
+    if (!require(r, &top_schema, seen, 0))
         return false;
     struct rep_process *p = r->out;
     p->steps = r->st->steps;

@@ -3,6 +3,7 @@
  * before its body is touched, ids defined once and before use (hash maps, never arrays indexed
  * by id), and caps on everything kept. Never recurses; never reads past what it was given. */
 #include "output/trace_read.h"
+#include "output/chunks.h"
 #include "output/trace_format.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 #define WINDOW_BYTES (4u << 20) /* >= TRACE_MAX_RECORD_BYTES + TRACE_READ_MAX_HEADER_BYTES */
 #define NO_INDEX UINT32_MAX
+#define ARENA_CHUNK_BYTES 65536 /* strings, frames: a new chunk holds at least this */
 
 _Static_assert(WINDOW_BYTES >= TRACE_MAX_RECORD_BYTES + TRACE_READ_MAX_HEADER_BYTES, "window");
 
@@ -81,15 +83,9 @@ struct idmap {
     size_t n;
 };
 
-struct chunk {
-    struct chunk *next;
-    size_t used, cap;
-    _Alignas(16) char data[];
-};
-
 /* What a successful read leaves behind, hung on rep_process.owned. */
 struct trace_store {
-    struct chunk *chunks;
+    struct chunks chunks;
     struct rep_site *sites;
     struct rep_step *steps;
     struct trace_step_event *step_events;
@@ -202,40 +198,23 @@ static bool charge(struct reader *r, size_t bytes)
 static void *vec_push(struct reader *r, struct vec *v, size_t elem)
 {
     if (v->n == v->cap) {
-        size_t ncap = v->cap ? v->cap * 2 : 16;
-        if (ncap > SIZE_MAX / elem || !charge(r, (ncap - v->cap) * elem)) {
+        size_t ncap = array_doubled(v->cap, elem);
+        if (!ncap || !charge(r, (ncap - v->cap) * elem) ||
+            !array_realloc(&v->p, &v->cap, ncap, elem)) {
             nomem(r);
             return NULL;
         }
-        void *p = realloc(v->p, ncap * elem);
-        if (!p) {
-            nomem(r);
-            return NULL;
-        }
-        v->p = p;
-        v->cap = ncap;
     }
     return (char *)v->p + v->n++ * elem;
 }
 
 static void *arena_alloc(struct reader *r, size_t n)
 {
-    struct trace_store *st = r->st;
-    n = (n + 15) & ~(size_t)15;
-    struct chunk *c = st->chunks;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = n > 65536 ? n : 65536;
-        if (!charge(r, sizeof *c + cap) || !(c = malloc(sizeof *c + cap))) {
-            nomem(r);
-            return NULL;
-        }
-        c->next = st->chunks;
-        c->used = 0;
-        c->cap = cap;
-        st->chunks = c;
-    }
-    void *p = c->data + c->used;
-    c->used += n;
+    struct chunks *cs = &r->st->chunks;
+    size_t cost = chunks_cost(cs, n, ARENA_CHUNK_BYTES);
+    void *p = cost && !charge(r, cost) ? NULL : chunks_alloc(cs, n, ARENA_CHUNK_BYTES);
+    if (!p)
+        nomem(r);
     return p;
 }
 
@@ -916,11 +895,7 @@ static void store_free(struct trace_store *st)
 {
     if (!st)
         return;
-    while (st->chunks) {
-        struct chunk *next = st->chunks->next;
-        free(st->chunks);
-        st->chunks = next;
-    }
+    chunks_free(&st->chunks);
     free(st->sites);
     free(st->steps);
     free(st->step_events);

@@ -76,24 +76,28 @@ DRV_API CUresult cuDeviceGetCount(int *count)
     return CUDA_SUCCESS;
 }
 
+/* The checks of an entry point that answers in *out about device dev: the one device is 0. */
+static CUresult check_device(const void *out, CUdevice dev)
+{
+    if (out == NULL)
+        return CUDA_ERROR_INVALID_VALUE;
+    return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
 DRV_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-    if (device == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
-    *device = 0;
-    return CUDA_SUCCESS;
+    CUresult rc = check_device(device, ordinal);
+    if (rc == CUDA_SUCCESS)
+        *device = 0;
+    return rc;
 }
 
 DRV_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    if (pctx == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
-    *pctx = ops()->context();
-    return CUDA_SUCCESS;
+    CUresult rc = check_device(pctx, dev);
+    if (rc == CUDA_SUCCESS)
+        *pctx = ops()->context();
+    return rc;
 }
 
 DRV_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
@@ -278,36 +282,22 @@ DRV_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, s
 /* ---- kernels --------------------------------------------------------------------------------- */
 
 /* Any non-NULL CUfunction names a kernel (simcuda_set_kernel_ns sets its duration). */
-static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, bool pt)
-{
-    dim3 grid = { gx, gy, gz }, block = { bx, by, bz };
-    return R(ops()->launch((const void *)f, grid, block, shmem, stream, pt));
-}
+#define LAUNCH(name, pt)                                                                        \
+    DRV_API CUresult name(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,           \
+                          unsigned int gridDimZ, unsigned int blockDimX,                        \
+                          unsigned int blockDimY, unsigned int blockDimZ,                       \
+                          unsigned int sharedMemBytes, CUstream hStream,                        \
+                          void **kernelParams, void **extra)                                    \
+    {                                                                                           \
+        (void)kernelParams;                                                                     \
+        (void)extra;                                                                            \
+        dim3 grid = { gridDimX, gridDimY, gridDimZ };                                           \
+        dim3 block = { blockDimX, blockDimY, blockDimZ };                                       \
+        return R(ops()->launch((const void *)f, grid, block, sharedMemBytes, hStream, pt));     \
+    }
 
-DRV_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                unsigned int gridDimZ, unsigned int blockDimX,
-                                unsigned int blockDimY, unsigned int blockDimZ,
-                                unsigned int sharedMemBytes, CUstream hStream,
-                                void **kernelParams, void **extra)
-{
-    (void)kernelParams;
-    (void)extra;
-    return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, false);
-}
-
-DRV_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                     unsigned int gridDimZ, unsigned int blockDimX,
-                                     unsigned int blockDimY, unsigned int blockDimZ,
-                                     unsigned int sharedMemBytes, CUstream hStream,
-                                     void **kernelParams, void **extra)
-{
-    (void)kernelParams;
-    (void)extra;
-    return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                  sharedMemBytes, hStream, true);
-}
+LAUNCH(cuLaunchKernel, false)
+LAUNCH(cuLaunchKernel_ptsz, true)
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 

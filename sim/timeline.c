@@ -448,52 +448,50 @@ cudaError_t sim_stream_wait_event(cudaStream_t stream, sim_default_t def, cudaEv
     return err;
 }
 
-cudaError_t sim_stream_get_flags(cudaStream_t stream, sim_default_t def, unsigned *flags)
+/* A copy of the stream's state, taken under the lock, for the getters (its list links are
+ * never followed). */
+static cudaError_t stream_copy(cudaStream_t stream, sim_default_t def, struct CUstream_st *copy)
 {
-    if (flags == NULL)
-        return cudaErrorInvalidValue;
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
     if (err == cudaSuccess)
-        *flags = s->flags;
+        *copy = *s;
     unlock_timeline();
+    return err;
+}
+
+cudaError_t sim_stream_get_flags(cudaStream_t stream, sim_default_t def, unsigned *flags)
+{
+    struct CUstream_st s;
+    cudaError_t err = flags == NULL ? cudaErrorInvalidValue : stream_copy(stream, def, &s);
+    if (err == cudaSuccess)
+        *flags = s.flags;
     return err;
 }
 
 cudaError_t sim_stream_get_priority(cudaStream_t stream, sim_default_t def, int *priority)
 {
-    if (priority == NULL)
-        return cudaErrorInvalidValue;
-    lock_timeline();
-    struct CUstream_st *s;
-    cudaError_t err = resolve_locked(stream, def, &s);
+    struct CUstream_st s;
+    cudaError_t err = priority == NULL ? cudaErrorInvalidValue : stream_copy(stream, def, &s);
     if (err == cudaSuccess)
-        *priority = s->priority;
-    unlock_timeline();
+        *priority = s.priority;
     return err;
 }
 
 cudaError_t sim_stream_get_id(cudaStream_t stream, sim_default_t def, unsigned long long *id)
 {
-    if (id == NULL)
-        return cudaErrorInvalidValue;
-    lock_timeline();
-    struct CUstream_st *s;
-    cudaError_t err = resolve_locked(stream, def, &s);
+    struct CUstream_st s;
+    cudaError_t err = id == NULL ? cudaErrorInvalidValue : stream_copy(stream, def, &s);
     if (err == cudaSuccess)
-        *id = s->id;
-    unlock_timeline();
+        *id = s.id;
     return err;
 }
 
 uint64_t sim_stream_ready_ns(cudaStream_t stream)
 {
-    lock_timeline();
-    struct CUstream_st *s;
-    uint64_t t = resolve_locked(stream, SIM_DEF_LEGACY, &s) == cudaSuccess ? s->ready_ns : 0;
-    unlock_timeline();
-    return t;
+    struct CUstream_st s;
+    return stream_copy(stream, SIM_DEF_LEGACY, &s) == cudaSuccess ? s.ready_ns : 0;
 }
 
 uint64_t sim_device_ready_ns(void)

@@ -7,7 +7,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_SRCS := output/trace_read.c output/report.c output/json.c output/io.c output/cli_export.c
+FUZZ_SRCS := output/trace_read.c output/chunks.c output/report.c output/json.c output/io.c output/cli_export.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
               -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
