@@ -476,16 +476,35 @@ static int cmd_report(int argc, char **argv)
     return rc;
 }
 
-/* Writes OUT through OUT.tmp and a rename, so a reader never sees half a file. */
+/* Writes to an fd the caller owns (stdout, or an existing file that is not a regular file). */
+static int write_to_fd(const char *what, int fd, int (*fn)(const struct cli_set *, int),
+                       const struct cli_set *set)
+{
+    if (fn(set, fd) != 0) {
+        fprintf(stderr, "syncspy: writing to %s: %s\n", what, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Writes OUT through OUT.tmp and a rename, so a reader never sees half a file. An OUT that
+ * exists and is not a regular file (a pipe, /dev/null, a terminal) is written in place: a
+ * rename would replace the device or the pipe with a file. */
 static int write_output(const char *out, int (*fn)(const struct cli_set *, int),
                         const struct cli_set *set)
 {
-    if (strcmp(out, "-") == 0) {
-        if (fn(set, STDOUT_FILENO) != 0) {
-            fprintf(stderr, "syncspy: writing to stdout: %s\n", strerror(errno));
+    if (strcmp(out, "-") == 0)
+        return write_to_fd("stdout", STDOUT_FILENO, fn, set);
+    struct stat st;
+    if (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        int fd = open(out, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "syncspy: cannot open %s: %s\n", out, strerror(errno));
             return 1;
         }
-        return 0;
+        int rc = write_to_fd(out, fd, fn, set);
+        close(fd);
+        return rc;
     }
     size_t n = strlen(out);
     char *tmp = malloc(n + 5);

@@ -117,12 +117,31 @@ int cli_export_folded(const struct cli_set *set, int fd)
 #define FRAMES_IN_ARGS 5
 
 #define FRAMES_CACHE 256
+#define CHROME_BUF_BYTES (1u << 20)
 
 struct frames_cached {
     const struct rep_frame *frames;
     uint32_t n;
     char *text;
     size_t len, cap;
+};
+
+/* Names as JSON strings (quotes included), escaped once each: a trace's millions of events
+ * name a few hundred kernels and APIs. Keyed by the pointer, so only for strings that stay put
+ * for the whole export: the reader's (interned) and literals. */
+#define NAMES_MAX 65536  /* distinct names kept; more are escaped at each use */
+#define NAME_MAX_LEN 1024 /* longer names are escaped at each use (and fit the scratch writer) */
+
+struct name_slot {
+    const char *key; /* NULL: empty slot */
+    uint32_t off, len; /* the JSON text: names.text + off */
+};
+
+struct names {
+    struct name_slot *slots; /* open addressing, cap a power of two, at most half full */
+    size_t cap, n;
+    char *text;
+    size_t len, size;
 };
 
 struct chrome {
@@ -133,16 +152,27 @@ struct chrome {
     int pid;        /* the Chrome pid of the process being written (its pid, unless taken) */
     struct fd_writer scratch; /* fd -1: frames_json renders into its buffer, never flushed */
     struct frames_cached cache[FRAMES_CACHE];
+    struct names names;
 };
 
 /* ns as microseconds with three decimals (the format's unit). No printf on the paths run once
  * per event: a trace has millions. */
-static void put_us(struct fd_writer *w, uint64_t ns)
+static char *fmt_us(char *p, uint64_t ns)
 {
     unsigned frac = (unsigned)(ns % 1000);
-    char d[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    fdw_u64(w, ns / 1000);
-    fdw_write(w, d, sizeof d);
+    p = fdw_fmt_u64(p, ns / 1000);
+    p[0] = '.';
+    p[1] = (char)('0' + frac / 100);
+    p[2] = (char)('0' + frac / 10 % 10);
+    p[3] = (char)('0' + frac % 10);
+    return p + 4;
+}
+
+static void put_us(struct fd_writer *w, uint64_t ns)
+{
+    char *p = fdw_reserve(w, 24);
+    if (p)
+        fdw_commit(w, fmt_us(p, ns));
 }
 
 static void put_int(struct fd_writer *w, int v)
@@ -153,7 +183,7 @@ static void put_int(struct fd_writer *w, int v)
 }
 
 /* "0x..." (a quoted JSON string: stream handles are pointers, above 2^53) */
-static void put_hex_string(struct fd_writer *w, uint64_t v)
+static char *fmt_hex_string(char *p, uint64_t v)
 {
     char tmp[20];
     size_t i = sizeof tmp;
@@ -165,7 +195,87 @@ static void put_hex_string(struct fd_writer *w, uint64_t v)
     tmp[--i] = 'x';
     tmp[--i] = '0';
     tmp[--i] = '"';
-    fdw_write(w, tmp + i, sizeof tmp - i);
+    memcpy(p, tmp + i, sizeof tmp - i);
+    return p + (sizeof tmp - i);
+}
+
+static void put_hex_string(struct fd_writer *w, uint64_t v)
+{
+    char *p = fdw_reserve(w, 20);
+    if (p)
+        fdw_commit(w, fmt_hex_string(p, v));
+}
+
+static size_t name_hash(const char *key, size_t cap)
+{
+    return (size_t)(((uint64_t)(uintptr_t)key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* The cached JSON string of name (a pointer that stays put), escaped on first use; NULL when
+ * it is not cached (too long, too many names, out of memory): escape it then. */
+static const struct name_slot *name_json(struct chrome *c, const char *name)
+{
+    struct names *nm = &c->names;
+    size_t i = 0;
+    if (nm->cap) {
+        for (i = name_hash(name, nm->cap); nm->slots[i].key; i = (i + 1) & (nm->cap - 1))
+            if (nm->slots[i].key == name)
+                return &nm->slots[i];
+    }
+    if (nm->n >= NAMES_MAX || strlen(name) > NAME_MAX_LEN)
+        return NULL;
+    if (2 * (nm->n + 1) > nm->cap) { /* grow, and find the slot again */
+        size_t cap = nm->cap ? 2 * nm->cap : 1024;
+        struct name_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return NULL;
+        for (size_t k = 0; k < nm->cap; k++) {
+            if (!nm->slots[k].key)
+                continue;
+            size_t j = name_hash(nm->slots[k].key, cap);
+            while (slots[j].key)
+                j = (j + 1) & (cap - 1);
+            slots[j] = nm->slots[k];
+        }
+        free(nm->slots);
+        nm->slots = slots;
+        nm->cap = cap;
+        for (i = name_hash(name, cap); slots[i].key; i = (i + 1) & (cap - 1))
+            ;
+    }
+    /* at most 6 bytes of JSON per byte (\ufffd) and the quotes: fits the scratch writer */
+    _Static_assert(2 + 6 * NAME_MAX_LEN <= FDW_BUF_BYTES, "a name fits the scratch writer");
+    struct fd_writer *mw = &c->scratch;
+    mw->len = 0;
+    mw->err = 0;
+    fdw_json_string(mw, name);
+    if (mw->err)
+        return NULL;
+    if (nm->len + mw->len > nm->size) {
+        size_t size = nm->size ? nm->size : 16384;
+        while (size < nm->len + mw->len)
+            size *= 2;
+        char *text = realloc(nm->text, size);
+        if (!text)
+            return NULL;
+        nm->text = text;
+        nm->size = size;
+    }
+    memcpy(nm->text + nm->len, mw->buf, mw->len);
+    nm->slots[i] = (struct name_slot){name, (uint32_t)nm->len, (uint32_t)mw->len};
+    nm->len += mw->len;
+    nm->n++;
+    return &nm->slots[i];
+}
+
+/* name as a JSON string; stable: the pointer stays put for the whole export (see names). */
+static void put_name(struct chrome *c, const char *name, bool stable)
+{
+    const struct name_slot *n = stable ? name_json(c, name) : NULL;
+    if (n)
+        fdw_write(&c->w, c->names.text + n->off, n->len);
+    else
+        fdw_json_string(&c->w, name);
 }
 
 /* A CLOCK_MONOTONIC time of the process being written, on the common time line. Processes are
@@ -177,23 +287,30 @@ static uint64_t since(const struct chrome *c, uint64_t t)
     return real > c->base ? real - c->base : 0;
 }
 
-/* Starts an event: {"ph": PH, "name": NAME, "pid": P, "tid": T, "ts": TS */
-static void event(struct chrome *c, const char *ph, const char *name, int pid, uint32_t tid,
-                  uint64_t ts_ns)
+/* Starts an event: {"ph":PH,"name":NAME,"pid":P,"tid":T,"ts":TS. No blanks: a trace has
+ * millions of events, and their bytes are most of the export's time. */
+static void event_name(struct chrome *c, const char *ph, const char *name, bool stable, int pid,
+                       uint32_t tid, uint64_t ts_ns)
 {
     struct fd_writer *w = &c->w;
     fdw_puts(w, c->first ? "\n" : ",\n");
     c->first = false;
-    fdw_puts(w, "{\"ph\": \"");
+    fdw_puts(w, "{\"ph\":\"");
     fdw_puts(w, ph);
-    fdw_puts(w, "\", \"name\": ");
-    fdw_json_string(w, name);
-    fdw_puts(w, ", \"pid\": ");
+    fdw_puts(w, "\",\"name\":");
+    put_name(c, name, stable);
+    fdw_puts(w, ",\"pid\":");
     put_int(w, pid);
-    fdw_puts(w, ", \"tid\": ");
+    fdw_puts(w, ",\"tid\":");
     fdw_u64(w, tid);
-    fdw_puts(w, ", \"ts\": ");
+    fdw_puts(w, ",\"ts\":");
     put_us(w, ts_ns);
+}
+
+static void event(struct chrome *c, const char *ph, const char *name, int pid, uint32_t tid,
+                  uint64_t ts_ns)
+{
+    event_name(c, ph, name, false, pid, tid, ts_ns);
 }
 
 static void metadata(struct chrome *c, const char *what, int pid, uint32_t tid, const char *key,
@@ -337,7 +454,7 @@ static void sync_slice(struct chrome *c, int pid, const struct trace_sync_event 
 {
     struct fd_writer *w = &c->w;
     char dir[16];
-    event(c, "X", *e->api ? e->api : "sync", pid, e->tid, since(c, e->start_ns));
+    event_name(c, "X", *e->api ? e->api : "sync", true, pid, e->tid, since(c, e->start_ns));
     fdw_puts(w, ", \"dur\": ");
     put_us(w, e->end_ns - e->start_ns);
     fdw_puts(w, ", \"cat\": \"sync\", \"args\": {\"bytes\": ");
@@ -353,38 +470,223 @@ static void sync_slice(struct chrome *c, int pid, const struct trace_sync_event 
     fdw_puts(w, "}}");
 }
 
+/* Launches are most of a trace's events: only what nothing else says (the step is the step
+ * slice above it; the API is the name when the kernel has none; the stream when it is not the
+ * default one). */
 static void launch_instant(struct chrome *c, int pid, const struct trace_launch_event *e)
 {
     struct fd_writer *w = &c->w;
     const char *name = *e->kernel ? e->kernel : *e->api ? e->api : "launch";
-    event(c, "i", name, pid, e->tid, since(c, e->time_ns));
-    fdw_puts(w, ", \"s\": \"t\", \"cat\": \"launch\", \"args\": {\"api\": ");
-    fdw_json_string(w, e->api);
-    fdw_puts(w, ", \"stream\": ");
-    put_hex_string(w, e->stream);
-    fdw_puts(w, ", \"step\": ");
-    fdw_u64(w, e->step);
-    fdw_puts(w, "}}");
+    event_name(c, "i", name, true, pid, e->tid, since(c, e->time_ns));
+    fdw_puts(w, ",\"s\":\"t\",\"cat\":\"launch\"");
+    if (e->stream) {
+        fdw_puts(w, ",\"args\":{\"stream\":");
+        put_hex_string(w, e->stream);
+        fdw_putc(w, '}');
+    }
+    fdw_putc(w, '}');
 }
 
-/* One event of a thread's track, for ordering: syncs and launches merged by time. */
-struct track_ref {
-    uint64_t ts;
+/* The same bytes formatted in place: the name from the cache, ",\"pid\":P,\"tid\":T,\"ts\":"
+ * from the track (prefix). */
+static void launch_fast(struct chrome *c, const char *prefix, size_t prefix_len,
+                        const struct trace_launch_event *e)
+{
+    static const char head[] = ",\n{\"ph\":\"i\",\"name\":";
+    static const char tail[] = ",\"s\":\"t\",\"cat\":\"launch\"";
+    static const char args[] = ",\"args\":{\"stream\":";
+    const char *name = *e->kernel ? e->kernel : *e->api ? e->api : "launch";
+    const struct name_slot *n = name_json(c, name);
+    char *p;
+    if (!n || c->first ||
+        !(p = fdw_reserve(&c->w, sizeof head + n->len + prefix_len + 24 + sizeof tail +
+                                     sizeof args + 20 + 2))) {
+        launch_instant(c, c->pid, e);
+        return;
+    }
+    memcpy(p, head, sizeof head - 1);
+    p += sizeof head - 1;
+    memcpy(p, c->names.text + n->off, n->len);
+    p += n->len;
+    memcpy(p, prefix, prefix_len);
+    p += prefix_len;
+    p = fmt_us(p, since(c, e->time_ns));
+    memcpy(p, tail, sizeof tail - 1);
+    p += sizeof tail - 1;
+    if (e->stream) {
+        memcpy(p, args, sizeof args - 1);
+        p += sizeof args - 1;
+        p = fmt_hex_string(p, e->stream);
+        *p++ = '}';
+    }
+    *p++ = '}';
+    fdw_commit(&c->w, p);
+}
+
+/* ---- tracks: the events of each thread in time order --------------------------------------
+ * Order: tid, then time, syncs before launches at one time, then file order. The reader keeps
+ * syncs and launches in file order, which is time order on each thread but for rare records
+ * written late: so the events are bucketed by tid (indexes, counting sort), each thread's syncs
+ * and launches are checked for order (and only a thread's run out of order is sorted), and the
+ * two runs of a thread are merged as they are written. */
+
+#define LAUNCH_PREFETCH 16 /* launches ahead */
+
+_Static_assert(TRACE_READ_MAX_EVENTS <= UINT32_MAX, "event indexes fit 32 bits");
+
+struct track {
     uint32_t tid;
-    uint32_t launch; /* 0: syncs[index], 1: launches[index] */
-    size_t index;
+    bool syncs_unsorted, launches_unsorted;
+    size_t nsyncs, nlaunches; /* its events */
+    size_t sync0, launch0;    /* where its indexes start in the index arrays */
+    size_t sfill, lfill;      /* indexes placed so far */
+    uint64_t slast, llast;    /* the time of its last sync and launch, for the order check */
 };
 
-static int track_ref_cmp(const void *pa, const void *pb)
+struct tracks {
+    struct track *t;
+    size_t n, cap;
+    uint32_t *slot; /* open addressing by tid: track index + 1, 0 when empty; at most half full */
+    size_t slots;
+};
+
+static size_t tid_hash(uint32_t tid, size_t slots)
 {
-    const struct track_ref *a = pa, *b = pb;
-    if (a->tid != b->tid)
-        return a->tid < b->tid ? -1 : 1;
+    return (size_t)(((uint64_t)tid * 0x9E3779B97F4A7C15ull) >> 32) & (slots - 1);
+}
+
+/* The track of tid (added when new); NULL when out of memory. */
+static struct track *track_of(struct tracks *ts, uint32_t tid)
+{
+    size_t i = 0;
+    if (ts->slots) {
+        for (i = tid_hash(tid, ts->slots); ts->slot[i]; i = (i + 1) & (ts->slots - 1))
+            if (ts->t[ts->slot[i] - 1].tid == tid)
+                return &ts->t[ts->slot[i] - 1];
+    }
+    if (ts->n == ts->cap) {
+        size_t cap = ts->cap ? 2 * ts->cap : 16;
+        struct track *t = realloc(ts->t, cap * sizeof *t);
+        if (!t)
+            return NULL;
+        ts->t = t;
+        ts->cap = cap;
+    }
+    if (2 * (ts->n + 1) > ts->slots) {
+        size_t slots = ts->slots ? 2 * ts->slots : 64;
+        uint32_t *slot = calloc(slots, sizeof *slot);
+        if (!slot)
+            return NULL;
+        for (size_t k = 0; k < ts->n; k++) {
+            size_t j = tid_hash(ts->t[k].tid, slots);
+            while (slot[j])
+                j = (j + 1) & (slots - 1);
+            slot[j] = (uint32_t)k + 1;
+        }
+        free(ts->slot);
+        ts->slot = slot;
+        ts->slots = slots;
+        for (i = tid_hash(tid, slots); slot[i]; i = (i + 1) & (slots - 1))
+            ;
+    }
+    ts->t[ts->n] = (struct track){.tid = tid};
+    ts->slot[i] = (uint32_t)++ts->n;
+    return &ts->t[ts->n - 1];
+}
+
+/* The track of a tid known to have one. */
+static struct track *track_find(const struct tracks *ts, uint32_t tid)
+{
+    size_t i = tid_hash(tid, ts->slots);
+    while (ts->t[ts->slot[i] - 1].tid != tid)
+        i = (i + 1) & (ts->slots - 1);
+    return &ts->t[ts->slot[i] - 1];
+}
+
+static int track_tid_cmp(const void *pa, const void *pb)
+{
+    const struct track *a = *(const struct track *const *)pa, *b = *(const struct track *const *)pb;
+    return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
+struct ts_index {
+    uint64_t ts;
+    uint32_t index;
+};
+
+static int ts_index_cmp(const void *pa, const void *pb)
+{
+    const struct ts_index *a = pa, *b = pb;
     if (a->ts != b->ts)
         return a->ts < b->ts ? -1 : 1;
-    if (a->launch != b->launch)
-        return a->launch < b->launch ? -1 : 1;
     return (a->index > b->index) - (a->index < b->index);
+}
+
+/* Sorts a thread's run of sync (launch = false) or launch indexes by (time, index). */
+static int sort_run(const struct trace_events *ev, bool launch, uint32_t *idx, size_t n)
+{
+    struct ts_index *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = (struct ts_index){launch ? ev->launches[idx[i]].time_ns
+                                          : ev->syncs[idx[i]].start_ns, idx[i]};
+    qsort(tmp, n, sizeof *tmp, ts_index_cmp);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = tmp[i].index;
+    free(tmp);
+    return 0;
+}
+
+/* Buckets the events by thread: sidx/lidx hold each track's sync/launch indexes in order, and
+ * *order the tracks by tid. -1 when out of memory. */
+static int tracks_build(const struct trace_events *ev, struct tracks *ts, uint32_t *sidx,
+                        uint32_t *lidx, struct track ***order)
+{
+    for (size_t i = 0; i < ev->nsyncs; i++) {
+        struct track *t = track_of(ts, ev->syncs[i].tid);
+        if (!t)
+            return -1;
+        uint64_t at = ev->syncs[i].start_ns;
+        t->syncs_unsorted |= t->nsyncs++ && at < t->slast;
+        t->slast = at;
+    }
+    for (size_t i = 0; i < ev->nlaunches; i++) {
+        struct track *t = track_of(ts, ev->launches[i].tid);
+        if (!t)
+            return -1;
+        uint64_t at = ev->launches[i].time_ns;
+        t->launches_unsorted |= t->nlaunches++ && at < t->llast;
+        t->llast = at;
+    }
+    size_t s0 = 0, l0 = 0;
+    for (size_t k = 0; k < ts->n; k++) {
+        ts->t[k].sync0 = s0;
+        ts->t[k].launch0 = l0;
+        s0 += ts->t[k].nsyncs;
+        l0 += ts->t[k].nlaunches;
+    }
+    for (size_t i = 0; i < ev->nsyncs; i++) {
+        struct track *t = track_find(ts, ev->syncs[i].tid);
+        sidx[t->sync0 + t->sfill++] = (uint32_t)i;
+    }
+    for (size_t i = 0; i < ev->nlaunches; i++) {
+        struct track *t = track_find(ts, ev->launches[i].tid);
+        lidx[t->launch0 + t->lfill++] = (uint32_t)i;
+    }
+    for (size_t k = 0; k < ts->n; k++) {
+        struct track *t = &ts->t[k];
+        if ((t->syncs_unsorted && sort_run(ev, false, sidx + t->sync0, t->nsyncs) != 0) ||
+            (t->launches_unsorted && sort_run(ev, true, lidx + t->launch0, t->nlaunches) != 0))
+            return -1;
+    }
+    *order = malloc((ts->n ? ts->n : 1) * sizeof **order);
+    if (!*order)
+        return -1;
+    for (size_t k = 0; k < ts->n; k++)
+        (*order)[k] = &ts->t[k];
+    qsort(*order, ts->n, sizeof **order, track_tid_cmp);
+    return 0;
 }
 
 static int trace_tracks(struct chrome *c, const struct rep_process *p,
@@ -400,26 +702,50 @@ static int trace_tracks(struct chrome *c, const struct rep_process *p,
     size_t n = ev->nsyncs + ev->nlaunches;
     if (n == 0)
         return 0;
-    struct track_ref *refs = malloc(n * sizeof *refs);
-    if (!refs)
-        return -1;
-    for (size_t i = 0; i < ev->nsyncs; i++)
-        refs[i] = (struct track_ref){ev->syncs[i].start_ns, ev->syncs[i].tid, 0, i};
-    for (size_t i = 0; i < ev->nlaunches; i++)
-        refs[ev->nsyncs + i] = (struct track_ref){ev->launches[i].time_ns, ev->launches[i].tid,
-                                                  1, i};
-    qsort(refs, n, sizeof *refs, track_ref_cmp);
-    for (size_t i = 0; i < n && !c->w.err; i++) {
-        if (i && i % CLI_PROGRESS_EVERY == 0 && cli_progress_wanted())
-            fprintf(stderr, "syncspy: writing the events of pid %d: %zu M of %zu M\n", p->pid,
-                    i / 1000000, (n + 999999) / 1000000);
-        if (refs[i].launch)
-            launch_instant(c, c->pid, &ev->launches[refs[i].index]);
-        else
-            sync_slice(c, c->pid, &ev->syncs[refs[i].index]);
+    struct tracks ts = {0};
+    struct track **order = NULL;
+    uint32_t *sidx = malloc((ev->nsyncs ? ev->nsyncs : 1) * sizeof *sidx);
+    uint32_t *lidx = malloc((ev->nlaunches ? ev->nlaunches : 1) * sizeof *lidx);
+    int rc = sidx && lidx ? tracks_build(ev, &ts, sidx, lidx, &order) : -1;
+    const struct trace_sync_event *syncs = ev->syncs;
+    const struct trace_launch_event *launches = ev->launches;
+    size_t done = 0, progress_at = CLI_PROGRESS_EVERY;
+    for (size_t k = 0; rc == 0 && k < ts.n && !c->w.err; k++) {
+        const struct track *t = order[k];
+        char prefix[64];
+        int plen = snprintf(prefix, sizeof prefix, ",\"pid\":%d,\"tid\":%u,\"ts\":", c->pid,
+                            (unsigned)t->tid);
+        const uint32_t *si = sidx + t->sync0, *se = si + t->nsyncs;
+        const uint32_t *li = lidx + t->launch0, *le = li + t->nlaunches;
+        while ((si < se || li < le) && !c->w.err) {
+            /* the next sync, or the launches before it */
+            uint64_t next_sync = si < se ? syncs[*si].start_ns : UINT64_MAX;
+            if (si < se && (li == le || next_sync <= launches[*li].time_ns)) {
+                sync_slice(c, c->pid, &syncs[*si++]);
+                done++;
+            } else {
+                do {
+                    /* a thread's launches are strided through the array: fetch ahead */
+                    if (le - li > LAUNCH_PREFETCH)
+                        __builtin_prefetch(&launches[li[LAUNCH_PREFETCH]]);
+                    launch_fast(c, prefix, (size_t)plen, &launches[*li++]);
+                    done++;
+                } while (li < le && launches[*li].time_ns < next_sync && done < progress_at);
+            }
+            if (done >= progress_at) {
+                progress_at = (done / CLI_PROGRESS_EVERY + 1) * CLI_PROGRESS_EVERY;
+                if (done < n && cli_progress_wanted())
+                    fprintf(stderr, "syncspy: writing the events of pid %d: %zu M of %zu M\n",
+                            p->pid, done / 1000000, (n + 999999) / 1000000);
+            }
+        }
     }
-    free(refs);
-    return 0;
+    free(order);
+    free(ts.t);
+    free(ts.slot);
+    free(sidx);
+    free(lidx);
+    return rc;
 }
 
 struct pid_index {
@@ -467,7 +793,15 @@ int cli_export_chrome(const struct cli_set *set, int fd)
         return -1;
     }
     memset(c, 0, sizeof *c);
-    fdw_init(&c->w, fd);
+    /* A large buffer written out in whole pages: gigabytes of output in few write()s, none of
+     * them making the kernel zero the rest of a page first. */
+    long page = sysconf(_SC_PAGESIZE);
+    char *out = malloc(CHROME_BUF_BYTES);
+    if (out)
+        fdw_init_buffer(&c->w, fd, out, CHROME_BUF_BYTES,
+                        page > 0 && (page & (page - 1)) == 0 ? (size_t)page : 0);
+    else
+        fdw_init(&c->w, fd);
     fdw_init(&c->scratch, -1);
     c->first = true;
     c->base = UINT64_MAX;
@@ -517,6 +851,10 @@ int cli_export_chrome(const struct cli_set *set, int fd)
         errno = saved;
     for (size_t i = 0; i < FRAMES_CACHE; i++)
         free(c->cache[i].text);
+    if (c->w.buf != c->w.own)
+        free(c->w.buf);
+    free(c->names.slots);
+    free(c->names.text);
     free(pids);
     free(c);
     return rc;

@@ -16,9 +16,17 @@
 
 void fdw_init(struct fd_writer *w, int fd)
 {
+    fdw_init_buffer(w, fd, w->own, sizeof w->own, 0);
+}
+
+void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t align)
+{
     w->fd = fd;
     w->err = 0;
     w->len = 0;
+    w->buf = buf;
+    w->cap = cap;
+    w->align = align && align <= cap / 2 ? align : 0;
 }
 
 static void fdw_drain(struct fd_writer *w, const char *p, size_t n)
@@ -49,16 +57,49 @@ int fdw_flush(struct fd_writer *w)
     return 0;
 }
 
+/* Makes room: writes out the buffer, or with align its whole multiples of align (the rest,
+ * less than align, moves to the front). */
+static void fdw_make_room(struct fd_writer *w)
+{
+    size_t out = w->align ? w->len - w->len % w->align : w->len;
+    fdw_drain(w, w->buf, out);
+    memmove(w->buf, w->buf + out, w->len - out);
+    w->len -= out;
+}
+
+char *fdw_reserve_slow(struct fd_writer *w, size_t n)
+{
+    if (w->err || n > w->cap)
+        return NULL;
+    fdw_make_room(w);
+    if (n > w->cap - w->len) /* a request longer than cap - align: unaligned this once */
+        fdw_flush(w);
+    return w->err ? NULL : w->buf + w->len;
+}
+
 void fdw_write(struct fd_writer *w, const void *data, size_t n)
 {
     const char *p = data;
     if (w->err)
         return;
-    if (n > sizeof w->buf - w->len) {
-        fdw_flush(w);
-        if (n >= sizeof w->buf) { /* larger than the buffer: straight through */
-            fdw_drain(w, p, n);
-            return;
+    if (n > w->cap - w->len) {
+        if (w->align) { /* through the buffer, to keep the writes whole pages */
+            while (n > w->cap - w->len && !w->err) {
+                size_t k = w->cap - w->len;
+                memcpy(w->buf + w->len, p, k);
+                w->len += k;
+                p += k;
+                n -= k;
+                fdw_make_room(w);
+            }
+            if (w->err)
+                return;
+        } else {
+            fdw_flush(w);
+            if (n >= w->cap) { /* larger than the buffer: straight through */
+                fdw_drain(w, p, n);
+                return;
+            }
         }
     }
     memcpy(w->buf + w->len, p, n);
@@ -73,8 +114,8 @@ void fdw_puts(struct fd_writer *w, const char *s)
 
 void fdw_putc(struct fd_writer *w, char c)
 {
-    if (w->len == sizeof w->buf)
-        fdw_flush(w);
+    if (w->len == w->cap)
+        fdw_make_room(w);
     if (!w->err)
         w->buf[w->len++] = c;
 }
@@ -89,15 +130,36 @@ void fdw_spaces(struct fd_writer *w, int n)
     }
 }
 
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+char *fdw_fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *end = tmp + sizeof tmp, *q = end;
+    while (v >= 100) { /* two digits a division */
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    memcpy(p, q, (size_t)(end - q));
+    return p + (end - q);
+}
+
 void fdw_u64(struct fd_writer *w, uint64_t v)
 {
-    char tmp[24];
-    size_t i = sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    fdw_write(w, tmp + i, sizeof tmp - i);
+    char *p = fdw_reserve(w, 20);
+    if (p)
+        fdw_commit(w, fdw_fmt_u64(p, v));
 }
 
 void fdw_printf(struct fd_writer *w, const char *fmt, ...)

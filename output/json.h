@@ -1,6 +1,6 @@
 /* output/json.h: what output/ and the CLI share to write text and JSON and to read JSON back.
- * fd_writer: a fixed buffer and a write() loop that retries EINTR: no stdio FILE*, no malloc,
- * so it is safe inside a target process at exit. json_in: a strict, bounded JSON tokenizer for
+ * fd_writer: a fixed buffer (its own, or one the caller gives) and a write() loop that retries
+ * EINTR: no stdio FILE*, no malloc, so it is safe inside a target process at exit. json_in: a strict, bounded JSON tokenizer for
  * the readers: it never reads past its buffer, never recurses deeper than JSON_MAX_DEPTH, and
  * allocates only its string scratch (at most JSON_MAX_STRING bytes). Internal to output/. */
 #ifndef SYNCSPY_JSON_H
@@ -16,17 +16,27 @@
 
 struct fd_writer {
     int fd;
-    int err;    /* errno of the first failed write; sticky: later output is dropped */
-    size_t len; /* bytes waiting in buf */
-    char buf[FDW_BUF_BYTES];
+    int err;      /* errno of the first failed write; sticky: later output is dropped */
+    size_t len;   /* bytes waiting in buf */
+    size_t cap;   /* the size of buf */
+    size_t align; /* 0, or: until fdw_flush, write only whole multiples of it (pages) */
+    char *buf;    /* own, or the caller's (fdw_init_buffer); so never copy a writer */
+    char own[FDW_BUF_BYTES];
 };
 
 void fdw_init(struct fd_writer *w, int fd);
+/* A writer with the caller's buffer (cap bytes, kept until the writer is done with) that writes
+ * whole multiples of align bytes (0: any length) until the final fdw_flush: with align the page
+ * size and a file written from offset 0, every write() fills whole pages of the page cache
+ * (a partial page of a new file is zeroed first: more kernel time than the copy). */
+void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t align);
 void fdw_write(struct fd_writer *w, const void *data, size_t n);
 void fdw_puts(struct fd_writer *w, const char *s); /* NULL writes nothing */
 void fdw_putc(struct fd_writer *w, char c);
 void fdw_spaces(struct fd_writer *w, int n);      /* n <= 0 writes nothing */
 void fdw_u64(struct fd_writer *w, uint64_t v);
+/* v in decimal at p (at most 20 bytes); returns the end. */
+char *fdw_fmt_u64(char *p, uint64_t v);
 /* Formats into a 1 KiB stack buffer (longer output is cut): numbers and short strings only;
  * write long strings with fdw_puts. */
 void fdw_printf(struct fd_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -35,6 +45,23 @@ void fdw_printf(struct fd_writer *w, const char *fmt, ...) __attribute__((format
 void fdw_json_string(struct fd_writer *w, const char *s);
 /* Writes out the buffer. 0, or -1 with errno set to the first write error. */
 int fdw_flush(struct fd_writer *w);
+
+/* Room for n bytes at the end of the buffer (flushing it first when it has less), for callers
+ * that format in place: write at most n bytes at the pointer, then fdw_commit what was written.
+ * NULL after an error or when n is more than the buffer holds. */
+char *fdw_reserve_slow(struct fd_writer *w, size_t n);
+
+static inline char *fdw_reserve(struct fd_writer *w, size_t n)
+{
+    if (w->err || n > w->cap - w->len)
+        return fdw_reserve_slow(w, n);
+    return w->buf + w->len;
+}
+
+static inline void fdw_commit(struct fd_writer *w, const char *end)
+{
+    w->len = (size_t)(end - w->buf);
+}
 
 /* Length of the well-formed UTF-8 sequence at s (at most avail bytes; Unicode 15, table 3-7:
  * no overlongs, no surrogates, nothing above U+10FFFF), or 0 when it is not one. */

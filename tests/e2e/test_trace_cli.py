@@ -321,6 +321,25 @@ class TraceCliTest(unittest.TestCase):
                          {("nonzero_kernel", 100), ("cudaLaunchKernelExC", 101)})
         self.assertEqual(doc["otherData"]["sync_events_dropped"], 3)
 
+    def test_export_to_a_pipe_writes_in_place(self):
+        """OUT that is not a regular file (a pipe, /dev/null) is written, never replaced."""
+        t = Trace(pid=21)
+        t.sync("cudaFree", MS, MS, tid=21)
+        folder = self.path("pipe-case", "pid21")
+        t.write(os.path.join(folder, "trace.bin"))
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            reader = pool.submit(lambda: open(fifo, "rb").read())
+            p = run("export", "--chrome", fifo, folder)
+            data = reader.result(timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        import stat
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+        self.assertFalse(os.path.exists(fifo + ".tmp"))
+        doc = json.loads(data.decode("utf-8"))
+        self.assertTrue(any(e["name"] == "cudaFree" for e in doc["traceEvents"]))
+
     def test_export_chrome_several_processes_and_order(self):
         # two processes one second apart, one thread's records out of time order; rank 1 runs on
         # another host: its monotonic clock is unrelated, its wall-clock start places it
