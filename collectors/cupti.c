@@ -374,7 +374,9 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
     tl.open = false;
     if (gpu)
         note_exit(domain, d->correlationId, end);
-    if (!tl.is_sync)
+    /* A call that failed (its CUresult / cudaError_t, both 0 on success) did not wait for the
+     * device: not a sync, as in the shim. */
+    if (!tl.is_sync || (d->functionReturnValue && *(const int *)d->functionReturnValue != 0))
         return;
     tl.call.end_ns = end;
     if (!agent_enter())

@@ -49,7 +49,9 @@ TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
 #define NO_RUNTIME cudaErrorSharedObjectSymbolNotFound
 
 /* BEGIN resolves the real function and starts the clock when the agent records this call;
- * END stops it and hands the call over when `is_sync` holds (evaluated only then). */
+ * END stops it and hands the call over when it succeeded and `is_sync` holds (evaluated only
+ * then). A call that failed (no driver, a bad argument, a job already broken) made no device
+ * work wait for: it is forwarded with its error and not counted as a sync. */
 #define BEGIN(fn)                                                        \
     __typeof__(&fn) real_ = REAL(fn);                                   \
     if (unlikely(!real_))                                                 \
@@ -59,11 +61,11 @@ TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
     if (in_ == AGENT_RECORD)                                              \
         c_.start_ns = agent_now_ns()
 
-#define END(is_sync)                                                      \
+#define END(result, is_sync)                                              \
     do {                                                                  \
         if (in_ == AGENT_RECORD) {                                        \
             c_.end_ns = agent_now_ns();                                   \
-            if (is_sync)                                                  \
+            if ((result) == cudaSuccess && (is_sync))                     \
                 agent_sync(&c_);                                          \
             agent_leave();                                                \
         } else if (in_ == AGENT_HELD) {                                   \
@@ -79,7 +81,7 @@ TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
         BEGIN(fn);                                                       \
         cudaError_t r = real_(stream);                                    \
         c_.stream = (uintptr_t)stream;                                    \
-        END(true);                                                        \
+        END(r, true);                                                        \
         return r;                                                         \
     }
 STREAM_SYNC(cudaStreamSynchronize)
@@ -89,7 +91,7 @@ SYNCSPY_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     BEGIN(cudaDeviceSynchronize);
     cudaError_t r = real_();
-    END(true);
+    END(r, true);
     return r;
 }
 
@@ -97,7 +99,7 @@ SYNCSPY_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     BEGIN(cudaEventSynchronize);
     cudaError_t r = real_(event);
-    END(true);
+    END(r, true);
     return r;
 }
 
@@ -109,7 +111,7 @@ SYNCSPY_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, src, count, kind);                                           \
         c_.bytes = count;                                                                       \
-        END(classify_copy(kind, dst, src, async, &c_.dir));                                     \
+        END(r, classify_copy(kind, dst, src, async, &c_.dir));                                     \
         return r;                                                                               \
     }
 MEMCPY(cudaMemcpy, false)
@@ -123,7 +125,7 @@ MEMCPY(cudaMemcpy_ptds, false)
         cudaError_t r = real_(dst, src, count, kind, stream);                                   \
         c_.bytes = count;                                                                       \
         c_.stream = (uintptr_t)stream;                                                          \
-        END(classify_copy(kind, dst, src, true, &c_.dir));                                      \
+        END(r, classify_copy(kind, dst, src, true, &c_.dir));                                      \
         return r;                                                                               \
     }
 MEMCPY_ASYNC(cudaMemcpyAsync)
@@ -136,7 +138,7 @@ MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind);                   \
         c_.bytes = (uint64_t)width * height;                                                    \
-        END(classify_copy(kind, dst, src, async, &c_.dir));                                     \
+        END(r, classify_copy(kind, dst, src, async, &c_.dir));                                     \
         return r;                                                                               \
     }
 MEMCPY_2D(cudaMemcpy2D, false)
@@ -151,7 +153,7 @@ MEMCPY_2D(cudaMemcpy2D_ptds, false)
         cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind, stream);           \
         c_.bytes = (uint64_t)width * height;                                                    \
         c_.stream = (uintptr_t)stream;                                                          \
-        END(classify_copy(kind, dst, src, true, &c_.dir));                                      \
+        END(r, classify_copy(kind, dst, src, true, &c_.dir));                                      \
         return r;                                                                               \
     }
 MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
@@ -181,7 +183,7 @@ static bool classify_3d(const struct cudaMemcpy3DParms *p, bool async, enum copy
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p);                                                               \
-        END(classify_3d(p, async, &c_.dir, &c_.bytes));                                         \
+        END(r, classify_3d(p, async, &c_.dir, &c_.bytes));                                         \
         return r;                                                                               \
     }
 MEMCPY_3D(cudaMemcpy3D, false)
@@ -193,7 +195,7 @@ MEMCPY_3D(cudaMemcpy3D_ptds, false)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p, stream);                                                       \
         c_.stream = (uintptr_t)stream;                                                          \
-        END(classify_3d(p, true, &c_.dir, &c_.bytes));                                          \
+        END(r, classify_3d(p, true, &c_.dir, &c_.bytes));                                          \
         return r;                                                                               \
     }
 MEMCPY_3D_ASYNC(cudaMemcpy3DAsync)
@@ -205,7 +207,7 @@ SYNCSPY_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *
 {
     BEGIN(cudaMemcpyPeer);
     cudaError_t r = real_(dst, dstDevice, src, srcDevice, count);
-    END(false);
+    END(r, false);
     return r;
 }
 
@@ -214,7 +216,7 @@ SYNCSPY_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const v
 {
     BEGIN(cudaMemcpyPeerAsync);
     cudaError_t r = real_(dst, dstDevice, src, srcDevice, count, stream);
-    END(false);
+    END(r, false);
     return r;
 }
 
@@ -223,7 +225,7 @@ SYNCSPY_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const v
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p);                                                               \
-        END(false);                                                                             \
+        END(r, false);                                                                             \
         return r;                                                                               \
     }
 MEMCPY_3D_PEER(cudaMemcpy3DPeer)
@@ -234,7 +236,7 @@ MEMCPY_3D_PEER(cudaMemcpy3DPeer_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p, stream);                                                       \
-        END(false);                                                                             \
+        END(r, false);                                                                             \
         return r;                                                                               \
     }
 MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync)
@@ -248,7 +250,7 @@ MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, symbol, count, offset, kind);                                \
         c_.bytes = count;                                                                       \
-        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, false, &c_.dir)); \
+        END(r, classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, false, &c_.dir)); \
         return r;                                                                               \
     }
 FROM_SYMBOL(cudaMemcpyFromSymbol)
@@ -262,7 +264,7 @@ FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
         cudaError_t r = real_(dst, symbol, count, offset, kind, stream);                        \
         c_.bytes = count;                                                                       \
         c_.stream = (uintptr_t)stream;                                                          \
-        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, true, &c_.dir)); \
+        END(r, classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyDeviceToHost : kind, dst, symbol, true, &c_.dir)); \
         return r;                                                                               \
     }
 FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
@@ -275,7 +277,7 @@ FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(symbol, src, count, offset, kind);                                \
         c_.bytes = count;                                                                       \
-        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, false, &c_.dir)); \
+        END(r, classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, false, &c_.dir)); \
         return r;                                                                               \
     }
 TO_SYMBOL(cudaMemcpyToSymbol)
@@ -289,7 +291,7 @@ TO_SYMBOL(cudaMemcpyToSymbol_ptds)
         cudaError_t r = real_(symbol, src, count, offset, kind, stream);                        \
         c_.bytes = count;                                                                       \
         c_.stream = (uintptr_t)stream;                                                          \
-        END(classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, true, &c_.dir)); \
+        END(r, classify_copy(kind == cudaMemcpyDefault ? cudaMemcpyHostToDevice : kind, symbol, src, true, &c_.dir)); \
         return r;                                                                               \
     }
 TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
@@ -303,7 +305,7 @@ TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, value, count);                                               \
         c_.bytes = count;                                                                       \
-        END(classify_memset(dst));                                                              \
+        END(r, classify_memset(dst));                                                              \
         return r;                                                                               \
     }
 MEMSET(cudaMemset)
@@ -314,7 +316,7 @@ MEMSET(cudaMemset_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, value, count, stream);                                       \
-        END(false);                                                                             \
+        END(r, false);                                                                             \
         return r;                                                                               \
     }
 MEMSET_ASYNC(cudaMemsetAsync)
@@ -326,7 +328,7 @@ MEMSET_ASYNC(cudaMemsetAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, pitch, value, width, height);                                \
         c_.bytes = (uint64_t)width * height;                                                    \
-        END(classify_memset(dst));                                                              \
+        END(r, classify_memset(dst));                                                              \
         return r;                                                                               \
     }
 MEMSET_2D(cudaMemset2D)
@@ -338,7 +340,7 @@ MEMSET_2D(cudaMemset2D_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(dst, pitch, value, width, height, stream);                        \
-        END(false);                                                                             \
+        END(r, false);                                                                             \
         return r;                                                                               \
     }
 MEMSET_2D_ASYNC(cudaMemset2DAsync)
@@ -350,7 +352,7 @@ MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p, value, extent);                                                \
         c_.bytes = (uint64_t)extent.width * extent.height * extent.depth;                       \
-        END(classify_memset(p.ptr));                                                            \
+        END(r, classify_memset(p.ptr));                                                            \
         return r;                                                                               \
     }
 MEMSET_3D(cudaMemset3D)
@@ -362,7 +364,7 @@ MEMSET_3D(cudaMemset3D_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                             \
         cudaError_t r = real_(p, value, extent, stream);                                        \
-        END(false);                                                                             \
+        END(r, false);                                                                             \
         return r;                                                                               \
     }
 MEMSET_3D_ASYNC(cudaMemset3DAsync)
@@ -374,7 +376,7 @@ SYNCSPY_EXPORT cudaError_t cudaFree(void *ptr)
 {
     BEGIN(cudaFree);
     cudaError_t r = real_(ptr);
-    END(ptr != NULL);
+    END(r, ptr != NULL);
     return r;
 }
 
@@ -382,7 +384,7 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
     BEGIN(cudaFreeHost);
     cudaError_t r = real_(ptr);
-    END(ptr != NULL);
+    END(r, ptr != NULL);
     return r;
 }
 

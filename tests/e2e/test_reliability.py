@@ -115,6 +115,19 @@ class Stacks(unittest.TestCase):
             self.assertTrue(all(f["function"] == "recurse" for f in sites[0]["frames"][1:]))
 
 
+class FailedCalls(unittest.TestCase):
+    def test_failed_calls_are_forwarded_and_not_syncs(self):
+        plain = run([prog("failing")], preload=False)
+        r = run([prog("failing")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, plain.stdout)  # the same error codes reach the program
+        self.assertIn("bad_copy 21\n", r.stdout)  # cudaErrorInvalidMemcpyDirection
+        s = r.summary()
+        self.assertEqual(site_by_function(s, "bad_copy"), [])
+        self.assertEqual(site_by_function(s, "bad_sync"), [])
+        self.assertEqual(sum(x["count"] for x in site_by_function(s, "good_sync", "cudaDeviceSynchronize")), 1)
+
+
 class OutputFaults(unittest.TestCase):
     """Faults through the I/O seam: one warning, the job continues, the report is printed,
     counts exact."""
