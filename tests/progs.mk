@@ -22,3 +22,10 @@ $(BUILD)/progs/rtld_local $(BUILD)/progs/dlclose_lib: $(BUILD)/progs/%: tests/pr
 	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
 
 test-build: $(PROG_LIBS)
+
+# Linked against the toolkit's real runtime: the agent in front of the real libcudart.
+$(BUILD)/progs/real_runtime: tests/progs/real_runtime.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 -O1 -g $(WARN) -o $@ $< -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+
+test-build: $(BUILD)/progs/real_runtime

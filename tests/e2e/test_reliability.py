@@ -128,6 +128,21 @@ class FailedCalls(unittest.TestCase):
         self.assertEqual(sum(x["count"] for x in site_by_function(s, "good_sync", "cudaDeviceSynchronize")), 1)
 
 
+class RealRuntime(unittest.TestCase):
+    def test_in_front_of_the_real_libcudart(self):
+        """The toolkit's own libcudart.so.13 (no driver here: every call fails): the program's
+        output and status are the same with the agent; no sync is counted for a failed call."""
+        env = {"LD_LIBRARY_PATH": ""}  # the real runtime, found through the program's rpath
+        plain = run([prog("real_runtime")], preload=False, env=env)
+        r = run([prog("real_runtime")], env=dict(env, SYNCSPY_CUPTI="off"))
+        self.assertEqual(r.returncode, plain.returncode)
+        self.assertEqual(r.returncode, 7)
+        self.assertEqual(r.stdout, plain.stdout)
+        if "sync: 0" not in plain.stdout:  # no GPU: all calls failed, nothing to report
+            self.assertEqual(r.process_dirs(), [])
+            self.assertEqual(r.stderr, "")
+
+
 class OutputFaults(unittest.TestCase):
     """Faults through the I/O seam: one warning, the job continues, the report is printed,
     counts exact."""
