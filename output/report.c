@@ -226,10 +226,32 @@ void report_display_name(const char *fn, char *buf, size_t n)
             }
         }
     }
-    if (cut > NAME_MAX_CHARS)
-        snprintf(buf, n, "...%.*s", NAME_MAX_CHARS - 3, s + cut - (NAME_MAX_CHARS - 3));
-    else
+    if (cut <= NAME_MAX_CHARS) {
         snprintf(buf, n, "%.*s", (int)cut, s);
+        return;
+    }
+    /* Too long: template arguments first become "<...>" (std::thread::_State_impl<...>::_M_run
+     * says more than its tail); only then is the name cut from the left. */
+    char shortened[1024];
+    size_t k = 0;
+    angle = 0;
+    for (size_t i = 0; i < cut && k + 6 < sizeof shortened; i++) {
+        if (s[i] == '<' && (i < 8 || strncmp(s + i - 8, "operator", 8) != 0)) {
+            if (angle++ == 0) {
+                memcpy(shortened + k, "<...>", 5);
+                k += 5;
+            }
+        } else if (s[i] == '>' && angle > 0) {
+            angle--;
+        } else if (angle == 0) {
+            shortened[k++] = s[i];
+        }
+    }
+    shortened[k] = '\0';
+    if (k > NAME_MAX_CHARS)
+        snprintf(buf, n, "...%s", shortened + k - (NAME_MAX_CHARS - 3));
+    else
+        snprintf(buf, n, "%s", shortened);
 }
 
 /* "dir/file.py:42" with long paths cut to their last two components. */

@@ -347,6 +347,14 @@ static void test_display_name(void **state)
     assert_int_equal(b[79], 'Z');
     report_display_name(NULL, b, sizeof b);
     assert_string_equal(b, "");
+    /* too long with templates: their arguments fold first, the structure stays readable */
+    report_display_name("std::thread::_State_impl<std::thread::_Invoker<std::tuple<void "
+                        "(torch::autograd::Engine::*)(), torch::autograd::Engine*> > >::_M_run()",
+                        b, sizeof b);
+    assert_string_equal(b, "std::thread::_State_impl<...>::_M_run");
+    /* short ones keep them */
+    report_display_name("std::vector<int>::at(unsigned long)", b, sizeof b);
+    assert_string_equal(b, "std::vector<int>::at");
 }
 
 static void test_long_stack(void **state)
