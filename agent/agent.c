@@ -515,7 +515,7 @@ void agent_thread_ignore(void)
 
 /* Every 256th launch of a thread: a loop that launches but rarely syncs still gets its Python
  * step hook registered soon after torch.optim is imported. */
-__attribute__((noinline, cold)) void agent_launch_tick(void)
+__attribute__((noinline, cold)) static void launch_tick(void)
 {
     uint64_t now = agent_now_ns();
     if (pyframes_ready(now))
@@ -531,7 +531,7 @@ void agent_count_launch(void)
     uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
     atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
     if (unlikely((n & 255) == 0))
-        agent_launch_tick();
+        launch_tick();
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */

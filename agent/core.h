@@ -49,23 +49,10 @@ void agent_sync(const struct sync_call *call);
  * and an increment; no stack, no lock, no syscall. */
 void agent_count_launch(void);
 
-/* The same, inlined into the shim's launch entry points: the calling thread's counter (NULL
- * until its first CUDA call, and after it exits) is a thread-local pointer; only the owning
- * thread writes it. */
+/* The shim's launch entry points count inline (shim/shim.c LAUNCH): the calling thread's
+ * counter is this thread-local pointer (NULL until its first CUDA call, and after it exits);
+ * only the owning thread writes it. Everything else goes through agent_count_launch. */
 extern SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
-void agent_launch_tick(void);
-static inline void agent_count_launch_inline(void)
-{
-    _Atomic uint64_t *c = agent_tls_launches;
-    if (unlikely(!c)) {
-        agent_count_launch();
-        return;
-    }
-    uint64_t n = atomic_load_explicit(c, memory_order_relaxed) + 1;
-    atomic_store_explicit(c, n, memory_order_relaxed);
-    if (unlikely((n & 255) == 0))
-        agent_launch_tick();
-}
 
 /* SYSCALL-free check for the shim: true while launches are traced (SYNCSPY_LAUNCHES=trace and
  * the current step is recorded). */
