@@ -1,7 +1,8 @@
 /* sim/copy.c: memcpy and memset in all their forms (1D, 2D, 3D, peer, symbol, array, batch).
  * The bytes move at call time (kernels compute nothing, so nothing can be out of order); the
  * timeline gets bytes / speed of work on the stream; and the host waits exactly when CUDA's
- * "API synchronization behavior" page says it does. Every form ends in run_xfer. */
+ * "API synchronization behavior" page says it does. Every form ends in run_xfer. What device
+ * memory reads as is sim/contents.c's rule. */
 #include "sim/sim_internal.h"
 
 #include <string.h>
@@ -94,10 +95,18 @@ static cudaError_t run_xfer(const struct xfer *x, cudaStream_t stream, sim_defau
         err = sim_enqueue(stream, def, sim_copy_ns(bytes), 0, all_streams, NULL, &end);
     if (err != cudaSuccess)
         return err;
+    /* Device memory reads as sim/contents.c says; what lands in device memory is known. */
     for (size_t z = 0; z < x->depth; z++)
-        for (size_t y = 0; y < x->height; y++)
-            memmove(x->dst.base + z * x->dst.slice + y * x->dst.pitch,
-                    x->src.base + z * x->src.slice + y * x->src.pitch, x->width);
+        for (size_t y = 0; y < x->height; y++) {
+            unsigned char *d = x->dst.base + z * x->dst.slice + y * x->dst.pitch;
+            const unsigned char *s = x->src.base + z * x->src.slice + y * x->src.pitch;
+            if (x->src.side == SIDE_DEVICE)
+                sim_contents_read(d, s, x->width);
+            else
+                memmove(d, s, x->width);
+            if (x->dst.side == SIDE_DEVICE)
+                sim_contents_written(d, x->width);
+        }
     bool wait = host_waits(x, async_api);
     SIM_DBG(1, "copy %zu bytes %s -> %s%s: %s %lld ns", bytes, side_names[x->src.side],
             side_names[x->dst.side], async_api ? " (async API)" : "",
@@ -378,6 +387,33 @@ cudaError_t sim_memcpy_3d_batch(size_t n, const struct cudaMemcpy3DBatchOp *ops,
 
 /* Memset is asynchronous on device memory and synchronous on pinned or managed memory
  * (CUDA "API synchronization behavior"); pageable memory is not the device's to set. */
+/* The checks and the timeline of a memset of bytes over [p, p + span): queues it on the
+ * stream; *end_ns receives its end, *wait whether the host waits for it (CUDA: a memset is
+ * asynchronous with respect to the host except when its target is pinned host memory or
+ * managed memory). */
+static cudaError_t memset_queue(void *p, size_t span, size_t bytes, cudaStream_t stream,
+                                sim_default_t def, enum sim_mem_kind *kind, uint64_t *end_ns)
+{
+    *kind = sim_mem_lookup(p, NULL);
+    if (*kind == SIM_MEM_PAGEABLE)
+        return cudaErrorInvalidValue;
+    cudaError_t err = sim_mem_check_span(p, span);
+    if (err == cudaSuccess)
+        err = sim_enqueue(stream, def, sim_copy_ns(bytes), 0, false, NULL, end_ns);
+    return err;
+}
+
+static void memset_done(size_t bytes, enum sim_mem_kind kind, bool async_api, uint64_t end)
+{
+    bool wait = kind != SIM_MEM_DEVICE;
+    SIM_DBG(1, "memset %zu bytes of %s memory%s: %s %lld ns", bytes,
+            kind == SIM_MEM_DEVICE ? "device" : kind == SIM_MEM_PINNED ? "pinned" : "managed",
+            async_api ? " (async API)" : "", wait ? "host waits" : "queued, ends in",
+            sim_ns_left(end));
+    if (wait)
+        sim_wait_until(end);
+}
+
 cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t height,
                        size_t depth, size_t slice_rows, cudaStream_t stream, sim_default_t def,
                        bool async_api)
@@ -390,26 +426,38 @@ cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t he
         return cudaErrorInvalidPitchValue;
     if (depth > 1 && slice_rows < height)
         return cudaErrorInvalidValue;
-    enum sim_mem_kind kind = sim_mem_lookup(p, NULL);
-    if (kind == SIM_MEM_PAGEABLE)
-        return cudaErrorInvalidValue;
     size_t slice = pitch * slice_rows;
-    cudaError_t err = sim_mem_check_span(p, (depth - 1) * slice + (height - 1) * pitch + width);
     size_t bytes = width * height * depth;
+    enum sim_mem_kind kind;
     uint64_t end = 0;
-    if (err == cudaSuccess)
-        err = sim_enqueue(stream, def, sim_copy_ns(bytes), 0, false, NULL, &end);
+    cudaError_t err = memset_queue(p, (depth - 1) * slice + (height - 1) * pitch + width, bytes,
+                                   stream, def, &kind, &end);
     if (err != cudaSuccess)
         return err;
     for (size_t z = 0; z < depth; z++)
-        for (size_t y = 0; y < height; y++)
+        for (size_t y = 0; y < height; y++) {
             memset((unsigned char *)p + z * slice + y * pitch, value, width);
-    bool wait = kind != SIM_MEM_DEVICE;
-    SIM_DBG(1, "memset %zu bytes of %s memory%s: %s %lld ns", bytes,
-            kind == SIM_MEM_DEVICE ? "device" : kind == SIM_MEM_PINNED ? "pinned" : "managed",
-            async_api ? " (async API)" : "", wait ? "host waits" : "queued, ends in",
-            sim_ns_left(end));
-    if (wait)
-        sim_wait_until(end);
+            sim_contents_written((unsigned char *)p + z * slice + y * pitch, width);
+        }
+    memset_done(bytes, kind, async_api, end);
+    return cudaSuccess;
+}
+
+cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t stream,
+                           sim_default_t def, bool async_api)
+{
+    if (count == 0)
+        return sim_stream_check(stream, def);
+    if (p == NULL || ((uintptr_t)p & 3) != 0 || count > SIZE_MAX / 4)
+        return cudaErrorInvalidValue;
+    enum sim_mem_kind kind;
+    uint64_t end = 0;
+    cudaError_t err = memset_queue(p, count * 4, count * 4, stream, def, &kind, &end);
+    if (err != cudaSuccess)
+        return err;
+    for (size_t i = 0; i < count; i++)
+        memcpy((unsigned char *)p + 4 * i, &value, 4);
+    sim_contents_written(p, count * 4);
+    memset_done(count * 4, kind, async_api, end);
     return cudaSuccess;
 }

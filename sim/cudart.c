@@ -10,6 +10,7 @@
 
 #include "sim/simcuda.h"
 #include "sim/sim_internal.h"
+#include "sim/cudart_api.h"
 #include "sim/cupti_core.h"
 #include "sim/driver_core.h"
 #include "sim/driver_ops.h"
@@ -21,33 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SIM_API __attribute__((visibility("default")))
-
-/* Counts the call of the enclosing entry point (named by __func__) for simcuda_call_count. */
-#define ENTER()                                                                               \
-    static struct sim_counter counter_ __attribute__((section("simcuda_counters"), used)) = \
-        { __func__, 0 };                                                                      \
-    sim_enter(&counter_)
-
-/* Defines an entry point and its twin whose stream 0 (or implied stream) is the calling
- * thread's per-thread default stream (suffix _ptsz, or _ptds for the stream-less forms). The
- * body sees `def`, which default stream it means. */
-#define SIM_TWINS(name, suffix, params, ...)                                                 \
-    SIM_API cudaError_t name params                                                         \
-    {                                                                                         \
-        const sim_default_t def = SIM_DEF_LEGACY;                                             \
-        (void)def;                                                                            \
-        ENTER();                                                                              \
-        __VA_ARGS__                                                                           \
-    }                                                                                         \
-    SIM_API cudaError_t name##suffix params                                                 \
-    {                                                                                         \
-        const sim_default_t def = SIM_DEF_PER_THREAD;                                         \
-        (void)def;                                                                            \
-        ENTER();                                                                              \
-        __VA_ARGS__                                                                           \
-    }
 
 /* A runtime entry point traced for CUPTI (sim/cupti_core.c): RT_ENTER opens the call in the
  * runtime domain with its params struct (the real layout of generated_cuda_runtime_api_meta.h)
@@ -107,7 +81,7 @@ static _Atomic size_t limits[7] = { 1024, 1 << 20, 8 << 20, 2, 2048, 32, 0 };
 
 SIM_API cudaError_t cudaGetDeviceCount(int *count)
 {
-    ENTER();
+    ENTER_QUERY();
     if (count == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *count = 1;
@@ -122,7 +96,7 @@ SIM_API cudaError_t cudaSetDevice(int device)
 
 SIM_API cudaError_t cudaGetDevice(int *device)
 {
-    ENTER();
+    ENTER_QUERY();
     if (device == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *device = 0;
@@ -148,7 +122,7 @@ SIM_API cudaError_t cudaSetDeviceFlags(unsigned int flags)
 
 SIM_API cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 {
-    ENTER();
+    ENTER_QUERY();
     if (flags == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *flags = atomic_load(&device_flags);
@@ -157,7 +131,7 @@ SIM_API cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 
 SIM_API cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 {
-    ENTER();
+    ENTER_QUERY();
     if (device == NULL || prop == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *device = 0;
@@ -166,13 +140,13 @@ SIM_API cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *p
 
 SIM_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_ret(sim_device_properties(prop, device));
 }
 
 SIM_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_ret(sim_device_attribute(value, attr, device));
 }
 
@@ -212,7 +186,7 @@ SIM_API cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
 
 SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
-    ENTER();
+    ENTER_QUERY();
     if (leastPriority != NULL)
         *leastPriority = 0;
     if (greatestPriority != NULL)
@@ -222,7 +196,7 @@ SIM_API cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *gr
 
 SIM_API cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
 {
-    ENTER();
+    ENTER_QUERY();
     if (pciBusId == NULL || len <= 0)
         return sim_ret(cudaErrorInvalidValue);
     if (device != 0)
@@ -233,7 +207,7 @@ SIM_API cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
 
 SIM_API cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
-    ENTER();
+    ENTER_QUERY();
     if (canAccessPeer == NULL)
         return sim_ret(cudaErrorInvalidValue);
     if (sim_device_check(device) != cudaSuccess || sim_device_check(peerDevice) != cudaSuccess)
@@ -278,7 +252,7 @@ SIM_API cudaError_t cudaDeviceSynchronize(void)
 
 SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 {
-    ENTER();
+    ENTER_QUERY();
     if (driverVersion == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *driverVersion = CUDART_VERSION;
@@ -287,7 +261,7 @@ SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 
 SIM_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
-    ENTER();
+    ENTER_QUERY();
     if (runtimeVersion == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *runtimeVersion = CUDART_VERSION;
@@ -310,25 +284,25 @@ SIM_API cudaError_t cudaProfilerStop(void)
 
 SIM_API cudaError_t cudaGetLastError(void)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_take_last_error(true);
 }
 
 SIM_API cudaError_t cudaPeekAtLastError(void)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_take_last_error(false);
 }
 
 SIM_API const char *cudaGetErrorName(cudaError_t error)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_error_name(error);
 }
 
 SIM_API const char *cudaGetErrorString(cudaError_t error)
 {
-    ENTER();
+    ENTER_QUERY();
     return sim_error_string(error);
 }
 
@@ -965,25 +939,13 @@ SIM_API cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void 
     return sim_ret(err);
 }
 
-static cudaError_t occupancy(int *numBlocks, const void *func, int blockSize)
-{
-    if (numBlocks == NULL || blockSize <= 0)
-        return cudaErrorInvalidValue;
-    if (func == NULL)
-        return cudaErrorInvalidDeviceFunction;
-    int warps = (blockSize + 31) / 32;
-    int blocks = 64 / warps; /* 64 resident warps per multiprocessor */
-    *numBlocks = blocks > 32 ? 32 : blocks;
-    return cudaSuccess;
-}
-
 SIM_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
                                                                   int blockSize,
                                                                   size_t dynamicSMemSize)
 {
     ENTER();
     (void)dynamicSMemSize;
-    return sim_ret(occupancy(numBlocks, func, blockSize));
+    return sim_ret(sim_occupancy(numBlocks, func, blockSize));
 }
 
 SIM_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -992,7 +954,7 @@ SIM_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     ENTER();
     (void)dynamicSMemSize;
     (void)flags;
-    return sim_ret(occupancy(numBlocks, func, blockSize));
+    return sim_ret(sim_occupancy(numBlocks, func, blockSize));
 }
 
 /* ============================ nvcc registration hooks ====================================== */

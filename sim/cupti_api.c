@@ -10,6 +10,9 @@
 
 #include "sim/driver_ops.h"
 
+/* cbid -> name tables generated from the CUDA headers' enums by sim.mk (cuptiGetCallbackName) */
+#include "cupti_cbid_names.inc"
+
 #define CUPTI_API __attribute__((visibility("default")))
 
 static const struct simcuda_private_ops *_Atomic ops_cache;
@@ -132,11 +135,14 @@ CUPTI_API CUptiResult cuptiGetCallbackState(uint32_t *enable, CUpti_SubscriberHa
 
 /* ---- activity ------------------------------------------------------------------------------- */
 
+static CUpti_TimestampCallbackFunc _Atomic timestamp_fn; /* cuptiActivityRegisterTimestampCallback */
+
 CUPTI_API CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
     if (timestamp == NULL)
         return ret(CUPTI_ERROR_INVALID_PARAMETER);
-    *timestamp = ops()->now_ns();
+    CUpti_TimestampCallbackFunc fn = atomic_load(&timestamp_fn);
+    *timestamp = fn != NULL ? fn() : ops()->now_ns();
     return CUPTI_SUCCESS;
 }
 
@@ -183,5 +189,119 @@ CUPTI_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint3
     if (dropped == NULL)
         return ret(CUPTI_ERROR_INVALID_PARAMETER);
     *dropped = (size_t)ops()->activity_dropped();
+    return CUPTI_SUCCESS;
+}
+
+/* ---- what Kineto (torch.profiler) uses besides ---------------------------------------------- */
+
+CUPTI_API CUptiResult cuptiFinalize(void)
+{
+    return ret(ops()->finalize());
+}
+
+/* The name CUPTI gives a callback id: the enum's name without its prefix, version suffix kept
+ * (cudaLaunchKernel_v7000), as real CUPTI answers. */
+CUPTI_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid,
+                                           const char **name)
+{
+    if (name == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    const char *const *table = NULL;
+    size_t n = 0;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        table = sim_runtime_cbid_names;
+        n = sizeof sim_runtime_cbid_names / sizeof sim_runtime_cbid_names[0];
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        table = sim_driver_cbid_names;
+        n = sizeof sim_driver_cbid_names / sizeof sim_driver_cbid_names[0];
+    }
+    if (table == NULL || cbid == 0 || cbid >= n || table[cbid] == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *name = table[cbid];
+    return CUPTI_SUCCESS;
+}
+
+/* API activity records (RUNTIME, DRIVER), CUDA event timestamps and external correlation
+ * records are not produced (sim/README.md): the switches for them are accepted. */
+CUPTI_API CUptiResult cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
+{
+    (void)enable;
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    (void)enable;
+    return cbid > 0 && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? CUPTI_SUCCESS
+                                                           : ret(CUPTI_ERROR_INVALID_PARAMETER);
+}
+
+CUPTI_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    (void)enable;
+    return cbid > 0 && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? CUPTI_SUCCESS
+                                                            : ret(CUPTI_ERROR_INVALID_PARAMETER);
+}
+
+/* External correlation ids: a stack per thread and kind, as CUPTI keeps them. */
+#define EXT_DEPTH 64
+static __thread uint64_t ext_ids[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][EXT_DEPTH];
+static __thread unsigned ext_depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+
+CUPTI_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                             uint64_t id)
+{
+    if ((int)kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+        (int)kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+        return ret(CUPTI_ERROR_INVALID_KIND);
+    if (ext_depth[kind] == EXT_DEPTH)
+        return ret(CUPTI_ERROR_MAX_LIMIT_REACHED);
+    ext_ids[kind][ext_depth[kind]++] = id;
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                            uint64_t *lastId)
+{
+    if ((int)kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+        (int)kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+        return ret(CUPTI_ERROR_INVALID_KIND);
+    if (ext_depth[kind] == 0)
+        return ret(CUPTI_ERROR_QUEUE_EMPTY);
+    uint64_t id = ext_ids[kind][--ext_depth[kind]];
+    if (lastId != NULL)
+        *lastId = id;
+    return CUPTI_SUCCESS;
+}
+
+/* Activity records keep the timelines' clock (CLOCK_MONOTONIC); a registered timestamp
+ * function is used for cuptiGetTimestamp's answers only (sim/README.md). */
+CUPTI_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
+{
+    if (funcTimestamp == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    atomic_store(&timestamp_fn, funcTimestamp);
+    return CUPTI_SUCCESS;
+}
+
+/* Buffer sizes and limits: accepted and reported back; the simulator's buffers are the
+ * client's own, whatever their size. */
+CUPTI_API CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize,
+                                                void *value)
+{
+    (void)attr;
+    if (valueSize == NULL || value == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize,
+                                                void *value)
+{
+    (void)attr;
+    if (valueSize == NULL || value == NULL || *valueSize < sizeof(size_t))
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *(size_t *)value = 0;
+    *valueSize = sizeof(size_t);
     return CUPTI_SUCCESS;
 }

@@ -165,6 +165,21 @@ CUptiResult sim_cupti_unsubscribe(CUpti_SubscriberHandle h)
     return CUPTI_SUCCESS;
 }
 
+/* cuptiFinalize: CUPTI detaches from the process: every activity kind off, the buffers
+ * completed (handed back), the subscriber gone, so that a later cuptiSubscribe succeeds. */
+CUptiResult sim_cupti_finalize(void)
+{
+    sim_cupti_activity_flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (int k = CUPTI_ACTIVITY_KIND_INVALID + 1; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+        sim_cupti_activity_enable((CUpti_ActivityKind)k, false);
+    pthread_mutex_lock(&sub_lock);
+    bool was = atomic_load(&subscribed);
+    pthread_mutex_unlock(&sub_lock);
+    if (was)
+        sim_cupti_unsubscribe(&the_subscriber);
+    return CUPTI_SUCCESS;
+}
+
 CUptiResult sim_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle h,
                                       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {

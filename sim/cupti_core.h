@@ -66,6 +66,7 @@ void sim_activity_sync(CUpti_ActivitySynchronizationType type, unsigned long lon
 CUptiResult sim_cupti_subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc cb, void *userdata,
                                 const char *name, char *old_name, size_t old_size);
 CUptiResult sim_cupti_unsubscribe(CUpti_SubscriberHandle h);
+CUptiResult sim_cupti_finalize(void);
 CUptiResult sim_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle h,
                                       CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 CUptiResult sim_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle h,

@@ -2,11 +2,11 @@
  * "Simulated CUDA device (syncspy)"): its properties and attributes, and the names and
  * descriptions of CUDA's error codes. Pure data: no locks, no timeline. */
 #include "sim/sim_internal.h"
+#include "sim/device_facts.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define SIM_DEVICE_NAME "Simulated CUDA device (syncspy)"
 
 cudaError_t sim_device_check(int device)
 {
@@ -21,8 +21,8 @@ cudaError_t sim_device_properties(struct cudaDeviceProp *prop, int device)
         return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "%s", SIM_DEVICE_NAME);
-    memcpy(prop->uuid.bytes, "syncspy-simcuda", 16);
-    prop->totalGlobalMem = 80ull << 30;
+    memcpy(prop->uuid.bytes, SIM_DEVICE_UUID, 16);
+    prop->totalGlobalMem = SIM_DEVICE_BYTES;
     prop->sharedMemPerBlock = 48 * 1024;
     prop->regsPerBlock = 65536;
     prop->warpSize = 32;

@@ -4,18 +4,13 @@
  * simcuda_private_ops() (sim/driver_ops.h), whose driver operations share the runtime's
  * timelines and are traced for CUPTI. A library that calls these directly bypasses libcudart's
  * exported functions, as one linked with the static runtime (cuBLAS, cuDNN, NCCL) or using the
- * driver API (Triton) does. Only what syncspy's tests need is here. */
+ * driver API (Triton) does. What frameworks look up besides is in sim/driver_ext.c. */
 #include <cuda.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#include "sim/driver_ops.h"
+#include "sim/driver_ext.h"
 
-#define DRV_API __attribute__((visibility("default")))
-
-/* The per-thread-default-stream twins: cuda.h declares them only for
- * CUDA_API_PER_THREAD_DEFAULT_STREAM builds, with the base function's type. */
-#define TWIN(base, twin) extern __typeof__(base) twin;
 TWIN(cuStreamSynchronize, cuStreamSynchronize_ptsz)
 TWIN(cuEventRecord, cuEventRecord_ptsz)
 TWIN(cuMemcpy, cuMemcpy_ptds)
@@ -29,28 +24,6 @@ TWIN(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz)
 TWIN(cuMemsetD8_v2, cuMemsetD8_v2_ptds)
 TWIN(cuMemsetD8Async, cuMemsetD8Async_ptsz)
 TWIN(cuLaunchKernel, cuLaunchKernel_ptsz)
-
-static const struct simcuda_private_ops *_Atomic ops_cache;
-
-static const struct simcuda_private_ops *ops(void)
-{
-    const struct simcuda_private_ops *o = atomic_load_explicit(&ops_cache, memory_order_acquire);
-    if (o == NULL) {
-        o = simcuda_private_ops();
-        atomic_store_explicit(&ops_cache, o, memory_order_release);
-    }
-    return o;
-}
-
-static CUresult R(cudaError_t err)
-{
-    return ops()->cu_result(err);
-}
-
-static void *ptr(CUdeviceptr p)
-{
-    return (void *)(uintptr_t)p;
-}
 
 /* ---- initialization, devices, contexts ------------------------------------------------------ */
 
@@ -95,8 +68,10 @@ DRV_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 DRV_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     CUresult rc = check_device(pctx, dev);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        ops()->ctx_activate();
         *pctx = ops()->context();
+    }
     return rc;
 }
 

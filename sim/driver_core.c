@@ -268,6 +268,49 @@ static uint64_t ops_now_ns(void)
     return sim_now_ns();
 }
 
+/* cuMemsetD32[Async]: traced like the byte form (the synchronous form has no per-thread twin
+ * in the tests' needs, so only the async one is a traced driver operation with both ids). */
+static cudaError_t ops_memset_d32(void *dst, unsigned value, size_t count, cudaStream_t stream,
+                                  bool per_thread, bool async)
+{
+    sim_default_t def = per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY;
+    cuMemsetD32Async_params p = { (CUdeviceptr)(uintptr_t)dst, value, count, stream };
+    DRV_ENTER(async ? PICK(per_thread, cuMemsetD32Async, cuMemsetD32Async_ptsz)
+                    : PICK(per_thread, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
+              async ? PICK_NAME(per_thread, cuMemsetD32Async, cuMemsetD32Async_ptsz)
+                    : PICK_NAME(per_thread, cuMemsetD32_v2, cuMemsetD32_v2_ptds), &p);
+    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_MEMSET, .bytes = count * 4 });
+    cudaError_t err = sim_memset_d32(dst, value, count, async ? stream : NULL, def, async);
+    sim_op_clear();
+    DRV_RETURN(err);
+}
+
+/* cuStreamWriteValue32: a zero-length operation on the stream's timeline; the value is
+ * written at the call, like every write of the simulator. The target must be memory CUDA
+ * knows (device, pinned or managed). */
+static cudaError_t ops_write_value32(void *addr, uint32_t value, cudaStream_t stream,
+                                     bool per_thread)
+{
+    sim_default_t def = per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY;
+    cuStreamWriteValue32_v2_params p = { stream, (CUdeviceptr)(uintptr_t)addr, value, 0 };
+    DRV_ENTER(PICK(per_thread, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
+              PICK_NAME(per_thread, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz), &p);
+    cudaError_t err = cudaErrorInvalidValue;
+    if (addr != NULL && ((uintptr_t)addr & 3) == 0 && sim_mem_lookup(addr, NULL) != SIM_MEM_PAGEABLE &&
+        sim_mem_check_span(addr, 4) == cudaSuccess)
+        err = sim_enqueue(stream, def, 0, 0, false, NULL, NULL);
+    if (err == cudaSuccess) {
+        memcpy(addr, &value, 4);
+        sim_contents_written(addr, 4);
+    }
+    DRV_RETURN(err);
+}
+
+static cudaError_t ops_device_attribute(int *value, int attr, int device)
+{
+    return sim_device_attribute(value, (enum cudaDeviceAttr)attr, device);
+}
+
 const struct simcuda_private_ops sim_private_ops = {
     .version = SIMCUDA_PRIVATE_OPS_VERSION,
     .subscribe = sim_cupti_subscribe,
@@ -299,4 +342,12 @@ const struct simcuda_private_ops sim_private_ops = {
     .error_name = sim_error_name,
     .error_string = sim_error_string,
     .cu_result = cu_result,
+    .ctx_activate = sim_ctx_activate,
+    .ctx_is_active = sim_ctx_is_active,
+    .device_attribute = ops_device_attribute,
+    .mem_range = sim_mem_range,
+    .memset_d32 = ops_memset_d32,
+    .write_value32 = ops_write_value32,
+    .occupancy = sim_occupancy,
+    .finalize = sim_cupti_finalize,
 };

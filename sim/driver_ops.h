@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/device_facts.h"
+
 #define SIMCUDA_PRIVATE_OPS_VERSION 1
 
 struct simcuda_private_ops {
@@ -61,6 +63,21 @@ struct simcuda_private_ops {
     const char *(*error_name)(cudaError_t err);
     const char *(*error_string)(cudaError_t err);
     CUresult (*cu_result)(cudaError_t err); /* the driver's code for a runtime error */
+
+    /* added for frameworks (PyTorch) at version 1 as well: both ends are built together */
+    void (*ctx_activate)(void);
+    bool (*ctx_is_active)(void);
+    cudaError_t (*device_attribute)(int *value, int attr, int device);
+    /* the allocation holding p: [*base, *base + *size) (cuMemGetAddressRange) */
+    cudaError_t (*mem_range)(const void *p, void **base, size_t *size);
+    cudaError_t (*memset_d32)(void *dst, unsigned value, size_t count, cudaStream_t stream,
+                              bool per_thread, bool async);
+    /* cuStreamWriteValue32: the value lands when the stream reaches it (here: at the call,
+     * like every other write of the simulator), ordered on the stream's timeline */
+    cudaError_t (*write_value32)(void *addr, uint32_t value, cudaStream_t stream,
+                                 bool per_thread);
+    cudaError_t (*occupancy)(int *blocks_per_sm, const void *func, int block_size);
+    CUptiResult (*finalize)(void); /* cuptiFinalize */
 };
 
 /* Exported by the simulated libcudart.so.13. */

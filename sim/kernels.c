@@ -204,6 +204,8 @@ cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
     uint64_t ns = kernel_ns(func);
     uint64_t start = 0, end = 0;
     err = sim_enqueue(stream, def, ns, 0, false, &start, &end);
+    if (err == cudaSuccess)
+        sim_contents_kernel(); /* what it "wrote" reads as zero from now on */
     SIM_DBG(2, "launch %p: %llu ns, starts in %lld ns", func, (unsigned long long)ns,
             sim_ns_left(start));
     return err;
@@ -226,5 +228,19 @@ cudaError_t sim_pop_call_config(dim3 *grid, dim3 *block, size_t *shmem, cudaStre
     *block = c->block;
     *shmem = c->shmem;
     *stream = c->stream;
+    return cudaSuccess;
+}
+
+/* Resident blocks per multiprocessor for a block size: 64 warps per multiprocessor, at most 32
+ * blocks (compute capability 9.0), whatever the kernel's registers and shared memory. */
+cudaError_t sim_occupancy(int *blocks_per_sm, const void *func, int block_size)
+{
+    if (blocks_per_sm == NULL || block_size <= 0)
+        return cudaErrorInvalidValue;
+    if (func == NULL)
+        return cudaErrorInvalidDeviceFunction;
+    int warps = (block_size + 31) / 32;
+    int blocks = 64 / warps;
+    *blocks_per_sm = blocks > 32 ? 32 : blocks;
     return cudaSuccess;
 }

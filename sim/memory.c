@@ -3,13 +3,14 @@
  * cudaPointerGetAttributes can tell device, pinned, managed and pageable memory apart.
  * Also owns CUDA arrays (dense row-major host memory). Never synchronizes: callers do. */
 #include "sim/sim_internal.h"
+#include "sim/device_facts.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* What cudaMemGetInfo reports as total: an 80 GiB device. */
-#define SIM_TOTAL_BYTES (80ull << 30)
+#define SIM_TOTAL_BYTES SIM_DEVICE_BYTES
 #define SIM_DEVICE_ALIGN 256  /* cudaMalloc's documented minimum alignment */
 #define SIM_HOST_ALIGN 4096   /* pinned memory is page-locked whole pages */
 
@@ -107,6 +108,18 @@ enum sim_mem_kind sim_mem_lookup(const void *p, struct sim_range *out)
         *out = *r;
     unlock_mem();
     return kind;
+}
+
+cudaError_t sim_mem_range(const void *p, void **base, size_t *size)
+{
+    struct sim_range r;
+    if (p == NULL || sim_mem_lookup(p, &r) == SIM_MEM_PAGEABLE)
+        return cudaErrorInvalidValue; /* CUDA_ERROR_NOT_FOUND in the driver's words */
+    if (base != NULL)
+        *base = (void *)r.base;
+    if (size != NULL)
+        *size = r.size;
+    return cudaSuccess;
 }
 
 cudaError_t sim_mem_check_span(const void *p, size_t len)

@@ -7,8 +7,9 @@
 # extras/CUPTI/include/ of some installs; the simulator and collectors/cupti*.c both include them.
 CPPFLAGS += -I$(CUDA_HOME)/extras/CUPTI/include
 
-# sim/*_api.c are the export layers of libcuda.so.1 and libcupti.so.13 (below), not libcudart's.
-SIM_SRCS := $(filter-out sim/%_api.c,$(wildcard sim/*.c))
+# sim/*_api.c and sim/driver_ext.c are the export layers of libcuda.so.1 and libcupti.so.13
+# (below), not libcudart's.
+SIM_SRCS := $(filter-out sim/%_api.c sim/driver_ext.c,$(wildcard sim/*.c))
 SIM_OBJS := $(SIM_SRCS:sim/%.c=$(BUILD)/sim/obj/%.o)
 SIM_LIB  := $(BUILD)/sim/libcudart.so.13
 SIM_LINK := $(BUILD)/sim/libcudart.so
@@ -27,7 +28,7 @@ $(BUILD)/sim/obj/%.o: sim/%.c
 # LD_PRELOADed shim would see those calls as the program's).
 $(SIM_LIB): $(SIM_OBJS) sim/libcudart.map
 	$(CC) -shared -o $@ $(SIM_OBJS) -Wl,-soname,libcudart.so.13 \
-	      -Wl,--version-script=sim/libcudart.map -Wl,--no-undefined $(SIM_SANFLAGS) -lpthread
+	      -Wl,--version-script=sim/libcudart.map -Wl,--no-undefined $(SIM_SANFLAGS) -lpthread -ldl
 	@if readelf -rW $@ | grep -Eq '[[:space:]](__)?(cuda|simcuda_)[A-Za-z0-9_]*(@|[[:space:]])'; then \
 	    echo "sim: $@ calls its own exported symbols through the PLT:" >&2; \
 	    readelf -rW $@ | grep -E '[[:space:]](__)?(cuda|simcuda_)' >&2; rm -f $@; exit 1; fi
@@ -43,13 +44,28 @@ $(SIM_LINK): $(SIM_LIB)
 SIM_DRV_LIB := $(BUILD)/sim/libcuda.so.1
 SIM_CUPTI_LIB := $(BUILD)/sim/libcupti.so.13
 
-$(SIM_DRV_LIB): $(BUILD)/sim/obj/driver_api.o sim/libcuda.map $(SIM_LIB)
-	$(CC) -shared -o $@ $(BUILD)/sim/obj/driver_api.o -Wl,-soname,libcuda.so.1 \
+$(SIM_DRV_LIB): $(BUILD)/sim/obj/driver_api.o $(BUILD)/sim/obj/driver_ext.o sim/libcuda.map $(SIM_LIB)
+	$(CC) -shared -o $@ $(BUILD)/sim/obj/driver_api.o $(BUILD)/sim/obj/driver_ext.o -Wl,-soname,libcuda.so.1 \
 	      -Wl,--version-script=sim/libcuda.map -L$(BUILD)/sim -l:libcudart.so.13 \
-	      -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS)
+	      -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS) -ldl
 	@if readelf -rW $@ | grep -Eq '[[:space:]]cu[A-Z][A-Za-z0-9_]*(@|[[:space:]])'; then \
 	    echo "sim: $@ calls its own exported symbols through the PLT" >&2; rm -f $@; exit 1; fi
 	ln -sf libcuda.so.1 $(BUILD)/sim/libcuda.so
+
+# cuptiGetCallbackName's tables: every CUPTI_{RUNTIME,DRIVER}_TRACE_CBID_<name> = <id> of the
+# toolkit's headers, as C arrays indexed by id.
+CUPTI_INC_DIR := $(firstword $(wildcard $(CUDA_HOME)/include/cupti_runtime_cbid.h $(CUDA_HOME)/extras/CUPTI/include/cupti_runtime_cbid.h))
+$(BUILD)/sim/gen/cupti_cbid_names.inc: $(CUPTI_INC_DIR) sim/sim.mk
+	@mkdir -p $(@D)
+	{ for d in RUNTIME:runtime:cupti_runtime_cbid.h DRIVER:driver:cupti_driver_cbid.h; do \
+	    up=$${d%%:*}; rest=$${d#*:}; low=$${rest%%:*}; hdr=$${rest#*:}; \
+	    echo "static const char *const sim_$${low}_cbid_names[] = {"; \
+	    sed -n "s/^ *CUPTI_$${up}_TRACE_CBID_\([A-Za-z0-9_]*\) *= *\([0-9][0-9]*\),.*/  [\2] = \"\1\",/p" \
+	        $(dir $(CUPTI_INC_DIR))$$hdr | grep -v '"INVALID"\|"SIZE"'; \
+	    echo "};"; done; } > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/sim/obj/cupti_api.o: $(BUILD)/sim/gen/cupti_cbid_names.inc
+$(BUILD)/sim/obj/cupti_api.o: CPPFLAGS += -I$(BUILD)/sim/gen
 
 $(SIM_CUPTI_LIB): $(BUILD)/sim/obj/cupti_api.o sim/libcupti.map $(SIM_LIB)
 	$(CC) -shared -o $@ $(BUILD)/sim/obj/cupti_api.o -Wl,-soname,libcupti.so.13 \
@@ -66,6 +82,6 @@ sim: $(SIM_LIB) $(SIM_LINK) $(SIM_DRV_LIB) $(SIM_CUPTI_LIB)
 $(BUILD)/tests/test_sim: tests/unit/test_sim.c sim/simcuda.h $(SIM_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(BUILD)/sim -lcudart \
-	      -Wl,-rpath,$(abspath $(BUILD)/sim) $(SANFLAGS) -lcmocka -lpthread
+	      -Wl,-rpath,$(abspath $(BUILD)/sim) $(SANFLAGS) -lcmocka -lpthread -ldl
 
--include $(SIM_OBJS:.o=.d) $(BUILD)/sim/obj/driver_api.d $(BUILD)/sim/obj/cupti_api.d
+-include $(SIM_OBJS:.o=.d) $(BUILD)/sim/obj/driver_api.d $(BUILD)/sim/obj/driver_ext.d $(BUILD)/sim/obj/cupti_api.d

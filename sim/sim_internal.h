@@ -39,7 +39,12 @@ struct sim_counter {
     _Atomic unsigned long long calls;
 } __attribute__((aligned(16)));
 
+/* Counts a call of an entry point; sim_enter also makes the primary context active, as every
+ * runtime call does but the pure queries (device count and properties, versions, errors). */
 void sim_enter(struct sim_counter *counter);
+void sim_enter_query(struct sim_counter *counter);
+void sim_ctx_activate(void);
+bool sim_ctx_is_active(void);
 unsigned long long sim_call_count(const char *api);
 
 /* Records err as this thread's last error (cudaGetLastError) unless it is a success or a
@@ -106,6 +111,8 @@ struct sim_range {
 
 /* Kind of the memory at p; *out (optional) receives its range when it is not pageable. */
 enum sim_mem_kind sim_mem_lookup(const void *p, struct sim_range *out);
+/* The allocation holding p (device, pinned or managed): its base and size. */
+cudaError_t sim_mem_range(const void *p, void **base, size_t *size);
 /* cudaErrorInvalidValue when [p, p+len) starts inside a known range but runs past its end. */
 cudaError_t sim_mem_check_span(const void *p, size_t len);
 
@@ -134,6 +141,12 @@ cudaError_t sim_array_alloc(cudaArray_t *out, const struct cudaChannelFormatDesc
 cudaError_t sim_array_release(cudaArray_t array);
 /* The array if it is a live one, else NULL. */
 struct cudaArray *sim_array_lookup(cudaArray_const_t array);
+
+/* --- contents.c: what device memory reads as (written by copies/memsets, else zero) -------- */
+
+void sim_contents_kernel(void);                            /* a kernel was launched */
+void sim_contents_written(const void *p, size_t n);        /* a copy or memset wrote [p, p+n) */
+void sim_contents_read(void *dst, const void *src, size_t n); /* a copy reads [src, src+n) */
 
 /* --- copy.c: memcpy and memset, with their synchronization rules ---------------------------- */
 
@@ -170,6 +183,10 @@ cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t he
                        size_t depth, size_t slice_rows, cudaStream_t stream, sim_default_t def,
                        bool async_api);
 
+/* cuMemsetD32[Async]: count 32-bit words of value (p 4-byte aligned). */
+cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t stream,
+                           sim_default_t def, bool async_api);
+
 /* --- kernels.c: kernel table, registration, launches --------------------------------------- */
 
 cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
@@ -178,6 +195,7 @@ void sim_kernel_set_ns(const void *func, uint64_t ns);
 cudaError_t sim_kernel_handle(cudaKernel_t *out, const void *func);
 cudaError_t sim_kernel_name(const char **name, const void *func);
 void sim_kernel_register(const void *host_fn, const char *device_name);
+cudaError_t sim_occupancy(int *blocks_per_sm, const void *func, int block_size);
 unsigned sim_push_call_config(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream);
 cudaError_t sim_pop_call_config(dim3 *grid, dim3 *block, size_t *shmem, cudaStream_t *stream);
 
@@ -188,6 +206,27 @@ cudaError_t sim_device_properties(struct cudaDeviceProp *prop, int device);
 cudaError_t sim_device_attribute(int *value, enum cudaDeviceAttr attr, int device);
 const char *sim_error_name(cudaError_t err);
 const char *sim_error_string(cudaError_t err);
+
+/* --- pools.c: memory pools (cudaMemPool_t) ---------------------------------------------- */
+
+cudaMemPool_t sim_pool_default(void);
+cudaMemPool_t sim_pool_current(void);
+cudaError_t sim_pool_check(cudaMemPool_t pool);
+cudaError_t sim_pool_set_current(cudaMemPool_t pool);
+cudaError_t sim_pool_create(cudaMemPool_t *out, const struct cudaMemPoolProps *props);
+cudaError_t sim_pool_destroy(cudaMemPool_t pool);
+cudaError_t sim_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value,
+                               bool set);
+cudaError_t sim_pool_set_access(cudaMemPool_t pool, const struct cudaMemAccessDesc *list,
+                                size_t count);
+cudaError_t sim_pool_get_access(enum cudaMemAccessFlags *flags, cudaMemPool_t pool,
+                                struct cudaMemLocation *location);
+
+/* --- driver_lookup.c: the driver under this runtime ----------------------------------------- */
+
+/* The simulated libcuda.so.1's function for a driver symbol (cuGetProcAddress's answer for
+ * cudaVersion, the per-thread-default-stream form when per_thread), or NULL. */
+void *sim_driver_proc(const char *symbol, unsigned cuda_version, bool per_thread);
 
 #define SIM_MAX(a, b) ((a) > (b) ? (a) : (b))
 

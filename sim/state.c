@@ -123,11 +123,33 @@ uint64_t sim_copy_ns(size_t bytes)
     return (uint64_t)((double)bytes / rate + 0.5);
 }
 
-void sim_enter(struct sim_counter *counter)
+void sim_enter_query(struct sim_counter *counter)
 {
     sim_init();
     atomic_fetch_add_explicit(&counter->calls, 1, memory_order_relaxed);
     SIM_DBG(2, "%s", counter->name);
+}
+
+/* The device's primary context: made active by the first runtime call that needs one (every
+ * entry point but the queries of ENTER_QUERY), as CUDA 12+ does, or by the driver's
+ * cuDevicePrimaryCtxRetain; cuDevicePrimaryCtxGetState reports it. */
+static _Atomic bool ctx_active;
+
+void sim_ctx_activate(void)
+{
+    if (!atomic_load_explicit(&ctx_active, memory_order_relaxed))
+        atomic_store_explicit(&ctx_active, true, memory_order_relaxed);
+}
+
+bool sim_ctx_is_active(void)
+{
+    return atomic_load_explicit(&ctx_active, memory_order_relaxed);
+}
+
+void sim_enter(struct sim_counter *counter)
+{
+    sim_enter_query(counter);
+    sim_ctx_activate();
 }
 
 unsigned long long sim_call_count(const char *api)

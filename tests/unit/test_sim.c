@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <dlfcn.h>
 #include <string.h>
 #include <time.h>
 
@@ -27,6 +28,7 @@ extern __typeof__(cudaMemsetAsync) cudaMemsetAsync_ptsz;
 extern __typeof__(cudaLaunchKernel) cudaLaunchKernel_ptsz;
 extern __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 extern __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
+extern __typeof__(cudaStreamGetCaptureInfo) cudaStreamGetCaptureInfo_ptsz;
 extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
 extern cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr);
 extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
@@ -153,9 +155,9 @@ static void test_async_copy_pinned_returns_pageable_blocks(void **state)
     assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
     assert_int_equal(cudaMalloc(&dev, n), cudaSuccess);
     assert_int_equal(cudaMallocHost(&pinned, n), cudaSuccess);
-    memset(dev, 0x5a, n);
-
     launch(k_20ms, s);
+    /* Set after the kernel, so the bytes read back (sim/contents.c). */
+    assert_int_equal(cudaMemsetAsync(dev, 0x5a, n, s), cudaSuccess);
     unsigned long long kernel_end = simcuda_stream_ready_ns(s);
     assert_no_wait(cudaMemcpyAsync(pinned, dev, n, cudaMemcpyDeviceToHost, s));
     unsigned long long pinned_end = simcuda_stream_ready_ns(s);
@@ -683,6 +685,133 @@ static void test_device_and_errors(void **state)
     assert_string_equal(cudaGetErrorName((cudaError_t)12345), "unrecognized error code");
 }
 
+/* sim/contents.c: device bytes read back as copies and memsets wrote them until a kernel is
+ * launched (on any stream); what a kernel would have written reads as zero. */
+static void test_device_contents(void **state)
+{
+    (void)state;
+    enum { N = 4096 };
+    static unsigned char host[N], back[N], zeros[N];
+    unsigned char *dev, *dev2;
+    cudaStream_t other;
+    assert_int_equal(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&dev, N), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&dev2, N), cudaSuccess);
+    for (int i = 0; i < N; i++)
+        host[i] = (unsigned char)(i * 7 + 1);
+
+    assert_int_equal(cudaMemcpy(dev, host, N, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(back, dev, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(back, host, N);
+    /* Device to device carries the bytes, and half a buffer reads back half. */
+    assert_int_equal(cudaMemcpy(dev2, dev, N / 2, cudaMemcpyDeviceToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(back, dev2, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(back, host, N / 2);
+    assert_memory_equal(back + N / 2, zeros, N / 2);
+
+    /* A kernel on another stream: everything it could have written reads as zero. */
+    launch(k_short, other);
+    assert_int_equal(cudaMemcpy(back, dev, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(back, zeros, N);
+
+    /* A memset and a partial copy after it are known again; the rest stays zero. */
+    assert_int_equal(cudaMemset(dev, 0x33, 16), cudaSuccess);
+    assert_int_equal(cudaMemcpy(dev + 100, host, 8, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(back, dev, 128, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 16; i++)
+        assert_int_equal(back[i], 0x33);
+    assert_memory_equal(back + 16, zeros, 84);
+    assert_memory_equal(back + 100, host, 8);
+    assert_memory_equal(back + 108, zeros, 20);
+
+    /* Many scattered writes between two launches: every one is remembered up to the bound. */
+    launch(k_short, other);
+    for (int i = 0; i < 512; i++)
+        assert_int_equal(cudaMemset(dev + 8 * i, i & 0xff, 1), cudaSuccess);
+    assert_int_equal(cudaMemcpy(back, dev, N, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 512; i++) {
+        assert_int_equal(back[8 * i], i & 0xff);
+        assert_int_equal(back[8 * i + 1], 0);
+    }
+    assert_int_equal(cudaStreamSynchronize(other), cudaSuccess);
+    assert_int_equal(cudaFree(dev), cudaSuccess);
+    assert_int_equal(cudaFree(dev2), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(other), cudaSuccess);
+}
+
+/* What PyTorch needs at its CUDA init: no stream ever capturing, the capture mode swapped per
+ * thread, a default memory pool with attributes, the missing features answering as CUDA
+ * without them does, and the driver's functions through the runtime's lookup. */
+static void test_framework_entry_points(void **state)
+{
+    (void)state;
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
+    unsigned long long id = 99;
+    assert_int_equal(cudaStreamGetCaptureInfo(0, &st, &id, NULL, NULL, NULL, NULL), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    assert_int_equal(id, 0);
+    assert_int_equal(cudaStreamGetCaptureInfo_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
+                                                   NULL, NULL), cudaSuccess);
+    assert_int_equal(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal), cudaErrorNotSupported);
+    cudaGraph_t g;
+    assert_int_equal(cudaStreamEndCapture(0, &g), cudaErrorIllegalState);
+
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    assert_int_equal(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+    assert_int_equal(mode, cudaStreamCaptureModeGlobal);
+    assert_int_equal(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+    assert_int_equal(mode, cudaStreamCaptureModeRelaxed);
+
+    cudaMemPool_t pool;
+    uint64_t threshold = 1 << 20, used = 7;
+    assert_int_equal(cudaDeviceGetDefaultMemPool(&pool, 0), cudaSuccess);
+    assert_int_equal(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                     cudaSuccess);
+    threshold = 0;
+    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                     cudaSuccess);
+    assert_int_equal(threshold, 1 << 20);
+    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
+    assert_int_equal(used, 0);
+    assert_int_equal(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used),
+                     cudaErrorInvalidValue);
+    assert_int_equal(cudaDeviceGetDefaultMemPool(&pool, 1), cudaErrorInvalidDevice);
+
+    void *dev;
+    cudaIpcMemHandle_t h;
+    assert_int_equal(cudaMalloc(&dev, 64), cudaSuccess);
+    assert_int_equal(cudaIpcGetMemHandle(&h, dev), cudaErrorNotSupported);
+    assert_int_equal(cudaGetLastError(), cudaErrorNotSupported);
+    assert_int_equal(cudaFree(dev), cudaSuccess);
+
+    typedef int (*state_fn)(int dev, unsigned *flags, int *active);
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    assert_int_equal(cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &fn, 12000,
+                                                      cudaEnableDefault, &q), cudaSuccess);
+    assert_int_equal(q, cudaDriverEntryPointSuccess);
+    assert_non_null(fn);
+    unsigned flags = 1;
+    int active = 0;
+    assert_int_equal(((state_fn)fn)(0, &flags, &active), 0);
+    assert_int_equal(active, 1); /* cudaMalloc made the primary context active */
+    /* The versioned and per-thread forms, as cuGetProcAddress picks them. */
+    Dl_info info;
+    assert_int_equal(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13000, cudaEnableDefault,
+                                                      &q), cudaSuccess);
+    assert_true(dladdr(fn, &info) != 0);
+    assert_string_equal(info.dli_sname, "cuMemAlloc_v2");
+    assert_int_equal(cudaGetDriverEntryPointByVersion("cuStreamSynchronize", &fn, 13000,
+                                                      cudaEnablePerThreadDefaultStream, &q),
+                     cudaSuccess);
+    assert_true(dladdr(fn, &info) != 0);
+    assert_string_equal(info.dli_sname, "cuStreamSynchronize_ptsz");
+    assert_int_equal(cudaGetDriverEntryPointByVersion("cuNoSuchThing", &fn, 13000,
+                                                      cudaEnableDefault, &q), cudaSuccess);
+    assert_int_equal(q, cudaDriverEntryPointSymbolNotFound);
+    assert_null(fn);
+}
+
 int main(void)
 {
     setenv("SIMCUDA_KERNEL_NS", "4000000", 1);
@@ -703,6 +832,8 @@ int main(void)
         cmocka_unit_test_setup(test_kernel_handles_and_names, idle),
         cmocka_unit_test_setup(test_host_functions_run_at_their_place, idle),
         cmocka_unit_test_setup(test_device_and_errors, idle),
+        cmocka_unit_test_setup(test_device_contents, idle),
+        cmocka_unit_test_setup(test_framework_entry_points, idle),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
