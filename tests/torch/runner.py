@@ -1,0 +1,27 @@
+"""tests/torch/runner.py [PATTERN]: runs tests/torch/test_*.py (unittest; PATTERN narrows the
+files, e.g. test_seed003) on real PyTorch over the simulated device and closes with one line
+"torch: N passed, M failed". TORCH_PYTHON names the venv's interpreter (tests/torch.mk)."""
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    sys.path.insert(0, HERE)
+    pattern = (sys.argv[1] if len(sys.argv) > 1 else "test_") + "*.py"
+    if not pattern.startswith("test_"):
+        pattern = "test_" + pattern
+    suite = unittest.defaultTestLoader.discover(HERE, pattern=pattern, top_level_dir=HERE)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    passed = result.testsRun - failed - skipped
+    failed += skipped  # a skipped check is a defect: counted as a failure
+    print(f"torch: {passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
