@@ -12,8 +12,8 @@ req=$(dirname "$0")/../tests/torch/requirements.txt
 if [ -f "$dir/.requirements" ] && cmp -s "$req" "$dir/.requirements" && [ -x "$dir/bin/python" ]; then
     exit 0
 fi
-if ! "$py" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 13)))' 2>/dev/null; then
-    echo "torch-venv: $py is not a CPython 3.10 to 3.13 (the versions torch 2.15 has wheels for)" >&2
+if ! "$py" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] <= (3, 14)))' 2>/dev/null; then
+    echo "torch-venv: $py is not a CPython 3.11 to 3.14 (the versions torch 2.15 has wheels for)" >&2
     exit 1
 fi
 rm -rf "$dir"

@@ -1,7 +1,8 @@
 # tests/torch.mk: the tests on the real PyTorch wheel over the simulated device (tests/torch/),
 # and the virtual environments they run in. `make torch-venv` installs the pinned wheels
 # (tests/torch/requirements.txt) into $(BUILD)/torch-venv/<X.Y>/ for python3 and for every other
-# CPython 3.10-3.13 that pyenv has here (the frame reader must hold on each); pip's cache makes
+# CPython that pyenv has here and torch 2.15 has wheels for (3.11 to 3.14; there is none for 3.10):
+# the frame reader must hold on each. pip's cache makes
 # reinstalls quick. `make test-torch` runs tests/torch/test_*.py on python3's venv, the tests that
 # must hold on every CPython on each venv, and closes with "torch: N passed, M failed".
 # `make test` never needs the download. Included by the top Makefile (BUILD).
@@ -11,7 +12,7 @@ TORCH_MAIN_PY ?= python3
 TORCH_MAIN_VER := $(shell $(TORCH_MAIN_PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PYENV_ROOT ?= $(HOME)/.pyenv
 # pyenv's newest patch release of each other minor version torch 2.15 has wheels for
-TORCH_OTHER_PYS := $(foreach m,3.10 3.11 3.12 3.13,$(if $(filter $(m),$(TORCH_MAIN_VER)),,\
+TORCH_OTHER_PYS := $(foreach m,3.11 3.12 3.13 3.14,$(if $(filter $(m),$(TORCH_MAIN_VER)),,\
     $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(m).*/bin/python3)))))
 TORCH_PYTHON := $(abspath $(TORCH_VENVS))/$(TORCH_MAIN_VER)/bin/python
 TORCH_PYTHONS := $(TORCH_PYTHON) $(foreach p,$(TORCH_OTHER_PYS),\
