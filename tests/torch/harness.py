@@ -9,6 +9,7 @@ after them, as torch expects to find them under CUDA_HOME.
 TORCH_PYTHON (set by tests/torch.mk) names the venv's interpreter; TORCH_PYTHONS the others
 whose venvs exist, for the tests that must hold on every CPython."""
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import util  # noqa: E402
-from util import BUILD, CLI, LIB, MS, ROOT, SIM, Run  # noqa: E402,F401
+from util import (BUILD, CLI, LIB, MS, ROOT, SIM, Run, count_at, frames_text,  # noqa: E402,F401
+                  python_frames, sites_at, user_frame)
 
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 PROGS = os.path.join(HERE, "progs")
@@ -74,21 +76,55 @@ def cli(*args, timeout=120):
     return subprocess.run([CLI, *[str(a) for a in args]], capture_output=True, text=True, timeout=timeout)
 
 
-def sites_at(summary, file_suffix, line):
-    """The sites of a summary whose innermost Python frame is file_suffix:line."""
-    out = []
-    for s in summary["sites"]:
-        py = [f for f in s["frames"] if f.get("python")]
-        if py and py[0]["file"].endswith(file_suffix) and py[0]["line"] == line:
-            out.append(s)
-    return out
+def report_groups(text):
+    """The exit report's rows (the groups of sites by line): for each, a dict with its rank,
+    "head" (the row itself: blocked/step, share, syncs/step, mean, max, api), "at" (the
+    innermost user frame's line: "at FUNCTION FILE:LINE ..."), "lines" (all of its lines) and
+    "hint" (the hint's text, or None)."""
+    groups, cur = [], None
+    for line in text.splitlines():
+        m = re.match(r"^\s{1,4}(\d+)\s+\S", line)
+        if m and not line.lstrip().startswith(("at ", "via ", "hint:")):
+            cur = {"rank": int(m.group(1)), "head": line.strip(), "at": None, "lines": [line],
+                   "hint": None}
+            groups.append(cur)
+            continue
+        if cur is None:
+            continue
+        if line.startswith("syncspy:"):
+            cur = None
+            continue
+        cur["lines"].append(line)
+        stripped = line.strip()
+        if stripped.startswith("at ") and cur["at"] is None:
+            cur["at"] = stripped
+        elif stripped.startswith("hint:"):
+            cur["hint"] = stripped[len("hint:"):].strip()
+    return groups
 
 
-def marked_lines(path):
-    """{name: line} of the `# sync: NAME` markers in a program file."""
+def group_at(text, file_name, line):
+    """The report's group whose line is FILE:LINE (file_name a base name), or None."""
+    for g in report_groups(text):
+        if g["at"] and re.search(rf"[/ ]{re.escape(file_name)}:{line}\b", g["at"]):
+            return g
+    return None
+
+
+def prog(name):
+    return name if os.path.isabs(name) else os.path.join(PROGS, name)
+
+
+def marked_lines(path, tag="sync"):
+    """{name: line} of the `# sync: NAME` (or `# <tag>: NAME`) markers in a program file."""
     marks = {}
-    with open(path if os.path.isabs(path) else os.path.join(PROGS, path)) as f:
+    with open(prog(path)) as f:
         for n, text in enumerate(f, 1):
-            if "# sync:" in text:
-                marks[text.split("# sync:")[1].split()[0]] = n
+            m = re.search(rf"# {tag}: (\w+)\s*$", text)
+            if m:
+                marks[m.group(1)] = n
     return marks
+
+
+def complete_steps(summary):
+    return [st for st in summary["steps"] if not st["partial"]]

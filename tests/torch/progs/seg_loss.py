@@ -1,0 +1,149 @@
+"""tests/torch/progs/seg_loss.py: the seed-003 segmentation loss on real PyTorch: torch.nonzero,
+torch.unique and boolean-mask indexing in the loss each make the host wait; --fixed is the same
+loss rewritten with torch.where, a sort-based count and cross_entropy's ignore_index (no sync in
+a step). The model is a per-pixel classifier written with elementwise ops and reductions (no
+cuBLAS or cuDNN call), so it runs on any simulated device.
+
+    python seg_loss.py [--fixed] [--steps N] [--item] [--frames]
+
+--item reads loss.item() every step. --frames prints, as the last line ("frames {json}"), the
+Python stack CPython itself reports (a line tracer) the first time each marked line runs: the
+ground truth the frame reader is checked against. The "# sync:" comments mark the lines a sync is made on:
+tests/torch/test_seed003.py finds them with harness.marked_lines. Prints one line per step
+(step number and the host's own step time in ms, from perf_counter) and nothing else."""
+import argparse
+import json
+import re
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+NUM_CLASSES = 10
+BATCH = 4
+SIZE = 32
+
+
+class Net(nn.Module):
+    """A per-pixel classifier: a 1x1 convolution (channels mixed by broadcasting) and a bias."""
+
+    def __init__(self, in_channels=3, num_classes=NUM_CLASSES):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(num_classes, in_channels) * 0.1)
+        self.bias = nn.Parameter(torch.zeros(num_classes))
+
+    def forward(self, x):
+        mixed = (x[:, None] * self.weight[None, :, :, None, None]).sum(2)
+        return mixed + self.bias[None, :, None, None]
+
+
+class MaskedLoss(nn.Module):
+    """Cross-entropy that ignores background pixels and skips batches with fewer than two labels."""
+
+    def __init__(self, ignore_val=-1, num_classes=NUM_CLASSES):
+        super().__init__()
+        self.ignore_val = ignore_val
+        self.num_classes = num_classes
+        self.loss = nn.CrossEntropyLoss()
+
+    def cross_entropy(self, pred, target):
+        mask = target != self.ignore_val
+        permuted_pred = torch.permute(pred, [0, 2, 3, 1])
+        masked_target = target[mask]  # sync: mask_target
+        masked_pred = permuted_pred[mask.unsqueeze(-1).expand(-1, -1, -1, self.num_classes)]  # sync: mask_pred
+        masked_pred = masked_pred.reshape(-1, self.num_classes)
+        return self.loss(masked_pred, masked_target)
+
+    def ignore_background(self, target):
+        inds = torch.nonzero(target == self.num_classes - 1, as_tuple=True)  # sync: nonzero
+        target[inds] = self.ignore_val
+        return target
+
+    def forward(self, pred, target):
+        target = self.ignore_background(target)
+        unique = torch.unique(target)  # sync: unique
+        ignore_loss = torch.numel(unique) < 2
+        loss = self.cross_entropy(pred, target)
+        if ignore_loss:
+            loss = 0. * loss
+        return loss
+
+
+class FixedMaskedLoss(nn.Module):
+    """The same loss without a sync."""
+
+    def __init__(self, ignore_val=-1, num_classes=NUM_CLASSES):
+        super().__init__()
+        self.ignore_val = ignore_val
+        self.num_classes = num_classes
+        self.loss = nn.CrossEntropyLoss(ignore_index=ignore_val)
+
+    def ignore_background(self, target):
+        background = target == self.num_classes - 1
+        return torch.where(background, self.ignore_val * torch.ones_like(target), target)
+
+    def forward(self, pred, target):
+        target = self.ignore_background(target)
+        sorted_target, _ = torch.sort(target.flatten())
+        deriv = sorted_target[1:] - sorted_target[:-1]
+        num_unique = torch.count_nonzero(deriv) + 1
+        loss = self.loss(pred, target)
+        return torch.where(num_unique < 2, 0. * loss, loss)
+
+
+def trace_marked_lines():
+    """Records [(qualified name, line), ...] innermost first at the first run of each marked
+    line of this file; returns the dict it fills."""
+    with open(__file__) as f:
+        marked = {n for n, text in enumerate(f, 1) if re.search(r"# sync: \w+\s*$", text)}
+    seen = {}
+
+    def local(frame, event, arg):
+        if event == "line" and frame.f_lineno in marked and frame.f_lineno not in seen:
+            stack, f = [], frame
+            while f is not None:
+                stack.append((f.f_code.co_qualname, f.f_lineno))
+                f = f.f_back
+            seen[frame.f_lineno] = stack
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename == __file__ else None
+
+    sys.settrace(tracer)
+    return seen
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--fixed", action="store_true")
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--item", action="store_true", help="loss.item() every step")
+    p.add_argument("--frames", action="store_true", help="print the stacks of the marked lines")
+    args = p.parse_args()
+    frames = trace_marked_lines() if args.frames else None
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = Net().to(dev)  # sync: set_up
+    criterion = FixedMaskedLoss() if args.fixed else MaskedLoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+    for step in range(args.steps):
+        t0 = time.perf_counter()
+        inputs = torch.randn(BATCH, 3, SIZE, SIZE, device=dev)
+        labels = torch.randint(-1, NUM_CLASSES, (BATCH, SIZE, SIZE), device=dev)
+        outputs = model(inputs)
+        loss = criterion(outputs, labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()  # sync: backward
+        optimizer.step()
+        if args.item:
+            loss.item()  # sync: item
+        print(f"step {step} {(time.perf_counter() - t0) * 1e3:.3f}", flush=True)
+    if frames is not None:
+        sys.settrace(None)
+        print("frames " + json.dumps(frames), flush=True)
+
+
+if __name__ == "__main__":
+    main()
