@@ -15,6 +15,8 @@ need uthash-dev /usr/include/uthash.h
 need libcmocka-dev /usr/include/cmocka.h
 need python3 /usr/bin/python3
 need python3-dev /usr/include/python3.11/Python.h /usr/include/python3.12/Python.h /usr/include/python3.13/Python.h
+# make test-torch makes virtual environments; Debian's python3 needs its venv package for that
+need python3-venv /usr/lib/python3*/ensurepip/__init__.py
 need valgrind /usr/bin/valgrind
 need binutils /usr/bin/readelf
 if [ -n "$missing" ]; then
