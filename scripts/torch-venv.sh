@@ -9,6 +9,9 @@ set -eu
 py=$1
 dir=$2
 req=$(dirname "$0")/../tests/torch/requirements.txt
+case $dir in
+    "" | */) echo "torch-venv: no folder for the venv (is $py a Python?)" >&2; exit 1 ;;
+esac
 if [ -f "$dir/.requirements" ] && cmp -s "$req" "$dir/.requirements" && [ -x "$dir/bin/python" ]; then
     exit 0
 fi

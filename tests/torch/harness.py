@@ -22,6 +22,7 @@ from util import (BUILD, CLI, LIB, MS, ROOT, SIM, Run, count_at, frames_text,  #
 
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 PROGS = os.path.join(HERE, "progs")
+DEMO = os.path.join(ROOT, "examples", "seg_loss.py")  # the seed-003 loop: the demo and the test bed
 PYTHON = os.environ.get("TORCH_PYTHON") or os.path.join(BUILD, "torch-venv", "3.11", "bin", "python")
 PYTHONS = [p for p in os.environ.get("TORCH_PYTHONS", "").split() if p] or [PYTHON]
 

@@ -9,7 +9,7 @@ import unittest
 import harness
 from harness import count_at, marked_lines, python_frames, sites_at
 
-PROG = harness.prog("seg_loss.py")
+PROG = harness.DEMO
 MARKS = marked_lines(PROG)
 STEPS = 3
 
@@ -28,7 +28,7 @@ class EveryCPython(unittest.TestCase):
         for python in harness.PYTHONS:
             v = version(python)
             with self.subTest(python=v):
-                r = harness.run(PROG, "--steps", STEPS, "--frames", python=python)
+                r = harness.run(PROG, "--steps", STEPS, "--log-every", 0, "--frames", python=python)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 truth = json.loads(r.stdout.splitlines()[-1][len("frames "):])
                 s = r.summary()

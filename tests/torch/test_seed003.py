@@ -1,5 +1,5 @@
-"""Real PyTorch over the simulated device: the seed-003 segmentation loss (tests/torch/progs/
-seg_loss.py). torch.nonzero, torch.unique and the two boolean-mask indexings each sync once per
+"""Real PyTorch over the simulated device: the seed-003 segmentation loop (examples/seg_loss.py,
+the demo). torch.nonzero, torch.unique and the two boolean-mask indexings each sync once per
 step on their own Python line with their hint; the backward of the masked prediction
 (IndexBackward0) syncs once per step in autograd's engine thread; the rewritten loss makes no sync
 inside a step. Expected lines come from the program's "# sync:" markers."""
@@ -9,8 +9,9 @@ import unittest
 import harness
 from harness import complete_steps, count_at, marked_lines, sites_at
 
-PROG = harness.prog("seg_loss.py")
+PROG = harness.DEMO
 STEPS = 8
+QUIET = ("--steps", STEPS, "--log-every", 0, "--step-times")  # no loss reads, a line per step
 MARKS = marked_lines(PROG)
 HINTS = {"nonzero": "torch.nonzero syncs to size its output",
          "mask_target": "x[bool_mask] syncs to size its output",
@@ -20,15 +21,15 @@ HINTS = {"nonzero": "torch.nonzero syncs to size its output",
 
 
 def step_lines(stdout):
-    """The program's own output without its timings."""
-    return [re.sub(r" [0-9.]+$", "", line) for line in stdout.splitlines()]
+    """The program's per-step lines without their timings."""
+    return [re.sub(r" [0-9.]+$", "", line) for line in stdout.splitlines() if line.startswith("step ")]
 
 
 class OriginalLoss(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.r = harness.run(PROG, "--steps", STEPS)
-        cls.plain = harness.run(PROG, "--steps", STEPS, preload=False)
+        cls.r = harness.run(PROG, *QUIET)
+        cls.plain = harness.run(PROG, *QUIET, preload=False)
         cls.s = cls.r.summary()
 
     def test_exit_status_and_output_unchanged(self):
@@ -36,6 +37,9 @@ class OriginalLoss(unittest.TestCase):
         self.assertEqual(self.r.returncode, 0, self.r.stderr)
         self.assertEqual(step_lines(self.r.stdout), step_lines(self.plain.stdout))
         self.assertEqual(len(step_lines(self.r.stdout)), STEPS)
+        last = lambda out: re.sub(r"[0-9.]+ ms", "T ms", out.splitlines()[-1])  # noqa: E731
+        self.assertEqual(last(self.r.stdout), last(self.plain.stdout))
+        self.assertIn(f"{STEPS} steps of the original loss", self.r.stdout)
         self.assertNotIn("syncspy", self.plain.stderr)
 
     def test_each_line_syncs_once_per_step(self):
@@ -78,7 +82,7 @@ class OriginalLoss(unittest.TestCase):
 
 class ItemEveryStep(unittest.TestCase):
     def test_item_line(self):
-        r = harness.run(PROG, "--steps", STEPS, "--item")
+        r = harness.run(PROG, *QUIET[:2], "--log-every", 1)
         self.assertEqual(r.returncode, 0, r.stderr)
         s = r.summary()
         self.assertEqual(count_at(s, PROG, MARKS["item"]), STEPS)
@@ -92,7 +96,7 @@ class ItemEveryStep(unittest.TestCase):
 
 class FixedLoss(unittest.TestCase):
     def test_no_sync_inside_a_step(self):
-        r = harness.run(PROG, "--steps", STEPS, "--fixed")
+        r = harness.run(PROG, *QUIET, "--fixed")
         self.assertEqual(r.returncode, 0, r.stderr)
         s = r.summary()
         steps = complete_steps(s)

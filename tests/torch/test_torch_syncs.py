@@ -13,7 +13,7 @@ from harness import complete_steps, count_at, marked_lines, sites_at
 COPIES = harness.prog("copies.py")
 LOADER = harness.prog("dataloader.py")
 SYNC_DEBUG = harness.prog("sync_debug.py")
-SEG = harness.prog("seg_loss.py")
+SEG = harness.DEMO
 
 
 class Copies(unittest.TestCase):
@@ -73,7 +73,7 @@ class ScheduleOverOptimizerSteps(unittest.TestCase):
     def test_active_steps_exactly(self):
         # 12 optimizer steps; skip_first=1, then (wait 1, warmup 1, active 2) twice: steps
         # 3, 4, 7, 8 are recorded, as torch.profiler.schedule numbers them
-        r = harness.run(SEG, "--steps", 12,
+        r = harness.run(SEG, "--steps", 12, "--log-every", 0,
                         env={"SYNCSPY_SCHEDULE": "skip_first=1,wait=1,warmup=1,active=2,repeat=2"})
         self.assertEqual(r.returncode, 0, r.stderr)
         s = r.summary()
