@@ -9,7 +9,7 @@ cuBLAS or cuDNN call), so it runs on syncspy's simulated device as on a GPU.
 
     make demo                                             # under syncspy, real torch
     LD_PRELOAD=build/libsyncspy.so python examples/seg_loss.py [--fixed]
-    python seg_loss.py [--fixed] [--steps N] [--log-every K] [--step-times] [--frames]
+    python seg_loss.py [--fixed] [--steps N] [--log-every K] [--step-times] [--frames] [--end-stamp]
 
 --log-every K prints the loss (loss.item(), a sync) every K steps (default 5, 0: never).
 --step-times prints each step's host time ("step I MS"). --frames prints, as the last line
@@ -128,6 +128,7 @@ def main():
     p.add_argument("--log-every", type=int, default=5, help="print the loss every K steps (0: never)")
     p.add_argument("--step-times", action="store_true", help="print each step's host time")
     p.add_argument("--frames", action="store_true", help="print the stacks of the marked lines")
+    p.add_argument("--end-stamp", action="store_true", help="print 'end <time.time()>' last")
     args = p.parse_args()
     frames = trace_marked_lines() if args.frames else None
     torch.manual_seed(0)
@@ -156,6 +157,8 @@ def main():
     if frames is not None:
         sys.settrace(None)
         print("frames " + json.dumps(frames), flush=True)
+    if args.end_stamp:  # bench/torch_loop.py: how long the process takes to end after this
+        print(f"end {time.time():.6f}", flush=True)
 
 
 if __name__ == "__main__":
