@@ -26,7 +26,7 @@ CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
 LDLIBS := -lunwind -ldl -lpthread
 
 # --- the agent -----------------------------------------------------------------------------
-CORE_SRCS := $(wildcard agent/*.c) $(wildcard collectors/*.c) \
+CORE_SRCS := $(wildcard common/*.c) $(wildcard agent/*.c) $(wildcard collectors/*.c) \
              $(filter-out output/cli%.c,$(wildcard output/*.c))
 SHIM_SRCS := $(wildcard shim/*.c)
 CLI_SRCS  := $(wildcard output/cli*.c)

@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "agent/arena.h"
-#include "agent/compiler.h"
+#include "common/compiler.h"
 #include "agent/core.h"
 #include "agent/flusher.h"
 #include "agent/internal.h"
-#include "agent/log.h"
+#include "common/log.h"
 #include "agent/signals.h"
 #include "agent/sites.h"
 #include "agent/syncspy.h"

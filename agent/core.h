@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "agent/apis.h"
-#include "agent/compiler.h"
+#include "common/compiler.h"
 
 enum copy_dir { DIR_NONE = 0, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H };
 

@@ -14,7 +14,7 @@
 #include "agent/apis.h"
 #include "agent/internal.h"
 #include "agent/flusher.h"
-#include "agent/log.h"
+#include "common/log.h"
 #include "agent/pynames.h"
 #include "collectors/cupti.h"
 #include "collectors/pyframes.h"

@@ -24,7 +24,7 @@
 
 #include "agent/apis.h"
 #include "agent/internal.h"
-#include "agent/log.h"
+#include "common/log.h"
 #include "agent/pynames.h"
 #include "agent/ring.h"
 #include "agent/sites.h"

@@ -6,7 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-#include "agent/compiler.h"
+#include "common/compiler.h"
 #include "agent/flusher.h"
 #include "agent/internal.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "agent/internal.h"
-#include "agent/log.h"
+#include "common/log.h"
 
 enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED, HOOK_OFF };
 

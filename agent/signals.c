@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "agent/compiler.h"
+#include "common/compiler.h"
 #include "agent/flusher.h"
 #include "agent/internal.h"
 

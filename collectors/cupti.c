@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "agent/apis.h"
-#include "agent/compiler.h"
-#include "agent/log.h"
+#include "common/compiler.h"
+#include "common/log.h"
 #include "collectors/native_stack.h"
 
 /* ---- the loaded library ---------------------------------------------------------------------- */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "agent/log.h"
+#include "common/log.h"
 
 #define BUFFERS 8
 #define BUFFER_BYTES (1u << 20)   /* CUPTI asks for buffers of a few MiB at most */

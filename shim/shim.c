@@ -6,7 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <stdbool.h>
 
-#include "agent/compiler.h"
+#include "common/compiler.h"
 #include "agent/core.h"
 #include "shim/classify.h"
 #include "shim/real.h"

@@ -1,5 +1,5 @@
-/* agent/log.c: one-line messages on stderr (see log.h). Never allocates, never uses stdio. */
-#include "agent/log.h"
+/* common/log.c: one-line messages on stderr (see log.h). Never allocates, never uses stdio. */
+#include "common/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* agent/compiler.h: attributes and small helpers shared by every module. No state. */
+/* common/compiler.h: attributes and small helpers shared by every module. No state. */
 #ifndef SYNCSPY_COMPILER_H
 #define SYNCSPY_COMPILER_H
 

@@ -1,6 +1,7 @@
-/* agent/log.h: the agent's only way to speak: one line at a time to stderr with write(2) from a
- * fixed buffer (no stdio: the application's FILE locks may be held). Debug lines are switched on
- * by SYNCSPY_DEBUG=1|2 and cost one load and a branch when off. */
+/* common/log.h: the in-process library's only way to speak, for every layer inside the target:
+ * one line at a time to stderr with write(2) from a fixed buffer (no stdio: the application's
+ * FILE locks may be held). Debug lines are switched on by SYNCSPY_DEBUG=1|2 and cost one load
+ * and a branch when off. */
 #ifndef SYNCSPY_LOG_H
 #define SYNCSPY_LOG_H
 
