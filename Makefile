@@ -25,18 +25,26 @@ CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
 CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
 LDLIBS := -lunwind -ldl -lpthread
 
-# --- the agent -----------------------------------------------------------------------------
+# --- the layers ----------------------------------------------------------------------------
+# Inside the target process: shim/ (the interposed entry points) -> agent/ (the core) -> output/
+# (in-process writers), collectors/ called by the agent, common/ under all of them. The CLI
+# (cli/) is a program of its own that reads files and links only output/'s renderers.
 CORE_SRCS := $(wildcard common/*.c) $(wildcard agent/*.c) $(wildcard collectors/*.c) \
-             $(filter-out output/cli%.c,$(wildcard output/*.c))
+             $(wildcard output/*.c)
+OUTPUT_SRCS := $(wildcard output/*.c)
 SHIM_SRCS := $(wildcard shim/*.c)
-CLI_SRCS  := $(wildcard output/cli*.c)
+CLI_SRCS  := $(filter-out cli/main.c,$(wildcard cli/*.c))
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+OUTPUT_OBJS := $(OUTPUT_SRCS:%.c=$(BUILD)/obj/%.o)
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_MAIN_OBJ := $(BUILD)/obj/cli/main.o
 
 LIB   := $(BUILD)/libsyncspy.so
 CORE_A := $(BUILD)/libsyncspy_core.a
+OUTPUT_A := $(BUILD)/libsyncspy_output.a
+CLI_A := $(BUILD)/libsyncspy_cli.a
 CLI   := $(BUILD)/syncspy
 DEPS_STAMP := $(BUILD)/.deps-ok
 
@@ -51,6 +59,14 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(CORE_A): $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(OUTPUT_A): $(OUTPUT_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(CLI_A): $(CLI_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -73,13 +89,14 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 $(FAULTS_LIB): $(FAULTS_OBJS)
 	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
 
-$(CLI): $(CLI_OBJS) $(CORE_A)
-	$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(SANFLAGS) $(LDLIBS)
+# The CLI: its own objects and output/'s renderers; nothing of the agent.
+$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
 -include $(wildcard examples/*.mk)
--include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FAULTS_OBJS:.o=.d)
+-include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(CLI_MAIN_OBJ:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -23,6 +23,7 @@
 #include "output/io.h"
 #include "output/trace_format.h"
 #include "output/report.h"
+#include "output/summary_json.h"
 
 /* mkdir -p with mode 0700 for the folders it creates (traces hold paths and symbol names). */
 static int make_dirs(const char *path)
@@ -175,35 +176,6 @@ static int open_report_fd(bool *close_it)
     }
 }
 
-/* Writes summary.json through a temporary file created with O_EXCL|O_NOFOLLOW, then renames it
- * into place: a planted symlink is never followed and a reader never sees half a file. */
-static int write_summary(const struct rep_process *proc, const char *dir, char *path, size_t pathlen)
-{
-    char tmp[PATH_MAX];
-    int n1 = snprintf(path, pathlen, "%s/summary.json", dir);
-    int n2 = snprintf(tmp, sizeof tmp, "%s/.summary.json.%d.tmp", dir, (int)getpid());
-    if (n1 < 0 || (size_t)n1 >= pathlen || n2 < 0 || (size_t)n2 >= sizeof tmp)
-        return errno = ENAMETOOLONG, -1;
-    unlink(tmp);
-    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    int rc = summary_write_json(proc, fd);
-    int err = errno;
-    if (close(fd) != 0 && rc == 0) {
-        rc = -1;
-        err = errno;
-    }
-    if (rc == 0 && rename(tmp, path) != 0) {
-        rc = -1;
-        err = errno;
-    }
-    if (rc != 0)
-        unlink(tmp);
-    errno = err;
-    return rc;
-}
-
 void agent_write_outputs(void)
 {
     struct rep_process proc = {0};
@@ -230,7 +202,7 @@ void agent_write_outputs(void)
     const char *summary_shown = NULL;
     if (agent_process_dir(dir, sizeof dir) != 0)
         agent_output_error(dir, errno);
-    else if (write_summary(&proc, dir, summary, sizeof summary) != 0)
+    else if (summary_write_file(&proc, dir, summary, sizeof summary) != 0)
         agent_output_error(summary, errno);
     else
         summary_shown = summary;

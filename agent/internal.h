@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "agent/config.h"
-#include "output/report.h"
+#include "output/model.h"
 
 /* Lifecycle: STARTING until the constructor (or the first CUDA call) ran the initialization;
  * RUNNING records; FINISHING while the exit report is written (late calls are forwarded

@@ -246,6 +246,26 @@ class Library(unittest.TestCase):
                                 r"cuptiSubscribe|cuptiSubscribe_v2|cuptiActivityRegisterCallbacks)$")
             self.assertNotIn("@", n)
 
+    def test_holds_no_reader_of_the_cli(self):
+        """The CLI's readers (cli/) never run in a target process, so they are not in the
+        preloaded library at all, not even as local symbols; and the CLI has none of the
+        agent's code."""
+        def symbols(path):
+            out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+            return set(l.split()[-1] for l in out.splitlines() if len(l.split()) >= 2)
+        lib = symbols(LIB)
+        self.assertIn("report_render_text", lib)  # nm reads the local symbols too
+        for name in lib:
+            self.assertNotRegex(name, r"^(trace_read\w*|trace_free|trace_looks_like|summary_read_json|"
+                                      r"summary_free|json_\w+|chunks_\w+|array_doubled|array_realloc|"
+                                      r"cli_\w+)$")
+        from util import CLI
+        cli = symbols(CLI)
+        self.assertIn("trace_read_with", cli)
+        for name in cli:
+            self.assertNotRegex(name, r"^(agent_\w+|sites_\w+|symbolizer_\w+|native_stack_\w+|"
+                                      r"pyframes_\w+|tw_\w+|summary_write_\w+)$")
+
     def test_never_links_libcudart(self):
         out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True).stdout
         self.assertNotIn("libcudart", out)

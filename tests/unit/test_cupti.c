@@ -16,6 +16,8 @@
 #include "collectors/cupti.h"
 #include "collectors/native_stack.h"
 #include "output/report.h"
+#include "output/summary_json.h"
+#include "cli/summary_read.h"
 
 /* ---- search order ------------------------------------------------------------------------------ */
 

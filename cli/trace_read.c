@@ -1,9 +1,10 @@
-/* output/trace_read.c: trace.bin (output/trace_format.h) back into the report model and the
+/* cli/trace_read.c: trace.bin (output/trace_format.h) back into the report model and the
  * timeline. CLI only. Owns the checks a hostile file meets: the header, each record's length
  * before its body is touched, ids defined once and before use (hash maps, never arrays indexed
  * by id), and caps on everything kept. Never recurses; never reads past what it was given. */
-#include "output/trace_read.h"
-#include "output/chunks.h"
+#include "cli/trace_read.h"
+#include "cli/chunks.h"
+#include "cli/input.h"
 #include "output/trace_format.h"
 
 #include <errno.h>
@@ -963,18 +964,10 @@ int trace_read_with(const char *path, const struct trace_read_opts *opts, struct
                     struct trace_events *events, char *err, size_t errlen)
 {
     clear(out, events);
-    /* O_NONBLOCK: a FIFO planted as trace.bin must not hang the open; refused just below */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return -1;
-    }
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        snprintf(err, errlen, "%s is not a regular file", path);
-        close(fd);
+    int fd = cli_open_input(path, &sb, err, errlen);
+    if (fd < 0)
         return -1;
-    }
     struct src s = {.fd = fd, .buf = malloc(WINDOW_BYTES), .file_bytes = (uint64_t)sb.st_size};
     int rc;
     if (!s.buf) {

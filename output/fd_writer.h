@@ -1,16 +1,14 @@
-/* output/json.h: what output/ and the CLI share to write text and JSON and to read JSON back.
- * fd_writer: a fixed buffer (its own, or one the caller gives) and a write() loop that retries
- * EINTR: no stdio FILE*, no malloc, so it is safe inside a target process at exit. json_in: a strict, bounded JSON tokenizer for
- * the readers: it never reads past its buffer, never recurses deeper than JSON_MAX_DEPTH, and
- * allocates only its string scratch (at most JSON_MAX_STRING bytes). Internal to output/. */
-#ifndef SYNCSPY_JSON_H
-#define SYNCSPY_JSON_H
+/* output/fd_writer.h: the one buffered writer syncspy has, for summary.json, the report, trace.bin
+ * and the CLI's exports: a fixed buffer (its own, or one the caller gives) and a write() loop
+ * through the I/O seam (output/io.h) that retries EINTR; no stdio FILE*, no malloc, so it is
+ * safe inside a target process at exit. The first failed write is sticky: later output is
+ * dropped and fdw_flush reports it. */
+#ifndef SYNCSPY_FD_WRITER_H
+#define SYNCSPY_FD_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* ---- writing ------------------------------------------------------------------------------ */
 
 #define FDW_BUF_BYTES 8192
 
@@ -66,49 +64,5 @@ static inline void fdw_commit(struct fd_writer *w, const char *end)
 /* Length of the well-formed UTF-8 sequence at s (at most avail bytes; Unicode 15, table 3-7:
  * no overlongs, no surrogates, nothing above U+10FFFF), or 0 when it is not one. */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);
-
-/* ---- reading ------------------------------------------------------------------------------ */
-
-#define JSON_MAX_DEPTH 64               /* nesting of values the reader skips */
-#define JSON_MAX_STRING (1024 * 1024)   /* decoded bytes of one string */
-
-struct json_in {
-    const char *buf;
-    size_t len;
-    size_t pos;
-    int depth;
-    char *scratch;        /* the last string read (NUL-terminated), owned here */
-    size_t scratch_cap;
-    const char *field;    /* the field being read, named in error messages (may be NULL) */
-    bool failed;
-    bool truncated;       /* the error is the end of the input */
-    bool nomem;
-    size_t err_pos;
-    char err[200];
-};
-
-void json_in_init(struct json_in *in, const char *buf, size_t len);
-void json_in_fini(struct json_in *in);
-/* Records the first error (at byte pos) and returns false. */
-bool json_fail(struct json_in *in, size_t pos, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The next byte after whitespace, or -1 at the end of the input. */
-int json_peek(struct json_in *in);
-/* Consumes c after whitespace, or fails naming what was expected. */
-bool json_expect(struct json_in *in, char c, const char *what);
-/* Objects and arrays: call with *first = true after the opening bracket. Returns 1 when a member
- * follows (for objects: its key is in *key and the ':' is consumed), 0 at the closing bracket,
- * -1 on error. */
-int json_object_next(struct json_in *in, bool *first, const char **key, size_t *keylen);
-int json_array_next(struct json_in *in, bool *first);
-/* Typed values; each fails with a message naming in->field when the value has another type. */
-bool json_string(struct json_in *in, const char **s, size_t *n); /* into scratch */
-bool json_u64(struct json_in *in, uint64_t *v);
-bool json_u64_max(struct json_in *in, uint64_t max, uint64_t *v);
-bool json_bool(struct json_in *in, bool *v);
-bool json_try_null(struct json_in *in); /* consumes null when it is next */
-bool json_skip(struct json_in *in);     /* any value, depth-limited */
-/* Whitespace then the end of the input, or an error. */
-bool json_end(struct json_in *in);
 
 #endif

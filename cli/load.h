@@ -1,15 +1,15 @@
-/* output/cli.h: shared by the files of the `syncspy` command (output/cli*.c), which is a program
- * of its own: it reads trace.bin and summary.json files and never runs inside a target process. */
-#ifndef SYNCSPY_CLI_H
-#define SYNCSPY_CLI_H
+/* cli/load.h: what one DIR argument of the `syncspy` command names, read into the report model
+ * (and on request the timeline): a process folder, a SYNCSPY_OUT root whose processes are
+ * merged, or a trace.bin or summary.json file. CLI only: it reads files, never runs inside a
+ * target process. */
+#ifndef SYNCSPY_CLI_LOAD_H
+#define SYNCSPY_CLI_LOAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "output/report.h"
-#include "output/trace_read.h"
-
-#define SYNCSPY_VERSION "0.1.0"
+#include "cli/trace_read.h"
+#include "output/model.h"
 
 /* One process as read from its folder. */
 struct cli_proc {
@@ -34,15 +34,5 @@ struct cli_set {
  * on stderr. Returns the number of such problems; set->n may be 0. */
 size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
 void cli_set_free(struct cli_set *set);
-
-/* Progress lines on stderr for long inputs: one per CLI_PROGRESS_EVERY records or events, once
- * stderr is a terminal or the command has run for a second (so tests stay quiet). */
-#define CLI_PROGRESS_EVERY 1000000
-void cli_progress_start(void);
-bool cli_progress_wanted(void);
-
-/* Exports (output/cli_export.c). Each writes the whole document to fd: 0, or -1 with errno. */
-int cli_export_folded(const struct cli_set *set, int fd);
-int cli_export_chrome(const struct cli_set *set, int fd);
 
 #endif

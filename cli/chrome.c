@@ -1,109 +1,17 @@
-/* output/cli_export.c: `syncspy export`: sync sites as folded stacks (flamegraph.pl, speedscope,
- * inferno) and the timeline as Chrome trace events (Perfetto, chrome://tracing): every sync,
- * launch and step of a trace.bin, or the active steps of a summary.json. CLI only; writes
- * through an fd_writer to the fd it is given. */
-#include "output/cli.h"
-#include "output/json.h"
+/* cli/chrome.c: `syncspy export --chrome` (see chrome.h): the timeline of every traced process as
+ * Chrome trace events, or the active steps of a summary.json laid end to end. CLI only; writes
+ * through an fd_writer (whole pages) to the fd it is given. */
+#include "cli/chrome.h"
+#include "cli/progress.h"
+#include "cli/version.h"
+#include "output/fd_writer.h"
+#include "output/report.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ---- progress ----------------------------------------------------------------------------- */
-
-static struct timespec progress_t0;
-
-void cli_progress_start(void)
-{
-    clock_gettime(CLOCK_MONOTONIC, &progress_t0);
-}
-
-bool cli_progress_wanted(void)
-{
-    if (isatty(STDERR_FILENO) == 1)
-        return true;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - progress_t0.tv_sec) +
-           (double)(now.tv_nsec - progress_t0.tv_nsec) / 1e9 >= 1.0;
-}
-
-/* ---- folded stacks ------------------------------------------------------------------------ */
-
-/* A frame name in the folded format: ';' separates frames and a line ends the stack, so both
- * (and other control characters) become ' ' or ':'. */
-static void folded_text(struct fd_writer *w, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == ';')
-            fdw_putc(w, ':');
-        else if (*p < 0x20)
-            fdw_putc(w, ' ');
-        else
-            fdw_putc(w, (char)*p);
-    }
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = path ? path : "", *slash = strrchr(s, '/');
-    return slash ? slash + 1 : s;
-}
-
-static void folded_frame(struct fd_writer *w, const struct rep_frame *f)
-{
-    char buf[128];
-    const char *fn = f->function ? f->function : "";
-    if (f->python) {
-        folded_text(w, *fn ? fn : "??");
-        fdw_puts(w, " (");
-        folded_text(w, f->file && *f->file ? f->file : "?");
-        fdw_printf(w, ":%u)", f->line);
-    } else if (*fn) {
-        report_display_name(fn, buf, sizeof buf);
-        folded_text(w, buf);
-    } else if (f->module && *f->module) {
-        folded_text(w, base_name(f->module));
-        fdw_printf(w, "+0x%llx", (unsigned long long)f->offset);
-    } else {
-        fdw_puts(w, "??");
-    }
-}
-
-static void folded_process(struct fd_writer *w, const struct rep_process *p)
-{
-    if (p->rank >= 0)
-        fdw_printf(w, "rank%d-pid%d;", p->rank, p->pid);
-    else
-        fdw_printf(w, "pid%d;", p->pid);
-}
-
-int cli_export_folded(const struct cli_set *set, int fd)
-{
-    struct fd_writer w;
-    fdw_init(&w, fd);
-    const struct rep_process *procs = set->procs;
-    size_t n = set->n;
-    for (size_t p = 0; p < n; p++) {
-        for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
-            const struct rep_site *s = &procs[p].sites[i];
-            if (n > 1) /* one subtree per process when several are merged */
-                folded_process(&w, &procs[p]);
-            for (uint32_t k = s->frames ? s->nframes : 0; k > 0; k--) { /* outermost first */
-                folded_frame(&w, &s->frames[k - 1]);
-                fdw_putc(&w, ';');
-            }
-            folded_text(&w, s->api && *s->api ? s->api : "?");
-            fdw_putc(&w, ' ');
-            fdw_u64(&w, s->blocked_ns);
-            fdw_putc(&w, '\n');
-        }
-    }
-    return fdw_flush(&w);
-}
 
 /* ---- Chrome trace events ------------------------------------------------------------------
  * The JSON Object Format of the Trace Event Format: {"traceEvents": [...], "displayTimeUnit"}.
@@ -396,7 +304,7 @@ static void frame_string(const struct rep_frame *f, char *buf, size_t n)
     if (f->file && *f->file)
         snprintf(buf, n, "%s (%s:%u)", name, f->file, f->line);
     else if (f->module && *f->module)
-        snprintf(buf, n, "%s (%s+0x%llx)", name, base_name(f->module),
+        snprintf(buf, n, "%s (%s+0x%llx)", name, rep_base_name(f->module),
                  (unsigned long long)f->offset);
     else
         snprintf(buf, n, "%s", name);

@@ -1,6 +1,6 @@
-/* output/chunks.c: chunked bump allocation and array doubling for the CLI's readers
- * (output/chunks.h). CLI only: mallocs freely, keeps no global state, never prints. */
-#include "output/chunks.h"
+/* cli/chunks.c: chunked bump allocation and array doubling for the CLI's readers
+ * (cli/chunks.h). CLI only: mallocs freely, keeps no global state, never prints. */
+#include "cli/chunks.h"
 
 #include <stdint.h>
 #include <stdlib.h>

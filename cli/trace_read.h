@@ -1,4 +1,4 @@
-/* output/trace_read.h: reads a process's trace.bin (the format of output/trace_format.h) back into
+/* cli/trace_read.h: reads a process's trace.bin (the format of output/trace_format.h) back into
  * the report model, and on request into the per-event timeline the Chrome export draws. Runs in
  * the CLI only, never in a target process. Bounded on hostile input: the file streams through a
  * fixed window (no size limit for a report), every record is checked before it is used, nothing
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "output/report.h"
+#include "output/model.h"
 
 #define TRACE_READ_MAX_MEMORY (2ull << 30)   /* tables, strings, frames, sites: else an error */
 #define TRACE_READ_MAX_STEPS (4u << 20)      /* steps kept one by one; more go to totals only */

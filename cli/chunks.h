@@ -1,4 +1,4 @@
-/* output/chunks.h: the storage of the CLI's two readers (summary.json, trace.bin): bump
+/* cli/chunks.h: the storage of the CLI's two readers (summary.json, trace.bin): bump
  * allocation from 16-byte-aligned chunks that are freed all at once, and arrays that double as
  * they fill. CLI only: it mallocs. It keeps no count of its own: a reader that bounds what it
  * allocates asks chunks_cost / array_doubled first and charges the bytes itself. */
