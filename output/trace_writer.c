@@ -1,12 +1,11 @@
 /* output/trace_writer.c: trace records to a file (see trace_writer.h). Runs on the flusher
- * thread or at exit; a 64 KiB buffer and a write() loop that retries EINTR and short writes. */
+ * thread or at exit; writes through the one buffered writer (output/fd_writer.h) with a 64 KiB
+ * buffer of its own. */
 #include "output/trace_writer.h"
-#include "output/io.h"
+#include "output/fd_writer.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #define HASH_NONFATAL_OOM 1 /* never exit() inside the host process: a failed add is skipped */
 #include <uthash.h>
 
@@ -19,47 +18,15 @@ struct tw_string {
 };
 
 struct trace_writer {
-    int fd;
-    int err;
-    size_t len;
+    struct fd_writer out;
     uint32_t next_string;
     struct tw_string *strings;
     char buf[TW_BUF_BYTES];
 };
 
-static void raw_write(struct trace_writer *w, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n && !w->err) {
-        if (w->len == TW_BUF_BYTES && tw_flush(w) != 0)
-            return;
-        size_t k = TW_BUF_BYTES - w->len < n ? TW_BUF_BYTES - w->len : n;
-        memcpy(w->buf + w->len, p, k);
-        w->len += k;
-        p += k;
-        n -= k;
-    }
-}
-
 int tw_flush(struct trace_writer *w)
 {
-    size_t off = 0;
-    while (off < w->len && !w->err) {
-        ssize_t n = io_write(w->fd, w->buf + off, w->len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            w->err = n < 0 ? errno : EIO;
-            break;
-        }
-        off += (size_t)n;
-    }
-    w->len = 0;
-    if (w->err) {
-        errno = w->err;
-        return -1;
-    }
-    return 0;
+    return fdw_flush(&w->out);
 }
 
 struct trace_writer *tw_open(int fd, const struct trace_file_header *header)
@@ -67,9 +34,9 @@ struct trace_writer *tw_open(int fd, const struct trace_file_header *header)
     struct trace_writer *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
-    w->fd = fd;
+    fdw_init_buffer(&w->out, fd, w->buf, sizeof w->buf, 0);
     w->next_string = 1;
-    raw_write(w, header, sizeof *header);
+    fdw_write(&w->out, header, sizeof *header);
     tw_flush(w);
     return w;
 }
@@ -102,11 +69,11 @@ void tw_record(struct trace_writer *w, enum trace_record_type type, void *rec, s
     struct trace_record_header *h = rec;
     h->type = type;
     h->bytes = (uint32_t)padded;
-    raw_write(w, rec, rec_len);
+    fdw_write(&w->out, rec, rec_len);
     if (extra_len)
-        raw_write(w, extra, extra_len);
+        fdw_write(&w->out, extra, extra_len);
     if (padded != total)
-        raw_write(w, zeros, padded - total);
+        fdw_write(&w->out, zeros, padded - total);
 }
 
 uint32_t tw_string(struct trace_writer *w, const char *s)
@@ -134,5 +101,5 @@ uint32_t tw_string(struct trace_writer *w, const char *s)
 
 int tw_error(const struct trace_writer *w)
 {
-    return w->err;
+    return w->out.err;
 }
