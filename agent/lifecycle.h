@@ -1,84 +1,56 @@
-/* agent/internal.h: what agent modules share among themselves (lifecycle state, configuration, the
- * step log). Not for the shim, which sees only core.h. */
-#ifndef SYNCSPY_INTERNAL_H
-#define SYNCSPY_INTERNAL_H
+/* agent/lifecycle.h: the agent's one ordered lifecycle (agent/lifecycle.c): start (at load, or
+ * at the first CUDA call if that comes first), the process's first CUDA call, step boundaries
+ * (a step that ended is flushed), finish (at exit, or for a fatal signal), fork. Explicit
+ * states: late calls from exiting threads or destructors do nothing. The entry layer is asked
+ * for something only through the hooks it gave (agent_set_entry_hooks). */
+#ifndef SYNCSPY_LIFECYCLE_H
+#define SYNCSPY_LIFECYCLE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdint.h>
-#include "agent/config.h"
-#include "output/model.h"
 
-/* Lifecycle: STARTING until the constructor (or the first CUDA call) ran the initialization;
- * RUNNING records; FINISHING while the exit report is written (late calls are forwarded
- * untouched); OFF afterwards. */
+#include "agent/config.h"
+
+/* STARTING until the initialization ran; RUNNING records; FINISHING while the outputs are
+ * written (late calls are forwarded untouched); OFF afterwards. */
 enum agent_state { STATE_STARTING, STATE_RUNNING, STATE_FINISHING, STATE_OFF };
 
-extern struct config agent_cfg;
+extern struct config agent_cfg;  /* SYNCSPY_*, parsed once at the start */
 extern _Atomic int agent_state;
+
+/* What the entry layer does when the lifecycle asks (entry/start.c). */
+struct agent_entry_hooks {
+    void (*at_start)(const struct config *cfg);     /* the agent started */
+    void (*at_first_use)(const struct config *cfg); /* the process's first CUDA call */
+};
+/* From the entry layer, at load (or at its first interposed call): kept for the whole run. */
+void agent_set_entry_hooks(const struct agent_entry_hooks *hooks);
 
 /* Initializes once (constructor, or the first CUDA call if that comes first). */
 void agent_init_once(void);
 
-/* Step boundaries. explicit_mark: syncspy_step(); otherwise an automatic source (the
- * optimizer hook), ignored once an explicit mark was seen. */
-void agent_step(bool explicit_mark);
-
-/* The steps recorded so far, closed at exit: fills the step fields of proc (steps array stays
- * owned by the agent). */
-void agent_steps_close_and_fill(struct rep_process *proc);
-
-/* Syncs counted in totals but not attributed to a site (tables full). */
-uint64_t agent_unattributed_syncs(void);
-
+/* The process's first CUDA call (agent/core.c, on that thread, its guard raised): the output
+ * folder, the flusher, the entry layer's first-use hook, the Python step hook. Once. */
+void agent_first_use(void);
 /* Whether this process made any CUDA call (decides if anything is written at exit). */
 bool agent_cuda_seen(void);
 
-/* From a signal handler: when the calling thread is inside agent code (it may hold agent
- * locks), keeps the signal to re-raise when it leaves and returns true. */
-bool agent_defer_signal(int sig);
+/* A step boundary. explicit_mark: syncspy_step(); otherwise an automatic source (the
+ * optimizer hook), ignored once an explicit mark was seen. */
+void agent_step(bool explicit_mark);
 
-/* Set while the exit report is written for a fatal signal: the program's stdio locks may be
- * held by the interrupted thread, so stdout is not flushed first. */
-extern _Atomic bool agent_finishing_from_signal;
-
-/* The exit path (RUNNING -> FINISHING -> OFF, outputs written), from whichever thread asks
- * first: the atexit handler, or the flusher thread for a fatal signal. */
+/* The exit path (RUNNING -> FINISHING -> OFF, outputs written), once, from the thread that asks
+ * first: the atexit handler, or (agent_finish_from_signal) the flusher thread. */
 void agent_finish_now(void);
 
-/* Writes summary.json and the report (agent/finish.c). */
-void agent_write_outputs(void);
+/* ---- from the entry layer -------------------------------------------------------------------- */
 
-/* The process's output folder (<SYNCSPY_OUT>/pid<P> or rank<R>-pid<P>), created 0700 when
- * missing. Returns 0, or -1 with errno (and buf still holding the name when it fit). */
-int agent_process_dir(char *buf, size_t len);
-
-/* ---- for the flusher thread (agent/flusher.c) ---------------------------------------------- */
-
-struct ring;
-/* Calls fn for every thread's ring (threads that exited included, until reused) with the tid and
- * name of its thread, under the thread registry lock: fn must be quick and must not call back
- * into the agent. */
-void agent_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx), void *ctx);
-
-/* The calling thread is the agent's own (the flusher): CUDA calls it makes are forwarded
- * untouched, never recorded. */
-void agent_thread_ignore(void);
-
-/* A step that ended (active or not), queued for the trace. */
-struct step_event {
-    uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
-    bool active, partial;
-};
-/* Takes at most max queued step events (oldest first). */
-size_t agent_take_step_events(struct step_event *out, size_t max);
-/* Step events that found the queue full (the trace misses their STEP records; summary.json
- * and the report do not). */
-uint64_t agent_step_events_lost(void);
-/* Records no ring could take: threads beyond SYNCSPY_BUFFER_MB got no ring. */
-uint64_t agent_records_without_ring(void);
-/* CLOCK_MONOTONIC / CLOCK_REALTIME when the agent started (step 0 began). */
-uint64_t agent_start_mono_ns(void);
-uint64_t agent_start_real_ns(void);
+/* From a signal handler whose default action ends the process (async-signal-safe): the exit
+ * report and summary.json written on the flusher thread, waited for at most timeout_ms. */
+void agent_finish_from_signal(int timeout_ms);
+/* The program's own handler takes the signal: the trace goes to disk soon. */
+void agent_flush_soon(void);
+/* Before the program's dlclose: the loaded objects are noted for symbolizing later. */
+void agent_before_dlclose(void);
 
 #endif

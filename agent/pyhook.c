@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/internal.h"
+#include "agent/lifecycle.h"
 #include "common/log.h"
 
 enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED, HOOK_OFF };

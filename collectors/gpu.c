@@ -1,18 +1,25 @@
-/* collectors/cupti_gpu.c: SYNCSPY_GPU=1 (see cupti.h). CUPTI activity records (kernels, copies,
+/* collectors/gpu.c: SYNCSPY_GPU=1 (see gpu.h). CUPTI activity records (kernels, copies,
  * memsets, synchronizations) in buffers from the agent's own memory, joined with the syncs the
  * agent recorded, give each sync site the time the GPU then sat idle: from the sync's end (its
  * device-side end when a synchronization or memcpy record has its correlation id, else its host
  * end on CUPTI's clock) until the next kernel, copy or memset began on the device; 0 when other
  * work was running at that moment. A sync whose next work is never seen is not counted.
- * Runs in agent_sync (cupti_gpu_sync: a lock, an array slot) and in CUPTI's buffer-completion
- * callback (any thread: the lock, no CUDA call, no malloc). One lock, taken by nothing else. */
-#include "collectors/cupti.h"
+ * Runs in agent_sync (gpu_note_sync: a lock, an array slot) and in CUPTI's buffer-completion
+ * callback (any thread: the lock, no CUDA call, no malloc); those callbacks are the collector's
+ * own and never enter the agent. One lock, taken by nothing else. */
+#include "collectors/gpu.h"
+
+#include <cupti_activity.h>
+#include <cupti_result.h>
+#include <cupti_version.h>
+#include <stdatomic.h>
 
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 #define BUFFERS 8
@@ -46,9 +53,22 @@ struct gpu_state {
     char names[NAMES_MAX][NAME_BYTES];
 };
 
-_Atomic bool cupti_gpu_tracking;
+/* The CUPTI activity functions used here, from the libcupti the entry layer loaded. */
+struct cupti_fns {
+    CUptiResult (*version)(uint32_t *version);
+    CUptiResult (*enable)(CUpti_ActivityKind kind);
+    CUptiResult (*disable)(CUpti_ActivityKind kind);
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc request,
+                                      CUpti_BuffersCallbackCompleteFunc complete);
+    CUptiResult (*flush_all)(uint32_t flag);
+    CUptiResult (*next_record)(uint8_t *buffer, size_t valid, CUpti_Activity **record);
+    CUptiResult (*timestamp)(uint64_t *ts);
+    CUptiResult (*dropped)(CUcontext context, uint32_t stream_id, size_t *dropped);
+};
+
+static _Atomic bool tracking; /* collecting: syncs are noted */
 static struct gpu_state *g; /* mmap'ed (MAP_NORESERVE: pages are touched as used) */
-static struct cupti_gpu_fns fns;
+static struct cupti_fns fns;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t pending_head, pending_tail; /* live entries lie in [tail, head) */
 static uint32_t n_names = 1;              /* names[0] is "" */
@@ -62,7 +82,7 @@ static void fork_parent(void) { pthread_mutex_unlock(&gpu_lock); }
 static void fork_child(void)
 {
     pthread_mutex_init(&gpu_lock, NULL);
-    atomic_store(&cupti_gpu_tracking, false); /* the child's device work is not the parent's */
+    atomic_store(&tracking, false); /* the child's device work is not the parent's */
 }
 
 /* ---- buffers --------------------------------------------------------------------------------- */
@@ -127,7 +147,7 @@ static void advance_tail_locked(void)
         pending_tail++;
 }
 
-void cupti_gpu_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uint32_t driver_corr)
+void gpu_note_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uint32_t driver_corr)
 {
     if (site_id >= SITES_MAX) {
         pthread_mutex_lock(&gpu_lock);
@@ -257,10 +277,35 @@ static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                                            CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
                                            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION};
 
-const char *cupti_gpu_start(const struct cupti_gpu_fns *f)
+/* The functions, by name; false when one that is needed is missing. */
+static bool resolve(void *(*sym)(const char *), struct cupti_fns *f)
 {
-    if (!f->enable || !f->disable || !f->register_callbacks || !f->flush_all || !f->next_record ||
-        !f->timestamp)
+#define FN(field, name)                                                                        \
+    do {                                                                                       \
+        void *p_ = sym(name);                                                                  \
+        memcpy(&f->field, &p_, sizeof p_);                                                     \
+    } while (0)
+    FN(version, "cuptiGetVersion");
+    FN(enable, "cuptiActivityEnable");
+    FN(disable, "cuptiActivityDisable");
+    FN(register_callbacks, "cuptiActivityRegisterCallbacks");
+    FN(flush_all, "cuptiActivityFlushAll");
+    FN(next_record, "cuptiActivityGetNextRecord");
+    FN(timestamp, "cuptiGetTimestamp");
+    FN(dropped, "cuptiActivityGetNumDroppedRecords"); /* may be NULL */
+#undef FN
+    return f->enable && f->disable && f->register_callbacks && f->flush_all && f->next_record &&
+           f->timestamp;
+}
+
+const char *gpu_start(void *(*cupti_symbol)(const char *name))
+{
+    struct cupti_fns f;
+    uint32_t v = 0;
+    bool complete = resolve(cupti_symbol, &f);
+    if (!f.version || f.version(&v) != CUPTI_SUCCESS || v / 10000 != CUPTI_API_VERSION / 10000)
+        return "its activity records are read as CUDA 13's, and this libcupti is another release";
+    if (!complete)
         return "this libcupti lacks the activity API";
     void *mem = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -269,11 +314,11 @@ const char *cupti_gpu_start(const struct cupti_gpu_fns *f)
     g = mem;
     for (int i = 0; i < BUFFERS; i++)
         g->buffer_free[i] = true;
-    fns = *f;
+    fns = f;
     uint64_t cupti_now = 0;
-    uint64_t before = agent_now_ns();
+    uint64_t before = clock_mono_ns();
     fns.timestamp(&cupti_now);
-    uint64_t after = agent_now_ns();
+    uint64_t after = clock_mono_ns();
     clock_offset = (int64_t)cupti_now - (int64_t)(before + (after - before) / 2);
     if (fns.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return "cuptiActivityRegisterCallbacks failed";
@@ -286,35 +331,36 @@ const char *cupti_gpu_start(const struct cupti_gpu_fns *f)
     pthread_mutex_lock(&gpu_lock);
     collecting = true;
     pthread_mutex_unlock(&gpu_lock);
-    atomic_store(&cupti_gpu_tracking, true);
+    atomic_store(&tracking, true);
     return NULL;
 }
 
 /* Delivers what CUPTI holds and stops adding syncs. */
 static void drain(void)
 {
-    atomic_store(&cupti_gpu_tracking, false);
+    atomic_store(&tracking, false);
     fns.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* buffer_completed runs meanwhile */
     pthread_mutex_lock(&gpu_lock);
     collecting = false;
     pthread_mutex_unlock(&gpu_lock);
 }
 
-void cupti_gpu_stop(void)
+bool gpu_stop(void)
 {
-    if (!g || !atomic_load(&cupti_gpu_tracking))
-        return;
+    if (!g || !atomic_load(&tracking))
+        return false;
     drain();
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         fns.disable(kinds[i]);
     fns.disable(CUPTI_ACTIVITY_KIND_KERNEL);
+    return true;
 }
 
-void cupti_gpu_finish(void)
+void gpu_finish(void)
 {
     if (!g)
         return;
-    if (atomic_load(&cupti_gpu_tracking))
+    if (atomic_load(&tracking))
         drain();
     pthread_mutex_lock(&gpu_lock);
     for (size_t i = pending_tail; i != pending_head; i++)
@@ -331,7 +377,7 @@ void cupti_gpu_finish(void)
             (unsigned long long)beyond, lost);
 }
 
-bool cupti_site_gpu(uint32_t site_id, struct cupti_site_gpu *out)
+bool gpu_site(uint32_t site_id, struct gpu_site_idle *out)
 {
     if (!g || site_id >= SITES_MAX)
         return false;
@@ -339,7 +385,7 @@ bool cupti_site_gpu(uint32_t site_id, struct cupti_site_gpu *out)
     const struct site_gpu *s = &g->sites[site_id];
     bool any = s->syncs > 0;
     if (any)
-        *out = (struct cupti_site_gpu){s->idle_ns, s->syncs, s->next_name ? g->names[s->next_name] : NULL};
+        *out = (struct gpu_site_idle){s->idle_ns, s->syncs, s->next_name ? g->names[s->next_name] : NULL};
     pthread_mutex_unlock(&gpu_lock);
     return any;
 }

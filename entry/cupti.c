@@ -1,64 +1,54 @@
-/* collectors/cupti.c: CUPTI, for the syncs the shim cannot see (see cupti.h). Loads libcupti
- * at the first CUDA call, subscribes to the driver and runtime domains with only the sync
- * family's callbacks enabled, times each such call from its ENTER to its EXIT callback and
- * records it through agent_enter/agent_sync/agent_leave, with frames starting at the caller of
- * the CUDA API. Also exports cuptiSubscribe/cuptiSubscribe_v2/cuptiActivityRegisterCallbacks:
- * CUPTI 13 takes one subscriber, so when another tool (torch.profiler's Kineto, Nsight) asks
- * later, syncspy steps aside first and forwards the call; that tool never sees an error caused
- * by syncspy. The callbacks run on the application's thread inside its CUDA call: no malloc,
- * no locks, no stdio there (classification may ask the driver about a pointer). */
-#include "collectors/cupti.h"
+/* entry/cupti.c: CUPTI's callbacks, an entry layer beside the runtime entry points (see
+ * cupti.h). Subscribes to the driver and runtime domains with only the sync family's callbacks
+ * enabled, times each such call from its ENTER to its EXIT callback, decides with the one set of
+ * sync rules (entry/sync_rules.h, asking the driver what a pointer is) and records it through
+ * agent_enter/agent_sync/agent_leave; frames start at the caller of the CUDA API. Also exports
+ * cuptiSubscribe/cuptiSubscribe_v2/cuptiActivityRegisterCallbacks: syncspy steps aside first and
+ * forwards the call, so that tool never sees an error caused by syncspy. The callbacks run on
+ * the application's thread inside its CUDA call: no malloc, no locks, no stdio there. */
+#include "entry/cupti.h"
 
 #include <cupti.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "agent/apis.h"
+#include "agent/gpu.h"
 #include "common/compiler.h"
 #include "common/log.h"
-#include "collectors/native_stack.h"
+#include "entry/cupti_load.h"
+#include "entry/real.h"
+#include "entry/sync_rules.h"
 
-/* ---- the loaded library ---------------------------------------------------------------------- */
+/* ---- the subscription -------------------------------------------------------------------------- */
 
-struct cupti_lib {
-    void *handle;
-    char path[PATH_MAX];
-    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
-    CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                                CUpti_SubscriberParams *);
-    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
-    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
-                                   CUpti_CallbackId);
-    CUptiResult (*result_string)(CUptiResult, const char **);
-    CUptiResult (*version)(uint32_t *);
-    struct cupti_gpu_fns gpu;
-};
+/* The libcupti loaded (its functions are in the table of real symbols, entry/real.h). */
+typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                       CUpti_SubscriberParams *);
+typedef CUptiResult (*unsubscribe_fn)(CUpti_SubscriberHandle);
+typedef CUptiResult (*enable_callback_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                          CUpti_CallbackId);
+typedef CUptiResult (*result_string_fn)(CUptiResult, const char **);
+#define CUPTI_FN(type, name) ((type)real_cached(REAL_##name))
 
-static struct cupti_lib lib;
+static char lib_path[PATH_MAX];
 static CUpti_SubscriberHandle subscriber;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER; /* subscribe / step aside */
 static _Atomic bool active;        /* subscribed and recording */
 static _Atomic unsigned generation; /* bumped when syncspy steps aside: open calls are void */
 static _Atomic bool started;
 
-/* cuPointerGetAttribute of the loaded driver, for classifying copies. */
-static CUresult (*_Atomic pointer_attribute)(void *, CUpointer_attribute, CUdeviceptr);
-
 /* ---- per thread -------------------------------------------------------------------------------- */
 
 /* The one CUDA call this thread's callbacks are recording (from its ENTER to its EXIT). While it
  * is open, nested callbacks (the driver calls a runtime call makes) are ignored. syncspy's own
  * flag, not the agent's guard: if CUPTI stops calling back mid-call (syncspy stepped aside), a
- * stale flag must not silence the shim on this thread. */
+ * stale flag must not silence the runtime entry points on this thread. */
 struct cupti_thread {
     bool open, is_sync;
     bool in_cupti;             /* inside syncspy's own call into libcupti */
@@ -90,213 +80,36 @@ static void notice_once(_Atomic bool *said, const char *fmt, ...)
     agent_log("%s", buf);
 }
 
-static _Atomic bool said_unavailable, said_aside, said_gpu;
+static _Atomic bool said_unavailable, said_aside;
 
 static const char *result_text(CUptiResult r)
 {
     const char *s = NULL;
-    if (lib.result_string && lib.result_string(r, &s) == CUPTI_SUCCESS && s)
+    result_string_fn f = CUPTI_FN(result_string_fn, cuptiGetResultString);
+    if (f && f(r, &s) == CUPTI_SUCCESS && s)
         return s;
     return "unknown CUPTI error";
 }
 
-/* ---- finding libcupti ------------------------------------------------------------------------ */
+/* ---- what a pointer is, as the driver says ----------------------------------------------------- */
 
-#define LOADED_MAX 512
-#define RELATIVE_MAX 32
-
-struct loaded_list {
-    const char *paths[LOADED_MAX]; /* absolute: the loader's own strings, or resolved ones */
-    size_t n;
-    uintptr_t relative_at[RELATIVE_MAX]; /* objects the loader names relatively: an address */
-    size_t nrelative;
-    char resolved[RELATIVE_MAX][PATH_MAX];
-};
-
-static int list_loaded(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct loaded_list *l = data;
-    const char *name = info->dlpi_name;
-    if (!name || !name[0] || l->n >= LOADED_MAX)
-        return 0;
-    if (name[0] == '/') {
-        l->paths[l->n++] = name;
-        return 0;
-    }
-    /* found through a relative LD_LIBRARY_PATH entry: the kernel knows where it really is */
-    for (int i = 0; i < info->dlpi_phnum && l->nrelative < RELATIVE_MAX; i++)
-        if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-            l->relative_at[l->nrelative++] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-            break;
-        }
-    return 0;
-}
-
-/* The absolute path of the file mapped at addr, from /proc/self/maps (read with a fixed buffer:
- * no stdio, no malloc). False when none. */
-static bool mapped_path(uintptr_t addr, char *out, size_t len)
-{
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    static char buf[PATH_MAX + 256];
-    size_t have = 0;
-    bool found = false;
-    for (;;) {
-        ssize_t k = read(fd, buf + have, sizeof buf - 1 - have);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        have += (size_t)k;
-        buf[have] = 0;
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n'))) {
-            *nl = 0;
-            unsigned long lo, hi;
-            int at = 0;
-            if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) == 2 && at > 0 &&
-                addr >= lo && addr < hi && line[at] == '/') {
-                found = snprintf(out, len, "%s", line + at) < (int)len;
-                break;
-            }
-            line = nl + 1;
-        }
-        if (found)
-            break;
-        have = strlen(line); /* the unfinished line moves to the front */
-        memmove(buf, line, have);
-        if (have == sizeof buf - 1)
-            have = 0; /* longer than any path: drop it */
-    }
-    close(fd);
-    return found;
-}
-
-static void resolve_relative(struct loaded_list *l)
-{
-    for (size_t i = 0; i < l->nrelative && l->n < LOADED_MAX; i++)
-        if (mapped_path(l->relative_at[i], l->resolved[i], sizeof l->resolved[i]))
-            l->paths[l->n++] = l->resolved[i];
-}
-
-/* libc's dlclose, not the agent's (agent/modules.c notes the loaded objects first: not needed
- * for the handles here, which only ever drop a reference taken a moment before). */
-static int close_handle(void *h)
-{
-    static int (*_Atomic real)(void *);
-    int (*f)(void *) = atomic_load_explicit(&real, memory_order_relaxed);
-    if (!f) {
-        f = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-        atomic_store_explicit(&real, f, memory_order_relaxed);
-    }
-    return f ? f(h) : 0;
-}
-
-static void *sym(const char *name)
-{
-    void *p = dlsym(lib.handle, name);
-    return p && !native_stack_is_agent_pc((uintptr_t)p) ? p : NULL; /* never our own exports */
-}
-
-static bool load_one(const char *path, char *why, size_t whylen)
-{
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        snprintf(why, whylen, "cannot load libcupti: %s", e ? e : path);
-        return false;
-    }
-    lib.handle = h;
-    lib.subscribe = (__typeof__(lib.subscribe))sym("cuptiSubscribe");
-    lib.subscribe_v2 = (__typeof__(lib.subscribe_v2))sym("cuptiSubscribe_v2");
-    lib.unsubscribe = (__typeof__(lib.unsubscribe))sym("cuptiUnsubscribe");
-    lib.enable_callback = (__typeof__(lib.enable_callback))sym("cuptiEnableCallback");
-    lib.result_string = (__typeof__(lib.result_string))sym("cuptiGetResultString");
-    lib.version = (__typeof__(lib.version))sym("cuptiGetVersion");
-    lib.gpu.enable = (__typeof__(lib.gpu.enable))sym("cuptiActivityEnable");
-    lib.gpu.disable = (__typeof__(lib.gpu.disable))sym("cuptiActivityDisable");
-    lib.gpu.register_callbacks = (__typeof__(lib.gpu.register_callbacks))sym("cuptiActivityRegisterCallbacks");
-    lib.gpu.flush_all = (__typeof__(lib.gpu.flush_all))sym("cuptiActivityFlushAll");
-    lib.gpu.next_record = (__typeof__(lib.gpu.next_record))sym("cuptiActivityGetNextRecord");
-    lib.gpu.timestamp = (__typeof__(lib.gpu.timestamp))sym("cuptiGetTimestamp");
-    lib.gpu.dropped = (__typeof__(lib.gpu.dropped))sym("cuptiActivityGetNumDroppedRecords");
-    if (!lib.subscribe || !lib.unsubscribe || !lib.enable_callback) {
-        snprintf(why, whylen, "%s is not a CUPTI library (no cuptiSubscribe)", path);
-        close_handle(h);
-        memset(&lib, 0, sizeof lib);
-        return false;
-    }
-    snprintf(lib.path, sizeof lib.path, "%s", path);
-    return true;
-}
-
-static bool is_file(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* SYNCSPY_CUPTI=auto: the candidates of cupti_search_paths, first loadable one wins. */
-static bool load_auto(char *why, size_t whylen)
-{
-    static struct loaded_list loaded; /* once, under state_lock: off the recording path's stack */
-    static char candidates[CUPTI_CANDIDATES_MAX][PATH_MAX];
-    loaded.n = loaded.nrelative = 0;
-    dl_iterate_phdr(list_loaded, &loaded);
-    resolve_relative(&loaded);
-    const char *home = getenv("CUDA_HOME");
-    struct cupti_search in = {loaded.paths, loaded.n, home && *home ? home : NULL};
-    size_t n = cupti_search_paths(&in, candidates, CUPTI_CANDIDATES_MAX);
-    snprintf(why, whylen, "no libcupti found (beside libcudart, in a CUPTI wheel, under CUDA_HOME "
-             "or on the loader's path)");
-    for (size_t i = 0; i < n; i++) {
-        bool bare = candidates[i][0] != '/';
-        if (!bare && !is_file(candidates[i]))
-            continue;
-        char err[PATH_MAX + 128];
-        if (load_one(candidates[i], err, sizeof err))
-            return true;
-        if (!bare) /* an existing file that does not load is worth naming */
-            snprintf(why, whylen, "%s", err);
-        dbg(2, "CUPTI: %s", err);
-    }
-    return false;
-}
-
-/* ---- classification helpers ------------------------------------------------------------------ */
-
-static void resolve_driver(void)
-{
-    if (atomic_load_explicit(&pointer_attribute, memory_order_relaxed))
-        return;
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD); /* only the copy in use */
-    if (!h)
-        return;
-    void *f = dlsym(h, "cuPointerGetAttribute");
-    close_handle(h);
-    if (f && !native_stack_is_agent_pc((uintptr_t)f))
-        atomic_store(&pointer_attribute, (__typeof__(pointer_attribute))f);
-}
-
-/* What the driver says p is: unknown host memory is pageable (CUDA_ERROR_INVALID_VALUE). */
-static enum cupti_mem memory_of(const void *p)
+/* Unknown host memory is pageable (cuPointerGetAttribute says CUDA_ERROR_INVALID_VALUE). */
+static enum mem_kind driver_memory(const void *p)
 {
     CUresult (*f)(void *, CUpointer_attribute, CUdeviceptr) =
-        atomic_load_explicit(&pointer_attribute, memory_order_relaxed);
+        (__typeof__(f))real_cached(REAL_cuPointerGetAttribute); /* resolved at subscribe */
     if (!f || !p)
-        return CUPTI_MEM_UNKNOWN;
+        return MEM_UNKNOWN;
     unsigned int managed = 0, type = 0;
     CUresult r = f(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)p);
     if (r == CUDA_SUCCESS && managed)
-        return CUPTI_MEM_MANAGED;
+        return MEM_MANAGED;
     r = f(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p);
     if (r == CUDA_ERROR_INVALID_VALUE)
-        return CUPTI_MEM_PAGEABLE;
+        return MEM_PAGEABLE;
     if (r != CUDA_SUCCESS)
-        return CUPTI_MEM_UNKNOWN;
-    return type == CU_MEMORYTYPE_HOST ? CUPTI_MEM_PINNED : CUPTI_MEM_DEVICE;
+        return MEM_UNKNOWN;
+    return type == CU_MEMORYTYPE_HOST ? MEM_PINNED : MEM_DEVICE;
 }
 
 /* The API id of a callback's function: the shim's own id when it is one of its names (a
@@ -341,7 +154,7 @@ static void on_api_enter(uint32_t domain, uint32_t cbid, const CUpti_CallbackDat
     if (!atomic_load_explicit(&active, memory_order_relaxed))
         return;
     struct sync_call c = {.api = api_for(domain, cbid, d->functionName)};
-    tl.is_sync = cupti_classify(domain, cbid, d->functionParams, memory_of, &c);
+    tl.is_sync = sync_rules_cupti(domain, cbid, d->functionParams, driver_memory, &c);
     tl.call = c;
     tl.domain = domain;
     tl.cbid = cbid;
@@ -364,7 +177,7 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
 {
     bool ours = tl.open && tl.domain == domain && tl.cbid == cbid && tl.corr == d->correlationId &&
                 tl.gen == atomic_load_explicit(&generation, memory_order_relaxed);
-    bool gpu = atomic_load_explicit(&cupti_gpu_tracking, memory_order_relaxed);
+    bool gpu = atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed);
     if (!ours) {
         if (gpu) /* a call the shim records (or a nested one): its ids, for the GPU join */
             note_exit(domain, d->correlationId, agent_now_ns());
@@ -379,11 +192,12 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
     if (!tl.is_sync || (d->functionReturnValue && *(const int *)d->functionReturnValue != 0))
         return;
     tl.call.end_ns = end;
+    tl.call.via_cupti = true; /* frames start at the caller of the CUDA API */
     if (!agent_enter())
         return;
-    native_stack_skip_cuda = true; /* frames start at the caller of the CUDA API */
+    if (gpu)
+        cupti_take_correlation(&tl.call);
     agent_sync(&tl.call);
-    native_stack_skip_cuda = false;
     agent_leave();
 }
 
@@ -407,37 +221,16 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 static void enable_sync_family(void)
 {
     static const uint32_t domains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API};
+    enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
     size_t failed = 0;
     for (size_t k = 0; k < 2; k++) {
         const uint32_t *ids;
-        size_t n = cupti_sync_cbids(domains[k], &ids);
+        size_t n = sync_rules_cupti_cbids(domains[k], &ids);
         for (size_t i = 0; i < n; i++)
-            failed += lib.enable_callback(1, subscriber, (CUpti_CallbackDomain)domains[k], ids[i]) !=
-                      CUPTI_SUCCESS;
+            failed += enable(1, subscriber, (CUpti_CallbackDomain)domains[k], ids[i]) != CUPTI_SUCCESS;
     }
     if (failed)
         dbg(1, "CUPTI: %zu callbacks could not be enabled", failed);
-}
-
-/* The skipped frames of a CUPTI-delivered call: the CUDA objects it came through. */
-static void set_skip_ranges(void)
-{
-    static const char *const objects[] = {"libcupti.so", "libcuda.so", "libcudart.so"};
-    struct native_range r[NATIVE_SKIP_RANGES_MAX];
-    int n = native_stack_object_ranges(objects, 3, r, NATIVE_SKIP_RANGES_MAX);
-    native_stack_set_skip_ranges(r, n);
-}
-
-static void start_gpu(void)
-{
-    uint32_t v = 0;
-    const char *why = NULL;
-    if (!lib.version || lib.version(&v) != CUPTI_SUCCESS || v / 10000 != CUPTI_API_VERSION / 10000)
-        why = "its activity records are read as CUDA 13's, and this libcupti is another release";
-    else
-        why = cupti_gpu_start(&lib.gpu);
-    if (why)
-        notice_once(&said_gpu, "SYNCSPY_GPU=1: no GPU idle times: %s", why);
 }
 
 static void subscribe(void)
@@ -447,23 +240,26 @@ static void subscribe(void)
                                      .subscriberName = "syncspy",
                                      .oldSubscriberName = old,
                                      .oldSubscriberSize = sizeof old};
-    CUptiResult r = lib.subscribe_v2 ? lib.subscribe_v2(&subscriber, on_callback, NULL, &params)
-                                     : lib.subscribe(&subscriber, on_callback, NULL);
+    subscribe_v2_fn v2 = CUPTI_FN(subscribe_v2_fn, cuptiSubscribe_v2);
+    CUptiResult r = v2 ? v2(&subscriber, on_callback, NULL, &params)
+                       : CUPTI_FN(subscribe_fn, cuptiSubscribe)(&subscriber, on_callback, NULL);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         notice_once(&said_unavailable, "no CUPTI (in use by another tool: %s): " SHIM_ALONE,
                     old[0] ? old : "a profiler, Nsight or a debugger");
         return;
     }
     if (r != CUPTI_SUCCESS) {
-        notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE, lib.path,
+        notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE, lib_path,
                     result_text(r));
         return;
     }
-    resolve_driver();
-    set_skip_ranges();
+    real_resolve(REAL_cuPointerGetAttribute); /* the driver in use, for the copy rules */
+    /* the skipped frames of a CUPTI-delivered call: the CUDA objects it came through */
+    static const char *const objects[] = {"libcupti.so", "libcuda.so", "libcudart.so"};
+    agent_skip_objects(objects, 3);
     enable_sync_family();
     atomic_store(&active, true);
-    dbg(1, "CUPTI: %s subscribed (driver and runtime syncs)", lib.path);
+    dbg(1, "CUPTI: %s subscribed (driver and runtime syncs)", lib_path);
 }
 
 void cupti_start(const struct config *cfg)
@@ -476,83 +272,47 @@ void cupti_start(const struct config *cfg)
         notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
     } else {
         char why[PATH_MAX + 160];
-        bool ok = cfg->cupti == CUPTI_PATH ? load_one(cfg->cupti_path, why, sizeof why)
-                                           : load_auto(why, sizeof why);
-        if (ok)
+        if (cupti_load(cfg, lib_path, sizeof lib_path, why, sizeof why))
             subscribe();
         else
             notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
     }
-    if (cfg->gpu && atomic_load(&active))
-        start_gpu();
-    else if (cfg->gpu)
-        notice_once(&said_gpu, "SYNCSPY_GPU=1 needs CUPTI: no GPU idle times");
+    /* SYNCSPY_GPU=1: the agent starts its collector with this libcupti, or says why not */
+    agent_cupti_ready(atomic_load(&active) ? real_cupti_symbol : NULL);
     tl.in_cupti = false;
     pthread_mutex_unlock(&state_lock);
 }
 
-void cupti_finish(void)
+void cupti_take_correlation(struct sync_call *call)
 {
-    if (!atomic_load(&started))
-        return;
-    cupti_gpu_finish();
-}
-
-void cupti_gpu_note(uint32_t site_id, const struct sync_call *call)
-{
-    uint32_t runtime_corr = 0, driver_corr = 0;
+    call->runtime_corr = call->driver_corr = 0;
     if (tl.last_exit_ns >= call->start_ns) { /* the calls that returned inside this one */
-        runtime_corr = tl.last_runtime_corr;
-        driver_corr = tl.last_driver_corr;
+        call->runtime_corr = tl.last_runtime_corr;
+        call->driver_corr = tl.last_driver_corr;
     }
     tl.last_runtime_corr = tl.last_driver_corr = 0;
     tl.last_exit_ns = 0;
-    cupti_gpu_sync(site_id, call->end_ns, runtime_corr, driver_corr);
 }
 
 /* ---- another CUPTI client ---------------------------------------------------------------------- */
 
 /* Another client wants CUPTI: syncspy's activity collection and subscription go first (CUPTI 13
- * takes one subscriber), once; the shim carries on. */
+ * takes one subscriber), once; the runtime entry points carry on. */
 static void step_aside(const char *what, bool activity_only)
 {
     if (!atomic_load(&started))
         return;
     pthread_mutex_lock(&state_lock);
     tl.in_cupti = true;
-    if (atomic_load(&cupti_gpu_tracking)) {
-        cupti_gpu_stop(); /* the records so far are delivered first */
-        notice_once(&said_gpu, "another CUPTI client calls %s: no GPU idle times from now on", what);
-    }
+    agent_cupti_leaving(what); /* SYNCSPY_GPU=1's records so far are delivered first */
     if (!activity_only && atomic_exchange(&active, false)) {
         atomic_fetch_add(&generation, 1);
-        lib.unsubscribe(subscriber);
+        CUPTI_FN(unsubscribe_fn, cuptiUnsubscribe)(subscriber);
         notice_once(&said_aside, "another tool subscribes to CUPTI (torch.profiler, Nsight, ...): "
                     "syncspy hands CUPTI over to it and from now on is " SHIM_ALONE);
     }
     tl.in_cupti = false;
     pthread_mutex_unlock(&state_lock);
-}
-
-/* The definition the caller would have reached without syncspy preloaded: its own object's
- * dependency tree first (a library that links libcupti), then the global scope after syncspy,
- * then the libcupti syncspy loaded. */
-static void *next_definition(const char *name, const void *caller)
-{
-    Dl_info info;
-    if (caller && dladdr(caller, &info) && info.dli_fname && info.dli_fname[0]) {
-        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            void *f = dlsym(h, name);
-            close_handle(h);
-            if (f && !native_stack_is_agent_pc((uintptr_t)f))
-                return f;
-        }
-    }
-    void *f = dlsym(RTLD_NEXT, name);
-    if (f && !native_stack_is_agent_pc((uintptr_t)f))
-        return f;
-    return lib.handle ? sym(name) : NULL;
 }
 
 SYNCSPY_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc callback,
@@ -561,7 +321,7 @@ SYNCSPY_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_Cal
     const void *caller = __builtin_return_address(0);
     if (!tl.in_cupti)
         step_aside("cuptiSubscribe", false);
-    __typeof__(&cuptiSubscribe) real = (__typeof__(&cuptiSubscribe))next_definition("cuptiSubscribe", caller);
+    __typeof__(&cuptiSubscribe) real = (__typeof__(&cuptiSubscribe))real_next_for_caller("cuptiSubscribe", caller);
     return real ? real(sub, callback, userdata) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
@@ -572,7 +332,7 @@ SYNCSPY_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_
     if (!tl.in_cupti)
         step_aside("cuptiSubscribe_v2", false);
     __typeof__(&cuptiSubscribe_v2) real =
-        (__typeof__(&cuptiSubscribe_v2))next_definition("cuptiSubscribe_v2", caller);
+        (__typeof__(&cuptiSubscribe_v2))real_next_for_caller("cuptiSubscribe_v2", caller);
     return real ? real(sub, callback, userdata, params) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
@@ -583,6 +343,28 @@ SYNCSPY_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackR
     if (!tl.in_cupti)
         step_aside("cuptiActivityRegisterCallbacks", true);
     __typeof__(&cuptiActivityRegisterCallbacks) real = (__typeof__(&cuptiActivityRegisterCallbacks))
-        next_definition("cuptiActivityRegisterCallbacks", caller);
+        real_next_for_caller("cuptiActivityRegisterCallbacks", caller);
     return real ? real(request, complete) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+/* ---- names (pure) --------------------------------------------------------------------------- */
+
+void cupti_api_name(uint32_t domain, const char *function_name, char *out, size_t len)
+{
+    if (len == 0)
+        return;
+    const char *name = function_name && *function_name ? function_name : "?";
+    size_t n = strlen(name);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        /* "_v" and four or more digits at the end: CUPTI's version suffix, not the name */
+        size_t d = n;
+        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+            d--;
+        if (n - d >= 4 && d >= 3 && name[d - 1] == 'v' && name[d - 2] == '_')
+            n = d - 2;
+    }
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, name, n);
+    out[n] = 0;
 }

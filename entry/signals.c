@@ -1,10 +1,9 @@
-/* agent/signals.c: SIGTERM/SIGINT (see signals.h). The handler is async-signal-safe: atomics,
+/* entry/signals.c: SIGTERM/SIGINT (see signals.h). The handler is async-signal-safe: atomics,
  * write() to a pipe, poll(), sigprocmask, the real sigaction and raise. The interposed
  * sigaction()/signal() run on the program's threads outside any CUDA call; for other signals,
  * and before the first CUDA call, they only forward. */
-#include "agent/signals.h"
+#include "entry/signals.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,9 +11,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "agent/core.h"
+#include "agent/lifecycle.h"
 #include "common/compiler.h"
-#include "agent/flusher.h"
-#include "agent/internal.h"
+#include "entry/real.h"
 
 #define REPORT_TIMEOUT_MS 3000
 
@@ -23,7 +23,6 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static const int watched[] = {SIGTERM, SIGINT};
 static struct sigaction user_act[2];  /* what the program asked for */
 static _Atomic bool installed[2];
-_Atomic bool agent_finishing_from_signal;
 static pthread_mutex_t act_lock = PTHREAD_MUTEX_INITIALIZER; /* program-side updates only */
 
 static int slot(int sig)
@@ -36,10 +35,7 @@ static int slot(int sig)
 
 static sigaction_fn real_sigaction(void)
 {
-    static sigaction_fn fn;
-    if (!fn)
-        fn = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-    return fn;
+    return (sigaction_fn)real_get(REAL_sigaction);
 }
 
 static void call_user(int i, int sig, siginfo_t *info, void *uc)
@@ -68,7 +64,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
         return;
     }
     if (h != SIG_DFL) {
-        flusher_kick(); /* the program decides what happens next; its records go to disk soon */
+        agent_flush_soon(); /* the program decides what happens next; its records go to disk soon */
         call_user(i, sig, info, uc);
         errno = saved;
         return;
@@ -80,10 +76,7 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
         errno = saved;
         return;
     }
-    if (agent_cuda_seen()) {
-        atomic_store(&agent_finishing_from_signal, true);
-        flusher_finish_from_signal(sig, REPORT_TIMEOUT_MS);
-    }
+    agent_finish_from_signal(REPORT_TIMEOUT_MS);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;

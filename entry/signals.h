@@ -1,4 +1,4 @@
-/* agent/signals.h: SIGTERM and SIGINT. When the program lets one of them kill the process (the
+/* entry/signals.h: SIGTERM and SIGINT. When the program lets one of them kill the process (the
  * default action), the agent first writes the exit report and summary.json (on the flusher
  * thread, at most 3 s), then the default action proceeds. When the program has a handler, the
  * trace is flushed soon and the program's handler runs as if the agent were not there. The

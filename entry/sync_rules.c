@@ -1,104 +1,112 @@
-/* collectors/cupti_rules.c: the pure parts of the CUPTI collector (see cupti.h): where libcupti
- * is looked for, which driver and runtime calls are syncs (from their CUPTI params structs), and
- * the API names. No state, no I/O: unit-tested in tests/unit/test_cupti.c. cupti_classify runs
- * inside a CUDA call on the application's thread: no malloc, no locks, no stdio. */
-#include "collectors/cupti.h"
+/* entry/sync_rules.c: is this call a sync (see sync_rules.h)? The copy rule once, the runtime
+ * calls by their cudaMemcpyKind, and the driver and runtime calls CUPTI sees by their params
+ * structs. Pure: no state, no I/O. Runs inside a CUDA call on the application's thread: no
+ * malloc, no locks, no stdio. */
+#include "entry/sync_rules.h"
 
 #include <cupti.h> /* the callback ids and the params structs of generated_cuda*_meta.h */
-#include <stdio.h>
-#include <string.h>
 
-/* ---- where libcupti is looked for ----------------------------------------------------------- */
+/* ---- the rules ----------------------------------------------------------------------------- */
 
-static const char *const cupti_names[] = {"libcupti.so.13", "libcupti.so.12", "libcupti.so"};
-#define NNAMES (sizeof cupti_names / sizeof cupti_names[0])
-
-struct paths {
-    char (*out)[PATH_MAX];
-    size_t n, max;
-};
-
-static void add_path(struct paths *p, const char *dir, size_t dirlen, const char *tail)
+static bool on_host(enum mem_kind k)
 {
-    if (p->n >= p->max)
-        return;
-    char buf[PATH_MAX];
-    int k = snprintf(buf, sizeof buf, "%.*s%s", (int)dirlen, dir, tail);
-    if (k < 0 || (size_t)k >= sizeof buf)
-        return;
-    for (size_t i = 0; i < p->n; i++)
-        if (!strcmp(p->out[i], buf))
-            return;
-    memcpy(p->out[p->n++], buf, (size_t)k + 1);
+    return k == MEM_HOST || k == MEM_PINNED || k == MEM_PAGEABLE;
 }
 
-static const char *base_name(const char *path)
+static bool on_device(enum mem_kind k)
 {
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
+    return k == MEM_DEVICE || k == MEM_MANAGED;
 }
 
-/* Each candidate name in dir (dirlen bytes of it, ending with '/'). */
-static void add_names(struct paths *p, const char *dir, size_t dirlen)
+static enum mem_kind ask_kind(mem_oracle ask, const void *p)
 {
-    for (size_t i = 0; i < NNAMES; i++)
-        add_path(p, dir, dirlen, cupti_names[i]);
+    return ask && p ? ask(p) : MEM_UNKNOWN;
 }
 
-/* The site-packages (or dist-packages) folder a path lies in, with its trailing '/': its
- * length, 0 when none. */
-static size_t packages_prefix(const char *path)
+/* A host end: asked about only for an Async form (the synchronous forms are syncs whatever it
+ * is); host memory of an unknown kind stays MEM_HOST (not shown to be pageable). */
+static enum mem_kind host_end(mem_oracle ask, const void *p, bool async)
 {
-    static const char *const marks[] = {"/site-packages/", "/dist-packages/"};
-    for (size_t i = 0; i < 2; i++) {
-        const char *m = strstr(path, marks[i]);
-        if (m)
-            return (size_t)(m - path) + strlen(marks[i]);
+    if (!async)
+        return MEM_HOST;
+    enum mem_kind k = ask_kind(ask, p);
+    return k == MEM_PINNED || k == MEM_PAGEABLE ? k : MEM_HOST;
+}
+
+bool sync_rules_copy(enum mem_kind dst, enum mem_kind src, bool async, enum copy_dir *dir)
+{
+    if (dst == MEM_UNKNOWN || src == MEM_UNKNOWN)
+        *dir = DIR_NONE;
+    else
+        *dir = on_host(dst) ? (on_host(src) ? DIR_H2H : DIR_D2H) : (on_host(src) ? DIR_H2D : DIR_D2D);
+    /* "For transfers from device memory to device memory, no host-side synchronization is
+     * performed", in either form: the only copy that never is a sync. */
+    if (on_device(dst) && on_device(src))
+        return false;
+    /* Every other synchronous copy is, an end of unknown kind included: it cannot be shown to
+     * be device to device (cudaMemcpyDefault infers the direction from the pointer values). */
+    if (!async)
+        return true;
+    /* Async: host to host is fully synchronous; between host and device only pageable memory
+     * (staged) is. A pageable end with an unknown other end is one of the two. */
+    if (on_host(dst) && on_host(src))
+        return true;
+    return dst == MEM_PAGEABLE || src == MEM_PAGEABLE;
+}
+
+bool sync_rules_runtime_copy(enum cudaMemcpyKind kind, const void *dst, const void *src, bool async,
+                             mem_oracle ask, enum copy_dir *dir)
+{
+    switch (kind) {
+    case cudaMemcpyHostToDevice: return sync_rules_copy(MEM_DEVICE, host_end(ask, src, async), async, dir);
+    case cudaMemcpyDeviceToHost: return sync_rules_copy(host_end(ask, dst, async), MEM_DEVICE, async, dir);
+    case cudaMemcpyDeviceToDevice: return sync_rules_copy(MEM_DEVICE, MEM_DEVICE, async, dir);
+    case cudaMemcpyHostToHost: return sync_rules_copy(MEM_HOST, MEM_HOST, async, dir);
+    default: /* cudaMemcpyDefault: the pointers say (unified virtual addressing) */
+        return sync_rules_copy(ask_kind(ask, dst), ask_kind(ask, src), async, dir);
     }
-    return 0;
 }
 
-size_t cupti_search_paths(const struct cupti_search *in, char (*out)[PATH_MAX], size_t max)
+bool sync_rules_copy_3d(const struct cudaMemcpy3DParms *p, bool async, mem_oracle ask,
+                        enum copy_dir *dir, uint64_t *bytes)
 {
-    struct paths p = {out, 0, max};
-    /* (1) already loaded */
-    for (size_t i = 0; i < in->nloaded; i++)
-        if (in->loaded[i][0] == '/' && !strncmp(base_name(in->loaded[i]), "libcupti.so", 11))
-            add_path(&p, in->loaded[i], strlen(in->loaded[i]), "");
-    /* (2) beside the runtime in use */
-    for (size_t i = 0; i < in->nloaded; i++)
-        if (in->loaded[i][0] == '/' && !strncmp(base_name(in->loaded[i]), "libcudart.so", 12))
-            add_names(&p, in->loaded[i], (size_t)(base_name(in->loaded[i]) - in->loaded[i]));
-    /* (3) the nvidia CUPTI wheel next to any loaded object's package folder */
-    for (size_t i = 0; i < in->nloaded; i++) {
-        size_t k = in->loaded[i][0] == '/' ? packages_prefix(in->loaded[i]) : 0;
-        if (k == 0)
-            continue;
-        char dir[PATH_MAX];
-        if (snprintf(dir, sizeof dir, "%.*snvidia/cuda_cupti/lib/", (int)k, in->loaded[i]) < (int)sizeof dir)
-            add_names(&p, dir, strlen(dir));
-        if (snprintf(dir, sizeof dir, "%.*snvidia/cu13/lib/", (int)k, in->loaded[i]) < (int)sizeof dir)
-            add_path(&p, dir, strlen(dir), "libcupti.so.13");
+    if (!p)
+        return false;
+    /* a zero height or depth counts as one row or slice */
+    *bytes = (uint64_t)p->extent.width * (p->extent.height ? p->extent.height : 1) *
+             (p->extent.depth ? p->extent.depth : 1);
+    if (p->kind == cudaMemcpyDefault && (p->dstArray || p->srcArray)) {
+        enum mem_kind dk = p->dstArray ? MEM_DEVICE : ask_kind(ask, p->dstPtr.ptr);
+        enum mem_kind sk = p->srcArray ? MEM_DEVICE : ask_kind(ask, p->srcPtr.ptr);
+        return sync_rules_copy(dk, sk, async, dir);
     }
-    /* (4) the toolkit */
-    const char *home = in->cuda_home ? in->cuda_home : "/usr/local/cuda";
-    if (home[0] == '/') {
-        size_t n = strlen(home);
-        while (n > 1 && home[n - 1] == '/')
-            n--;
-        char dir[PATH_MAX];
-        if (snprintf(dir, sizeof dir, "%.*s/lib64/", (int)n, home) < (int)sizeof dir)
-            add_names(&p, dir, strlen(dir));
-        if (snprintf(dir, sizeof dir, "%.*s/extras/CUPTI/lib64/", (int)n, home) < (int)sizeof dir)
-            add_names(&p, dir, strlen(dir));
-    }
-    /* (5) the loader's own search (LD_LIBRARY_PATH, its cache, the system folders) */
-    add_path(&p, "", 0, "libcupti.so.13");
-    add_path(&p, "", 0, "libcupti.so");
-    return p.n;
+    return sync_rules_runtime_copy(p->kind, p->dstArray ? NULL : p->dstPtr.ptr,
+                                   p->srcArray ? NULL : p->srcPtr.ptr, async, ask, dir);
 }
 
-/* ---- which calls are syncs ------------------------------------------------------------------ */
+bool sync_rules_from_symbol(enum cudaMemcpyKind kind, const void *dst, bool async, mem_oracle ask,
+                            enum copy_dir *dir)
+{
+    if (kind == cudaMemcpyDefault)
+        return sync_rules_copy(ask_kind(ask, dst), MEM_DEVICE, async, dir);
+    return sync_rules_runtime_copy(kind, dst, NULL, async, ask, dir);
+}
+
+bool sync_rules_to_symbol(enum cudaMemcpyKind kind, const void *src, bool async, mem_oracle ask,
+                          enum copy_dir *dir)
+{
+    if (kind == cudaMemcpyDefault)
+        return sync_rules_copy(MEM_DEVICE, ask_kind(ask, src), async, dir);
+    return sync_rules_runtime_copy(kind, NULL, src, async, ask, dir);
+}
+
+bool sync_rules_memset(const void *dst, mem_oracle ask)
+{
+    enum mem_kind k = ask_kind(ask, dst);
+    return k == MEM_PINNED || k == MEM_MANAGED;
+}
+
+/* ---- calls seen through CUPTI: which ones, and their params --------------------------------- */
 
 enum rule {
     R_STREAM,     /* first param: the stream; always a sync */
@@ -111,7 +119,7 @@ enum rule {
     R_D_ANY,      /* cuMemcpy / cuMemcpyAsync: unified addresses, the pointers say */
     R_D_2D,       /* cuMemcpy2D*: a CUDA_MEMCPY2D */
     R_D_3D,       /* cuMemcpy3D*: a CUDA_MEMCPY3D */
-    R_D_MEMSET,   /* cuMemsetD8/16/32: sync on pinned or managed memory */
+    R_D_MEMSET,   /* cuMemsetD8/16/32 */
     R_D_FREE,     /* cuMemFree: a non-zero pointer */
     R_D_FREEHOST, /* cuMemFreeHost: a non-NULL pointer */
     R_R_COPY,     /* cudaMemcpy*: (dst, src, count, kind[, stream]) */
@@ -119,7 +127,7 @@ enum rule {
     R_R_3D,       /* cudaMemcpy3D*: (const cudaMemcpy3DParms *[, stream]) */
     R_R_TOSYM,    /* cudaMemcpyToSymbol*: (symbol, src, count, offset, kind[, stream]) */
     R_R_FROMSYM,  /* cudaMemcpyFromSymbol*: (dst, symbol, count, offset, kind[, stream]) */
-    R_R_MEMSET,   /* cudaMemset: sync on pinned or managed memory */
+    R_R_MEMSET,   /* cudaMemset */
     R_R_FREE,     /* cudaFree, cudaFreeHost, cudaFreeArray: a non-NULL first param */
 };
 
@@ -179,7 +187,7 @@ static const struct sync_rule runtime_rules[] = {
 };
 #undef R
 
-size_t cupti_sync_cbids(uint32_t domain, const uint32_t **cbids)
+size_t sync_rules_cupti_cbids(uint32_t domain, const uint32_t **cbids)
 {
     static uint32_t driver_ids[sizeof driver_rules / sizeof driver_rules[0]];
     static uint32_t runtime_ids[sizeof runtime_rules / sizeof runtime_rules[0]];
@@ -216,127 +224,53 @@ static const struct sync_rule *find_rule(uint32_t domain, uint32_t cbid)
     return NULL;
 }
 
-static bool is_host(enum cupti_mem m)
-{
-    return m == CUPTI_MEM_PINNED || m == CUPTI_MEM_PAGEABLE;
-}
-
-static enum cupti_mem ask(cupti_mem_fn mem, const void *p)
-{
-    return mem && p ? mem(p) : CUPTI_MEM_UNKNOWN;
-}
-
-/* A copy between host memory and the device: synchronous in its synchronous form, and in its
- * Async form when the host memory is pageable (staged through a bounce buffer). */
-static bool host_copy(bool async, cupti_mem_fn mem, const void *host)
-{
-    return !async || ask(mem, host) == CUPTI_MEM_PAGEABLE;
-}
-
-/* A copy whose ends are known only by their memory (unified addressing, cudaMemcpyDefault, the
- * driver's CU_MEMORYTYPE_UNIFIED). */
-static bool any_copy(bool async, enum cupti_mem dk, enum cupti_mem sk, enum copy_dir *dir)
-{
-    if (dk == CUPTI_MEM_UNKNOWN || sk == CUPTI_MEM_UNKNOWN) {
-        *dir = DIR_NONE;
-        return !async; /* the synchronous forms are, bar device to device: assume they are */
-    }
-    *dir = is_host(dk) ? (is_host(sk) ? DIR_H2H : DIR_D2H) : (is_host(sk) ? DIR_H2D : DIR_D2D);
-    if (*dir == DIR_D2D)
-        return false;
-    if (*dir == DIR_H2H || !async)
-        return true;
-    return (*dir == DIR_H2D ? sk : dk) == CUPTI_MEM_PAGEABLE;
-}
-
 /* One end of a driver 2D/3D copy, by its CUmemorytype. */
-static enum cupti_mem driver_end(cupti_mem_fn mem, CUmemorytype type, const void *host, CUdeviceptr dev)
+static enum mem_kind driver_end(mem_oracle ask, bool async, CUmemorytype type, const void *host,
+                                CUdeviceptr dev)
 {
     switch (type) {
-    case CU_MEMORYTYPE_HOST: {
-        enum cupti_mem m = ask(mem, host);
-        return m == CUPTI_MEM_PINNED ? m : CUPTI_MEM_PAGEABLE;
-    }
+    case CU_MEMORYTYPE_HOST: return host_end(ask, host, async);
     case CU_MEMORYTYPE_DEVICE:
-    case CU_MEMORYTYPE_ARRAY: return CUPTI_MEM_DEVICE;
-    case CU_MEMORYTYPE_UNIFIED: return ask(mem, (const void *)(uintptr_t)dev);
-    default: return CUPTI_MEM_UNKNOWN;
+    case CU_MEMORYTYPE_ARRAY: return MEM_DEVICE;
+    case CU_MEMORYTYPE_UNIFIED: return ask_kind(ask, (const void *)(uintptr_t)dev);
+    default: return MEM_UNKNOWN;
     }
 }
 
-/* A runtime copy by its cudaMemcpyKind (the shim's rule, shim/classify.c). */
-static bool runtime_copy(enum cudaMemcpyKind kind, const void *dst, const void *src, bool async,
-                         cupti_mem_fn mem, enum copy_dir *dir)
-{
-    switch (kind) {
-    case cudaMemcpyHostToDevice: *dir = DIR_H2D; return host_copy(async, mem, src);
-    case cudaMemcpyDeviceToHost: *dir = DIR_D2H; return host_copy(async, mem, dst);
-    case cudaMemcpyDeviceToDevice: *dir = DIR_D2D; return false;
-    case cudaMemcpyHostToHost: *dir = DIR_H2H; return true;
-    default: return any_copy(async, ask(mem, dst), ask(mem, src), dir);
-    }
-}
-
-/* The 3D forms: an array end is device memory, else the pointer's kind says. */
-static bool runtime_copy_3d(const struct cudaMemcpy3DParms *p, bool async, cupti_mem_fn mem,
-                            enum copy_dir *dir, uint64_t *bytes)
-{
-    if (!p)
-        return false;
-    *bytes = (uint64_t)p->extent.width * p->extent.height * p->extent.depth;
-    const void *dst = p->dstArray ? NULL : p->dstPtr.ptr, *src = p->srcArray ? NULL : p->srcPtr.ptr;
-    if (p->kind == cudaMemcpyDefault && (p->dstArray || p->srcArray)) {
-        enum cupti_mem dk = p->dstArray ? CUPTI_MEM_DEVICE : ask(mem, dst);
-        enum cupti_mem sk = p->srcArray ? CUPTI_MEM_DEVICE : ask(mem, src);
-        return any_copy(async, dk, sk, dir);
-    }
-    return runtime_copy(p->kind, dst, src, async, mem, dir);
-}
-
-static bool pinned_or_managed(cupti_mem_fn mem, const void *p)
-{
-    enum cupti_mem m = ask(mem, p);
-    return m == CUPTI_MEM_PINNED || m == CUPTI_MEM_MANAGED;
-}
-
-static bool classify_driver_copy(const struct sync_rule *r, const void *params, cupti_mem_fn mem,
+static bool classify_driver_copy(const struct sync_rule *r, const void *params, mem_oracle ask,
                                  struct sync_call *c)
 {
     switch (r->rule) {
     case R_D_DTOH: {
         const cuMemcpyDtoHAsync_v2_params *p = params;
-        c->dir = DIR_D2H;
         c->bytes = p->ByteCount;
         c->stream = r->async ? (uintptr_t)p->hStream : 0;
-        return host_copy(r->async, mem, p->dstHost);
+        return sync_rules_copy(host_end(ask, p->dstHost, r->async), MEM_DEVICE, r->async, &c->dir);
     }
     case R_D_HTOD: {
         const cuMemcpyHtoDAsync_v2_params *p = params;
-        c->dir = DIR_H2D;
         c->bytes = p->ByteCount;
         c->stream = r->async ? (uintptr_t)p->hStream : 0;
-        return host_copy(r->async, mem, p->srcHost);
+        return sync_rules_copy(MEM_DEVICE, host_end(ask, p->srcHost, r->async), r->async, &c->dir);
     }
     case R_D_ATOH: {
         const cuMemcpyAtoHAsync_v2_params *p = params;
-        c->dir = DIR_D2H;
         c->bytes = p->ByteCount;
         c->stream = r->async ? (uintptr_t)p->hStream : 0;
-        return host_copy(r->async, mem, p->dstHost);
+        return sync_rules_copy(host_end(ask, p->dstHost, r->async), MEM_DEVICE, r->async, &c->dir);
     }
     case R_D_HTOA: {
         const cuMemcpyHtoAAsync_v2_params *p = params;
-        c->dir = DIR_H2D;
         c->bytes = p->ByteCount;
         c->stream = r->async ? (uintptr_t)p->hStream : 0;
-        return host_copy(r->async, mem, p->srcHost);
+        return sync_rules_copy(MEM_DEVICE, host_end(ask, p->srcHost, r->async), r->async, &c->dir);
     }
     case R_D_ANY: {
         const cuMemcpyAsync_params *p = params;
         c->bytes = p->ByteCount;
         c->stream = r->async ? (uintptr_t)p->hStream : 0;
-        return any_copy(r->async, ask(mem, (const void *)(uintptr_t)p->dst),
-                        ask(mem, (const void *)(uintptr_t)p->src), &c->dir);
+        return sync_rules_copy(ask_kind(ask, (const void *)(uintptr_t)p->dst),
+                               ask_kind(ask, (const void *)(uintptr_t)p->src), r->async, &c->dir);
     }
     case R_D_2D: {
         const cuMemcpy2DAsync_v2_params *p = params;
@@ -345,8 +279,9 @@ static bool classify_driver_copy(const struct sync_rule *r, const void *params, 
         if (!m)
             return false;
         c->bytes = (uint64_t)m->WidthInBytes * m->Height;
-        return any_copy(r->async, driver_end(mem, m->dstMemoryType, m->dstHost, m->dstDevice),
-                        driver_end(mem, m->srcMemoryType, m->srcHost, m->srcDevice), &c->dir);
+        return sync_rules_copy(driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
+                               driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice),
+                               r->async, &c->dir);
     }
     case R_D_3D: {
         const cuMemcpy3DAsync_v2_params *p = params;
@@ -355,14 +290,15 @@ static bool classify_driver_copy(const struct sync_rule *r, const void *params, 
         if (!m)
             return false;
         c->bytes = (uint64_t)m->WidthInBytes * m->Height * m->Depth;
-        return any_copy(r->async, driver_end(mem, m->dstMemoryType, m->dstHost, m->dstDevice),
-                        driver_end(mem, m->srcMemoryType, m->srcHost, m->srcDevice), &c->dir);
+        return sync_rules_copy(driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
+                               driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice),
+                               r->async, &c->dir);
     }
     default: return false;
     }
 }
 
-static bool classify_runtime_copy(const struct sync_rule *r, const void *params, cupti_mem_fn mem,
+static bool classify_runtime_copy(const struct sync_rule *r, const void *params, mem_oracle ask,
                                   struct sync_call *c)
 {
     switch (r->rule) {
@@ -370,49 +306,37 @@ static bool classify_runtime_copy(const struct sync_rule *r, const void *params,
         const cudaMemcpyAsync_v3020_params *p = params;
         c->bytes = p->count;
         c->stream = r->async ? (uintptr_t)p->stream : 0;
-        return runtime_copy(p->kind, p->dst, p->src, r->async, mem, &c->dir);
+        return sync_rules_runtime_copy(p->kind, p->dst, p->src, r->async, ask, &c->dir);
     }
     case R_R_2D: {
         const cudaMemcpy2DAsync_v3020_params *p = params;
         c->bytes = (uint64_t)p->width * p->height;
         c->stream = r->async ? (uintptr_t)p->stream : 0;
-        return runtime_copy(p->kind, p->dst, p->src, r->async, mem, &c->dir);
+        return sync_rules_runtime_copy(p->kind, p->dst, p->src, r->async, ask, &c->dir);
     }
     case R_R_3D: {
         const cudaMemcpy3DAsync_v3020_params *p = params;
         c->stream = r->async ? (uintptr_t)p->stream : 0;
-        return runtime_copy_3d(p->p, r->async, mem, &c->dir, &c->bytes);
+        return sync_rules_copy_3d(p->p, r->async, ask, &c->dir, &c->bytes);
     }
-    case R_R_TOSYM: { /* the symbol is device memory */
+    case R_R_TOSYM: {
         const cudaMemcpyToSymbolAsync_v3020_params *p = params;
         c->bytes = p->count;
         c->stream = r->async ? (uintptr_t)p->stream : 0;
-        if (p->kind == cudaMemcpyDeviceToDevice ||
-            (p->kind == cudaMemcpyDefault && !is_host(ask(mem, p->src)))) {
-            c->dir = DIR_D2D;
-            return false;
-        }
-        c->dir = DIR_H2D;
-        return host_copy(r->async, mem, p->src);
+        return sync_rules_to_symbol(p->kind, p->src, r->async, ask, &c->dir);
     }
     case R_R_FROMSYM: {
         const cudaMemcpyFromSymbolAsync_v3020_params *p = params;
         c->bytes = p->count;
         c->stream = r->async ? (uintptr_t)p->stream : 0;
-        if (p->kind == cudaMemcpyDeviceToDevice ||
-            (p->kind == cudaMemcpyDefault && !is_host(ask(mem, p->dst)))) {
-            c->dir = DIR_D2D;
-            return false;
-        }
-        c->dir = DIR_D2H;
-        return host_copy(r->async, mem, p->dst);
+        return sync_rules_from_symbol(p->kind, p->dst, r->async, ask, &c->dir);
     }
     default: return false;
     }
 }
 
-bool cupti_classify(uint32_t domain, uint32_t cbid, const void *params, cupti_mem_fn mem,
-                    struct sync_call *c)
+bool sync_rules_cupti(uint32_t domain, uint32_t cbid, const void *params, mem_oracle ask,
+                      struct sync_call *c)
 {
     const struct sync_rule *r = find_rule(domain, cbid);
     if (!r)
@@ -431,7 +355,7 @@ bool cupti_classify(uint32_t domain, uint32_t cbid, const void *params, cupti_me
         if (!params)
             return false;
         c->bytes = (uint64_t)(r->elem == 1 ? p8->N : r->elem == 2 ? p16->N : p32->N) * r->elem;
-        return pinned_or_managed(mem, (const void *)(uintptr_t)p8->dstDevice);
+        return sync_rules_memset((const void *)(uintptr_t)p8->dstDevice, ask);
     }
     case R_D_FREE:
         return params && ((const cuMemFree_v2_params *)params)->dptr != 0;
@@ -442,36 +366,14 @@ bool cupti_classify(uint32_t domain, uint32_t cbid, const void *params, cupti_me
         if (!p)
             return false;
         c->bytes = p->count;
-        return pinned_or_managed(mem, p->devPtr);
+        return sync_rules_memset(p->devPtr, ask);
     }
     case R_R_FREE: /* cudaFree(void *), cudaFreeHost(void *), cudaFreeArray(cudaArray_t) */
         return params && ((const cudaFree_v3020_params *)params)->devPtr != NULL;
     default:
         if (!params)
             return false;
-        return domain == CUPTI_CB_DOMAIN_DRIVER_API ? classify_driver_copy(r, params, mem, c)
-                                                    : classify_runtime_copy(r, params, mem, c);
+        return domain == CUPTI_CB_DOMAIN_DRIVER_API ? classify_driver_copy(r, params, ask, c)
+                                                    : classify_runtime_copy(r, params, ask, c);
     }
-}
-
-/* ---- names ----------------------------------------------------------------------------------- */
-
-void cupti_api_name(uint32_t domain, const char *function_name, char *out, size_t len)
-{
-    if (len == 0)
-        return;
-    const char *name = function_name && *function_name ? function_name : "?";
-    size_t n = strlen(name);
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-        /* "_v" and four or more digits at the end: CUPTI's version suffix, not the name */
-        size_t d = n;
-        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
-            d--;
-        if (n - d >= 4 && d >= 3 && name[d - 1] == 'v' && name[d - 2] == '_')
-            n = d - 2;
-    }
-    if (n >= len)
-        n = len - 1;
-    memcpy(out, name, n);
-    out[n] = 0;
 }
