@@ -1,8 +1,7 @@
 /* agent/ring.h: a per-thread single-producer single-consumer ring of fixed-size event records
- * (struct tw_event, the trace encoder's own input, so a drain is a copy).
- * The producer is the application's thread inside a CUDA call (no lock, no syscall, no
- * allocation: a full ring drops the record and counts it, never blocks); the consumer is the
- * flusher thread. */
+ * (struct tw_event, the trace encoder's own input: a drain is a copy). The producer is the
+ * application's thread inside a CUDA call (no lock, no syscall, no allocation: a full ring drops
+ * the record and counts it, never blocks); the consumer is the flusher thread. */
 #ifndef SYNCSPY_RING_H
 #define SYNCSPY_RING_H
 

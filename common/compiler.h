@@ -1,4 +1,5 @@
-/* common/compiler.h: attributes and small helpers shared by every module. No state. */
+/* common/compiler.h: attributes and small helpers shared by every layer that runs inside the
+ * target process (entry, agent, collectors, output). No state, no code. */
 #ifndef SYNCSPY_COMPILER_H
 #define SYNCSPY_COMPILER_H
 
