@@ -25,18 +25,27 @@ CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
 CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
 LDLIBS := -lunwind -ldl -lpthread
 
-# --- the agent -----------------------------------------------------------------------------
-CORE_SRCS := $(wildcard agent/*.c) $(wildcard collectors/*.c) \
-             $(filter-out output/cli%.c,$(wildcard output/*.c))
-SHIM_SRCS := $(wildcard shim/*.c)
-CLI_SRCS  := $(wildcard output/cli*.c)
+# --- the layers ----------------------------------------------------------------------------
+# Inside the target process: entry/ (every symbol the loader binds) -> agent/ (the core) ->
+# output/ (in-process writers), collectors/ called by the agent, common/ under all of them. The
+# CLI (cli/) is a program of its own that reads files and links only output/'s renderers.
+CORE_SRCS := $(wildcard common/*.c) $(wildcard agent/*.c) $(wildcard collectors/*.c) \
+             $(wildcard output/*.c)
+OUTPUT_SRCS := $(wildcard output/*.c)
+ENTRY_SRCS := $(wildcard entry/*.c)
+CLI_SRCS  := $(filter-out cli/main.c,$(wildcard cli/*.c))
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
+OUTPUT_OBJS := $(OUTPUT_SRCS:%.c=$(BUILD)/obj/%.o)
+ENTRY_OBJS := $(ENTRY_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_MAIN_OBJ := $(BUILD)/obj/cli/main.o
 
 LIB   := $(BUILD)/libsyncspy.so
 CORE_A := $(BUILD)/libsyncspy_core.a
+ENTRY_A := $(BUILD)/libsyncspy_entry.a
+OUTPUT_A := $(BUILD)/libsyncspy_output.a
+CLI_A := $(BUILD)/libsyncspy_cli.a
 CLI   := $(BUILD)/syncspy
 DEPS_STAMP := $(BUILD)/.deps-ok
 
@@ -54,17 +63,29 @@ $(CORE_A): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(ENTRY_A): $(ENTRY_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(OUTPUT_A): $(OUTPUT_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(CLI_A): $(CLI_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
 # Only the CUDA entry points and the public API are exported (-fvisibility=hidden plus
 # SYNCSPY_EXPORT); no symbol version on them (the loader would skip them); libcudart is never
 # linked: the real functions are found at run time.
-$(LIB): $(SHIM_OBJS) $(CORE_A)
-	$(CC) -shared -o $@ $(SHIM_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
+$(LIB): $(ENTRY_OBJS) $(CORE_A)
+	$(CC) -shared -o $@ $(ENTRY_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
 	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
 
-# The fault-injection build of the agent for the reliability tests (agent/faults.c; see
+# The fault-injection build of the agent for the reliability tests (output/faults.c; see
 # output/io.h): the same sources with -DSYNCSPY_FAULTS.
 FAULTS_LIB := $(BUILD)/libsyncspy-faults.so
-FAULTS_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj-faults/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj-faults/%.o)
+FAULTS_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj-faults/%.o) $(ENTRY_SRCS:%.c=$(BUILD)/obj-faults/%.o)
 
 $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -73,13 +94,14 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 $(FAULTS_LIB): $(FAULTS_OBJS)
 	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
 
-$(CLI): $(CLI_OBJS) $(CORE_A)
-	$(CC) -o $@ $(CLI_OBJS) $(CORE_A) $(SANFLAGS) $(LDLIBS)
+# The CLI: its own objects and output/'s renderers; nothing of the agent.
+$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
 -include $(wildcard examples/*.mk)
--include $(CORE_OBJS:.o=.d) $(SHIM_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FAULTS_OBJS:.o=.d)
+-include $(CORE_OBJS:.o=.d) $(ENTRY_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(CLI_MAIN_OBJ:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -1,4 +1,5 @@
-/* agent/apis.c: names and families of the interposed entry points (see apis.h). Constant tables. */
+/* agent/apis.c: the names of the interposed entry points and of the APIs seen only through CUPTI
+ * (see apis.h). A constant table and an append-only one. */
 #include "agent/apis.h"
 
 #include <pthread.h>
@@ -7,13 +8,7 @@
 #include <string.h>
 
 static const char *const names[API_COUNT] = {
-#define X(name, fam) [API_##name] = #name,
-    SYNCSPY_APIS(X)
-#undef X
-};
-
-static const unsigned char families[API_COUNT] = {
-#define X(name, fam) [API_##name] = fam,
+#define X(name) [API_##name] = #name,
     SYNCSPY_APIS(X)
 #undef X
 };
@@ -61,9 +56,4 @@ const char *api_name(uint32_t id)
     if (id - API_COUNT < API_DYNAMIC_MAX && dynamic_names[id - API_COUNT][0])
         return dynamic_names[id - API_COUNT];
     return "?";
-}
-
-enum api_family api_family(uint32_t id)
-{
-    return id < API_COUNT ? (enum api_family)families[id] : FAM_SYNC;
 }

@@ -2,6 +2,7 @@
  * cfg->warnings, not printed: a process that never touches CUDA must print nothing, so the
  * agent prints them at the first CUDA call. */
 #include "agent/config.h"
+#include "output/report.h" /* SYNCSPY_TOP: the report's range, the CLI's --top too */
 
 #include <errno.h>
 #include <stdio.h>
@@ -98,7 +99,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
             warn(cfg, "SYNCSPY_REPORT", v, *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)", "stderr");
     }
 
-    parse_int_var(cfg, get, "SYNCSPY_TOP", 1, 1000, 10, &cfg->top);
+    parse_int_var(cfg, get, "SYNCSPY_TOP", 1, REPORT_TOP_MAX, REPORT_TOP_DEFAULT, &cfg->top);
     parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
     parse_int_var(cfg, get, "SYNCSPY_BUFFER_MB", 1, 1024, 8, &cfg->buffer_mb);
 

@@ -24,7 +24,7 @@ struct config {
     enum step_mode step_mode;      /* SYNCSPY_STEP auto|manual */
     enum report_dest report;       /* SYNCSPY_REPORT stderr|stdout|off|PATH */
     char report_path[PATH_MAX];
-    int top;                       /* SYNCSPY_TOP, default 10, 1..1000 */
+    int top;                       /* SYNCSPY_TOP, default 10, 1..1000 (output/report.h) */
     enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|eager|/abs/path */
     char cupti_path[PATH_MAX];
     bool gpu;                      /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */

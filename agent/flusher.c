@@ -1,7 +1,8 @@
-/* agent/flusher.c: the flusher thread and the trace file (see flusher.h). Runs on its own thread
- * (and at exit on the exiting one): it may allocate and do I/O, never on an application thread's
- * CUDA call. One lock (flush_lock) serializes drains; it is taken before no other agent lock but
- * the registry and step locks inside the agent's visit functions. */
+/* agent/flusher.c: the flusher thread (see flusher.h). Runs on its own thread (and at exit on
+ * the exiting one): it may allocate and do I/O, never on an application thread's CUDA call. It
+ * drains and hands over; what the records look like is output/trace_writer.c's. One lock
+ * (flush_lock) serializes drains; it is taken before no other agent lock but the registry and
+ * step locks inside the functions it calls. */
 #include "agent/flusher.h"
 
 #include <errno.h>
@@ -15,41 +16,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define HASH_NONFATAL_OOM 1 /* never exit() inside the host process: a failed add is skipped */
-#include <uthash.h>
-
 #include "agent/apis.h"
-#include "agent/internal.h"
-#include "agent/log.h"
-#include "agent/pynames.h"
-#include "agent/ring.h"
+#include "agent/core.h"
+#include "agent/frames.h"
 #include "agent/sites.h"
-#include "collectors/pyframes.h"
+#include "agent/steps.h"
+#include "agent/threads.h"
 #include "collectors/symbolize.h"
+#include "common/clock.h"
+#include "common/log.h"
 #include "output/io.h"
 #include "output/trace_writer.h"
 
 #define FLUSH_PERIOD_NS 100000000ull /* at least every 100 ms */
 #define DRAIN_CHUNK 4096
-#define API_CACHE 256
-#define KCACHE 1024
-
-struct id_map { /* u64 key -> u32 id */
-    UT_hash_handle hh;
-    uint64_t key[2];
-    uint32_t id;
-};
+#define OWNERS_MAX 64 /* new threads named per drain pass; the others at the next */
 
 static struct {
     pthread_mutex_t flush_lock;
     int wake[2];              /* non-blocking pipe: a byte wakes the thread (async-signal-safe) */
     int done[2];              /* the thread answers a finish request here */
     _Atomic bool stop;
-    _Atomic int finish_signal; /* a fatal signal asks for the exit report (its number) */
+    _Atomic bool finish_requested;
+    void (*on_finish_request)(void);
     pthread_t thread;
     bool thread_running;
     _Atomic bool started;
@@ -57,157 +49,50 @@ static struct {
     struct trace_writer *tw;
     bool error_said;
     struct symbolizer *sym;
-    struct id_map *frames;   /* (pc, 0) or (code, lasti | 1<<63) -> frame id */
-    struct id_map *kernels;  /* (func, 0) -> string id */
-    struct id_map *threads;  /* (tid, 0) -> 1 */
-    uint32_t next_frame;
-    uint64_t dropped_syncs, dropped_launches; /* last written */
-    struct ring_rec *scratch;
+    struct tw_event *scratch;
     size_t nscratch, capscratch;
-    /* Per-record lookups answered without hashing: the string id of each api id (0: not yet),
-     * and a direct-mapped cache of kernel host function -> name string id. */
-    uint32_t api_ids[API_CACHE];
-    struct {
-        uint64_t func;
-        uint32_t id;
-    } kcache[KCACHE];
 } fl = {
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = {-1, -1},
     .done = {-1, -1},
     .fd = -1,
-    .next_frame = 1,
 };
 
-static uint32_t *map_find(struct id_map *m, uint64_t a, uint64_t b)
+/* ---- what the encoder asks for: names -------------------------------------------------------- */
+
+static const char *name_api(void *ctx, uint32_t api)
 {
-    uint64_t key[2] = {a, b};
-    struct id_map *e;
-    HASH_FIND(hh, m, key, sizeof key, e);
-    return e ? &e->id : NULL;
+    (void)ctx;
+    return api_name(api);
 }
 
-static void map_put(struct id_map **m, uint64_t a, uint64_t b, uint32_t id)
+static const char *name_kernel(void *ctx, uint64_t func)
 {
-    struct id_map *e = calloc(1, sizeof *e);
-    if (!e)
-        return;
-    e->key[0] = a;
-    e->key[1] = b;
-    e->id = id;
-    HASH_ADD(hh, *m, key, sizeof e->key, e);
-}
-
-static void map_free(struct id_map **m)
-{
-    struct id_map *e, *tmp;
-    HASH_ITER(hh, *m, e, tmp) {
-        HASH_DEL(*m, e);
-        free(e);
-    }
-}
-
-/* ---- writing ---------------------------------------------------------------------------- */
-
-static uint32_t frame_id(const struct stack_frame *f)
-{
-    uint64_t a = f->python ? f->code : f->pc, b = f->python ? (f->lasti | (1ull << 63)) : 0;
-    uint32_t *known = map_find(fl.frames, a, b);
-    if (known)
-        return *known;
-    struct trace_frame rec = {.id = fl.next_frame++};
-    if (f->python) {
-        const struct pyname *n = pynames_find(f->code, f->lasti);
-        rec.kind = TRACE_FRAME_PYTHON;
-        rec.function = tw_string(fl.tw, n ? n->function : "?");
-        rec.file = tw_string(fl.tw, n ? n->file : "?");
-        rec.line = n ? n->line : 0;
-    } else {
-        struct sym_info info = {0};
-        if (fl.sym)
-            symbolizer_resolve(fl.sym, f->pc - 1, &info); /* the call, not the return address */
-        rec.kind = TRACE_FRAME_NATIVE;
-        rec.function = tw_string(fl.tw, info.function);
-        rec.module = tw_string(fl.tw, info.module);
-        rec.file = tw_string(fl.tw, info.file);
-        rec.line = info.line;
-        rec.offset = fl.sym ? info.offset : f->pc - 1;
-    }
-    tw_record(fl.tw, TREC_FRAME, &rec, sizeof rec, NULL, 0);
-    map_put(&fl.frames, a, b, rec.id);
-    return rec.id;
-}
-
-static void write_stack(struct stack_rec *st)
-{
-    struct stack_frame frames[TRACE_MAX_FRAMES];
-    uint32_t ids[TRACE_MAX_FRAMES];
-    uint32_t n = pyframes_decode(st->pcs, st->depth, frames, TRACE_MAX_FRAMES);
-    for (uint32_t i = 0; i < n; i++)
-        ids[i] = frame_id(&frames[i]);
-    struct trace_stack rec = {.id = st->id, .nframes = n};
-    tw_record(fl.tw, TREC_STACK, &rec, sizeof rec, ids, n * sizeof ids[0]);
-    st->written = true;
-}
-
-static uint32_t api_string(uint32_t api)
-{
-    if (api >= API_CACHE)
-        return tw_string(fl.tw, api_name(api));
-    if (!fl.api_ids[api])
-        fl.api_ids[api] = tw_string(fl.tw, api_name(api));
-    return fl.api_ids[api];
-}
-
-static uint32_t kernel_name_slow(uint64_t func);
-
-static uint32_t kernel_name(uint64_t func)
-{
-    size_t slot = (size_t)((func >> 4) ^ (func >> 14)) & (KCACHE - 1);
-    if (fl.kcache[slot].func == func && func)
-        return fl.kcache[slot].id;
-    uint32_t id = kernel_name_slow(func);
-    fl.kcache[slot].func = func;
-    fl.kcache[slot].id = id;
-    return id;
-}
-
-static uint32_t kernel_name_slow(uint64_t func)
-{
-    uint32_t *known = map_find(fl.kernels, func, 0);
-    if (known)
-        return *known;
+    (void)ctx;
     /* The host function a kernel is launched by is an ELF symbol (its device stub); CUDA 13's
      * cudaKernel_t handles are not, and stay unnamed. No CUDA call is made from here. */
     struct sym_info info = {0};
-    uint32_t id = 0;
-    if (fl.sym && symbolizer_resolve(fl.sym, (uintptr_t)func, &info) == 0 && info.function)
-        id = tw_string(fl.tw, info.function);
-    map_put(&fl.kernels, func, 0, id);
-    return id;
+    if (fl.sym && symbolizer_resolve(fl.sym, (uintptr_t)func, &info) == 0)
+        return info.function;
+    return NULL;
 }
 
-static void write_event(const struct ring_rec *r)
+static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out)
 {
-    uint32_t api = api_string((uint32_t)r->api);
-    if (r->kind == RING_SYNC) {
-        struct trace_sync rec = {.start_ns = r->t0, .end_ns = r->t1, .stream = r->stream,
-                                 .bytes = r->arg, .step = r->step, .tid = r->tid,
-                                 .stack_id = r->stack_id, .dir = r->dir, .api_name = api};
-        tw_record(fl.tw, TREC_SYNC, &rec, sizeof rec, NULL, 0);
-    } else {
-        struct trace_launch rec = {.time_ns = r->t0, .stream = r->stream, .step = r->step,
-                                   .tid = r->tid, .api_name = api, .kernel_name = kernel_name(r->arg)};
-        tw_record(fl.tw, TREC_LAUNCH, &rec, sizeof rec, NULL, 0);
-    }
+    (void)ctx;
+    frames_name_key(key, fl.sym, out);
 }
+
+static const struct tw_namer namer = {NULL, name_api, name_kernel, name_frame};
+
+/* ---- draining -------------------------------------------------------------------------------- */
 
 struct drain_ctx {
     uint64_t dropped_syncs, dropped_launches;
     struct {
         uint32_t tid;
         char name[16];
-    } owners[64];
+    } owners[OWNERS_MAX];
     unsigned nowners;
 };
 
@@ -217,7 +102,7 @@ static void drain_one(struct ring *ring, uint32_t tid, const char *name, void *a
     struct drain_ctx *ctx = arg;
     ctx->dropped_syncs += atomic_load_explicit(&ring->dropped_syncs, memory_order_relaxed);
     ctx->dropped_launches += atomic_load_explicit(&ring->dropped_launches, memory_order_relaxed);
-    if (ctx->nowners < 64 && !map_find(fl.threads, tid, 0)) {
+    if (ctx->nowners < OWNERS_MAX && !tw_thread_written(fl.tw, tid)) {
         ctx->owners[ctx->nowners].tid = tid;
         snprintf(ctx->owners[ctx->nowners].name, sizeof ctx->owners[0].name, "%s", name);
         ctx->nowners++;
@@ -225,7 +110,7 @@ static void drain_one(struct ring *ring, uint32_t tid, const char *name, void *a
     while (!ring_empty(ring)) {
         if (fl.nscratch == fl.capscratch) {
             size_t cap = fl.capscratch ? fl.capscratch * 2 : DRAIN_CHUNK;
-            struct ring_rec *p = realloc(fl.scratch, cap * sizeof *p);
+            struct tw_event *p = realloc(fl.scratch, cap * sizeof *p);
             if (!p)
                 return; /* left in the ring for the next drain */
             fl.scratch = p;
@@ -233,6 +118,21 @@ static void drain_one(struct ring *ring, uint32_t tid, const char *name, void *a
         }
         fl.nscratch += ring_drain(ring, fl.scratch + fl.nscratch, (uint32_t)(fl.capscratch - fl.nscratch));
     }
+}
+
+/* The stacks of every site that exists now and is not in the file yet; true when any. */
+static bool hand_new_stacks(const struct site_info *sites, size_t n)
+{
+    bool wrote = false;
+    for (size_t i = 0; i < n; i++) {
+        if (tw_stack_written(fl.tw, sites[i].stack_id))
+            continue;
+        struct tw_frame_key keys[TRACE_MAX_FRAMES];
+        uint32_t nkeys = frames_keys(sites[i].words, sites[i].depth, keys, TRACE_MAX_FRAMES);
+        tw_stack(fl.tw, sites[i].stack_id, keys, nkeys);
+        wrote = true;
+    }
+    return wrote;
 }
 
 static void say_io_error(void)
@@ -243,7 +143,7 @@ static void say_io_error(void)
     }
 }
 
-/* One drain of everything queued. Caller holds flush_lock. */
+/* One drain of everything queued, handed to the encoder. Caller holds flush_lock. */
 static void flush_locked(void)
 {
     if (!fl.tw)
@@ -251,82 +151,49 @@ static void flush_locked(void)
     struct drain_ctx ctx = {0};
     fl.nscratch = 0;
     size_t nsites = 0;
-    struct site **sites = NULL;
+    struct site_info *sites = NULL;
     /* Symbolizing a new stack can take tens of ms (a module's first symbols): the rings are
      * drained again after it, so they never wait for it. The last step of the loop always
      * writes the stacks of every site that exists after the last drain. */
     for (int round = 0;; round++) {
         struct drain_ctx pass = {0};
-        agent_visit_rings(drain_one, &pass);
+        threads_visit_rings(drain_one, &pass);
         ctx.dropped_syncs = pass.dropped_syncs; /* cumulative: the latest read */
         ctx.dropped_launches = pass.dropped_launches;
-        for (unsigned i = 0; i < pass.nowners; i++) {
-            if (map_find(fl.threads, pass.owners[i].tid, 0))
-                continue;
-            struct trace_thread rec = {.tid = pass.owners[i].tid, .name = tw_string(fl.tw, pass.owners[i].name)};
-            tw_record(fl.tw, TREC_THREAD, &rec, sizeof rec, NULL, 0);
-            map_put(&fl.threads, pass.owners[i].tid, 0, 1);
-        }
+        for (unsigned i = 0; i < pass.nowners; i++)
+            tw_thread(fl.tw, pass.owners[i].tid, pass.owners[i].name);
         /* Every site that exists now: its stack first (records refer to it), then its totals. */
         free(sites);
         size_t cap = sites_count() + 64;
         sites = malloc(cap * sizeof *sites);
         nsites = sites ? sites_snapshot(sites, cap) : 0;
-        bool wrote = false;
-        for (size_t i = 0; i < nsites; i++)
-            if (!sites[i]->stack->written) {
-                write_stack(sites[i]->stack);
-                wrote = true;
-            }
-        if (!wrote || round == 3)
+        if (!hand_new_stacks(sites, nsites) || round == 3)
             break;
     }
-    for (size_t i = 0; i < fl.nscratch; i++)
-        write_event(&fl.scratch[i]);
+    tw_events(fl.tw, fl.scratch, fl.nscratch);
 
-    struct step_event steps[256];
+    struct tw_step steps[256];
     size_t n;
-    while ((n = agent_take_step_events(steps, 256)) > 0)
-        for (size_t i = 0; i < n; i++) {
-            struct trace_step rec = {.step = steps[i].step, .start_ns = steps[i].start_ns,
-                                     .end_ns = steps[i].end_ns, .syncs = steps[i].syncs,
-                                     .blocked_ns = steps[i].blocked_ns, .launches = steps[i].launches,
-                                     .active = steps[i].active, .partial = steps[i].partial};
-            tw_record(fl.tw, TREC_STEP, &rec, sizeof rec, NULL, 0);
-        }
+    while ((n = steps_take_events(steps, 256)) > 0)
+        for (size_t i = 0; i < n; i++)
+            tw_step(fl.tw, &steps[i]);
 
-    for (size_t i = 0; i < nsites; i++) {
-        struct site *s = sites[i];
-        uint64_t count = atomic_load_explicit(&s->count, memory_order_relaxed);
-        if (count == s->flushed_count)
-            continue;
-        struct trace_site_totals rec = {
-            .site_id = s->id, .stack_id = s->stack->id,
-            .api_name = tw_string(fl.tw, api_name((uint32_t)s->key.api)),
-            .count = count,
-            .blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed),
-            .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
-        tw_record(fl.tw, TREC_SITE_TOTALS, &rec, sizeof rec, NULL, 0);
-        s->flushed_count = count;
-    }
+    for (size_t i = 0; i < nsites; i++)
+        tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
+                                         .api = sites[i].api, .count = sites[i].count,
+                                         .blocked_ns = sites[i].blocked_ns, .max_ns = sites[i].max_ns});
     free(sites);
-
-    uint64_t lost = agent_records_without_ring();
-    if (ctx.dropped_syncs + lost != fl.dropped_syncs || ctx.dropped_launches != fl.dropped_launches) {
-        struct trace_drops rec = {.tid = 0, .syncs_dropped = ctx.dropped_syncs + lost,
-                                  .launches_dropped = ctx.dropped_launches};
-        tw_record(fl.tw, TREC_DROPS, &rec, sizeof rec, NULL, 0);
-        fl.dropped_syncs = ctx.dropped_syncs + lost;
-        fl.dropped_launches = ctx.dropped_launches;
-    }
+    tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
     tw_flush(fl.tw);
     say_io_error();
 }
 
+/* ---- the thread ------------------------------------------------------------------------------ */
+
 static void *flusher_main(void *arg)
 {
     (void)arg;
-    agent_thread_ignore(); /* any CUDA call made from this thread is not the program's */
+    agent_guard_enter(); /* for good: any CUDA call made from this thread is not the program's */
     prctl(PR_SET_NAME, "syncspy-flush", 0, 0, 0);
     for (;;) {
         struct pollfd p = {.fd = fl.wake[0], .events = POLLIN};
@@ -335,11 +202,10 @@ static void *flusher_main(void *arg)
             while (read(fl.wake[0], buf, sizeof buf) > 0)
                 ;
         }
-        int sig = atomic_exchange(&fl.finish_signal, 0);
-        if (sig) {
-            /* A fatal signal: the exit report now, from this thread (the signalled one may hold
+        if (atomic_exchange(&fl.finish_requested, false)) {
+            /* A fatal signal: the exit path now, from this thread (the signalled one may hold
              * any lock); its handler waits for the answer, then the signal takes its course. */
-            agent_finish_now();
+            fl.on_finish_request();
             char c = 1;
             while (write(fl.done[1], &c, 1) < 0 && errno == EINTR)
                 ;
@@ -357,15 +223,11 @@ static void *flusher_main(void *arg)
     }
 }
 
-/* Creates <process folder>/trace.bin with O_EXCL|O_NOFOLLOW (a planted link is never
- * followed; a file left by an earlier process with our pid is replaced). */
-static int open_trace_file(void)
+/* Creates dir/trace.bin with O_EXCL|O_NOFOLLOW (a planted link is never followed; a file left
+ * by an earlier process with our pid is replaced). */
+static int open_trace_file(const char *dir)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 16];
-    if (agent_process_dir(dir, sizeof dir) != 0) {
-        agent_output_error(dir, errno);
-        return -1;
-    }
+    char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
     for (int attempt = 0; attempt < 2; attempt++) {
         int fd = io_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
@@ -379,26 +241,17 @@ static int open_trace_file(void)
     return -1;
 }
 
-void flusher_start(void)
+void flusher_start(const char *dir, const struct trace_file_header *header,
+                   void (*on_finish_request)(void))
 {
     bool was = atomic_exchange(&fl.started, true);
     if (was)
         return;
-    fl.fd = open_trace_file();
+    fl.on_finish_request = on_finish_request;
+    fl.fd = open_trace_file(dir);
     if (fl.fd < 0)
         return;
-    struct trace_file_header h = {.magic = TRACE_MAGIC,
-                                  .version_major = TRACE_VERSION_MAJOR,
-                                  .version_minor = TRACE_VERSION_MINOR,
-                                  .header_bytes = sizeof h,
-                                  .features = TRACE_FEATURE_PYTHON |
-                                              (agent_cfg.trace_launches ? TRACE_FEATURE_LAUNCHES : 0),
-                                  .pid = (int32_t)getpid(),
-                                  .rank = agent_cfg.rank,
-                                  .start_mono_ns = agent_start_mono_ns(),
-                                  .start_real_ns = agent_start_real_ns()};
-    schedule_describe(&agent_cfg.schedule, h.schedule, sizeof h.schedule);
-    fl.tw = tw_open(fl.fd, &h);
+    fl.tw = tw_open(fl.fd, header, &namer);
     fl.sym = symbolizer_new();
     if (!fl.tw)
         return;
@@ -428,11 +281,11 @@ void flusher_kick(void)
     (void)n;
 }
 
-bool flusher_finish_from_signal(int sig, int timeout_ms)
+bool flusher_request_finish(int timeout_ms)
 {
     if (!fl.thread_running)
         return false;
-    atomic_store(&fl.finish_signal, sig);
+    atomic_store(&fl.finish_requested, true);
     flusher_kick();
     struct pollfd p = {.fd = fl.done[0], .events = POLLIN};
     int n;
@@ -442,10 +295,10 @@ bool flusher_finish_from_signal(int sig, int timeout_ms)
     return n > 0;
 }
 
-static void stop_thread(void)
+void flusher_stop(void)
 {
-    if (!fl.thread_running || pthread_equal(pthread_self(), fl.thread))
-        return; /* the thread itself runs the exit report for a fatal signal */
+    if (!fl.thread_running)
+        return;
     atomic_store(&fl.stop, true);
     flusher_kick();
     /* A flusher stuck in write() (a hung file system) must not hang the program's exit. */
@@ -457,17 +310,12 @@ static void stop_thread(void)
     fl.thread_running = false;
 }
 
-void flusher_finish(uint64_t unattributed_syncs)
+void flusher_close(uint64_t unattributed_syncs)
 {
-    stop_thread();
     pthread_mutex_lock(&fl.flush_lock);
     if (fl.tw) {
         flush_locked();
-        struct trace_end rec = {.end_mono_ns = 0, .unattributed_syncs = unattributed_syncs};
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        rec.end_mono_ns = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-        tw_record(fl.tw, TREC_END, &rec, sizeof rec, NULL, 0);
+        tw_end(fl.tw, clock_mono_ns(), unattributed_syncs);
         tw_flush(fl.tw);
         say_io_error();
         tw_close(fl.tw);
@@ -500,16 +348,9 @@ void flusher_atfork_child(void)
     fl.fd = -1;
     tw_discard(fl.tw); /* its buffer holds the parent's bytes: never written twice */
     fl.tw = NULL;
-    map_free(&fl.frames);
-    map_free(&fl.kernels);
-    map_free(&fl.threads);
-    memset(fl.api_ids, 0, sizeof fl.api_ids);
-    memset(fl.kcache, 0, sizeof fl.kcache);
-    fl.next_frame = 1;
-    fl.dropped_syncs = fl.dropped_launches = 0;
     fl.thread_running = false;
     atomic_store(&fl.stop, false);
-    atomic_store(&fl.finish_signal, 0);
+    atomic_store(&fl.finish_requested, false);
     for (int i = 0; i < 2; i++) {
         if (fl.wake[i] >= 0)
             close(fl.wake[i]);

@@ -1,24 +1,33 @@
-/* agent/flusher.h: the flusher thread. It drains every thread's ring at each active step's end
- * and at least every 100 ms, and appends the records, with any new stacks, frames and names, to
- * <process folder>/trace.bin. All signals blocked, named "syncspy-flush", stoppable; an I/O
- * error is said once and counting goes on. Started at the first CUDA call, never at load. */
+/* agent/flusher.h: the flusher thread. It drains every thread's ring at each active step's end,
+ * when a ring is half full, and at least every 100 ms, and hands what it drained (with any new
+ * threads, stacks, ended steps and site totals) to trace.bin's encoder (output/trace_writer.h).
+ * All signals blocked, named "syncspy-flush", stoppable; an I/O error is said once and counting
+ * goes on. Started by the lifecycle at the first CUDA call, never at load; the lifecycle decides
+ * when it stops and when the file is closed (agent/lifecycle.c). */
 #ifndef SYNCSPY_FLUSHER_H
 #define SYNCSPY_FLUSHER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Creates the trace file and the thread (once; later calls do nothing). Safe to call inside a
- * CUDA call: it is the process's first one. */
-void flusher_start(void);
-/* Asks for a drain now (an active step ended). Never blocks. */
+#include "output/trace_format.h"
+
+/* Creates dir/trace.bin with its header and starts the thread (once; later calls do nothing).
+ * Safe to call inside a CUDA call: it is the process's first one. on_finish_request runs on the
+ * flusher thread when flusher_request_finish asks for it (the exit path for a fatal signal,
+ * whose handler cannot write the report itself). */
+void flusher_start(const char *dir, const struct trace_file_header *header,
+                   void (*on_finish_request)(void));
+/* Asks for a drain now. Never blocks; async-signal-safe. */
 void flusher_kick(void);
-/* At exit, after the last step was closed: stops the thread, drains what is left, writes the
- * END record and closes the file. */
-void flusher_finish(uint64_t unattributed_syncs);
-/* From a signal handler (async-signal-safe): asks the flusher thread to write the exit report
- * and waits for it at most timeout_ms. False when there is no flusher or it did not answer. */
-bool flusher_finish_from_signal(int sig, int timeout_ms);
+/* From a signal handler (async-signal-safe): has the flusher thread run on_finish_request and
+ * waits for it at most timeout_ms. False when there is no thread or it did not answer. */
+bool flusher_request_finish(int timeout_ms);
+/* Stops the thread (joined within 5 s); not from the flusher thread itself. */
+void flusher_stop(void);
+/* After the last step was closed and the thread stopped (or on the thread itself): drains what
+ * is left, writes the END record and closes the file. */
+void flusher_close(uint64_t unattributed_syncs);
 /* Before a dlclose: the symbolizer takes note of the objects loaded now (kept after unload). */
 void flusher_note_modules(void);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/internal.h"
-#include "agent/log.h"
+#include "agent/lifecycle.h"
+#include "common/log.h"
 
 enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED, HOOK_OFF };
 

@@ -3,6 +3,7 @@
 #include "agent/arena.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -13,7 +14,34 @@ static bool table_oom;
 #define uthash_malloc(sz) arena_alloc(&table_arena, (sz))
 #define uthash_free(ptr, sz) ((void)(ptr), (void)(sz))
 #define uthash_nonfatal_oom(obj) (table_oom = true)
+#include <uthash.h>
+
 #include "agent/sites.h"
+
+struct stack_rec {
+    UT_hash_handle hh;
+    uint64_t hash;
+    uint32_t id;       /* 1-based, in order of first sight */
+    uint32_t depth;    /* frames in pcs */
+    bool truncated;    /* deeper than the frame limit */
+    uintptr_t pcs[];   /* return addresses, innermost first */
+};
+
+struct site_key {
+    uint32_t api;
+    uint32_t stack_id;
+};
+
+struct site {
+    UT_hash_handle hh;
+    struct site_key key;
+    uint32_t id;       /* 1-based, in order of creation */
+    struct stack_rec *stack;
+    struct site *next; /* every site, in order of creation */
+    _Atomic uint64_t count;
+    _Atomic uint64_t blocked_ns;
+    _Atomic uint64_t max_ns;
+};
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stack_rec *stacks;   /* uthash head, keyed by the pcs bytes */
@@ -87,7 +115,7 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
                           uint32_t depth, bool truncated)
 {
     uint64_t h = hash_pcs(pcs, depth, api);
-    struct site_cache_slot *slot = &cache->slot[h % SITE_CACHE_SLOTS];
+    __typeof__(&cache->slot[0]) slot = &cache->slot[h % SITE_CACHE_SLOTS];
     if (slot->site && slot->hash == h && slot->api == api && slot->depth == depth &&
         !memcmp(slot->site->stack->pcs, pcs, depth * sizeof(uintptr_t)))
         return slot->site;
@@ -105,12 +133,41 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
     return s;
 }
 
-size_t sites_snapshot(struct site **out, size_t cap)
+void site_add(struct site *s, uint64_t blocked_ns)
+{
+    atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns, memory_order_relaxed);
+    uint64_t m = atomic_load_explicit(&s->max_ns, memory_order_relaxed);
+    while (blocked_ns > m &&
+           !atomic_compare_exchange_weak_explicit(&s->max_ns, &m, blocked_ns, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+uint32_t site_id(const struct site *s) { return s->id; }
+uint32_t site_stack_id(const struct site *s) { return s->stack->id; }
+
+uint64_t site_count(const struct site *s)
+{
+    return atomic_load_explicit(&s->count, memory_order_relaxed);
+}
+
+void site_info(const struct site *s, struct site_info *out)
+{
+    *out = (struct site_info){
+        .id = s->id, .api = s->key.api, .stack_id = s->stack->id, .depth = s->stack->depth,
+        .truncated = s->stack->truncated, .words = s->stack->pcs,
+        .count = atomic_load_explicit(&s->count, memory_order_relaxed),
+        .blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed),
+        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
+}
+
+size_t sites_snapshot(struct site_info *out, size_t cap)
 {
     size_t n = 0;
     pthread_mutex_lock(&table_lock);
     for (struct site *s = site_list; s && n < cap; s = s->next)
-        out[n++] = s;
+        site_info(s, &out[n++]);
     pthread_mutex_unlock(&table_lock);
     return n;
 }

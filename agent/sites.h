@@ -1,52 +1,37 @@
 /* agent/sites.h: the stack table (frames -> stack id, each distinct stack stored once) and the
  * site table ((api, stack id) -> counters). A per-thread cache answers repeated stacks without
  * a lock; first sight of a stack takes the table lock and allocates from the agent's arena
- * (never malloc). Counters are atomics, exact whatever the trace buffers drop. */
+ * (never malloc). Counters are atomics, exact whatever the trace buffers drop. The tables
+ * themselves stay inside agent/sites.c; readers get copies (struct site_info). */
 #ifndef SYNCSPY_SITES_H
 #define SYNCSPY_SITES_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <uthash.h>
 
-struct stack_rec {
-    UT_hash_handle hh;
-    uint64_t hash;
-    uint32_t id;       /* 1-based, in order of first sight */
-    uint32_t depth;    /* frames in pcs */
-    bool truncated;    /* deeper than the frame limit */
-    bool written;      /* in the trace file already (the flusher's) */
-    uintptr_t pcs[];   /* return addresses, innermost first */
-};
+struct site; /* one (api, stack) pair; never freed while the agent runs */
 
-struct site_key {
-    uint32_t api;
-    uint32_t stack_id;
-};
-
-struct site {
-    UT_hash_handle hh;
-    struct site_key key;
-    uint32_t id;       /* 1-based, in order of creation */
-    struct stack_rec *stack;
-    struct site *next; /* every site, in order of creation */
-    _Atomic uint64_t count;
-    _Atomic uint64_t blocked_ns;
-    _Atomic uint64_t max_ns;
-    uint64_t flushed_count; /* count in the last SITE_TOTALS record (the flusher's) */
-};
-
+/* The calling thread's cache of the sites it saw last (its storage is the caller's). */
 #define SITE_CACHE_SLOTS 64
-struct site_cache_slot {
-    uint64_t hash;
-    uint32_t api;
-    uint32_t depth;
-    struct site *site;
-};
 struct site_cache {
-    struct site_cache_slot slot[SITE_CACHE_SLOTS];
+    struct {
+        uint64_t hash;
+        uint32_t api;
+        uint32_t depth;
+        struct site *site;
+    } slot[SITE_CACHE_SLOTS];
+};
+
+/* A copy of what a site is and has counted. */
+struct site_info {
+    uint32_t id;             /* 1-based, in order of creation */
+    uint32_t api;
+    uint32_t stack_id;       /* 1-based, in order of first sight */
+    uint32_t depth;          /* words in the stack */
+    bool truncated;          /* deeper than the frame limit */
+    const uintptr_t *words;  /* the stack, innermost first (collectors/pyframes.h); kept */
+    uint64_t count, blocked_ns, max_ns;
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
@@ -57,20 +42,15 @@ void sites_init(size_t cap_bytes);
 struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
                           uint32_t depth, bool truncated);
 
-static inline void site_add(struct site *s, uint64_t blocked_ns)
-{
-    atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns, memory_order_relaxed);
-    uint64_t m = atomic_load_explicit(&s->max_ns, memory_order_relaxed);
-    while (blocked_ns > m &&
-           !atomic_compare_exchange_weak_explicit(&s->max_ns, &m, blocked_ns, memory_order_relaxed,
-                                                  memory_order_relaxed))
-        ;
-}
+/* Counts one sync at s (lock-free). */
+void site_add(struct site *s, uint64_t blocked_ns);
+uint32_t site_id(const struct site *s);
+uint32_t site_stack_id(const struct site *s);
+uint64_t site_count(const struct site *s);
+void site_info(const struct site *s, struct site_info *out);
 
-/* Copies at most cap site pointers (creation order) into out, under the table lock; returns
- * how many. Sites are never freed while the agent runs. */
-size_t sites_snapshot(struct site **out, size_t cap);
+/* Copies at most cap sites (creation order) into out, under the table lock; returns how many. */
+size_t sites_snapshot(struct site_info *out, size_t cap);
 size_t sites_count(void);
 size_t stacks_count(void);
 

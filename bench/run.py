@@ -69,7 +69,7 @@ def quantile(v, q):
 
 def env_for(runtime, agent, extra=None, out_name="run", defaults=False):
     """The environment of one run. The A/B runs set SYNCSPY_CUPTI=off: with CUPTI the agent
-    also records the calls that bypass the shim (collectors/cupti.c; the simulator has a
+    also records the calls that bypass the shim (entry/cupti.c; the simulator has a
     libcupti), which would put agent work in the direct arm too. defaults=True keeps every
     SYNCSPY_* setting at its default (memory, flusher)."""
     e = dict(os.environ)

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "agent/compiler.h"
+#include "common/compiler.h"
 
 static uintptr_t self_lo, self_hi; /* the agent's loaded segments */
 

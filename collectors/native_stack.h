@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/compiler.h"
+#include "common/compiler.h"
 
 #define NATIVE_STACK_MAX 256
 

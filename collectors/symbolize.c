@@ -1,7 +1,8 @@
-/* collectors/symbolize.c: addresses -> (module, function, file:line), off the hot path (at exit,
- * in the CLI). Reads ELF files itself with pread into private buffers, bounds-checking every
- * offset and size; never maps them (a file truncated on disk while mapped would SIGBUS the host
- * process), never runs their code, never prints. One thread at a time per symbolizer. */
+/* collectors/symbolize.c: addresses -> (module, function, file:line), off the hot path (on the
+ * flusher thread, at exit). Reads ELF files itself with pread into private buffers,
+ * bounds-checking every offset and size; never maps them (a file truncated on disk while mapped
+ * would SIGBUS the host process), never runs their code, never prints. One thread at a time per
+ * symbolizer. */
 
 #include "collectors/symbolize.h"
 

@@ -1,5 +1,5 @@
 /* collectors/symbolize.h: addresses -> (module, function, file:line). Runs off the hot path
- * (at exit, or in the CLI): may allocate and open files, but must never crash on a strange
+ * (on the flusher thread, at exit): may allocate and open files, but must never crash on a strange
  * ELF, never run code from the objects it reads, and never call back into the agent. */
 #ifndef SYNCSPY_SYMBOLIZE_H
 #define SYNCSPY_SYMBOLIZE_H
@@ -32,7 +32,7 @@ int symbolizer_resolve(struct symbolizer *s, uintptr_t pc, struct sym_info *out)
 void symbolizer_free(struct symbolizer *s);
 
 /* Resolves offset, a module-relative address (as in sym_info.offset), in the ELF file at path as
- * it is on disk now: for the command-line tool (objects of a finished process), and for tests
+ * it is on disk now: for a tool reading a finished process's objects, and for tests
  * that feed it damaged files. Same ownership; cached per (path, offset). Returns 0 when path is
  * an ELF file the symbolizer reads (out->function may still be NULL), -1 otherwise. */
 int symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t offset,

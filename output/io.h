@@ -1,7 +1,7 @@
 /* output/io.h: the one seam every file the agent writes goes through (summary.json, trace.bin,
  * a report file; the report on stdout/stderr too). Plain open(2)/write(2) in the product; the
  * fault-injection build (build/libsyncspy-faults.so, -DSYNCSPY_FAULTS) points them at wrappers
- * that fail with ENOSPC, EIO or EACCES (agent/faults.c), the way jemalloc's JET_MUTABLE hooks
+ * that fail with ENOSPC, EIO or EACCES (output/faults.c), the way jemalloc's JET_MUTABLE hooks
  * do. No state beyond the two pointers. */
 #ifndef SYNCSPY_IO_H
 #define SYNCSPY_IO_H

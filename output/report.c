@@ -1,164 +1,26 @@
 /* output/report.c: the human sync-hotspot report: per-process headers, then sites grouped by
- * their innermost user frame, heaviest first, each with its stack and a hint when one applies.
+ * their innermost user frame, heaviest first, each with its stack and a hint when one applies
+ * (the rules: output/hints.c).
  * Runs at exit inside the target process (or in the CLI): it may malloc, but it writes only to
  * the fd it is given, through an fd_writer (no stdio FILE*). */
-#include "output/json.h"
 #include "output/report.h"
+#include "output/fd_writer.h"
+#include "output/hints.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REPORT_TOP_DEFAULT 10
 #define STACK_FRAMES_SHOWN 8
 #define APIS_SHOWN 4
 #define NAME_MAX_CHARS 80  /* longer function names keep their tail (the function itself) */
 #define NAME_COLUMN 36     /* frame name column width (longer names push the line) */
 #define LOC_COLUMN 28
 
-/* ---- hints: what to do about a sync, by what the stack shows -------------------------------
- * Rules are tried in order, first match wins, so more specific patterns come first. Function
- * rules look at the frames from the CUDA call up to the user frame (the framework's own frames
- * name the op, e.g. at::native::nonzero_cuda); API rules look at the CUDA API name. Extend
- * here. */
-struct hint_rule {
-    bool on_api;         /* match the site's CUDA API, else frame function names */
-    const char *pattern; /* a substring */
-    const char *hint;
-};
-
-static const struct hint_rule hint_rules[] = {
-    {false, "index_put",
-     "x[mask] = v sizes its index on the host: use torch.where(mask, v, x) or "
-     "x.masked_fill_(mask, v)"},
-    {false, "masked_select",
-     "masked_select has a data-dependent size: keep the full tensor and multiply by the mask "
-     "(or use the loss's ignore_index)"},
-    {false, "native::index(",
-     "x[bool_mask] syncs to size its output: use torch.where / a fixed-size mask, or the "
-     "loss's ignore_index"},
-    {false, "_ops::index_Tensor",
-     "x[bool_mask] syncs to size its output: use torch.where / a fixed-size mask, or the "
-     "loss's ignore_index"},
-    {false, "unique",
-     "torch.unique syncs to size its output: count on the device (torch.bincount with "
-     "minlength, or a sort-based count) and keep the result there"},
-    {false, "nonzero",
-     "torch.nonzero syncs to size its output: use torch.where(cond, a, b) / a fixed-size mask"},
-    {false, "GatherBackward",
-     "deterministic torch.gather backward syncs (torch.use_deterministic_algorithms): index "
-     "with advanced indexing instead, or relax determinism for this op"},
-    {false, "_local_scalar_dense",
-     ".item() / float(t) / if t: copies a scalar to the host: keep the value on the device, "
-     "log less often"},
-    {false, "Tensor::item",
-     ".item() / float(t) / if t: copies a scalar to the host: keep the value on the device, "
-     "log less often"},
-    {true, "cudaDeviceSynchronize",
-     "explicit torch.cuda.synchronize: remove it or move it out of the step"},
-    {true, "cudaFree",
-     "cudaFree synchronizes the device: caching allocator churn (empty_cache, changing shapes, "
-     "memory pressure): keep shapes stable, do not empty the cache in the loop"},
-    {true, "cudaMemcpy",
-     "a synchronous (or pageable-memory) copy blocks the host: copy into a pinned buffer "
-     "(pin_memory()) with non_blocking=True and read the result a step later"},
-};
-
-/* ---- which frames are the user's ---------------------------------------------------------- */
-
 static const char *str(const char *s)
 {
     return s ? s : "";
-}
-
-static const char *base_name(const char *path)
-{
-    const char *s = str(path), *slash = strrchr(s, '/');
-    return slash ? slash + 1 : s;
-}
-
-/* Runtime and framework objects: the CUDA stack, PyTorch, CPython, the C/C++ runtime, us. */
-static bool runtime_module(const char *module)
-{
-    static const char *const prefixes[] = {
-        "libcudart", "libcuda.", "libcupti", "libcublas", "libcudnn", "libnccl", "libtorch",
-        "libc10", "libpython", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
-        "libsyncspy", "libgcc_s", "libffi", "_ctypes", "python3"};
-    /* what pip installs with torch (its lib folder, the nvidia wheels) and CPython's own modules */
-    static const char *const folders[] = {"/site-packages/torch/", "/dist-packages/torch/",
-                                          "/site-packages/nvidia/", "/dist-packages/nvidia/",
-                                          "/lib-dynload/"};
-    const char *m = str(module);
-    for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
-        if (strstr(m, folders[i]))
-            return true;
-    const char *b = base_name(module);
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return false;
-}
-
-/* Python's standard library and torch's own Python code (a heuristic on the path). */
-static bool runtime_python_file(const char *file)
-{
-    const char *f = str(file);
-    if (strstr(f, "/site-packages/torch/") || strstr(f, "/dist-packages/torch/"))
-        return true;
-    if (strncmp(f, "<frozen ", 8) == 0)
-        return true;
-    return strstr(f, "/lib/python3") && !strstr(f, "-packages/");
-}
-
-static bool frame_is_runtime(const struct rep_frame *f)
-{
-    if (f->python)
-        return runtime_python_file(f->file);
-    return runtime_module(f->module);
-}
-
-static uint32_t user_frame(const struct rep_site *s, bool *found)
-{
-    for (uint32_t i = 0; i < s->nframes; i++) {
-        if (!frame_is_runtime(&s->frames[i])) {
-            *found = true;
-            return i;
-        }
-    }
-    *found = false;
-    return 0;
-}
-
-uint32_t report_user_frame(const struct rep_site *site)
-{
-    bool found;
-    return user_frame(site, &found);
-}
-
-const char *report_hint(const struct rep_site *site, const char **matched)
-{
-    bool found;
-    uint32_t u = user_frame(site, &found);
-    uint32_t scope = found ? u + 1 : site->nframes; /* CUDA call .. user frame */
-    for (size_t r = 0; r < sizeof hint_rules / sizeof hint_rules[0]; r++) {
-        const struct hint_rule *h = &hint_rules[r];
-        if (h->on_api) {
-            if (strstr(str(site->api), h->pattern)) {
-                *matched = str(site->api);
-                return h->hint;
-            }
-            continue;
-        }
-        for (uint32_t i = 0; i < scope && site->frames; i++) {
-            if (strstr(str(site->frames[i].function), h->pattern)) {
-                *matched = site->frames[i].function;
-                return h->hint;
-            }
-        }
-    }
-    *matched = NULL;
-    return NULL;
 }
 
 /* ---- numbers people read ------------------------------------------------------------------ */
@@ -354,8 +216,7 @@ static size_t build_entries(const struct rep_process *procs, size_t nprocs, stru
             const struct rep_site *s = &procs[p].sites[i];
             if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
                 continue;
-            bool found;
-            uint32_t u = user_frame(s, &found);
+            uint32_t u = hints_user_frame(s);
             e[n++] = (struct entry){.site = s, .key = s->nframes ? &s->frames[u] : NULL,
                                     .user = u, .proc = (uint32_t)p};
         }
@@ -517,9 +378,9 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
     else if (!*str(f->module))
         tag[0] = '\0';
     else if (named)
-        snprintf(tag, nt, "(%s)", base_name(f->module));
+        snprintf(tag, nt, "(%s)", rep_base_name(f->module));
     else
-        snprintf(tag, nt, "(%s+0x%llx)", base_name(f->module), (unsigned long long)f->offset);
+        snprintf(tag, nt, "(%s+0x%llx)", rep_base_name(f->module), (unsigned long long)f->offset);
 }
 
 /* Frames every stack ends with (process and thread start-up): not worth a line. */
@@ -547,7 +408,7 @@ static bool is_interpreter_frame(const struct rep_frame *f)
     static const char *const prefixes[] = {"libpython", "python", "_ctypes", "libffi"};
     if (f->python)
         return false;
-    const char *b = base_name(str(f->module));
+    const char *b = rep_base_name(str(f->module));
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
             return true;
@@ -575,7 +436,7 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         fdw_puts(w, "      via ");
         fdw_puts(w, *str(s->api) ? s->api : "?");
         fdw_puts(w, " in ");
-        fdw_puts(w, in->python ? "python" : *str(in->module) ? base_name(in->module) : "??");
+        fdw_puts(w, in->python ? "python" : *str(in->module) ? rep_base_name(in->module) : "??");
         fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
     }
     uint32_t last = s->nframes;
@@ -694,7 +555,7 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
     const char *matched;
-    const char *hint = report_hint(g->heaviest->site, &matched);
+    const char *hint = hints_find(g->heaviest->site, &matched);
     if (hint) {
         char m[NAME_MAX_CHARS + 8];
         report_display_name(matched, m, sizeof m);

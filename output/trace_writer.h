@@ -1,30 +1,90 @@
-/* output/trace_writer.h: encodes trace records (output/trace_format.h) into a file through a
- * buffered write() loop. Used only by the agent's flusher thread (and at exit): it may allocate
- * (string interning), never runs on an application thread's CUDA call. Errors are sticky: the
- * first failed write stops all later output and is reported once by the caller. */
+/* output/trace_writer.h: trace.bin's encoder (the format of output/trace_format.h). The agent's
+ * flusher hands it batches (the events its rings held, new threads and stacks, ended steps, site
+ * totals, drop counts) and it writes the records, keeping all of the file's bookkeeping: the
+ * string, frame and kernel ids, which threads and stacks are written, the last totals of each
+ * site. What it has not named yet it asks its namer for, once. Used only by the flusher thread
+ * (and at exit): it may allocate, never runs on an application thread's CUDA call. Errors are
+ * sticky: the first failed write stops all later output and is reported once by the caller. */
 #ifndef SYNCSPY_TRACE_WRITER_H
 #define SYNCSPY_TRACE_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "output/model.h"
 #include "output/trace_format.h"
+
+/* One sync or launch as the agent's per-thread rings hold it (64 bytes: one cache line). */
+enum tw_event_kind { TW_SYNC = 1, TW_LAUNCH = 2 };
+struct tw_event {
+    uint64_t t0;       /* sync: start; launch: time */
+    uint64_t t1;       /* sync: end */
+    uint64_t stream;
+    uint64_t arg;      /* sync: bytes; launch: the kernel's host function / handle */
+    uint64_t step;
+    uint32_t stack_id; /* sync */
+    uint32_t tid;
+    uint16_t api;      /* the agent's API id */
+    uint8_t kind;      /* enum tw_event_kind */
+    uint8_t dir;       /* enum copy_dir, the same values as enum trace_dir */
+    uint32_t pad[3];
+};
+_Static_assert(sizeof(struct tw_event) == 64, "tw_event size");
+
+/* A step that ended, active or not. */
+struct tw_step {
+    uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
+    bool active, partial;
+};
+
+/* One site's totals now (exact, cumulative). */
+struct tw_site {
+    uint32_t site_id, stack_id, api;
+    uint64_t count, blocked_ns, max_ns;
+};
+
+/* A frame of a stack, as the agent identifies it: (pc, 0) for a native return address,
+ * (code, lasti | 1 << 63) for a Python frame. */
+struct tw_frame_key {
+    uint64_t a, b;
+};
+
+/* The caller's names, asked for once per thing the file does not name yet. */
+struct tw_namer {
+    void *ctx;
+    const char *(*api)(void *ctx, uint32_t api);     /* an API id's name */
+    const char *(*kernel)(void *ctx, uint64_t func); /* a kernel's host function; NULL: unnamed */
+    void (*frame)(void *ctx, struct tw_frame_key key, struct rep_frame *out);
+};
 
 struct trace_writer;
 
 /* Writes the file header at once. NULL on allocation failure (fd untouched). */
-struct trace_writer *tw_open(int fd, const struct trace_file_header *header);
+struct trace_writer *tw_open(int fd, const struct trace_file_header *header,
+                             const struct tw_namer *namer);
 /* Flushes, and frees the writer (the fd is the caller's). */
 void tw_close(struct trace_writer *w);
 /* Frees the writer without writing what it buffered (a forked child drops the parent's). */
 void tw_discard(struct trace_writer *w);
 
-/* The id of s, writing a STRING record the first time s is seen (NULL or "" -> 0). */
-uint32_t tw_string(struct trace_writer *w, const char *s);
-/* Appends one record of the given type (the struct after its record header: its header is
- * filled here). extra/extra_len: bytes that follow the struct (frame ids of a stack, string
- * bytes), padded to 8. */
-void tw_record(struct trace_writer *w, enum trace_record_type type, void *rec, size_t rec_len,
-               const void *extra, size_t extra_len);
+/* The batches, in the order a reader needs them: a thread's and a stack's records before the
+ * events that refer to them. */
+bool tw_thread_written(const struct trace_writer *w, uint32_t tid);
+void tw_thread(struct trace_writer *w, uint32_t tid, const char *name);
+bool tw_stack_written(const struct trace_writer *w, uint32_t stack_id);
+/* The stack's frames (innermost first) and the stack; at most TRACE_MAX_FRAMES are kept. */
+void tw_stack(struct trace_writer *w, uint32_t stack_id, const struct tw_frame_key *frames,
+              uint32_t nframes);
+void tw_events(struct trace_writer *w, const struct tw_event *events, size_t n);
+void tw_step(struct trace_writer *w, const struct tw_step *step);
+/* A SITE_TOTALS record when the site's count changed since the last one written. */
+void tw_site(struct trace_writer *w, const struct tw_site *site);
+/* A DROPS record when the counts changed since the last one written. */
+void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped);
+/* The END record: the process finished writing. */
+void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs);
+
 /* Writes out what is buffered. 0, or -1 with errno of the first failed write. */
 int tw_flush(struct trace_writer *w);
 /* errno of the first failed write, 0 if none. */

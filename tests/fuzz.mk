@@ -7,12 +7,13 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_SRCS := output/trace_read.c output/chunks.c output/report.c output/json.c output/io.c output/cli_export.c
+FUZZ_SRCS := cli/trace_read.c cli/chunks.c cli/input.c cli/folded.c cli/chrome.c cli/progress.c \
+             output/report.c output/hints.c output/fd_writer.c output/io.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
               -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 
-$(FUZZ_DIR)/fuzz_trace_read: tests/fuzz/fuzz_trace_read.c $(FUZZ_SRCS) $(wildcard output/*.h)
+$(FUZZ_DIR)/fuzz_trace_read: tests/fuzz/fuzz_trace_read.c $(FUZZ_SRCS) $(wildcard output/*.h cli/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS)
 

@@ -1,13 +1,14 @@
-# tests/tests.mk: unit tests (cmocka, tests/unit/test_*.c, each linked with the agent's core
-# archive, never preloaded), target programs for end-to-end runs (tests/progs/), and the runner.
+# tests/tests.mk: unit tests (cmocka, tests/unit/test_*.c, each linked with the CLI's readers, the
+# entry layer's and the core's archives, never preloaded), target programs for end-to-end runs (tests/progs/),
+# and the runner.
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_EXTRA_DEPS ?=
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_A) $(UNIT_EXTRA_DEPS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLI_A) $(ENTRY_A) $(CORE_A) $(UNIT_EXTRA_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< $(CORE_A) $(SANFLAGS) -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< $(CLI_A) $(ENTRY_A) $(CORE_A) $(SANFLAGS) -lcmocka $(LDLIBS)
 
 # Target programs: C and C++ programs linked against the simulated libcudart.so.13.
 PROG_C_SRCS   := $(wildcard tests/progs/*.c)

@@ -239,12 +239,32 @@ class Library(unittest.TestCase):
         self.assertIn("__cudaLaunchKernel_ptsz", names)
         self.assertIn("syncspy_step", names)
         for n in names:
-            # the CUDA entry points, the public API, sigaction/signal (agent/signals.c keeps the
-            # program's SIGTERM/SIGINT handlers behind the agent's), dlclose (agent/modules.c) and
-            # the CUPTI calls of another tool, for which syncspy steps aside (collectors/cupti.c)
+            # the CUDA entry points, the public API, sigaction/signal (entry/signals.c keeps the
+            # program's SIGTERM/SIGINT handlers behind the agent's), dlclose (entry/dlclose.c) and
+            # the CUPTI calls of another tool, for which syncspy steps aside (entry/cupti.c)
             self.assertRegex(n, r"^(cuda[A-Z]\w*|__cuda\w+|syncspy_\w+|sigaction|signal|dlclose|"
                                 r"cuptiSubscribe|cuptiSubscribe_v2|cuptiActivityRegisterCallbacks)$")
             self.assertNotIn("@", n)
+
+    def test_holds_no_reader_of_the_cli(self):
+        """The CLI's readers (cli/) never run in a target process, so they are not in the
+        preloaded library at all, not even as local symbols; and the CLI has none of the
+        agent's code."""
+        def symbols(path):
+            out = subprocess.run(["nm", path], capture_output=True, text=True).stdout
+            return set(l.split()[-1] for l in out.splitlines() if len(l.split()) >= 2)
+        lib = symbols(LIB)
+        self.assertIn("report_render_text", lib)  # nm reads the local symbols too
+        for name in lib:
+            self.assertNotRegex(name, r"^(trace_read\w*|trace_free|trace_looks_like|summary_read_json|"
+                                      r"summary_free|json_\w+|chunks_\w+|array_doubled|array_realloc|"
+                                      r"cli_\w+)$")
+        from util import CLI
+        cli = symbols(CLI)
+        self.assertIn("trace_read_with", cli)
+        for name in cli:
+            self.assertNotRegex(name, r"^(agent_\w+|sites_\w+|symbolizer_\w+|native_stack_\w+|"
+                                      r"pyframes_\w+|tw_\w+|summary_write_\w+)$")
 
     def test_never_links_libcudart(self):
         out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True).stdout

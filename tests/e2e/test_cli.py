@@ -96,6 +96,27 @@ class CliTest(unittest.TestCase):
         p = run("report", "--top=5", self.path("pid7"))
         self.assertIn("loss_fn", p.stdout)
 
+    def test_top_has_the_agents_range(self):
+        """--top and SYNCSPY_TOP accept what the agent's SYNCSPY_TOP accepts: 1..1000
+        (output/report.h, REPORT_TOP_MAX), one range for both."""
+        write(self.path("pid7", "summary.json"), summary(7))
+        p = run("report", "--top", "1000", self.path("pid7"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("loss_fn", p.stdout)
+        p = run("report", "--top", "1001", self.path("pid7"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--top wants a whole number from 1 to 1000, not '1001'", p.stderr)
+        env = dict(os.environ, SYNCSPY_TOP="1001")
+        p = subprocess.run([CLI, "report", self.path("pid7")], capture_output=True, text=True,
+                           timeout=60, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "syncspy: SYNCSPY_TOP='1001' is not a whole number from 1 to "
+                                   "1000; using 10\n")
+        env["SYNCSPY_TOP"] = "1000"
+        p = subprocess.run([CLI, "report", self.path("pid7")], capture_output=True, text=True,
+                           timeout=60, env=env)
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+
     def test_report_root_two_ranks(self):
         one_site = summary(101, rank=1)["sites"][1:]
         write(self.path("out", "rank1-pid101", "summary.json"),

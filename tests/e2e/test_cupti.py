@@ -1,4 +1,4 @@
-"""End-to-end: CUPTI (collectors/cupti.c) on the simulated device, whose libcuda.so.1 and
+"""End-to-end: CUPTI (entry/cupti.c) on the simulated device, whose libcuda.so.1 and
 libcupti.so.13 call the registered callbacks like the real ones. Syncs made through the driver API
 by a library the shim cannot see are attributed to their caller; calls the shim records are not
 counted again through CUPTI's runtime and driver callbacks; another CUPTI client (first or later)

@@ -8,9 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output/cli.h"
+#include "cli/chrome.h"
+#include "cli/folded.h"
+#include "cli/load.h"
+#include "cli/trace_read.h"
 #include "output/report.h"
-#include "output/trace_read.h"
 
 static int devnull = -1;
 

@@ -1,5 +1,5 @@
-/* Unit tests: the agent's core C API called from several threads without preloading (the shim's
- * view: agent_enter / agent_sync / agent_leave / agent_count_launch, and syncspy_step): exact
+/* Unit tests: the agent's core C API called from several threads without preloading (the entry
+ * layer's view: agent_enter / agent_sync / agent_leave / agent_count_launch, and syncspy_step): exact
  * per-step counts, one site per call site, the recursion guard, the schedule. */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,8 +14,9 @@
 #include <cmocka.h>
 
 #include "agent/core.h"
-#include "agent/internal.h"
+#include "agent/lifecycle.h"
 #include "agent/sites.h"
+#include "agent/steps.h"
 #include "agent/syncspy.h"
 
 #define THREADS 4
@@ -63,7 +64,7 @@ static void test_threads_steps_and_sites(void **state)
     agent_leave();
 
     struct rep_process p = {0};
-    agent_steps_close_and_fill(&p);
+    steps_finish(&p, agent_now_ns());
     /* step 0 was closed by a mark: listed even without CUDA activity; step 2 is still open at
      * exit and had a sync: listed as partial */
     assert_int_equal(p.nsteps, 3);
@@ -84,10 +85,10 @@ static void test_threads_steps_and_sites(void **state)
     assert_int_equal(p.steps_seen, 3);
 
     /* one site for the workers' call site (same stack in every thread), one for main's */
-    struct site *all[8];
+    struct site_info all[8];
     size_t n = sites_snapshot(all, 8);
     assert_int_equal(n, 2);
-    uint64_t counts[2] = {atomic_load(&all[0]->count), atomic_load(&all[1]->count)};
+    uint64_t counts[2] = {all[0].count, all[1].count};
     assert_true((counts[0] == THREADS * 50 && counts[1] == 1) || (counts[1] == THREADS * 50 && counts[0] == 1));
     assert_int_equal(agent_unattributed_syncs(), 0);
 

@@ -1,6 +1,7 @@
 /* tests/unit/test_report.c: the human report rendered from hand-built processes: group order,
  * per-step numbers, humanized times, user-frame grouping past runtime frames, hints with their
- * evidence, the top limit, and the merged table of several processes. */
+ * evidence, the top limit, and the merged table of several processes. The rules themselves
+ * (user frame, hint table) are tested in test_hints.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,68 +67,7 @@ static void assert_lacks(const char *text, const char *s)
         fail_msg("did not expect \"%s\" in:\n%s", s, text);
 }
 
-/* ---- a process like the segmentation loss of the articles ---------------------------------- */
-
-#define TORCH "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so"
-#define CUDART "/usr/local/cuda/lib64/libcudart.so.12"
-
-/* native C++ training loop: loss_fn <- compute_loss <- main, under two runtime frames */
-static const struct rep_frame loss_frames[] = {
-    {"cudart::cudaApiStreamSynchronize", CUDART, "", 0, 0x1234, false},
-    {"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
-    {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
-    {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
-    {"main", "/home/u/train", "train.cpp", 120, 0x1300, false},
-};
-/* the same user frame through another API */
-static const struct rep_frame loss_frames2[] = {
-    {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
-    {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
-};
-/* a Python frame reached through libtorch's nonzero */
-static const struct rep_frame nonzero_frames[] = {
-    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
-    {"_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so.1.0", "", 0, 0x10, false},
-    {"forward", "", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1501, 0,
-     true},
-    {"MaskedLoss.ignore_background", "", "/home/u/proj/train.py", 61, 0, true},
-    {"MaskedLoss.forward", "", "/home/u/proj/train.py", 70, 0, true},
-    {"<module>", "", "/home/u/proj/train.py", 120, 0, true},
-};
-/* unnamed frames */
-static const struct rep_frame anon_frames[] = {
-    {NULL, "/opt/lib/libfoo.so", NULL, 0, 0xabc, false},
-    {"", "/opt/lib/libfoo.so", "", 0, 0xdef, false},
-};
-static const struct rep_frame free_frames[] = {
-    {"release_buffers", "/home/u/train", "buffers.cpp", 9, 0x10, false},
-};
-
-static const struct rep_site sites[] = {
-    /* group loss_fn: 40 + 10 syncs, 160.4 ms + 1 ms */
-    {"cudaStreamSynchronize", 40, 160400000, 6100000, 5, loss_frames},
-    {"cudaMemcpy", 10, 1000000, 200000, 2, loss_frames2},
-    /* group ignore_background: 20 syncs, 300 ms, the heaviest */
-    {"cudaStreamSynchronize", 20, 300000000, 20000000, 6, nonzero_frames},
-    /* unnamed, 4 syncs, 4 us */
-    {"cudaStreamSynchronize", 4, 4000, 1500, 2, anon_frames},
-    /* cudaFree, 2 syncs */
-    {"cudaFree", 2, 812, 700, 1, free_frames},
-};
-
-static const struct rep_step steps[] = {
-    {5, 41300000, 6, 12100000, 210, false},
-    {6, 41300000, 6, 12100000, 210, false},
-};
-
-static struct rep_process make_proc(int pid, int rank)
-{
-    return (struct rep_process){
-        .pid = pid, .rank = rank, .schedule = "wait=1,warmup=1,active=3,repeat=4",
-        .steps_seen = 25, .steps = steps, .nsteps = 2, .sites = sites,
-        .nsites = sizeof sites / sizeof sites[0], .active_steps = 20, .syncs = 76,
-        .blocked_ns = 461404812, .launches = 4200, .wall_ns = 826000000};
-}
+#include "report_fixtures.h"
 
 static void test_single_process(void **state)
 {
@@ -292,39 +232,6 @@ static void test_merged(void **state)
     free(t);
 }
 
-static void test_user_frame(void **state)
-{
-    (void)state;
-    assert_int_equal(report_user_frame(&sites[0]), 2);
-    assert_int_equal(report_user_frame(&sites[1]), 0);
-    assert_int_equal(report_user_frame(&sites[2]), 3);
-    /* all runtime: the innermost */
-    static const struct rep_frame rt[] = {
-        {"a", "/x/libcudart.so.13", "", 0, 0, false},
-        {"b", "/x/libc10_cuda.so", "", 0, 0, false},
-        {"c", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0, false},
-        {"d", "", "/usr/lib/python3.11/threading.py", 1, 0, true},
-        {"e", "", "<frozen importlib._bootstrap>", 1, 0, true},
-    };
-    struct rep_site s = {"cudaDeviceSynchronize", 1, 1, 1, 5, rt};
-    assert_int_equal(report_user_frame(&s), 0);
-    const char *m;
-    assert_string_equal(report_hint(&s, &m), "explicit torch.cuda.synchronize: remove it or move "
-                                              "it out of the step");
-    assert_string_equal(m, "cudaDeviceSynchronize");
-    /* a user package under site-packages is user code */
-    static const struct rep_frame pkg[] = {
-        {"x", "", "/usr/lib/python3.11/site-packages/timm/models/vit.py", 7, 0, true},
-    };
-    struct rep_site s2 = {"cudaMemcpyAsync", 1, 1, 1, 1, pkg};
-    assert_int_equal(report_user_frame(&s2), 0);
-    assert_non_null(report_hint(&s2, &m));
-    assert_string_equal(m, "cudaMemcpyAsync");
-    /* no rule */
-    struct rep_site s3 = {"cudaStreamSynchronize", 1, 1, 1, 1, pkg};
-    assert_null(report_hint(&s3, &m));
-}
-
 static void test_display_name(void **state)
 {
     (void)state;
@@ -405,7 +312,6 @@ int main(void)
         cmocka_unit_test(test_no_active_steps_and_notes),
         cmocka_unit_test(test_partial_step_left_out_of_rates),
         cmocka_unit_test(test_merged),
-        cmocka_unit_test(test_user_frame),
         cmocka_unit_test(test_display_name),
         cmocka_unit_test(test_long_stack),
         cmocka_unit_test(test_write_error),

@@ -23,7 +23,7 @@ static _Atomic int producers_done;
 static struct ring *ring_new(uint64_t capacity)
 {
     void *p = NULL;
-    assert_int_equal(posix_memalign(&p, 64, sizeof(struct ring) + capacity * sizeof(struct ring_rec)), 0);
+    assert_int_equal(posix_memalign(&p, 64, sizeof(struct ring) + capacity * sizeof(struct tw_event)), 0);
     struct ring *r = p;
     memset(r, 0, sizeof *r);
     r->mask = capacity - 1;
@@ -36,7 +36,7 @@ static void *producer(void *arg)
 {
     struct ring *r = arg;
     for (uint64_t i = 1; i <= PER_PRODUCER; i++) {
-        struct ring_rec rec = {.t0 = i, .kind = (i % 3) ? RING_SYNC : RING_LAUNCH};
+        struct tw_event rec = {.t0 = i, .kind = (i % 3) ? TW_SYNC : TW_LAUNCH};
         if (i <= PER_PRODUCER / 2)
             while (atomic_load(&r->head) - atomic_load(&r->tail) > r->mask)
                 sched_yield();
@@ -52,7 +52,7 @@ struct seen {
 
 static void drain_all(struct seen *seen)
 {
-    struct ring_rec buf[32];
+    struct tw_event buf[32];
     for (int p = 0; p < PRODUCERS; p++) {
         uint32_t n;
         while ((n = ring_drain(rings[p], buf, 32)) > 0)
@@ -94,16 +94,16 @@ static void test_full_ring_drops_and_counts_by_kind(void **state)
     (void)state;
     struct ring *r = ring_new(8);
     for (uint64_t i = 0; i < 8; i++)
-        assert_true(ring_push(r, &(struct ring_rec){.t0 = i, .kind = RING_SYNC}));
-    assert_false(ring_push(r, &(struct ring_rec){.t0 = 8, .kind = RING_SYNC}));
-    assert_false(ring_push(r, &(struct ring_rec){.t0 = 9, .kind = RING_LAUNCH}));
-    assert_false(ring_push(r, &(struct ring_rec){.t0 = 10, .kind = RING_LAUNCH}));
+        assert_true(ring_push(r, &(struct tw_event){.t0 = i, .kind = TW_SYNC}));
+    assert_false(ring_push(r, &(struct tw_event){.t0 = 8, .kind = TW_SYNC}));
+    assert_false(ring_push(r, &(struct tw_event){.t0 = 9, .kind = TW_LAUNCH}));
+    assert_false(ring_push(r, &(struct tw_event){.t0 = 10, .kind = TW_LAUNCH}));
     assert_int_equal(atomic_load(&r->dropped_syncs), 1);
     assert_int_equal(atomic_load(&r->dropped_launches), 2);
-    struct ring_rec out[16];
+    struct tw_event out[16];
     assert_int_equal(ring_drain(r, out, 3), 3);
     assert_int_equal(out[0].t0, 0);
-    assert_true(ring_push(r, &(struct ring_rec){.t0 = 11, .kind = RING_SYNC}));
+    assert_true(ring_push(r, &(struct tw_event){.t0 = 11, .kind = TW_SYNC}));
     assert_int_equal(ring_drain(r, out, 16), 6);
     assert_int_equal(out[0].t0, 3);
     assert_int_equal(out[5].t0, 11);

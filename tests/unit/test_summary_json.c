@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "output/report.h"
+#include "output/summary_json.h"
+#include "cli/summary_read.h"
 
 static char tmpdir[] = "/tmp/syncspy-test-sj-XXXXXX";
 static char path[64];

@@ -17,7 +17,7 @@
 
 #include "output/report.h"
 #include "output/trace_format.h"
-#include "output/trace_read.h"
+#include "cli/trace_read.h"
 
 /* ---- building traces ---------------------------------------------------------------------- */
 

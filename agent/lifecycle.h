@@ -1,0 +1,56 @@
+/* agent/lifecycle.h: the agent's one ordered lifecycle (agent/lifecycle.c): start (at load, or
+ * at the first CUDA call if that comes first), the process's first CUDA call, step boundaries
+ * (a step that ended is flushed), finish (at exit, or for a fatal signal), fork. Explicit
+ * states: late calls from exiting threads or destructors do nothing. The entry layer is asked
+ * for something only through the hooks it gave (agent_set_entry_hooks). */
+#ifndef SYNCSPY_LIFECYCLE_H
+#define SYNCSPY_LIFECYCLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "agent/config.h"
+
+/* STARTING until the initialization ran; RUNNING records; FINISHING while the outputs are
+ * written (late calls are forwarded untouched); OFF afterwards. */
+enum agent_state { STATE_STARTING, STATE_RUNNING, STATE_FINISHING, STATE_OFF };
+
+extern struct config agent_cfg;  /* SYNCSPY_*, parsed once at the start */
+extern _Atomic int agent_state;
+
+/* What the entry layer does when the lifecycle asks (entry/start.c). */
+struct agent_entry_hooks {
+    void (*at_start)(const struct config *cfg);     /* the agent started */
+    void (*at_first_use)(const struct config *cfg); /* the process's first CUDA call */
+};
+/* From the entry layer, at load (or at its first interposed call): kept for the whole run. */
+void agent_set_entry_hooks(const struct agent_entry_hooks *hooks);
+
+/* Initializes once (constructor, or the first CUDA call if that comes first). */
+void agent_init_once(void);
+
+/* The process's first CUDA call (agent/core.c, on that thread, its guard raised): the output
+ * folder, the flusher, the entry layer's first-use hook, the Python step hook. Once. */
+void agent_first_use(void);
+/* Whether this process made any CUDA call (decides if anything is written at exit). */
+bool agent_cuda_seen(void);
+
+/* A step boundary. explicit_mark: syncspy_step(); otherwise an automatic source (the
+ * optimizer hook), ignored once an explicit mark was seen. */
+void agent_step(bool explicit_mark);
+
+/* The exit path (RUNNING -> FINISHING -> OFF, outputs written), once, from the thread that asks
+ * first: the atexit handler, or (agent_finish_from_signal) the flusher thread. */
+void agent_finish_now(void);
+
+/* ---- from the entry layer -------------------------------------------------------------------- */
+
+/* From a signal handler whose default action ends the process (async-signal-safe): the exit
+ * report and summary.json written on the flusher thread, waited for at most timeout_ms. */
+void agent_finish_from_signal(int timeout_ms);
+/* The program's own handler takes the signal: the trace goes to disk soon. */
+void agent_flush_soon(void);
+/* Before the program's dlclose: the loaded objects are noted for symbolizing later. */
+void agent_before_dlclose(void);
+
+#endif

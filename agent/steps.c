@@ -1,0 +1,180 @@
+/* agent/steps.c: training steps (see steps.h). steps_mark and steps_finish take the step lock
+ * (then, inside, the registry lock to read the launches); the recording paths only touch
+ * atomics. The step log is mmap'ed and touched as it fills: no malloc. */
+#include "agent/steps.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "agent/core.h"
+#include "agent/threads.h"
+
+#define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
+#define STEP_EVENTS 1024       /* queued for the flusher; it drains them every 100 ms */
+
+_Atomic bool steps_active;
+_Atomic uint64_t steps_now;
+
+static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct schedule *schedule;
+static bool trace_launches;
+static uint64_t step_number, step_start_ns, step_launch_base;
+static struct tw_step step_events[STEP_EVENTS];
+static uint64_t step_events_head, step_events_tail, step_events_lost;
+static _Atomic uint64_t step_syncs, step_blocked_ns;
+static bool explicit_marks;
+static struct rep_step *step_log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
+static size_t step_log_n;
+static struct {
+    uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
+} step_totals;
+
+static void set_active(bool active)
+{
+    atomic_store_explicit(&steps_active, active, memory_order_relaxed);
+    atomic_store_explicit(&agent_launch_tracing, active && trace_launches, memory_order_relaxed);
+}
+
+void steps_init(const struct schedule *s, bool launches, uint64_t now)
+{
+    schedule = s;
+    trace_launches = launches;
+    step_start_ns = now;
+    set_active(schedule_records(schedule, 0));
+}
+
+void steps_add_sync(uint64_t blocked_ns)
+{
+    atomic_fetch_add_explicit(&step_syncs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&step_blocked_ns, blocked_ns, memory_order_relaxed);
+}
+
+static void step_log_append(const struct rep_step *st)
+{
+    step_totals.active++;
+    step_totals.syncs += st->syncs;
+    step_totals.blocked_ns += st->blocked_ns;
+    step_totals.launches += st->launches;
+    step_totals.wall_ns += st->wall_ns;
+    if (!step_log) {
+        void *p = mmap(NULL, STEPS_LISTED_MAX * sizeof(struct rep_step), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        step_log = p == MAP_FAILED ? NULL : p;
+    }
+    if (step_log && step_log_n < STEPS_LISTED_MAX)
+        step_log[step_log_n++] = *st;
+    else
+        step_totals.omitted++;
+}
+
+static void step_event_push(const struct tw_step *e)
+{
+    if (step_events_head - step_events_tail == STEP_EVENTS) {
+        step_events_lost++;
+        return;
+    }
+    step_events[step_events_head++ % STEP_EVENTS] = *e;
+}
+
+size_t steps_take_events(struct tw_step *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&step_lock);
+    while (step_events_tail != step_events_head && n < max)
+        out[n++] = step_events[step_events_tail++ % STEP_EVENTS];
+    pthread_mutex_unlock(&step_lock);
+    return n;
+}
+
+uint64_t steps_events_lost(void)
+{
+    pthread_mutex_lock(&step_lock);
+    uint64_t n = step_events_lost;
+    pthread_mutex_unlock(&step_lock);
+    return n;
+}
+
+/* Ends the current step at now and begins the next. Caller holds step_lock. final: the
+ * process is exiting (the step is recorded as partial, and only if anything happened in it).
+ * Returns whether the step that ended was active. */
+static bool step_close_locked(uint64_t now, bool final)
+{
+    uint64_t launches = threads_launches_total();
+    uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
+    uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
+    bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
+    if (!final || syncs || launches - step_launch_base)
+        step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
+                                          .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
+                                          .launches = launches - step_launch_base,
+                                          .active = was_active, .partial = final});
+    if (was_active) {
+        struct rep_step st = {
+            .step = step_number,
+            .wall_ns = now - step_start_ns,
+            .syncs = syncs,
+            .blocked_ns = blocked,
+            .launches = launches - step_launch_base,
+            .partial = final,
+        };
+        if (!final || st.syncs || st.launches)
+            step_log_append(&st);
+    }
+    step_number++;
+    atomic_store_explicit(&steps_now, step_number, memory_order_relaxed);
+    step_start_ns = now;
+    step_launch_base = launches;
+    set_active(!final && schedule_records(schedule, step_number));
+    return was_active;
+}
+
+bool steps_mark(uint64_t now, bool explicit_mark)
+{
+    bool active_ended = false;
+    pthread_mutex_lock(&step_lock);
+    if (explicit_mark)
+        explicit_marks = true;
+    if (explicit_mark || !explicit_marks)
+        active_ended = step_close_locked(now, false);
+    pthread_mutex_unlock(&step_lock);
+    return active_ended;
+}
+
+void steps_finish(struct rep_process *proc, uint64_t now)
+{
+    pthread_mutex_lock(&step_lock);
+    step_close_locked(now, true);
+    proc->steps = step_log;
+    proc->nsteps = step_log_n;
+    proc->steps_omitted = step_totals.omitted;
+    proc->steps_seen = step_number; /* the final close advanced past the last step */
+    proc->active_steps = step_totals.active;
+    proc->syncs = step_totals.syncs;
+    proc->blocked_ns = step_totals.blocked_ns;
+    proc->launches = step_totals.launches;
+    proc->wall_ns = step_totals.wall_ns;
+    pthread_mutex_unlock(&step_lock);
+}
+
+void steps_atfork_prepare(void) { pthread_mutex_lock(&step_lock); }
+void steps_atfork_parent(void) { pthread_mutex_unlock(&step_lock); }
+
+void steps_atfork_child(uint64_t now)
+{
+    if (step_log)
+        munmap(step_log, STEPS_LISTED_MAX * sizeof(struct rep_step));
+    step_log = NULL;
+    step_log_n = 0;
+    memset(&step_totals, 0, sizeof step_totals);
+    step_number = 0;
+    atomic_store(&steps_now, 0);
+    step_events_head = step_events_tail = step_events_lost = 0;
+    step_start_ns = now;
+    step_launch_base = 0;
+    explicit_marks = false;
+    atomic_store(&step_syncs, 0);
+    atomic_store(&step_blocked_ns, 0);
+    set_active(schedule_records(schedule, 0));
+    pthread_mutex_init(&step_lock, NULL);
+}

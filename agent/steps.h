@@ -1,0 +1,48 @@
+/* agent/steps.h: training steps. Step boundaries close the current step and begin the next; the
+ * schedule (agent/schedule.h) says which steps are recorded. Active steps are kept in a log for
+ * summary.json and the report, every ended step is queued for the trace. The recording paths
+ * read two atomics (steps_active, steps_now) and add to two counters, nothing else. */
+#ifndef SYNCSPY_STEPS_H
+#define SYNCSPY_STEPS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/schedule.h"
+#include "output/model.h"
+#include "output/trace_writer.h"
+
+extern _Atomic bool steps_active;  /* the current step is recorded */
+extern _Atomic uint64_t steps_now; /* its number */
+
+/* Step 0 begins at now (the agent's start, or a forked child's). trace_launches:
+ * SYNCSPY_LAUNCHES=trace (agent_launch_tracing follows the active steps). */
+void steps_init(const struct schedule *schedule, bool trace_launches, uint64_t now);
+
+/* A sync of the current (active) step. */
+void steps_add_sync(uint64_t blocked_ns);
+
+/* A step boundary at now. explicit_mark: syncspy_step(); otherwise an automatic source (the
+ * optimizer hook), ignored once an explicit mark was seen. True when an active step ended (its
+ * records are worth flushing now). */
+bool steps_mark(uint64_t now, bool explicit_mark);
+
+/* At exit: closes the step still open (recorded as partial, and only if anything happened in
+ * it) and fills the step fields of proc (proc->steps stays owned here). */
+void steps_finish(struct rep_process *proc, uint64_t now);
+
+/* The ended steps queued for the trace: takes at most max, oldest first. */
+size_t steps_take_events(struct tw_step *out, size_t max);
+/* Step events that found the queue full (the trace misses them; summary.json and the report
+ * do not). */
+uint64_t steps_events_lost(void);
+
+/* Fork: the step lock around fork() (taken first: see agent/threads.c); the child starts at step
+ * 0 again, at now. */
+void steps_atfork_prepare(void);
+void steps_atfork_parent(void);
+void steps_atfork_child(uint64_t now);
+
+#endif

@@ -1,0 +1,111 @@
+/* agent/threads.c: the thread registry (see threads.h). threads_register runs on the calling
+ * thread inside its first CUDA call: the registry lock and the agent's arenas, no malloc, no
+ * stdio. Lock order: the step lock, then this registry lock, then the site table lock. */
+#include "agent/threads.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/arena.h"
+#include "agent/core.h"
+
+#define RING_RECORDS 4096 /* per thread: 256 KiB (32 threads in the default 8 MiB) */
+
+SYNCSPY_TLS struct agent_tls agent_tls;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_state *registry, *free_states;
+static uint64_t retired_launches; /* launches of threads that exited */
+static struct arena thread_arena = {.cap_bytes = 64u << 20};
+static struct arena ring_arena; /* cap: SYNCSPY_BUFFER_MB */
+static pthread_key_t thread_key;
+
+/* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
+static void thread_exit(void *p)
+{
+    struct thread_state *ts = p;
+    pthread_mutex_lock(&registry_lock);
+    retired_launches += atomic_load_explicit(&ts->launches, memory_order_relaxed);
+    atomic_store_explicit(&ts->launches, 0, memory_order_relaxed);
+    ts->live = false;
+    ts->next_free = free_states;
+    free_states = ts;
+    pthread_mutex_unlock(&registry_lock);
+    agent_tls.ts = NULL;
+    agent_tls_launches = NULL;
+}
+
+void threads_init(size_t ring_bytes)
+{
+    ring_arena.cap_bytes = ring_bytes;
+    pthread_key_create(&thread_key, thread_exit);
+}
+
+struct thread_state *threads_register(void)
+{
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    char name[16] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    pthread_mutex_lock(&registry_lock);
+    struct thread_state *ts = free_states;
+    if (ts) {
+        free_states = ts->next_free;
+    } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
+        ts->ring = arena_alloc(&ring_arena, sizeof(struct ring) + RING_RECORDS * sizeof(struct tw_event));
+        if (ts->ring)
+            ts->ring->mask = RING_RECORDS - 1;
+        ts->next = registry;
+        registry = ts;
+    }
+    if (ts) {
+        ts->live = true;
+        ts->tid = tid;
+        memcpy(ts->name, name, sizeof name);
+        ts->name[15] = 0;
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (!ts)
+        return NULL;
+    agent_tls.ts = ts;
+    agent_tls_launches = &ts->launches;
+    pthread_setspecific(thread_key, ts);
+    return ts;
+}
+
+void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx),
+                         void *ctx)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (struct thread_state *ts = registry; ts; ts = ts->next)
+        if (ts->ring)
+            fn(ts->ring, ts->tid, ts->name, ctx);
+    pthread_mutex_unlock(&registry_lock);
+}
+
+uint64_t threads_launches_total(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    uint64_t n = retired_launches;
+    for (struct thread_state *ts = registry; ts; ts = ts->next)
+        n += atomic_load_explicit(&ts->launches, memory_order_relaxed);
+    pthread_mutex_unlock(&registry_lock);
+    return n;
+}
+
+void threads_atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
+void threads_atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+
+void threads_atfork_child(void)
+{
+    arena_release(&thread_arena);
+    arena_release(&ring_arena);
+    registry = free_states = NULL;
+    retired_launches = 0;
+    agent_tls.ts = NULL;
+    agent_tls_launches = NULL;
+    pthread_setspecific(thread_key, NULL);
+    pthread_mutex_init(&registry_lock, NULL);
+}

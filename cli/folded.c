@@ -1,0 +1,72 @@
+/* cli/folded.c: `syncspy export --folded` (see folded.h): one line per sync site, its frames
+ * outermost first then its API, weighted by blocked ns; one subtree per process when several are
+ * merged. CLI only; writes through an fd_writer to the fd it is given. */
+#include "cli/folded.h"
+#include "output/fd_writer.h"
+#include "output/report.h"
+
+/* A frame name in the folded format: ';' separates frames and a line ends the stack, so both
+ * (and other control characters) become ' ' or ':'. */
+static void folded_text(struct fd_writer *w, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == ';')
+            fdw_putc(w, ':');
+        else if (*p < 0x20)
+            fdw_putc(w, ' ');
+        else
+            fdw_putc(w, (char)*p);
+    }
+}
+
+static void folded_frame(struct fd_writer *w, const struct rep_frame *f)
+{
+    char buf[128];
+    const char *fn = f->function ? f->function : "";
+    if (f->python) {
+        folded_text(w, *fn ? fn : "??");
+        fdw_puts(w, " (");
+        folded_text(w, f->file && *f->file ? f->file : "?");
+        fdw_printf(w, ":%u)", f->line);
+    } else if (*fn) {
+        report_display_name(fn, buf, sizeof buf);
+        folded_text(w, buf);
+    } else if (f->module && *f->module) {
+        folded_text(w, rep_base_name(f->module));
+        fdw_printf(w, "+0x%llx", (unsigned long long)f->offset);
+    } else {
+        fdw_puts(w, "??");
+    }
+}
+
+static void folded_process(struct fd_writer *w, const struct rep_process *p)
+{
+    if (p->rank >= 0)
+        fdw_printf(w, "rank%d-pid%d;", p->rank, p->pid);
+    else
+        fdw_printf(w, "pid%d;", p->pid);
+}
+
+int cli_export_folded(const struct cli_set *set, int fd)
+{
+    struct fd_writer w;
+    fdw_init(&w, fd);
+    const struct rep_process *procs = set->procs;
+    size_t n = set->n;
+    for (size_t p = 0; p < n; p++) {
+        for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
+            const struct rep_site *s = &procs[p].sites[i];
+            if (n > 1) /* one subtree per process when several are merged */
+                folded_process(&w, &procs[p]);
+            for (uint32_t k = s->frames ? s->nframes : 0; k > 0; k--) { /* outermost first */
+                folded_frame(&w, &s->frames[k - 1]);
+                fdw_putc(&w, ';');
+            }
+            folded_text(&w, s->api && *s->api ? s->api : "?");
+            fdw_putc(&w, ' ');
+            fdw_u64(&w, s->blocked_ns);
+            fdw_putc(&w, '\n');
+        }
+    }
+    return fdw_flush(&w);
+}

@@ -1,0 +1,330 @@
+/* cli/load.c: the files one DIR argument names (see load.h): a process folder, a SYNCSPY_OUT
+ * root, or a trace.bin or summary.json file, read through the CLI's two readers. A program of
+ * its own: it may use stdio; each file that cannot be read gets one line on stderr. */
+#include "cli/load.h"
+#include "cli/progress.h"
+#include "cli/summary_read.h"
+#include "output/summary_json.h"
+#include "output/trace_format.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CLI_MAX_PROCESSES 65536
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (s) {
+        memcpy(s, a, la);
+        s[la] = '/';
+        memcpy(s + la + 1, b, lb + 1);
+    }
+    return s;
+}
+
+/* Digits only, no sign, fits an int. */
+static bool parse_id(const char *s, size_t n, int *out)
+{
+    long v = 0;
+    if (n == 0 || n > 9)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = (int)v;
+    return true;
+}
+
+/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first). */
+static bool process_folder_name(const char *name, int *rank, int *pid)
+{
+    *rank = -1;
+    if (strncmp(name, "pid", 3) == 0)
+        return parse_id(name + 3, strlen(name + 3), pid);
+    if (strncmp(name, "rank", 4) != 0)
+        return false;
+    const char *dash = strstr(name, "-pid");
+    return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) &&
+           parse_id(dash + 4, strlen(dash + 4), pid);
+}
+
+struct folder {
+    char *name;
+    int rank, pid;
+};
+
+static int rank_pid_cmp(int ra, int pa, int rb, int pb)
+{
+    if ((ra < 0) != (rb < 0))
+        return ra < 0 ? 1 : -1; /* ranked processes first */
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return (pa > pb) - (pa < pb);
+}
+
+static int folder_cmp(const void *pa, const void *pb)
+{
+    const struct folder *a = pa, *b = pb;
+    int c = rank_pid_cmp(a->rank, a->pid, b->rank, b->pid);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+/* The process folders under root, sorted; NULL with *n = 0 when none (or on error). */
+static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
+{
+    *n = 0;
+    DIR *d = opendir(root);
+    if (!d) {
+        fprintf(stderr, "syncspy: cannot read %s: %s\n", root, strerror(errno));
+        (*problems)++;
+        return NULL;
+    }
+    struct folder *f = NULL;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int rank, pid;
+        if (!process_folder_name(de->d_name, &rank, &pid))
+            continue;
+        if (*n == CLI_MAX_PROCESSES) {
+            fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
+                    root, CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
+            (*problems)++;
+            break;
+        }
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct folder *nf = realloc(f, ncap * sizeof *nf);
+            if (!nf)
+                break;
+            f = nf;
+            cap = ncap;
+        }
+        f[*n].name = strdup(de->d_name);
+        if (!f[*n].name)
+            break;
+        f[*n].rank = rank;
+        f[*n].pid = pid;
+        (*n)++;
+    }
+    closedir(d);
+    if (f)
+        qsort(f, *n, sizeof *f, folder_cmp);
+    return f;
+}
+
+/* ---- one process -------------------------------------------------------------------------- */
+
+/* Progress of a long read on stderr (cli_progress_wanted says when). */
+static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t file_bytes)
+{
+    const char *path = ctx;
+    if (!cli_progress_wanted())
+        return;
+    if (file_bytes >= offset && file_bytes > 0)
+        fprintf(stderr, "syncspy: reading %s: %llu M records (%.0f%%)\n", path,
+                (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
+    else
+        fprintf(stderr, "syncspy: reading %s: %llu M records\n", path,
+                (unsigned long long)(records / 1000000));
+}
+
+static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
+
+static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, size_t *problems)
+{
+    char err[PATH_MAX + 512];
+    struct trace_read_opts opts = {.max_events = events_left ? events_left : 1,
+                                   .progress_every = CLI_PROGRESS_EVERY,
+                                   .progress = progress_line, .ctx = (void *)path};
+    bool events = flags & CLI_LOAD_EVENTS;
+    memset(item, 0, sizeof *item);
+    if (trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err,
+                        sizeof err) != 0) {
+        fprintf(stderr, "syncspy: %s\n", err);
+        (*problems)++;
+        return false;
+    }
+    item->traced = true;
+    item->has_events = events;
+    if (events) {
+        uint64_t kept = item->events.nsyncs + item->events.nlaunches;
+        events_left = kept < events_left ? events_left - kept : 0;
+    }
+    return true;
+}
+
+static bool load_summary(const char *path, struct cli_proc *item, size_t *problems)
+{
+    char err[PATH_MAX + 512];
+    memset(item, 0, sizeof *item);
+    if (summary_read_json(path, &item->rep, err, sizeof err) != 0) {
+        fprintf(stderr, "syncspy: %s\n", err);
+        (*problems)++;
+        return false;
+    }
+    return true;
+}
+
+/* stat() says it is there, or cannot say it is not (the reader will name the problem). */
+static bool present(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 || errno != ENOENT;
+}
+
+/* A process folder: its trace.bin when it has one (it is written as the process runs, so it
+ * survives kill -9), else its summary.json; a bad trace.bin falls back to summary.json. */
+static void load_folder(const char *dir, unsigned flags, struct cli_set *set, size_t *problems)
+{
+    char *trace = join(dir, TRACE_FILE_NAME), *summary = join(dir, SUMMARY_FILE_NAME);
+    struct cli_proc *item = &set->items[set->n];
+    if (!trace || !summary) {
+        fprintf(stderr, "syncspy: out of memory reading %s\n", dir);
+        (*problems)++;
+    } else if (present(trace)) {
+        if (load_trace(trace, flags, item, problems)) {
+            set->n++;
+        } else if (present(summary)) {
+            fprintf(stderr, "syncspy: reading %s instead\n", summary);
+            if (load_summary(summary, item, problems))
+                set->n++;
+        }
+    } else if (present(summary)) {
+        if (load_summary(summary, item, problems))
+            set->n++;
+    } else {
+        fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME " and no summary.json (the process "
+                "ended before its first flush, or made no CUDA call)\n", dir);
+        (*problems)++;
+    }
+    free(trace);
+    free(summary);
+}
+
+/* A file named on the command line: a trace by its magic, else summary.json. */
+static void load_file(const char *path, unsigned flags, struct cli_set *set, size_t *problems)
+{
+    char head[8];
+    ssize_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO: no hang */
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        n = read(fd, head, sizeof head);
+    if (fd >= 0)
+        close(fd);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    bool trace = (n > 0 && trace_looks_like(head, (size_t)n)) ||
+                 (strlen(base) > 4 && strcmp(base + strlen(base) - 4, ".bin") == 0);
+    if (trace ? load_trace(path, flags, &set->items[0], problems)
+              : load_summary(path, &set->items[0], problems))
+        set->n = 1;
+}
+
+static void load_root(const char *root, unsigned flags, struct cli_set *set, size_t *problems)
+{
+    size_t n;
+    struct folder *f = scan_root(root, &n, problems);
+    if (n == 0) {
+        if (*problems == 0)
+            fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
+                    "pid<P> or rank<R>-pid<P> folders: is it a SYNCSPY_OUT folder?\n", root);
+        (*problems)++;
+        free(f);
+        return;
+    }
+    set->items = calloc(n, sizeof *set->items);
+    if (!set->items) {
+        fprintf(stderr, "syncspy: out of memory reading %s\n", root);
+        (*problems)++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *dir = set->items ? join(root, f[i].name) : NULL;
+        if (dir)
+            load_folder(dir, flags, set, problems);
+        else if (set->items) {
+            fprintf(stderr, "syncspy: out of memory reading %s\n", root);
+            (*problems)++;
+        }
+        free(dir);
+        free(f[i].name);
+    }
+    free(f);
+}
+
+static int item_cmp(const void *pa, const void *pb)
+{
+    const struct cli_proc *a = pa, *b = pb;
+    return rank_pid_cmp(a->rep.rank, a->rep.pid, b->rep.rank, b->rep.pid);
+}
+
+size_t cli_load(const char *dir, unsigned flags, struct cli_set *set)
+{
+    size_t problems = 0;
+    memset(set, 0, sizeof *set);
+    cli_progress_start();
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        fprintf(stderr, "syncspy: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    char *trace = join(dir, TRACE_FILE_NAME), *summary = join(dir, SUMMARY_FILE_NAME);
+    if (!trace || !summary) {
+        fprintf(stderr, "syncspy: out of memory\n");
+        problems++;
+    } else if (!S_ISDIR(sb.st_mode) || present(trace) || present(summary)) {
+        if (!(set->items = calloc(1, sizeof *set->items))) {
+            fprintf(stderr, "syncspy: out of memory\n");
+            problems++;
+        } else if (S_ISDIR(sb.st_mode)) {
+            load_folder(dir, flags, set, &problems);
+        } else {
+            load_file(dir, flags, set, &problems);
+        }
+    } else {
+        load_root(dir, flags, set, &problems);
+    }
+    free(trace);
+    free(summary);
+    if (set->n > 1)
+        qsort(set->items, set->n, sizeof *set->items, item_cmp);
+    if (set->n) {
+        set->procs = calloc(set->n, sizeof *set->procs);
+        if (!set->procs) {
+            fprintf(stderr, "syncspy: out of memory\n");
+            cli_set_free(set);
+            return problems + 1;
+        }
+        for (size_t i = 0; i < set->n; i++)
+            set->procs[i] = set->items[i].rep;
+    }
+    return problems;
+}
+
+void cli_set_free(struct cli_set *set)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        struct cli_proc *it = &set->items[i];
+        if (it->traced)
+            trace_free(&it->rep, it->has_events ? &it->events : NULL);
+        else
+            summary_free(&it->rep);
+    }
+    free(set->items);
+    free(set->procs);
+    memset(set, 0, sizeof *set);
+}

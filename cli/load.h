@@ -1,0 +1,38 @@
+/* cli/load.h: what one DIR argument of the `syncspy` command names, read into the report model
+ * (and on request the timeline): a process folder, a SYNCSPY_OUT root whose processes are
+ * merged, or a trace.bin or summary.json file. CLI only: it reads files, never runs inside a
+ * target process. */
+#ifndef SYNCSPY_CLI_LOAD_H
+#define SYNCSPY_CLI_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cli/trace_read.h"
+#include "output/model.h"
+
+/* One process as read from its folder. */
+struct cli_proc {
+    struct rep_process rep;
+    bool traced;               /* read from trace.bin (else from summary.json) */
+    bool has_events;           /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
+    struct trace_events events;
+};
+
+/* The processes read from one DIR argument, sorted by rank (ranked ones first), then pid. */
+struct cli_set {
+    struct cli_proc *items;
+    struct rep_process *procs; /* items[i].rep side by side, for the renderers */
+    size_t n;
+};
+
+#define CLI_LOAD_EVENTS 1u     /* keep the per-event timeline of traced processes */
+
+/* Reads DIR: a process folder (its trace.bin when it has one, also after kill -9, else its
+ * summary.json), a SYNCSPY_OUT root (DIR/pid<P>/ and DIR/rank<R>-pid<P>/, each read the same
+ * way), or a trace.bin or summary.json file itself. Each file that cannot be read gets one line
+ * on stderr. Returns the number of such problems; set->n may be 0. */
+size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
+void cli_set_free(struct cli_set *set);
+
+#endif

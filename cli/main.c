@@ -1,0 +1,285 @@
+/* cli/main.c: the `syncspy` command: `report` renders the exit report again from trace.bin or
+ * summary.json files (one process, or a SYNCSPY_OUT root merged), `export` turns them into
+ * folded stacks or Chrome trace events. A program of its own that reads files only (never linked
+ * into the preloaded library): it may use stdio, but bad input only ever gets a message and an
+ * exit status, never a crash. */
+#include "cli/chrome.h"
+#include "cli/folded.h"
+#include "cli/load.h"
+#include "cli/version.h"
+#include "output/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: syncspy report [--top N] DIR\n"
+    "       syncspy export --folded OUT DIR\n"
+    "       syncspy export --chrome OUT DIR\n"
+    "       syncspy --help | --version\n";
+
+static const char help_text[] =
+    "syncspy " SYNCSPY_VERSION ": where a CUDA training job makes the host wait for the GPU.\n"
+    "\n"
+    "Record (no change to the program):\n"
+    "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
+    "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
+    "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
+    "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
+    "and summary.json with the sync-hotspot report at exit.\n"
+    "\n"
+    "Commands (DIR is a process folder, a SYNCSPY_OUT root whose processes and ranks are\n"
+    "merged, or a trace.bin or summary.json file; a process folder is read from its trace.bin\n"
+    "when it has one, else from its summary.json):\n"
+    "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
+    "                            per-step numbers are sums over processes divided by the sum\n"
+    "                            of their active steps (the mean process-step). A trace.bin\n"
+    "                            cut by a crash is read up to its last complete record and\n"
+    "                            its header says so. --top N groups (default SYNCSPY_TOP,\n"
+    "                            else 10).\n"
+    "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
+    "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout.\n"
+    "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): from a\n"
+    "                            trace.bin, a track per thread with each sync as a slice (its\n"
+    "                            API, bytes, stream, step and top frames) and each launch as\n"
+    "                            an instant, and a steps track; from a summary.json alone,\n"
+    "                            only its active steps, laid end to end.\n"
+    "\n"
+    "Exit status: 0 when every file was read; 1 when one could not be read (a bad header, a\n"
+    "newer format, corruption before the last record: each is named on stderr with its byte\n"
+    "offset, and the other processes are still reported) or an output could not be written;\n"
+    "2 for a usage error.\n";
+
+/* "syncspy: MESSAGE" (when fmt is not NULL) and the usage; the status to exit with. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("syncspy: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    fputs(usage_text, stderr);
+    return 2;
+}
+
+/* ---- commands ----------------------------------------------------------------------------- */
+
+/* A whole positive integer no larger than REPORT_TOP_MAX, or -1. */
+static int parse_top(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9' || v > REPORT_TOP_MAX)
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v >= 1 && v <= REPORT_TOP_MAX ? (int)v : -1;
+}
+
+static int default_top(void)
+{
+    const char *env = getenv("SYNCSPY_TOP");
+    if (!env)
+        return REPORT_TOP_DEFAULT;
+    int top = parse_top(env);
+    if (top < 0) {
+        fprintf(stderr, "syncspy: SYNCSPY_TOP='%.40s' is not a whole number from 1 to %d; "
+                "using %d\n", env, REPORT_TOP_MAX, REPORT_TOP_DEFAULT);
+        return REPORT_TOP_DEFAULT;
+    }
+    return top;
+}
+
+static bool is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
+ * options, another option is unknown, and the rest is the one DIR. Returns -1 when a is taken,
+ * else the status cmd exits with. */
+static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+{
+    if (*options && is_help(a)) {
+        fputs(help_text, stdout);
+        return 0;
+    }
+    if (*options && strcmp(a, "--") == 0) {
+        *options = false;
+        return -1;
+    }
+    if (*options && a[0] == '-' && a[1] != '\0')
+        return usage_error("%s: unknown option '%s'", cmd, a);
+    if (*dir)
+        return usage_error("%s takes one DIR; '%s' is one more", cmd, a);
+    *dir = a;
+    return -1;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *dir = NULL;
+    int top = -1;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (options && (strcmp(a, "--top") == 0 || strncmp(a, "--top=", 6) == 0)) {
+            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if ((top = parse_top(v)) < 0)
+                return usage_error("--top wants a whole number from 1 to %d, not '%s'",
+                                   REPORT_TOP_MAX, v ? v : "");
+        } else if ((rc = common_arg("report", a, &options, &dir)) >= 0) {
+            return rc;
+        }
+    }
+    if (!dir)
+        return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)");
+    struct cli_set set;
+    size_t problems = cli_load(dir, 0, &set);
+    int rc = problems ? 1 : 0;
+    if (set.n > 0) {
+        struct report_opts opts = {.top = top > 0 ? top : default_top()};
+        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
+            fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
+            rc = 1;
+        }
+        if (problems)
+            fprintf(stderr, "syncspy: warning: %zu problem%s reading %s (named above); the "
+                    "report covers the %zu process%s that could be read\n", problems,
+                    problems == 1 ? "" : "s", dir, set.n, set.n == 1 ? "" : "es");
+    }
+    cli_set_free(&set);
+    return rc;
+}
+
+/* Writes to an fd the caller owns (stdout, or an existing file that is not a regular file). */
+static int write_to_fd(const char *what, int fd, int (*fn)(const struct cli_set *, int),
+                       const struct cli_set *set)
+{
+    if (fn(set, fd) != 0) {
+        fprintf(stderr, "syncspy: writing to %s: %s\n", what, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Writes OUT through OUT.tmp and a rename, so a reader never sees half a file. An OUT that
+ * exists and is not a regular file (a pipe, /dev/null, a terminal) is written in place: a
+ * rename would replace the device or the pipe with a file. */
+static int write_output(const char *out, int (*fn)(const struct cli_set *, int),
+                        const struct cli_set *set)
+{
+    if (strcmp(out, "-") == 0)
+        return write_to_fd("stdout", STDOUT_FILENO, fn, set);
+    struct stat st;
+    if (stat(out, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        int fd = open(out, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, "syncspy: cannot open %s: %s\n", out, strerror(errno));
+            return 1;
+        }
+        int rc = write_to_fd(out, fd, fn, set);
+        close(fd);
+        return rc;
+    }
+    size_t n = strlen(out);
+    char *tmp = malloc(n + 5);
+    if (!tmp) {
+        fprintf(stderr, "syncspy: out of memory\n");
+        return 1;
+    }
+    memcpy(tmp, out, n);
+    memcpy(tmp + n, ".tmp", 5);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0) {
+        fprintf(stderr, "syncspy: cannot create %s: %s\n", tmp, strerror(errno));
+        rc = 1;
+    } else {
+        int failed = fn(set, fd);
+        int saved = errno;
+        if (close(fd) != 0 && !failed) {
+            failed = -1;
+            saved = errno;
+        }
+        if (!failed && rename(tmp, out) != 0) {
+            failed = -1;
+            saved = errno;
+        }
+        if (failed) {
+            fprintf(stderr, "syncspy: cannot write %s: %s\n", out, strerror(saved));
+            unlink(tmp);
+            rc = 1;
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    const char *dir = NULL, *out = NULL, *format = NULL;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (options && (strncmp(a, "--folded", 8) == 0 || strncmp(a, "--chrome", 8) == 0) &&
+                   (a[8] == '\0' || a[8] == '=')) {
+            if (format)
+                return usage_error("export takes one of --folded and --chrome");
+            format = a[2] == 'f' ? "folded" : "chrome";
+            out = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!out || !*out)
+                return usage_error("--%s needs an output file (OUT, or - for stdout)", format);
+        } else if ((rc = common_arg("export", a, &options, &dir)) >= 0) {
+            return rc;
+        }
+    }
+    if (!format)
+        return usage_error("export needs --folded OUT or --chrome OUT");
+    if (!dir)
+        return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)");
+    struct cli_set set;
+    size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
+    int rc = problems ? 1 : 0;
+    if (set.n > 0) {
+        int wrc = write_output(out, format[0] == 'f' ? cli_export_folded : cli_export_chrome,
+                               &set);
+        rc = rc || wrc;
+    }
+    cli_set_free(&set);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error(NULL);
+    const char *cmd = argv[1];
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        fputs(help_text, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
+        puts("syncspy " SYNCSPY_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 2, argv + 2);
+    return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,994 @@
+/* cli/trace_read.c: trace.bin (output/trace_format.h) back into the report model and the
+ * timeline. CLI only. Owns the checks a hostile file meets: the header, each record's length
+ * before its body is touched, ids defined once and before use (hash maps, never arrays indexed
+ * by id), and caps on everything kept. Never recurses; never reads past what it was given. */
+#include "cli/trace_read.h"
+#include "cli/chunks.h"
+#include "cli/input.h"
+#include "output/trace_format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "trace.bin is little-endian: this reader copies records as they are");
+
+#define WINDOW_BYTES (4u << 20) /* >= TRACE_MAX_RECORD_BYTES + TRACE_READ_MAX_HEADER_BYTES */
+#define NO_INDEX UINT32_MAX
+#define ARENA_CHUNK_BYTES 65536 /* strings, frames: a new chunk holds at least this */
+
+_Static_assert(WINDOW_BYTES >= TRACE_MAX_RECORD_BYTES + TRACE_READ_MAX_HEADER_BYTES, "window");
+
+/* ---- the input: a memory buffer, or a file read forward through a window -------------------- */
+
+struct src {
+    const uint8_t *mem; /* the memory source, else NULL */
+    size_t memlen;
+    int fd;
+    uint8_t *buf; /* WINDOW_BYTES */
+    uint64_t base; /* file offset of buf[0] */
+    size_t have;   /* valid bytes in buf */
+    bool eof;
+    int rerr;      /* errno of a failed read */
+    uint64_t file_bytes;
+};
+
+/* Bytes [off, off + n) (n <= WINDOW_BYTES); *got < n only at the end of the input or after a
+ * read error. off only moves forward, and never past what an earlier call returned. */
+static const uint8_t *src_get(struct src *s, uint64_t off, size_t n, size_t *got)
+{
+    if (s->mem) {
+        size_t left = off < s->memlen ? s->memlen - (size_t)off : 0;
+        *got = left < n ? left : n;
+        return s->mem + (off < s->memlen ? off : s->memlen);
+    }
+    if (off + n > s->base + s->have && !s->eof && !s->rerr) {
+        size_t keep = off < s->base + s->have ? (size_t)(s->base + s->have - off) : 0;
+        if (keep)
+            memmove(s->buf, s->buf + (off - s->base), keep);
+        s->base = off;
+        s->have = keep;
+        while (s->have < n && !s->eof) {
+            ssize_t k = read(s->fd, s->buf + s->have, WINDOW_BYTES - s->have);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0) {
+                s->rerr = errno ? errno : EIO;
+                break;
+            }
+            if (k == 0)
+                s->eof = true;
+            s->have += (size_t)k;
+        }
+    }
+    size_t at = off >= s->base && off - s->base <= s->have ? (size_t)(off - s->base) : s->have;
+    size_t left = s->have - at;
+    *got = left < n ? left : n;
+    return s->buf + at;
+}
+
+/* ---- the reader's state ------------------------------------------------------------------- */
+
+/* id -> index, open addressing with linear probing; vals[i] == 0 marks an empty slot, so any
+ * 32-bit key (tid 0 included) can be stored. */
+struct idmap {
+    uint32_t *keys;
+    uint32_t *vals; /* index + 1 */
+    size_t cap;     /* a power of two, or 0 */
+    size_t n;
+};
+
+/* What a successful read leaves behind, hung on rep_process.owned. */
+struct trace_store {
+    struct chunks chunks;
+    struct rep_site *sites;
+    struct rep_step *steps;
+    struct trace_step_event *step_events;
+    struct trace_sync_event *syncs;
+    struct trace_launch_event *launches;
+    struct trace_thread_name *threads;
+};
+
+struct tstack {
+    uint32_t first, n;            /* frame indices in stack_pool[first .. first + n) */
+    const struct rep_frame *made; /* the frames, built on first use */
+};
+
+struct tsite {
+    uint32_t site_id;
+    uint32_t stack;               /* index into stacks, or NO_INDEX */
+    const char *api;
+    uint64_t count, blocked_ns, max_ns;
+};
+
+struct tstep {
+    struct trace_step_event ev;
+    uint64_t seq;                 /* file order: the later of two records of one step wins */
+};
+
+struct tdrops {
+    uint64_t syncs, launches;
+};
+
+/* A growable array: the element count in use and the capacity. */
+struct vec {
+    void *p;
+    size_t n, cap;
+};
+
+struct reader {
+    const char *name;
+    char *err;
+    size_t errlen;
+    const struct trace_read_opts *opts;
+    uint64_t max_events;
+    struct trace_store *st;
+    struct rep_process *out;
+    struct trace_events *ev;
+    uint64_t mem_used;
+    uint64_t at; /* offset of the record being read, for messages */
+    bool failed;
+
+    struct idmap string_ids, frame_ids, stack_ids, site_ids, thread_ids, drop_ids;
+    struct vec strings;    /* const char * */
+    struct vec frames;     /* struct rep_frame */
+    struct vec stacks;     /* struct tstack */
+    struct vec stack_pool; /* uint32_t frame indices */
+    struct vec sites;      /* struct tsite */
+    struct vec steps;      /* struct tstep */
+    struct vec syncs;      /* struct trace_sync_event */
+    struct vec launches;   /* struct trace_launch_event */
+    struct vec threads;    /* struct trace_thread_name */
+    struct vec drops;      /* struct tdrops, parallel to drop_ids */
+
+    uint64_t steps_seen, step_seq;
+    /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
+    uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
+    uint64_t end_mono_ns, unattributed;
+    bool ended;
+};
+
+static bool fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(struct reader *r, const char *fmt, ...)
+{
+    if (r->failed)
+        return false;
+    r->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, r->errlen, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* "NAME is corrupt at byte N: WHAT" */
+static bool corrupt(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool corrupt(struct reader *r, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return fail(r, "%s is corrupt at byte %llu: %s", r->name, (unsigned long long)r->at, what);
+}
+
+static bool nomem(struct reader *r)
+{
+    if (r->mem_used > TRACE_READ_MAX_MEMORY)
+        return fail(r, "%s needs more than %llu MiB to hold its strings, frames, stacks and "
+                    "sites (at byte %llu): is it corrupt?", r->name,
+                    (unsigned long long)(TRACE_READ_MAX_MEMORY >> 20), (unsigned long long)r->at);
+    return fail(r, "out of memory reading %s (at byte %llu)", r->name, (unsigned long long)r->at);
+}
+
+/* Counts bytes about to be allocated against TRACE_READ_MAX_MEMORY. */
+static bool charge(struct reader *r, size_t bytes)
+{
+    r->mem_used += bytes;
+    return r->mem_used <= TRACE_READ_MAX_MEMORY;
+}
+
+/* Room for one more element in v (doubling: never more than twice what the records asked). */
+static void *vec_push(struct reader *r, struct vec *v, size_t elem)
+{
+    if (v->n == v->cap) {
+        size_t ncap = array_doubled(v->cap, elem);
+        if (!ncap || !charge(r, (ncap - v->cap) * elem) ||
+            !array_realloc(&v->p, &v->cap, ncap, elem)) {
+            nomem(r);
+            return NULL;
+        }
+    }
+    return (char *)v->p + v->n++ * elem;
+}
+
+static void *arena_alloc(struct reader *r, size_t n)
+{
+    struct chunks *cs = &r->st->chunks;
+    size_t cost = chunks_cost(cs, n, ARENA_CHUNK_BYTES);
+    void *p = cost && !charge(r, cost) ? NULL : chunks_alloc(cs, n, ARENA_CHUNK_BYTES);
+    if (!p)
+        nomem(r);
+    return p;
+}
+
+static uint32_t hash32(uint32_t k)
+{
+    return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static uint32_t idmap_get(const struct idmap *m, uint32_t key)
+{
+    if (!m->cap)
+        return NO_INDEX;
+    size_t mask = m->cap - 1;
+    for (size_t i = hash32(key) & mask;; i = (i + 1) & mask) {
+        if (!m->vals[i])
+            return NO_INDEX;
+        if (m->keys[i] == key)
+            return m->vals[i] - 1;
+    }
+}
+
+static void idmap_place(uint32_t *keys, uint32_t *vals, size_t cap, uint32_t key, uint32_t val)
+{
+    size_t mask = cap - 1, i = hash32(key) & mask;
+    while (vals[i])
+        i = (i + 1) & mask;
+    keys[i] = key;
+    vals[i] = val;
+}
+
+/* Adds key -> index (the key must be new); false when out of memory. */
+static bool idmap_add(struct reader *r, struct idmap *m, uint32_t key, uint32_t index)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        if (!charge(r, ncap * 2 * sizeof(uint32_t)))
+            return nomem(r);
+        uint32_t *keys = malloc(ncap * sizeof *keys), *vals = calloc(ncap, sizeof *vals);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return nomem(r);
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->vals[i])
+                idmap_place(keys, vals, ncap, m->keys[i], m->vals[i]);
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = ncap;
+    }
+    idmap_place(m->keys, m->vals, m->cap, key, index + 1);
+    m->n++;
+    return true;
+}
+
+static void idmap_free(struct idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- lookups that records make ------------------------------------------------------------ */
+
+/* String id -> the string ("" for id 0); NULL after an error naming what referred to it. */
+static const char *string_ref(struct reader *r, uint32_t id, const char *what)
+{
+    if (id == 0)
+        return "";
+    uint32_t i = idmap_get(&r->string_ids, id);
+    if (i == NO_INDEX) {
+        corrupt(r, "%s refers to string %u, which no earlier record defines", what, id);
+        return NULL;
+    }
+    return ((const char **)r->strings.p)[i];
+}
+
+/* Stack id -> index (NO_INDEX for id 0); false after an error. */
+static bool stack_ref(struct reader *r, uint32_t id, const char *what, uint32_t *index)
+{
+    *index = NO_INDEX;
+    if (id == 0)
+        return true;
+    *index = idmap_get(&r->stack_ids, id);
+    if (*index == NO_INDEX)
+        return corrupt(r, "%s refers to stack %u, which no earlier record defines", what, id);
+    return true;
+}
+
+/* A stack's frames as rep_frames, built once (a stack's frames are all defined before it). */
+static const struct rep_frame *stack_frames(struct reader *r, uint32_t index, uint32_t *n)
+{
+    struct tstack *s = &((struct tstack *)r->stacks.p)[index];
+    *n = s->n;
+    if (s->made || s->n == 0)
+        return s->made;
+    struct rep_frame *f = arena_alloc(r, (size_t)s->n * sizeof *f);
+    if (!f)
+        return NULL;
+    const uint32_t *pool = r->stack_pool.p;
+    const struct rep_frame *frames = r->frames.p;
+    for (uint32_t i = 0; i < s->n; i++)
+        f[i] = frames[pool[s->first + i]];
+    s->made = f;
+    return f;
+}
+
+/* ---- records ------------------------------------------------------------------------------ */
+
+static bool rec_string(struct reader *r, const uint8_t *p, uint32_t bytes)
+{
+    struct trace_string s;
+    memcpy(&s, p, sizeof s);
+    if (s.id == 0)
+        return corrupt(r, "a string with id 0");
+    if (s.length > TRACE_MAX_STRING_BYTES)
+        return corrupt(r, "string %u is %u bytes long, more than %u", s.id, s.length,
+                       TRACE_MAX_STRING_BYTES);
+    if (s.length > bytes - sizeof s)
+        return corrupt(r, "string %u is %u bytes long, more than its %u-byte record holds", s.id,
+                       s.length, bytes);
+    if (idmap_get(&r->string_ids, s.id) != NO_INDEX)
+        return corrupt(r, "string %u is defined twice", s.id);
+    char *text = arena_alloc(r, (size_t)s.length + 1);
+    const char **slot = text ? vec_push(r, &r->strings, sizeof *slot) : NULL;
+    if (!slot)
+        return false;
+    memcpy(text, p + sizeof s, s.length);
+    text[s.length] = '\0';
+    *slot = text;
+    return idmap_add(r, &r->string_ids, s.id, (uint32_t)(r->strings.n - 1));
+}
+
+static bool rec_frame(struct reader *r, const uint8_t *p)
+{
+    struct trace_frame f;
+    memcpy(&f, p, sizeof f);
+    if (f.id == 0)
+        return corrupt(r, "a frame with id 0");
+    if (idmap_get(&r->frame_ids, f.id) != NO_INDEX)
+        return corrupt(r, "frame %u is defined twice", f.id);
+    char what[32];
+    snprintf(what, sizeof what, "frame %u", f.id);
+    struct rep_frame rf = {.line = f.line, .offset = f.offset,
+                           .python = f.kind == TRACE_FRAME_PYTHON};
+    if (!(rf.function = string_ref(r, f.function, what)) ||
+        !(rf.module = string_ref(r, f.module, what)) || !(rf.file = string_ref(r, f.file, what)))
+        return false;
+    if (r->frames.n >= NO_INDEX - 1)
+        return corrupt(r, "more than 2^32 frames");
+    struct rep_frame *slot = vec_push(r, &r->frames, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = rf;
+    return idmap_add(r, &r->frame_ids, f.id, (uint32_t)(r->frames.n - 1));
+}
+
+static bool rec_stack(struct reader *r, const uint8_t *p, uint32_t bytes)
+{
+    struct trace_stack s;
+    memcpy(&s, p, sizeof s);
+    if (s.id == 0)
+        return corrupt(r, "a stack with id 0");
+    if (s.nframes > TRACE_MAX_FRAMES)
+        return corrupt(r, "stack %u has %u frames, more than %u", s.id, s.nframes,
+                       TRACE_MAX_FRAMES);
+    if ((uint64_t)s.nframes * 4 > bytes - sizeof s)
+        return corrupt(r, "stack %u has %u frames, more than its %u-byte record holds", s.id,
+                       s.nframes, bytes);
+    if (idmap_get(&r->stack_ids, s.id) != NO_INDEX)
+        return corrupt(r, "stack %u is defined twice", s.id);
+    if (r->stack_pool.n > (size_t)UINT32_MAX - TRACE_MAX_FRAMES || r->stacks.n >= NO_INDEX - 1)
+        return corrupt(r, "more frames in stacks than this syncspy can hold");
+    size_t first = r->stack_pool.n;
+    for (uint32_t i = 0; i < s.nframes; i++) {
+        uint32_t id;
+        memcpy(&id, p + sizeof s + 4 * (size_t)i, sizeof id);
+        uint32_t index = idmap_get(&r->frame_ids, id);
+        if (index == NO_INDEX) {
+            r->stack_pool.n = first;
+            return corrupt(r, "stack %u lists frame %u, which no earlier record defines as a "
+                           "frame", s.id, id);
+        }
+        uint32_t *slot = vec_push(r, &r->stack_pool, sizeof *slot);
+        if (!slot)
+            return false;
+        *slot = index;
+    }
+    struct tstack *t = vec_push(r, &r->stacks, sizeof *t);
+    if (!t)
+        return false;
+    *t = (struct tstack){.first = (uint32_t)first, .n = s.nframes};
+    return idmap_add(r, &r->stack_ids, s.id, (uint32_t)(r->stacks.n - 1));
+}
+
+/* Room for one more timeline event, or NULL (counted as omitted) past the cap. */
+static void *event_slot(struct reader *r, struct vec *v, size_t elem)
+{
+    if (r->syncs.n + r->launches.n >= r->max_events) {
+        r->ev->events_omitted++;
+        return NULL;
+    }
+    return vec_push(r, v, elem);
+}
+
+static bool rec_sync(struct reader *r, const uint8_t *p)
+{
+    struct trace_sync s;
+    memcpy(&s, p, sizeof s);
+    uint32_t stack;
+    const char *api = string_ref(r, s.api_name, "a sync");
+    if (!api || !stack_ref(r, s.stack_id, "a sync", &stack))
+        return false;
+    if (!r->ev)
+        return true;
+    if (r->syncs.n + r->launches.n >= r->max_events) {
+        r->ev->events_omitted++;
+        return true;
+    }
+    struct trace_sync_event e = {.start_ns = s.start_ns,
+                                 .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
+                                 .stream = s.stream, .bytes = s.bytes, .step = s.step,
+                                 .tid = s.tid, .dir = s.dir, .api = api};
+    if (stack != NO_INDEX && !(e.frames = stack_frames(r, stack, &e.nframes)) && e.nframes)
+        return false;
+    struct trace_sync_event *slot = event_slot(r, &r->syncs, sizeof *slot);
+    if (slot)
+        *slot = e;
+    return !r->failed;
+}
+
+static bool rec_launch(struct reader *r, const uint8_t *p)
+{
+    struct trace_launch l;
+    memcpy(&l, p, sizeof l);
+    const char *api = string_ref(r, l.api_name, "a launch"), *kernel;
+    if (!api || !(kernel = string_ref(r, l.kernel_name, "a launch")))
+        return false;
+    if (!r->ev)
+        return true;
+    struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot);
+    if (slot)
+        *slot = (struct trace_launch_event){.time_ns = l.time_ns, .stream = l.stream,
+                                            .step = l.step, .tid = l.tid, .api = api,
+                                            .kernel = kernel};
+    return !r->failed;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static bool rec_step(struct reader *r, const uint8_t *p)
+{
+    struct trace_step s;
+    memcpy(&s, p, sizeof s);
+    struct trace_step_event e = {.step = s.step, .start_ns = s.start_ns,
+                                 .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
+                                 .syncs = s.syncs, .blocked_ns = s.blocked_ns,
+                                 .launches = s.launches, .active = s.active != 0,
+                                 .partial = s.partial != 0};
+    if (sat_add(s.step, 1) > r->steps_seen)
+        r->steps_seen = sat_add(s.step, 1);
+    if (r->steps.n >= TRACE_READ_MAX_STEPS) {
+        if (r->ev)
+            r->ev->events_omitted++;
+        if (e.active) { /* in the totals, not listed (rep_process.steps_omitted) */
+            r->extra_active++;
+            r->extra_syncs = sat_add(r->extra_syncs, e.syncs);
+            r->extra_blocked = sat_add(r->extra_blocked, e.blocked_ns);
+            r->extra_launches = sat_add(r->extra_launches, e.launches);
+            r->extra_wall = sat_add(r->extra_wall, e.end_ns - e.start_ns);
+        }
+        return true;
+    }
+    struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = (struct tstep){.ev = e, .seq = r->step_seq++};
+    return true;
+}
+
+static bool rec_site_totals(struct reader *r, const uint8_t *p)
+{
+    struct trace_site_totals t;
+    memcpy(&t, p, sizeof t);
+    if (t.site_id == 0)
+        return corrupt(r, "site totals with site id 0");
+    char what[40];
+    snprintf(what, sizeof what, "site %u", t.site_id);
+    uint32_t stack;
+    const char *api = string_ref(r, t.api_name, what);
+    if (!api || !stack_ref(r, t.stack_id, what, &stack))
+        return false;
+    struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
+                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns};
+    uint32_t index = idmap_get(&r->site_ids, t.site_id);
+    if (index != NO_INDEX) { /* the last record of a site is its count at the last flush */
+        ((struct tsite *)r->sites.p)[index] = s;
+        return true;
+    }
+    struct tsite *slot = vec_push(r, &r->sites, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = s;
+    return idmap_add(r, &r->site_ids, t.site_id, (uint32_t)(r->sites.n - 1));
+}
+
+static bool rec_thread(struct reader *r, const uint8_t *p)
+{
+    struct trace_thread t;
+    memcpy(&t, p, sizeof t);
+    const char *name = string_ref(r, t.name, "a thread");
+    if (!name)
+        return false;
+    uint32_t index = idmap_get(&r->thread_ids, t.tid);
+    if (index != NO_INDEX) {
+        ((struct trace_thread_name *)r->threads.p)[index].name = name;
+        return true;
+    }
+    struct trace_thread_name *slot = vec_push(r, &r->threads, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = (struct trace_thread_name){.tid = t.tid, .name = name};
+    return idmap_add(r, &r->thread_ids, t.tid, (uint32_t)(r->threads.n - 1));
+}
+
+static bool rec_drops(struct reader *r, const uint8_t *p)
+{
+    struct trace_drops d;
+    memcpy(&d, p, sizeof d);
+    uint32_t index = idmap_get(&r->drop_ids, d.tid);
+    struct tdrops v = {.syncs = d.syncs_dropped, .launches = d.launches_dropped};
+    if (index != NO_INDEX) { /* cumulative per thread: the last one counts */
+        ((struct tdrops *)r->drops.p)[index] = v;
+        return true;
+    }
+    struct tdrops *slot = vec_push(r, &r->drops, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = v;
+    return idmap_add(r, &r->drop_ids, d.tid, (uint32_t)(r->drops.n - 1));
+}
+
+static bool rec_end(struct reader *r, const uint8_t *p)
+{
+    struct trace_end e;
+    memcpy(&e, p, sizeof e);
+    r->ended = true;
+    r->end_mono_ns = e.end_mono_ns;
+    r->unattributed = e.unattributed_syncs;
+    return true;
+}
+
+/* The smallest record of each known type; 0 for a type this reader does not know. */
+static size_t record_min_bytes(uint32_t type)
+{
+    switch (type) {
+    case TREC_STRING: return sizeof(struct trace_string);
+    case TREC_FRAME: return sizeof(struct trace_frame);
+    case TREC_STACK: return sizeof(struct trace_stack);
+    case TREC_SYNC: return sizeof(struct trace_sync);
+    case TREC_LAUNCH: return sizeof(struct trace_launch);
+    case TREC_STEP: return sizeof(struct trace_step);
+    case TREC_SITE_TOTALS: return sizeof(struct trace_site_totals);
+    case TREC_THREAD: return sizeof(struct trace_thread);
+    case TREC_DROPS: return sizeof(struct trace_drops);
+    case TREC_END: return sizeof(struct trace_end);
+    default: return 0;
+    }
+}
+
+static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t bytes)
+{
+    switch (type) {
+    case TREC_STRING: return rec_string(r, p, bytes);
+    case TREC_FRAME: return rec_frame(r, p);
+    case TREC_STACK: return rec_stack(r, p, bytes);
+    case TREC_SYNC: return rec_sync(r, p);
+    case TREC_LAUNCH: return rec_launch(r, p);
+    case TREC_STEP: return rec_step(r, p);
+    case TREC_SITE_TOTALS: return rec_site_totals(r, p);
+    case TREC_THREAD: return rec_thread(r, p);
+    case TREC_DROPS: return rec_drops(r, p);
+    case TREC_END: return rec_end(r, p);
+    default: return true; /* a later minor version's record: skipped */
+    }
+}
+
+/* ---- the file: header, then records ------------------------------------------------------- */
+
+bool trace_looks_like(const void *buf, size_t len)
+{
+    size_t n = len < 8 ? len : 8;
+    return n > 0 && memcmp(buf, TRACE_MAGIC, n) == 0;
+}
+
+static bool cut_header(struct reader *r, uint64_t len, uint64_t need)
+{
+    return fail(r, "%s ends at byte %llu, inside its %llu-byte header (was the process killed "
+                "before its first flush?)", r->name, (unsigned long long)len,
+                (unsigned long long)need);
+}
+
+/* Checks the header; *records_at is where the records begin. */
+static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
+{
+    size_t got;
+    const uint8_t *p = src_get(s, 0, sizeof(struct trace_file_header), &got);
+    if (s->rerr)
+        return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
+    if (got == 0)
+        return fail(r, "%s is empty (was the process killed before its first flush?)", r->name);
+    if (!trace_looks_like(p, got))
+        return fail(r, "%s is not a syncspy trace (it does not start with the trace.bin magic)",
+                    r->name);
+    if (got < 10)
+        return cut_header(r, got, sizeof(struct trace_file_header));
+    uint16_t major;
+    memcpy(&major, p + 8, sizeof major);
+    if (major > TRACE_VERSION_MAJOR)
+        return fail(r, "%s: trace.bin format %u is newer than this syncspy understands (%d); read "
+                    "it with a newer syncspy", r->name, major, TRACE_VERSION_MAJOR);
+    if (major != TRACE_VERSION_MAJOR)
+        return fail(r, "%s: trace.bin format %u is not one this syncspy understands (%d)",
+                    r->name, major, TRACE_VERSION_MAJOR);
+    if (got < sizeof(struct trace_file_header))
+        return cut_header(r, got, sizeof(struct trace_file_header));
+    struct trace_file_header h;
+    memcpy(&h, p, sizeof h);
+    if (h.header_bytes < sizeof h || h.header_bytes % 8 ||
+        h.header_bytes > TRACE_READ_MAX_HEADER_BYTES)
+        return fail(r, "%s has a bad header: it says it is %u bytes long (format %d needs a "
+                    "multiple of 8 from %zu to %d)", r->name, h.header_bytes, TRACE_VERSION_MAJOR,
+                    sizeof h, TRACE_READ_MAX_HEADER_BYTES);
+    uint64_t unknown = h.features & TRACE_FEATURES_REQUIRED_MASK; /* none is known yet */
+    if (unknown)
+        return fail(r, "%s needs features this syncspy does not know (0x%016llx); read it with a "
+                    "newer syncspy", r->name, (unsigned long long)unknown);
+    src_get(s, 0, h.header_bytes, &got);
+    if (s->rerr)
+        return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
+    if (got < h.header_bytes)
+        return cut_header(r, got, h.header_bytes);
+
+    struct rep_process *out = r->out;
+    out->pid = h.pid;
+    out->rank = h.rank >= 0 ? h.rank : -1;
+    size_t n = strnlen(h.schedule, sizeof h.schedule);
+    char *sched = arena_alloc(r, n + 1);
+    if (!sched)
+        return false;
+    memcpy(sched, h.schedule, n);
+    sched[n] = '\0';
+    out->schedule = sched;
+    if (r->ev) {
+        r->ev->start_mono_ns = h.start_mono_ns;
+        r->ev->start_real_ns = h.start_real_ns;
+    }
+    *records_at = h.header_bytes;
+    return true;
+}
+
+/* After a record header of zeros: a tail of zeros (space the file system gave but the writer
+ * never filled) is a cut tail; anything else is corruption. */
+static bool zero_tail(struct src *s, uint64_t off)
+{
+    for (;;) {
+        size_t got;
+        const uint8_t *p = src_get(s, off, 65536, &got);
+        for (size_t i = 0; i < got; i++)
+            if (p[i])
+                return false;
+        if (got < 65536)
+            return !s->rerr;
+        off += got;
+    }
+}
+
+static void progress(struct reader *r, uint64_t records, uint64_t off, const struct src *s)
+{
+    const struct trace_read_opts *o = r->opts;
+    if (o && o->progress && o->progress_every && records % o->progress_every == 0)
+        o->progress(o->ctx, records, off, s->mem ? s->memlen : s->file_bytes);
+}
+
+/* Walks the records; a record cut by the end of the file ends the walk (truncated). */
+static bool read_records(struct reader *r, struct src *s, uint64_t off)
+{
+    uint64_t records = 0;
+    for (;;) {
+        size_t got;
+        const uint8_t *p = src_get(s, off, sizeof(struct trace_record_header), &got);
+        r->at = off;
+        if (s->rerr)
+            return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
+        if (got == 0)
+            return true;
+        if (got < sizeof(struct trace_record_header)) {
+            r->out->trace_truncated = true;
+            return true;
+        }
+        struct trace_record_header h;
+        memcpy(&h, p, sizeof h);
+        if (h.type == 0 && h.bytes == 0 && zero_tail(s, off)) {
+            r->out->trace_truncated = true;
+            return true;
+        }
+        size_t min = record_min_bytes(h.type);
+        if (h.bytes < sizeof h || h.bytes % 8)
+            return corrupt(r, "a record of type %u says it is %u bytes long (not a multiple of 8 "
+                           "of at least 8)", h.type, h.bytes);
+        if (h.bytes > TRACE_MAX_RECORD_BYTES)
+            return corrupt(r, "a record of type %u says it is %u bytes long (more than %u)",
+                           h.type, h.bytes, TRACE_MAX_RECORD_BYTES);
+        if (h.bytes < min)
+            return corrupt(r, "a record of type %u says it is %u bytes long (it needs %zu)",
+                           h.type, h.bytes, min);
+        p = src_get(s, off, h.bytes, &got);
+        if (s->rerr)
+            return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
+        if (got < h.bytes) {
+            r->out->trace_truncated = true;
+            return true;
+        }
+        if (!record(r, h.type, p, h.bytes))
+            return false;
+        off += h.bytes;
+        progress(r, ++records, off, s);
+    }
+}
+
+/* ---- the report model from what was read -------------------------------------------------- */
+
+static int site_cmp(const void *a, const void *b)
+{
+    const struct tsite *x = a, *y = b; /* as the agent orders summary.json: heaviest first */
+    if (x->blocked_ns != y->blocked_ns)
+        return x->blocked_ns > y->blocked_ns ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return (x->site_id > y->site_id) - (x->site_id < y->site_id);
+}
+
+static bool build_sites(struct reader *r)
+{
+    struct tsite *t = r->sites.p;
+    if (r->sites.n)
+        qsort(t, r->sites.n, sizeof *t, site_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < r->sites.n; i++)
+        n += t[i].count != 0;
+    if (!n)
+        return true;
+    if (!charge(r, n * sizeof(struct rep_site)) ||
+        !(r->st->sites = calloc(n, sizeof *r->st->sites)))
+        return nomem(r);
+    size_t k = 0;
+    for (size_t i = 0; i < r->sites.n; i++) {
+        if (!t[i].count) /* as summary.json: a site that never synced is not listed */
+            continue;
+        struct rep_site *s = &r->st->sites[k++];
+        *s = (struct rep_site){.api = t[i].api, .count = t[i].count,
+                               .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns};
+        if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
+            s->nframes)
+            return false;
+    }
+    r->out->sites = r->st->sites;
+    r->out->nsites = k;
+    return true;
+}
+
+static int step_cmp(const void *a, const void *b)
+{
+    const struct tstep *x = a, *y = b;
+    if (x->ev.step != y->ev.step)
+        return x->ev.step < y->ev.step ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static bool build_steps(struct reader *r)
+{
+    struct rep_process *out = r->out;
+    struct tstep *t = r->steps.p;
+    size_t n = 0, active = 0;
+    if (r->steps.n)
+        qsort(t, r->steps.n, sizeof *t, step_cmp);
+    for (size_t i = 0; i < r->steps.n; i++) { /* one per step number: the last written */
+        if (i + 1 < r->steps.n && t[i + 1].ev.step == t[i].ev.step)
+            continue;
+        t[n++] = t[i];
+        active += t[i].ev.active;
+    }
+    r->steps.n = n;
+    out->active_steps = r->extra_active;
+    out->syncs = r->extra_syncs;
+    out->blocked_ns = r->extra_blocked;
+    out->launches = r->extra_launches;
+    out->wall_ns = r->extra_wall;
+    out->steps_omitted = r->extra_active;
+    out->steps_seen = r->steps_seen;
+    if (active) {
+        if (!charge(r, active * sizeof(struct rep_step)) ||
+            !(r->st->steps = calloc(active, sizeof *r->st->steps)))
+            return nomem(r);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct trace_step_event *e = &t[i].ev;
+        if (!e->active)
+            continue;
+        r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
+                                              .syncs = e->syncs, .blocked_ns = e->blocked_ns,
+                                              .launches = e->launches, .partial = e->partial};
+        out->active_steps++;
+        out->syncs = sat_add(out->syncs, e->syncs);
+        out->blocked_ns = sat_add(out->blocked_ns, e->blocked_ns);
+        out->launches = sat_add(out->launches, e->launches);
+        out->wall_ns = sat_add(out->wall_ns, e->end_ns - e->start_ns);
+    }
+    out->steps = r->st->steps;
+    out->nsteps = k;
+    if (r->ev && n) {
+        if (!charge(r, n * sizeof(struct trace_step_event)) ||
+            !(r->st->step_events = malloc(n * sizeof *r->st->step_events)))
+            return nomem(r);
+        for (size_t i = 0; i < n; i++)
+            r->st->step_events[i] = t[i].ev;
+        r->ev->steps = r->st->step_events;
+        r->ev->nsteps = n;
+    }
+    return true;
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+    const struct trace_thread_name *x = a, *y = b;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static bool finish(struct reader *r)
+{
+    struct rep_process *out = r->out;
+    if (!build_sites(r) || !build_steps(r))
+        return false;
+    out->unattributed_syncs = r->unattributed;
+    out->trace_unfinished = !r->ended || out->trace_truncated;
+    const struct tdrops *d = r->drops.p;
+    for (size_t i = 0; i < r->drops.n; i++) {
+        out->syncs_dropped = sat_add(out->syncs_dropped, d[i].syncs);
+        out->launches_dropped = sat_add(out->launches_dropped, d[i].launches);
+    }
+    if (!r->ev)
+        return true;
+    struct trace_events *ev = r->ev;
+    ev->end_mono_ns = r->ended ? r->end_mono_ns : 0;
+    /* the arrays pass to the store as they are: vec_push charged them already */
+    r->st->syncs = r->syncs.p;
+    r->st->launches = r->launches.p;
+    r->st->threads = r->threads.p;
+    ev->syncs = r->st->syncs;
+    ev->nsyncs = r->syncs.n;
+    ev->launches = r->st->launches;
+    ev->nlaunches = r->launches.n;
+    if (r->threads.n)
+        qsort(r->threads.p, r->threads.n, sizeof(struct trace_thread_name), thread_cmp);
+    ev->threads = r->st->threads;
+    ev->nthreads = r->threads.n;
+    r->syncs = r->launches = r->threads = (struct vec){0};
+    return true;
+}
+
+static void store_free(struct trace_store *st)
+{
+    if (!st)
+        return;
+    chunks_free(&st->chunks);
+    free(st->sites);
+    free(st->steps);
+    free(st->step_events);
+    free(st->syncs);
+    free(st->launches);
+    free(st->threads);
+    free(st);
+}
+
+static void reader_free(struct reader *r)
+{
+    struct idmap *maps[] = {&r->string_ids, &r->frame_ids, &r->stack_ids,
+                            &r->site_ids, &r->thread_ids, &r->drop_ids};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        idmap_free(maps[i]);
+    struct vec *vecs[] = {&r->strings, &r->frames, &r->stacks, &r->stack_pool, &r->sites,
+                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops};
+    for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+        free(vecs[i]->p);
+}
+
+static void clear(struct rep_process *out, struct trace_events *ev)
+{
+    memset(out, 0, sizeof *out);
+    out->rank = -1;
+    out->schedule = "";
+    if (ev)
+        memset(ev, 0, sizeof *ev);
+}
+
+static int read_src(struct src *s, const char *name, const struct trace_read_opts *opts,
+                    struct rep_process *out, struct trace_events *ev, char *err, size_t errlen)
+{
+    static char spare[1];
+    clear(out, ev);
+    struct reader r = {.name = name, .err = errlen ? err : spare, .errlen = errlen ? errlen : 1,
+                       .opts = opts, .out = out, .ev = ev};
+    r.max_events = opts && opts->max_events ? opts->max_events : TRACE_READ_MAX_EVENTS;
+    r.err[0] = '\0';
+    r.st = calloc(1, sizeof *r.st);
+    uint64_t records_at = 0;
+    bool ok = r.st ? read_header(&r, s, &records_at) && read_records(&r, s, records_at) &&
+                         finish(&r)
+                   : fail(&r, "out of memory reading %s", name);
+    reader_free(&r);
+    if (!ok) {
+        store_free(r.st);
+        clear(out, ev);
+        return -1;
+    }
+    out->owned = r.st;
+    return 0;
+}
+
+int trace_read_buf(const void *buf, size_t len, const char *name,
+                   const struct trace_read_opts *opts, struct rep_process *out,
+                   struct trace_events *events, char *err, size_t errlen)
+{
+    static const uint8_t none[1];
+    struct src s = {.mem = len ? buf : none, .memlen = len, .fd = -1};
+    return read_src(&s, name, opts, out, events, err, errlen);
+}
+
+int trace_read_with(const char *path, const struct trace_read_opts *opts, struct rep_process *out,
+                    struct trace_events *events, char *err, size_t errlen)
+{
+    clear(out, events);
+    struct stat sb;
+    int fd = cli_open_input(path, &sb, err, errlen);
+    if (fd < 0)
+        return -1;
+    struct src s = {.fd = fd, .buf = malloc(WINDOW_BYTES), .file_bytes = (uint64_t)sb.st_size};
+    int rc;
+    if (!s.buf) {
+        snprintf(err, errlen, "out of memory reading %s", path);
+        rc = -1;
+    } else {
+        rc = read_src(&s, path, opts, out, events, err, errlen);
+    }
+    free(s.buf);
+    close(fd);
+    return rc;
+}
+
+int trace_read(const char *path, struct rep_process *out, struct trace_events *events, char *err,
+               size_t errlen)
+{
+    return trace_read_with(path, NULL, out, events, err, errlen);
+}
+
+void trace_free(struct rep_process *out, struct trace_events *events)
+{
+    store_free(out->owned);
+    clear(out, events);
+}

@@ -1,0 +1,96 @@
+/* cli/trace_read.h: reads a process's trace.bin (the format of output/trace_format.h) back into
+ * the report model, and on request into the per-event timeline the Chrome export draws. Runs in
+ * the CLI only, never in a target process. Bounded on hostile input: the file streams through a
+ * fixed window (no size limit for a report), every record is checked before it is used, nothing
+ * recurses, and what is kept is capped (TRACE_READ_MAX_MEMORY, _MAX_STEPS, _MAX_EVENTS). */
+#ifndef SYNCSPY_TRACE_READ_H
+#define SYNCSPY_TRACE_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "output/model.h"
+
+#define TRACE_READ_MAX_MEMORY (2ull << 30)   /* tables, strings, frames, sites: else an error */
+#define TRACE_READ_MAX_STEPS (4u << 20)      /* steps kept one by one; more go to totals only */
+#define TRACE_READ_MAX_EVENTS (16u << 20)    /* syncs and launches kept; more are counted, not kept */
+#define TRACE_READ_MAX_HEADER_BYTES 65536    /* a header_bytes above this is corrupt */
+
+/* One sync as the timeline shows it. Strings are never NULL ("" when unknown). */
+struct trace_sync_event {
+    uint64_t start_ns, end_ns;      /* CLOCK_MONOTONIC; end_ns >= start_ns */
+    uint64_t stream, bytes, step;
+    uint32_t tid;
+    uint32_t dir;                   /* enum trace_dir; unknown values are kept as they are */
+    const char *api;
+    const struct rep_frame *frames; /* innermost first; NULL when nframes is 0 (no stack) */
+    uint32_t nframes;
+};
+
+struct trace_launch_event {
+    uint64_t time_ns, stream, step;
+    uint32_t tid;
+    const char *api;
+    const char *kernel;             /* "" when unknown */
+};
+
+/* One step that ended, active or not (a step still open when the process was killed has no
+ * record). end_ns >= start_ns. */
+struct trace_step_event {
+    uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
+    bool active, partial;
+};
+
+struct trace_thread_name {
+    uint32_t tid;
+    const char *name;
+};
+
+/* The timeline of one process, kept only when trace_read is given somewhere to put it. Its
+ * storage belongs to the rep_process read with it (free both with trace_free). */
+struct trace_events {
+    uint64_t start_mono_ns, start_real_ns; /* from the header: step 0 begins */
+    uint64_t end_mono_ns;                  /* from the END record; 0 when there is none */
+    const struct trace_step_event *steps;  /* by step number; a step written twice: the last */
+    size_t nsteps;
+    const struct trace_sync_event *syncs;  /* file order */
+    size_t nsyncs;
+    const struct trace_launch_event *launches; /* file order */
+    size_t nlaunches;
+    const struct trace_thread_name *threads;   /* by tid; the last THREAD record of each */
+    size_t nthreads;
+    uint64_t events_omitted;               /* events past the cap: counted, not kept */
+};
+
+struct trace_read_opts {
+    uint64_t max_events; /* 0: TRACE_READ_MAX_EVENTS */
+    /* Called every progress_every records (0: never) with how far the reading is; file_bytes
+     * is the size when the file was opened (0 when unknown). */
+    uint64_t progress_every;
+    void (*progress)(void *ctx, uint64_t records, uint64_t offset, uint64_t file_bytes);
+    void *ctx;
+};
+
+/* Reads the trace file at path into *out (and the timeline into *events when it is not NULL).
+ * Returns 0 and fills them, with storage owned by *out; a file whose tail was cut (a crash while
+ * writing, or a process still running) is read up to its last complete record and flagged in
+ * out->trace_truncated / out->trace_unfinished: that is not an error. Returns -1, with one
+ * sentence naming the file (and the byte offset of corrupt data) in err, for a file that cannot
+ * be read, a bad or cut header, a newer major format, required features it does not know, a
+ * record whose length is impossible, an id defined twice or used before it is defined. */
+int trace_read(const char *path, struct rep_process *out, struct trace_events *events, char *err,
+               size_t errlen);
+int trace_read_with(const char *path, const struct trace_read_opts *opts, struct rep_process *out,
+                    struct trace_events *events, char *err, size_t errlen);
+/* The same on a trace already in memory (name is what messages call it). */
+int trace_read_buf(const void *buf, size_t len, const char *name,
+                   const struct trace_read_opts *opts, struct rep_process *out,
+                   struct trace_events *events, char *err, size_t errlen);
+/* Frees what a successful read keeps; events may be NULL. Both are zeroed. */
+void trace_free(struct rep_process *out, struct trace_events *events);
+
+/* Whether buf starts like a trace file (its magic, or as much of it as len holds). */
+bool trace_looks_like(const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,26 @@
+/* common/log.h: the in-process library's only way to speak, for every layer inside the target:
+ * one line at a time to stderr with write(2) from a fixed buffer (no stdio: the application's
+ * FILE locks may be held). Debug lines are switched on by SYNCSPY_DEBUG=1|2 and cost one load
+ * and a branch when off. */
+#ifndef SYNCSPY_LOG_H
+#define SYNCSPY_LOG_H
+
+#include <stddef.h>
+
+extern unsigned agent_debug_level;
+
+void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define dbg(level, ...)                              \
+    do {                                             \
+        if (__builtin_expect(agent_debug_level >= (level), 0)) \
+            agent_log(__VA_ARGS__);                  \
+    } while (0)
+
+/* An output file could not be created or written: said once per process (the first failure
+ * names the file and the reason; counting goes on and the report at exit is still printed). */
+void agent_output_error(const char *path, int err);
+
+/* write() loop that retries EINTR and short writes; returns 0 or -1. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif

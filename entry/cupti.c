@@ -1,0 +1,370 @@
+/* entry/cupti.c: CUPTI's callbacks, an entry layer beside the runtime entry points (see
+ * cupti.h). Subscribes to the driver and runtime domains with only the sync family's callbacks
+ * enabled, times each such call from its ENTER to its EXIT callback, decides with the one set of
+ * sync rules (entry/sync_rules.h, asking the driver what a pointer is) and records it through
+ * agent_enter/agent_sync/agent_leave; frames start at the caller of the CUDA API. Also exports
+ * cuptiSubscribe/cuptiSubscribe_v2/cuptiActivityRegisterCallbacks: syncspy steps aside first and
+ * forwards the call, so that tool never sees an error caused by syncspy. The callbacks run on
+ * the application's thread inside its CUDA call: no malloc, no locks, no stdio there. */
+#include "entry/cupti.h"
+
+#include <cupti.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/apis.h"
+#include "agent/gpu.h"
+#include "common/compiler.h"
+#include "common/log.h"
+#include "entry/cupti_load.h"
+#include "entry/real.h"
+#include "entry/sync_rules.h"
+
+/* ---- the subscription -------------------------------------------------------------------------- */
+
+/* The libcupti loaded (its functions are in the table of real symbols, entry/real.h). */
+typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                       CUpti_SubscriberParams *);
+typedef CUptiResult (*unsubscribe_fn)(CUpti_SubscriberHandle);
+typedef CUptiResult (*enable_callback_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                          CUpti_CallbackId);
+typedef CUptiResult (*result_string_fn)(CUptiResult, const char **);
+#define CUPTI_FN(type, name) ((type)real_cached(REAL_##name))
+
+static char lib_path[PATH_MAX];
+static CUpti_SubscriberHandle subscriber;
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER; /* subscribe / step aside */
+static _Atomic bool active;        /* subscribed and recording */
+static _Atomic unsigned generation; /* bumped when syncspy steps aside: open calls are void */
+static _Atomic bool started;
+
+/* ---- per thread -------------------------------------------------------------------------------- */
+
+/* The one CUDA call this thread's callbacks are recording (from its ENTER to its EXIT). While it
+ * is open, nested callbacks (the driver calls a runtime call makes) are ignored. syncspy's own
+ * flag, not the agent's guard: if CUPTI stops calling back mid-call (syncspy stepped aside), a
+ * stale flag must not silence the runtime entry points on this thread. */
+struct cupti_thread {
+    bool open, is_sync;
+    bool in_cupti;             /* inside syncspy's own call into libcupti */
+    uint32_t domain, cbid, corr;
+    unsigned gen;
+    struct sync_call call;
+    /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
+    uint32_t last_runtime_corr, last_driver_corr;
+    uint64_t last_exit_ns;
+};
+static SYNCSPY_TLS struct cupti_thread tl;
+
+/* ---- notices --------------------------------------------------------------------------------- */
+
+#define SHIM_ALONE "recording through the CUDA runtime shim alone (syncs in libraries with a " \
+                   "static runtime, such as cuBLAS, cuDNN and NCCL, and driver-API calls, such " \
+                   "as Triton's, are not seen)"
+
+static void notice_once(_Atomic bool *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice_once(_Atomic bool *said, const char *fmt, ...)
+{
+    if (atomic_exchange(said, true))
+        return;
+    char buf[480];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    agent_log("%s", buf);
+}
+
+static _Atomic bool said_unavailable, said_aside;
+
+static const char *result_text(CUptiResult r)
+{
+    const char *s = NULL;
+    result_string_fn f = CUPTI_FN(result_string_fn, cuptiGetResultString);
+    if (f && f(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "unknown CUPTI error";
+}
+
+/* ---- what a pointer is, as the driver says ----------------------------------------------------- */
+
+/* Unknown host memory is pageable (cuPointerGetAttribute says CUDA_ERROR_INVALID_VALUE). */
+static enum mem_kind driver_memory(const void *p)
+{
+    CUresult (*f)(void *, CUpointer_attribute, CUdeviceptr) =
+        (__typeof__(f))real_cached(REAL_cuPointerGetAttribute); /* resolved at subscribe */
+    if (!f || !p)
+        return MEM_UNKNOWN;
+    unsigned int managed = 0, type = 0;
+    CUresult r = f(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, (CUdeviceptr)(uintptr_t)p);
+    if (r == CUDA_SUCCESS && managed)
+        return MEM_MANAGED;
+    r = f(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)p);
+    if (r == CUDA_ERROR_INVALID_VALUE)
+        return MEM_PAGEABLE;
+    if (r != CUDA_SUCCESS)
+        return MEM_UNKNOWN;
+    return type == CU_MEMORYTYPE_HOST ? MEM_PINNED : MEM_DEVICE;
+}
+
+/* The API id of a callback's function: the shim's own id when it is one of its names (a
+ * statically linked cudaMemcpy is still cudaMemcpy), else api_intern's. Cached per cbid. */
+static _Atomic uint32_t driver_api_ids[CUPTI_DRIVER_TRACE_CBID_SIZE];  /* id + 1, 0: not yet */
+static _Atomic uint32_t runtime_api_ids[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+
+static uint32_t api_for(uint32_t domain, uint32_t cbid, const char *function_name)
+{
+    _Atomic uint32_t *slot = NULL;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+        slot = &driver_api_ids[cbid];
+    else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        slot = &runtime_api_ids[cbid];
+    uint32_t cached = slot ? atomic_load_explicit(slot, memory_order_relaxed) : 0;
+    if (cached)
+        return cached - 1;
+    char name[64];
+    cupti_api_name(domain, function_name, name, sizeof name);
+    uint32_t id = API_COUNT;
+    for (uint32_t i = 0; i < API_COUNT; i++)
+        if (!strcmp(api_name(i), name)) {
+            id = i;
+            break;
+        }
+    if (id == API_COUNT)
+        id = api_intern(name);
+    if (slot)
+        atomic_store_explicit(slot, id + 1, memory_order_relaxed);
+    return id;
+}
+
+/* ---- the callbacks --------------------------------------------------------------------------- */
+
+static void on_api_enter(uint32_t domain, uint32_t cbid, const CUpti_CallbackData *d)
+{
+    unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    /* The shim records this call (or the agent made it), or a call this thread's callbacks
+     * record is open (this is the driver call inside it): not ours to count again. */
+    if (agent_thread_busy() || (tl.open && tl.gen == gen))
+        return;
+    if (!atomic_load_explicit(&active, memory_order_relaxed))
+        return;
+    struct sync_call c = {.api = api_for(domain, cbid, d->functionName)};
+    tl.is_sync = sync_rules_cupti(domain, cbid, d->functionParams, driver_memory, &c);
+    tl.call = c;
+    tl.domain = domain;
+    tl.cbid = cbid;
+    tl.corr = d->correlationId;
+    tl.gen = gen;
+    tl.open = true;
+    tl.call.start_ns = agent_now_ns(); /* after classifying: only the call itself is timed */
+}
+
+static void note_exit(uint32_t domain, uint32_t corr, uint64_t now)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        tl.last_runtime_corr = corr;
+    else
+        tl.last_driver_corr = corr;
+    tl.last_exit_ns = now;
+}
+
+static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData *d)
+{
+    bool ours = tl.open && tl.domain == domain && tl.cbid == cbid && tl.corr == d->correlationId &&
+                tl.gen == atomic_load_explicit(&generation, memory_order_relaxed);
+    bool gpu = atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed);
+    if (!ours) {
+        if (gpu) /* a call the shim records (or a nested one): its ids, for the GPU join */
+            note_exit(domain, d->correlationId, agent_now_ns());
+        return;
+    }
+    uint64_t end = agent_now_ns();
+    tl.open = false;
+    if (gpu)
+        note_exit(domain, d->correlationId, end);
+    /* A call that failed (its CUresult / cudaError_t, both 0 on success) did not wait for the
+     * device: not a sync, as in the shim. */
+    if (!tl.is_sync || (d->functionReturnValue && *(const int *)d->functionReturnValue != 0))
+        return;
+    tl.call.end_ns = end;
+    tl.call.via_cupti = true; /* frames start at the caller of the CUDA API */
+    if (!agent_enter())
+        return;
+    if (gpu)
+        cupti_take_correlation(&tl.call);
+    agent_sync(&tl.call);
+    agent_leave();
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+                                 CUpti_CallbackId cbid, const void *cbdata)
+{
+    (void)userdata;
+    if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !cbdata)
+        return;
+    const CUpti_CallbackData *d = cbdata;
+    int saved = errno;
+    if (d->callbackSite == CUPTI_API_ENTER)
+        on_api_enter(domain, cbid, d);
+    else
+        on_api_exit(domain, cbid, d);
+    errno = saved;
+}
+
+/* ---- subscribing ----------------------------------------------------------------------------- */
+
+static void enable_sync_family(void)
+{
+    static const uint32_t domains[] = {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_CB_DOMAIN_RUNTIME_API};
+    enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
+    size_t failed = 0;
+    for (size_t k = 0; k < 2; k++) {
+        const uint32_t *ids;
+        size_t n = sync_rules_cupti_cbids(domains[k], &ids);
+        for (size_t i = 0; i < n; i++)
+            failed += enable(1, subscriber, (CUpti_CallbackDomain)domains[k], ids[i]) != CUPTI_SUCCESS;
+    }
+    if (failed)
+        dbg(1, "CUPTI: %zu callbacks could not be enabled", failed);
+}
+
+static void subscribe(void)
+{
+    char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = "";
+    CUpti_SubscriberParams params = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+                                     .subscriberName = "syncspy",
+                                     .oldSubscriberName = old,
+                                     .oldSubscriberSize = sizeof old};
+    subscribe_v2_fn v2 = CUPTI_FN(subscribe_v2_fn, cuptiSubscribe_v2);
+    CUptiResult r = v2 ? v2(&subscriber, on_callback, NULL, &params)
+                       : CUPTI_FN(subscribe_fn, cuptiSubscribe)(&subscriber, on_callback, NULL);
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        notice_once(&said_unavailable, "no CUPTI (in use by another tool: %s): " SHIM_ALONE,
+                    old[0] ? old : "a profiler, Nsight or a debugger");
+        return;
+    }
+    if (r != CUPTI_SUCCESS) {
+        notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE, lib_path,
+                    result_text(r));
+        return;
+    }
+    real_resolve(REAL_cuPointerGetAttribute); /* the driver in use, for the copy rules */
+    /* the skipped frames of a CUPTI-delivered call: the CUDA objects it came through */
+    static const char *const objects[] = {"libcupti.so", "libcuda.so", "libcudart.so"};
+    agent_skip_objects(objects, 3);
+    enable_sync_family();
+    atomic_store(&active, true);
+    dbg(1, "CUPTI: %s subscribed (driver and runtime syncs)", lib_path);
+}
+
+void cupti_start(const struct config *cfg)
+{
+    if (atomic_exchange(&started, true))
+        return;
+    pthread_mutex_lock(&state_lock);
+    tl.in_cupti = true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
+    if (cfg->cupti == CUPTI_OFF) {
+        notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
+    } else {
+        char why[PATH_MAX + 160];
+        if (cupti_load(cfg, lib_path, sizeof lib_path, why, sizeof why))
+            subscribe();
+        else
+            notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
+    }
+    /* SYNCSPY_GPU=1: the agent starts its collector with this libcupti, or says why not */
+    agent_cupti_ready(atomic_load(&active) ? real_cupti_symbol : NULL);
+    tl.in_cupti = false;
+    pthread_mutex_unlock(&state_lock);
+}
+
+void cupti_take_correlation(struct sync_call *call)
+{
+    call->runtime_corr = call->driver_corr = 0;
+    if (tl.last_exit_ns >= call->start_ns) { /* the calls that returned inside this one */
+        call->runtime_corr = tl.last_runtime_corr;
+        call->driver_corr = tl.last_driver_corr;
+    }
+    tl.last_runtime_corr = tl.last_driver_corr = 0;
+    tl.last_exit_ns = 0;
+}
+
+/* ---- another CUPTI client ---------------------------------------------------------------------- */
+
+/* Another client wants CUPTI: syncspy's activity collection and subscription go first (CUPTI 13
+ * takes one subscriber), once; the runtime entry points carry on. */
+static void step_aside(const char *what, bool activity_only)
+{
+    if (!atomic_load(&started))
+        return;
+    pthread_mutex_lock(&state_lock);
+    tl.in_cupti = true;
+    agent_cupti_leaving(what); /* SYNCSPY_GPU=1's records so far are delivered first */
+    if (!activity_only && atomic_exchange(&active, false)) {
+        atomic_fetch_add(&generation, 1);
+        CUPTI_FN(unsubscribe_fn, cuptiUnsubscribe)(subscriber);
+        notice_once(&said_aside, "another tool subscribes to CUPTI (torch.profiler, Nsight, ...): "
+                    "syncspy hands CUPTI over to it and from now on is " SHIM_ALONE);
+    }
+    tl.in_cupti = false;
+    pthread_mutex_unlock(&state_lock);
+}
+
+SYNCSPY_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc callback,
+                                          void *userdata)
+{
+    const void *caller = __builtin_return_address(0);
+    if (!tl.in_cupti)
+        step_aside("cuptiSubscribe", false);
+    __typeof__(&cuptiSubscribe) real = (__typeof__(&cuptiSubscribe))real_next_for_caller("cuptiSubscribe", caller);
+    return real ? real(sub, callback, userdata) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+SYNCSPY_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc callback,
+                                             void *userdata, CUpti_SubscriberParams *params)
+{
+    const void *caller = __builtin_return_address(0);
+    if (!tl.in_cupti)
+        step_aside("cuptiSubscribe_v2", false);
+    __typeof__(&cuptiSubscribe_v2) real =
+        (__typeof__(&cuptiSubscribe_v2))real_next_for_caller("cuptiSubscribe_v2", caller);
+    return real ? real(sub, callback, userdata, params) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+SYNCSPY_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                                          CUpti_BuffersCallbackCompleteFunc complete)
+{
+    const void *caller = __builtin_return_address(0);
+    if (!tl.in_cupti)
+        step_aside("cuptiActivityRegisterCallbacks", true);
+    __typeof__(&cuptiActivityRegisterCallbacks) real = (__typeof__(&cuptiActivityRegisterCallbacks))
+        real_next_for_caller("cuptiActivityRegisterCallbacks", caller);
+    return real ? real(request, complete) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+/* ---- names (pure) --------------------------------------------------------------------------- */
+
+void cupti_api_name(uint32_t domain, const char *function_name, char *out, size_t len)
+{
+    if (len == 0)
+        return;
+    const char *name = function_name && *function_name ? function_name : "?";
+    size_t n = strlen(name);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        /* "_v" and four or more digits at the end: CUPTI's version suffix, not the name */
+        size_t d = n;
+        while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+            d--;
+        if (n - d >= 4 && d >= 3 && name[d - 1] == 'v' && name[d - 2] == '_')
+            n = d - 2;
+    }
+    if (n >= len)
+        n = len - 1;
+    memcpy(out, name, n);
+    out[n] = 0;
+}

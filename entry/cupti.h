@@ -1,0 +1,34 @@
+/* entry/cupti.h: CUPTI, the second way CUDA calls enter the agent. cuBLAS, cuDNN and NCCL link
+ * the CUDA runtime statically, Triton calls the driver API, a program may link libcudart_static:
+ * their calls never reach an interposed libcudart symbol, but CUPTI's runtime- and driver-domain
+ * callbacks see them. entry/cupti.c subscribes to the sync family's callbacks and records each
+ * such call through agent_enter/agent_sync/agent_leave, as entry/runtime.c does; it also exports
+ * cuptiSubscribe/cuptiSubscribe_v2/cuptiActivityRegisterCallbacks: CUPTI 13 takes one
+ * subscriber, so when another tool (torch.profiler's Kineto, Nsight) asks later, syncspy steps
+ * aside first and forwards the call. libcupti is found and loaded by entry/cupti_load.c. */
+#ifndef SYNCSPY_ENTRY_CUPTI_H
+#define SYNCSPY_ENTRY_CUPTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/config.h"
+#include "agent/core.h"
+
+/* At the first CUDA call (the lifecycle's first-use hook, on the calling thread, the agent's
+ * guard held), or at load with SYNCSPY_CUPTI=eager: loads libcupti as SYNCSPY_CUPTI says and
+ * subscribes to the sync family's driver and runtime callbacks. Any failure (off, no libcupti,
+ * another subscriber) is one stderr line and the runtime entry points carry on alone. Once per
+ * process. */
+void cupti_start(const struct config *cfg);
+
+/* SYNCSPY_GPU=1: the correlation ids of the runtime and driver calls that returned on this
+ * thread inside call (from its start on) go into it; the thread's notes are cleared. */
+void cupti_take_correlation(struct sync_call *call);
+
+/* The API name for a callback's functionName: a runtime name loses the version suffix CUPTI's
+ * ids carry ("cudaMemcpy_v3020" -> "cudaMemcpy"); driver names keep theirs ("cuMemcpyDtoH_v2"
+ * is the real symbol). */
+void cupti_api_name(uint32_t domain, const char *function_name, char *out, size_t len);
+
+#endif

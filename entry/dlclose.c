@@ -1,0 +1,23 @@
+/* entry/dlclose.c: dlclose. A library unloaded after one of its functions called a sync would
+ * leave addresses that no loaded object maps by exit time; so, before the program's dlclose
+ * runs, the flusher's symbolizer takes note of every object still loaded (their files are read
+ * from disk later, at the recorded load addresses). Runs on the program's thread, outside any
+ * CUDA call; does nothing in a process that never used CUDA. */
+#include <errno.h>
+
+#include "agent/lifecycle.h"
+#include "common/compiler.h"
+#include "entry/real.h"
+
+typedef int (*dlclose_fn)(void *);
+
+SYNCSPY_EXPORT int dlclose(void *handle)
+{
+    dlclose_fn real = (dlclose_fn)real_get(REAL_dlclose);
+    if (!real) {
+        errno = ENOSYS;
+        return -1;
+    }
+    agent_before_dlclose();
+    return real(handle);
+}

@@ -1,0 +1,46 @@
+/* entry/start.c: the entry layer's start. At load (or at the first interposed CUDA call, when
+ * another library's constructor calls CUDA before ours ran) it resolves libc's real symbols and
+ * hands the agent's lifecycle the hooks through which the agent, and only through which, asks
+ * the entry layer for something: at the agent's start, SYNCSPY_CUPTI=eager's subscription; at
+ * the process's first CUDA call, the SIGTERM/SIGINT handler and the CUPTI subscription
+ * (heaptrack_init's callbacks, the same inversion). */
+#include "entry/start.h"
+
+#include <pthread.h>
+
+#include "agent/lifecycle.h"
+#include "entry/cupti.h"
+#include "entry/real.h"
+#include "entry/signals.h"
+
+static void at_start(const struct config *cfg)
+{
+    if (cfg->cupti == CUPTI_EAGER)
+        cupti_start(cfg); /* the user said every CUDA call bypasses the interposed runtime */
+}
+
+static void at_first_use(const struct config *cfg)
+{
+    signals_install();
+    cupti_start(cfg); /* CUPTI, for the syncs the interposed runtime cannot see */
+}
+
+static const struct agent_entry_hooks hooks = {.at_start = at_start, .at_first_use = at_first_use};
+
+static void start(void)
+{
+    real_resolve_at_load();
+    agent_set_entry_hooks(&hooks);
+}
+
+void entry_start(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, start);
+}
+
+/* Before the agent's own constructor (priority 102, after the fault-injection build's 101). */
+__attribute__((constructor(102))) static void entry_ctor(void)
+{
+    entry_start();
+}

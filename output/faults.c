@@ -1,0 +1,55 @@
+/* output/faults.c: fault injection for the reliability tests, compiled in only by the
+ * fault-injection build (build/libsyncspy-faults.so, -DSYNCSPY_FAULTS); the product has none of
+ * it. SYNCSPY_FAULTS=write=ENOSPC|EIO[,after=N] makes writes to files (not to the terminal's
+ * fds 0-2) fail after N successful ones; open=EACCES makes every file creation fail. */
+#ifdef SYNCSPY_FAULTS
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/io.h"
+
+static int write_errno, open_errno;
+static _Atomic long writes_left;
+
+static ssize_t faulty_write(int fd, const void *buf, size_t len)
+{
+    if (fd > 2 && write_errno && atomic_fetch_sub(&writes_left, 1) <= 0) {
+        errno = write_errno;
+        return -1;
+    }
+    return write(fd, buf, len);
+}
+
+static int faulty_open(const char *path, int flags, mode_t mode)
+{
+    (void)path;
+    (void)flags;
+    (void)mode;
+    errno = open_errno;
+    return -1;
+}
+
+static int errno_named(const char *s)
+{
+    return !strncmp(s, "ENOSPC", 6) ? ENOSPC : !strncmp(s, "EIO", 3) ? EIO : !strncmp(s, "EACCES", 6) ? EACCES : 0;
+}
+
+__attribute__((constructor(101))) static void faults_init(void)
+{
+    const char *spec = getenv("SYNCSPY_FAULTS");
+    if (!spec)
+        return;
+    const char *w = strstr(spec, "write="), *o = strstr(spec, "open="), *a = strstr(spec, "after=");
+    if (w && (write_errno = errno_named(w + 6))) {
+        atomic_store(&writes_left, a ? atol(a + 6) : 0);
+        io_write = faulty_write;
+    }
+    if (o && (open_errno = errno_named(o + 5)))
+        io_open = faulty_open;
+}
+#else
+typedef int syncspy_faults_not_built; /* ISO C: a translation unit is never empty */
+#endif

@@ -1,0 +1,249 @@
+/* output/fd_writer.c: the one buffered writer of every file and stream syncspy writes (see
+ * fd_writer.h): a fixed buffer, a write() loop through the I/O seam that retries EINTR and short
+ * writes, a sticky error. Never allocates, no stdio FILE*: safe inside a target process. */
+#include "output/fd_writer.h"
+#include "output/io.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void fdw_init(struct fd_writer *w, int fd)
+{
+    fdw_init_buffer(w, fd, w->own, sizeof w->own, 0);
+}
+
+void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t align)
+{
+    w->fd = fd;
+    w->err = 0;
+    w->len = 0;
+    w->buf = buf;
+    w->cap = cap;
+    w->align = align && align <= cap / 2 ? align : 0;
+}
+
+static void fdw_drain(struct fd_writer *w, const char *p, size_t n)
+{
+    while (n > 0 && w->err == 0) {
+        ssize_t k = io_write(w->fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            w->err = errno ? errno : EIO;
+        } else if (k == 0) {
+            w->err = EIO; /* a regular file or pipe never does this; do not spin */
+        } else {
+            p += k;
+            n -= (size_t)k;
+        }
+    }
+}
+
+int fdw_flush(struct fd_writer *w)
+{
+    fdw_drain(w, w->buf, w->len);
+    w->len = 0;
+    if (w->err) {
+        errno = w->err;
+        return -1;
+    }
+    return 0;
+}
+
+/* Makes room: writes out the buffer, or with align its whole multiples of align (the rest,
+ * less than align, moves to the front). */
+static void fdw_make_room(struct fd_writer *w)
+{
+    size_t out = w->align ? w->len - w->len % w->align : w->len;
+    fdw_drain(w, w->buf, out);
+    memmove(w->buf, w->buf + out, w->len - out);
+    w->len -= out;
+}
+
+char *fdw_reserve_slow(struct fd_writer *w, size_t n)
+{
+    if (w->err || n > w->cap)
+        return NULL;
+    fdw_make_room(w);
+    if (n > w->cap - w->len) /* a request longer than cap - align: unaligned this once */
+        fdw_flush(w);
+    return w->err ? NULL : w->buf + w->len;
+}
+
+void fdw_write(struct fd_writer *w, const void *data, size_t n)
+{
+    const char *p = data;
+    if (w->err)
+        return;
+    if (n > w->cap - w->len) {
+        if (w->align) { /* through the buffer, to keep the writes whole pages */
+            while (n > w->cap - w->len && !w->err) {
+                size_t k = w->cap - w->len;
+                memcpy(w->buf + w->len, p, k);
+                w->len += k;
+                p += k;
+                n -= k;
+                fdw_make_room(w);
+            }
+            if (w->err)
+                return;
+        } else {
+            fdw_flush(w);
+            if (n >= w->cap) { /* larger than the buffer: straight through */
+                fdw_drain(w, p, n);
+                return;
+            }
+        }
+    }
+    memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+void fdw_puts(struct fd_writer *w, const char *s)
+{
+    if (s)
+        fdw_write(w, s, strlen(s));
+}
+
+void fdw_putc(struct fd_writer *w, char c)
+{
+    if (w->len == w->cap)
+        fdw_make_room(w);
+    if (!w->err)
+        w->buf[w->len++] = c;
+}
+
+void fdw_spaces(struct fd_writer *w, int n)
+{
+    static const char blanks[] = "                                ";
+    while (n > 0) {
+        int k = n < (int)sizeof blanks - 1 ? n : (int)sizeof blanks - 1;
+        fdw_write(w, blanks, (size_t)k);
+        n -= k;
+    }
+}
+
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+char *fdw_fmt_u64(char *p, uint64_t v)
+{
+    char tmp[20];
+    char *end = tmp + sizeof tmp, *q = end;
+    while (v >= 100) { /* two digits a division */
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * v, 2);
+    } else {
+        *--q = (char)('0' + v);
+    }
+    memcpy(p, q, (size_t)(end - q));
+    return p + (end - q);
+}
+
+void fdw_u64(struct fd_writer *w, uint64_t v)
+{
+    char *p = fdw_reserve(w, 20);
+    if (p)
+        fdw_commit(w, fdw_fmt_u64(p, v));
+}
+
+void fdw_printf(struct fd_writer *w, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    fdw_write(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+size_t utf8_seq_len(const unsigned char *s, size_t avail)
+{
+    if (avail == 0)
+        return 0;
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong */
+        if (c == 0xED)
+            hi = 0x9F; /* UTF-16 surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90; /* overlong */
+        if (c == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (avail < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+void fdw_json_string(struct fd_writer *w, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t left = strlen((const char *)p);
+    fdw_putc(w, '"');
+    while (left > 0) {
+        unsigned c = *p;
+        size_t k;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            /* a run of plain ASCII goes out in one copy */
+            k = 1;
+            while (k < left && p[k] >= 0x20 && p[k] < 0x80 && p[k] != '"' && p[k] != '\\')
+                k++;
+            fdw_write(w, p, k);
+        } else if (c == '"' || c == '\\') {
+            char esc[2] = {'\\', (char)c};
+            fdw_write(w, esc, 2);
+            k = 1;
+        } else if (c < 0x20) {
+            k = 1;
+            switch (c) {
+            case '\n': fdw_write(w, "\\n", 2); break;
+            case '\t': fdw_write(w, "\\t", 2); break;
+            case '\r': fdw_write(w, "\\r", 2); break;
+            case '\b': fdw_write(w, "\\b", 2); break;
+            case '\f': fdw_write(w, "\\f", 2); break;
+            default: {
+                char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                fdw_write(w, esc, 6);
+            }
+            }
+        } else if ((k = utf8_seq_len(p, left)) > 0) {
+            fdw_write(w, p, k);
+        } else {
+            fdw_write(w, "\\ufffd", 6);
+            k = 1;
+        }
+        p += k;
+        left -= k;
+    }
+    fdw_putc(w, '"');
+}

@@ -1,0 +1,146 @@
+/* tests/unit/test_hints.c: the rules of output/hints.c on hand-built sites: which frame is the
+ * user's (past CUDA, PyTorch, CPython, libc and the standard library; a package under
+ * site-packages is the user's), and the hint table: every rule matches its op, the first match
+ * wins, only frames from the CUDA call up to the user frame count, API rules, no rule. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "output/hints.h"
+#include "report_fixtures.h"
+
+static void test_user_frame(void **state)
+{
+    (void)state;
+    assert_int_equal(hints_user_frame(&sites[0]), 2);
+    assert_int_equal(hints_user_frame(&sites[1]), 0);
+    assert_int_equal(hints_user_frame(&sites[2]), 3);
+    /* all runtime: the innermost */
+    static const struct rep_frame rt[] = {
+        {"a", "/x/libcudart.so.13", "", 0, 0, false},
+        {"b", "/x/libc10_cuda.so", "", 0, 0, false},
+        {"c", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0, false},
+        {"d", "", "/usr/lib/python3.11/threading.py", 1, 0, true},
+        {"e", "", "<frozen importlib._bootstrap>", 1, 0, true},
+    };
+    struct rep_site s = {"cudaDeviceSynchronize", 1, 1, 1, 5, rt};
+    assert_int_equal(hints_user_frame(&s), 0);
+    const char *m;
+    assert_string_equal(hints_find(&s, &m), "explicit torch.cuda.synchronize: remove it or move "
+                                              "it out of the step");
+    assert_string_equal(m, "cudaDeviceSynchronize");
+    /* a user package under site-packages is user code */
+    static const struct rep_frame pkg[] = {
+        {"x", "", "/usr/lib/python3.11/site-packages/timm/models/vit.py", 7, 0, true},
+    };
+    struct rep_site s2 = {"cudaMemcpyAsync", 1, 1, 1, 1, pkg};
+    assert_int_equal(hints_user_frame(&s2), 0);
+    assert_non_null(hints_find(&s2, &m));
+    assert_string_equal(m, "cudaMemcpyAsync");
+    /* no rule */
+    struct rep_site s3 = {"cudaStreamSynchronize", 1, 1, 1, 1, pkg};
+    assert_null(hints_find(&s3, &m));
+}
+
+/* A site whose innermost frame is the framework's op (function) under libtorch, called from a
+ * user frame, through api. */
+static const char *hint_of(const char *api, const char *function, const char **matched)
+{
+    static struct rep_frame f[2];
+    f[0] = (struct rep_frame){function, TORCH, "", 0, 0x10, false};
+    f[1] = (struct rep_frame){"step", "", "/home/u/train.py", 3, 0, true};
+    struct rep_site s = {api, 1, 1, 1, 2, f};
+    return hints_find(&s, matched);
+}
+
+static void assert_hint(const char *api, const char *function, const char *starts, const char *matched)
+{
+    const char *m = NULL, *h = hint_of(api, function, &m);
+    if (!h || strncmp(h, starts, strlen(starts)) != 0)
+        fail_msg("%s in %s: expected a hint starting \"%s\", got \"%s\"", function, api, starts,
+                 h ? h : "(none)");
+    assert_string_equal(m, matched);
+}
+
+static void test_every_rule_names_its_op(void **state)
+{
+    (void)state;
+    const char *sync = "cudaStreamSynchronize";
+    assert_hint(sync, "at::native::index_put_(at::Tensor&)", "x[mask] = v", "at::native::index_put_(at::Tensor&)");
+    assert_hint(sync, "at::native::masked_select_cuda(at::Tensor const&)", "masked_select",
+                "at::native::masked_select_cuda(at::Tensor const&)");
+    assert_hint(sync, "at::native::index(at::Tensor const&)", "x[bool_mask]", "at::native::index(at::Tensor const&)");
+    assert_hint(sync, "at::_ops::index_Tensor::call(at::Tensor const&)", "x[bool_mask]",
+                "at::_ops::index_Tensor::call(at::Tensor const&)");
+    assert_hint(sync, "at::native::unique_cuda(at::Tensor const&)", "torch.unique", "at::native::unique_cuda(at::Tensor const&)");
+    assert_hint(sync, "at::native::nonzero_cuda(at::Tensor const&)", "torch.nonzero",
+                "at::native::nonzero_cuda(at::Tensor const&)");
+    assert_hint(sync, "torch::autograd::generated::GatherBackward0::apply", "deterministic torch.gather",
+                "torch::autograd::generated::GatherBackward0::apply");
+    assert_hint(sync, "at::native::_local_scalar_dense_cuda(at::Tensor const&)", ".item()",
+                "at::native::_local_scalar_dense_cuda(at::Tensor const&)");
+    assert_hint(sync, "at::Tensor::item() const", ".item()", "at::Tensor::item() const");
+    /* API rules: an op the table does not know */
+    assert_hint("cudaDeviceSynchronize", "at::native::foo", "explicit torch.cuda.synchronize", "cudaDeviceSynchronize");
+    assert_hint("cudaFree", "at::native::foo", "cudaFree synchronizes the device", "cudaFree");
+    assert_hint("cudaFreeHost", "at::native::foo", "cudaFree synchronizes the device", "cudaFreeHost");
+    assert_hint("cudaMemcpyAsync", "at::native::foo", "a synchronous (or pageable-memory) copy", "cudaMemcpyAsync");
+    assert_hint("cudaMemcpy2D", "at::native::foo", "a synchronous (or pageable-memory) copy", "cudaMemcpy2D");
+    /* no rule: a plain stream sync under an op the table does not know */
+    const char *m = "x";
+    assert_null(hint_of(sync, "at::native::foo", &m));
+    assert_null(m);
+}
+
+static void test_first_match_wins(void **state)
+{
+    (void)state;
+    /* index_put is tried before index, and a frame rule before the API's: a boolean-mask
+     * assignment through a copy is still the assignment */
+    assert_hint("cudaMemcpy", "at::native::index_put_(at::Tensor&)", "x[mask] = v", "at::native::index_put_(at::Tensor&)");
+    assert_hint("cudaDeviceSynchronize", "at::native::nonzero_cuda(at::Tensor const&)", "torch.nonzero",
+                "at::native::nonzero_cuda(at::Tensor const&)");
+}
+
+static void test_only_frames_up_to_the_user_frame(void **state)
+{
+    (void)state;
+    /* nonzero above the user frame (the user's own caller is named nonzero): not evidence */
+    static const struct rep_frame f[] = {
+        {"cudart::cudaApiStreamSynchronize", CUDART, "", 0, 0x1, false},
+        {"loss_fn", "/home/u/train", "train.cpp", 42, 0x2, false},
+        {"nonzero_wrapper", "/home/u/train", "train.cpp", 50, 0x3, false},
+    };
+    struct rep_site s = {"cudaStreamSynchronize", 1, 1, 1, 3, f};
+    assert_int_equal(hints_user_frame(&s), 1);
+    const char *m;
+    assert_null(hints_find(&s, &m));
+    /* no user frame at all: every frame is in scope */
+    static const struct rep_frame rt[] = {
+        {"cudart::cudaApiStreamSynchronize", CUDART, "", 0, 0x1, false},
+        {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x2, false},
+    };
+    struct rep_site s2 = {"cudaStreamSynchronize", 1, 1, 1, 2, rt};
+    assert_int_equal(hints_user_frame(&s2), 0);
+    assert_non_null(hints_find(&s2, &m));
+    assert_string_equal(m, "at::native::nonzero_cuda(at::Tensor const&)");
+    /* a site without frames: only the API rules */
+    struct rep_site s3 = {"cudaFree", 1, 1, 1, 0, NULL};
+    assert_non_null(hints_find(&s3, &m));
+    assert_string_equal(m, "cudaFree");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_user_frame),
+        cmocka_unit_test(test_every_rule_names_its_op),
+        cmocka_unit_test(test_first_match_wins),
+        cmocka_unit_test(test_only_frames_up_to_the_user_frame),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
