@@ -59,6 +59,14 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The agent's own Python (agent/autograd_attr.py), embedded in the library as a C string.
+PY_EMBED := $(BUILD)/gen/autograd_attr.inc
+$(PY_EMBED): agent/autograd_attr.py
+	@mkdir -p $(@D)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: $(PY_EMBED)
+$(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: CPPFLAGS += -I$(BUILD)/gen
+
 $(CORE_A): $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^

@@ -110,6 +110,16 @@ void config_parse(struct config *cfg, config_getenv_fn get)
             warn(cfg, "SYNCSPY_LAUNCHES", v, "is not count or trace", "count");
     }
 
+    cfg->backward = BACKWARD_AUTO;
+    if ((v = get("SYNCSPY_BACKWARD"))) {
+        if (!strcmp(v, "all"))
+            cfg->backward = BACKWARD_ALL;
+        else if (!strcmp(v, "off"))
+            cfg->backward = BACKWARD_OFF;
+        else if (strcmp(v, "auto"))
+            warn(cfg, "SYNCSPY_BACKWARD", v, "is not auto, all or off", "auto");
+    }
+
     cfg->cupti = CUPTI_AUTO;
     if ((v = get("SYNCSPY_CUPTI"))) {
         if (!strcmp(v, "off"))

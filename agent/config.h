@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "agent/autograd.h"
 #include "agent/schedule.h"
 
 enum step_mode { STEP_AUTO, STEP_MANUAL };
@@ -31,6 +32,7 @@ struct config {
     int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
     int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
+    enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|off: forward lines of backward syncs */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
     int rank;                      /* RANK (torchrun), -1 when unset or not a number */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */

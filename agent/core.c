@@ -5,8 +5,10 @@
 #include "agent/core.h"
 
 #include <errno.h>
+#include <string.h>
 #include <signal.h>
 
+#include "agent/autograd.h"
 #include "agent/gpu.h"
 #include "agent/lifecycle.h"
 #include "agent/pyhook.h"
@@ -168,10 +170,14 @@ static struct site *capture_site(struct thread_state *ts, const struct sync_call
     pyhook_poll(now);
     struct py_raw_frame py[PYFRAMES_MAX];
     int n_py = pyframes_capture(py, PYFRAMES_MAX);
-    if (n_py == 0)
-        return sites_lookup(&ts->cache, call->api, native, (uint32_t)depth, truncated);
-    uintptr_t words[NATIVE_STACK_MAX + 2 * PYFRAMES_MAX];
-    int n = pyframes_merge(native, depth, py, n_py, words, (int)ARRAY_SIZE(words));
+    /* room for the backward sections too: a node's forward stack and its caller's */
+    uintptr_t words[NATIVE_STACK_MAX + 6 * PYFRAMES_MAX];
+    int n = depth;
+    if (n_py > 0)
+        n = pyframes_merge(native, depth, py, n_py, words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
+    else
+        memcpy(words, native, (size_t)depth * sizeof *words);
+    n = autograd_append(words, n, (int)ARRAY_SIZE(words));
     struct site *site = sites_lookup(&ts->cache, call->api, words, (uint32_t)n, truncated);
     if (site && site_count(site) == 0)
         pynames_intern_stack(words, (uint32_t)n); /* names while the frames still run */

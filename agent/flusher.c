@@ -20,14 +20,17 @@
 #include <unistd.h>
 
 #include "agent/apis.h"
+#include "agent/autograd.h"
 #include "agent/core.h"
 #include "agent/frames.h"
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/threads.h"
+#include "collectors/pyframes.h"
 #include "collectors/symbolize.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "output/backward.h"
 #include "output/io.h"
 #include "output/trace_writer.h"
 
@@ -120,6 +123,19 @@ static void drain_one(struct ring *ring, uint32_t tid, const char *name, void *a
     }
 }
 
+/* A new stack that runs an autograd node's backward: its node type is one to attribute
+ * (agent/autograd.h). Only in Python processes, where torch's nodes can run. */
+static void look_for_backward(const struct site_info *site)
+{
+    if (!pyframes_ready(agent_now_ns()))
+        return;
+    struct rep_frame frames[TRACE_MAX_FRAMES];
+    uint32_t n = frames_of_stack(site->words, site->depth, fl.sym, frames, TRACE_MAX_FRAMES);
+    char node[96];
+    if (backward_node_of(frames, n, node, sizeof node, NULL))
+        autograd_seen(node);
+}
+
 /* The stacks of every site that exists now and is not in the file yet; true when any. */
 static bool hand_new_stacks(const struct site_info *sites, size_t n)
 {
@@ -127,6 +143,7 @@ static bool hand_new_stacks(const struct site_info *sites, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (tw_stack_written(fl.tw, sites[i].stack_id))
             continue;
+        look_for_backward(&sites[i]);
         struct tw_frame_key keys[TRACE_MAX_FRAMES];
         uint32_t nkeys = frames_keys(sites[i].words, sites[i].depth, keys, TRACE_MAX_FRAMES);
         tw_stack(fl.tw, sites[i].stack_id, keys, nkeys);

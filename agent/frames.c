@@ -4,11 +4,13 @@
 
 #include <stdlib.h>
 
+#include "agent/autograd.h"
 #include "agent/pynames.h"
 #include "collectors/pyframes.h"
 #include "collectors/symbolize.h"
 
 #define PYTHON_KEY (1ull << 63)
+#define MARK_KEY (1ull << 62)   /* a section marker (collectors/pyframes.h STACK_MARK_*) */
 #define FRAMES_ON_STACK TRACE_MAX_FRAMES /* more than any captured stack has (512 words) */
 
 uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys, uint32_t max)
@@ -21,6 +23,7 @@ uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key
     for (uint32_t i = 0; i < n; i++) {
         const struct stack_frame *f = &decoded[i];
         keys[i] = f->python ? (struct tw_frame_key){f->code, f->lasti | PYTHON_KEY}
+                  : f->mark ? (struct tw_frame_key){f->mark, MARK_KEY}
                             : (struct tw_frame_key){f->pc, 0};
     }
     if (decoded != stack)
@@ -37,6 +40,13 @@ void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep
                                   .file = name ? name->file : "?",
                                   .line = name ? name->line : 0,
                                   .python = true};
+        return;
+    }
+    if (key.b & MARK_KEY) {
+        bool node = (key.a & PYFRAME_MARK_MASK) == STACK_MARK_BACKWARD;
+        const char *name = node ? autograd_name((uint32_t)key.a) : NULL;
+        *out = (struct rep_frame){.function = name ? name : "", .module = "", .file = "",
+                                  .mark = node ? REP_MARK_BACKWARD : REP_MARK_CALLER};
         return;
     }
     uintptr_t pc = (uintptr_t)key.a;

@@ -13,6 +13,8 @@
  * exits or aborts. Lock order: step lock, registry lock, site table lock, Python names lock. */
 #include "agent/lifecycle.h"
 
+#include "agent/autograd.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -118,6 +120,7 @@ static void agent_init(void)
     native_stack_init();
     sites_init(16u << 20);
     threads_init((size_t)agent_cfg.buffer_mb << 20);
+    autograd_init(agent_cfg.backward);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(agent_atexit);
     start_mono_ns = clock_mono_ns();
@@ -163,7 +166,7 @@ static void start_trace(void)
                                   .version_major = TRACE_VERSION_MAJOR,
                                   .version_minor = TRACE_VERSION_MINOR,
                                   .header_bytes = sizeof h,
-                                  .features = TRACE_FEATURE_PYTHON |
+                                  .features = TRACE_FEATURE_PYTHON | TRACE_FEATURE_BACKWARD |
                                               (agent_cfg.trace_launches ? TRACE_FEATURE_LAUNCHES : 0),
                                   .pid = (int32_t)getpid(),
                                   .rank = agent_cfg.rank,

@@ -170,9 +170,25 @@ static bool read_u32(struct summary_reader *r, uint32_t *dst)
     return true;
 }
 
-enum { F_FUNCTION, F_MODULE, F_FILE, F_LINE, F_PYTHON, F_OFFSET, F_N };
+enum { F_FUNCTION, F_MODULE, F_FILE, F_LINE, F_PYTHON, F_OFFSET, F_MARKER, F_N };
 static const char *const frame_keys[F_N] = {"function", "module", "file", "line", "python",
-                                            "offset"};
+                                            "offset", "marker"};
+
+/* "marker": a backward-pass sync's section marker (output/model.h) */
+static bool read_marker(struct summary_reader *r, uint8_t *mark)
+{
+    const char *s;
+    size_t n, at = r->in.pos;
+    if (!json_string(&r->in, &s, &n))
+        return false;
+    if (n == 8 && !memcmp(s, "backward", 8))
+        *mark = REP_MARK_BACKWARD;
+    else if (n == 15 && !memcmp(s, "backward_caller", 15))
+        *mark = REP_MARK_CALLER;
+    else
+        return json_fail(&r->in, at, "a marker that is not \"backward\" or \"backward_caller\"");
+    return true;
+}
 
 static bool frame_field(struct summary_reader *r, void *obj, int k)
 {
@@ -184,6 +200,7 @@ static bool frame_field(struct summary_reader *r, void *obj, int k)
     case F_LINE: return read_u32(r, &f->line);
     case F_PYTHON: return json_bool(&r->in, &f->python);
     case F_OFFSET: return json_u64(&r->in, &f->offset);
+    case F_MARKER: return read_marker(r, &f->mark);
     }
     return false; /* known_key returns no other k */
 }

@@ -362,7 +362,10 @@ static bool rec_frame(struct reader *r, const uint8_t *p)
     char what[32];
     snprintf(what, sizeof what, "frame %u", f.id);
     struct rep_frame rf = {.line = f.line, .offset = f.offset,
-                           .python = f.kind == TRACE_FRAME_PYTHON};
+                           .python = f.kind == TRACE_FRAME_PYTHON,
+                           .mark = f.kind == TRACE_FRAME_BACKWARD ? REP_MARK_BACKWARD
+                                   : f.kind == TRACE_FRAME_CALLER ? REP_MARK_CALLER
+                                                                  : REP_MARK_NONE};
     if (!(rf.function = string_ref(r, f.function, what)) ||
         !(rf.module = string_ref(r, f.module, what)) || !(rf.file = string_ref(r, f.file, what)))
         return false;

@@ -2,9 +2,11 @@
  * runtime and frameworks (CUDA, PyTorch, CPython, the C/C++ runtime, syncspy) and which to the
  * user, and the hint table. Pure: no state, no I/O; unit-tested in tests/unit/test_hints.c. */
 #include "output/hints.h"
+#include "output/backward.h"
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- hints: what to do about a sync, by what the stack shows -------------------------------
@@ -36,9 +38,6 @@ static const struct hint_rule hint_rules[] = {
      "minlength, or a sort-based count) and keep the result there"},
     {false, "nonzero",
      "torch.nonzero syncs to size its output: use torch.where(cond, a, b) / a fixed-size mask"},
-    {false, "GatherBackward",
-     "deterministic torch.gather backward syncs (torch.use_deterministic_algorithms): index "
-     "with advanced indexing instead, or relax determinism for this op"},
     {false, "_local_scalar_dense",
      ".item() / float(t) / if t: copies a scalar to the host: keep the value on the device, "
      "log less often"},
@@ -102,16 +101,24 @@ static bool frame_is_runtime(const struct rep_frame *f)
     return runtime_module(f->module);
 }
 
-static uint32_t user_frame(const struct rep_site *s, bool *found)
+/* The innermost user frame of frames[begin, end); *found false (and begin) when there is none. */
+static uint32_t user_frame_in(const struct rep_frame *f, uint32_t begin, uint32_t end, bool *found)
 {
-    for (uint32_t i = 0; i < s->nframes; i++) {
-        if (!frame_is_runtime(&s->frames[i])) {
+    for (uint32_t i = begin; i < end; i++) {
+        if (!frame_is_runtime(&f[i])) {
             *found = true;
             return i;
         }
     }
     *found = false;
-    return 0;
+    return begin;
+}
+
+/* In the sync's own frames (a backward-pass sync's sections after them do not count). */
+static uint32_t user_frame(const struct rep_site *s, bool *found)
+{
+    struct rep_sections sec = rep_site_sections(s->frames, s->frames ? s->nframes : 0);
+    return user_frame_in(s->frames, 0, sec.own, found);
 }
 
 uint32_t hints_user_frame(const struct rep_site *site)
@@ -120,8 +127,94 @@ uint32_t hints_user_frame(const struct rep_site *site)
     return user_frame(site, &found);
 }
 
+uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    *found = false;
+    if (!sec.node || !sec.nforward)
+        return 0;
+    return user_frame_in(site->frames, sec.forward, sec.forward + sec.nforward, found);
+}
+
+uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    *found = false;
+    if (!sec.ncaller)
+        return 0;
+    return user_frame_in(site->frames, sec.caller, sec.caller + sec.ncaller, found);
+}
+
+/* ---- backward-pass syncs: the hint follows the forward op that made the node --------------- */
+
+struct backward_rule {
+    const char *node_prefix; /* the node type's name starts with this */
+    const char *hint;
+};
+
+static const struct backward_rule backward_rules[] = {
+    {"IndexBackward",
+     "the backward of a boolean-mask index (x[mask] of a tensor that needs grad) syncs in "
+     "index_put_ -> nonzero: select with torch.where(mask, x, 0) or x.masked_fill(~mask, 0), or "
+     "let the loss skip entries (ignore_index) instead of indexing them out"},
+    {"GatherBackward",
+     "the backward of torch.gather syncs (deterministic scatter_add): index with advanced "
+     "indexing (x[idx]) instead, or relax determinism for this op"},
+    {"EmbeddingBackward",
+     "the backward of an embedding lookup syncs: keep the indices on the device and avoid "
+     "padding_idx / scale_grad_by_freq, which count indices on the host"},
+    {"MaskedSelectBackward",
+     "the backward of masked_select syncs: multiply by the mask instead of selecting"},
+};
+
+static const char *backward_hint(const char *node, bool custom)
+{
+    static const char custom_hint[] =
+        "a custom autograd.Function's backward syncs (its Python backward, in autograd's thread): "
+        "keep its values on the device (no .item(), .cpu(), printing or data-dependent shapes)";
+    static const char generic_hint[] =
+        "this sync runs in the backward of the op on the forward line above: rewrite that op "
+        "(a fixed-size or masked form), or its backward";
+    if (custom)
+        return custom_hint;
+    for (size_t r = 0; r < sizeof backward_rules / sizeof backward_rules[0]; r++)
+        if (!strncmp(node, backward_rules[r].node_prefix, strlen(backward_rules[r].node_prefix)))
+            return backward_rules[r].hint;
+    return generic_hint;
+}
+
+/* The node whose backward the site ran in: from its marker when attributed, else from its own
+ * frames (output/backward.c); *custom when it is a custom autograd.Function, *matched the marker's
+ * or the frame's name. */
+static bool site_node(const struct rep_site *s, char *buf, size_t cap, bool *custom,
+                      const char **matched)
+{
+    struct rep_sections sec = rep_site_sections(s->frames, s->frames ? s->nframes : 0);
+    uint32_t at = 0;
+    bool found = s->frames && backward_node_of(s->frames, sec.own, buf, cap, &at);
+    *custom = found && strstr(str(s->frames[at].function), "torch::autograd::PyNode::apply");
+    *matched = found ? s->frames[at].function : NULL;
+    if (sec.node && *sec.node) {
+        snprintf(buf, cap, "%s", sec.node);
+        *matched = sec.node;
+        return true;
+    }
+    return found;
+}
+
+bool hints_backward_node(const struct rep_site *site, char *buf, size_t cap)
+{
+    bool custom;
+    const char *matched;
+    return site_node(site, buf, cap, &custom, &matched);
+}
+
 const char *hints_find(const struct rep_site *site, const char **matched)
 {
+    char node[96];
+    bool custom;
+    if (site_node(site, node, sizeof node, &custom, matched))
+        return backward_hint(node, custom);
     bool found;
     uint32_t u = user_frame(site, &found);
     uint32_t scope = found ? u + 1 : site->nframes; /* CUDA call .. user frame */

@@ -9,6 +9,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A section marker among a site's frames (a backward-pass sync, agent/autograd.h): no frame of
+ * code but where a section begins. A sync's own frames come first; after REP_MARK_BACKWARD
+ * (function: the autograd node's type, e.g. "IndexBackward0") the forward stack that created
+ * the node, innermost first; after REP_MARK_CALLER the stack of the thread that called
+ * backward. */
+enum rep_mark { REP_MARK_NONE = 0, REP_MARK_BACKWARD = 1, REP_MARK_CALLER = 2 };
+
 /* One frame, already symbolized. Any string may be NULL or "" when unknown. */
 struct rep_frame {
     const char *function; /* demangled C++/C name, or Python qualified name */
@@ -17,7 +24,42 @@ struct rep_frame {
     uint32_t line;        /* 0 when unknown */
     uint64_t offset;      /* module-relative address of the frame (native frames) */
     bool python;          /* a Python frame */
+    uint8_t mark;         /* enum rep_mark: a section marker, not a frame */
 };
+
+/* The sections of a site's frames: its own [0, own), and, for a backward-pass sync, the node's
+ * name and the forward [forward, forward + nforward) and caller [caller, caller + ncaller)
+ * frames (n* 0 when absent). */
+struct rep_sections {
+    uint32_t own;
+    const char *node;
+    uint32_t forward, nforward;
+    uint32_t caller, ncaller;
+};
+
+static inline struct rep_sections rep_site_sections(const struct rep_frame *f, uint32_t n)
+{
+    struct rep_sections s = {n, NULL, 0, 0, 0, 0};
+    uint32_t *open = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (f[i].mark == REP_MARK_NONE) {
+            if (open)
+                (*open)++;
+            continue;
+        }
+        if (s.own == n)
+            s.own = i;
+        if (f[i].mark == REP_MARK_BACKWARD) {
+            s.node = f[i].function;
+            s.forward = i + 1;
+            open = &s.nforward;
+        } else {
+            s.caller = i + 1;
+            open = &s.ncaller;
+        }
+    }
+    return s;
+}
 
 /* One sync site: (api, full stack). frames are innermost first, starting at the caller of
  * the CUDA API. */

@@ -141,11 +141,18 @@ static void display_loc(const struct rep_frame *f, char *buf, size_t n)
 
 /* ---- grouping ----------------------------------------------------------------------------- */
 
+/* How a site is grouped: by its own user frame, or (a backward-pass sync) by the forward line
+ * that created the node whose backward it ran in; a backward sync whose forward line was not
+ * recorded in any of its steps stays apart, by its node. */
+enum entry_kind { ENTRY_PLAIN = 0, ENTRY_BACKWARD = 1, ENTRY_BACKWARD_UNSEEN = 2 };
+
 struct entry {
     const struct rep_site *site;
-    const struct rep_frame *key; /* the user frame; NULL when the site has no frames */
-    uint32_t user;
+    const struct rep_frame *key; /* the user frame (forward: the forward stack's); NULL when none */
+    uint32_t user;               /* index of key in site->frames */
     uint32_t proc;
+    uint8_t kind;                /* enum entry_kind */
+    char node[64];               /* backward: the node's type name */
 };
 
 struct group {
@@ -184,10 +191,22 @@ static int key_cmp(const struct rep_frame *a, const struct rep_frame *b)
     return cmp_u64(a->offset, b->offset);
 }
 
+/* Plain groups and backward groups of one line stay apart; backward groups of one forward line
+ * are one group whatever the node (one forward op, one backward). */
+static int group_key_cmp(const struct entry *a, const struct entry *b)
+{
+    int c = cmp_u64(a->kind, b->kind);
+    if (c)
+        return c;
+    if (a->kind == ENTRY_BACKWARD_UNSEEN && (c = cmp_str(a->node, b->node)))
+        return c;
+    return key_cmp(a->key, b->key);
+}
+
 static int entry_cmp(const void *pa, const void *pb)
 {
     const struct entry *a = pa, *b = pb;
-    int c = key_cmp(a->key, b->key);
+    int c = group_key_cmp(a, b);
     if (c)
         return c;
     if ((c = cmp_u64(a->proc, b->proc)))
@@ -205,7 +224,70 @@ static int group_cmp(const void *pa, const void *pb)
         return c;
     if ((c = cmp_u64(b->count, a->count)))
         return c;
-    return key_cmp(a->heaviest->key, b->heaviest->key);
+    return group_key_cmp(a->heaviest, b->heaviest);
+}
+
+/* The own frames of two sites are the same (a backward sync recorded in an attribution step
+ * and the same sync in a step without one). */
+static bool same_own_frames(const struct rep_site *a, const struct rep_site *b)
+{
+    struct rep_sections sa = rep_site_sections(a->frames, a->nframes);
+    struct rep_sections sb = rep_site_sections(b->frames, b->nframes);
+    if (sa.own != sb.own || cmp_str(a->api, b->api) != 0)
+        return false;
+    for (uint32_t i = 0; i < sa.own; i++) {
+        const struct rep_frame *x = &a->frames[i], *y = &b->frames[i];
+        if (x->python != y->python || cmp_str(x->function, y->function) || cmp_str(x->module, y->module) ||
+            cmp_str(x->file, y->file) || x->line != y->line || (!x->function && x->offset != y->offset))
+            return false;
+    }
+    return true;
+}
+
+/* A backward sync whose forward line was not recorded joins the group of the same sync (same own
+ * frames, same process) recorded with its forward line, when exactly one such line exists: the
+ * steps without attribution (SYNCSPY_BACKWARD=auto) then count for that line too. */
+static void join_unseen(struct entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].kind != ENTRY_BACKWARD_UNSEEN)
+            continue;
+        const struct entry *only = NULL;
+        bool ambiguous = false;
+        for (size_t j = 0; j < n && !ambiguous; j++) {
+            if (e[j].kind != ENTRY_BACKWARD || e[j].proc != e[i].proc ||
+                !same_own_frames(e[i].site, e[j].site))
+                continue;
+            if (only && key_cmp(only->key, e[j].key) != 0)
+                ambiguous = true;
+            only = &e[j];
+        }
+        if (only && !ambiguous) {
+            e[i].kind = ENTRY_BACKWARD;
+            e[i].key = only->key;
+            e[i].user = 0; /* its own frames hold no forward line: shown from the group's heaviest */
+        }
+    }
+}
+
+static struct entry make_entry(const struct rep_site *s, uint32_t proc)
+{
+    struct entry e = {.site = s, .proc = proc};
+    bool found;
+    uint32_t fu = hints_forward_user_frame(s, &found);
+    if (found) {
+        e.kind = ENTRY_BACKWARD;
+        e.user = fu;
+    } else if (hints_backward_node(s, e.node, sizeof e.node)) {
+        e.kind = ENTRY_BACKWARD_UNSEEN;
+        e.user = hints_user_frame(s);
+    } else {
+        e.user = hints_user_frame(s);
+    }
+    if (e.kind == ENTRY_BACKWARD)
+        hints_backward_node(s, e.node, sizeof e.node);
+    e.key = s->nframes ? &s->frames[e.user] : NULL;
+    return e;
 }
 
 static size_t build_entries(const struct rep_process *procs, size_t nprocs, struct entry *e)
@@ -216,11 +298,10 @@ static size_t build_entries(const struct rep_process *procs, size_t nprocs, stru
             const struct rep_site *s = &procs[p].sites[i];
             if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
                 continue;
-            uint32_t u = hints_user_frame(s);
-            e[n++] = (struct entry){.site = s, .key = s->nframes ? &s->frames[u] : NULL,
-                                    .user = u, .proc = (uint32_t)p};
+            e[n++] = make_entry(s, (uint32_t)p);
         }
     }
+    join_unseen(e, n);
     qsort(e, n, sizeof *e, entry_cmp);
     return n;
 }
@@ -229,7 +310,7 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
 {
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || key_cmp(e[i - 1].key, e[i].key) != 0)
+        if (i == 0 || group_key_cmp(&e[i - 1], &e[i]) != 0)
             g[ng++] = (struct group){.first = i, .heaviest = &e[i]};
         struct group *cur = &g[ng - 1];
         const struct rep_site *s = e[i].site;
@@ -238,7 +319,11 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
         cur->blocked_ns += s->blocked_ns;
         if (s->max_ns > cur->max_ns)
             cur->max_ns = s->max_ns;
-        if (s->blocked_ns > cur->heaviest->site->blocked_ns)
+        /* the heaviest site shows the group's stack: one that carries the forward line, if any */
+        bool carries = e[i].kind != ENTRY_BACKWARD || e[i].user > 0;
+        bool best_carries = cur->heaviest->kind != ENTRY_BACKWARD || cur->heaviest->user > 0;
+        if ((carries && !best_carries) ||
+            (carries == best_carries && s->blocked_ns > cur->heaviest->site->blocked_ns))
             cur->heaviest = &e[i];
     }
     qsort(g, ng, sizeof *g, group_cmp);
@@ -423,35 +508,22 @@ static bool has_python_frames(const struct rep_site *s)
     return false;
 }
 
-static void render_stack(struct fd_writer *w, const struct entry *e)
+/* Frames [u, last) from the user frame outwards (interpreter frames left out when the stack has
+ * Python frames), the first one after `first` ("at ", "backward of "), at most
+ * STACK_FRAMES_SHOWN of them, then how many more there are. */
+static void render_frame_list(struct fd_writer *w, const struct rep_frame *frames, uint32_t u,
+                              uint32_t last, bool py, const char *first)
 {
-    const struct rep_site *s = e->site;
-    if (s->nframes == 0) {
-        fdw_puts(w, "      (no stack)\n");
-        return;
-    }
-    uint32_t u = e->user;
-    if (u > 0) {
-        const struct rep_frame *in = &s->frames[0];
-        fdw_puts(w, "      via ");
-        fdw_puts(w, *str(s->api) ? s->api : "?");
-        fdw_puts(w, " in ");
-        fdw_puts(w, in->python ? "python" : *str(in->module) ? rep_base_name(in->module) : "??");
-        fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
-    }
-    uint32_t last = s->nframes;
-    bool py = has_python_frames(s);
-    while (last > u + 1 && (is_startup_frame(&s->frames[last - 1]) || (py && is_interpreter_frame(&s->frames[last - 1]))))
+    while (last > u + 1 && (is_startup_frame(&frames[last - 1]) || (py && is_interpreter_frame(&frames[last - 1]))))
         last--;
-    /* the frames shown: from the user frame outwards, interpreter frames left out */
     uint32_t shown[STACK_FRAMES_SHOWN], nshown = 0, end = u;
     for (; end < last && nshown < STACK_FRAMES_SHOWN; end++)
-        if (!py || !is_interpreter_frame(&s->frames[end]))
+        if (!py || !is_interpreter_frame(&frames[end]))
             shown[nshown++] = end;
     int wname = 0, wloc = 0;
     char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
     for (uint32_t k = 0; k < nshown; k++) {
-        frame_texts(&s->frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        frame_texts(&frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
         int ln = (int)strlen(name), ll = (int)strlen(loc);
         if (ln > wname)
             wname = ln < NAME_COLUMN ? ln : NAME_COLUMN;
@@ -459,8 +531,12 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
             wloc = ll < LOC_COLUMN + 3 ? ll : LOC_COLUMN + 3;
     }
     for (uint32_t k = 0; k < nshown; k++) {
-        frame_texts(&s->frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
-        fdw_puts(w, k == 0 ? "   at " : "      ");
+        frame_texts(&frames[shown[k]], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        fdw_puts(w, "   ");
+        if (k == 0)
+            fdw_puts(w, first);
+        else
+            fdw_spaces(w, 3);
         fdw_puts(w, name);
         /* at least two spaces between columns, also when a long name overflows its column */
         int pad_name = wname - (int)strlen(name), pad_loc = wloc - (int)strlen(loc);
@@ -475,9 +551,70 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
     }
     uint32_t above = 0;
     for (uint32_t i = end; i < last; i++)
-        above += !py || !is_interpreter_frame(&s->frames[i]);
+        above += !py || !is_interpreter_frame(&frames[i]);
     if (above)
         fdw_printf(w, "      ... %u frames above\n", above);
+}
+
+/* "via cudaStreamSynchronize in libtorch_cuda.so (15 runtime frames)": the frames between the
+ * CUDA call and the user frame, counted. */
+static void render_via(struct fd_writer *w, const struct rep_site *s, uint32_t u)
+{
+    if (u == 0)
+        return;
+    const struct rep_frame *in = &s->frames[0];
+    fdw_puts(w, "      via ");
+    fdw_puts(w, *str(s->api) ? s->api : "?");
+    fdw_puts(w, " in ");
+    fdw_puts(w, in->python ? "python" : *str(in->module) ? rep_base_name(in->module) : "??");
+    fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
+}
+
+/* A backward-pass sync: the forward line that created the node, its callers, then where the
+ * backward ran (the node, the thread that called backward) and the sync's own first frames. */
+static void render_backward(struct fd_writer *w, const struct entry *e)
+{
+    const struct rep_site *s = e->site;
+    struct rep_sections sec = rep_site_sections(s->frames, s->nframes);
+    if (e->kind == ENTRY_BACKWARD && e->user > 0) {
+        render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ");
+        fdw_printf(w, "      node %s, in autograd's thread", e->node);
+        bool found;
+        uint32_t cu = hints_caller_user_frame(s, &found);
+        if (found) {
+            char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
+            frame_texts(&s->frames[cu], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+            fdw_printf(w, "; backward() called at %s  %s", name, loc);
+        }
+        fdw_putc(w, '\n');
+    } else {
+        fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded: "
+                   "SYNCSPY_BACKWARD)\n", e->node);
+    }
+    /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
+     * backward) or, when all are the framework's, from the CUDA call */
+    bool py = false;
+    for (uint32_t i = 0; i < sec.own; i++)
+        py |= s->frames[i].python;
+    uint32_t u = hints_user_frame(s);
+    render_via(w, s, u);
+    if (sec.own)
+        render_frame_list(w, s->frames, u, sec.own, py, "in ");
+}
+
+static void render_stack(struct fd_writer *w, const struct entry *e)
+{
+    const struct rep_site *s = e->site;
+    if (s->nframes == 0) {
+        fdw_puts(w, "      (no stack)\n");
+        return;
+    }
+    if (e->kind != ENTRY_PLAIN) {
+        render_backward(w, e);
+        return;
+    }
+    render_via(w, s, e->user);
+    render_frame_list(w, s->frames, e->user, s->nframes, has_python_frames(s), "at ");
 }
 
 static void render_where(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,

@@ -39,6 +39,9 @@ static void write_frame(struct fd_writer *w, const struct rep_frame *f)
     put_u64_field(w, ", \"line\": ", f->line);
     fdw_puts(w, f->python ? ", \"python\": true" : ", \"python\": false");
     put_u64_field(w, ", \"offset\": ", f->offset);
+    if (f->mark) /* a section marker of a backward-pass sync (output/model.h) */
+        fdw_puts(w, f->mark == REP_MARK_BACKWARD ? ", \"marker\": \"backward\""
+                                                 : ", \"marker\": \"backward_caller\"");
     fdw_putc(w, '}');
 }
 
@@ -56,6 +59,11 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
             fdw_puts(w, ", \"gpu_next_work\": ");
             fdw_json_string(w, s->gpu_next_work);
         }
+    }
+    struct rep_sections sec = rep_site_sections(s->frames, s->frames ? s->nframes : 0);
+    if (sec.node) { /* a backward-pass sync: the node, for readers that skip the markers */
+        fdw_puts(w, ", \"backward_node\": ");
+        fdw_json_string(w, sec.node);
     }
     fdw_puts(w, ", \"frames\": [");
     for (uint32_t i = 0; i < s->nframes && s->frames; i++) {

@@ -22,10 +22,11 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 0
+#define TRACE_VERSION_MINOR 1             /* 1.1: backward-section frames (kinds 2 and 3) */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
+#define TRACE_FEATURE_BACKWARD (1ull << 2) /* backward-section frames may appear */
 
 #define TRACE_FILE_NAME "trace.bin"
 #define TRACE_MAX_RECORD_BYTES (1u << 20)  /* a record longer than this is corrupt */
@@ -69,7 +70,11 @@ struct trace_string {
     uint32_t length;           /* bytes that follow, <= TRACE_MAX_STRING_BYTES, UTF-8 */
 };
 
-enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1 };
+/* A backward-pass sync's stack (agent/autograd.h) holds section markers among its frames:
+ * TRACE_FRAME_BACKWARD (function: the autograd node's type) is followed by the forward stack that
+ * created the node, TRACE_FRAME_CALLER by the stack of the thread that called backward. */
+enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1, TRACE_FRAME_BACKWARD = 2,
+                        TRACE_FRAME_CALLER = 3 };
 
 struct trace_frame {
     struct trace_record_header h;

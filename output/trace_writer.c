@@ -13,7 +13,6 @@
 #define TW_BUF_BYTES (64 * 1024)
 #define API_CACHE 256   /* string ids of the first API ids, answered without hashing */
 #define KCACHE 1024     /* direct-mapped cache: kernel host function -> name string id */
-#define PYTHON_BIT (1ull << 63)
 
 struct tw_string {
     UT_hash_handle hh;
@@ -185,12 +184,16 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
         return *known;
     struct rep_frame f = {0};
     w->namer.frame(w->namer.ctx, key, &f);
+    uint32_t kind = f.mark == REP_MARK_BACKWARD ? TRACE_FRAME_BACKWARD
+                    : f.mark == REP_MARK_CALLER ? TRACE_FRAME_CALLER
+                    : f.python                  ? TRACE_FRAME_PYTHON
+                                                : TRACE_FRAME_NATIVE;
     struct trace_frame rec = {.id = w->next_frame++,
-                              .kind = key.b & PYTHON_BIT ? TRACE_FRAME_PYTHON : TRACE_FRAME_NATIVE,
+                              .kind = kind,
                               .function = string_id(w, f.function),
                               .file = string_id(w, f.file),
                               .line = f.line};
-    if (!(key.b & PYTHON_BIT)) {
+    if (kind == TRACE_FRAME_NATIVE) {
         rec.module = string_id(w, f.module);
         rec.offset = f.offset;
     }

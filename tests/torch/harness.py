@@ -80,14 +80,15 @@ def cli(*args, timeout=120):
 def report_groups(text):
     """The exit report's rows (the groups of sites by line): for each, a dict with its rank,
     "head" (the row itself: blocked/step, share, syncs/step, mean, max, api), "at" (the
-    innermost user frame's line: "at FUNCTION FILE:LINE ..."), "lines" (all of its lines) and
+    innermost user frame's line: "at FUNCTION FILE:LINE ...", or for a backward-pass sync
+    "backward of FUNCTION FILE:LINE ..." with "backward" True), "lines" (all of its lines) and
     "hint" (the hint's text, or None)."""
     groups, cur = [], None
     for line in text.splitlines():
         m = re.match(r"^\s{1,4}(\d+)\s+\S", line)
         if m and not line.lstrip().startswith(("at ", "via ", "hint:")):
             cur = {"rank": int(m.group(1)), "head": line.strip(), "at": None, "lines": [line],
-                   "hint": None}
+                   "hint": None, "backward": False}
             groups.append(cur)
             continue
         if cur is None:
@@ -97,19 +98,48 @@ def report_groups(text):
             continue
         cur["lines"].append(line)
         stripped = line.strip()
-        if stripped.startswith("at ") and cur["at"] is None:
+        if stripped.startswith(("at ", "backward of ")) and cur["at"] is None:
             cur["at"] = stripped
+            cur["backward"] = stripped.startswith("backward of ")
         elif stripped.startswith("hint:"):
             cur["hint"] = stripped[len("hint:"):].strip()
     return groups
 
 
-def group_at(text, file_name, line):
-    """The report's group whose line is FILE:LINE (file_name a base name), or None."""
+def group_at(text, file_name, line, backward=False):
+    """The report's group whose line is FILE:LINE (file_name a base name): the line's own syncs,
+    or with backward=True the syncs of the backward of what that line created; None if none."""
     for g in report_groups(text):
-        if g["at"] and re.search(rf"[/ ]{re.escape(file_name)}:{line}\b", g["at"]):
+        if g["at"] and g["backward"] == backward and re.search(rf"[/ ]{re.escape(file_name)}:{line}\b", g["at"]):
             return g
     return None
+
+
+def sections(site):
+    """A site's frames split at its section markers: (own, node, forward, caller)."""
+    own, forward, caller, node, cur = [], [], [], None, None
+    cur = own
+    for f in site["frames"]:
+        if f.get("marker") == "backward":
+            node, cur = f["function"], forward
+        elif f.get("marker") == "backward_caller":
+            cur = caller
+        else:
+            cur.append(f)
+    return own, node, forward, caller
+
+
+def backward_sites(summary, node=None):
+    """Sites that ran in an autograd node's backward (attributed or not), by their own frames."""
+    out = []
+    for s in summary["sites"]:
+        own = sections(s)[0]
+        names = [f["function"] or "" for f in own]
+        if any("torch::autograd::generated::" in n and "::apply" in n for n in names) or \
+           any("torch::autograd::PyNode::apply" in n for n in names):
+            if node is None or s.get("backward_node") in (None, node):
+                out.append(s)
+    return out
 
 
 def prog(name):

@@ -58,6 +58,48 @@ static const struct rep_step steps[] = {
     {6, 41300000, 6, 12100000, 210, false},
 };
 
+/* A backward-pass sync (IndexBackward0 in autograd's thread): its own native frames, then the
+ * forward stack that created the node, then the stack that called backward. */
+#define CPU_LIB "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so"
+#define TRAIN_PY "/home/u/proj/train.py"
+#define BACKWARD_OWN                                                                          \
+    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},              \
+    {"at::native::(anonymous namespace)::index_put_with_sort_kernel(at::Tensor&)", TORCH, "", \
+     0, 0x7777, false},                                                                       \
+    {"torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)", CPU_LIB, \
+     "", 0, 0x4444, false},                                                                   \
+    {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", \
+     CPU_LIB, "", 0, 0x3333, false},                                                          \
+    {"start_thread", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0x88, false}
+static const struct rep_frame backward_frames[] = {
+    BACKWARD_OWN,
+    {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
+    {"Tensor.__getitem__", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 50, 0, true},
+    {"MaskedLoss.cross_entropy", "", TRAIN_PY, 22, 0, true},
+    {"MaskedLoss.forward", "", TRAIN_PY, 40, 0, true},
+    {"main", "", TRAIN_PY, 90, 0, true},
+    {"", "", "", 0, 0, false, REP_MARK_CALLER},
+    {"Tensor.backward", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 614, 0, true},
+    {"main", "", TRAIN_PY, 93, 0, true},
+};
+/* the same sync in a step without attribution: its own frames only */
+static const struct rep_frame backward_unseen_frames[] = {BACKWARD_OWN};
+/* the forward line's own sync (the boolean-mask index itself) */
+static const struct rep_frame mask_forward_frames[] = {
+    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+    {"at::_ops::index_Tensor::redispatch", CPU_LIB, "", 0, 0x1234, false},
+    {"MaskedLoss.cross_entropy", "", TRAIN_PY, 22, 0, true},
+    {"main", "", TRAIN_PY, 90, 0, true},
+};
+/* a custom autograd.Function whose backward calls .item(): Python in the engine thread */
+static const struct rep_frame custom_frames[] = {
+    {"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
+    {"Tensor.item", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 7, 0, true},
+    {"ClampGrad.backward", "", TRAIN_PY, 12, 0, true},
+    {"torch::autograd::PyNode::apply(std::vector<at::Tensor>&&)", "/venv/lib/python3.11/site-packages/torch/lib/libtorch_python.so", "", 0, 0x42, false},
+    {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", CPU_LIB, "", 0, 0x3333, false},
+};
+
 static inline struct rep_process make_proc(int pid, int rank)
 {
     return (struct rep_process){

@@ -10,6 +10,7 @@
 
 #include <string.h>
 
+#include "output/backward.h"
 #include "output/hints.h"
 #include "report_fixtures.h"
 
@@ -79,7 +80,7 @@ static void test_every_rule_names_its_op(void **state)
     assert_hint(sync, "at::native::unique_cuda(at::Tensor const&)", "torch.unique", "at::native::unique_cuda(at::Tensor const&)");
     assert_hint(sync, "at::native::nonzero_cuda(at::Tensor const&)", "torch.nonzero",
                 "at::native::nonzero_cuda(at::Tensor const&)");
-    assert_hint(sync, "torch::autograd::generated::GatherBackward0::apply", "deterministic torch.gather",
+    assert_hint(sync, "torch::autograd::generated::GatherBackward0::apply", "the backward of torch.gather",
                 "torch::autograd::generated::GatherBackward0::apply");
     assert_hint(sync, "at::native::_local_scalar_dense_cuda(at::Tensor const&)", ".item()",
                 "at::native::_local_scalar_dense_cuda(at::Tensor const&)");
@@ -134,9 +135,72 @@ static void test_only_frames_up_to_the_user_frame(void **state)
     assert_string_equal(m, "cudaFree");
 }
 
+/* Which node's backward a sync ran in, from its own frames (output/backward.c). */
+static void test_backward_node_of(void **state)
+{
+    (void)state;
+    char node[64];
+    uint32_t at = 99;
+    assert_true(backward_node_of(backward_unseen_frames, 5, node, sizeof node, &at));
+    assert_string_equal(node, "IndexBackward0");
+    assert_int_equal(at, 2);
+    assert_true(backward_node_of(custom_frames, 5, node, sizeof node, &at));
+    assert_string_equal(node, "ClampGradBackward");
+    assert_int_equal(at, 3);
+    /* only the sync's own frames count: nothing after a section marker */
+    assert_true(backward_node_of(backward_frames, 13, node, sizeof node, NULL));
+    assert_string_equal(node, "IndexBackward0");
+    assert_false(backward_node_of(nonzero_frames, 6, node, sizeof node, NULL));
+    /* a PyNode with no Python backward inside it, and a generated name that is no node's */
+    static const struct rep_frame odd[] = {
+        {"torch::autograd::generated::details::index_backward(at::Tensor)", "", "", 0, 0, false},
+        {"torch::autograd::PyNode::apply(std::vector<at::Tensor>&&)", "", "", 0, 0, false},
+    };
+    assert_false(backward_node_of(odd, 2, node, sizeof node, NULL));
+}
+
+/* The hint of a backward sync follows the forward op (the node), not the frames it ran in:
+ * IndexBackward0's own frames hold index_put_ and nonzero, yet the advice is the mask's. */
+static void test_backward_hints(void **state)
+{
+    (void)state;
+    const char *m;
+    struct rep_site s = {"cudaStreamSynchronize", 1, 1, 1, 13, backward_frames};
+    const char *h = hints_find(&s, &m);
+    assert_non_null(h);
+    assert_true(!strncmp(h, "the backward of a boolean-mask index", 36));
+    assert_string_equal(m, "IndexBackward0");
+    bool found;
+    assert_int_equal(hints_forward_user_frame(&s, &found), 7);
+    assert_true(found);
+    assert_string_equal(s.frames[7].function, "MaskedLoss.cross_entropy");
+    assert_int_equal(hints_caller_user_frame(&s, &found), 12);
+    assert_true(found);
+    /* the own frames' user frame ignores the sections after them */
+    assert_int_equal(hints_user_frame(&s), 0);
+    struct rep_site u = {"cudaStreamSynchronize", 1, 1, 1, 5, backward_unseen_frames};
+    h = hints_find(&u, &m);
+    assert_true(!strncmp(h, "the backward of a boolean-mask index", 36));
+    assert_string_equal(m, "torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)");
+    assert_false((hints_forward_user_frame(&u, &found), found));
+    struct rep_site c = {"cudaStreamSynchronize", 1, 1, 1, 5, custom_frames};
+    h = hints_find(&c, &m);
+    assert_true(!strncmp(h, "a custom autograd.Function's backward syncs", 43));
+    assert_int_equal(hints_user_frame(&c), 2); /* ClampGrad.backward */
+    /* a node with no rule of its own: the generic advice */
+    static const struct rep_frame other[] = {
+        {"torch::autograd::generated::CumsumBackward0::apply(std::vector<at::Tensor>&&)", "", "", 0, 0, false},
+    };
+    struct rep_site o = {"cudaStreamSynchronize", 1, 1, 1, 1, other};
+    h = hints_find(&o, &m);
+    assert_true(!strncmp(h, "this sync runs in the backward of the op on the forward line", 60));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_backward_node_of),
+        cmocka_unit_test(test_backward_hints),
         cmocka_unit_test(test_user_frame),
         cmocka_unit_test(test_every_rule_names_its_op),
         cmocka_unit_test(test_first_match_wins),

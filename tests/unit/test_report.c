@@ -69,6 +69,8 @@ static void assert_lacks(const char *text, const char *s)
 
 #include "report_fixtures.h"
 
+#define NFR(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
 static void test_single_process(void **state)
 {
     (void)state;
@@ -150,6 +152,100 @@ static void test_partial_step_left_out_of_rates(void **state)
     t = render(&q, 1, 10, NULL);
     assert_has(t, "step 1.00 ms mean | blocked 500 us/step (50.0%) | 1.00 syncs/step | 3.00 launches/step\n");
     assert_lacks(t, "complete steps");
+    free(t);
+}
+
+static struct rep_process backward_proc(const struct rep_site *sites_, size_t n)
+{
+    static const struct rep_step st[] = {{1, 10000000, 2, 4000000, 100, false},
+                                         {2, 10000000, 2, 4000000, 100, false}};
+    return (struct rep_process){.pid = 9, .rank = -1, .schedule = "every step", .steps_seen = 8,
+                                .steps = st, .nsteps = 2, .sites = sites_, .nsites = n,
+                                .active_steps = 8, .syncs = 16, .blocked_ns = 16000000,
+                                .launches = 800, .wall_ns = 80000000};
+}
+
+/* A backward-pass sync is grouped by the forward line that created its node, apart from that
+ * line's own sync; the same sync in the steps without attribution joins it; the node, the
+ * thread and the backward() caller are named; the hint is the forward op's. */
+static void test_backward_group(void **state)
+{
+    (void)state;
+    static const struct rep_site s[] = {
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
+        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
+        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames), mask_forward_frames},
+    };
+    struct rep_process p = backward_proc(s, 3);
+    char *t = render(&p, 1, 10, NULL);
+    /* 8 syncs of the backward group over 8 steps, 8 ms: first; the forward line's own: second */
+    assert_row(t, " 1 1.00 ms 10.0% 1.00 1.00 ms 1.00 ms cudaStreamSynchronize\n"
+                  " backward of MaskedLoss.cross_entropy /home/u/proj/train.py:22 [py]\n"
+                  " MaskedLoss.forward /home/u/proj/train.py:40 [py]\n"
+                  " main /home/u/proj/train.py:90 [py]\n"
+                  " node IndexBackward0, in autograd's thread; backward() called at main /home/u/proj/train.py:93\n"
+                  " in at::native::nonzero_cuda (libtorch_cuda.so)\n");
+    assert_has(t, "hint: the backward of a boolean-mask index");
+    assert_has(t, "[matched: IndexBackward0]");
+    assert_row(t, " 2 500 us 5.0% 1.00 500 us 500 us cudaStreamSynchronize\n");
+    assert_row(t, " at MaskedLoss.cross_entropy /home/u/proj/train.py:22 [py]\n");
+    assert_has(t, "hint: x[bool_mask] syncs");
+    /* torch's own Python frame of the forward stack is not shown; the caller's section is not
+     * a frame list of its own */
+    assert_lacks(t, "_tensor.py:50");
+    assert_lacks(t, "Tensor.backward");
+    assert_lacks(t, "   3 ");
+    free(t);
+}
+
+/* Without any recorded forward line the backward sync stays apart, named by its node; with two
+ * forward lines for one native stack it cannot say which, and stays apart too. */
+static void test_backward_unseen(void **state)
+{
+    (void)state;
+    static const struct rep_site alone[] = {
+        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
+    };
+    struct rep_process p = backward_proc(alone, 1);
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "   backward of IndexBackward0, in autograd's thread (its forward line was not "
+                  "recorded: SYNCSPY_BACKWARD)\n");
+    assert_has(t, "   in at::native::nonzero_cuda");
+    assert_has(t, "hint: the backward of a boolean-mask index");
+    assert_has(t, "[matched: torch::autograd::generated::IndexBackward0::apply]");
+    free(t);
+
+    static struct rep_frame other[sizeof backward_frames / sizeof backward_frames[0]];
+    memcpy(other, backward_frames, sizeof other);
+    other[7].line = 33; /* MaskedLoss.cross_entropy: another masked index */
+    assert_string_equal(other[7].function, "MaskedLoss.cross_entropy");
+    struct rep_site two[] = {
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(other), other},
+        {"cudaStreamSynchronize", 4, 4000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
+    };
+    p = backward_proc(two, 3);
+    t = render(&p, 1, 10, NULL);
+    assert_has(t, "backward of MaskedLoss.cross_entropy  /home/u/proj/train.py:22");
+    assert_has(t, "backward of MaskedLoss.cross_entropy  /home/u/proj/train.py:33");
+    assert_has(t, "backward of IndexBackward0, in autograd's thread (its forward line was not recorded");
+    free(t);
+}
+
+/* A custom autograd.Function: its Python backward shows in the sync's own frames. */
+static void test_backward_custom_function(void **state)
+{
+    (void)state;
+    static const struct rep_site s[] = {
+        {"cudaStreamSynchronize", 8, 8000000, 1000000, NFR(custom_frames), custom_frames},
+    };
+    struct rep_process p = backward_proc(s, 1);
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "backward of ClampGradBackward, in autograd's thread");
+    /* its own frames from the user's backward, past the runtime's */
+    assert_row(t, " via cudaStreamSynchronize in libtorch_cuda.so (2 runtime frames)\n"
+                  " in ClampGrad.backward /home/u/proj/train.py:12 [py]\n");
+    assert_has(t, "hint: a custom autograd.Function's backward syncs");
     free(t);
 }
 
@@ -315,6 +411,9 @@ int main(void)
         cmocka_unit_test(test_display_name),
         cmocka_unit_test(test_long_stack),
         cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_backward_group),
+        cmocka_unit_test(test_backward_unseen),
+        cmocka_unit_test(test_backward_custom_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

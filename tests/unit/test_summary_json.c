@@ -154,6 +154,7 @@ static void assert_same(const struct rep_process *a, const struct rep_process *b
             assert_int_equal(x->frames[k].line, y->frames[k].line);
             assert_int_equal(x->frames[k].offset, y->frames[k].offset);
             assert_int_equal(x->frames[k].python, y->frames[k].python);
+            assert_int_equal(x->frames[k].mark, y->frames[k].mark);
         }
     }
 }
@@ -193,6 +194,37 @@ static void test_round_trip(void **state)
     assert_string_equal(q.schedule, "");
     summary_free(&q);
     free(text);
+}
+
+/* A backward-pass sync's section markers round-trip, with the node named on the site. */
+static void test_backward_markers(void **state)
+{
+    (void)state;
+    static const struct rep_frame f[] = {
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
+        {"MaskedLoss.cross_entropy", "", "/u/train.py", 22, 0, true},
+        {"", "", "", 0, 0, false, REP_MARK_CALLER},
+        {"main", "", "/u/train.py", 93, 0, true},
+    };
+    static const struct rep_site s[] = {{"cudaStreamSynchronize", 4, 40, 10, 5, f}};
+    struct rep_process p = {.pid = 3, .rank = -1, .schedule = "", .sites = s, .nsites = 1}, q;
+    size_t len;
+    char *text = write_json(&p, &len);
+    assert_non_null(strstr(text, "\"backward_node\": \"IndexBackward0\", \"frames\": ["));
+    assert_non_null(strstr(text, "\"offset\": 0, \"marker\": \"backward\"}"));
+    assert_non_null(strstr(text, "\"marker\": \"backward_caller\"}"));
+    char err[512];
+    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
+    assert_same(&p, &q);
+    summary_free(&q);
+    free(text);
+    /* a marker the reader does not know: refused with a sentence */
+    const char bad[] = "{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [{\"api\": \"x\", "
+                       "\"count\": 1, \"blocked_ns\": 1, \"max_ns\": 1, \"frames\": [{\"function\": "
+                       "\"f\", \"python\": false, \"marker\": \"sideways\"}]}]}";
+    assert_int_not_equal(read_text(bad, sizeof bad - 1, &q, err, sizeof err), 0);
+    assert_non_null(strstr(err, "marker"));
 }
 
 static void test_escaping(void **state)
@@ -484,6 +516,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_backward_markers),
         cmocka_unit_test(test_every_prefix),
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_minimal_and_unknown_fields),

@@ -38,6 +38,10 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
     frame_asked++;
     if (key.b >> 63)
         *out = (struct rep_frame){.function = "step", .file = "train.py", .line = 7, .python = true};
+    else if (key.a == 0xb0)
+        *out = (struct rep_frame){.function = "IndexBackward0", .module = "", .mark = REP_MARK_BACKWARD};
+    else if (key.a == 0xca)
+        *out = (struct rep_frame){.function = "", .module = "", .mark = REP_MARK_CALLER};
     else
         *out = (struct rep_frame){.function = key.a == 0x1000 ? "loss_fn" : "main",
                                   .module = "/home/u/train", .offset = key.a - 1};
@@ -131,10 +135,57 @@ static void test_bookkeeping_and_read_back(void **state)
     free(buf);
 }
 
+/* A backward-pass sync's section markers are frames of their own kinds in the file and read back
+ * as the same markers. */
+static void test_backward_markers_read_back(void **state)
+{
+    (void)state;
+    int fd = memfd_create("trace", 0);
+    assert_true(fd >= 0);
+    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
+                                  .header_bytes = sizeof h, .pid = 43, .rank = -1};
+    struct trace_writer *w = tw_open(fd, &h, &namer);
+    assert_non_null(w);
+    const struct tw_frame_key frames[5] = {{0x1000, 0}, {0xb0, 0}, {0x77, 3 | 1ull << 63},
+                                           {0xca, 0}, {0x78, 4 | 1ull << 63}};
+    tw_stack(w, 1, frames, 5);
+    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .count = 2,
+                                 .blocked_ns = 20, .max_ns = 10});
+    tw_end(w, 1000, 0);
+    tw_close(w);
+    off_t len = lseek(fd, 0, SEEK_END);
+    uint8_t *buf = malloc((size_t)len);
+    assert_non_null(buf);
+    assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
+    close(fd);
+    struct rep_process p;
+    struct trace_events ev;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, (size_t)len, "T", NULL, &p, &ev, err, sizeof err), 0);
+    assert_int_equal(p.nsites, 1);
+    const struct rep_frame *f = p.sites[0].frames;
+    assert_int_equal(p.sites[0].nframes, 5);
+    assert_int_equal(f[0].mark, REP_MARK_NONE);
+    assert_int_equal(f[1].mark, REP_MARK_BACKWARD);
+    assert_string_equal(f[1].function, "IndexBackward0");
+    assert_true(f[2].python);
+    assert_int_equal(f[3].mark, REP_MARK_CALLER);
+    struct rep_sections sec = rep_site_sections(f, 5);
+    assert_int_equal(sec.own, 1);
+    assert_string_equal(sec.node, "IndexBackward0");
+    assert_int_equal(sec.forward, 2);
+    assert_int_equal(sec.nforward, 1);
+    assert_int_equal(sec.caller, 4);
+    assert_int_equal(sec.ncaller, 1);
+    trace_free(&p, &ev);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bookkeeping_and_read_back),
+        cmocka_unit_test(test_backward_markers_read_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

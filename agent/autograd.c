@@ -1,0 +1,248 @@
+/* agent/autograd.c: the tables of backward-pass attribution (see autograd.h): node type names,
+ * the kept Python stacks (forward stacks and backward callers), the node running on each
+ * engine thread, the node types seen syncing, and when to attribute. Written with the GIL held
+ * from the agent's Python hooks (a mutex orders them against each other); read lock-free on the
+ * recording path (entries are immutable once published). Memory from the agent's arena,
+ * bounded: a full table leaves later syncs unattributed, never wrong. */
+#include "agent/autograd.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/arena.h"
+#include "agent/pynames.h"
+#include "agent/steps.h"
+#include "collectors/pyframes.h"
+#include "common/compiler.h"
+#include "common/log.h"
+
+#define NAMES_MAX 256
+#define NAME_BYTES 96
+#define STACKS_MAX 4096
+#define STACK_SLOTS 8192            /* open-addressing index of the kept stacks, 2x STACKS_MAX */
+#define STACK_WORDS_MAX (2 * 48)    /* a kept stack: at most 48 Python frames */
+#define AGENT_PY_FILE "<syncspy>"   /* agent/autograd_attr.py's frames: never part of a kept stack */
+
+struct kept_stack {
+    uint64_t hash;
+    uint32_t n;
+    uintptr_t words[];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct arena arena = {.cap_bytes = 16u << 20};
+static enum backward_mode mode = BACKWARD_AUTO;
+
+static char names[NAMES_MAX][NAME_BYTES];   /* index = id - 1 */
+static _Atomic uint32_t nnames;
+static struct kept_stack *_Atomic stacks[STACKS_MAX + 1]; /* by id, 1.. */
+static uint32_t nstacks;
+static uint32_t slots[STACK_SLOTS];         /* stack ids by hash */
+
+/* Node types seen syncing (their name ids), and the plan's bookkeeping. */
+static uint32_t seen[NAMES_MAX];
+static uint32_t nseen;
+static _Atomic uint32_t generation;
+static uint32_t planned_generation;
+static uint32_t active_since_attribution;
+
+/* The node running on this (engine) thread, and the backward call in progress. */
+static SYNCSPY_TLS struct {
+    uint32_t forward, name;
+    uint64_t epoch;
+} running;
+static _Atomic uint64_t epoch;
+static _Atomic uint32_t caller;
+
+void autograd_init(enum backward_mode m)
+{
+    mode = m;
+}
+
+/* ---- names ------------------------------------------------------------------------------------ */
+
+static uint32_t name_id_locked(const char *name)
+{
+    uint32_t n = atomic_load_explicit(&nnames, memory_order_relaxed);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strncmp(names[i], name, NAME_BYTES - 1))
+            return i + 1;
+    if (n == NAMES_MAX || !*name)
+        return 0;
+    snprintf(names[n], NAME_BYTES, "%s", name);
+    atomic_store_explicit(&nnames, n + 1, memory_order_release);
+    return n + 1;
+}
+
+uint32_t autograd_name_id(const char *name)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t id = name_id_locked(name ? name : "");
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+const char *autograd_name(uint32_t id)
+{
+    return id >= 1 && id <= atomic_load_explicit(&nnames, memory_order_acquire) ? names[id - 1] : NULL;
+}
+
+/* ---- kept stacks ------------------------------------------------------------------------------ */
+
+static uint64_t hash_words(const uintptr_t *w, uint32_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ w[i]) * 1099511628211ull;
+    return h | 1;
+}
+
+static uint32_t keep_locked(const uintptr_t *words, uint32_t n)
+{
+    uint64_t h = hash_words(words, n);
+    size_t i = (size_t)h & (STACK_SLOTS - 1);
+    for (; slots[i]; i = (i + 1) & (STACK_SLOTS - 1)) {
+        const struct kept_stack *k = atomic_load_explicit(&stacks[slots[i]], memory_order_relaxed);
+        if (k->hash == h && k->n == n && !memcmp(k->words, words, n * sizeof *words))
+            return slots[i];
+    }
+    if (nstacks == STACKS_MAX)
+        return 0;
+    struct kept_stack *k = arena_alloc(&arena, sizeof *k + n * sizeof *words);
+    if (!k)
+        return 0;
+    k->hash = h;
+    k->n = n;
+    memcpy(k->words, words, n * sizeof *words);
+    uint32_t id = ++nstacks;
+    atomic_store_explicit(&stacks[id], k, memory_order_release);
+    slots[i] = id;
+    return id;
+}
+
+uint32_t autograd_capture_python(void)
+{
+    struct py_raw_frame py[PYFRAMES_MAX];
+    int n = pyframes_capture(py, PYFRAMES_MAX);
+    uintptr_t words[STACK_WORDS_MAX];
+    uint32_t w = 0;
+    bool leading = true;
+    for (int i = 0; i < n && w + 2 <= STACK_WORDS_MAX; i++) {
+        if (leading) { /* the agent's own Python (the mode, the hooks) comes first: left out */
+            char file[64], func[8];
+            uint32_t line;
+            if (pyframes_resolve(py[i].code, py[i].lasti, file, sizeof file, func, sizeof func,
+                                 &line) == 0 && !strcmp(file, AGENT_PY_FILE))
+                continue;
+            leading = false;
+        }
+        words[w++] = PYFRAME_MARK | py[i].lasti;
+        words[w++] = py[i].code;
+    }
+    if (w == 0)
+        return 0;
+    pynames_intern_stack(words, w); /* names while the frames run */
+    pthread_mutex_lock(&lock);
+    uint32_t id = keep_locked(words, w);
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+static const struct kept_stack *kept(uint32_t id)
+{
+    return id >= 1 && id <= STACKS_MAX ? atomic_load_explicit(&stacks[id], memory_order_acquire) : NULL;
+}
+
+/* ---- who runs --------------------------------------------------------------------------------- */
+
+void autograd_enter(uint32_t forward, uint32_t name)
+{
+    running.forward = forward;
+    running.name = name;
+    running.epoch = atomic_load_explicit(&epoch, memory_order_relaxed);
+}
+
+void autograd_leave(void)
+{
+    running.forward = 0;
+}
+
+void autograd_caller_begin(void)
+{
+    uint32_t id = autograd_capture_python();
+    atomic_fetch_add(&epoch, 1);
+    atomic_store(&caller, id);
+}
+
+void autograd_caller_end(void)
+{
+    atomic_store(&caller, 0);
+    atomic_fetch_add(&epoch, 1); /* a node whose post hook never ran (it raised) is over too */
+}
+
+static int append_kept(uintptr_t *words, int n, int max, uintptr_t mark, uint32_t id)
+{
+    const struct kept_stack *k = kept(id);
+    if (!k || n + 1 + (int)k->n > max)
+        return n;
+    words[n++] = mark;
+    memcpy(words + n, k->words, k->n * sizeof *words);
+    return n + (int)k->n;
+}
+
+int autograd_append(uintptr_t *words, int n, int max)
+{
+    if (likely(running.forward == 0) ||
+        running.epoch != atomic_load_explicit(&epoch, memory_order_relaxed))
+        return n;
+    int with_node = append_kept(words, n, max, STACK_MARK_BACKWARD | running.name, running.forward);
+    if (with_node == n)
+        return n;
+    return append_kept(words, with_node, max, STACK_MARK_CALLER,
+                       atomic_load_explicit(&caller, memory_order_relaxed));
+}
+
+/* ---- which node types, and when --------------------------------------------------------------- */
+
+void autograd_seen(const char *name)
+{
+    if (mode == BACKWARD_OFF)
+        return;
+    pthread_mutex_lock(&lock);
+    uint32_t id = name_id_locked(name);
+    bool known = id == 0;
+    for (uint32_t i = 0; i < nseen && !known; i++)
+        known = seen[i] == id;
+    if (!known && nseen < NAMES_MAX) {
+        seen[nseen++] = id;
+        atomic_fetch_add(&generation, 1);
+        dbg(1, "backward of %s syncs: its forward line is looked for in the next recorded step", name);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void autograd_plan(char *buf, size_t cap)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t gen = atomic_load(&generation);
+    bool active = atomic_load_explicit(&steps_active, memory_order_relaxed);
+    bool attribute = false;
+    if (mode == BACKWARD_ALL) {
+        attribute = active; /* every node type, every recorded step */
+    } else if (mode == BACKWARD_AUTO && active && nseen > 0) {
+        if (gen != planned_generation || ++active_since_attribution >= AUTOGRAD_EVERY_STEPS) {
+            attribute = true;
+            planned_generation = gen;
+            active_since_attribution = 0;
+        }
+    }
+    int k = snprintf(buf, cap, "%u|%d|%d|", gen, mode == BACKWARD_OFF ? 0 : mode == BACKWARD_ALL ? 2 : 1,
+                     attribute);
+    if (mode == BACKWARD_ALL && k > 0 && (size_t)k < cap)
+        snprintf(buf + k, cap - (size_t)k, "*");
+    for (uint32_t i = 0; mode != BACKWARD_ALL && i < nseen && k > 0 && (size_t)k < cap; i++)
+        k += snprintf(buf + k, cap - (size_t)k, "%s%s", i ? "," : "", names[seen[i] - 1]);
+    pthread_mutex_unlock(&lock);
+}

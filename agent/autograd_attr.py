@@ -1,0 +1,163 @@
+# agent/autograd_attr.py: the agent's own Python, run inside the target's interpreter (compiled
+# from a copy embedded in libsyncspy.so as "<syncspy>", in a namespace of its own, by
+# agent/pyhook.c when it registers the optimizer step hook). It names the forward line of each
+# backward-pass sync (agent/autograd.h): in an attribution step it pushes a TorchFunctionMode on
+# the training thread; every op whose output's grad_fn is of a node type seen syncing gets that
+# node tagged with its forward stack (kept by the agent: _syncspy_forward) and a pre hook and a
+# post hook that tell the agent, on the engine's thread, which node runs (_syncspy_enter /
+# _syncspy_leave); a backward call made meanwhile is the backward syncs' outer context. The mode
+# is popped at the step's end.
+#
+# It must never change the program: every hook returns None (gradients untouched), catches every
+# exception, keeps no reference to a node, tensor or graph (a hook holds one int; the tag lives
+# in the node's own metadata dict and dies with the graph), and steps aside when torch.compile is
+# in use (an active mode would recompile compiled code). The names given by pyhook.c:
+# _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_enter, _syncspy_leave, _syncspy_tf, and
+# _syncspy_debug (SYNCSPY_DEBUG's level).
+import sys
+
+_torch = sys.modules.get("torch")
+_KEY = "_syncspy_forward"
+_wanted = set()
+_state = {"mode": None, "gen": "", "off": False}
+
+
+def _backward_functions():
+    fns = set()
+    for owner, name in ((_torch.Tensor, "backward"), (_torch.autograd, "backward"),
+                        (_torch.autograd, "grad")):
+        f = getattr(owner, name, None)
+        if f is not None:
+            fns.add(f)
+    return fns
+
+
+class _Pre:
+    """A node's pre hook: the agent hears the node runs (it holds the forward stack's word only)."""
+    __slots__ = ("word",)
+
+    def __init__(self, word):
+        self.word = word
+
+    def __call__(self, grad_outputs):
+        try:
+            _syncspy_enter(self.word)
+        except BaseException:
+            pass
+        return None
+
+
+def _post(grad_inputs, grad_outputs):
+    try:
+        _syncspy_leave()
+    except BaseException:
+        pass
+    return None
+
+
+def _hook(g):
+    """Tags node g (if of a wanted type and not yet tagged) with the current forward stack."""
+    name = g.name()
+    if name not in _wanted and "*" not in _wanted:
+        return
+    md = g.metadata
+    if _KEY in md:
+        return
+    word = _syncspy_forward(name)
+    if not word:
+        return
+    md[_KEY] = word
+    g.register_prehook(_Pre(word))
+    g.register_hook(_post)
+
+
+def _tag_one(t):
+    if not isinstance(t, _torch.Tensor):
+        return
+    g = t.grad_fn
+    if g is None:
+        return
+    _hook(g)
+    # A node no op returned to the mode (a custom autograd.Function's: Function.apply does not go
+    # through __torch_function__) is an input of this op's node: tagged where its output is used
+    # first, usually the line that called the Function.
+    for n, _ in g.next_functions:
+        if n is not None:
+            _hook(n)
+
+
+def _tag(out):
+    if type(out) in (tuple, list):
+        for o in out:
+            _tag_one(o)
+    else:
+        _tag_one(out)
+
+
+if _torch is not None:
+    from torch.overrides import TorchFunctionMode as _Mode
+
+    _BACKWARDS = _backward_functions()
+
+    class _SyncspyMode(_Mode):
+        # _syncspy_tf is C (agent/pyhook.c): it calls the op, brackets a backward call with
+        # _syncspy_caller_begin/_end and hands other ops' results to _tag; being C, it adds no
+        # frame to the traceback of an exception the op raises.
+        __torch_function__ = _syncspy_tf
+
+
+def _mode_stack():
+    get = getattr(sys.modules.get("torch.overrides"), "_get_current_function_mode_stack", None)
+    return get() if get is not None else None
+
+
+def _compiled_anything():
+    """Whether torch.compile compiled a frame (its counters; read without creating a key)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    frames = getattr(utils, "counters", {}).get("frames") if utils is not None else None
+    return bool(frames and frames.get("ok", 0))
+
+
+def _pop_ours():
+    """Pops the agent's mode when it is on top of this thread's stack; True when it is gone."""
+    m = _state["mode"]
+    if m is None:
+        return True
+    stack = _mode_stack()
+    if not stack or stack[-1] is not m:
+        return False  # the program pushed a mode of its own on top: wait for it
+    m.__exit__(None, None, None)
+    _state["mode"] = None
+    return True
+
+
+def _attr_step():
+    """At every step's end, on the training thread (from the optimizer step hook)."""
+    if _torch is None or _state["off"]:
+        return
+    try:
+        if not _pop_ours():
+            return
+        if _compiled_anything():
+            _state["off"] = True  # torch.compile in use: an active mode would recompile
+            return
+        gen, mode, attribute, names = _syncspy_plan().split("|", 3)
+        if mode == "0":
+            _state["off"] = True
+            return
+        if attribute != "1":
+            return
+        _wanted.clear()
+        _wanted.update(n for n in names.split(",") if n)
+        if not _wanted:
+            return
+        m = _SyncspyMode()
+        m.__enter__()
+        _state["mode"] = m
+        _state["gen"] = gen
+    except BaseException:
+        _state["off"] = True  # something about this torch is not as expected: never again
+        if _syncspy_debug >= 1:
+            import traceback
+            sys.stderr.write("syncspy: backward attribution off: "
+                             + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")

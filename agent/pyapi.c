@@ -1,0 +1,65 @@
+/* agent/pyapi.c: the CPython C-API functions the agent calls, found with dlsym (see pyapi.h). */
+#include "agent/pyapi.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+struct pyapi pyapi;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool resolved;
+
+static void resolve(void)
+{
+#define SYM(field, name)                                                        \
+    do {                                                                        \
+        void *p_ = dlsym(RTLD_DEFAULT, name);                                   \
+        if (!p_)                                                                \
+            return;                                                             \
+        __builtin_memcpy(&pyapi.field, &p_, sizeof p_);                         \
+    } while (0)
+    SYM(add_pending_call, "Py_AddPendingCall");
+    SYM(is_initialized, "Py_IsInitialized");
+    SYM(dict_new, "PyDict_New");
+    SYM(dict_set, "PyDict_SetItemString");
+    SYM(dict_get, "PyDict_GetItemString");
+    SYM(builtins, "PyEval_GetBuiltins");
+    SYM(compile, "Py_CompileStringExFlags");
+    SYM(eval_code, "PyEval_EvalCode");
+    SYM(err_clear, "PyErr_Clear");
+    SYM(err_occurred, "PyErr_Occurred");
+    SYM(decref, "Py_DecRef");
+    SYM(incref, "Py_IncRef");
+    SYM(cfunction_new, "PyCFunction_NewEx");
+    SYM(instance_method_new, "PyInstanceMethod_New");
+    SYM(call, "PyObject_Call");
+    SYM(call_object, "PyObject_CallObject");
+    SYM(tuple_new, "PyTuple_New");
+    SYM(tuple_size, "PyTuple_Size");
+    SYM(tuple_get, "PyTuple_GetItem");
+    SYM(tuple_set, "PyTuple_SetItem");
+    SYM(contains, "PySequence_Contains");
+    SYM(long_from_u64, "PyLong_FromUnsignedLongLong");
+    SYM(long_as_u64, "PyLong_AsUnsignedLongLong");
+    SYM(unicode_utf8, "PyUnicode_AsUTF8");
+    SYM(unicode_new, "PyUnicode_FromString");
+    SYM(none, "_Py_NoneStruct");
+#undef SYM
+    void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+    if (!fin)
+        fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
+    __builtin_memcpy(&pyapi.is_finalizing, &fin, sizeof fin);
+    resolved = true;
+}
+
+bool pyapi_resolve(void)
+{
+    pthread_once(&once, resolve);
+    return resolved;
+}
+
+PyObject *pyapi_none(void)
+{
+    pyapi.incref(pyapi.none);
+    return pyapi.none;
+}

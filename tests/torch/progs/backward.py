@@ -1,0 +1,101 @@
+"""tests/torch/progs/backward.py CASE [STEPS]: training loops whose backward pass may sync, one per
+case, each step ended by optimizer.step() (so syncspy's optimizer hook sees steps and can
+attribute backward syncs to their forward lines). Prints one JSON line of what the program
+itself computed (so a run with syncspy can be compared with one without). "# sync:" marks the
+forward lines whose backward syncs; "# nograd:" a line that creates no autograd node.
+
+Cases:
+  gather_det   torch.gather under torch.use_deterministic_algorithms(True) (seed 000's op)
+  embedding    an nn.Embedding lookup
+  custom       a custom autograd.Function whose backward calls .item()
+  no_grad      a boolean-mask index under torch.no_grad, then one that needs grad
+  cpu_mix      a CPU model trained in the same steps as a CUDA loss whose backward syncs
+  weakref      whether the step's graph is freed after the step (weak references to it)
+  exception    a forward op that raises (caught): the traceback the program sees"""
+import gc
+import json
+import sys
+import traceback
+import weakref
+
+import torch
+
+dev = torch.device("cuda")
+
+
+class ClampGrad(torch.autograd.Function):
+    """Identity forward; its backward reads the gradient's norm on the host (a sync)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        norm = grad.norm().item()  # sync: custom_backward
+        return grad if norm < 1e9 else grad * 0
+
+
+def masked_loss(pred, target):
+    mask = target > 0
+    return pred[mask].sum()  # sync: mask_pred
+
+
+def run(case, steps):
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(256, device=dev))
+    params = [w]
+    emb = cpu = None
+    if case == "embedding":
+        emb = torch.nn.Embedding(100, 8).to(dev)
+        params = list(emb.parameters())
+    if case == "cpu_mix":
+        cpu = torch.nn.Linear(8, 4)
+        params = params + list(cpu.parameters())
+    opt = torch.optim.SGD(params, lr=0.01)
+    out = {"case": case}
+    refs = []
+    for step in range(steps):
+        target = torch.randint(-1, 3, (256,), device=dev)
+        if case == "gather_det":
+            torch.use_deterministic_algorithms(True)
+            idx = torch.randperm(256, device=dev)
+            loss = torch.gather(w, 0, idx).sum()  # sync: gather
+        elif case == "embedding":
+            idx = torch.randint(0, 100, (64,), device=dev)
+            loss = emb(idx).sum()  # sync: embedding
+        elif case == "custom":
+            loss = ClampGrad.apply(w * 2).sum()  # sync: custom
+        elif case == "no_grad":
+            with torch.no_grad():
+                seen = w[target > 1]  # nograd: masked
+            loss = masked_loss(w, target) + seen.sum()
+        elif case == "cpu_mix":
+            g = torch.Generator().manual_seed(step)
+            x, y = torch.randn(16, 8, generator=g), torch.randn(16, 4, generator=g)
+            loss = masked_loss(w, target) + ((cpu(x) - y) ** 2).mean().to(dev)
+        elif case == "weakref":
+            pred = w * 3
+            refs.append(weakref.ref(pred))
+            loss = masked_loss(pred, target)
+            del pred
+        elif case == "exception":
+            loss = masked_loss(w, target)
+            try:
+                torch.cat([w.view(16, 16), w.view(8, 32)])  # shapes do not match: raises
+            except RuntimeError:
+                out["traceback"] = [line.strip() for line in traceback.format_exc().splitlines()]
+        opt.zero_grad()
+        loss.backward()  # call: backward
+        opt.step()
+    if case == "cpu_mix":
+        out["cpu_weights"] = [round(v, 6) for v in cpu.weight.detach().flatten().tolist()]
+    if case == "weakref":
+        del loss
+        gc.collect()
+        out["alive"] = sum(r() is not None for r in refs)
+    print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    run(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 6)

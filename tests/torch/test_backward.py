@@ -1,0 +1,156 @@
+"""Real PyTorch over the simulated device: syncs made in the backward pass (in autograd's engine
+thread) named by the forward line that created the autograd node (agent/autograd.h), with the
+node, the backward() caller and the forward op's hint; the programs' own results, output,
+exceptions and memory unchanged by the attribution; SYNCSPY_BACKWARD=off. Which ops sync in
+their backward is what torch 2.15 does here (docs/TORCH.md): the boolean-mask index does
+(IndexBackward0), a custom Function whose backward reads .item() does, and the deterministic
+gather and the embedding do not."""
+import json
+import unittest
+
+import harness
+from harness import backward_sites, marked_lines, sections
+
+SEG = harness.DEMO
+PROG = harness.prog("backward.py")
+SEG_STEPS = 30
+ALL = {"SYNCSPY_BACKWARD": "all"}
+
+
+def user_frames(frames):
+    return [f for f in frames if f.get("python") and "/site-packages/torch/" not in f["file"]]
+
+
+class SeedLoss(unittest.TestCase):
+    """The seed-003 loop with the default SYNCSPY_BACKWARD=auto."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.r = harness.run(SEG, "--steps", SEG_STEPS, "--log-every", 0)
+        cls.s = cls.r.summary()
+        cls.marks = marked_lines(SEG)
+
+    def test_attributed_site(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        attributed = [s for s in backward_sites(self.s) if s.get("backward_node")]
+        self.assertTrue(attributed, [harness.frames_text(s) for s in backward_sites(self.s)])
+        for s in attributed:
+            own, node, forward, caller = sections(s)
+            self.assertEqual(node, "IndexBackward0")
+            self.assertEqual(s["backward_node"], "IndexBackward0")
+            first = user_frames(forward)[0]
+            self.assertEqual((first["function"], first["file"], first["line"]),
+                             ("MaskedLoss.cross_entropy", SEG, self.marks["mask_pred"]))
+            self.assertIn(("main", self.marks["backward"]),
+                          [(f["function"], f["line"]) for f in user_frames(caller)])
+            self.assertTrue(any("Engine::thread_main" in (f["function"] or "") for f in own))
+
+    def test_every_step_counted_for_the_forward_line(self):
+        # attributed in a few steps only (auto), yet the report's group has all of them
+        self.assertEqual(sum(s["count"] for s in backward_sites(self.s)), SEG_STEPS)
+        g = harness.group_at(self.r.stderr, "seg_loss.py", self.marks["mask_pred"], backward=True)
+        self.assertIsNotNone(g, self.r.stderr)
+        self.assertRegex(g["head"], r"\s1\.00\s", g["head"])
+        text = "\n".join(g["lines"])
+        self.assertIn("node IndexBackward0, in autograd's thread; backward() called at main", text)
+        self.assertIn(f"seg_loss.py:{self.marks['backward']}", text)
+        self.assertIn("the backward of a boolean-mask index", g["hint"])
+        self.assertIn("[matched: IndexBackward0]", g["hint"])
+        # the line's own (forward) sync is a group of its own, with its own hint
+        fwd = harness.group_at(self.r.stderr, "seg_loss.py", self.marks["mask_pred"])
+        self.assertIsNotNone(fwd, self.r.stderr)
+        self.assertIn("x[bool_mask] syncs", fwd["hint"])
+        self.assertNotIn("not recorded", self.r.stderr)
+
+    def test_fixed_loss_has_no_backward_sync(self):
+        r = harness.run(SEG, "--steps", SEG_STEPS, "--log-every", 0, "--fixed", env=ALL)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(backward_sites(r.summary()), [])
+        self.assertNotIn("backward of", r.stderr)
+
+
+class Cases(unittest.TestCase):
+    """tests/torch/progs/backward.py, each case with every node attributed (SYNCSPY_BACKWARD=all)
+    and compared with a run without the agent."""
+
+    def run_case(self, case, steps=6):
+        r = harness.run(PROG, case, steps, env=ALL)
+        plain = harness.run(PROG, case, steps, preload=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(r.stdout, plain.stdout)  # what the program computed and printed
+        return r, json.loads(r.stdout)
+
+    def forward_lines(self, summary):
+        out = set()
+        for s in backward_sites(summary):
+            _, node, forward, _ = sections(s)
+            if node:
+                f = user_frames(forward)[0]
+                out.add((node, f["line"]))
+        return out
+
+    def test_custom_function(self):
+        r, _ = self.run_case("custom")
+        s = r.summary()
+        marks = marked_lines(PROG)
+        self.assertEqual(sum(x["count"] for x in backward_sites(s)), 6)
+        self.assertEqual(self.forward_lines(s), {("ClampGradBackward", marks["custom"])})
+        for x in backward_sites(s):
+            own = sections(x)[0]
+            self.assertIn(("ClampGrad.backward", marks["custom_backward"]),
+                          [(f["function"], f["line"]) for f in own if f.get("python")])
+        g = harness.group_at(r.stderr, "backward.py", marks["custom"], backward=True)
+        self.assertIsNotNone(g, r.stderr)
+        self.assertIn("node ClampGradBackward", "\n".join(g["lines"]))
+        self.assertIn("a custom autograd.Function's backward syncs", g["hint"])
+
+    def test_deterministic_gather_and_embedding_do_not_sync_in_backward(self):
+        for case in ("gather_det", "embedding"):
+            with self.subTest(case):
+                r, _ = self.run_case(case)
+                self.assertEqual(backward_sites(r.summary()), [], r.stderr)
+                self.assertNotIn("backward of", r.stderr)
+
+    def test_no_grad_part_makes_no_node(self):
+        r, _ = self.run_case("no_grad")
+        s = r.summary()
+        marks = marked_lines(PROG)
+        # only the index that needs grad has a backward; the one under no_grad syncs in forward only
+        self.assertEqual(self.forward_lines(s), {("IndexBackward0", marks["mask_pred"])})
+        nograd = marked_lines(PROG, "nograd")["masked"]
+        self.assertEqual(harness.count_at(s, PROG, nograd), 6)
+        self.assertIsNone(harness.group_at(r.stderr, "backward.py", nograd, backward=True))
+
+    def test_results_unchanged(self):
+        _, out = self.run_case("cpu_mix")
+        self.assertEqual(len(out["cpu_weights"]), 32)
+
+    def test_graph_not_kept_alive(self):
+        _, out = self.run_case("weakref")
+        self.assertEqual(out["alive"], 0)
+
+    def test_exception_traceback_unchanged(self):
+        _, out = self.run_case("exception")
+        self.assertTrue(out["traceback"][-1].startswith("RuntimeError"), out["traceback"])
+        self.assertNotIn("<syncspy>", "\n".join(out["traceback"]))
+
+
+class Off(unittest.TestCase):
+    def test_off(self):
+        r = harness.run(SEG, "--steps", SEG_STEPS, "--log-every", 0, env={"SYNCSPY_BACKWARD": "off"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        self.assertTrue(backward_sites(s))
+        self.assertFalse(any(x.get("backward_node") for x in s["sites"]))
+        self.assertIn("backward of IndexBackward0, in autograd's thread (its forward line was not "
+                      "recorded: SYNCSPY_BACKWARD)", r.stderr)
+
+    def test_bad_value(self):
+        r = harness.run(SEG, "--steps", 3, "--log-every", 0, env={"SYNCSPY_BACKWARD": "sometimes"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("syncspy: SYNCSPY_BACKWARD='sometimes' is not auto, all or off; using auto", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
