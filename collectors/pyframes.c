@@ -240,6 +240,8 @@ uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame 
             out[k] = (struct stack_frame){.python = true, .code = words[w + 1],
                                           .lasti = (uint32_t)(words[w] & 0xffffffffu)};
             w++;
+        } else if (stack_mark_word(words[w])) {
+            out[k] = (struct stack_frame){.mark = words[w]};
         } else {
             out[k] = (struct stack_frame){.pc = words[w]};
         }

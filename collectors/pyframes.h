@@ -23,6 +23,18 @@ static inline bool pyframe_word(uintptr_t w)
     return (w & PYFRAME_MARK_MASK) == PYFRAME_MARK;
 }
 
+/* A section marker inside a stack's words (one word): the frames after STACK_MARK_BACKWARD are the
+ * forward stack that created the autograd node then running (its name id in the low 32 bits,
+ * agent/autograd.h), the frames after STACK_MARK_CALLER the stack of the thread that called
+ * backward. A sync's own frames come first. */
+#define STACK_MARK_BACKWARD 0xfffd000000000000ull
+#define STACK_MARK_CALLER 0xfffc000000000000ull
+static inline bool stack_mark_word(uintptr_t w)
+{
+    uintptr_t top = w & PYFRAME_MARK_MASK;
+    return top == STACK_MARK_BACKWARD || top == STACK_MARK_CALLER;
+}
+
 struct py_raw_frame {
     uintptr_t code;   /* PyCodeObject * */
     uint32_t lasti;   /* index of the executing instruction, in code units */
@@ -48,9 +60,10 @@ bool pyframes_is_eval_pc(uintptr_t pc);
 int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_frame *py, int n_py,
                    uintptr_t *out, int max_words);
 
-/* One frame of a stack's words: a native return address, or a Python frame. */
+/* One frame of a stack's words: a native return address, a Python frame, or a section marker. */
 struct stack_frame {
     bool python;
+    uintptr_t mark;   /* a section marker word (STACK_MARK_*), else 0 */
     uintptr_t pc;     /* native: the return address */
     uintptr_t code;   /* python: the code object */
     uint32_t lasti;   /* python: instruction index */
