@@ -1,0 +1,39 @@
+# sim/vendor.mk: the simulated vendor libraries (sim/vendor/, sim/README.md "cuBLAS, cuBLASLt,
+# cuDNN"): $(BUILD)/sim/libcublas.so.13, libcublasLt.so.13 and libcudnn.so.9, with the real
+# libraries' SONAMEs and version nodes and their link names next to them, part of `make sim`;
+# and their unit test $(BUILD)/tests/test_sim_vendor. Each library reaches the one simulated
+# device inside libcudart.so.13 through simcuda_private_ops() ($ORIGIN finds it beside them).
+# Included by the top Makefile after sim/sim.mk (SIM_LIB, SIM_CFLAGS, SIM_SANFLAGS).
+
+VENDOR_OBJ := $(BUILD)/sim/obj/vendor
+CUBLAS_LIB := $(BUILD)/sim/libcublas.so.13
+CUBLASLT_LIB := $(BUILD)/sim/libcublasLt.so.13
+CUDNN_LIB := $(BUILD)/sim/libcudnn.so.9
+VENDOR_LIBS := $(CUBLAS_LIB) $(CUBLASLT_LIB)
+
+CUBLAS_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublas.o cublas_l12.o)
+CUBLASLT_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublaslt.o)
+CUDNN_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o $(patsubst sim/vendor/%.c,%.o,$(wildcard sim/vendor/cudnn*.c)))
+
+# One library: objects, SONAME (= version node), version script. The check after the link
+# proves the rule of the export files: no dynamic relocation names one of the library's own
+# exports (prefix $(4)), i.e. it never calls them through the PLT, where an LD_PRELOADed tool
+# would see them as the program's calls.
+define vendor_link
+	$(CC) -shared -o $@ $(1) -Wl,-soname,$(2) -Wl,--version-script=$(3) -L$(BUILD)/sim \
+	      -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS) -lm
+	@if readelf -rW $@ | grep -Eq '[[:space:]]$(4)[A-Z][A-Za-z0-9_]*(@|[[:space:]])'; then \
+	    echo "sim: $@ calls its own exported symbols through the PLT:" >&2; \
+	    readelf -rW $@ | grep -E '[[:space:]]$(4)[A-Z]' >&2; rm -f $@; exit 1; fi
+	ln -sf $(2) $(basename $@)
+endef
+
+$(CUBLAS_LIB): $(CUBLAS_OBJS) sim/vendor/libcublas.map $(SIM_LIB)
+	$(call vendor_link,$(CUBLAS_OBJS),libcublas.so.13,sim/vendor/libcublas.map,cublas)
+
+$(CUBLASLT_LIB): $(CUBLASLT_OBJS) sim/vendor/libcublasLt.map $(SIM_LIB)
+	$(call vendor_link,$(CUBLASLT_OBJS),libcublasLt.so.13,sim/vendor/libcublasLt.map,cublasLt)
+
+sim: $(VENDOR_LIBS)
+
+-include $(CUBLAS_OBJS:.o=.d) $(CUBLASLT_OBJS:.o=.d) $(CUDNN_OBJS:.o=.d)
