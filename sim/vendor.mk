@@ -9,7 +9,7 @@ VENDOR_OBJ := $(BUILD)/sim/obj/vendor
 CUBLAS_LIB := $(BUILD)/sim/libcublas.so.13
 CUBLASLT_LIB := $(BUILD)/sim/libcublasLt.so.13
 CUDNN_LIB := $(BUILD)/sim/libcudnn.so.9
-VENDOR_LIBS := $(CUBLAS_LIB) $(CUBLASLT_LIB)
+VENDOR_LIBS := $(CUBLAS_LIB) $(CUBLASLT_LIB) $(CUDNN_LIB)
 
 CUBLAS_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublas.o cublas_l12.o)
 CUBLASLT_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublaslt.o)
@@ -33,6 +33,9 @@ $(CUBLAS_LIB): $(CUBLAS_OBJS) sim/vendor/libcublas.map $(SIM_LIB)
 
 $(CUBLASLT_LIB): $(CUBLASLT_OBJS) sim/vendor/libcublasLt.map $(SIM_LIB)
 	$(call vendor_link,$(CUBLASLT_OBJS),libcublasLt.so.13,sim/vendor/libcublasLt.map,cublasLt)
+
+$(CUDNN_LIB): $(CUDNN_OBJS) sim/vendor/libcudnn.map $(SIM_LIB)
+	$(call vendor_link,$(CUDNN_OBJS),libcudnn.so.9,sim/vendor/libcudnn.map,cudnn)
 
 sim: $(VENDOR_LIBS)
 
