@@ -39,4 +39,11 @@ $(CUDNN_LIB): $(CUDNN_OBJS) sim/vendor/libcudnn.map $(SIM_LIB)
 
 sim: $(VENDOR_LIBS)
 
+# More specific than tests.mk's pattern rule: links the simulator, its CUPTI and the vendor
+# libraries, not the agent's core archive.
+$(BUILD)/tests/test_sim_vendor: tests/unit/test_sim_vendor.c sim/simcuda.h $(SIM_LIB) $(SIM_CUPTI_LIB) $(VENDOR_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(BUILD)/sim -lcublas -lcublasLt \
+	      -lcudnn -lcupti -lcudart -Wl,-rpath,$(abspath $(BUILD)/sim) $(SANFLAGS) -lcmocka -lpthread -ldl -lm
+
 -include $(CUBLAS_OBJS:.o=.d) $(CUBLASLT_OBJS:.o=.d) $(CUDNN_OBJS:.o=.d)
