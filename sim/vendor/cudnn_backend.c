@@ -18,6 +18,7 @@
 #define BK_ENGINES 2       /* engine 0: tensor cores; engine 1: FMA */
 #define BK_MAX_UIDS 64     /* real tensors a plan checks the variant pack for */
 #define BK_MAX_DIMS 8
+#define BK_MAX_TYPES 64    /* descriptor and attribute types taken: the 9.19 headers' and newer */
 
 /* What an operation, graph, engine, configuration or plan will cost and need. */
 enum bk_kind { BK_GENERIC, BK_CONV_FPROP, BK_CONV_DGRAD, BK_CONV_WGRAD, BK_MATMUL, BK_POINTWISE,
@@ -84,7 +85,7 @@ static struct bk_desc *live(cudnnBackendDescriptor_t d)
 
 /* ---- attributes ------------------------------------------------------------------------------ */
 
-/* Bytes of one element of each attribute type (0: not a type of this cuDNN). */
+/* Bytes of one element of each attribute type (0: not a type cuDNN has). */
 static size_t elem_bytes(cudnnBackendAttributeType_t type)
 {
     switch (type) {
@@ -106,7 +107,9 @@ static size_t elem_bytes(cudnnBackendAttributeType_t type)
     case CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE:
         return sizeof(int); /* C enums */
     }
-    return 0;
+    /* Types past the 9.19 headers' last are newer releases' modes (torch 2.15's frontend sets
+     * CUDNN_TYPE_RESHAPE_MODE, type 31): C enums too. */
+    return (unsigned)type < BK_MAX_TYPES ? sizeof(int) : 0;
 }
 
 static struct bk_attr *find(const struct bk_desc *d, cudnnBackendAttributeName_t name)
@@ -117,22 +120,56 @@ static struct bk_attr *find(const struct bk_desc *d, cudnnBackendAttributeName_t
     return NULL;
 }
 
+static struct bk_desc *clone(const struct bk_desc *src);
+static void destroy(struct bk_desc *d);
+
+/* The stored elements of an attribute: a copy; for descriptors, copies of the descriptors (as
+ * cuDNN copies them when they are set: the caller may destroy its own right after). */
+static void *copy_elements(cudnnBackendAttributeType_t type, int64_t count, const void *data)
+{
+    size_t bytes = (size_t)count * elem_bytes(type);
+    void *copy = malloc(bytes != 0 ? bytes : 1);
+    if (copy == NULL || bytes == 0)
+        return copy;
+    if (type != CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+        memcpy(copy, data, bytes);
+        return copy;
+    }
+    void **out = copy;
+    for (int64_t i = 0; i < count; i++) {
+        out[i] = clone(live(((void *const *)data)[i]));
+        if (out[i] == NULL) {
+            while (i-- > 0)
+                destroy(out[i]);
+            free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+static void free_elements(struct bk_attr *a)
+{
+    if (a->type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+        for (int64_t i = 0; i < a->count; i++)
+            destroy(((void **)a->data)[i]);
+    free(a->data);
+}
+
 static cudnnStatus_t store(struct bk_desc *d, cudnnBackendAttributeName_t name,
                            cudnnBackendAttributeType_t type, int64_t count, const void *data)
 {
-    size_t bytes = (size_t)count * elem_bytes(type);
-    void *copy = bytes != 0 ? malloc(bytes) : NULL;
-    if (bytes != 0 && copy == NULL)
+    void *copy = copy_elements(type, count, data);
+    if (copy == NULL)
         return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
-    if (bytes != 0)
-        memcpy(copy, data, bytes);
     struct bk_attr *a = find(d, name);
     if (a == NULL) {
         if (d->nattrs == d->cap) {
             int cap = d->cap ? 2 * d->cap : 8;
             struct bk_attr *n = realloc(d->attrs, (size_t)cap * sizeof *n);
             if (n == NULL) {
-                free(copy);
+                struct bk_attr tmp = { name, type, count, copy };
+                free_elements(&tmp);
                 return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
             }
             d->attrs = n;
@@ -140,7 +177,7 @@ static cudnnStatus_t store(struct bk_desc *d, cudnnBackendAttributeName_t name,
         }
         a = &d->attrs[d->nattrs++];
     } else {
-        free(a->data);
+        free_elements(a);
     }
     *a = (struct bk_attr){ name, type, count, copy };
     return CUDNN_STATUS_SUCCESS;
@@ -149,8 +186,39 @@ static cudnnStatus_t store(struct bk_desc *d, cudnnBackendAttributeName_t name,
 static void clear_attrs(struct bk_desc *d)
 {
     for (int i = 0; i < d->nattrs; i++)
-        free(d->attrs[i].data);
+        free_elements(&d->attrs[i]);
     d->nattrs = 0;
+}
+
+static void destroy(struct bk_desc *d)
+{
+    if (d == NULL)
+        return;
+    clear_attrs(d);
+    free(d->attrs);
+    d->magic = 0;
+    free(d);
+}
+
+/* A deep copy of src (NULL without memory or without src). */
+static struct bk_desc *clone(const struct bk_desc *src)
+{
+    if (src == NULL)
+        return NULL;
+    struct bk_desc *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return NULL;
+    *d = *src;
+    d->nattrs = d->cap = 0;
+    d->attrs = NULL;
+    for (int i = 0; i < src->nattrs; i++) {
+        const struct bk_attr *a = &src->attrs[i];
+        if (store(d, a->name, a->type, a->count, a->data) != CUDNN_STATUS_SUCCESS) {
+            destroy(d);
+            return NULL;
+        }
+    }
+    return d;
 }
 
 /* The attribute's elements if it was set with that type and at least min elements, else NULL. */
@@ -399,7 +467,7 @@ static cudnnStatus_t refs_finalized(struct bk_desc *d)
         for (int64_t j = 0; j < d->attrs[i].count; j++) {
             const struct bk_desc *r = live(v[j]);
             if (r == NULL || !r->finalized)
-                return fail(d, "an attribute names a descriptor that is not finalized");
+                return fail(d, "an attribute names a descriptor that was not finalized when set");
         }
     }
     return CUDNN_STATUS_SUCCESS;
@@ -656,7 +724,10 @@ API cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t desc
 {
     if (descriptor == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "cudnnBackendCreateDescriptor: NULL");
-    if ((unsigned)descriptorType > CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR)
+    /* Types past the toolkit headers' last (cuDNN 9.19) are the newer releases' operations
+     * (torch 2.15's frontend, built for 9.26, creates a softmax operation, type 45): kept as
+     * generic memory-bound operations. */
+    if ((unsigned)descriptorType >= BK_MAX_TYPES)
         return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendCreateDescriptor: descriptor type "
                         "%d is not one of this cuDNN's", (int)descriptorType);
     struct bk_desc *d = calloc(1, sizeof *d);
@@ -674,10 +745,7 @@ API cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descrip
     struct bk_desc *d = live(descriptor);
     if (d == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendDestroyDescriptor: not a descriptor");
-    clear_attrs(d);
-    free(d->attrs);
-    d->magic = 0;
-    free(d);
+    destroy(d);
     return CUDNN_STATUS_SUCCESS;
 }
 

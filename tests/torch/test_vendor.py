@@ -193,6 +193,27 @@ results["second_call_syncs"] = s2 - s1
 '''
 
 
+ATTENTION = r'''
+import torch.nn.functional as F
+q = torch.randn(4, 8, 128, 64, device="cuda", dtype=torch.float16, requires_grad=True)
+o = F.scaled_dot_product_attention(q, q, q, is_causal=True); o.sum().backward()
+results["shapes"] = [list(o.shape), str(o.dtype), list(q.grad.shape)]
+with torch.no_grad():
+    F.scaled_dot_product_attention(q, q, q)
+    results["forward"] = device_ns(lambda: F.scaled_dot_product_attention(q, q, q))[0]
+'''
+
+
+class CudnnAttention(unittest.TestCase):
+    def test_sdpa_on_cudnn_graphs(self):
+        """torch 2.15 runs float16 attention on cuDNN's backend graphs by default (its frontend,
+        built for cuDNN 9.26, uses descriptor and attribute types newer than the 9.19 headers):
+        forward and backward run; the forward is one kernel of 4 B H S S D flops."""
+        r = run_program(ATTENTION)
+        self.assertEqual(r["shapes"], [[4, 8, 128, 64], "torch.float16", [4, 8, 128, 64]])
+        self.assertAlmostEqual(r["forward"], gemm_ns(4 * 4 * 8 * 128 * 128 * 64, "fp16"), delta=2)
+
+
 class CudnnBenchmark(unittest.TestCase):
     def test_plans_are_timed_once(self):
         r = run_program(BENCHMARK)
