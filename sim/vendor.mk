@@ -11,9 +11,26 @@ CUBLASLT_LIB := $(BUILD)/sim/libcublasLt.so.13
 CUDNN_LIB := $(BUILD)/sim/libcudnn.so.9
 VENDOR_LIBS := $(CUBLAS_LIB) $(CUBLASLT_LIB) $(CUDNN_LIB)
 
-CUBLAS_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublas.o cublas_l12.o)
-CUBLASLT_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublaslt.o)
-CUDNN_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o $(patsubst sim/vendor/%.c,%.o,$(wildcard sim/vendor/cudnn*.c)))
+CUBLAS_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublas.o cublas_l12.o cublas_stubs.o)
+CUBLASLT_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o blas.o cublaslt.o cublasLt_stubs.o)
+CUDNN_OBJS := $(addprefix $(VENDOR_OBJ)/,vendor.o $(patsubst sim/vendor/%.c,%.o,$(wildcard sim/vendor/cudnn*.c)) cudnn_stubs.o)
+
+# The rest of each library's API (sim/vendor/stubs.awk): a weak definition of every function of
+# the toolkit header, answering NOT_SUPPORTED where the export files define no real one.
+VENDOR_GEN := $(BUILD)/sim/gen/vendor
+define vendor_stubs
+$(VENDOR_GEN)/$(1)_stubs.c: $(CUDA_HOME)/include/$(2) sim/vendor/stubs.awk
+	@mkdir -p $$(@D)
+	echo '#include <$(2)>' | $(CC) $(CPPFLAGS) -E -P - | \
+	    awk -v prefix=$(1) -v status=$(3) -v header=$(2) -f sim/vendor/stubs.awk > $$@.tmp && mv $$@.tmp $$@
+endef
+$(eval $(call vendor_stubs,cublas,cublas_api.h,CUBLAS_STATUS_NOT_SUPPORTED))
+$(eval $(call vendor_stubs,cublasLt,cublasLt.h,CUBLAS_STATUS_NOT_SUPPORTED))
+$(eval $(call vendor_stubs,cudnn,cudnn.h,CUDNN_STATUS_NOT_SUPPORTED))
+
+$(VENDOR_OBJ)/%_stubs.o: $(VENDOR_GEN)/%_stubs.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SIM_CFLAGS) -c $< -o $@
 
 # One library: objects, SONAME (= version node), version script. The check after the link
 # proves the rule of the export files: no dynamic relocation names one of the library's own

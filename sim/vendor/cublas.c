@@ -675,3 +675,12 @@ API cublasStatus_t cublasGetVectorAsync(int n, int elemSize, const void *deviceP
 {
     return vector_copy(n, elemSize, devicePtr, incx, hostPtr, incy, false, stream);
 }
+
+/* Not in cublas_api.h: an internal entry point NVIDIA's other libraries call (libcusolver,
+ * libcusolverMg import it), so that they load; its arguments are not documented. */
+API cublasStatus_t cublasSetEnvironmentMode(int mode);
+API cublasStatus_t cublasSetEnvironmentMode(int mode)
+{
+    (void)mode;
+    return CUBLAS_STATUS_SUCCESS;
+}

@@ -756,6 +756,23 @@ static void test_symbol_versions(void **state)
     }
 }
 
+/* The functions the simulator does not implement exist too (other NVIDIA libraries link
+ * against them) and answer NOT_SUPPORTED. */
+static void test_the_rest_answers_not_supported(void **state)
+{
+    (void)state;
+    cublasHandle_t h;
+    assert_int_equal(cublasCreate_v2(&h), CUBLAS_STATUS_SUCCESS);
+    float one = 1.0f;
+    assert_int_equal(cublasSgemv_v2_64(h, CUBLAS_OP_N, 4, 4, &one, NULL, 4, NULL, 1, &one, NULL, 1),
+                     CUBLAS_STATUS_NOT_SUPPORTED);
+    assert_int_equal(cublasDestroy_v2(h), CUBLAS_STATUS_SUCCESS);
+    cublasLtMatrixTransformDesc_t t = NULL;
+    assert_int_equal(cublasLtMatrixTransformDescCreate(&t, CUDA_R_32F), CUBLAS_STATUS_NOT_SUPPORTED);
+    cudnnOpTensorDescriptor_t op = NULL;
+    assert_int_equal(cudnnCreateOpTensorDescriptor(&op), CUDNN_STATUS_NOT_SUPPORTED);
+}
+
 int main(void)
 {
     /* Read at the first call: the device memory speed the formulas here assume. */
@@ -774,6 +791,7 @@ int main(void)
         cmocka_unit_test_setup(test_cudnn_backend_checks, idle),
         cmocka_unit_test_setup(test_kernels_launch_through_the_driver, idle),
         cmocka_unit_test_setup(test_symbol_versions, idle),
+        cmocka_unit_test_setup(test_the_rest_answers_not_supported, idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
