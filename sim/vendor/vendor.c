@@ -5,6 +5,7 @@
 #include "sim/vendor/vendor.h"
 
 #include <math.h>
+#include <string.h>
 
 /* TFLOP/s of each class: round figures of an H100 SXM's dense throughput (FP64 67 and FP32 67
  * on the FMA units, TF32 495, FP16/BF16 989, FP8 1979), rounded down so step times stay
@@ -54,11 +55,10 @@ cudaError_t vendor_launch(struct vendor_kernel *k, uint64_t work_ns, cudaStream_
 
 cudaError_t vendor_read_back(void *dst, const void *device_src, size_t bytes, cudaStream_t stream)
 {
-    const struct simcuda_private_ops *ops = simcuda_private_ops();
-    cudaError_t err = ops->memcpy(dst, device_src, bytes, cudaMemcpyDeviceToHost, stream, false,
-                                  true);
+    (void)device_src;
+    cudaError_t err = simcuda_private_ops()->stream_synchronize(stream, false);
     if (err == cudaSuccess)
-        err = ops->stream_synchronize(stream, false);
+        memset(dst, 0, bytes); /* what the kernel "computed": device memory reads as zero after it */
     return err;
 }
 

@@ -42,9 +42,9 @@ struct vendor_kernel {
 /* Queues kernel k on stream for the launch cost plus work_ns; the driver's error if the
  * stream is not a live one. */
 cudaError_t vendor_launch(struct vendor_kernel *k, uint64_t work_ns, cudaStream_t stream);
-/* A result the caller reads on the host (host pointer mode): copies bytes from device_src to
- * dst on stream and waits for the stream, as the real libraries do (cuMemcpyDtoHAsync, then
- * cuStreamSynchronize): the call is a sync. */
+/* A result the caller reads on the host (host pointer mode): waits for the stream (one
+ * cuStreamSynchronize: the call is a sync, as cuBLAS documents), then stores what the kernel
+ * left at device_src, which reads as zero like all device memory after a kernel. */
 cudaError_t vendor_read_back(void *dst, const void *device_src, size_t bytes, cudaStream_t stream);
 /* A copy between host and device memory on stream (the cublasSet/GetMatrixAsync family). */
 cudaError_t vendor_copy(void *dst, const void *src, size_t bytes, bool to_device,
