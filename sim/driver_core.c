@@ -184,8 +184,9 @@ cudaError_t sim_drv_memset_d8(void *dst, unsigned char value, size_t bytes, cuda
     DRV_RETURN(err);
 }
 
-cudaError_t sim_drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
-                           cudaStream_t stream, sim_default_t def)
+/* A launch with the kernel table's duration (ns NULL) or exactly *ns (the vendor libraries'). */
+static cudaError_t drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
+                              cudaStream_t stream, sim_default_t def, const uint64_t *ns)
 {
     bool pt = def == SIM_DEF_PER_THREAD;
     cuLaunchKernel_params p = { (CUfunction)(uintptr_t)func, grid.x, grid.y, grid.z, block.x,
@@ -196,9 +197,16 @@ cudaError_t sim_drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem
     if (func != NULL && atomic_load_explicit(&sim_activity_on, memory_order_relaxed))
         sim_kernel_name(&name, func);
     sim_op_describe(&(struct sim_op){ .kind = SIM_OP_KERNEL, .kernel_name = name });
-    cudaError_t err = sim_launch(func, grid, block, shmem, stream, def);
+    cudaError_t err = ns != NULL ? sim_launch_ns(func, *ns, stream, def)
+                                 : sim_launch(func, grid, block, shmem, stream, def);
     sim_op_clear();
     DRV_RETURN(err);
+}
+
+cudaError_t sim_drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
+                           cudaStream_t stream, sim_default_t def)
+{
+    return drv_launch(func, grid, block, shmem, stream, def, NULL);
 }
 
 #define MASK(kind) (1u << (kind))
@@ -261,6 +269,29 @@ static cudaError_t ops_launch(const void *func, dim3 grid, dim3 block, size_t sh
 {
     return sim_drv_launch(func, grid, block, shmem, stream,
                           per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY);
+}
+
+/* A vendor library's kernel: one block of 128 threads in the traced params (the grid a real
+ * GEMM or convolution uses depends on its tiling, which nothing here models). */
+static cudaError_t ops_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, bool per_thread)
+{
+    return drv_launch(func, (dim3){ 1, 1, 1 }, (dim3){ 128, 1, 1 }, 0, stream,
+                      per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY, &ns);
+}
+
+static uint64_t ops_default_kernel_ns(void)
+{
+    return atomic_load(&sim_default_kernel_ns);
+}
+
+static double ops_device_bytes_per_ns(void)
+{
+    return atomic_load(&sim_device_bytes_per_ns);
+}
+
+static int ops_debug_level(void)
+{
+    return sim_debug_level;
 }
 
 static uint64_t ops_now_ns(void)
@@ -350,4 +381,10 @@ const struct simcuda_private_ops sim_private_ops = {
     .write_value32 = ops_write_value32,
     .occupancy = sim_occupancy,
     .finalize = sim_cupti_finalize,
+    .launch_ns = ops_launch_ns,
+    .kernel_register = sim_kernel_register,
+    .default_kernel_ns = ops_default_kernel_ns,
+    .device_bytes_per_ns = ops_device_bytes_per_ns,
+    .debug_level = ops_debug_level,
+    .log = sim_log,
 };

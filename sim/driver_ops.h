@@ -78,6 +78,19 @@ struct simcuda_private_ops {
                                  bool per_thread);
     cudaError_t (*occupancy)(int *blocks_per_sm, const void *func, int block_size);
     CUptiResult (*finalize)(void); /* cuptiFinalize */
+
+    /* added for the vendor libraries (sim/vendor/: cuBLAS, cuBLASLt, cuDNN), which link the
+     * runtime statically and so launch through the driver: a kernel of exactly ns on stream,
+     * traced as cuLaunchKernel; the name of a kernel for activity records and
+     * cudaFuncGetName; the launch cost (SIMCUDA_KERNEL_NS) and device memory speed
+     * (SIMCUDA_DEVICE_GBPS, bytes per ns) their durations are made of; the simulator's one
+     * debug switch and stderr line writer. */
+    cudaError_t (*launch_ns)(const void *func, uint64_t ns, cudaStream_t stream, bool per_thread);
+    void (*kernel_register)(const void *func, const char *name);
+    uint64_t (*default_kernel_ns)(void);
+    double (*device_bytes_per_ns)(void);
+    int (*debug_level)(void); /* SIMCUDA_DEBUG */
+    void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 };
 
 /* Exported by the simulated libcudart.so.13. */

@@ -201,9 +201,15 @@ cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
         return err;
     if (shmem > 227 * 1024)
         return cudaErrorInvalidValue;
-    uint64_t ns = kernel_ns(func);
+    return sim_launch_ns(func, kernel_ns(func), stream, def);
+}
+
+cudaError_t sim_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, sim_default_t def)
+{
+    if (func == NULL)
+        return cudaErrorInvalidDeviceFunction;
     uint64_t start = 0, end = 0;
-    err = sim_enqueue(stream, def, ns, 0, false, &start, &end);
+    cudaError_t err = sim_enqueue(stream, def, ns, 0, false, &start, &end);
     if (err == cudaSuccess)
         sim_contents_kernel(); /* what it "wrote" reads as zero from now on */
     SIM_DBG(2, "launch %p: %llu ns, starts in %lld ns", func, (unsigned long long)ns,

@@ -18,6 +18,7 @@
 /* Configuration read once from SIMCUDA_* (see sim/README.md), changeable by the control API. */
 extern _Atomic uint64_t sim_default_kernel_ns;
 extern _Atomic double sim_copy_bytes_per_ns;
+extern _Atomic double sim_device_bytes_per_ns; /* device memory, for the vendor libraries' kernels */
 extern int sim_debug_level; /* 0 quiet, 1 syncs and errors, 2 every call */
 
 void sim_init(void);
@@ -191,6 +192,9 @@ cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t s
 
 cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
                        cudaStream_t stream, sim_default_t def);
+/* A kernel of exactly ns on the stream, without the launch-configuration checks (the vendor
+ * libraries' kernels, whose durations come from their sizes). */
+cudaError_t sim_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, sim_default_t def);
 void sim_kernel_set_ns(const void *func, uint64_t ns);
 cudaError_t sim_kernel_handle(cudaKernel_t *out, const void *func);
 cudaError_t sim_kernel_name(const char **name, const void *func);

@@ -16,6 +16,7 @@
 
 _Atomic uint64_t sim_default_kernel_ns = 1000;
 _Atomic double sim_copy_bytes_per_ns = 10.0;
+_Atomic double sim_device_bytes_per_ns = 2000.0;
 int sim_debug_level;
 
 static __thread cudaError_t last_error = cudaSuccess;
@@ -75,6 +76,13 @@ static void read_environment(void)
             atomic_store(&sim_copy_bytes_per_ns, rate);
         else
             SIM_DBG(1, "SIMCUDA_COPY_GBPS='%s' is not a positive speed; using 10", gbps);
+    }
+    const char *dev = getenv("SIMCUDA_DEVICE_GBPS");
+    if (dev != NULL) {
+        if (parse_positive_double(dev, 1e6, &rate))
+            atomic_store(&sim_device_bytes_per_ns, rate);
+        else
+            SIM_DBG(1, "SIMCUDA_DEVICE_GBPS='%s' is not a positive speed; using 2000", dev);
     }
     SIM_DBG(1, "simulated device up: kernel %llu ns, copies %.3f GB/s",
             (unsigned long long)atomic_load(&sim_default_kernel_ns),

@@ -3,8 +3,9 @@ installed by `make torch-venv` into build/torch-venv/<X.Y>/) over the simulated 
 with or without the agent, and reads what they leave (tests/e2e/util.py's Run).
 
 The venv's python runs the program; the simulated libcudart.so.13 / libcuda.so.1 /
-libcupti.so.13 come first on LD_LIBRARY_PATH and the toolkit's libraries (cuBLAS, cuDNN, ...)
-after them, as torch expects to find them under CUDA_HOME.
+libcupti.so.13 and the stand-ins for libcublas.so.13 / libcublasLt.so.13 / libcudnn.so.9 come
+first on LD_LIBRARY_PATH, the toolkit's other libraries (cuFFT, cuSPARSE, NVRTC, ...) after them,
+as torch expects to find them under CUDA_HOME.
 
 TORCH_PYTHON (set by tests/torch.mk) names the venv's interpreter; TORCH_PYTHONS the others
 whose venvs exist, for the tests that must hold on every CPython."""
