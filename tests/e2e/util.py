@@ -131,8 +131,12 @@ def python_frames(site):
 
 
 def user_frame(site, path):
-    """The innermost Python frame of the file path (the user's script), or None."""
+    """The innermost Python frame of the file path (the user's script) among the sync's own
+    frames (a backward-pass sync's forward and caller sections, after a marker, do not count),
+    or None."""
     for f in site["frames"]:
+        if f.get("marker"):
+            return None
         if f["python"] and f["file"] == path:
             return f
     return None
