@@ -22,6 +22,10 @@
 #   GPU_CHECK_BUILD     auto (default: build when the carried agent does not load, GPU mode only),
 #                       force (always build, also offline), never
 #   GPU_CHECK_AGENT, GPU_CHECK_BUNDLE   another libsyncspy.so / bundle folder (tests)
+#   GPU_CHECK_SIMULATOR=DIR  run the cases on syncspy's simulated CUDA device (DIR: build/sim, put
+#                       first on LD_LIBRARY_PATH) instead of a GPU: every case but those that need a
+#                       real GPU (torch.compile's Triton kernels, the timings with and without the
+#                       agent, torch.profiler's CUDA activity); tests/torch/test_gpu_cases.py does
 # Exit status: 0 when every check passed (without a GPU: the offline ones), 1 otherwise.
 set -u
 start=$SECONDS
@@ -260,6 +264,8 @@ run_one() {
     local -a envs=(SYNCSPY_OUT="$dir/syncspy-out" SYNCSPY_REPORT="$dir/report.txt" SYNCSPY_TOP=20 SYNCSPY_DEBUG=1
                    GPUCHECK_METRICS="$dir/metrics.json" GPUCHECK_WORKER_PIDS="$dir/worker_pids.txt"
                    PYTHONDONTWRITEBYTECODE=1)
+    # shellcheck disable=SC2206  # RUN_ENV: NAME=VALUE words for this run only
+    [ -n "${RUN_ENV:-}" ] && envs+=($RUN_ENV)
     if [ "$kind" = agent ]; then
         envs+=(LD_PRELOAD="$(preload_value "$AGENT")")
     fi
@@ -300,10 +306,21 @@ offline_checks
 # lack it while torch works)
 gpu_reason=""
 PY=""
+SIMULATOR=${GPU_CHECK_SIMULATOR:-}
+if [ -n "$SIMULATOR" ]; then
+    if [ ! -e "$SIMULATOR/libcudart.so.13" ]; then
+        echo "gpu-check: GPU_CHECK_SIMULATOR=$SIMULATOR has no libcudart.so.13 (make sim builds it)" >&2
+        exit 1
+    fi
+    SIMULATOR=$(cd "$SIMULATOR" && pwd)
+    export LD_LIBRARY_PATH="$SIMULATOR:${CUDA_HOME:-/usr/local/cuda}/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 if [ "${GPU_CHECK_OFFLINE:-0}" = 1 ]; then
     gpu_reason="GPU_CHECK_OFFLINE=1"
 else
-    if ! command -v nvidia-smi >/dev/null 2>&1; then
+    if [ -n "$SIMULATOR" ]; then
+        echo "syncspy's simulated CUDA device ($SIMULATOR)" >"$OUT/nvidia-smi.txt"
+    elif ! command -v nvidia-smi >/dev/null 2>&1; then
         gpu_reason="no nvidia-smi"
     elif ! timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
             >"$OUT/nvidia-smi.txt" 2>&1 || [ ! -s "$OUT/nvidia-smi.txt" ]; then
@@ -367,21 +384,30 @@ else
 fi
 
 say "gpu-check: runs (budget ${BUDGET}s, $((SECONDS - start))s spent)"
-# syncspy's cases first, each overhead pair back to back, compile late, the other tools last
-run_one seg_loss 120 agent "$GPU/seg_loss.py"
+# gpu_only NAME ARGS...: run_one, except on the simulator (a real GPU's timings, Triton, CUDA
+# activity records)
+gpu_only() {
+    [ -z "$SIMULATOR" ] || return 0
+    run_one "$@"
+}
+
+# syncspy's cases first, each overhead pair back to back, compile late, the other tools last.
+# seg_loss names every backward sync's forward line (SYNCSPY_BACKWARD=all: a short run); the
+# overhead runs keep the default (auto).
+RUN_ENV="SYNCSPY_BACKWARD=all" run_one seg_loss 120 agent "$GPU/seg_loss.py"
 run_one seg_loss_fixed 120 agent "$GPU/seg_loss.py" --fixed --steps 50
-run_one seg_loss_fixed.plain 120 plain "$GPU/seg_loss.py" --fixed --steps 50
+gpu_only seg_loss_fixed.plain 120 plain "$GPU/seg_loss.py" --fixed --steps 50
 run_one item_loop 120 agent "$GPU/item_loop.py" --steps 50
-run_one item_loop.plain 120 plain "$GPU/item_loop.py" --steps 50
+gpu_only item_loop.plain 120 plain "$GPU/item_loop.py" --steps 50
 run_one vit_gather 150 agent "$GPU/vit_gather.py"
 run_one vit_indexing 150 agent "$GPU/vit_gather.py" --indexing
 run_one dataloader 120 agent "$GPU/dataloader.py"
-run_one compiled 200 agent "$GPU/compiled.py"
-run_one seg_loss.profiler 120 plain "$GPU/seg_loss.py" --mode profiler
+gpu_only compiled 200 agent "$GPU/compiled.py"
+gpu_only seg_loss.profiler 120 plain "$GPU/seg_loss.py" --mode profiler
 run_one seg_loss.syncdebug 120 plain "$GPU/seg_loss.py" --mode syncdebug
-run_one item_loop.profiler 120 plain "$GPU/item_loop.py" --steps 50 --mode profiler
+gpu_only item_loop.profiler 120 plain "$GPU/item_loop.py" --steps 50 --mode profiler
 run_one item_loop.syncdebug 120 plain "$GPU/item_loop.py" --steps 50 --mode syncdebug
-run_one vit_gather.profiler 150 plain "$GPU/vit_gather.py" --mode profiler
+gpu_only vit_gather.profiler 150 plain "$GPU/vit_gather.py" --mode profiler
 run_one vit_gather.syncdebug 150 plain "$GPU/vit_gather.py" --mode syncdebug
 
 say "gpu-check: runs done in $((SECONDS - start))s; results in $OUT/results.json"

@@ -4,7 +4,9 @@ run by scripts/gpu-check.sh) and gathers every figure into results.json. Needs n
 
     check.py selftest [FIXTURES]     judge the fabricated summaries fixtures/summary_<case>_<good|bad>*.json:
                                      exit 0 when every good one is accepted and every bad one rejected
-    check.py case CASE SUMMARY.json  judge one summary.json as case CASE; prints the verdict as JSON
+    check.py case CASE SUMMARY.json [--torch VERSION]
+                                     judge one summary.json as case CASE (run on that torch: some
+                                     expectations depend on its version); prints the verdict as JSON
     check.py results OUT             read OUT/runs/*, write OUT/results.json, print the table last;
                                      exit 0 when every case that ran met its expectations
 
@@ -33,18 +35,25 @@ MARK_RE = re.compile(r"#\s*(sync|call):\s*([A-Za-z0-9_.-]+)")
 # substring that a site's native frames must contain (a sync outside any Python frame: the
 # autograd thread); absent_native: a substring no site may contain; zero: about zero syncs per
 # steady step; min_syncs: at least that many syncs per steady step; one_process: exactly one
-# process folder, none for the DataLoader workers.
+# process folder, none for the DataLoader workers; backward_of: {marker: node}: a backward-pass
+# sync of that autograd node attributed to the marked forward line (its forward frames);
+# since_torch: {version: overrides} for what a torch release does differently (the newest
+# version <= the run's torch applies), measured on that release (docs/TORCH.md).
 CASES = {
     "seg_loss": {
         "file": "seg_loss.py", "require": ["nonzero", "unique", "mask-target", "mask-pred"],
-        "min_syncs": 3.0,
+        "min_syncs": 3.0, "backward_of": {"mask-pred": "IndexBackward0"},
         "about": "segmentation loss: torch.nonzero, torch.unique, boolean-mask indexing"},
     "seg_loss_fixed": {
         "file": "seg_loss.py", "zero": True,
         "about": "the same loss with torch.where, a sort-based count, cross_entropy(ignore_index)"},
     "vit_gather": {
         "file": "vit_gather.py", "native": "GatherBackward", "min_syncs": 1.0,
-        "about": "timm ViT patch_drop_rate=0.5, deterministic: GatherBackward syncs in the autograd thread"},
+        "about": "timm ViT patch_drop_rate=0.5, deterministic: GatherBackward syncs in the autograd thread",
+        # torch 2.15's deterministic gather backward does not sync (measured on the simulator)
+        "since_torch": {"2.15": {"native": None, "min_syncs": None, "absent_native": "GatherBackward",
+                                 "zero": True, "about": "timm ViT patch_drop_rate=0.5, deterministic: "
+                                 "on torch 2.15 the gather backward does not sync"}}},
     "vit_indexing": {
         "file": "vit_gather.py", "absent_native": "GatherBackward",
         "about": "the same ViT with PatchDropout's gather replaced by indexing"},
@@ -81,11 +90,41 @@ def case_path(case):
     return os.path.join(HERE, CASES[case]["file"])
 
 
-def innermost_case_frame(site, base):
+def sections(site):
+    """(own frames, backward node, forward frames, caller frames) of a site: a backward-pass
+    sync's frames carry section markers (summary.json "marker")."""
+    own, forward, caller, node = [], [], [], site.get("backward_node")
+    cur = own
     for f in site.get("frames") or []:
+        if f.get("marker") == "backward":
+            node, cur = f.get("function"), forward
+        elif f.get("marker") == "backward_caller":
+            cur = caller
+        else:
+            cur.append(f)
+    return own, node, forward, caller
+
+
+def innermost_case_frame(site, base, frames=None):
+    """The innermost Python frame of the case file among the site's own frames (or frames)."""
+    for f in frames if frames is not None else sections(site)[0]:
         if f.get("python") and os.path.basename(f.get("file") or "") == base:
             return f
     return None
+
+
+def version_key(v):
+    return tuple(int(x) for x in re.findall(r"\d+", str(v))[:2]) or (0,)
+
+
+def spec_for(case, torch_version=None):
+    """CASES[case] with the overrides of the newest since_torch version <= torch_version."""
+    spec = dict(CASES[case])
+    if torch_version:
+        for since in sorted(spec.get("since_torch", {}), key=version_key):
+            if version_key(torch_version) >= version_key(since):
+                spec.update(spec["since_torch"][since])
+    return {k: v for k, v in spec.items() if v is not None}
 
 
 def has_python(site):
@@ -128,15 +167,16 @@ def step_stats(summary):
     return out
 
 
-def check_summary(case, summary, path=None):
-    """The verdict for one summary.json of case: {"ok": bool, "reasons": [...], ...}."""
-    spec = CASES[case]
+def check_summary(case, summary, path=None, torch_version=None):
+    """The verdict for one summary.json of case (run on torch_version, when known):
+    {"ok": bool, "reasons": [...], ...}."""
+    spec = spec_for(case, torch_version)
     path = path or case_path(case)
     base = os.path.basename(path)
     marks = markers(path)
     sites = summary.get("sites") or []
     reasons = []
-    verdict = {"case": case, "about": spec["about"], "file": spec["file"]}
+    verdict = {"case": case, "about": spec["about"], "file": spec["file"], "torch": torch_version}
     stats = step_stats(summary)
     verdict["stats"] = stats
     per_step_basis = max(1, int(summary.get("active_steps") or stats["steps"] or 1))
@@ -168,6 +208,18 @@ def check_summary(case, summary, path=None):
     for name, want in spec.get("native_at", {}).items():
         if name in found and found[name]["found"] and not found[name].get("native_match"):
             reasons.append(f"the sites of {name} have no native frame with {want}")
+    for name, node in spec.get("backward_of", {}).items():
+        lines = marks.get(name, {}).get("lines", [])
+        hits = []
+        for s in sites:
+            _, n, forward, _ = sections(s)
+            f = innermost_case_frame(s, base, forward) if n == node else None
+            if f and f.get("line") in lines:
+                hits.append(s)
+        verdict.setdefault("backward_of", {})[name] = {
+            "node": node, "lines": lines, "sites": len(hits), "count": sum(s.get("count", 0) for s in hits)}
+        if not hits:
+            reasons.append(f"no backward sync of {node} attributed to {spec['file']}:{lines} ({name})")
 
     want = spec.get("native")
     if want:
@@ -226,15 +278,18 @@ def resolve_fixture(summary, case):
 
 
 def fixture_case(name):
-    """summary_<case>_<good|bad>[_anything].json -> (case, "good"|"bad")."""
+    """summary_<case>_<good|bad>[_anything][_torch<X.Y>].json -> (case, "good"|"bad", torch version
+    the summary is judged as, or None)."""
     stem = os.path.basename(name)[len("summary_"):-len(".json")]
+    m = re.search(r"_torch(\d+\.\d+)$", stem)
+    torch_version = m.group(1) if m else None
     for case in sorted(CASES, key=len, reverse=True):
         if stem.startswith(case + "_"):
             rest = stem[len(case) + 1:]
             kind = rest.split("_")[0]
             if kind in ("good", "bad"):
-                return case, kind
-    return None, None
+                return case, kind, torch_version
+    return None, None, None
 
 
 def selftest(folder):
@@ -244,14 +299,14 @@ def selftest(folder):
         return 1
     wrong = 0
     for path in files:
-        case, kind = fixture_case(path)
+        case, kind, torch_version = fixture_case(path)
         if case is None:
             print(f"fixture {os.path.basename(path)}: not named summary_<case>_<good|bad>*.json")
             wrong += 1
             continue
         with open(path) as f:
             summary = resolve_fixture(json.load(f), case)
-        v = check_summary(case, summary)
+        v = check_summary(case, summary, torch_version=torch_version)
         judged = "accepted" if v["ok"] else "rejected"
         expected = "accepted" if kind == "good" else "rejected"
         mark = "" if judged == expected else f"  <-- WRONG, expected {expected}"
@@ -338,7 +393,7 @@ def judge_agent_run(case, run_dir):
     else:
         out["summary_file"] = os.path.relpath(os.path.join(chosen, "summary.json"), os.path.dirname(os.path.dirname(run_dir)))
         out["summary"] = summary
-        v = check_summary(case, summary)
+        v = check_summary(case, summary, torch_version=(metrics.get("torch") or "").split("+")[0] or None)
         out["verdict"] = v
         reasons += v["reasons"]
     report = read_text(os.path.join(run_dir, "report.txt"))
@@ -427,7 +482,7 @@ def overhead(out_dir, case):
 
 def found_text(case, judged):
     v = judged.get("verdict")
-    spec = CASES[case]
+    spec = spec_for(case, (v or {}).get("torch"))
     if judged.get("compile_error"):
         return "compile failed (recorded)"
     if v is None:
@@ -435,6 +490,8 @@ def found_text(case, judged):
     if spec.get("require"):
         n = len([r for r in spec["require"] if v["markers"].get(r, {}).get("found")])
         text = f"{'yes' if n == len(spec['require']) else 'NO'} ({n}/{len(spec['require'])})"
+        for name, b in (v.get("backward_of") or {}).items():
+            text += f", backward of {name}: " + ("yes" if b["sites"] else "NO")
     elif spec.get("native"):
         nat = v.get("native") or {}
         text = ("yes" + (", autograd thread" if nat.get("without_python_frames") else "")) if nat.get("found") else "NO"
@@ -505,9 +562,9 @@ def print_table(rows):
 def main(argv):
     if len(argv) >= 1 and argv[0] == "selftest":
         return selftest(argv[1] if len(argv) > 1 else os.path.join(HERE, "fixtures"))
-    if len(argv) == 3 and argv[0] == "case" and argv[1] in CASES:
+    if len(argv) in (3, 5) and argv[0] == "case" and argv[1] in CASES and (len(argv) == 3 or argv[3] == "--torch"):
         with open(argv[2]) as f:
-            v = check_summary(argv[1], json.load(f))
+            v = check_summary(argv[1], json.load(f), torch_version=argv[4] if len(argv) == 5 else None)
         print(json.dumps(v, indent=1))
         return 0 if v["ok"] else 1
     if len(argv) == 2 and argv[0] == "results":

@@ -108,7 +108,7 @@ class SyncDebugCapture:
 
     def _show(self, message, category, filename, lineno, file=None, line=None):
         text = str(message)
-        is_sync = "synchroniz" in text
+        is_sync = "called a synchronizing CUDA operation" in text  # not the "prototype" notice
         self.total += 1
         self.sync_warnings += is_sync
         case_lines = []
