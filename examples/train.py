@@ -1,8 +1,10 @@
-"""examples/train.py: syncspy's Python demo, a segmentation training loop whose loss hides
-host-device synchronizations (after the article in which torch.nonzero, torch.unique and
-boolean-mask indexing in a loss function each made the host wait for the GPU, and removing them
-made a step 240x faster), plus a torch.gather whose backward syncs inside the autograd thread
-under torch.use_deterministic_algorithms(True). 20 steps; the loss every 5th step.
+"""examples/train.py: the demo on the imitation of torch (examples/site-packages; `make demo-py`,
+and `make demo`'s fallback when the real wheel cannot be had): a segmentation training loop whose
+loss hides host-device synchronizations (after the article in which torch.nonzero, torch.unique
+and boolean-mask indexing in a loss function each made the host wait for the GPU, and removing
+them made a step 240x faster); the masked prediction's backward syncs again inside the autograd
+thread, as on torch 2.15 (whose deterministic torch.gather backward, also used here, does not).
+20 steps; the loss every 5th step. The real-torch demo is examples/seg_loss.py.
 
     make demo-py                      # under syncspy: the report at exit names each line
     python3 examples/train.py --fixed # the rewritten loss and lookup: no syncs inside a step
@@ -41,7 +43,7 @@ class Net(nn.Module):
         if self.fixed:
             bias = self.pos_bias[self.tile_order]  # plain indexing: its backward does not sync
         else:
-            bias = torch.gather(self.pos_bias, 0, self.tile_order)  # its backward syncs (deterministic)
+            bias = torch.gather(self.pos_bias, 0, self.tile_order)  # deterministic: no sync on torch 2.15
         x = x + bias.unsqueeze(1)
         x = self.hidden(x)
         return self.conv_out(x)

@@ -502,6 +502,26 @@ void index_put_(Tensor &self, const Tensor &indices, double value)
     launch_kernel(KERNEL(index_put_kernel), indices.numel());
 }
 
+namespace {
+// aten/src/ATen/native/cuda/Indexing.cu: the accumulating index_put_ of a backward, its boolean
+// index made integer indices by nonzero (the sync).
+NOINLINE void index_put_with_sort_kernel_impl(int64_t work)
+{
+    Tensor mask = at::detail::empty_cuda(work > 0 ? work : 1);
+    Tensor indices = nonzero_cuda(mask);
+    launch_kernel(KERNEL(index_put_kernel), indices.numel() > 0 ? indices.numel() : 1);
+    c10::cuda::CUDACachingAllocator::raw_delete(indices.data_ptr(), indices.release()->bytes);
+    delete indices.release();
+    c10::cuda::CUDACachingAllocator::raw_delete(mask.data_ptr(), mask.release()->bytes);
+    delete mask.release();
+}
+} // namespace
+
+NOINLINE void index_put_with_sort_kernel(int64_t work)
+{
+    index_put_with_sort_kernel_impl(work);
+}
+
 void masked_fill_(Tensor &self, const Tensor &mask, double value)
 {
     if (mask.numel() != self.numel())
@@ -691,27 +711,29 @@ struct MmBackward0 : Node {
     }
 };
 
-// torch.gather's backward is a scatter_add; under torch.use_deterministic_algorithms(True) it
-// sorts the indices and sizes its work on the host: a sync inside the autograd thread.
+// torch.gather's backward is a scatter_add: kernels only. (Older PyTorch releases sorted the
+// indices under torch.use_deterministic_algorithms(True) and synced here; torch 2.15 does not:
+// tests/torch/test_backward.py checks the real one.)
 struct GatherBackward0 : Node {
     int64_t work;
-    bool deterministic;
-    GatherBackward0(int64_t w, bool d) : work(w), deterministic(d) {}
+    explicit GatherBackward0(int64_t w) : work(w) {}
     NOINLINE variable_list apply(variable_list &&grads) override
     {
-        if (!deterministic) {
-            at::cuda::launch_kernel(KERNEL(backward_kernel), work);
-            return std::move(grads);
-        }
-        at::cuda::launch_kernel(KERNEL(scatter_add_sort_kernel), work);
-        at::Tensor segments = at::detail::empty_cuda(1);
-        segments.data_ptr()[0] = (float)work;
-        float *host = (float *)at::cuda::pinned_scratch();
-        at::cuda::memcpy_and_sync(host, segments.data_ptr(), sizeof(float), cudaMemcpyDeviceToHost,
-                                  at::cuda::getCurrentCUDAStream());
-        c10::cuda::CUDACachingAllocator::raw_delete(segments.data_ptr(), segments.release()->bytes);
-        delete segments.release();
-        at::cuda::launch_kernel(KERNEL(backward_kernel), (int64_t)host[0]);
+        at::cuda::launch_kernel(KERNEL(backward_kernel), work);
+        return std::move(grads);
+    }
+};
+
+// The backward of x[bool_mask] (x needing grad): index_put_ of the gradient, whose boolean
+// index becomes integer indices through nonzero (the sync), inside the autograd thread, as
+// torch 2.15's IndexBackward0 -> index_backward -> _index_put_impl_ -> index_put_with_sort_kernel
+// -> expandTensors -> nonzero does (tests/torch/test_backward.py checks the real one).
+struct IndexBackward0 : Node {
+    int64_t work;
+    explicit IndexBackward0(int64_t w) : work(w) {}
+    NOINLINE variable_list apply(variable_list &&grads) override
+    {
+        at::native::index_put_with_sort_kernel(work);
         return std::move(grads);
     }
 };
@@ -1024,6 +1046,7 @@ MT_API int mt_sgd_step(mt_tensor *param, const mt_tensor *grad, mt_tensor *momen
 MT_API NOINLINE int mt_backward(const struct mt_node *nodes, int32_t n, int deterministic)
 {
     using namespace torch::autograd;
+    (void)deterministic; /* no node syncs because of it on torch 2.15 */
     return guarded([&] {
         GraphTask task;
         for (int32_t i = 0; i < n; i++) {
@@ -1031,9 +1054,8 @@ MT_API NOINLINE int mt_backward(const struct mt_node *nodes, int32_t n, int dete
             switch (nd.kind) {
             case MT_NODE_POINTWISE: task.nodes.emplace_back(new generated::PointwiseBackward(nd.work)); break;
             case MT_NODE_MM: task.nodes.emplace_back(new generated::MmBackward0(nd.work)); break;
-            case MT_NODE_GATHER:
-                task.nodes.emplace_back(new generated::GatherBackward0(nd.work, deterministic != 0));
-                break;
+            case MT_NODE_GATHER: task.nodes.emplace_back(new generated::GatherBackward0(nd.work)); break;
+            case MT_NODE_INDEX_MASK: task.nodes.emplace_back(new generated::IndexBackward0(nd.work)); break;
             case MT_NODE_ACCUMULATE_GRAD:
                 if (!nd.a || !nd.b || nd.a->numel != nd.b->numel)
                     throw Error{"AccumulateGrad: bad tensors"};

@@ -21,7 +21,7 @@ typedef struct mt_tensor mt_tensor;
 
 enum mt_binary_op { MT_ADD, MT_SUB, MT_MUL, MT_DIV };
 enum mt_compare_op { MT_EQ, MT_NE, MT_LT, MT_LE, MT_GT, MT_GE };
-enum mt_node_kind { MT_NODE_POINTWISE, MT_NODE_MM, MT_NODE_GATHER, MT_NODE_ACCUMULATE_GRAD };
+enum mt_node_kind { MT_NODE_POINTWISE, MT_NODE_MM, MT_NODE_GATHER, MT_NODE_ACCUMULATE_GRAD, MT_NODE_INDEX_MASK };
 
 /* One node of a backward graph, in the order the engine runs them. POINTWISE and MM launch
  * their backward kernel over `work` elements; GATHER is torch.gather's backward (a sync under
