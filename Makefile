@@ -23,7 +23,7 @@ CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
 CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
 CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
-LDLIBS := -lunwind -ldl -lpthread
+LDLIBS := -lunwind -ldl -lpthread -lm
 
 # --- the layers ----------------------------------------------------------------------------
 # Inside the target process: entry/ (every symbol the loader binds) -> agent/ (the core) ->
@@ -104,7 +104,7 @@ $(FAULTS_LIB): $(FAULTS_OBJS)
 
 # The CLI: its own objects and output/'s renderers; nothing of the agent.
 $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
-	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl -lm
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)

@@ -24,6 +24,7 @@
 
 SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 _Atomic bool agent_launch_tracing; /* SYNCSPY_LAUNCHES=trace and the step is recorded */
+_Atomic bool agent_launch_slow;    /* tracing, or the Python step hook is wanted */
 static _Atomic uint64_t unattributed_syncs;
 static _Atomic uint64_t records_without_ring;
 
@@ -84,6 +85,9 @@ int agent_enter_recording(void)
     if (!atomic_load_explicit(&steps_active, memory_order_relaxed) && likely(agent_tls.ts != NULL) &&
         likely(agent_tls.guard == 0)) {
         agent_tls.guard++;
+        /* a schedule that waits must not keep the step hook from being registered */
+        if (unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed)))
+            pyhook_poll(agent_now_ns());
         return AGENT_HELD;
     }
     return agent_enter() ? AGENT_RECORD : AGENT_UNTOUCHED;
@@ -202,17 +206,20 @@ void agent_sync(const struct sync_call *call)
     if (!atomic_load_explicit(&steps_active, memory_order_relaxed))
         return; /* the schedule does not record this step */
     uint64_t blocked = call->end_ns > call->start_ns ? call->end_ns - call->start_ns : 0;
+    uint64_t step = atomic_load_explicit(&steps_now, memory_order_relaxed);
     steps_add_sync(blocked);
+    if (ts)
+        phase_add(&ts->syncs, step, blocked);
 
     struct site *site = ts ? capture_site(ts, call) : NULL;
     if (site)
-        site_add(site, blocked);
+        site_add(site, step, blocked);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site)
         agent_gpu_sync(site_id(site), call); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
     struct tw_event rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
-                           .arg = call->bytes, .step = atomic_load_explicit(&steps_now, memory_order_relaxed),
+                           .arg = call->bytes, .step = step,
                            .stack_id = site ? site_stack_id(site) : 0, .tid = ts ? ts->tid : 0,
                            .api = (uint16_t)call->api, .kind = TW_SYNC, .dir = (uint8_t)call->dir};
     if (ts && ts->ring)
@@ -257,8 +264,17 @@ void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream)
         push_record(ts->ring, &rec);
 }
 
-/* Every 256th launch of a thread: a loop that launches but rarely syncs still gets its Python
- * step hook registered soon after torch.optim is imported. */
+void agent_launch_slow_update(void)
+{
+    atomic_store_explicit(&agent_launch_slow,
+                          atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed) ||
+                              atomic_load_explicit(&pyhook_eager, memory_order_relaxed),
+                          memory_order_relaxed);
+}
+
+/* Every 256th launch of a thread, and every launch while the step hook is wanted eagerly: a loop
+ * that launches but rarely syncs gets its Python step hook registered before its first
+ * optimizer step. */
 __attribute__((noinline, cold)) static void launch_tick(void)
 {
     uint64_t now = agent_now_ns();
@@ -274,6 +290,6 @@ void agent_count_launch(void)
     /* Only this thread writes its counter: a relaxed load and store, no lock prefix. */
     uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
     atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
-    if (unlikely((n & 255) == 0))
+    if (unlikely((n & 255) == 0) || unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed)))
         launch_tick();
 }

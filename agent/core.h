@@ -62,9 +62,14 @@ void agent_count_launch(void);
  * agent_count_launch. */
 extern SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 
-/* SYSCALL-free check for the launch entry points: true while launches are traced
- * (SYNCSPY_LAUNCHES=trace and the current step is recorded; set by agent/steps.c). */
+/* SYSCALL-free checks for the launch entry points: agent_launch_slow sends every launch through
+ * the slow path (agent_count_launch): while launches are traced (agent_launch_tracing:
+ * SYNCSPY_LAUNCHES=trace and the current step is recorded; set by agent/steps.c) or while the
+ * Python step hook is still wanted (agent/pyhook.h: it polls from there). */
 extern _Atomic bool agent_launch_tracing;
+extern _Atomic bool agent_launch_slow;
+/* Recomputes agent_launch_slow from its two reasons. */
+void agent_launch_slow_update(void);
 /* Records one launch (kernel host function or handle, stream) in the thread's ring. */
 void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream);
 

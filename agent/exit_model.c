@@ -3,10 +3,12 @@
 #include "agent/exit_model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/apis.h"
 #include "agent/frames.h"
 #include "agent/sites.h"
+#include "agent/threads.h"
 #include "collectors/gpu.h"
 
 static int cmp_sites(const void *a, const void *b)
@@ -37,6 +39,8 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         r->count = s->count;
         r->blocked_ns = s->blocked_ns;
         r->max_ns = s->max_ns;
+        /* the run's last step is still open at exit (steps_finish closed it as partial) */
+        r->split = rep_split_of(&s->phase, proc->steps_seen ? proc->steps_seen - 1 : 0, true);
         if (!r->count)
             continue;
         uint32_t room = s->depth ? s->depth : 1;
@@ -59,8 +63,39 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
     proc->nsites = k;
 }
 
+void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
+{
+    enum { THREADS_SHOWN = 256 };
+    struct thread_info *t = calloc(THREADS_SHOWN, sizeof *t);
+    struct rep_thread *out = calloc(THREADS_SHOWN, sizeof *out);
+    char (*names)[16] = calloc(THREADS_SHOWN, sizeof *names);
+    if (!t || !out || !names) {
+        free(t);
+        free(out);
+        free(names);
+        return;
+    }
+    size_t n = threads_snapshot(t, THREADS_SHOWN);
+    uint64_t last = proc->steps_seen ? proc->steps_seen - 1 : 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(names[i], t[i].name, sizeof names[i]);
+        out[i] = (struct rep_thread){.tid = t[i].tid, .name = names[i], .syncs = t[i].phase.count,
+                                     .blocked_ns = t[i].phase.ns,
+                                     .split = rep_split_of(&t[i].phase, last, true),
+                                     .ends_steps = t[i].tid && t[i].tid == marker_tid};
+    }
+    free(t);
+    proc->threads = out;
+    proc->nthreads = n;
+    proc->owned_names = names;
+}
+
 void exit_model_free(struct rep_process *proc)
 {
+    free((void *)proc->threads);
+    free(proc->owned_names);
+    proc->threads = NULL;
+    proc->nthreads = 0;
     for (size_t i = 0; i < proc->nsites; i++)
         free((void *)proc->sites[i].frames);
     free((void *)proc->sites);

@@ -197,9 +197,13 @@ static void flush_locked(void)
 
     for (size_t i = 0; i < nsites; i++)
         tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
-                                         .api = sites[i].api, .count = sites[i].count,
-                                         .blocked_ns = sites[i].blocked_ns, .max_ns = sites[i].max_ns});
+                                         .api = sites[i].api, .max_ns = sites[i].max_ns,
+                                         .phase = sites[i].phase});
     free(sites);
+    struct thread_info threads[64];
+    size_t nthreads = threads_snapshot(threads, 64);
+    for (size_t i = 0; i < nthreads; i++)
+        tw_thread_totals(fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});
     tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
     tw_flush(fl.tw);
     say_io_error();

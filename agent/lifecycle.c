@@ -298,6 +298,8 @@ static void write_outputs(bool on_flusher)
     agent_gpu_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
     exit_model_sites(&proc, own ? own : flusher_symbolizer());
+    exit_model_threads(&proc, steps_marker_tid());
+    proc.no_step_hook = agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
     char dir[PATH_MAX], summary[PATH_MAX];
     const char *summary_shown = NULL;

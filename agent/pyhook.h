@@ -8,10 +8,27 @@
 
 #include <stdint.h>
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 /* Called from the agent's recording paths in a Python process (now: CLOCK_MONOTONIC ns):
- * queues the registration attempt, at most every 50 ms, until it succeeds. Lock-free; does
+ * queues the registration attempt, at most every 10 ms, until it succeeds. Lock-free; does
  * nothing with SYNCSPY_STEP=manual. */
 void pyhook_poll(uint64_t now_ns);
+
+/* True from the first poll until the hook is registered (or cannot be: SYNCSPY_STEP=manual, no
+ * usable CPython, or torch.optim still not imported after PYHOOK_EAGER_ATTEMPTS attempts):
+ * meanwhile every CUDA call polls, those of steps the schedule does not record and every launch
+ * included, so the hook is in place before the first optimizer step. Afterwards the recorded
+ * syncs and every 256th launch still poll, at most every PYHOOK_LAZY_MS. */
+extern _Atomic bool pyhook_eager;
+#define PYHOOK_EAGER_ATTEMPTS 200
+#define PYHOOK_LAZY_MS 500
+
+/* Whether the step hook was registered; false also when never tried (no Python). */
+bool pyhook_registered(void);
+/* Whether a registration was attempted in a Python process and torch.optim never was there. */
+bool pyhook_never_found_optim(void);
 
 void pyhook_atfork_child(void);
 

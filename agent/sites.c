@@ -17,6 +17,7 @@ static bool table_oom;
 #include <uthash.h>
 
 #include "agent/sites.h"
+#include "agent/phase.h"
 
 struct stack_rec {
     UT_hash_handle hh;
@@ -38,8 +39,7 @@ struct site {
     uint32_t id;       /* 1-based, in order of creation */
     struct stack_rec *stack;
     struct site *next; /* every site, in order of creation */
-    _Atomic uint64_t count;
-    _Atomic uint64_t blocked_ns;
+    struct phase_counter pc; /* its syncs and blocked ns, with their start-up and last-step parts */
     _Atomic uint64_t max_ns;
 };
 
@@ -133,10 +133,9 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
     return s;
 }
 
-void site_add(struct site *s, uint64_t blocked_ns)
+void site_add(struct site *s, uint64_t step, uint64_t blocked_ns)
 {
-    atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns, memory_order_relaxed);
+    phase_add(&s->pc, step, blocked_ns);
     uint64_t m = atomic_load_explicit(&s->max_ns, memory_order_relaxed);
     while (blocked_ns > m &&
            !atomic_compare_exchange_weak_explicit(&s->max_ns, &m, blocked_ns, memory_order_relaxed,
@@ -149,7 +148,7 @@ uint32_t site_stack_id(const struct site *s) { return s->stack->id; }
 
 uint64_t site_count(const struct site *s)
 {
-    return atomic_load_explicit(&s->count, memory_order_relaxed);
+    return atomic_load_explicit(&s->pc.count, memory_order_relaxed);
 }
 
 void site_info(const struct site *s, struct site_info *out)
@@ -157,9 +156,10 @@ void site_info(const struct site *s, struct site_info *out)
     *out = (struct site_info){
         .id = s->id, .api = s->key.api, .stack_id = s->stack->id, .depth = s->stack->depth,
         .truncated = s->stack->truncated, .words = s->stack->pcs,
-        .count = atomic_load_explicit(&s->count, memory_order_relaxed),
-        .blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed),
+        .phase = phase_raw(&s->pc),
         .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
+    out->count = out->phase.count;
+    out->blocked_ns = out->phase.ns;
 }
 
 size_t sites_snapshot(struct site_info *out, size_t cap)

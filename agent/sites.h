@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "output/model.h"
+
 struct site; /* one (api, stack) pair; never freed while the agent runs */
 
 /* The calling thread's cache of the sites it saw last (its storage is the caller's). */
@@ -32,6 +34,7 @@ struct site_info {
     bool truncated;          /* deeper than the frame limit */
     const uintptr_t *words;  /* the stack, innermost first (collectors/pyframes.h); kept */
     uint64_t count, blocked_ns, max_ns;
+    struct rep_phase_raw phase; /* count and blocked_ns with their start-up and last-step parts */
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
@@ -42,8 +45,8 @@ void sites_init(size_t cap_bytes);
 struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
                           uint32_t depth, bool truncated);
 
-/* Counts one sync at s (lock-free). */
-void site_add(struct site *s, uint64_t blocked_ns);
+/* Counts one sync of step `step` at s (lock-free). */
+void site_add(struct site *s, uint64_t step, uint64_t blocked_ns);
 uint32_t site_id(const struct site *s);
 uint32_t site_stack_id(const struct site *s);
 uint64_t site_count(const struct site *s);

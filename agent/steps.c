@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent/core.h"
 #include "agent/threads.h"
@@ -23,7 +25,11 @@ static uint64_t step_number, step_start_ns, step_launch_base;
 static struct tw_step step_events[STEP_EVENTS];
 static uint64_t step_events_head, step_events_tail, step_events_lost;
 static _Atomic uint64_t step_syncs, step_blocked_ns;
-static bool explicit_marks;
+static bool explicit_marks, auto_marks;
+static uint32_t closing_tid;              /* the thread whose mark is closing the step now */
+static uint32_t marker_tid;               /* the thread that made the latest step mark */
+static bool startup_closed;               /* step 0 (start-up) ended with a mark */
+static struct rep_step startup;
 static struct rep_step *step_log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
 static size_t step_log_n;
 static struct {
@@ -34,6 +40,7 @@ static void set_active(bool active)
 {
     atomic_store_explicit(&steps_active, active, memory_order_relaxed);
     atomic_store_explicit(&agent_launch_tracing, active && trace_launches, memory_order_relaxed);
+    agent_launch_slow_update();
 }
 
 void steps_init(const struct schedule *s, bool launches, uint64_t now)
@@ -108,7 +115,18 @@ static bool step_close_locked(uint64_t now, bool final)
         step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
                                           .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
                                           .launches = launches - step_launch_base,
-                                          .active = was_active, .partial = final});
+                                          .active = was_active, .partial = final,
+                                          .tid = final ? 0 : closing_tid,
+                                          .source = final ? TRACE_STEP_SOURCE_NONE
+                                                  : explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
+                                                                   : TRACE_STEP_SOURCE_AUTO});
+    if (step_number == 0 && !final) { /* start-up: kept apart from the training steps */
+        startup_closed = true;
+        startup = (struct rep_step){.step = 0, .wall_ns = now - step_start_ns,
+                                    .syncs = was_active ? syncs : 0,
+                                    .blocked_ns = was_active ? blocked : 0,
+                                    .launches = launches - step_launch_base};
+    }
     if (was_active) {
         struct rep_step st = {
             .step = step_number,
@@ -132,11 +150,17 @@ static bool step_close_locked(uint64_t now, bool final)
 bool steps_mark(uint64_t now, bool explicit_mark)
 {
     bool active_ended = false;
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
     pthread_mutex_lock(&step_lock);
     if (explicit_mark)
         explicit_marks = true;
-    if (explicit_mark || !explicit_marks)
+    else
+        auto_marks = true;
+    if (explicit_mark || !explicit_marks) {
+        closing_tid = tid;
         active_ended = step_close_locked(now, false);
+        marker_tid = tid;
+    }
     pthread_mutex_unlock(&step_lock);
     return active_ended;
 }
@@ -154,7 +178,18 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     proc->blocked_ns = step_totals.blocked_ns;
     proc->launches = step_totals.launches;
     proc->wall_ns = step_totals.wall_ns;
+    proc->startup_closed = startup_closed;
+    proc->startup = startup;
+    proc->step_source = explicit_marks ? "syncspy.step()" : auto_marks ? "optimizer.step()" : NULL;
     pthread_mutex_unlock(&step_lock);
+}
+
+uint32_t steps_marker_tid(void)
+{
+    pthread_mutex_lock(&step_lock);
+    uint32_t tid = marker_tid;
+    pthread_mutex_unlock(&step_lock);
+    return tid;
 }
 
 void steps_atfork_prepare(void) { pthread_mutex_lock(&step_lock); }
@@ -172,7 +207,10 @@ void steps_atfork_child(uint64_t now)
     step_events_head = step_events_tail = step_events_lost = 0;
     step_start_ns = now;
     step_launch_base = 0;
-    explicit_marks = false;
+    explicit_marks = auto_marks = false;
+    marker_tid = 0;
+    startup_closed = false;
+    memset(&startup, 0, sizeof startup);
     atomic_store(&step_syncs, 0);
     atomic_store(&step_blocked_ns, 0);
     set_active(schedule_records(schedule, 0));

@@ -30,8 +30,12 @@ void steps_add_sync(uint64_t blocked_ns);
 bool steps_mark(uint64_t now, bool explicit_mark);
 
 /* At exit: closes the step still open (recorded as partial, and only if anything happened in
- * it) and fills the step fields of proc (proc->steps stays owned here). */
+ * it) and fills the step fields of proc (proc->steps stays owned here): the totals, start-up
+ * (step 0, when a mark ended it), how steps were marked. */
 void steps_finish(struct rep_process *proc, uint64_t now);
+
+/* The thread that made the latest step mark (0: none yet). */
+uint32_t steps_marker_tid(void);
 
 /* The ended steps queued for the trace: takes at most max, oldest first. */
 size_t steps_take_events(struct tw_step *out, size_t max);

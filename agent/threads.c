@@ -4,6 +4,7 @@
 #include "agent/threads.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -19,6 +20,11 @@ SYNCSPY_TLS struct agent_tls agent_tls;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_state *registry, *free_states;
 static uint64_t retired_launches; /* launches of threads that exited */
+/* The threads that exited after syncing: each kept by name (a torch engine thread may end at
+ * the interpreter's exit, before the report), the ones beyond RETIRED_MAX together. */
+#define RETIRED_MAX 64
+static struct thread_info retired[RETIRED_MAX + 1];
+static size_t nretired;
 static struct arena thread_arena = {.cap_bytes = 64u << 20};
 static struct arena ring_arena; /* cap: SYNCSPY_BUFFER_MB */
 static pthread_key_t thread_key;
@@ -30,6 +36,21 @@ static void thread_exit(void *p)
     pthread_mutex_lock(&registry_lock);
     retired_launches += atomic_load_explicit(&ts->launches, memory_order_relaxed);
     atomic_store_explicit(&ts->launches, 0, memory_order_relaxed);
+    struct rep_phase_raw r = phase_raw(&ts->syncs);
+    if (r.count && nretired < RETIRED_MAX) {
+        struct thread_info *t = &retired[nretired++];
+        t->tid = ts->tid;
+        memcpy(t->name, ts->name, sizeof t->name);
+        t->phase = r;
+    } else if (r.count) { /* the others together, without their open step's part */
+        struct rep_phase_raw *o = &retired[RETIRED_MAX].phase;
+        snprintf(retired[RETIRED_MAX].name, sizeof retired[0].name, "(others)");
+        o->count += r.count;
+        o->ns += r.ns;
+        o->startup_count += r.startup_count;
+        o->startup_ns += r.startup_ns;
+    }
+    memset(&ts->syncs, 0, sizeof ts->syncs);
     ts->live = false;
     ts->next_free = free_states;
     free_states = ts;
@@ -95,6 +116,25 @@ uint64_t threads_launches_total(void)
     return n;
 }
 
+size_t threads_snapshot(struct thread_info *out, size_t cap)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (struct thread_state *ts = registry; ts && n < cap; ts = ts->next) {
+        if (!ts->live || !atomic_load_explicit(&ts->syncs.count, memory_order_relaxed))
+            continue;
+        out[n].tid = ts->tid;
+        memcpy(out[n].name, ts->name, sizeof out[n].name);
+        out[n++].phase = phase_raw(&ts->syncs);
+    }
+    for (size_t i = 0; i < nretired && n < cap; i++)
+        out[n++] = retired[i];
+    if (retired[RETIRED_MAX].phase.count && n < cap)
+        out[n++] = retired[RETIRED_MAX];
+    pthread_mutex_unlock(&registry_lock);
+    return n;
+}
+
 void threads_atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
 void threads_atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
 
@@ -104,6 +144,8 @@ void threads_atfork_child(void)
     arena_release(&ring_arena);
     registry = free_states = NULL;
     retired_launches = 0;
+    memset(retired, 0, sizeof retired);
+    nretired = 0;
     agent_tls.ts = NULL;
     agent_tls_launches = NULL;
     pthread_setspecific(thread_key, NULL);

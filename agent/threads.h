@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/phase.h"
 #include "agent/ring.h"
 #include "agent/sites.h"
 #include "common/compiler.h"
@@ -24,6 +25,14 @@ struct thread_state {
     char name[16];               /* the thread's name at its first CUDA call */
     struct ring *ring;           /* NULL when SYNCSPY_BUFFER_MB had no room left */
     struct site_cache cache;
+    struct phase_counter syncs;  /* its syncs and blocked ns (written by the owning thread) */
+};
+
+/* A copy of one thread's counts (tid 0: the threads that exited beyond those kept by name). */
+struct thread_info {
+    uint32_t tid;
+    char name[16];
+    struct rep_phase_raw phase;
 };
 
 struct agent_tls {
@@ -51,6 +60,10 @@ void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char 
 
 /* Launches of every thread so far (those that exited included). Takes the registry lock. */
 uint64_t threads_launches_total(void);
+
+/* The threads that synced (live ones, then those that exited): at most cap into out; returns
+ * how many. Takes the registry lock. */
+size_t threads_snapshot(struct thread_info *out, size_t cap);
 
 /* Fork: the registry lock around fork(); the child forgets every thread (it has one). */
 void threads_atfork_prepare(void);

@@ -30,6 +30,8 @@ struct summary_store {
     size_t nsteps, steps_cap;
     struct rep_site *sites;
     size_t nsites, sites_cap;
+    struct rep_thread *threads;
+    size_t nthreads, threads_cap;
 };
 
 static void *store_alloc(struct summary_store *st, size_t n)
@@ -61,6 +63,7 @@ static void store_free(struct summary_store *st)
     chunks_free(&st->chunks);
     free(st->steps);
     free(st->sites);
+    free(st->threads);
     free(st);
 }
 
@@ -251,9 +254,20 @@ static bool read_frames(struct summary_reader *r, struct rep_site *site)
     return true;
 }
 
-enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_N };
+/* The split of a site's or a thread's count (output/model.h): its start-up and open-step parts. */
+#define SPLIT_KEYS "startup_count", "startup_blocked_ns", "partial_count", "partial_blocked_ns"
+
+static bool split_field(struct summary_reader *r, struct rep_split *sp, int k)
+{
+    uint64_t *dst[] = {&sp->startup_count, &sp->startup_ns, &sp->partial_count, &sp->partial_ns};
+    return json_u64(&r->in, dst[k]);
+}
+
+enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_SPLIT,
+       S_N = S_SPLIT + 4 };
 static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
-                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work"};
+                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work",
+                                           SPLIT_KEYS};
 
 static bool site_field(struct summary_reader *r, void *obj, int k)
 {
@@ -269,6 +283,8 @@ static bool site_field(struct summary_reader *r, void *obj, int k)
     case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
     case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
     }
+    if (k >= S_SPLIT && k < S_N)
+        return split_field(r, &s->split, k - S_SPLIT);
     return false; /* known_key returns no other k */
 }
 
@@ -291,9 +307,9 @@ static bool read_site(struct summary_reader *r)
     return true;
 }
 
-enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_N };
+enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_STARTUP, T_N };
 static const char *const step_keys[T_N] = {"step", "wall_ns", "syncs", "blocked_ns",
-                                           "launches", "partial"};
+                                           "launches", "partial", "startup"};
 
 static bool step_field(struct summary_reader *r, void *obj, int k)
 {
@@ -306,6 +322,10 @@ static bool step_field(struct summary_reader *r, void *obj, int k)
     case T_BLOCKED: return json_u64(in, &s->blocked_ns);
     case T_LAUNCHES: return json_u64(in, &s->launches);
     case T_PARTIAL: return json_bool(in, &s->partial);
+    case T_STARTUP: { /* the start-up step (step 0): its own object says the rest */
+        bool startup;
+        return json_bool(in, &startup);
+    }
     }
     return false; /* known_key returns no other k */
 }
@@ -330,6 +350,75 @@ static bool read_step(struct summary_reader *r)
     return true;
 }
 
+enum { H_TID, H_NAME, H_SYNCS, H_BLOCKED, H_ENDS, H_SPLIT, H_N = H_SPLIT + 4 };
+static const char *const thread_keys[H_N] = {"tid", "name", "syncs", "blocked_ns", "ends_steps",
+                                             SPLIT_KEYS};
+
+static bool thread_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_thread *t = obj;
+    struct json_in *in = &r->in;
+    uint64_t v;
+    switch (k) {
+    case H_TID:
+        if (!json_u64_max(in, UINT32_MAX, &v))
+            return false;
+        t->tid = (uint32_t)v;
+        return true;
+    case H_NAME: return read_string_into(r, &t->name);
+    case H_SYNCS: return json_u64(in, &t->syncs);
+    case H_BLOCKED: return json_u64(in, &t->blocked_ns);
+    case H_ENDS: return json_bool(in, &t->ends_steps);
+    }
+    if (k >= H_SPLIT && k < H_N)
+        return split_field(r, &t->split, k - H_SPLIT);
+    return false;
+}
+
+static const struct schema thread_schema = {
+    thread_keys, H_N, 1u << H_TID | 1u << H_SYNCS | 1u << H_BLOCKED, "a thread", thread_field};
+
+static bool read_thread(struct summary_reader *r)
+{
+    struct summary_store *st = r->st;
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a thread object"))
+        return false;
+    if (!grow((void **)&st->threads, &st->threads_cap, st->nthreads, sizeof *st->threads))
+        return nomem(r);
+    struct rep_thread *t = &st->threads[st->nthreads];
+    *t = (struct rep_thread){.name = ""};
+    if (!read_fields(r, &thread_schema, t, at))
+        return false;
+    st->nthreads++;
+    return true;
+}
+
+/* "startup": {"step": 0, "wall_ns", "syncs", "blocked_ns", "launches"} or null */
+enum { U_STEP, U_WALL, U_SYNCS, U_BLOCKED, U_LAUNCHES, U_N };
+static const char *const startup_keys[U_N] = {"step", "wall_ns", "syncs", "blocked_ns", "launches"};
+
+static bool startup_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_step *s = obj;
+    uint64_t *dst[] = {&s->step, &s->wall_ns, &s->syncs, &s->blocked_ns, &s->launches};
+    return json_u64(&r->in, dst[k]);
+}
+
+static const struct schema startup_schema = {startup_keys, U_N, 1u << U_WALL, "the start-up",
+                                             startup_field};
+
+static bool read_startup(struct summary_reader *r, struct rep_process *p)
+{
+    if (json_try_null(&r->in))
+        return true;
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "the start-up object or null"))
+        return false;
+    p->startup_closed = true;
+    return read_fields(r, &startup_schema, &p->startup, at);
+}
+
 static bool read_array(struct summary_reader *r, bool (*one)(struct summary_reader *),
                        const char *what)
 {
@@ -346,11 +435,13 @@ static bool read_array(struct summary_reader *r, bool (*one)(struct summary_read
 
 enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
-    P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_N
+    P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
+    P_NO_HOOK, P_THREADS, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
-    "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool"};
+    "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
+    "startup", "step_source", "no_step_hook", "threads"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -426,6 +517,13 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
     case P_STEPS: in->field = NULL; return read_array(r, read_step, "an array of steps");
     case P_SITES: in->field = NULL; return read_array(r, read_site, "an array of sites");
     case P_TOOL: return read_string_into(r, &tool);
+    case P_STARTUP: in->field = NULL; return read_startup(r, p);
+    case P_SOURCE:
+        if (json_try_null(in))
+            return true;
+        return read_string_into(r, &p->step_source);
+    case P_NO_HOOK: return json_bool(in, &p->no_step_hook);
+    case P_THREADS: in->field = NULL; return read_array(r, read_thread, "an array of threads");
     }
     return false; /* known_key returns no other k */
 }
@@ -452,6 +550,8 @@ static bool read_summary(struct summary_reader *r)
     p->nsteps = r->st->nsteps;
     p->sites = r->st->sites;
     p->nsites = r->st->nsites;
+    p->threads = r->st->threads;
+    p->nthreads = r->st->nthreads;
     fill_totals(p, seen);
     if (!p->schedule)
         p->schedule = "";

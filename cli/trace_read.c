@@ -93,6 +93,7 @@ struct trace_store {
     struct trace_sync_event *syncs;
     struct trace_launch_event *launches;
     struct trace_thread_name *threads;
+    struct rep_thread *totals;    /* the report model's threads */
 };
 
 struct tstack {
@@ -105,6 +106,12 @@ struct tsite {
     uint32_t stack;               /* index into stacks, or NO_INDEX */
     const char *api;
     uint64_t count, blocked_ns, max_ns;
+    struct rep_phase_raw phase;   /* 0 but count and ns before 1.2 */
+};
+
+struct tthread {                  /* THREAD_TOTALS: the last one of a tid counts */
+    uint32_t tid;
+    struct rep_phase_raw phase;
 };
 
 struct tstep {
@@ -135,7 +142,7 @@ struct reader {
     uint64_t at; /* offset of the record being read, for messages */
     bool failed;
 
-    struct idmap string_ids, frame_ids, stack_ids, site_ids, thread_ids, drop_ids;
+    struct idmap string_ids, frame_ids, stack_ids, site_ids, thread_ids, drop_ids, totals_ids;
     struct vec strings;    /* const char * */
     struct vec frames;     /* struct rep_frame */
     struct vec stacks;     /* struct tstack */
@@ -146,12 +153,14 @@ struct reader {
     struct vec launches;   /* struct trace_launch_event */
     struct vec threads;    /* struct trace_thread_name */
     struct vec drops;      /* struct tdrops, parallel to drop_ids */
+    struct vec totals;     /* struct tthread, parallel to totals_ids */
 
     uint64_t steps_seen, step_seq;
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
     uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
     uint64_t end_mono_ns, unattributed;
     bool ended;
+    uint32_t marker_tid; /* the thread whose mark ended the last step */
 };
 
 static bool fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -474,15 +483,22 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-static bool rec_step(struct reader *r, const uint8_t *p)
+/* A record of a type that grew in a minor version: as much as the file has, the rest zero. */
+static void copy_record(void *dst, size_t size, const uint8_t *p, uint32_t bytes)
+{
+    memset(dst, 0, size);
+    memcpy(dst, p, bytes < size ? bytes : size);
+}
+
+static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_step s;
-    memcpy(&s, p, sizeof s);
+    copy_record(&s, sizeof s, p, bytes);
     struct trace_step_event e = {.step = s.step, .start_ns = s.start_ns,
                                  .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
                                  .syncs = s.syncs, .blocked_ns = s.blocked_ns,
                                  .launches = s.launches, .active = s.active != 0,
-                                 .partial = s.partial != 0};
+                                 .partial = s.partial != 0, .tid = s.tid, .source = s.source};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
     if (r->steps.n >= TRACE_READ_MAX_STEPS) {
@@ -504,10 +520,10 @@ static bool rec_step(struct reader *r, const uint8_t *p)
     return true;
 }
 
-static bool rec_site_totals(struct reader *r, const uint8_t *p)
+static bool rec_site_totals(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_site_totals t;
-    memcpy(&t, p, sizeof t);
+    copy_record(&t, sizeof t, p, bytes);
     if (t.site_id == 0)
         return corrupt(r, "site totals with site id 0");
     char what[40];
@@ -517,7 +533,9 @@ static bool rec_site_totals(struct reader *r, const uint8_t *p)
     if (!api || !stack_ref(r, t.stack_id, what, &stack))
         return false;
     struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
-                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns};
+                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns,
+                      .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns, t.seen_step,
+                                t.base_count, t.base_ns}};
     uint32_t index = idmap_get(&r->site_ids, t.site_id);
     if (index != NO_INDEX) { /* the last record of a site is its count at the last flush */
         ((struct tsite *)r->sites.p)[index] = s;
@@ -547,6 +565,24 @@ static bool rec_thread(struct reader *r, const uint8_t *p)
         return false;
     *slot = (struct trace_thread_name){.tid = t.tid, .name = name};
     return idmap_add(r, &r->thread_ids, t.tid, (uint32_t)(r->threads.n - 1));
+}
+
+static bool rec_thread_totals(struct reader *r, const uint8_t *p)
+{
+    struct trace_thread_totals t;
+    memcpy(&t, p, sizeof t);
+    struct tthread v = {.tid = t.tid, .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns,
+                                                t.seen_step, t.base_count, t.base_ns}};
+    uint32_t index = idmap_get(&r->totals_ids, t.tid);
+    if (index != NO_INDEX) { /* cumulative: the last one counts */
+        ((struct tthread *)r->totals.p)[index] = v;
+        return true;
+    }
+    struct tthread *slot = vec_push(r, &r->totals, sizeof *slot);
+    if (!slot)
+        return false;
+    *slot = v;
+    return idmap_add(r, &r->totals_ids, t.tid, (uint32_t)(r->totals.n - 1));
 }
 
 static bool rec_drops(struct reader *r, const uint8_t *p)
@@ -585,8 +621,9 @@ static size_t record_min_bytes(uint32_t type)
     case TREC_STACK: return sizeof(struct trace_stack);
     case TREC_SYNC: return sizeof(struct trace_sync);
     case TREC_LAUNCH: return sizeof(struct trace_launch);
-    case TREC_STEP: return sizeof(struct trace_step);
-    case TREC_SITE_TOTALS: return sizeof(struct trace_site_totals);
+    case TREC_STEP: return TRACE_STEP_V10_BYTES;
+    case TREC_SITE_TOTALS: return TRACE_SITE_TOTALS_V10_BYTES;
+    case TREC_THREAD_TOTALS: return sizeof(struct trace_thread_totals);
     case TREC_THREAD: return sizeof(struct trace_thread);
     case TREC_DROPS: return sizeof(struct trace_drops);
     case TREC_END: return sizeof(struct trace_end);
@@ -602,8 +639,9 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_STACK: return rec_stack(r, p, bytes);
     case TREC_SYNC: return rec_sync(r, p);
     case TREC_LAUNCH: return rec_launch(r, p);
-    case TREC_STEP: return rec_step(r, p);
-    case TREC_SITE_TOTALS: return rec_site_totals(r, p);
+    case TREC_STEP: return rec_step(r, p, bytes);
+    case TREC_SITE_TOTALS: return rec_site_totals(r, p, bytes);
+    case TREC_THREAD_TOTALS: return rec_thread_totals(r, p);
     case TREC_THREAD: return rec_thread(r, p);
     case TREC_DROPS: return rec_drops(r, p);
     case TREC_END: return rec_end(r, p);
@@ -766,6 +804,18 @@ static int site_cmp(const void *a, const void *b)
     return (x->site_id > y->site_id) - (x->site_id < y->site_id);
 }
 
+/* The run's last step and whether it was still open: the exit's partial STEP, else (killed, or
+ * nothing happened after the last mark) the step after the last one that ended. */
+static void last_step(const struct reader *r, uint64_t *last, bool *partial)
+{
+    const struct tstep *t = r->steps.p;
+    *last = r->steps_seen;
+    *partial = true;
+    for (size_t i = 0; i < r->steps.n; i++)
+        if (t[i].ev.partial && t[i].ev.step + 1 == r->steps_seen)
+            *last = t[i].ev.step;
+}
+
 static bool build_sites(struct reader *r)
 {
     struct tsite *t = r->sites.p;
@@ -780,12 +830,16 @@ static bool build_sites(struct reader *r)
         !(r->st->sites = calloc(n, sizeof *r->st->sites)))
         return nomem(r);
     size_t k = 0;
+    uint64_t last;
+    bool partial;
+    last_step(r, &last, &partial);
     for (size_t i = 0; i < r->sites.n; i++) {
         if (!t[i].count) /* as summary.json: a site that never synced is not listed */
             continue;
         struct rep_site *s = &r->st->sites[k++];
         *s = (struct rep_site){.api = t[i].api, .count = t[i].count,
-                               .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns};
+                               .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns,
+                               .split = rep_split_of(&t[i].phase, last, partial)};
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
             return false;
@@ -863,10 +917,63 @@ static int thread_cmp(const void *a, const void *b)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* Start-up (step 0, when a mark ended it) and how the steps were marked, from the STEP records. */
+static void build_startup(struct reader *r)
+{
+    struct rep_process *out = r->out;
+    const struct tstep *t = r->steps.p;
+    uint32_t source = 0;
+    for (size_t i = 0; i < r->steps.n; i++) {
+        const struct trace_step_event *e = &t[i].ev;
+        if (e->step == 0 && !e->partial) {
+            out->startup_closed = true;
+            out->startup = (struct rep_step){.step = 0, .wall_ns = e->end_ns - e->start_ns,
+                                             .syncs = e->active ? e->syncs : 0,
+                                             .blocked_ns = e->active ? e->blocked_ns : 0,
+                                             .launches = e->launches};
+        }
+        if (!e->partial && e->source) {
+            source = e->source;
+            r->marker_tid = e->tid;
+        }
+    }
+    out->step_source = source == TRACE_STEP_SOURCE_EXPLICIT ? "syncspy.step()"
+                       : source == TRACE_STEP_SOURCE_AUTO ? "optimizer.step()" : NULL;
+}
+
+/* The threads' totals (THREAD_TOTALS) with their names (THREAD). */
+static bool build_threads(struct reader *r)
+{
+    const struct tthread *t = r->totals.p;
+    if (!r->totals.n)
+        return true;
+    if (!charge(r, r->totals.n * sizeof(struct rep_thread)) ||
+        !(r->st->totals = calloc(r->totals.n, sizeof *r->st->totals)))
+        return nomem(r);
+    uint64_t last;
+    bool partial;
+    last_step(r, &last, &partial);
+    const struct trace_thread_name *names = r->threads.p;
+    for (size_t i = 0; i < r->totals.n; i++) {
+        uint32_t ni = idmap_get(&r->thread_ids, t[i].tid);
+        r->st->totals[i] = (struct rep_thread){
+            .tid = t[i].tid, .name = t[i].tid == 0 ? "(others)" : ni != NO_INDEX ? names[ni].name : "",
+            .syncs = t[i].phase.count, .blocked_ns = t[i].phase.ns,
+            .split = rep_split_of(&t[i].phase, last, partial),
+            .ends_steps = t[i].tid && t[i].tid == r->marker_tid};
+    }
+    r->out->threads = r->st->totals;
+    r->out->nthreads = r->totals.n;
+    return true;
+}
+
 static bool finish(struct reader *r)
 {
     struct rep_process *out = r->out;
     if (!build_sites(r) || !build_steps(r))
+        return false;
+    build_startup(r);
+    if (!build_threads(r))
         return false;
     out->unattributed_syncs = r->unattributed;
     out->trace_unfinished = !r->ended || out->trace_truncated;
@@ -906,17 +1013,18 @@ static void store_free(struct trace_store *st)
     free(st->syncs);
     free(st->launches);
     free(st->threads);
+    free(st->totals);
     free(st);
 }
 
 static void reader_free(struct reader *r)
 {
     struct idmap *maps[] = {&r->string_ids, &r->frame_ids, &r->stack_ids,
-                            &r->site_ids, &r->thread_ids, &r->drop_ids};
+                            &r->site_ids, &r->thread_ids, &r->drop_ids, &r->totals_ids};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         idmap_free(maps[i]);
     struct vec *vecs[] = {&r->strings, &r->frames, &r->stacks, &r->stack_pool, &r->sites,
-                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops};
+                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops, &r->totals};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]->p);
 }

@@ -403,8 +403,9 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
 
 /* The fast path makes no call before the tail call to the real function, so the arguments stay
  * where the caller put them (no spills): a thread-local load, the cached real function, the
- * tracing flag, the counter. Anything else (first launch of a thread, every 256th launch,
- * tracing, the runtime not resolved yet) goes through fn##_slow, which counts the launch there. */
+ * slow-path flag, the counter. Anything else (first launch of a thread, every 256th launch,
+ * tracing, the Python step hook still wanted, the runtime not resolved yet) goes through
+ * fn##_slow, which counts the launch there. */
 #define LAUNCH(fn, params, args, func, stream)                                                  \
     __attribute__((noinline)) static cudaError_t fn##_slow params                               \
     {                                                                                           \
@@ -420,7 +421,7 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
     {                                                                                           \
         _Atomic uint64_t *c_ = agent_tls_launches;                                              \
         __typeof__(&fn) real_ = (__typeof__(&fn))atomic_load_explicit(&real_fns[API_##fn], memory_order_relaxed); \
-        if (likely(c_ && real_ && !atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed))) { \
+        if (likely(c_ && real_ && !atomic_load_explicit(&agent_launch_slow, memory_order_relaxed))) { \
             uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                   \
             if (likely(n_ & 255)) {                                                             \
                 atomic_store_explicit(c_, n_, memory_order_relaxed);                            \

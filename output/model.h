@@ -61,6 +61,31 @@ static inline struct rep_sections rep_site_sections(const struct rep_frame *f, u
     return s;
 }
 
+/* The parts of a count (a site's, a thread's) that per-step rates leave out: start-up (step 0,
+ * from the process's start to the first step mark) and the step still open at exit. */
+struct rep_split {
+    uint64_t startup_count, startup_ns;
+    uint64_t partial_count, partial_ns;
+};
+
+/* The split of a count from what a counter kept (agent/phase.h, trace.bin's SITE_TOTALS): its
+ * start-up part, and the step of its latest sync (+1; 0: none) with the count and ns when that
+ * step began there. last_step: the run's last step, still open at exit when partial. */
+struct rep_phase_raw {
+    uint64_t count, ns, startup_count, startup_ns, seen_step, base_count, base_ns;
+};
+
+static inline struct rep_split rep_split_of(const struct rep_phase_raw *r, uint64_t last_step,
+                                            bool partial)
+{
+    struct rep_split s = {r->startup_count, r->startup_ns, 0, 0};
+    if (partial && r->seen_step == last_step + 1 && r->count >= r->base_count && r->ns >= r->base_ns) {
+        s.partial_count = r->count - r->base_count;
+        s.partial_ns = r->ns - r->base_ns;
+    }
+    return s;
+}
+
 /* One sync site: (api, full stack). frames are innermost first, starting at the caller of
  * the CUDA API. */
 struct rep_site {
@@ -76,6 +101,18 @@ struct rep_site {
     uint64_t gpu_idle_ns;
     uint64_t gpu_idle_syncs;
     const char *gpu_next_work;
+    struct rep_split split; /* of count and blocked_ns */
+};
+
+/* One thread that synced: its syncs and blocked time (with their split). ends_steps: the thread
+ * that marked the steps (the training loop's: the optimizer hook's or syncspy.step()'s caller);
+ * tid 0: threads that exited, together (beyond the ones the agent keeps by name). */
+struct rep_thread {
+    uint32_t tid;
+    const char *name;
+    uint64_t syncs, blocked_ns;
+    struct rep_split split;
+    bool ends_steps;
 };
 
 /* One active step (a step the schedule records). */
@@ -106,6 +143,16 @@ struct rep_process {
     uint64_t launches;
     uint64_t wall_ns;
     uint64_t unattributed_syncs; /* syncs whose stack could not be kept (table full): still in totals */
+    /* start-up: step 0, from the process's start to the first step mark, kept out of per-step
+     * rates; startup_closed false when no step mark came (the run is one step) */
+    bool startup_closed;
+    struct rep_step startup;  /* its wall time, syncs, blocked time, launches (0 if not recorded) */
+    const struct rep_thread *threads; /* may be NULL */
+    size_t nthreads;
+    /* how steps were found: "optimizer.step()", "syncspy.step()", or NULL (no mark came); and
+     * no_step_hook: a Python process whose optimizer step hook could not be registered */
+    const char *step_source;
+    bool no_step_hook;
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
@@ -113,6 +160,7 @@ struct rep_process {
     uint64_t launches_dropped;
     void *owned;              /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),
                                * freed by it; else NULL */
+    void *owned_names;        /* the agent's copy of the threads' names (agent/exit_model.c) */
 };
 
 /* The last component of a path (a module's or a source file's); "" for NULL. */

@@ -8,6 +8,7 @@
 #include "output/hints.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,78 @@ static void display_loc(const struct rep_frame *f, char *buf, size_t n)
         snprintf(buf, n, "%s%s", lead, file);
 }
 
+static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *loc, size_t nl,
+                        char *tag, size_t nt);
+
+/* ---- what per-step rates divide by ------------------------------------------------------- */
+
+struct totals {
+    double steps; /* divisor of per-step rates: training steps (summed over processes), >= 1 */
+    double wall_ns;
+};
+
+/* What per-step rates divide by: the training steps. Start-up (step 0, up to the first mark) and
+ * the step still open at exit (the teardown after the last mark) are left out whenever a step
+ * is left besides: they would dilute (or swell) every rate. */
+struct basis {
+    double steps, wall_ns, blocked_ns, syncs, launches;
+    bool startup_left_out, partial_left_out;
+    const struct rep_step *first, *last; /* the training steps among p->steps: [first, last] */
+    const struct rep_thread *trainer;    /* the thread that ends the steps, when known */
+};
+
+static void leave_out(struct basis *b, const struct rep_step *st)
+{
+    b->steps -= 1;
+    b->wall_ns -= (double)st->wall_ns;
+    b->blocked_ns -= (double)st->blocked_ns;
+    b->syncs -= (double)st->syncs;
+    b->launches -= (double)st->launches;
+}
+
+static struct basis rate_basis(const struct rep_process *p)
+{
+    struct basis b = {(double)p->active_steps, (double)p->wall_ns, (double)p->blocked_ns,
+                      (double)p->syncs, (double)p->launches, false, false, NULL, NULL, NULL};
+    if (p->steps && p->nsteps > 0) {
+        b.first = &p->steps[0];
+        b.last = &p->steps[p->nsteps - 1];
+        if (p->startup_closed && b.first->step == 0 && !b.first->partial && b.steps > 1) {
+            leave_out(&b, b.first++);
+            b.startup_left_out = true;
+        }
+        if (b.last->partial && b.last >= b.first && b.steps > 1) {
+            leave_out(&b, b.last--);
+            b.partial_left_out = true;
+        }
+    }
+    for (size_t i = 0; i < p->nthreads && p->threads; i++)
+        if (p->threads[i].ends_steps)
+            b.trainer = &p->threads[i];
+    return b;
+}
+
+/* A count (of a site or a thread) as the basis counts it: without the parts left out. */
+static uint64_t basis_count(const struct basis *b, uint64_t count, const struct rep_split *s)
+{
+    uint64_t out = count;
+    if (b->startup_left_out)
+        out -= s->startup_count < out ? s->startup_count : out;
+    if (b->partial_left_out)
+        out -= s->partial_count < out ? s->partial_count : out;
+    return out;
+}
+
+static uint64_t basis_ns(const struct basis *b, uint64_t ns, const struct rep_split *s)
+{
+    uint64_t out = ns;
+    if (b->startup_left_out)
+        out -= s->startup_ns < out ? s->startup_ns : out;
+    if (b->partial_left_out)
+        out -= s->partial_ns < out ? s->partial_ns : out;
+    return out;
+}
+
 /* ---- grouping ----------------------------------------------------------------------------- */
 
 /* How a site is grouped: by its own user frame, or (a backward-pass sync) by the forward line
@@ -153,6 +226,7 @@ struct entry {
     uint32_t proc;
     uint8_t kind;                /* enum entry_kind */
     char node[64];               /* backward: the node's type name */
+    uint64_t count, blocked_ns;  /* of the training steps (start-up, the open step left out) */
 };
 
 struct group {
@@ -211,7 +285,7 @@ static int entry_cmp(const void *pa, const void *pb)
         return c;
     if ((c = cmp_u64(a->proc, b->proc)))
         return c;
-    if ((c = cmp_u64(b->site->blocked_ns, a->site->blocked_ns)))
+    if ((c = cmp_u64(b->blocked_ns, a->blocked_ns)))
         return c;
     return cmp_str(a->site->api, b->site->api);
 }
@@ -290,7 +364,8 @@ static struct entry make_entry(const struct rep_site *s, uint32_t proc)
     return e;
 }
 
-static size_t build_entries(const struct rep_process *procs, size_t nprocs, struct entry *e)
+static size_t build_entries(const struct rep_process *procs, size_t nprocs,
+                            const struct basis *bases, struct entry *e)
 {
     size_t n = 0;
     for (size_t p = 0; p < nprocs; p++) {
@@ -298,7 +373,11 @@ static size_t build_entries(const struct rep_process *procs, size_t nprocs, stru
             const struct rep_site *s = &procs[p].sites[i];
             if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
                 continue;
-            e[n++] = make_entry(s, (uint32_t)p);
+            struct entry x = make_entry(s, (uint32_t)p);
+            x.count = basis_count(&bases[p], s->count, &s->split);
+            x.blocked_ns = basis_ns(&bases[p], s->blocked_ns, &s->split);
+            if (x.count) /* a site of start-up (or of the open step) only: the header's */
+                e[n++] = x;
         }
     }
     join_unseen(e, n);
@@ -315,15 +394,15 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
         struct group *cur = &g[ng - 1];
         const struct rep_site *s = e[i].site;
         cur->n++;
-        cur->count += s->count;
-        cur->blocked_ns += s->blocked_ns;
+        cur->count += e[i].count;
+        cur->blocked_ns += e[i].blocked_ns;
         if (s->max_ns > cur->max_ns)
             cur->max_ns = s->max_ns;
         /* the heaviest site shows the group's stack: one that carries the forward line, if any */
         bool carries = e[i].kind != ENTRY_BACKWARD || e[i].user > 0;
         bool best_carries = cur->heaviest->kind != ENTRY_BACKWARD || cur->heaviest->user > 0;
         if ((carries && !best_carries) ||
-            (carries == best_carries && s->blocked_ns > cur->heaviest->site->blocked_ns))
+            (carries == best_carries && e[i].blocked_ns > cur->heaviest->blocked_ns))
             cur->heaviest = &e[i];
     }
     qsort(g, ng, sizeof *g, group_cmp);
@@ -332,37 +411,115 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
 
 /* ---- rendering ---------------------------------------------------------------------------- */
 
-struct totals {
-    double steps; /* divisor of per-step rates: active steps (summed over processes), >= 1 */
-    double wall_ns;
-};
-
-/* What per-step rates divide by. The step still open at exit (the teardown after the last
- * mark) is left out when there is any complete step: it would dilute every rate. */
-struct basis {
-    double steps, wall_ns, blocked_ns, syncs, launches;
-    bool partial_left_out;
-};
-
-static struct basis rate_basis(const struct rep_process *p)
+static int cmp_double(const void *a, const void *b)
 {
-    struct basis b = {(double)p->active_steps, (double)p->wall_ns, (double)p->blocked_ns,
-                      (double)p->syncs, (double)p->launches, false};
-    if (p->steps && p->nsteps > 0 && p->active_steps > 1 && p->steps[p->nsteps - 1].partial) {
-        const struct rep_step *last = &p->steps[p->nsteps - 1];
-        b.steps -= 1;
-        b.wall_ns -= (double)last->wall_ns;
-        b.blocked_ns -= (double)last->blocked_ns;
-        b.syncs -= (double)last->syncs;
-        b.launches -= (double)last->launches;
-        b.partial_left_out = true;
-    }
-    return b;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
-static void render_header(struct fd_writer *w, const struct rep_process *p)
+/* Median, mean and standard deviation of the training steps' wall times (the listed ones). */
+static bool step_stats(const struct basis *b, double *median, double *mean, double *sd)
 {
-    char a[32], b[32], c[32], d[32], e[32];
+    if (!b->first || b->last < b->first)
+        return false;
+    size_t n = (size_t)(b->last - b->first) + 1;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return false;
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (double)b->first[i].wall_ns;
+        sum += v[i];
+    }
+    *mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        sq += (v[i] - *mean) * (v[i] - *mean);
+    *sd = n > 1 ? sqrt(sq / (double)(n - 1)) : 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    *median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    free(v);
+    return true;
+}
+
+/* "before the first step: 3.02 s, 4 syncs, blocked 271 us", and its heaviest sites. */
+static void render_startup(struct fd_writer *w, const struct rep_process *p, const struct basis *bs,
+                           int top)
+{
+    if (!p->startup_closed)
+        return;
+    char a[32], b[32];
+    fmt_ns(a, sizeof a, (double)p->startup.wall_ns);
+    uint64_t syncs = 0, ns = 0;
+    for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        syncs += p->sites[i].split.startup_count;
+        ns += p->sites[i].split.startup_ns;
+    }
+    if (!syncs) { /* a trace or summary that does not split its sites: the step's own counts */
+        syncs = p->startup.syncs;
+        ns = p->startup.blocked_ns;
+    }
+    fmt_ns(b, sizeof b, (double)ns);
+    fdw_printf(w, "  before the first step (start-up%s): %s, %llu sync%s, blocked %s\n",
+               bs->startup_left_out || !p->steps || !p->nsteps || p->steps[0].step != 0
+                   ? ", not in the rates" : "", a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+    /* its three heaviest sites, by their user frame */
+    const struct rep_site *heaviest[3] = {NULL, NULL, NULL};
+    for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        const struct rep_site *s = &p->sites[i];
+        if (!s->split.startup_count)
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!heaviest[k] || s->split.startup_ns > heaviest[k]->split.startup_ns) {
+                memmove(&heaviest[k + 1], &heaviest[k], (size_t)(2 - k) * sizeof heaviest[0]);
+                heaviest[k] = s;
+                break;
+            }
+    }
+    for (int k = 0; k < 3 && k < top && heaviest[k]; k++) {
+        const struct rep_site *s = heaviest[k];
+        char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
+        fmt_ns(a, sizeof a, (double)s->split.startup_ns);
+        fdw_printf(w, "    %llu x %s, %s", (unsigned long long)s->split.startup_count, str(s->api), a);
+        if (s->nframes && s->frames) {
+            frame_texts(&s->frames[hints_user_frame(s)], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+            fdw_printf(w, ", at %s  %s", name, loc);
+        }
+        fdw_putc(w, '\n');
+    }
+}
+
+/* Blocked time per step of the other threads (the trainer's is the header's). */
+static void render_threads(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
+    if (!bs->trainer)
+        return;
+    double steps = bs->steps > 0 ? bs->steps : 1.0;
+    size_t shown = 0;
+    for (size_t i = 0; i < p->nthreads; i++) {
+        const struct rep_thread *t = &p->threads[i];
+        uint64_t ns = basis_ns(bs, t->blocked_ns, &t->split), n = basis_count(bs, t->syncs, &t->split);
+        if (t == bs->trainer || !n)
+            continue;
+        char a[32], c[32];
+        fmt_ns(a, sizeof a, (double)ns / steps);
+        fmt_rate(c, sizeof c, (double)n / steps);
+        fdw_puts(w, shown++ ? "; " : "  other threads, blocked per step: ");
+        if (shown > 4) {
+            fdw_puts(w, "...");
+            break;
+        }
+        fdw_printf(w, "%s", *str(t->name) ? t->name : "?");
+        if (t->tid)
+            fdw_printf(w, " (tid %u)", t->tid);
+        fdw_printf(w, " %s, %s syncs", a, c);
+    }
+    if (shown)
+        fdw_putc(w, '\n');
+}
+
+static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+{
+    char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
     fdw_puts(w, "syncspy: ");
     if (p->rank >= 0)
         fdw_printf(w, "rank %d ", p->rank);
@@ -377,24 +534,49 @@ static void render_header(struct fd_writer *w, const struct rep_process *p)
         fdw_puts(w, p->schedule);
         fdw_putc(w, ')');
     }
+    if (p->step_source)
+        fdw_printf(w, ", steps: %s", p->step_source);
     fdw_putc(w, '\n');
     struct basis bs = rate_basis(p);
     double steps = bs.steps > 0 ? bs.steps : 1.0;
+    /* the trainer's blocked time: no share above 100 % when several threads sync at once */
+    double blocked = bs.trainer ? (double)basis_ns(&bs, bs.trainer->blocked_ns, &bs.trainer->split)
+                                : bs.blocked_ns;
     fmt_ns(a, sizeof a, bs.wall_ns / steps);
-    fmt_ns(b, sizeof b, bs.blocked_ns / steps);
-    fmt_share(c, sizeof c, bs.blocked_ns, bs.wall_ns);
+    fmt_ns(b, sizeof b, blocked / steps);
+    fmt_share(c, sizeof c, blocked, bs.wall_ns);
     fmt_rate(d, sizeof d, bs.syncs / steps);
     fmt_rate(e, sizeof e, bs.launches / steps);
+    double med, mean, dev;
     if (p->active_steps) {
-        fdw_printf(w, "  step %s mean | blocked %s/step (%s) | %s syncs/step | %s "
-                   "launches/step\n", a, b, c, d, e);
-        if (bs.partial_left_out)
-            fdw_printf(w, "  (rates over the %.0f complete steps; the last step was still open at exit)\n",
-                       bs.steps);
+        if (step_stats(&bs, &med, &mean, &dev)) {
+            fmt_ns(m, sizeof m, med); /* the mean stays the totals' (exact when steps are omitted) */
+            fmt_ns(sd, sizeof sd, dev);
+            fdw_printf(w, "  step %s median (mean %s, sd %s) | blocked %s/step (%s) | %s syncs/step "
+                       "| %s launches/step\n", m, a, sd, b, c, d, e);
+        } else {
+            fdw_printf(w, "  step %s mean | blocked %s/step (%s) | %s syncs/step | %s launches/step\n",
+                       a, b, c, d, e);
+        }
+        if (bs.startup_left_out || bs.partial_left_out)
+            fdw_printf(w, "  (rates over the %.0f training step%s: %s left out)\n", bs.steps,
+                       bs.steps == 1 ? "" : "s",
+                       bs.startup_left_out && bs.partial_left_out
+                           ? "start-up and the step still open at exit"
+                           : bs.startup_left_out ? "start-up" : "the step still open at exit");
+        if (bs.trainer && p->nthreads > 1)
+            fdw_printf(w, "  (blocked: the thread that ends the steps, %s%s%u)\n",
+                       *str(bs.trainer->name) ? bs.trainer->name : "", *str(bs.trainer->name) ? " tid " : "tid ",
+                       bs.trainer->tid);
     } else
         fdw_printf(w, "  totals, as no step was active: wall %s | blocked %s (%s) | %llu syncs "
                    "| %llu launches\n", a, b, c, (unsigned long long)p->syncs,
                    (unsigned long long)p->launches);
+    render_startup(w, p, &bs, top);
+    render_threads(w, p, &bs);
+    if (p->no_step_hook)
+        fdw_puts(w, "  no step mark: torch.optim's optimizer step hook could not be registered (torch.optim was "
+                    "never imported): mark steps with syncspy.step()\n");
     if (p->unattributed_syncs)
         fdw_printf(w, "  %llu syncs had no room in the site table: counted in the totals, not "
                    "in the table below\n", (unsigned long long)p->unattributed_syncs);
@@ -430,7 +612,7 @@ static void render_apis(struct fd_writer *w, const struct entry *e, size_t n)
             apis[na].api = str(e[i].site->api);
             apis[na++].count = 0;
         }
-        apis[j].count += e[i].site->count;
+        apis[j].count += e[i].count;
     }
     for (size_t i = 1; i < na; i++) /* insertion sort by count, desc */
         for (size_t j = i; j > 0 && apis[j].count > apis[j - 1].count; j--) {
@@ -705,7 +887,8 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
 }
 
 static int render_table(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
-                        const struct report_opts *opts, const struct totals *t)
+                        const struct basis *bases, const struct report_opts *opts,
+                        const struct totals *t)
 {
     size_t nsites = 0;
     for (size_t p = 0; p < nprocs; p++)
@@ -723,13 +906,20 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
         errno = ENOMEM;
         return -1;
     }
-    size_t n = build_entries(procs, nprocs, entries);
+    size_t n = build_entries(procs, nprocs, bases, entries);
     size_t ng = build_groups(entries, n, groups);
     int top = opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT;
+    if (ng == 0) { /* every sync was start-up's (or the open step's): the header says it */
+        fdw_puts(w, "  no host-device syncs in the training steps\n");
+        free(entries);
+        free(groups);
+        free(mark);
+        return 0;
+    }
     fdw_putc(w, '\n');
     if (nprocs > 1)
         fdw_printf(w, "  hotspots of all %zu processes (per step: summed over processes / their "
-                   "%.0f active steps)\n", nprocs, t->steps);
+                   "%.0f training steps)\n", nprocs, t->steps);
     fdw_printf(w, "%4s  %12s  %6s  %10s  %9s  %9s  %s\n", "#", "blocked/step", "share",
                "syncs/step", "mean", "max", "api / where");
     for (size_t i = 0; i < ng && i < (size_t)top; i++)
@@ -760,9 +950,15 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     fdw_init(w, fd);
     struct totals t = {0};
     uint64_t steps = 0, syncs = 0, nsites = 0;
+    struct basis *bases = calloc(nprocs ? nprocs : 1, sizeof *bases);
+    if (!bases) {
+        free(w);
+        errno = ENOMEM;
+        return -1;
+    }
     for (size_t p = 0; p < nprocs; p++) {
-        render_header(w, &procs[p]);
-        struct basis bs = rate_basis(&procs[p]);
+        render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
+        struct basis bs = bases[p] = rate_basis(&procs[p]);
         steps += procs[p].active_steps;
         syncs += procs[p].syncs;
         nsites += procs[p].sites ? procs[p].nsites : 0;
@@ -782,7 +978,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     } else if (nsites == 0) {
         fdw_puts(w, "  no sync site was recorded with its stack\n");
     } else {
-        rc = render_table(w, procs, nprocs, opts, &t);
+        rc = render_table(w, procs, nprocs, bases, opts, &t);
     }
     if (opts && opts->summary_path) {
         fdw_puts(w, "syncspy: summary in ");
@@ -794,6 +990,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         rc = -1;
     else if (rc != 0)
         errno = saved;
+    free(bases);
     free(w);
     return rc;
 }

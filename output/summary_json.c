@@ -18,14 +18,34 @@ static void put_u64_field(struct fd_writer *w, const char *name, uint64_t v)
     fdw_u64(w, v);
 }
 
-static void write_step(struct fd_writer *w, const struct rep_step *st)
+static void write_step(struct fd_writer *w, const struct rep_step *st, bool startup)
 {
     put_u64_field(w, "  {\"step\": ", st->step);
     put_u64_field(w, ", \"wall_ns\": ", st->wall_ns);
     put_u64_field(w, ", \"syncs\": ", st->syncs);
     put_u64_field(w, ", \"blocked_ns\": ", st->blocked_ns);
     put_u64_field(w, ", \"launches\": ", st->launches);
-    fdw_puts(w, st->partial ? ", \"partial\": true}" : ", \"partial\": false}");
+    fdw_puts(w, st->partial ? ", \"partial\": true" : ", \"partial\": false");
+    fdw_puts(w, startup ? ", \"startup\": true}" : "}");
+}
+
+static void write_split(struct fd_writer *w, const struct rep_split *sp)
+{
+    put_u64_field(w, ", \"startup_count\": ", sp->startup_count);
+    put_u64_field(w, ", \"startup_blocked_ns\": ", sp->startup_ns);
+    put_u64_field(w, ", \"partial_count\": ", sp->partial_count);
+    put_u64_field(w, ", \"partial_blocked_ns\": ", sp->partial_ns);
+}
+
+static void write_thread(struct fd_writer *w, const struct rep_thread *t)
+{
+    put_u64_field(w, "  {\"tid\": ", t->tid);
+    fdw_puts(w, ", \"name\": ");
+    fdw_json_string(w, t->name);
+    put_u64_field(w, ", \"syncs\": ", t->syncs);
+    put_u64_field(w, ", \"blocked_ns\": ", t->blocked_ns);
+    write_split(w, &t->split);
+    fdw_puts(w, t->ends_steps ? ", \"ends_steps\": true}" : ", \"ends_steps\": false}");
 }
 
 static void write_frame(struct fd_writer *w, const struct rep_frame *f)
@@ -52,6 +72,7 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
     put_u64_field(w, ", \"count\": ", s->count);
     put_u64_field(w, ", \"blocked_ns\": ", s->blocked_ns);
     put_u64_field(w, ", \"max_ns\": ", s->max_ns);
+    write_split(w, &s->split);
     if (s->gpu_idle_syncs) { /* SYNCSPY_GPU=1 measured it */
         put_u64_field(w, ", \"gpu_idle_ns\": ", s->gpu_idle_ns);
         put_u64_field(w, ", \"gpu_idle_syncs\": ", s->gpu_idle_syncs);
@@ -96,10 +117,33 @@ int summary_write_json(const struct rep_process *p, int fd)
     put_u64_field(&w, ", \"blocked_ns\": ", p->blocked_ns);
     put_u64_field(&w, ", \"launches\": ", p->launches);
     put_u64_field(&w, ", \"unattributed_syncs\": ", p->unattributed_syncs);
-    fdw_puts(&w, ",\n \"steps\": [");
+    /* start-up: step 0, from the process's start to the first step mark (not a training step) */
+    fdw_puts(&w, ",\n \"startup\": ");
+    if (p->startup_closed) {
+        put_u64_field(&w, "{\"step\": ", 0);
+        put_u64_field(&w, ", \"wall_ns\": ", p->startup.wall_ns);
+        put_u64_field(&w, ", \"syncs\": ", p->startup.syncs);
+        put_u64_field(&w, ", \"blocked_ns\": ", p->startup.blocked_ns);
+        put_u64_field(&w, ", \"launches\": ", p->startup.launches);
+        fdw_putc(&w, '}');
+    } else {
+        fdw_puts(&w, "null");
+    }
+    fdw_puts(&w, ", \"step_source\": ");
+    if (p->step_source)
+        fdw_json_string(&w, p->step_source);
+    else
+        fdw_puts(&w, "null");
+    fdw_puts(&w, p->no_step_hook ? ", \"no_step_hook\": true" : ", \"no_step_hook\": false");
+    fdw_puts(&w, ",\n \"threads\": [");
+    for (size_t i = 0; i < p->nthreads && p->threads; i++) {
+        fdw_puts(&w, i ? ",\n" : "\n");
+        write_thread(&w, &p->threads[i]);
+    }
+    fdw_puts(&w, "],\n \"steps\": [");
     for (size_t i = 0; i < p->nsteps && p->steps; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");
-        write_step(&w, &p->steps[i]);
+        write_step(&w, &p->steps[i], p->startup_closed && p->steps[i].step == 0);
     }
     fdw_puts(&w, "],\n \"sites\": [");
     for (size_t i = 0; i < p->nsites && p->sites; i++) {

@@ -22,7 +22,8 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 1             /* 1.1: backward-section frames (kinds 2 and 3) */
+#define TRACE_VERSION_MINOR 2             /* 1.1: backward-section frames (kinds 2 and 3);
+                                           1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -57,6 +58,7 @@ enum trace_record_type {
     TREC_THREAD = 8,      /* struct trace_thread */
     TREC_DROPS = 9,       /* struct trace_drops */
     TREC_END = 10,        /* struct trace_end: the process finished writing (clean exit) */
+    TREC_THREAD_TOTALS = 11, /* struct trace_thread_totals (1.2) */
 };
 
 struct trace_record_header {
@@ -129,7 +131,15 @@ struct trace_step {
     uint64_t launches;
     uint32_t active;           /* recorded by the schedule */
     uint32_t partial;          /* ended by the process exit, not by a mark */
+    /* 1.2 (a 1.0/1.1 record is 64 bytes: these read as 0) */
+    uint32_t tid;              /* the thread whose mark ended it (0: none, or the exit) */
+    uint32_t source;           /* enum trace_step_source */
 };
+#define TRACE_STEP_V10_BYTES 64
+
+/* What ended a step (trace_step.source). */
+enum trace_step_source { TRACE_STEP_SOURCE_NONE = 0, TRACE_STEP_SOURCE_AUTO = 1,
+                         TRACE_STEP_SOURCE_EXPLICIT = 2 };
 
 struct trace_site_totals {
     struct trace_record_header h;
@@ -140,6 +150,19 @@ struct trace_site_totals {
     uint64_t count;            /* exact, cumulative */
     uint64_t blocked_ns;
     uint64_t max_ns;
+    /* 1.2 (a 1.0/1.1 record is 48 bytes: these read as 0): the parts of count and blocked_ns
+     * that per-step rates leave out (output/model.h rep_phase_raw): start-up's, and the step
+     * of the site's latest sync (+1) with the count and ns when that step began there */
+    uint64_t startup_count, startup_ns, seen_step, base_count, base_ns;
+};
+#define TRACE_SITE_TOTALS_V10_BYTES 48
+
+/* One thread's syncs now (exact, cumulative; tid 0: the threads that exited, together). */
+struct trace_thread_totals {
+    struct trace_record_header h;
+    uint32_t tid;
+    uint32_t pad;
+    uint64_t count, blocked_ns, startup_count, startup_ns, seen_step, base_count, base_ns;
 };
 
 struct trace_thread {
@@ -168,8 +191,9 @@ _Static_assert(sizeof(struct trace_frame) == 40, "trace_frame layout");
 _Static_assert(sizeof(struct trace_stack) == 16, "trace_stack layout");
 _Static_assert(sizeof(struct trace_sync) == 64, "trace_sync layout");
 _Static_assert(sizeof(struct trace_launch) == 48, "trace_launch layout");
-_Static_assert(sizeof(struct trace_step) == 64, "trace_step layout");
-_Static_assert(sizeof(struct trace_site_totals) == 48, "trace_site_totals layout");
+_Static_assert(sizeof(struct trace_step) == 72, "trace_step layout");
+_Static_assert(sizeof(struct trace_site_totals) == 88, "trace_site_totals layout");
+_Static_assert(sizeof(struct trace_thread_totals) == 72, "trace_thread_totals layout");
 _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
 _Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");
 _Static_assert(sizeof(struct trace_end) == 24, "trace_end layout");

@@ -258,7 +258,8 @@ void tw_step(struct trace_writer *w, const struct tw_step *s)
 {
     struct trace_step rec = {.step = s->step, .start_ns = s->start_ns, .end_ns = s->end_ns,
                              .syncs = s->syncs, .blocked_ns = s->blocked_ns,
-                             .launches = s->launches, .active = s->active, .partial = s->partial};
+                             .launches = s->launches, .active = s->active, .partial = s->partial,
+                             .tid = s->tid, .source = s->source};
     record(w, TREC_STEP, &rec, sizeof rec, NULL, 0);
 }
 
@@ -282,14 +283,28 @@ static uint64_t *site_count_slot(struct trace_writer *w, uint32_t site_id)
 void tw_site(struct trace_writer *w, const struct tw_site *s)
 {
     uint64_t *last = site_count_slot(w, s->site_id);
-    if (last && *last == s->count)
+    if (last && *last == s->phase.count)
         return;
+    const struct rep_phase_raw *p = &s->phase;
     struct trace_site_totals rec = {.site_id = s->site_id, .stack_id = s->stack_id,
-                                    .api_name = api_string(w, s->api), .count = s->count,
-                                    .blocked_ns = s->blocked_ns, .max_ns = s->max_ns};
+                                    .api_name = api_string(w, s->api), .count = p->count,
+                                    .blocked_ns = p->ns, .max_ns = s->max_ns,
+                                    .startup_count = p->startup_count, .startup_ns = p->startup_ns,
+                                    .seen_step = p->seen_step, .base_count = p->base_count,
+                                    .base_ns = p->base_ns};
     record(w, TREC_SITE_TOTALS, &rec, sizeof rec, NULL, 0);
     if (last)
-        *last = s->count;
+        *last = p->count;
+}
+
+void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t)
+{
+    const struct rep_phase_raw *p = &t->phase;
+    struct trace_thread_totals rec = {.tid = t->tid, .count = p->count, .blocked_ns = p->ns,
+                                      .startup_count = p->startup_count, .startup_ns = p->startup_ns,
+                                      .seen_step = p->seen_step, .base_count = p->base_count,
+                                      .base_ns = p->base_ns};
+    record(w, TREC_THREAD_TOTALS, &rec, sizeof rec, NULL, 0);
 }
 
 void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped)

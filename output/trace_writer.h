@@ -36,12 +36,20 @@ _Static_assert(sizeof(struct tw_event) == 64, "tw_event size");
 struct tw_step {
     uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
     bool active, partial;
+    uint32_t tid, source; /* the marking thread, enum trace_step_source */
 };
 
-/* One site's totals now (exact, cumulative). */
+/* One site's totals now (exact, cumulative; phase: count and blocked ns with their parts). */
 struct tw_site {
     uint32_t site_id, stack_id, api;
-    uint64_t count, blocked_ns, max_ns;
+    uint64_t max_ns;
+    struct rep_phase_raw phase;
+};
+
+/* One thread's totals now (tid 0: the threads that exited). */
+struct tw_thread_totals {
+    uint32_t tid;
+    struct rep_phase_raw phase;
 };
 
 /* A frame of a stack, as the agent identifies it: (pc, 0) for a native return address,
@@ -80,6 +88,8 @@ void tw_events(struct trace_writer *w, const struct tw_event *events, size_t n);
 void tw_step(struct trace_writer *w, const struct tw_step *step);
 /* A SITE_TOTALS record when the site's count changed since the last one written. */
 void tw_site(struct trace_writer *w, const struct tw_site *site);
+/* A THREAD_TOTALS record (the flusher writes one per thread that synced, every flush). */
+void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t);
 /* A DROPS record when the counts changed since the last one written. */
 void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped);
 /* The END record: the process finished writing. */

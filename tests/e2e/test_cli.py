@@ -77,7 +77,7 @@ class CliTest(unittest.TestCase):
         self.assertIn("syncspy: pid 4242: 4 active steps of 6 (schedule: wait=1,warmup=1,active=4)",
                       out)
         # 160 ms wall, 48 ms blocked, 12 syncs (from the steps: no totals in the file)
-        self.assertIn("step 40.0 ms mean | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step", out)
+        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step", out)
         # heaviest group first, at the user frame, with its hint
         self.assertLess(out.index("MaskedLoss.ignore_background"), out.index("loss_fn"))
         self.assertIn("10.0 ms", out)

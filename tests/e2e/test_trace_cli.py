@@ -53,6 +53,8 @@ def sample_summary(pid):
     steps = [{"step": s, "wall_ns": 40 * MS, "syncs": 3, "blocked_ns": 12 * MS,
               "launches": 200, "partial": False} for s in (1, 2, 3)]
     return {"version": 1, "pid": pid, "rank": None, "schedule": "wait=1,active=3",
+            # step 0 (inactive: wait=1) ended by a mark: start-up, as the trace's STEP 0 says
+            "startup": {"step": 0, "wall_ns": 10 * MS, "syncs": 0, "blocked_ns": 0, "launches": 5},
             "steps": steps, "sites": [
                 {"api": "cudaStreamSynchronize", "count": 6, "blocked_ns": 30 * MS,
                  "max_ns": 6 * MS, "frames": [nz, ib, fw]},
@@ -81,10 +83,11 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p.stderr, "")
         out = p.stdout
         self.assertIn("syncspy: pid 4242: 3 active steps of 4 (schedule: wait=1,active=3)", out)
-        self.assertIn("step 40.0 ms mean | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step | "
+        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step | "
                       "200 launches/step", out)
         self.assertNotIn("ends early", out)
         self.assertIn("3 sync and 0 launch events found the trace buffers full", out)
+        self.assertIn("before the first step (start-up, not in the rates): 10.0 ms, 0 syncs, blocked 0 ns", out)
         rows = [l for l in out.splitlines() if re.match(r"^\s+\d+\s+\S+ [mu]?s\s", l)]
         self.assertEqual(len(rows), 2, out)
         # blocked/step, share, syncs/step, mean, max
@@ -118,7 +121,7 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("syncspy: rank 2 pid 9: 3 active steps of 5", p.stdout)
         # over active steps only: 60 ms blocked of 300 ms, 6 syncs, 60 launches
-        self.assertIn("step 100 ms mean | blocked 20.0 ms/step (20.0%) | 2.00 syncs/step | "
+        self.assertIn("step 100 ms median (mean 100 ms, sd 0 ns) | blocked 20.0 ms/step (20.0%) | 2.00 syncs/step | "
                       "20.0 launches/step", p.stdout)
         self.assertIn("no sync site was recorded with its stack", p.stdout)
 

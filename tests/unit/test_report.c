@@ -79,7 +79,7 @@ static void test_single_process(void **state)
     assert_has(t, "syncspy: pid 4242: 20 active steps of 25 (schedule: "
                   "wait=1,warmup=1,active=3,repeat=4)\n");
     /* 826 ms / 20 = 41.3 ms; 461.4 ms / 20 = 23.1 ms; 76/20 = 3.80; 4200/20 = 210 */
-    assert_has(t, "step 41.3 ms mean | blocked 23.1 ms/step (55.9%) | 3.80 syncs/step | 210 "
+    assert_has(t, "step 41.3 ms median (mean 41.3 ms, sd 0 ns) | blocked 23.1 ms/step (55.9%) | 3.80 syncs/step | 210 "
                   "launches/step");
     /* heaviest group first: ignore_background (15.0 ms/step), then loss_fn (8.07 ms/step) */
     assert_order(t, "MaskedLoss.ignore_background", "loss_fn");
@@ -134,8 +134,8 @@ static void test_partial_step_left_out_of_rates(void **state)
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "syncspy: pid 5: 3 active steps of 3");
     /* 20 ms / 2 complete steps; 8 ms blocked / 2; 4 syncs / 2; 200 launches / 2 */
-    assert_has(t, "step 10.0 ms mean | blocked 4.00 ms/step (40.0%) | 2.00 syncs/step | 100 launches/step\n");
-    assert_has(t, "(rates over the 2 complete steps; the last step was still open at exit)");
+    assert_has(t, "step 10.0 ms median (mean 10.0 ms, sd 0 ns) | blocked 4.00 ms/step (40.0%) | 2.00 syncs/step | 100 launches/step\n");
+    assert_has(t, "(rates over the 2 training steps: the step still open at exit left out)");
     /* the site's 5 syncs (one in the partial step) over 2 steps */
     assert_row(t, " 1 4.25 ms 42.5% 2.50 1.70 ms 2.00 ms cudaMemcpy\n");
     free(t);
@@ -150,7 +150,7 @@ static void test_partial_step_left_out_of_rates(void **state)
     q.launches = 3;
     q.wall_ns = 1000000;
     t = render(&q, 1, 10, NULL);
-    assert_has(t, "step 1.00 ms mean | blocked 500 us/step (50.0%) | 1.00 syncs/step | 3.00 launches/step\n");
+    assert_has(t, "step 1.00 ms median (mean 1.00 ms, sd 0 ns) | blocked 500 us/step (50.0%) | 1.00 syncs/step | 3.00 launches/step\n");
     assert_lacks(t, "complete steps");
     free(t);
 }
@@ -311,7 +311,7 @@ static void test_merged(void **state)
     char *t = render(p, 2, 10, NULL);
     assert_order(t, "syncspy: rank 0 pid 100:", "syncspy: rank 1 pid 101:");
     assert_has(t, "hotspots of all 2 processes (per step: summed over processes / their 40 "
-                  "active steps)");
+                  "training steps)");
     /* one merged table: loss_fn from both ranks = 322.8 ms / 40 steps = 8.07 ms/step, 100 syncs */
     assert_row(t, " 1 8.07 ms 19.5% 2.50 3.23 ms 6.10 ms cudaStreamSynchronize x80, "
                   "cudaMemcpy x20\n");

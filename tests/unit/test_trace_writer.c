@@ -84,13 +84,13 @@ static void test_bookkeeping_and_read_back(void **state)
             {.t0 = 500, .arg = 0x4000, .step = 1, .tid = 9, .api = 2, .kind = TW_LAUNCH},
         };
         tw_events(w, ev, 3);
-        tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .count = 5,
-                                     .blocked_ns = 1000, .max_ns = 300});
+        tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 300,
+                                     .phase = {.count = 5, .ns = 1000}});
         tw_drops(w, 2, 0);
         assert_int_equal(tw_flush(w), 0);
     }
-    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .count = 6,
-                                 .blocked_ns = 1200, .max_ns = 300});
+    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 300,
+                                 .phase = {.count = 6, .ns = 1200}});
     tw_step(w, &(struct tw_step){.step = 1, .start_ns = 50, .end_ns = 900, .syncs = 6,
                                  .blocked_ns = 1200, .launches = 4, .active = true});
     tw_end(w, 1000, 0);
@@ -149,8 +149,8 @@ static void test_backward_markers_read_back(void **state)
     const struct tw_frame_key frames[5] = {{0x1000, 0}, {0xb0, 0}, {0x77, 3 | 1ull << 63},
                                            {0xca, 0}, {0x78, 4 | 1ull << 63}};
     tw_stack(w, 1, frames, 5);
-    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .count = 2,
-                                 .blocked_ns = 20, .max_ns = 10});
+    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10,
+                                 .phase = {.count = 2, .ns = 20}});
     tw_end(w, 1000, 0);
     tw_close(w);
     off_t len = lseek(fd, 0, SEEK_END);
