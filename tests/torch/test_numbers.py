@@ -1,0 +1,114 @@
+"""Real PyTorch over the simulated device: the report's headline numbers describe training steps.
+Start-up (step 0: import torch, model set-up, the first iteration, up to the first optimizer
+step) is reported apart and kept out of the per-step rates; the header's median step time matches
+the program's own clock; summary.json says which step is start-up; the optimizer step hook is in
+place for the first optimizer.step() even when the process's first CUDA call came before torch
+was imported and the schedule starts with steps it does not record; when no hook can be
+registered, the report says so."""
+import re
+import statistics
+import unittest
+
+import harness
+from harness import complete_steps, marked_lines
+
+SEG = harness.DEMO
+STEPS = 60
+
+
+def header_median_ms(report):
+    m = re.search(r"^  step ([0-9.]+) (ms|us) median \(mean ([0-9.]+) (ms|us), sd ", report, re.M)
+    assert m, report
+    return float(m.group(1)) * (1 if m.group(2) == "ms" else 1e-3)
+
+
+class SeedLoopHeader(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.r = harness.run(SEG, "--steps", STEPS, "--log-every", 0, "--step-times")
+        cls.s = cls.r.summary()
+        cls.own = [float(line.split()[2]) for line in cls.r.stdout.splitlines() if line.startswith("step ")]
+
+    def test_median_step_time_matches_the_programs_clock(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        own = statistics.median(self.own[1:])  # the program's steps after the first
+        ours = header_median_ms(self.r.stderr)
+        self.assertLess(abs(ours - own) / own, 0.10, (ours, own, self.r.stderr[:600]))
+
+    def test_startup_apart(self):
+        s = self.s
+        self.assertIsNotNone(s["startup"])
+        self.assertEqual(s["steps"][0]["step"], 0)
+        self.assertTrue(s["steps"][0]["startup"])
+        self.assertFalse(any(st.get("startup") for st in s["steps"][1:]))
+        training = [st for st in complete_steps(s) if not st.get("startup")]
+        self.assertEqual(len(training), STEPS - 1)
+        # start-up holds import torch and the set-up: far longer than a training step
+        self.assertGreater(s["startup"]["wall_ns"], 20 * statistics.median(st["wall_ns"] for st in training))
+        # (no loss is read after the last optimizer step: the step open at exit holds nothing)
+        self.assertIn("(rates over the 59 training steps: start-up left out)", self.r.stderr)
+        self.assertRegex(self.r.stderr, r"  before the first step \(start-up, not in the rates\): [0-9.]+ s, \d+ syncs")
+        # the set-up's copies (model.to(dev)) are start-up's, listed there, not in the table
+        setup = marked_lines(SEG)["set_up"]
+        self.assertRegex(self.r.stderr, rf"\s+2 x cudaMemcpyAsync, .* at main  \S*seg_loss.py:{setup}\n")
+        self.assertIsNone(harness.group_at(self.r.stderr, "seg_loss.py", setup))
+        for site in harness.sites_at(s, SEG, setup):
+            self.assertEqual(site["startup_count"], site["count"])
+
+    def test_per_step_rates_are_training_steps(self):
+        # the loss's four forward lines: exactly one sync per training step each
+        marks = marked_lines(SEG)
+        for name in ("nonzero", "mask_target", "mask_pred", "unique"):
+            g = harness.group_at(self.r.stderr, "seg_loss.py", marks[name])
+            self.assertIsNotNone(g, self.r.stderr)
+            self.assertRegex(g["head"], r"\s1\.00\s", (name, g["head"]))
+        self.assertRegex(self.r.stderr, r"\| 5\.00 syncs/step \|")
+
+    def test_threads(self):
+        threads = {t["name"]: t for t in self.s["threads"]}
+        main = [t for t in self.s["threads"] if t["ends_steps"]]
+        self.assertEqual(len(main), 1, self.s["threads"])
+        # the autograd engine's thread syncs once per step (IndexBackward0), apart from the loop's
+        engine = [t for t in self.s["threads"] if not t["ends_steps"]]
+        self.assertEqual(len(engine), 1, threads)
+        self.assertEqual(engine[0]["syncs"] - engine[0]["startup_count"] - engine[0]["partial_count"], STEPS - 1)
+        self.assertRegex(self.r.stderr, r"  other threads, blocked per step: \S+ \(tid \d+\) [0-9.]+ [mun]?s, 1\.00 syncs")
+
+
+class FixedLoss(unittest.TestCase):
+    def test_no_sync_in_the_training_steps(self):
+        r = harness.run(SEG, "--steps", 30, "--log-every", 0, "--fixed")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("no host-device syncs in the training steps", r.stderr)
+        self.assertRegex(r.stderr, r"\| 0\.00 syncs/step \|")
+        self.assertRegex(r.stderr, r"before the first step \(start-up, not in the rates\): [0-9.]+ s, 4 syncs")
+
+
+class StepHook(unittest.TestCase):
+    def test_first_cuda_call_before_torch_with_a_waiting_schedule(self):
+        r = harness.run("late_optim.py", 12, env={"SYNCSPY_SCHEDULE": "skip_first=2,wait=1,warmup=1,active=2,repeat=2"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        self.assertEqual(s["step_source"], "optimizer.step()")
+        # torch.profiler's numbering: steps 4, 5 and 8, 9 recorded, one loss read each
+        self.assertEqual([(st["step"], st["syncs"]) for st in complete_steps(s)], [(4, 1), (5, 1), (8, 1), (9, 1)])
+
+    def test_every_step_without_a_schedule(self):
+        r = harness.run("late_optim.py", 6)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        # step 0: the early sync (before torch); then one loss read per step
+        self.assertEqual([st["syncs"] for st in complete_steps(s)], [1, 1, 1, 1, 1, 1])
+
+    def test_no_hook_is_said(self):
+        r = harness.run("no_optim.py")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "no_optim: done\n")
+        s = r.summary()
+        self.assertTrue(s["no_step_hook"])
+        self.assertIsNone(s["step_source"])
+        self.assertEqual(r.stderr.count("no step mark: torch.optim's optimizer step hook could not be registered"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
