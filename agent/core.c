@@ -213,7 +213,7 @@ void agent_sync(const struct sync_call *call)
 
     struct site *site = ts ? capture_site(ts, call) : NULL;
     if (site)
-        site_add(site, step, blocked);
+        site_add(site, step, blocked, ts->tid);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site)

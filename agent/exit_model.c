@@ -41,6 +41,7 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         r->max_ns = s->max_ns;
         /* the run's last step is still open at exit (steps_finish closed it as partial) */
         r->split = rep_split_of(&s->phase, proc->steps_seen ? proc->steps_seen - 1 : 0, true);
+        r->threads = s->threads;
         if (!r->count)
             continue;
         uint32_t room = s->depth ? s->depth : 1;

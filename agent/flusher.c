@@ -197,7 +197,8 @@ static void flush_locked(void)
 
     for (size_t i = 0; i < nsites; i++)
         tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
-                                         .api = sites[i].api, .max_ns = sites[i].max_ns,
+                                         .api = sites[i].api, .threads = sites[i].threads,
+                                         .max_ns = sites[i].max_ns,
                                          .phase = sites[i].phase});
     free(sites);
     struct thread_info threads[64];

@@ -41,6 +41,8 @@ struct site {
     struct site *next; /* every site, in order of creation */
     struct phase_counter pc; /* its syncs and blocked ns, with their start-up and last-step parts */
     _Atomic uint64_t max_ns;
+    /* the threads that synced here (the first SITE_TIDS of them) */
+    _Atomic uint32_t tids[SITE_TIDS];
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -133,9 +135,34 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
     return s;
 }
 
-void site_add(struct site *s, uint64_t step, uint64_t blocked_ns)
+/* The calling thread among the site's threads: the first free slot is claimed by CAS, nothing
+ * waits (a load and a compare when it is the first one; past SITE_TIDS threads, nothing kept). */
+static void site_thread(struct site *s, uint32_t tid)
+{
+    for (uint32_t i = 0; i < SITE_TIDS; i++) {
+        uint32_t v = atomic_load_explicit(&s->tids[i], memory_order_relaxed);
+        if (v == tid)
+            return;
+        if (v == 0) {
+            if (atomic_compare_exchange_strong_explicit(&s->tids[i], &v, tid, memory_order_relaxed,
+                                                        memory_order_relaxed) || v == tid)
+                return;
+        }
+    }
+}
+
+static uint32_t site_threads(const struct site *s)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < SITE_TIDS; i++)
+        n += atomic_load_explicit(&s->tids[i], memory_order_relaxed) != 0;
+    return n;
+}
+
+void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid)
 {
     phase_add(&s->pc, step, blocked_ns);
+    site_thread(s, tid);
     uint64_t m = atomic_load_explicit(&s->max_ns, memory_order_relaxed);
     while (blocked_ns > m &&
            !atomic_compare_exchange_weak_explicit(&s->max_ns, &m, blocked_ns, memory_order_relaxed,
@@ -157,7 +184,8 @@ void site_info(const struct site *s, struct site_info *out)
         .id = s->id, .api = s->key.api, .stack_id = s->stack->id, .depth = s->stack->depth,
         .truncated = s->stack->truncated, .words = s->stack->pcs,
         .phase = phase_raw(&s->pc),
-        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
+        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed),
+        .threads = site_threads(s)};
     out->count = out->phase.count;
     out->blocked_ns = out->phase.ns;
 }

@@ -26,6 +26,8 @@ struct site_cache {
 };
 
 /* A copy of what a site is and has counted. */
+#define SITE_TIDS 16
+
 struct site_info {
     uint32_t id;             /* 1-based, in order of creation */
     uint32_t api;
@@ -35,6 +37,7 @@ struct site_info {
     const uintptr_t *words;  /* the stack, innermost first (collectors/pyframes.h); kept */
     uint64_t count, blocked_ns, max_ns;
     struct rep_phase_raw phase; /* count and blocked_ns with their start-up and last-step parts */
+    uint32_t threads;        /* how many threads synced here (at most SITE_TIDS counted) */
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
@@ -45,8 +48,8 @@ void sites_init(size_t cap_bytes);
 struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
                           uint32_t depth, bool truncated);
 
-/* Counts one sync of step `step` at s (lock-free). */
-void site_add(struct site *s, uint64_t step, uint64_t blocked_ns);
+/* Counts one sync of step `step` made by thread tid at s (lock-free). */
+void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid);
 uint32_t site_id(const struct site *s);
 uint32_t site_stack_id(const struct site *s);
 uint64_t site_count(const struct site *s);

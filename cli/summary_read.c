@@ -263,11 +263,11 @@ static bool split_field(struct summary_reader *r, struct rep_split *sp, int k)
     return json_u64(&r->in, dst[k]);
 }
 
-enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_SPLIT,
-       S_N = S_SPLIT + 4 };
+enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_THREADS,
+       S_SPLIT, S_N = S_SPLIT + 4 };
 static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
                                            "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work",
-                                           SPLIT_KEYS};
+                                           "threads", SPLIT_KEYS};
 
 static bool site_field(struct summary_reader *r, void *obj, int k)
 {
@@ -282,6 +282,13 @@ static bool site_field(struct summary_reader *r, void *obj, int k)
     case S_GPU_IDLE: return json_u64(in, &s->gpu_idle_ns);
     case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
     case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
+    case S_THREADS: {
+        uint64_t v;
+        if (!json_u64(in, &v))
+            return false;
+        s->threads = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+        return true;
+    }
     }
     if (k >= S_SPLIT && k < S_N)
         return split_field(r, &s->split, k - S_SPLIT);

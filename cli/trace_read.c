@@ -106,6 +106,7 @@ struct tsite {
     uint32_t stack;               /* index into stacks, or NO_INDEX */
     const char *api;
     uint64_t count, blocked_ns, max_ns;
+    uint32_t threads;             /* 0: not known */
     struct rep_phase_raw phase;   /* 0 but count and ns before 1.2 */
 };
 
@@ -533,7 +534,7 @@ static bool rec_site_totals(struct reader *r, const uint8_t *p, uint32_t bytes)
     if (!api || !stack_ref(r, t.stack_id, what, &stack))
         return false;
     struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
-                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns,
+                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns, .threads = t.threads,
                       .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns, t.seen_step,
                                 t.base_count, t.base_ns}};
     uint32_t index = idmap_get(&r->site_ids, t.site_id);
@@ -839,7 +840,7 @@ static bool build_sites(struct reader *r)
         struct rep_site *s = &r->st->sites[k++];
         *s = (struct rep_site){.api = t[i].api, .count = t[i].count,
                                .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns,
-                               .split = rep_split_of(&t[i].phase, last, partial)};
+                               .threads = t[i].threads, .split = rep_split_of(&t[i].phase, last, partial)};
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
             return false;

@@ -102,6 +102,7 @@ struct rep_site {
     uint64_t gpu_idle_syncs;
     const char *gpu_next_work;
     struct rep_split split; /* of count and blocked_ns */
+    uint32_t threads;       /* how many threads synced here (0: not known; at most 16 counted) */
 };
 
 /* One thread that synced: its syncs and blocked time (with their split). ends_steps: the thread

@@ -72,6 +72,8 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
     put_u64_field(w, ", \"count\": ", s->count);
     put_u64_field(w, ", \"blocked_ns\": ", s->blocked_ns);
     put_u64_field(w, ", \"max_ns\": ", s->max_ns);
+    if (s->threads)
+        put_u64_field(w, ", \"threads\": ", s->threads);
     write_split(w, &s->split);
     if (s->gpu_idle_syncs) { /* SYNCSPY_GPU=1 measured it */
         put_u64_field(w, ", \"gpu_idle_ns\": ", s->gpu_idle_ns);

@@ -146,7 +146,8 @@ struct trace_site_totals {
     uint32_t site_id;          /* >= 1 */
     uint32_t stack_id;
     uint32_t api_name;         /* string id */
-    uint32_t pad;
+    uint32_t threads;          /* how many threads synced here (at most 16 counted; 0: not known,
+                                * as written before 1.2's thread counts) */
     uint64_t count;            /* exact, cumulative */
     uint64_t blocked_ns;
     uint64_t max_ns;

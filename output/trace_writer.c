@@ -287,7 +287,8 @@ void tw_site(struct trace_writer *w, const struct tw_site *s)
         return;
     const struct rep_phase_raw *p = &s->phase;
     struct trace_site_totals rec = {.site_id = s->site_id, .stack_id = s->stack_id,
-                                    .api_name = api_string(w, s->api), .count = p->count,
+                                    .api_name = api_string(w, s->api), .threads = s->threads,
+                                    .count = p->count,
                                     .blocked_ns = p->ns, .max_ns = s->max_ns,
                                     .startup_count = p->startup_count, .startup_ns = p->startup_ns,
                                     .seen_step = p->seen_step, .base_count = p->base_count,

@@ -42,6 +42,7 @@ struct tw_step {
 /* One site's totals now (exact, cumulative; phase: count and blocked ns with their parts). */
 struct tw_site {
     uint32_t site_id, stack_id, api;
+    uint32_t threads;
     uint64_t max_ns;
     struct rep_phase_raw phase;
 };

@@ -139,6 +139,28 @@ class Threads(unittest.TestCase):
         self.assertEqual(sites[0]["frames"][1]["function"], "worker")
         self.assertEqual(sum(st["launches"] for st in s["steps"]), 4 * 105)
 
+    def test_shares_of_threads_that_sync_at_once_stay_under_100_percent(self):
+        # 8 workers block ~20 ms each in a ~20 ms step: summed, 800 % of the step
+        r = run([prog("shares")])
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, "shares: done\n")
+        s = r.summary()
+        workers = site_by_function(s, "worker_wait", "cudaStreamSynchronize")
+        self.assertEqual(len(workers), 1)
+        self.assertEqual(workers[0]["threads"], 8)
+        main = site_by_function(s, "main_wait", "cudaStreamSynchronize")
+        self.assertEqual(main[0]["threads"], 1)
+        shares = [float(x) for x in re.findall(r"\(([0-9.]+)%\)", r.stderr)]
+        shares += [float(x) for x in re.findall(r"^ +\d+ +\S+ \S+ +([0-9.]+)%", r.stderr, re.M)]
+        self.assertGreaterEqual(len(shares), 3, r.stderr)
+        self.assertTrue(all(x <= 100.0 for x in shares), r.stderr)
+        # the header's share is the main thread's own (5 ms of ~20 ms), the workers listed apart
+        head = re.search(r"blocked ([0-9.]+) ms/step \(([0-9.]+)%\)", r.stderr)
+        self.assertLess(float(head.group(1)), 15.0, r.stderr)
+        self.assertIn("other threads, blocked per step:", r.stderr)
+        row = re.search(r"^ +1 +.*cudaStreamSynchronize  \(8 threads\)$", r.stderr, re.M)
+        self.assertIsNotNone(row, r.stderr)
+
 
 class ForkAndLoading(unittest.TestCase):
     def test_forked_child_without_cuda_is_silent(self):
