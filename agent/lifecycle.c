@@ -55,6 +55,10 @@ static uint64_t start_mono_ns, start_real_ns;
  * interrupted thread, so stdout is not flushed first. */
 static _Atomic bool finishing_from_signal;
 
+/* The process the agent's state belongs to: a vfork child (which shares the parent's memory and
+ * ran no fork handler) differs from it. */
+static _Atomic pid_t agent_pid;
+
 /* ---- the process's output folder -------------------------------------------------------------- */
 
 /* mkdir -p with mode 0700 for the folders it creates (traces hold paths and symbol names). */
@@ -123,6 +127,7 @@ static void agent_init(void)
     autograd_init(agent_cfg.backward);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(agent_atexit);
+    atomic_store(&agent_pid, getpid());
     start_mono_ns = clock_mono_ns();
     start_real_ns = clock_real_ns();
     steps_init(&agent_cfg.schedule, agent_cfg.trace_launches, start_mono_ns);
@@ -350,6 +355,22 @@ void agent_finish_from_signal(int timeout_ms)
     flusher_request_finish(timeout_ms);
 }
 
+void agent_finish_at_quick_exit(int timeout_ms)
+{
+    if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)
+        return;
+    if (getpid() != atomic_load(&agent_pid))
+        return; /* a vfork child, in its parent's memory */
+    /* the caller may be a handler that interrupted any code, agent code or a sync included: it
+     * only waits; the flusher thread writes (agent locks are held with signals blocked) */
+    /* _exit discards stdio buffers: the report must not flush them (the program's output stays
+     * as it would be), and the caller may be a signal handler: the flusher thread writes */
+    atomic_store(&finishing_from_signal, true);
+    if (!flusher_request_finish(timeout_ms))
+        agent_log("the process ended through _exit before its outputs were written (waited %d ms): "
+                  "summary.json and the trace may miss its last records", timeout_ms);
+}
+
 void agent_flush_soon(void)
 {
     flusher_kick();
@@ -393,5 +414,6 @@ static void fork_child(void)
     start_mono_ns = clock_mono_ns();
     start_real_ns = clock_real_ns();
     steps_atfork_child(start_mono_ns);
+    atomic_store(&agent_pid, getpid());
     atomic_store(&cuda_seen, false);
 }

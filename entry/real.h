@@ -34,6 +34,8 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
     X(cuPointerGetAttribute, REAL_DRIVER, REAL_OPTIONAL)    /* the same, for CUPTI's calls */ \
     X(sigaction, REAL_LIBC, REAL_REQUIRED)                  /* entry/signals.c */             \
     X(dlclose, REAL_LIBC, REAL_REQUIRED)                    /* entry/dlclose.c, own handles */ \
+    X(_exit, REAL_LIBC, REAL_REQUIRED)                      /* entry/exit.c */                \
+    X(_Exit, REAL_LIBC, REAL_REQUIRED)                                                         \
     X(cuptiSubscribe, REAL_CUPTI, REAL_REQUIRED)            /* entry/cupti.c */               \
     X(cuptiSubscribe_v2, REAL_CUPTI, REAL_OPTIONAL)                                            \
     X(cuptiUnsubscribe, REAL_CUPTI, REAL_REQUIRED)                                             \

@@ -261,10 +261,10 @@ class Library(unittest.TestCase):
         self.assertIn("__cudaLaunchKernel_ptsz", names)
         self.assertIn("syncspy_step", names)
         for n in names:
-            # the CUDA entry points, the public API, sigaction/signal (entry/signals.c keeps the
+            # the CUDA entry points, the public API, _exit/_Exit (entry/exit.c), sigaction/signal (entry/signals.c keeps the
             # program's SIGTERM/SIGINT handlers behind the agent's), dlclose (entry/dlclose.c) and
             # the CUPTI calls of another tool, for which syncspy steps aside (entry/cupti.c)
-            self.assertRegex(n, r"^(cuda[A-Z]\w*|__cuda\w+|syncspy_\w+|sigaction|signal|dlclose|"
+            self.assertRegex(n, r"^(cuda[A-Z]\w*|__cuda\w+|syncspy_\w+|_exit|_Exit|sigaction|signal|dlclose|"
                                 r"cuptiSubscribe|cuptiSubscribe_v2|cuptiActivityRegisterCallbacks)$")
             self.assertNotIn("@", n)
 

@@ -75,11 +75,12 @@ class Exits(unittest.TestCase):
         self.assertEqual(count_of(r.summary(), "exits_sync"), 6)
         self.assertIn("exits_sync", r.stderr)
 
-    def test__exit_leaves_a_readable_trace(self):
+    def test__exit_keeps_every_sync_and_writes_the_summary(self):
         r = run([prog("exits"), "_exit"])
         self.assertEqual(r.returncode, 4, r.stderr)
         self.assertEqual(r.stdout, "main: _exit\n")
-        self.assertNotIn("syncspy:", r.stderr)  # no atexit: no report, as with any _exit
+        self.assertEqual(count_of(r.summary(), "exits_sync"), 6)
+        self.assertIn("exits_sync", r.stderr)  # the report, as at exit()
         d = r.process_dirs()[0]
         rep = subprocess.run([CLI, "report", d], capture_output=True, text=True, timeout=60)
         self.assertEqual(rep.returncode, 0, rep.stderr)
@@ -91,6 +92,56 @@ class Exits(unittest.TestCase):
         r = run([prog("exits"), "abort"], timeout=60)
         self.assertEqual(r.returncode, -signal.SIGABRT, r.stderr)
         self.assertEqual(r.stdout, "main: abort\n")
+
+
+class QuickExit(unittest.TestCase):
+    """_exit and _Exit run no atexit handler: the agent's own hook keeps what was recorded."""
+
+    def check(self, mode, code, stdout, syncs):
+        plain = run([prog("quick_exit"), mode], preload=False)
+        r = run([prog("quick_exit"), mode])
+        self.assertEqual(plain.returncode, code, plain.stderr)
+        self.assertEqual(r.returncode, code, r.stderr)
+        # _exit discards stdio buffers: the agent flushes none of them ("buffered" stays lost)
+        self.assertEqual(plain.stdout, stdout)
+        self.assertEqual(r.stdout, stdout)
+        dirs = r.process_dirs()
+        self.assertEqual(len(dirs), 1, dirs)
+        s = r.summary()
+        self.assertEqual(count_of(s, "quick_sync"), syncs, [frames_text(x) for x in s["sites"]])
+        # the trace holds them too: the report rebuilt from trace.bin alone
+        os.unlink(os.path.join(dirs[0], "summary.json"))
+        rep = subprocess.run([CLI, "report", dirs[0]], capture_output=True, text=True, timeout=60)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("quick_sync", rep.stdout)
+        m = re.search(r"(\d+(?:\.\d+)?) syncs/step", rep.stdout)
+        self.assertIsNotNone(m, rep.stdout)
+        self.assertIn("quick_sync", r.stderr)  # the exit report
+        return r
+
+    def test__exit(self):
+        self.check("self", 5, "", 9)
+
+    def test__Exit(self):
+        self.check("Exit", 6, "", 9)
+
+    def test__exit_from_a_signal_handler_during_a_sync(self):
+        r = self.check("handler", 9, "", 9)
+        self.assertNotIn("before its outputs were written", r.stderr)
+
+    def test_forked_child_ending_with__exit(self):
+        r = self.check("child", 0, "child status 7\n", 9)
+        # the child's folder: the parent made no CUDA call and wrote nothing
+        self.assertEqual(r.stderr.count("syncspy: pid"), 1, r.stderr)
+
+    def test_vfork_child__exit_writes_nothing_for_the_parent(self):
+        plain = run([prog("quick_exit"), "vfork"], preload=False)
+        r = run([prog("quick_exit"), "vfork"])
+        self.assertEqual((plain.returncode, plain.stdout), (0, "vfork child status 4\n"))
+        self.assertEqual((r.returncode, r.stdout), (0, "vfork child status 4\n"))
+        self.assertEqual(len(r.process_dirs()), 1)
+        self.assertEqual(r.stderr.count("syncspy: pid"), 1, r.stderr)
+        self.assertEqual(count_of(r.summary(), "quick_sync"), 18)
 
 
 class Stacks(unittest.TestCase):
