@@ -21,6 +21,15 @@ struct hint_rule {
 };
 
 static const struct hint_rule hint_rules[] = {
+    /* torch.amp.GradScaler.step: found_inf read on the host (.item()) to skip a bad step */
+    {false, "GradScaler._maybe_opt_step",
+     "GradScaler.step reads found_inf on the host every step (to skip steps with inf/NaN "
+     "gradients): autocast to bfloat16 needs no GradScaler; with float16 this is its price"},
+    /* the engine checks each node's outputs for NaN (item<bool>) after the node ran, outside
+     * any node: only with anomaly detection on */
+    {false, "Engine::evaluate_function",
+     "autograd anomaly detection (torch.autograd.set_detect_anomaly(True) or detect_anomaly()) "
+     "checks every backward output for NaN with a sync: switch it off outside debugging"},
     {false, "index_put",
      "x[mask] = v sizes its index on the host: use torch.where(mask, v, x) or "
      "x.masked_fill_(mask, v)"},

@@ -465,30 +465,47 @@ static void render_startup(struct fd_writer *w, const struct rep_process *p, con
     fdw_printf(w, "  before the first step (start-up%s): %s, %llu sync%s, blocked %s\n",
                bs->startup_left_out || !p->steps || !p->nsteps || p->steps[0].step != 0
                    ? ", not in the rates" : "", a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
-    /* its three heaviest sites, by their user frame */
-    const struct rep_site *heaviest[3] = {NULL, NULL, NULL};
-    for (size_t i = 0; i < p->nsites && p->sites; i++) {
+    /* its three heaviest lines: sites grouped by API and user frame (a module's .cuda() makes
+     * a site per parameter kind) */
+    struct sgroup {
+        const struct rep_site *site;
+        const struct rep_frame *key;
+        uint64_t count, ns;
+    } *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
+    size_t ng = 0;
+    for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
         if (!s->split.startup_count)
             continue;
-        for (int k = 0; k < 3; k++)
-            if (!heaviest[k] || s->split.startup_ns > heaviest[k]->split.startup_ns) {
-                memmove(&heaviest[k + 1], &heaviest[k], (size_t)(2 - k) * sizeof heaviest[0]);
-                heaviest[k] = s;
-                break;
-            }
+        const struct rep_frame *key = s->nframes && s->frames ? &s->frames[hints_user_frame(s)] : NULL;
+        size_t k = 0;
+        while (k < ng && !(cmp_str(g[k].site->api, s->api) == 0 && key_cmp(g[k].key, key) == 0))
+            k++;
+        if (k == ng)
+            g[ng++] = (struct sgroup){.site = s, .key = key};
+        g[k].count += s->split.startup_count;
+        g[k].ns += s->split.startup_ns;
     }
-    for (int k = 0; k < 3 && k < top && heaviest[k]; k++) {
-        const struct rep_site *s = heaviest[k];
+    for (int k = 0; k < 3 && k < top && g; k++) {
+        size_t best = ng;
+        for (size_t j = (size_t)k; j < ng; j++)
+            if (best == ng || g[j].ns > g[best].ns)
+                best = j;
+        if (best == ng)
+            break;
+        struct sgroup t = g[k];
+        g[k] = g[best];
+        g[best] = t;
         char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
-        fmt_ns(a, sizeof a, (double)s->split.startup_ns);
-        fdw_printf(w, "    %llu x %s, %s", (unsigned long long)s->split.startup_count, str(s->api), a);
-        if (s->nframes && s->frames) {
-            frame_texts(&s->frames[hints_user_frame(s)], name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        fmt_ns(a, sizeof a, (double)g[k].ns);
+        fdw_printf(w, "    %llu x %s, %s", (unsigned long long)g[k].count, str(g[k].site->api), a);
+        if (g[k].key) {
+            frame_texts(g[k].key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
             fdw_printf(w, ", at %s  %s", name, *loc ? loc : tag);
         }
         fdw_putc(w, '\n');
     }
+    free(g);
 }
 
 /* Blocked time per step of the other threads (the trainer's is the header's). */
@@ -548,7 +565,9 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     fmt_ns(a, sizeof a, bs.wall_ns / steps);
     fmt_ns(b, sizeof b, blocked / steps);
     fmt_share(c, sizeof c, blocked, bs.wall_ns);
-    fmt_rate(d, sizeof d, bs.syncs / steps);
+    /* and its syncs: the other threads' are on their own line */
+    double syncs = bs.trainer ? (double)basis_count(&bs, bs.trainer->syncs, &bs.trainer->split) : bs.syncs;
+    fmt_rate(d, sizeof d, syncs / steps);
     fmt_rate(e, sizeof e, bs.launches / steps);
     double med, mean, dev;
     if (p->active_steps) {
@@ -568,7 +587,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                            ? "start-up and the step still open at exit"
                            : bs.startup_left_out ? "start-up" : "the step still open at exit");
         if (bs.trainer && p->nthreads > 1)
-            fdw_printf(w, "  (blocked: the thread that ends the steps, %s%s%u)\n",
+            fdw_printf(w, "  (blocked and syncs: the thread that ends the steps, %s%s%u)\n",
                        *str(bs.trainer->name) ? bs.trainer->name : "", *str(bs.trainer->name) ? " tid " : "tid ",
                        bs.trainer->tid);
     } else

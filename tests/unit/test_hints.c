@@ -97,6 +97,45 @@ static void test_every_rule_names_its_op(void **state)
     assert_null(m);
 }
 
+/* What seed 002's switches show on real torch 2.15: GradScaler.step's found_inf read (a Python
+ * frame of torch's own, above the .item()), and anomaly detection's NaN check in the engine
+ * thread, outside any node. */
+static void test_amp_and_anomaly(void **state)
+{
+    (void)state;
+    const char *torch_py = "/v/lib/python3.11/site-packages/torch/amp/grad_scaler.py";
+    static struct rep_frame scaler[4];
+    scaler[0] = (struct rep_frame){"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 1, false};
+    scaler[1] = (struct rep_frame){"GradScaler._maybe_opt_step", "", torch_py, 380, 0, true};
+    scaler[2] = (struct rep_frame){"GradScaler.step", "", torch_py, 465, 0, true};
+    scaler[3] = (struct rep_frame){"main", "", "/home/u/train.py", 9, 0, true};
+    struct rep_site s = {"cudaStreamSynchronize", 1, 1, 1, 4, scaler};
+    const char *m;
+    const char *h = hints_find(&s, &m);
+    assert_non_null(h);
+    assert_true(strncmp(h, "GradScaler.step reads found_inf", 31) == 0);
+    assert_string_equal(m, "GradScaler._maybe_opt_step");
+    assert_int_equal(hints_user_frame(&s), 3);
+
+    static struct rep_frame anomaly[4];
+    anomaly[0] = (struct rep_frame){"void at::native::(anonymous namespace)::_local_scalar_dense_cuda_impl<bool>(at::Tensor const&, c10::Scalar&)", TORCH, "", 0, 1, false};
+    anomaly[1] = (struct rep_frame){"bool at::Tensor::item<bool>() const", TORCH, "", 0, 2, false};
+    anomaly[2] = (struct rep_frame){"torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> const&)", TORCH, "", 0, 3, false};
+    anomaly[3] = (struct rep_frame){"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", TORCH, "", 0, 4, false};
+    struct rep_site a = {"cudaStreamSynchronize", 1, 1, 1, 4, anomaly};
+    h = hints_find(&a, &m);
+    assert_non_null(h);
+    assert_true(strncmp(h, "autograd anomaly detection", 26) == 0);
+    /* a sync inside a node's backward keeps the node's hint */
+    static struct rep_frame node[3];
+    node[0] = anomaly[1];
+    node[1] = (struct rep_frame){"torch::autograd::generated::GatherBackward0::apply(std::vector<at::Tensor>&&)", TORCH, "", 0, 5, false};
+    node[2] = anomaly[2];
+    struct rep_site n = {"cudaStreamSynchronize", 1, 1, 1, 3, node};
+    h = hints_find(&n, &m);
+    assert_true(strncmp(h, "the backward of torch.gather", 28) == 0);
+}
+
 static void test_first_match_wins(void **state)
 {
     (void)state;
@@ -203,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_backward_hints),
         cmocka_unit_test(test_user_frame),
         cmocka_unit_test(test_every_rule_names_its_op),
+        cmocka_unit_test(test_amp_and_anomaly),
         cmocka_unit_test(test_first_match_wins),
         cmocka_unit_test(test_only_frames_up_to_the_user_frame),
     };
