@@ -193,12 +193,13 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
         return;
     tl.call.end_ns = end;
     tl.call.via_cupti = true; /* frames start at the caller of the CUDA API */
-    if (!agent_enter())
+    struct agent_call k;
+    if (!agent_enter(&k))
         return;
     if (gpu)
         cupti_take_correlation(&tl.call);
     agent_sync(&tl.call);
-    agent_leave();
+    agent_leave(&k);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,

@@ -86,7 +86,8 @@ static void hand_over(struct sync_call *c)
     if (unlikely(!real_))                                                                       \
         return NO_RUNTIME;                                                                      \
     struct sync_call c_ = {.api = API_##fn};                                                    \
-    const int in_ = agent_enter_recording();                                                    \
+    struct agent_call k_;                                                                       \
+    const int in_ = agent_enter_recording(&k_);                                                 \
     if (in_ == AGENT_RECORD)                                                                    \
         c_.start_ns = agent_now_ns()
 
@@ -96,9 +97,9 @@ static void hand_over(struct sync_call *c)
             c_.end_ns = agent_now_ns();                                                         \
             if ((result) == cudaSuccess && (is_sync))                                           \
                 hand_over(&c_);                                                                 \
-            agent_leave();                                                                      \
+            agent_leave(&k_);                                                                   \
         } else if (in_ == AGENT_HELD) {                                                         \
-            agent_leave_held();                                                                 \
+            agent_leave_held(&k_);                                                              \
         }                                                                                       \
     } while (0)
 

@@ -4,6 +4,7 @@
  * Runs at exit inside the target process (or in the CLI): it may malloc, but it writes only to
  * the fd it is given, through an fd_writer (no stdio FILE*). */
 #include "output/report.h"
+#include "common/clock.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
 
@@ -621,6 +622,8 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         return -1;
     }
     fdw_init(w, fd);
+    if (opts && opts->write_timeout_ms > 0)
+        fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);
     struct totals t = {0};
     uint64_t steps = 0, syncs = 0, nsites = 0;
     for (size_t p = 0; p < nprocs; p++) {
