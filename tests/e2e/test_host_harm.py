@@ -376,5 +376,22 @@ class Streams(unittest.TestCase):
         self.assertLess(took, 1.0)
 
 
+class SimulatedWaits(unittest.TestCase):
+    """What the host waits for, as CUDA's "API synchronization behavior" says and the simulator
+    models: an Async memset never (not a sync, whatever the memory), cudaDeviceReset for the
+    device's work (a sync: the agent interposes it)."""
+
+    def test_memset_async_on_pinned_memory_and_device_reset(self):
+        plain = run(harm("memset-reset"), preload=False)
+        r = run(harm("memset-reset"))
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        self.assertEqual(r.stdout, "memset async waited 20 ms: 0\nreset waited 20 ms: 1\n")
+        s = r.summary()
+        apis = {x["api"]: x for x in s["sites"]}
+        self.assertNotIn("cudaMemsetAsync", apis)
+        self.assertEqual(apis["cudaDeviceReset"]["count"], 1)
+        self.assertGreaterEqual(apis["cudaDeviceReset"]["blocked_ns"], 19_000_000)
+
+
 if __name__ == "__main__":
     unittest.main()

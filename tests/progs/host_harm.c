@@ -370,6 +370,28 @@ static int many_sites(void)
     return 0;
 }
 
+/* cudaMemsetAsync into pinned memory after a 20 ms kernel (the host does not wait: "always
+ * asynchronous"), then cudaDeviceReset after another (it waits for the work). Prints the host
+ * time each took, in ms. */
+static int memset_reset(void)
+{
+    unsigned char *pinned;
+    CHECK(cudaMallocHost((void **)&pinned, 4096));
+    simcuda_set_kernel_ns((const void *)k_long, 20 * MS);
+    launch((const void *)k_long, 0);
+    unsigned long long t0 = simcuda_now_ns();
+    CHECK(cudaMemsetAsync(pinned, 1, 4096, 0));
+    unsigned long long t1 = simcuda_now_ns();
+    CHECK(cudaDeviceSynchronize());
+    launch((const void *)k_long, 0);
+    unsigned long long t2 = simcuda_now_ns();
+    CHECK(cudaDeviceReset());
+    unsigned long long t3 = simcuda_now_ns();
+    printf("memset async waited 20 ms: %d\n", t1 - t0 >= 19 * MS);
+    printf("reset waited 20 ms: %d\n", t3 - t2 >= 19 * MS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "";
@@ -389,6 +411,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "exec")) return exec_self(argv, arg);
     if (!strcmp(c, "silent")) return silent();
     if (!strcmp(c, "many-sites")) return many_sites();
+    if (!strcmp(c, "memset-reset")) return memset_reset();
     fprintf(stderr, "host_harm: unknown case '%s'\n", c);
     return 2;
 }
