@@ -188,7 +188,7 @@ class BadVariables(unittest.TestCase):
     VARS = ["SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
             "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG", "SYNCSPY_BUFFER_MB",
             "SYNCSPY_LAUNCHES"]
-    VALUES = ["", "garbage", "-5", "99999999999999999999999999", "0x10"]
+    VALUES = ["", "garbage", "-5", "99999999999999999999999999", "0x10", "5\nx"]
 
     def test_each_bad_value_one_line_output_and_exit_unchanged(self):
         for var in self.VARS:
@@ -202,6 +202,8 @@ class BadVariables(unittest.TestCase):
                 lines = [l for l in r.stderr.splitlines() if var in l]
                 self.assertEqual(len(lines), 1, (var, value, r.stderr))
                 self.assertIn("using", lines[0])
+                if var != "SYNCSPY_REPORT":  # the report is off: that line is all of stderr
+                    self.assertEqual(r.stderr, lines[0] + "\n", (var, value))
 
 
 class PlantedLinks(unittest.TestCase):
