@@ -682,11 +682,29 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     return true;
 }
 
+/* Past what the window holds, in a file: the holes of a sparse file read as zeros, so the next
+ * data (SEEK_DATA) is where reading goes on; true when there is none before the end (a 1 TiB
+ * file of holes is not read a byte at a time). A file system without SEEK_DATA is read. */
+static bool only_holes_after(struct src *s, uint64_t *off)
+{
+    if (s->mem || *off < s->base + s->have || s->eof || s->rerr)
+        return false;
+    off_t data = lseek(s->fd, (off_t)*off, SEEK_DATA);
+    if (data < 0)
+        return errno == ENXIO; /* ENXIO: holes to the end; EINVAL: not supported, read on */
+    *off = (uint64_t)data; /* the file offset is there now: the window starts there */
+    s->base = *off;
+    s->have = 0;
+    return false;
+}
+
 /* After a record header of zeros: a tail of zeros (space the file system gave but the writer
  * never filled) is a cut tail; anything else is corruption. */
 static bool zero_tail(struct src *s, uint64_t off)
 {
     for (;;) {
+        if (only_holes_after(s, &off))
+            return true;
         size_t got;
         const uint8_t *p = src_get(s, off, 65536, &got);
         for (size_t i = 0; i < got; i++)
