@@ -326,9 +326,10 @@ static void record_sync(const struct sync_call *call)
     uint64_t blocked = call->end_ns > call->start_ns ? call->end_ns - call->start_ns : 0;
     steps_add_sync(blocked);
 
+    uint64_t step = atomic_load_explicit(&steps_now, memory_order_relaxed);
     struct site *site = ts ? capture_site(ts, call) : NULL;
     if (site)
-        site_add(site, blocked);
+        site_add(site, blocked, step);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
@@ -338,7 +339,7 @@ static void record_sync(const struct sync_call *call)
         agent_release_signals(&h);
     }
     struct tw_event rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
-                           .arg = call->bytes, .step = atomic_load_explicit(&steps_now, memory_order_relaxed),
+                           .arg = call->bytes, .step = step,
                            .stack_id = site ? site_stack_id(site) : 0, .tid = ts ? ts->tid : 0,
                            .api = (uint16_t)call->api, .kind = TW_SYNC, .dir = (uint8_t)call->dir};
     if (ts && ts->ring)

@@ -39,6 +39,11 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         r->max_ns = s->max_ns;
         if (!r->count)
             continue;
+        /* the step still open at exit is the last one begun */
+        if (proc->steps_seen && s->last_step == proc->steps_seen && s->count >= s->count_before) {
+            r->partial_count = s->count - s->count_before;
+            r->partial_blocked_ns = s->blocked_ns - s->blocked_before;
+        }
         uint32_t room = s->depth ? s->depth : 1;
         struct rep_frame *frames = calloc(room, sizeof *frames);
         if (!frames)

@@ -1,6 +1,7 @@
 /* agent/sites.c: stack and site tables (see sites.h). Lock order: the step lock, then the
  * thread registry lock, then this table lock (taken last, held only while the tables change). */
 #include "agent/arena.h"
+#include "common/compiler.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,12 @@ struct site {
     _Atomic uint64_t count;
     _Atomic uint64_t blocked_ns;
     _Atomic uint64_t max_ns;
+    /* The step (+ 1) of its latest sync, and its counts before that step's first: what of it
+     * falls in the step still open at exit (kept out of per-step rates). Updated racily by the
+     * threads that reach the site first in a new step: a sync at a step boundary may land in
+     * either step, as it may in the step totals. */
+    _Atomic uint64_t last_step;
+    _Atomic uint64_t count_before, blocked_before;
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -143,8 +150,15 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
     return s;
 }
 
-void site_add(struct site *s, uint64_t blocked_ns)
+void site_add(struct site *s, uint64_t blocked_ns, uint64_t step)
 {
+    if (unlikely(atomic_load_explicit(&s->last_step, memory_order_relaxed) != step + 1)) {
+        atomic_store_explicit(&s->count_before, atomic_load_explicit(&s->count, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&s->blocked_before,
+                              atomic_load_explicit(&s->blocked_ns, memory_order_relaxed), memory_order_relaxed);
+        atomic_store_explicit(&s->last_step, step + 1, memory_order_relaxed);
+    }
     atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns, memory_order_relaxed);
     uint64_t m = atomic_load_explicit(&s->max_ns, memory_order_relaxed);
@@ -169,7 +183,10 @@ void site_info(const struct site *s, struct site_info *out)
         .truncated = s->stack->truncated, .words = s->stack->pcs,
         .count = atomic_load_explicit(&s->count, memory_order_relaxed),
         .blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed),
-        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed)};
+        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed),
+        .last_step = atomic_load_explicit(&s->last_step, memory_order_relaxed),
+        .count_before = atomic_load_explicit(&s->count_before, memory_order_relaxed),
+        .blocked_before = atomic_load_explicit(&s->blocked_before, memory_order_relaxed)};
 }
 
 size_t sites_snapshot(struct site_info *out, size_t cap)

@@ -32,6 +32,8 @@ struct site_info {
     bool truncated;          /* deeper than the frame limit */
     const uintptr_t *words;  /* the stack, innermost first (collectors/pyframes.h); kept */
     uint64_t count, blocked_ns, max_ns;
+    uint64_t last_step;                    /* the step of its latest sync, + 1 (0: none) */
+    uint64_t count_before, blocked_before; /* its counts before that step */
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
@@ -45,8 +47,8 @@ struct site *sites_cached(const struct site_cache *cache, uint32_t api, const ui
 struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
                           uint32_t depth, bool truncated);
 
-/* Counts one sync at s (lock-free). */
-void site_add(struct site *s, uint64_t blocked_ns);
+/* Counts one sync at s in step (lock-free). */
+void site_add(struct site *s, uint64_t blocked_ns, uint64_t step);
 uint32_t site_id(const struct site *s);
 uint32_t site_stack_id(const struct site *s);
 uint64_t site_count(const struct site *s);

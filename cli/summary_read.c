@@ -234,9 +234,11 @@ static bool read_frames(struct summary_reader *r, struct rep_site *site)
     return true;
 }
 
-enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_N };
+enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT,
+       S_PARTIAL, S_PARTIAL_BLOCKED, S_N };
 static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
-                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work"};
+                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work",
+                                           "partial_count", "partial_blocked_ns"};
 
 static bool site_field(struct summary_reader *r, void *obj, int k)
 {
@@ -251,6 +253,8 @@ static bool site_field(struct summary_reader *r, void *obj, int k)
     case S_GPU_IDLE: return json_u64(in, &s->gpu_idle_ns);
     case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
     case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
+    case S_PARTIAL: return json_u64(in, &s->partial_count);
+    case S_PARTIAL_BLOCKED: return json_u64(in, &s->partial_blocked_ns);
     }
     return false; /* known_key returns no other k */
 }

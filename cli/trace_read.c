@@ -103,8 +103,18 @@ struct tstack {
 struct tsite {
     uint32_t site_id;
     uint32_t stack;               /* index into stacks, or NO_INDEX */
+    uint32_t stack_id;
     const char *api;
     uint64_t count, blocked_ns, max_ns;
+};
+
+/* The syncs of one stack in the latest step they were seen in: what of a site falls in the
+ * step still open at the end (events the rings dropped are missing from it). */
+struct ttally {
+    const char *api;
+    uint64_t step1;               /* that step + 1 */
+    uint64_t count, blocked_ns;
+    bool mixed;                   /* two APIs on one stack: not told apart */
 };
 
 struct tstep {
@@ -146,11 +156,14 @@ struct reader {
     struct vec launches;   /* struct trace_launch_event */
     struct vec threads;    /* struct trace_thread_name */
     struct vec drops;      /* struct tdrops, parallel to drop_ids */
+    struct idmap tally_ids; /* stack id -> tallies index */
+    struct vec tallies;    /* struct ttally */
 
     uint64_t steps_seen, step_seq;
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
     uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
     uint64_t end_mono_ns, unattributed;
+    uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
 };
 
@@ -423,6 +436,39 @@ static void *event_slot(struct reader *r, struct vec *v, size_t elem)
     return vec_push(r, v, elem);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void saw_time(struct reader *r, uint64_t ns)
+{
+    if (ns > r->last_ns)
+        r->last_ns = ns;
+}
+
+static bool tally_sync(struct reader *r, const struct trace_sync *s, const char *api)
+{
+    saw_time(r, s->end_ns);
+    uint32_t i = idmap_get(&r->tally_ids, s->stack_id);
+    if (i == NO_INDEX) {
+        struct ttally *t = vec_push(r, &r->tallies, sizeof *t);
+        if (!t || !idmap_add(r, &r->tally_ids, s->stack_id, (uint32_t)(r->tallies.n - 1)))
+            return false;
+        *t = (struct ttally){.api = api};
+        i = (uint32_t)(r->tallies.n - 1);
+    }
+    struct ttally *t = &((struct ttally *)r->tallies.p)[i];
+    t->mixed |= t->api != api;
+    if (t->step1 != sat_add(s->step, 1)) {
+        t->step1 = sat_add(s->step, 1);
+        t->count = t->blocked_ns = 0;
+    }
+    t->count++;
+    t->blocked_ns = sat_add(t->blocked_ns, s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0);
+    return true;
+}
+
 static bool rec_sync(struct reader *r, const uint8_t *p)
 {
     struct trace_sync s;
@@ -430,6 +476,8 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     uint32_t stack;
     const char *api = string_ref(r, s.api_name, "a sync");
     if (!api || !stack_ref(r, s.stack_id, "a sync", &stack))
+        return false;
+    if (!tally_sync(r, &s, api))
         return false;
     if (!r->ev)
         return true;
@@ -466,11 +514,6 @@ static bool rec_launch(struct reader *r, const uint8_t *p)
     return !r->failed;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
 static bool rec_step(struct reader *r, const uint8_t *p)
 {
     struct trace_step s;
@@ -482,6 +525,7 @@ static bool rec_step(struct reader *r, const uint8_t *p)
                                  .partial = s.partial != 0};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
+    saw_time(r, e.end_ns);
     if (r->steps.n >= TRACE_READ_MAX_STEPS) {
         if (r->ev)
             r->ev->events_omitted++;
@@ -513,7 +557,7 @@ static bool rec_site_totals(struct reader *r, const uint8_t *p)
     const char *api = string_ref(r, t.api_name, what);
     if (!api || !stack_ref(r, t.stack_id, what, &stack))
         return false;
-    struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
+    struct tsite s = {.site_id = t.site_id, .stack = stack, .stack_id = t.stack_id, .api = api, .count = t.count,
                       .blocked_ns = t.blocked_ns, .max_ns = t.max_ns};
     uint32_t index = idmap_get(&r->site_ids, t.site_id);
     if (index != NO_INDEX) { /* the last record of a site is its count at the last flush */
@@ -674,6 +718,7 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     memcpy(sched, h.schedule, n);
     sched[n] = '\0';
     out->schedule = sched;
+    r->start_mono_ns = h.start_mono_ns;
     if (r->ev) {
         r->ev->start_mono_ns = h.start_mono_ns;
         r->ev->start_real_ns = h.start_real_ns;
@@ -781,6 +826,29 @@ static int site_cmp(const void *a, const void *b)
     return (x->site_id > y->site_id) - (x->site_id < y->site_id);
 }
 
+/* The step still open at the end: the last listed step when it is partial (an END came) or the
+ * one build_steps made up for a trace that ends early; UINT64_MAX when none. */
+static uint64_t open_step(const struct reader *r)
+{
+    const struct rep_process *out = r->out;
+    if (out->nsteps && out->steps[out->nsteps - 1].partial)
+        return out->steps[out->nsteps - 1].step;
+    return UINT64_MAX;
+}
+
+static void site_partial(const struct reader *r, const struct tsite *t, struct rep_site *s)
+{
+    uint64_t open = open_step(r);
+    uint32_t i = idmap_get(&r->tally_ids, t->stack_id);
+    if (open == UINT64_MAX || i == NO_INDEX)
+        return;
+    const struct ttally *y = &((const struct ttally *)r->tallies.p)[i];
+    if (y->mixed || y->api != t->api || y->step1 != sat_add(open, 1))
+        return;
+    s->partial_count = y->count < t->count ? y->count : t->count;
+    s->partial_blocked_ns = y->blocked_ns < t->blocked_ns ? y->blocked_ns : t->blocked_ns;
+}
+
 static bool build_sites(struct reader *r)
 {
     struct tsite *t = r->sites.p;
@@ -801,6 +869,7 @@ static bool build_sites(struct reader *r)
         struct rep_site *s = &r->st->sites[k++];
         *s = (struct rep_site){.api = t[i].api, .count = t[i].count,
                                .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns};
+        site_partial(r, &t[i], s);
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
             return false;
@@ -832,6 +901,36 @@ static bool build_steps(struct reader *r)
         active += t[i].ev.active;
     }
     r->steps.n = n;
+    /* A trace that ends early (killed, _exit) has no record of the step still open then; its
+     * syncs are in the site totals of the last flush: that step is made up from what they have
+     * beyond the steps that ended, so the header counts what the table shows. */
+    struct trace_step_event opened = {0};
+    if (!r->ended) {
+        uint64_t sites_syncs = 0, sites_blocked = 0, steps_syncs = r->extra_syncs, steps_blocked = r->extra_blocked;
+        uint64_t begins = r->start_mono_ns;
+        for (size_t i = 0; i < r->sites.n; i++) {
+            sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
+            sites_blocked = sat_add(sites_blocked, ((struct tsite *)r->sites.p)[i].blocked_ns);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (t[i].ev.active) {
+                steps_syncs = sat_add(steps_syncs, t[i].ev.syncs);
+                steps_blocked = sat_add(steps_blocked, t[i].ev.blocked_ns);
+            }
+            if (t[i].ev.end_ns > begins)
+                begins = t[i].ev.end_ns;
+        }
+        if (sites_syncs > steps_syncs)
+            opened = (struct trace_step_event){.step = r->steps_seen, .start_ns = begins,
+                                               .end_ns = r->last_ns > begins ? r->last_ns : begins,
+                                               .syncs = sites_syncs - steps_syncs,
+                                               .blocked_ns = sites_blocked > steps_blocked ? sites_blocked - steps_blocked : 0,
+                                               .active = true, .partial = true};
+    }
+    if (opened.active) {
+        active++;
+        r->steps_seen = sat_add(r->steps_seen, 1);
+    }
     out->active_steps = r->extra_active;
     out->syncs = r->extra_syncs;
     out->blocked_ns = r->extra_blocked;
@@ -845,8 +944,8 @@ static bool build_steps(struct reader *r)
             return nomem(r);
     }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_step_event *e = &t[i].ev;
+    for (size_t i = 0; i < n + opened.active; i++) {
+        const struct trace_step_event *e = i < n ? &t[i].ev : &opened;
         if (!e->active)
             continue;
         r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
@@ -881,7 +980,7 @@ static int thread_cmp(const void *a, const void *b)
 static bool finish(struct reader *r)
 {
     struct rep_process *out = r->out;
-    if (!build_sites(r) || !build_steps(r))
+    if (!build_steps(r) || !build_sites(r)) /* the open step first: the sites' share of it */
         return false;
     out->unattributed_syncs = r->unattributed;
     out->trace_unfinished = !r->ended || out->trace_truncated;
@@ -927,11 +1026,11 @@ static void store_free(struct trace_store *st)
 static void reader_free(struct reader *r)
 {
     struct idmap *maps[] = {&r->string_ids, &r->frame_ids, &r->stack_ids,
-                            &r->site_ids, &r->thread_ids, &r->drop_ids};
+                            &r->site_ids, &r->thread_ids, &r->drop_ids, &r->tally_ids};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         idmap_free(maps[i]);
     struct vec *vecs[] = {&r->strings, &r->frames, &r->stacks, &r->stack_pool, &r->sites,
-                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops};
+                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops, &r->tallies};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]->p);
 }

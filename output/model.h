@@ -34,6 +34,10 @@ struct rep_site {
     uint64_t gpu_idle_ns;
     uint64_t gpu_idle_syncs;
     const char *gpu_next_work;
+    /* of count and blocked_ns: those in the step still open at exit (rep_step.partial), which
+     * per-step rates leave out with that step */
+    uint64_t partial_count;
+    uint64_t partial_blocked_ns;
 };
 
 /* One active step (a step the schedule records). */

@@ -147,11 +147,15 @@ struct entry {
     const struct rep_frame *key; /* the user frame; NULL when the site has no frames */
     uint32_t user;
     uint32_t proc;
+    /* what per-step rates count: the site's syncs less those in its process's step still open
+     * at exit, when rate_basis leaves that step out */
+    uint64_t rate_count, rate_blocked_ns;
 };
 
 struct group {
     size_t first, n; /* entries[first .. first+n) */
     uint64_t count, blocked_ns, max_ns;
+    uint64_t rate_count, rate_blocked_ns;
     const struct entry *heaviest;
 };
 
@@ -201,57 +205,16 @@ static int entry_cmp(const void *pa, const void *pb)
 static int group_cmp(const void *pa, const void *pb)
 {
     const struct group *a = pa, *b = pb;
-    int c = cmp_u64(b->blocked_ns, a->blocked_ns);
+    int c = cmp_u64(b->rate_blocked_ns, a->rate_blocked_ns);
+    if (c)
+        return c;
+    c = cmp_u64(b->blocked_ns, a->blocked_ns);
     if (c)
         return c;
     if ((c = cmp_u64(b->count, a->count)))
         return c;
     return key_cmp(a->heaviest->key, b->heaviest->key);
 }
-
-static size_t build_entries(const struct rep_process *procs, size_t nprocs, struct entry *e)
-{
-    size_t n = 0;
-    for (size_t p = 0; p < nprocs; p++) {
-        for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
-            const struct rep_site *s = &procs[p].sites[i];
-            if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
-                continue;
-            uint32_t u = hints_user_frame(s);
-            e[n++] = (struct entry){.site = s, .key = s->nframes ? &s->frames[u] : NULL,
-                                    .user = u, .proc = (uint32_t)p};
-        }
-    }
-    qsort(e, n, sizeof *e, entry_cmp);
-    return n;
-}
-
-static size_t build_groups(const struct entry *e, size_t n, struct group *g)
-{
-    size_t ng = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || key_cmp(e[i - 1].key, e[i].key) != 0)
-            g[ng++] = (struct group){.first = i, .heaviest = &e[i]};
-        struct group *cur = &g[ng - 1];
-        const struct rep_site *s = e[i].site;
-        cur->n++;
-        cur->count += s->count;
-        cur->blocked_ns += s->blocked_ns;
-        if (s->max_ns > cur->max_ns)
-            cur->max_ns = s->max_ns;
-        if (s->blocked_ns > cur->heaviest->site->blocked_ns)
-            cur->heaviest = &e[i];
-    }
-    qsort(g, ng, sizeof *g, group_cmp);
-    return ng;
-}
-
-/* ---- rendering ---------------------------------------------------------------------------- */
-
-struct totals {
-    double steps; /* divisor of per-step rates: active steps (summed over processes), >= 1 */
-    double wall_ns;
-};
 
 /* What per-step rates divide by. The step still open at exit (the teardown after the last
  * mark) is left out when there is any complete step: it would dilute every rate. */
@@ -275,6 +238,56 @@ static struct basis rate_basis(const struct rep_process *p)
     }
     return b;
 }
+
+static size_t build_entries(const struct rep_process *procs, size_t nprocs, struct entry *e)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < nprocs; p++) {
+        for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
+            const struct rep_site *s = &procs[p].sites[i];
+            if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
+                continue;
+            uint32_t u = hints_user_frame(s);
+            bool open_step_out = rate_basis(&procs[p]).partial_left_out;
+            uint64_t pc = open_step_out && s->partial_count <= s->count ? s->partial_count : 0;
+            uint64_t pb = open_step_out && s->partial_blocked_ns <= s->blocked_ns ? s->partial_blocked_ns : 0;
+            e[n++] = (struct entry){.site = s, .key = s->nframes ? &s->frames[u] : NULL,
+                                    .user = u, .proc = (uint32_t)p, .rate_count = s->count - pc,
+                                    .rate_blocked_ns = s->blocked_ns - pb};
+        }
+    }
+    qsort(e, n, sizeof *e, entry_cmp);
+    return n;
+}
+
+static size_t build_groups(const struct entry *e, size_t n, struct group *g)
+{
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || key_cmp(e[i - 1].key, e[i].key) != 0)
+            g[ng++] = (struct group){.first = i, .heaviest = &e[i]};
+        struct group *cur = &g[ng - 1];
+        const struct rep_site *s = e[i].site;
+        cur->n++;
+        cur->count += s->count;
+        cur->blocked_ns += s->blocked_ns;
+        cur->rate_count += e[i].rate_count;
+        cur->rate_blocked_ns += e[i].rate_blocked_ns;
+        if (s->max_ns > cur->max_ns)
+            cur->max_ns = s->max_ns;
+        if (s->blocked_ns > cur->heaviest->site->blocked_ns)
+            cur->heaviest = &e[i];
+    }
+    qsort(g, ng, sizeof *g, group_cmp);
+    return ng;
+}
+
+/* ---- rendering ---------------------------------------------------------------------------- */
+
+struct totals {
+    double steps; /* divisor of per-step rates: active steps (summed over processes), >= 1 */
+    double wall_ns;
+};
 
 static void render_header(struct fd_writer *w, const struct rep_process *p)
 {
@@ -543,15 +556,18 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
                          const struct rep_process *procs, size_t nprocs, bool *mark)
 {
     char a[32], b[32], c[32], d[32], e[32];
-    fmt_ns(a, sizeof a, (double)g->blocked_ns / t->steps);
-    fmt_share(b, sizeof b, (double)g->blocked_ns, t->wall_ns);
-    fmt_rate(c, sizeof c, (double)g->count / t->steps);
+    fmt_ns(a, sizeof a, (double)g->rate_blocked_ns / t->steps);
+    fmt_share(b, sizeof b, (double)g->rate_blocked_ns, t->wall_ns);
+    fmt_rate(c, sizeof c, (double)g->rate_count / t->steps);
     fmt_ns(d, sizeof d, g->count ? (double)g->blocked_ns / (double)g->count : 0.0);
     fmt_ns(e, sizeof e, (double)g->max_ns);
     fdw_printf(w, "%4d  %12s  %6s  %10s  %9s  %9s  ", rank, a, b, c, d, e);
     render_apis(w, entries + g->first, g->n);
     fdw_putc(w, '\n');
     render_stack(w, g->heaviest);
+    if (g->rate_count < g->count)
+        fdw_printf(w, "      %llu of its %llu syncs in the step still open at exit (not in the rates)\n",
+                   (unsigned long long)(g->count - g->rate_count), (unsigned long long)g->count);
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
@@ -601,7 +617,7 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     if (ng > (size_t)top) {
         uint64_t rest = 0;
         for (size_t i = (size_t)top; i < ng; i++)
-            rest += groups[i].blocked_ns;
+            rest += groups[i].rate_blocked_ns;
         char a[32];
         fmt_ns(a, sizeof a, (double)rest / t->steps);
         fdw_printf(w, "  (%zu more site%s, %s/step together; SYNCSPY_TOP or --top shows more "

@@ -49,6 +49,10 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
     put_u64_field(w, ", \"count\": ", s->count);
     put_u64_field(w, ", \"blocked_ns\": ", s->blocked_ns);
     put_u64_field(w, ", \"max_ns\": ", s->max_ns);
+    if (s->partial_count) { /* in the step still open at exit */
+        put_u64_field(w, ", \"partial_count\": ", s->partial_count);
+        put_u64_field(w, ", \"partial_blocked_ns\": ", s->partial_blocked_ns);
+    }
     if (s->gpu_idle_syncs) { /* SYNCSPY_GPU=1 measured it */
         put_u64_field(w, ", \"gpu_idle_ns\": ", s->gpu_idle_ns);
         put_u64_field(w, ", \"gpu_idle_syncs\": ", s->gpu_idle_syncs);

@@ -376,6 +376,51 @@ class Streams(unittest.TestCase):
         self.assertLess(took, 1.0)
 
 
+def header_rate(text):
+    """The header's syncs per step."""
+    return float(re.search(r"\| ([\d.]+) syncs/step \|", text).group(1))
+
+
+def table_rates(text):
+    """The table's syncs/step column, row by row."""
+    return [float(m.group(1)) for m in
+            re.finditer(r"^\s+\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s", text, re.M)]
+
+
+class ReportNumbers(unittest.TestCase):
+    """The header and the table count the same syncs: per-step rates leave the step still open
+    at exit out of both, and a trace that ends early has that step made up from its site
+    totals."""
+
+    def test_rates_leave_the_open_step_out_of_the_table_too(self):
+        r = run([prog("basic"), "3"])
+        self.assertIn("rates over the 3 complete steps", r.stderr)
+        self.assertEqual(header_rate(r.stderr), 5.0)
+        self.assertAlmostEqual(sum(table_rates(r.stderr)), 5.0, places=2)
+        # cudaFree and cudaFreeHost come after the last mark: in the table, not in the rates
+        self.assertEqual(len(re.findall(r"1 of its 1 syncs in the step still open at exit", r.stderr)), 2)
+        frees = [x for x in r.summary()["sites"] if x["api"] in ("cudaFree", "cudaFreeHost")]
+        self.assertEqual([x["partial_count"] for x in frees], [1, 1])
+        # the same from the files
+        for source in (r.process_dirs()[0], os.path.join(r.process_dirs()[0], "summary.json")):
+            rep = subprocess.run([CLI, "report", source], capture_output=True, text=True, timeout=60)
+            self.assertEqual(rep.returncode, 0, rep.stderr)
+            self.assertEqual(header_rate(rep.stdout), 5.0, source)
+            self.assertAlmostEqual(sum(table_rates(rep.stdout)), 5.0, places=2, msg=source)
+
+    def test_exit_child_header_counts_what_the_table_shows(self):
+        r = run(harm("exit-child"))
+        self.assertEqual((r.returncode, r.stdout), (0, "child: 0\n"), r.stderr)
+        child = [d for d in r.process_dirs() if not os.path.exists(os.path.join(d, "summary.json"))]
+        self.assertEqual(len(child), 1, r.process_dirs())
+        rep = subprocess.run([CLI, "report", child[0]], capture_output=True, text=True, timeout=60)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("1 active step of 1", rep.stdout)
+        self.assertIn("trace ends early", rep.stdout)
+        self.assertEqual(header_rate(rep.stdout), 5.0)
+        self.assertEqual(table_rates(rep.stdout), [5.0])
+
+
 class SimulatedWaits(unittest.TestCase):
     """What the host waits for, as CUDA's "API synchronization behavior" says and the simulator
     models: an Async memset never (not a sync, whatever the memory), cudaDeviceReset for the

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void k_short(void) {}
@@ -341,6 +342,24 @@ static int exec_self(char **argv, const char *again)
     return 99;
 }
 
+/* A forked child syncs 5 times in its first step, waits for the flusher and _exit()s. */
+static int exit_child(void)
+{
+    steps_of_syncs(1);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 5; i++)
+            harm_sync((const void *)k_short);
+        usleep(300000); /* three flusher ticks */
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child: %d\n", WEXITSTATUS(st));
+    return 0;
+}
+
 /* ---- streams ------------------------------------------------------------------------------ */
 
 /* Prints nothing itself: only the agent would write to stdout or stderr. */
@@ -409,6 +428,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "cancel")) return cancel_steps(arg);
     if (!strcmp(c, "exit-in-handler")) return exit_in_handler();
     if (!strcmp(c, "exec")) return exec_self(argv, arg);
+    if (!strcmp(c, "exit-child")) return exit_child();
     if (!strcmp(c, "silent")) return silent();
     if (!strcmp(c, "many-sites")) return many_sites();
     if (!strcmp(c, "memset-reset")) return memset_reset();

@@ -26,7 +26,7 @@ static void *hammer(void *arg)
         struct site *s = sites_lookup(&cache, api, stacks[k], DEPTH, false);
         if (!s)
             return (void *)1;
-        site_add(s, 10 + (uint64_t)k);
+        site_add(s, 10 + (uint64_t)k, 0);
     }
     return NULL;
 }
