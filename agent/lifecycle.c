@@ -335,6 +335,9 @@ static void write_outputs(bool on_flusher)
     if (!on_flusher)
         flusher_stop();
     flusher_close(proc.unattributed_syncs);
+    /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
+    threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
+    proc.syncs_dropped += agent_records_without_ring();
     uint64_t lost_steps = steps_events_lost();
     if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
         agent_log("%llu step records found the flusher's queue full and are missing from %s "

@@ -59,6 +59,10 @@ struct thread_state *threads_register(void);
 void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx),
                          void *ctx);
 
+/* Records the rings had no room for, so far (not those of threads without a ring:
+ * agent_records_without_ring). Takes the registry lock. */
+void threads_dropped(uint64_t *syncs, uint64_t *launches);
+
 /* Launches of every thread so far (those that exited included). Takes the registry lock. */
 uint64_t threads_launches_total(void);
 

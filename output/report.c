@@ -335,8 +335,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p)
                    p->trace_truncated ? "; its last record was cut" : "");
     if (p->syncs_dropped || p->launches_dropped)
         fdw_printf(w, "  %llu sync and %llu launch events found the trace buffers full: counts "
-                   "stay exact, the timeline misses them\n", (unsigned long long)p->syncs_dropped,
-                   (unsigned long long)p->launches_dropped);
+                   "stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)\n",
+                   (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
 }
 
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */

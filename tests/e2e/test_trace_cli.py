@@ -104,7 +104,7 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p3.returncode, 0, p3.stderr)
         self.assertEqual(p3.stdout, out.replace(
             "  3 sync and 0 launch events found the trace buffers full: counts stay exact, the "
-            "timeline misses them\n", ""))
+            "timeline misses them (SYNCSPY_BUFFER_MB gives more room)\n", ""))
 
     def test_report_per_step_numbers(self):
         t = Trace(pid=9, rank=2, schedule=b"wait=1,active=3")
