@@ -1,5 +1,5 @@
 """tests/torch/progs/host_harm.py CASE: what a torch program does with its signals, run with and
-without the agent by tests/torch/test_host_harm.py (issue 13). Each case syncs first (the agent
+without the agent by tests/torch/test_torch_host_harm.py (issue 13). Each case syncs first (the agent
 starts at the first CUDA call), prints "ready" when the test may signal it, and prints what it
 saw.
   read-ctrl-c   os.read() on a pipe nobody writes; Ctrl-C (SIGINT) must raise KeyboardInterrupt
