@@ -147,11 +147,18 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
     errno = saved; /* not reached: the default action ends the process */
 }
 
+/* A fork while another thread held the view lock: the child starts with it free. */
+static void view_atfork_child(void)
+{
+    atomic_flag_clear(&view_lock);
+}
+
 void signals_install(void)
 {
     sigaction_fn real = real_sigaction();
     if (!real || atomic_load(&armed))
         return; /* a forked child inherits the parent's dispositions and this state */
+    pthread_atfork(NULL, NULL, view_atfork_child);
     for (int i = 0; i < 2; i++) {
         sigset_t old;
         struct sigaction cur;
