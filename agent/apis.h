@@ -10,6 +10,7 @@
     X(cudaStreamSynchronize)                                   \
     X(cudaStreamSynchronize_ptsz)                              \
     X(cudaDeviceSynchronize)                                   \
+    X(cudaDeviceReset)                                         \
     X(cudaEventSynchronize)                                    \
     X(cudaMemcpy)                                              \
     X(cudaMemcpy_ptds)                                         \

@@ -26,7 +26,8 @@ void *arena_alloc(struct arena *a, size_t bytes)
 {
     bytes = (bytes + 15) & ~(size_t)15;
     if (!a->chunk || a->used + bytes > a->chunk_bytes) {
-        size_t want = bytes + CHUNK_HEADER > ARENA_MIN_CHUNK ? bytes + CHUNK_HEADER : ARENA_MIN_CHUNK;
+        size_t min = a->min_chunk_bytes ? a->min_chunk_bytes : ARENA_MIN_CHUNK;
+        size_t want = bytes + CHUNK_HEADER > min ? bytes + CHUNK_HEADER : min;
         want = (want + 4095) & ~(size_t)4095;
         char *c = map_chunk(a, want);
         if (!c)
@@ -48,7 +49,8 @@ void arena_release(struct arena *a)
         munmap(c, ((size_t *)c)[1]);
         c = prev;
     }
-    size_t cap = a->cap_bytes;
+    size_t cap = a->cap_bytes, min = a->min_chunk_bytes;
     memset(a, 0, sizeof(*a));
     a->cap_bytes = cap;
+    a->min_chunk_bytes = min;
 }

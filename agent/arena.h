@@ -13,6 +13,7 @@ struct arena {
     size_t chunk_bytes; /* its size */
     size_t total_bytes; /* mapped so far */
     size_t cap_bytes;   /* never map more than this */
+    size_t min_chunk_bytes; /* chunks are at least this (0: 1 MiB; 1: each allocation its own) */
     void *chunks;       /* list of chunks (first word of each), for arena_release */
 };
 

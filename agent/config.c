@@ -9,13 +9,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One line: a control character of the value (a newline, an escape sequence) is shown as \n,
+ * \r, \t or \xNN, so the line stays one line and the terminal shows what was there. */
 static void warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
 {
-    size_t n = strlen(cfg->warnings);
-    if (n >= sizeof(cfg->warnings) - 1)
-        return;
-    snprintf(cfg->warnings + n, sizeof(cfg->warnings) - n, "syncspy: %s='%.64s'%s %s; using %s\n",
-             var, value, strlen(value) > 64 ? "..." : "", why, dflt);
+    char line[512];
+    snprintf(line, sizeof line, "syncspy: %s='%.64s'%s %s; using %s", var, value,
+             strlen(value) > 64 ? "..." : "", why, dflt);
+    size_t n = strlen(cfg->warnings), cap = sizeof(cfg->warnings) - 2; /* room for the newline */
+    if (n + 16 > cap)
+        return; /* full: the lines before it say enough */
+    for (const unsigned char *p = (const unsigned char *)line; *p && n < cap; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            cfg->warnings[n++] = (char)*p;
+            continue;
+        }
+        char esc[5];
+        int k = *p == '\n' ? snprintf(esc, sizeof esc, "\\n") : *p == '\r' ? snprintf(esc, sizeof esc, "\\r")
+              : *p == '\t' ? snprintf(esc, sizeof esc, "\\t") : snprintf(esc, sizeof esc, "\\x%02x", *p);
+        if (n + (size_t)k > cap)
+            break;
+        memcpy(cfg->warnings + n, esc, (size_t)k);
+        n += (size_t)k;
+    }
+    cfg->warnings[n++] = '\n';
+    cfg->warnings[n] = '\0';
 }
 
 /* Whole string an integer in [lo, hi]. */

@@ -1,12 +1,14 @@
-/* agent/core.c: the recording entry points the entry layer calls (core.h): the recursion guard,
- * the sync path (stack, site, ring record) and the launch counters. They run on the
+/* agent/core.c: the recording entry points the entry layer calls (core.h): the marks of the
+ * interposed call and of agent work (the recursion guard, cancellation, the deferral of a fatal
+ * signal), the sync path (stack, site, ring record) and the launch counters. They run on the
  * application's thread inside a CUDA call: no malloc, no stdio, a lock only on first sight of a
- * stack or of a thread. */
+ * stack or of a thread, and then with signals held. */
 #include "agent/core.h"
 
 #include <errno.h>
-#include <string.h>
+#include <pthread.h>
 #include <signal.h>
+#include <string.h>
 
 #include "agent/autograd.h"
 #include "agent/gpu.h"
@@ -33,30 +35,130 @@ uint64_t agent_now_ns(void)
     return clock_mono_ns();
 }
 
-/* ---- the guard --------------------------------------------------------------------------------- */
+/* ---- marks: the interposed call and the agent work in progress ------------------------------ */
 
-/* Leaving agent code: a signal deferred meanwhile is delivered now, when no agent lock is held
- * by this thread (the exit report, written on the flusher thread, needs those locks). */
-static inline void deliver_deferred_signal(void)
+/* A mark is live while the frame that set it runs: the code asking runs deeper on the same
+ * stack (stacks grow down here) and the cookie written into the mark is still there. A mark a
+ * longjmp left behind is at or below nothing live: the next entry from the same depth or above
+ * finds itself at or above it; one from deeper finds its cookie overwritten by the frames that
+ * now use that stack (stale marks from deeper entries whose frames left that word untouched are
+ * the one case missed: the call is then forwarded unrecorded, and the next entry from higher up
+ * clears it). */
+static inline bool mark_live(const struct agent_mark *m, uint64_t cookie, const void *here)
 {
-    if (unlikely(agent_tls.pending_signal) && agent_tls.guard == 0) {
+    return m && (uintptr_t)here < (uintptr_t)m && m->cookie == cookie;
+}
+
+static inline bool call_live(const void *here)
+{
+    return mark_live(agent_tls.call, agent_tls.call_cookie, here);
+}
+
+/* Agent work is live on this thread. A work mark older than a live call mark cannot enclose it
+ * (a call made inside agent work is forwarded untouched and sets no mark): it is stale. */
+static inline bool work_live(const void *here)
+{
+    if (agent_tls.agent_thread)
+        return true;
+    if (!mark_live(agent_tls.work, agent_tls.work_cookie, here))
+        return false;
+    return !(call_live(here) && agent_tls.call_cookie > agent_tls.work_cookie);
+}
+
+/* The work mark a longjmp left: its cancel state back, a signal it deferred raised now. */
+static void drop_stale_work(void)
+{
+    agent_tls.work = NULL;
+    pthread_setcancelstate(agent_tls.work_cancel, NULL);
+    if (agent_tls.pending_signal) {
         int sig = agent_tls.pending_signal;
         agent_tls.pending_signal = 0;
         raise(sig);
     }
 }
 
-bool agent_defer_signal(int sig)
+void agent_work_begin(struct agent_work *w)
 {
-    if (agent_tls.guard == 0)
+    w->outer = false;
+    if (work_live(w))
+        return; /* nested: the outer work ends it */
+    if (agent_tls.work)
+        drop_stale_work();
+    w->outer = true;
+    w->mark.cookie = ++agent_tls.seq;
+    agent_tls.work_cookie = w->mark.cookie;
+    agent_tls.work = &w->mark;
+    /* write() (flusher_kick) and open() are cancellation points: a thread cancelled inside agent
+     * code would leave its state half done */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &agent_tls.work_cancel);
+}
+
+void agent_work_end(struct agent_work *w)
+{
+    if (!w->outer || agent_tls.work != &w->mark)
+        return;
+    agent_tls.work = NULL;
+    pthread_setcancelstate(agent_tls.work_cancel, NULL);
+    /* The agent's handler deferred a fatal signal meanwhile: delivered now, when no agent state
+     * of this thread is half done (the exit report, written on the flusher thread, reads it). */
+    if (unlikely(agent_tls.pending_signal)) {
+        int sig = agent_tls.pending_signal;
+        agent_tls.pending_signal = 0;
+        raise(sig);
+    }
+}
+
+void agent_thread_is_agents(void)
+{
+    agent_tls.agent_thread = true;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+}
+
+bool agent_defer_signal(int sig, const void *sp)
+{
+    if (!work_live(sp))
         return false;
     agent_tls.pending_signal = sig;
     return true;
 }
 
-bool agent_enter(void)
+static sigset_t hold_set;
+static pthread_once_t hold_once = PTHREAD_ONCE_INIT;
+
+static void hold_set_init(void)
 {
-    if (unlikely(agent_tls.guard))
+    sigfillset(&hold_set);
+    /* A fault in agent code must still reach the program's handler (faulthandler, a JVM) or
+     * kill the process; blocked, the kernel would kill it without either. */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};
+    for (size_t i = 0; i < ARRAY_SIZE(faults); i++)
+        sigdelset(&hold_set, faults[i]);
+}
+
+void agent_hold_signals(struct agent_hold *h)
+{
+    pthread_once(&hold_once, hold_set_init);
+    pthread_sigmask(SIG_BLOCK, &hold_set, &h->old);
+}
+
+void agent_release_signals(struct agent_hold *h)
+{
+    pthread_sigmask(SIG_SETMASK, &h->old, NULL);
+}
+
+/* ---- entering from an interposed call ------------------------------------------------------------ */
+
+/* Whether agent_enter* may take this call: not from agent code, not inside another interposed
+ * call, the agent running. Clears marks a longjmp left. */
+static inline bool may_enter(const void *here)
+{
+    if (unlikely(agent_tls.work != NULL || agent_tls.agent_thread)) {
+        if (work_live(here))
+            return false;
+        if (agent_tls.work)
+            drop_stale_work();
+    }
+    if (unlikely(agent_tls.call != NULL) && call_live(here))
         return false;
     int st = atomic_load_explicit(&agent_state, memory_order_relaxed);
     if (unlikely(st != STATE_RUNNING)) {
@@ -66,55 +168,65 @@ bool agent_enter(void)
         if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
             return false;
     }
-    agent_tls.guard++;
-    agent_tls.saved_errno = errno;
     return true;
+}
+
+static inline void set_call_mark(struct agent_call *k)
+{
+    k->mark.cookie = ++agent_tls.seq;
+    agent_tls.call_cookie = k->mark.cookie;
+    agent_tls.call = &k->mark;
+}
+
+bool agent_enter(struct agent_call *k)
+{
+    if (!may_enter(k))
+        return false;
+    set_call_mark(k);
+    k->saved_errno = errno;
+    return true;
+}
+
+int agent_enter_recording(struct agent_call *k)
+{
+    if (!may_enter(k))
+        return AGENT_UNTOUCHED;
+    set_call_mark(k);
+    /* A step the schedule does not record, on a thread the agent knows: the call is forwarded
+     * with no clock read and no errno save; the mark stays so the CUPTI callbacks
+     * (agent_thread_busy) still know the entry layer has this call. A thread's first CUDA call
+     * takes the full path (it registers the thread and starts the flusher). */
+    if (!atomic_load_explicit(&steps_active, memory_order_relaxed) && likely(agent_tls.ts != NULL)) {
+        /* a schedule that waits must not keep the step hook from being registered */
+        if (unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed))) {
+            struct agent_work w;
+            agent_work_begin(&w);
+            pyhook_poll(agent_now_ns());
+            agent_work_end(&w);
+        }
+        return AGENT_HELD;
+    }
+    k->saved_errno = errno;
+    return AGENT_RECORD;
+}
+
+void agent_leave_held(struct agent_call *k)
+{
+    if (agent_tls.call == &k->mark)
+        agent_tls.call = NULL;
+}
+
+void agent_leave(struct agent_call *k)
+{
+    if (agent_tls.call == &k->mark)
+        agent_tls.call = NULL;
+    errno = k->saved_errno;
 }
 
 bool agent_thread_busy(void)
 {
-    return agent_tls.guard != 0;
-}
-
-int agent_enter_recording(void)
-{
-    /* A step the schedule does not record, on a thread the agent knows: the call is forwarded
-     * with no clock read and no errno save; the guard stays raised around it so the CUPTI
-     * callbacks (agent_thread_busy) still know the entry layer has this call. A thread's first
-     * CUDA call takes the full path (it registers the thread and starts the flusher). */
-    if (!atomic_load_explicit(&steps_active, memory_order_relaxed) && likely(agent_tls.ts != NULL) &&
-        likely(agent_tls.guard == 0)) {
-        agent_tls.guard++;
-        /* a schedule that waits must not keep the step hook from being registered */
-        if (unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed)))
-            pyhook_poll(agent_now_ns());
-        return AGENT_HELD;
-    }
-    return agent_enter() ? AGENT_RECORD : AGENT_UNTOUCHED;
-}
-
-void agent_leave_held(void)
-{
-    agent_tls.guard--;
-    deliver_deferred_signal();
-}
-
-void agent_leave(void)
-{
-    agent_tls.guard--;
-    deliver_deferred_signal();
-    errno = agent_tls.saved_errno;
-}
-
-void agent_guard_enter(void)
-{
-    agent_tls.guard++;
-}
-
-void agent_guard_leave(void)
-{
-    agent_tls.guard--;
-    deliver_deferred_signal();
+    const void *here = __builtin_frame_address(0);
+    return work_live(here) || call_live(here);
 }
 
 /* ---- the calling thread -------------------------------------------------------------------------- */
@@ -125,11 +237,14 @@ static struct thread_state *thread_state_slow(void)
     agent_init_once();
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
         return NULL;
-    agent_tls.guard++;
+    struct agent_work w;
+    struct agent_hold h;
+    agent_work_begin(&w);
+    agent_hold_signals(&h); /* the registry lock, the flusher's start, CUPTI's loading */
     agent_first_use();
     struct thread_state *ts = threads_register();
-    agent_tls.guard--;
-    deliver_deferred_signal();
+    agent_release_signals(&h);
+    agent_work_end(&w);
     return ts;
 }
 
@@ -160,6 +275,23 @@ static int native_capture(const struct sync_call *call, uintptr_t *pcs, int *tru
 
 /* The calling thread's stack (native frames, with the Python frames merged in when the
  * process runs CPython) and its site. */
+/* The site of a stack: the thread's cache, else the tables (their locks held with signals held,
+ * and the Python names interned on first sight, while the frames still run). */
+static struct site *site_for(struct thread_state *ts, uint32_t api, const uintptr_t *words,
+                             int n, int truncated, bool python)
+{
+    struct site *site = sites_cached(&ts->cache, api, words, (uint32_t)n);
+    if (likely(site != NULL) && (!python || site_count(site) != 0))
+        return site;
+    struct agent_hold h;
+    agent_hold_signals(&h);
+    site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
+    if (python && site && site_count(site) == 0)
+        pynames_intern_stack(words, (uint32_t)n);
+    agent_release_signals(&h);
+    return site;
+}
+
 static struct site *capture_site(struct thread_state *ts, const struct sync_call *call)
 {
     uintptr_t native[NATIVE_STACK_MAX];
@@ -169,7 +301,7 @@ static struct site *capture_site(struct thread_state *ts, const struct sync_call
     if (!pyframes_ready(now)) {
         if (pyframes_unsupported())
             python_notice();
-        return sites_lookup(&ts->cache, call->api, native, (uint32_t)depth, truncated);
+        return site_for(ts, call->api, native, depth, truncated, false);
     }
     pyhook_poll(now);
     struct py_raw_frame py[PYFRAMES_MAX];
@@ -182,10 +314,7 @@ static struct site *capture_site(struct thread_state *ts, const struct sync_call
     else
         memcpy(words, native, (size_t)depth * sizeof *words);
     n = autograd_append(words, n, (int)ARRAY_SIZE(words));
-    struct site *site = sites_lookup(&ts->cache, call->api, words, (uint32_t)n, truncated);
-    if (site && site_count(site) == 0)
-        pynames_intern_stack(words, (uint32_t)n); /* names while the frames still run */
-    return site;
+    return site_for(ts, call->api, words, n, truncated, n_py > 0 || n > depth);
 }
 
 /* A ring that just reached half full wakes the flusher (a write() to its pipe, once per half
@@ -195,12 +324,16 @@ static inline void push_record(struct ring *r, const struct tw_event *rec)
     if (ring_push(r, rec)) {
         uint64_t used = atomic_load_explicit(&r->head, memory_order_relaxed) -
                         atomic_load_explicit(&r->tail, memory_order_relaxed);
-        if (unlikely(used == (r->mask + 1) / 2))
+        if (unlikely(used == (r->mask + 1) / 2)) {
+            int cancel; /* write() is a cancellation point */
+            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
             flusher_kick();
+            pthread_setcancelstate(cancel, NULL);
+        }
     }
 }
 
-void agent_sync(const struct sync_call *call)
+static void record_sync(const struct sync_call *call)
 {
     struct thread_state *ts = thread_state();
     if (!atomic_load_explicit(&steps_active, memory_order_relaxed))
@@ -216,8 +349,12 @@ void agent_sync(const struct sync_call *call)
         site_add(site, step, blocked, ts->tid);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
-    if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site)
+    if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
+        struct agent_hold h; /* the GPU collector's lock */
+        agent_hold_signals(&h);
         agent_gpu_sync(site_id(site), call); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
+        agent_release_signals(&h);
+    }
     struct tw_event rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
                            .arg = call->bytes, .step = step,
                            .stack_id = site ? site_stack_id(site) : 0, .tid = ts ? ts->tid : 0,
@@ -226,6 +363,14 @@ void agent_sync(const struct sync_call *call)
         push_record(ts->ring, &rec);
     else
         atomic_fetch_add_explicit(&records_without_ring, 1, memory_order_relaxed);
+}
+
+void agent_sync(const struct sync_call *call)
+{
+    struct agent_work w;
+    agent_work_begin(&w);
+    record_sync(call);
+    agent_work_end(&w);
 }
 
 uint64_t agent_unattributed_syncs(void)
@@ -255,7 +400,7 @@ void agent_skip_objects(const char *const *prefixes, int n)
 void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream)
 {
     struct thread_state *ts = agent_tls.ts;
-    if (!ts || agent_tls.guard)
+    if (!ts || work_live(__builtin_frame_address(0)))
         return;
     struct tw_event rec = {.t0 = agent_now_ns(), .stream = stream, .arg = (uintptr_t)func,
                            .step = atomic_load_explicit(&steps_now, memory_order_relaxed),

@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_CORE_H
 #define SYNCSPY_CORE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,23 +30,40 @@ struct sync_call {
     uint32_t runtime_corr, driver_corr;
 };
 
-/* Entering the agent from an interposed entry point. Returns false when the call must be
- * forwarded untouched: the agent is already active on this thread (recursion guard: the
- * unwinder or the symbolizer may call back into CUDA-using code), or the agent is not running
- * (finishing, off, or disabled). When it returns true the caller must call agent_leave(). */
-bool agent_enter(void);
-void agent_leave(void);
+/* A mark on the stack of the frame that set it: live while that frame runs. A longjmp out of
+ * the frame (a program's signal handler siglongjmp-ing out of a CUDA call) leaves it behind;
+ * it is known stale when a later entry finds itself at or above it on the stack, or its cookie
+ * overwritten (agent/core.c). */
+struct agent_mark {
+    uint64_t cookie;
+};
 
-/* The runtime entry points' way in for calls they may record: AGENT_RECORD (time it, then
- * agent_leave), AGENT_HELD (the step is not recorded: forward it untimed, then
- * agent_leave_held), or AGENT_UNTOUCHED (as agent_enter's false). */
+/* An interposed call's mark, on the entry point's own stack (entry/runtime.c), from its
+ * agent_enter_recording (or agent_enter) to its leave. */
+struct agent_call {
+    struct agent_mark mark;
+    int saved_errno;
+};
+
+/* The runtime entry points' way in: AGENT_RECORD (time the real call, then agent_leave),
+ * AGENT_HELD (the step is not recorded: forward it untimed, then agent_leave_held), or
+ * AGENT_UNTOUCHED (forward it and do nothing more): the call was made by agent code (the
+ * unwinder or the symbolizer may reach CUDA-using code) or inside another interposed call on
+ * this thread, or the agent is not running (finishing, off). k lives on the caller's stack until
+ * the leave; a longjmp out of the real call leaves it behind, and the next call on the thread
+ * finds it stale and takes its place. */
 enum { AGENT_UNTOUCHED = 0, AGENT_RECORD = 1, AGENT_HELD = 2 };
-int agent_enter_recording(void);
-void agent_leave_held(void);
+int agent_enter_recording(struct agent_call *k);
+void agent_leave_held(struct agent_call *k);
+/* A call recorded whatever the step (CUPTI's callbacks): true (the caller must agent_leave) or
+ * false as AGENT_UNTOUCHED. */
+bool agent_enter(struct agent_call *k);
+/* After AGENT_RECORD or a true agent_enter: errno back to what the real call left. */
+void agent_leave(struct agent_call *k);
 
-/* True while the calling thread runs agent code or an interposed call the agent records
- * (between agent_enter and agent_leave): a CUPTI callback then belongs to a call the agent
- * already sees, or to the agent's own, and is ignored (entry/cupti.c). */
+/* True while the calling thread runs agent code or an interposed call (between agent_enter
+ * and agent_leave): a CUPTI callback then belongs to a call the agent already sees, or to the
+ * agent's own, and is ignored (entry/cupti.c). */
 bool agent_thread_busy(void);
 
 /* Records one sync; call between agent_enter and agent_leave, on the calling thread, after the
@@ -76,9 +94,11 @@ void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream);
 /* CLOCK_MONOTONIC in ns (vDSO: no syscall). */
 uint64_t agent_now_ns(void);
 
-/* From a signal handler: when the calling thread is inside agent code (it may hold agent
- * locks), keeps the signal to re-raise when it leaves and returns true. */
-bool agent_defer_signal(int sig);
+/* From the agent's signal handler (async-signal-safe): when the interrupted code (its stack
+ * pointer sp, from the handler's ucontext) is agent work (which may hold the loader's lock
+ * the exit report needs), keeps the signal to raise again when the work ends (microseconds;
+ * docs/RELIABILITY.md states the bound) and returns true. */
+bool agent_defer_signal(int sig, const void *sp);
 
 /* The frames of calls delivered by CUPTI start at the caller of the CUDA API: the loaded
  * objects whose file names start with one of these (libcupti, libcuda, libcudart) are skipped
@@ -87,11 +107,27 @@ void agent_skip_objects(const char *const *prefixes, int n);
 
 /* ---- for the rest of the agent ----------------------------------------------------------------- */
 
-/* Around agent work on a program thread that is no CUDA call (a step mark): the guard raised,
- * then lowered, delivering a fatal signal deferred meanwhile. The agent's own thread (the
- * flusher) enters for good: CUDA calls it makes are forwarded untouched, never recorded. */
-void agent_guard_enter(void);
-void agent_guard_leave(void);
+/* Agent work on a program thread that is no CUDA call (a step mark, the exit path, a note
+ * before dlclose): CUDA calls made inside are forwarded untouched, cancellation is off, a fatal
+ * signal for the agent's handler waits until agent_work_end. w lives on the caller's stack;
+ * nested work does nothing more. */
+struct agent_work {
+    struct agent_mark mark;
+    bool outer;
+};
+void agent_work_begin(struct agent_work *w);
+void agent_work_end(struct agent_work *w);
+/* Inside agent work, around code that takes an agent lock on a program thread: every signal
+ * but the synchronous faults blocked, so no handler of the program runs while the lock is held
+ * (one that calls exit() would wait for it at the exit report forever). About 0.6 us a pair:
+ * not on the path of a sync whose stack was seen before. */
+struct agent_hold {
+    sigset_t old;
+};
+void agent_hold_signals(struct agent_hold *h);
+void agent_release_signals(struct agent_hold *h);
+/* The agent's own thread (the flusher), from its start: all of it is agent work, for good. */
+void agent_thread_is_agents(void);
 /* Syncs counted in totals but not attributed to a site (tables full). */
 uint64_t agent_unattributed_syncs(void);
 /* Records no ring could take: threads beyond SYNCSPY_BUFFER_MB got no ring. */

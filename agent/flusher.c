@@ -215,7 +215,7 @@ static void flush_locked(void)
 static void *flusher_main(void *arg)
 {
     (void)arg;
-    agent_guard_enter(); /* for good: any CUDA call made from this thread is not the program's */
+    agent_thread_is_agents(); /* any CUDA call made from this thread is not the program's */
     prctl(PR_SET_NAME, "syncspy-flush", 0, 0, 0);
     for (;;) {
         struct pollfd p = {.fd = fl.wake[0], .events = POLLIN};
@@ -270,14 +270,14 @@ void flusher_start(const char *dir, const struct trace_file_header *header,
     if (was)
         return;
     fl.on_finish_request = on_finish_request;
-    fl.fd = open_trace_file(dir);
-    if (fl.fd < 0)
-        return;
-    fl.tw = tw_open(fl.fd, header, &namer);
-    fl.sym = symbolizer_new();
-    if (!fl.tw)
-        return;
-    say_io_error();
+    /* Without a trace file (no folder, a full disk) the thread still runs: it writes the exit
+     * report for a fatal signal, whose handler cannot. */
+    fl.fd = dir ? open_trace_file(dir) : -1;
+    if (fl.fd >= 0) {
+        fl.tw = tw_open(fl.fd, header, &namer);
+        fl.sym = symbolizer_new();
+        say_io_error();
+    }
 
     if (pipe2(fl.wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(fl.done, O_CLOEXEC) != 0) {
         agent_log("cannot create the flusher's pipes: %s; the trace is written at exit only", strerror(errno));

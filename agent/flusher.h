@@ -12,7 +12,8 @@
 
 #include "output/trace_format.h"
 
-/* Creates dir/trace.bin with its header and starts the thread (once; later calls do nothing).
+/* Creates dir/trace.bin with its header (dir NULL, or the file not made: no trace) and starts
+ * the thread (once; later calls do nothing).
  * Safe to call inside a CUDA call: it is the process's first one. on_finish_request runs on the
  * flusher thread when flusher_request_finish asks for it (the exit path for a fatal signal,
  * whose handler cannot write the report itself). */

@@ -79,24 +79,53 @@ static int make_dirs(const char *path)
     }
     if (mkdir(buf, 0700) != 0 && errno != EEXIST)
         return -1;
-    struct stat st;
-    if (lstat(buf, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode))
-        return errno = ENOTDIR, -1;
     return 0;
 }
 
-/* <SYNCSPY_OUT>/pid<P> or rank<R>-pid<P>, created 0700 when missing. Returns 0, or -1 with
- * errno (and buf still holding the name when it fit). */
-static int process_dir(char *buf, size_t len)
+#define PROCESS_DIR_TRIES 1000
+
+/* This process's folder, once made (its name is kept: the exit writes where the trace is). */
+static char proc_dir[PATH_MAX];
+static bool proc_dir_made;
+
+/* <SYNCSPY_OUT>/pid<P> or rank<R>-pid<P>, made 0700 by this process. A folder of that name that
+ * exists already is never written into: it is an earlier image of this process (before an
+ * exec), a process with the same pid in another pid namespace (a container) sharing
+ * SYNCSPY_OUT, an earlier run's, or a link planted there; the name then gets ".2", ".3", ...
+ * (mkdir either makes a folder or fails: two processes never get the same one). Returns the
+ * folder, or NULL with errno (and *tried the name it failed on). */
+static const char *process_dir(const char **tried)
 {
+    *tried = proc_dir;
+    if (proc_dir_made)
+        return proc_dir;
+    char base[PATH_MAX - 16]; /* room for the ".N" suffix */
     int n = agent_cfg.rank >= 0
-                ? snprintf(buf, len, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, (int)getpid())
-                : snprintf(buf, len, "%s/pid%d", agent_cfg.out_dir, (int)getpid());
-    if (n < 0 || (size_t)n >= len) /* config_parse keeps SYNCSPY_OUT 64 bytes short of PATH_MAX */
-        return errno = ENAMETOOLONG, -1;
-    return make_dirs(buf);
+                ? snprintf(base, sizeof base, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, (int)getpid())
+                : snprintf(base, sizeof base, "%s/pid%d", agent_cfg.out_dir, (int)getpid());
+    /* config_parse keeps SYNCSPY_OUT 64 bytes short of PATH_MAX */
+    if (n < 0 || (size_t)n >= sizeof base)
+        return errno = ENAMETOOLONG, NULL;
+    memcpy(proc_dir, base, (size_t)n + 1);
+    if (make_dirs(agent_cfg.out_dir) != 0)
+        return NULL;
+    for (int i = 1; i <= PROCESS_DIR_TRIES; i++) {
+        if (i > 1)
+            snprintf(proc_dir, sizeof proc_dir, "%s.%d", base, i);
+        if (mkdir(proc_dir, 0700) != 0) {
+            if (errno == EEXIST)
+                continue;
+            return NULL;
+        }
+        struct stat st;
+        if (lstat(proc_dir, &st) != 0)
+            return NULL;
+        if (!S_ISDIR(st.st_mode))
+            return errno = ENOTDIR, NULL;
+        proc_dir_made = true;
+        return proc_dir;
+    }
+    return errno = EEXIST, NULL;
 }
 
 /* ---- start ------------------------------------------------------------------------------------- */
@@ -162,11 +191,9 @@ void agent_set_entry_hooks(const struct agent_entry_hooks *hooks)
 
 static void start_trace(void)
 {
-    char dir[PATH_MAX];
-    if (process_dir(dir, sizeof dir) != 0) {
-        agent_output_error(dir, errno);
-        return;
-    }
+    const char *tried, *dir = process_dir(&tried);
+    if (!dir)
+        agent_output_error(tried, errno); /* the flusher still runs: the report for a signal */
     struct trace_file_header h = {.magic = TRACE_MAGIC,
                                   .version_major = TRACE_VERSION_MAJOR,
                                   .version_minor = TRACE_VERSION_MINOR,
@@ -187,7 +214,7 @@ void agent_first_use(void)
     if (was)
         return;
     if (agent_cfg.warnings[0])
-        write_all(2, agent_cfg.warnings, strlen(agent_cfg.warnings));
+        log_write(agent_cfg.warnings, strlen(agent_cfg.warnings));
     start_trace();
     const struct agent_entry_hooks *h = atomic_load(&entry_hooks);
     if (h && h->at_start && atomic_exchange(&start_hook_pending, false))
@@ -214,13 +241,17 @@ void agent_step(bool explicit_mark)
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
         return;
     uint64_t now = agent_now_ns();
-    agent_guard_enter();
+    struct agent_work w;
+    struct agent_hold h;
+    agent_work_begin(&w);
+    agent_hold_signals(&h); /* the step lock, the registry lock */
     bool active_ended = steps_mark(now, explicit_mark);
-    agent_guard_leave();
+    agent_release_signals(&h);
     if (active_ended)
         flusher_kick(); /* a recorded step ended: its records to disk now */
     dbg(2, "step %llu begins (%s)", (unsigned long long)atomic_load(&steps_now),
         explicit_mark ? "explicit mark" : "automatic");
+    agent_work_end(&w);
 }
 
 SYNCSPY_EXPORT void syncspy_step(void)
@@ -232,18 +263,29 @@ SYNCSPY_EXPORT void syncspy_step(void)
 
 /* ---- finish ------------------------------------------------------------------------------------ */
 
+#define REPORT_WRITE_TIMEOUT_MS 2000 /* a reader that takes no more of the report */
+
+/* Where the report goes: 1, 2 or a file's descriptor (*close_it), -1 for none. The file is opened
+ * O_NONBLOCK: a fifo with no reader fails at once (ENXIO) instead of hanging the exit, and one
+ * whose reader stops reading is waited for at most REPORT_WRITE_TIMEOUT_MS. */
 static int open_report_fd(bool *close_it)
 {
     *close_it = false;
+    /* The program's buffered output would be flushed by exit() right after us anyway: flushing
+     * it first keeps the report last when stdout and stderr share a terminal. Not for a fatal
+     * signal: the interrupted thread may hold the stdio locks. */
+    if (agent_cfg.report != REPORT_OFF && !atomic_load(&finishing_from_signal)) {
+        fflush(stdout);
+        if (agent_cfg.report == REPORT_STDERR)
+            fflush(stderr);
+    }
     switch (agent_cfg.report) {
     case REPORT_OFF:
         return -1;
     case REPORT_STDOUT:
-        if (!atomic_load(&finishing_from_signal))
-            fflush(stdout); /* what exit() would flush anyway, so the program's output stays first */
         return 1;
     case REPORT_FILE: {
-        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
         if (fd < 0) {
             agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
                       strerror(errno));
@@ -254,28 +296,35 @@ static int open_report_fd(bool *close_it)
     }
     case REPORT_STDERR:
     default:
-        /* The program's buffered output would be flushed by exit() right after us anyway:
-         * flushing it first keeps the report last when stdout and stderr share a terminal. Not
-         * for a fatal signal: the interrupted thread may hold the stdio locks. */
-        if (!atomic_load(&finishing_from_signal)) {
-            fflush(stdout);
-            fflush(stderr);
-        }
         return 2;
     }
 }
 
+/* The report, to where SYNCSPY_REPORT says; when that fails (a full disk, /dev/full, a pipe with
+ * no reader, a reader that stopped reading) it says so in one line and goes to stderr instead.
+ * A write to a pipe whose reader is gone raises no SIGPIPE for the program. */
 static void write_report(const struct rep_process *proc, const char *summary_shown)
 {
+    struct quiet_pipe q;
+    quiet_pipe_begin(&q);
     bool close_it;
     int fd = open_report_fd(&close_it);
-    if (fd < 0)
-        return;
-    struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown};
-    if (report_render_text(proc, 1, &opts, fd) != 0 && fd != 2)
-        agent_log("cannot write the report: %s", strerror(errno));
+    struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown,
+                               .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS};
+    bool epipe = false;
+    if (fd >= 0 && report_render_text(proc, 1, &opts, fd) != 0) {
+        int err = errno;
+        epipe = err == EPIPE;
+        if (fd != 2) {
+            agent_log("cannot write the report to %s: %s; writing it to stderr",
+                      fd == 1 ? "stdout" : agent_cfg.report_path, strerror(err));
+            if (report_render_text(proc, 1, &opts, 2) != 0)
+                epipe |= errno == EPIPE;
+        }
+    }
     if (close_it)
         close(fd);
+    quiet_pipe_end(&q, epipe);
 }
 
 /* The outputs, in order. on_flusher: this is the flusher thread (a fatal signal's exit). */
@@ -294,6 +343,9 @@ static void write_outputs(bool on_flusher)
     if (!on_flusher)
         flusher_stop();
     flusher_close(proc.unattributed_syncs);
+    /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
+    threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
+    proc.syncs_dropped += agent_records_without_ring();
     uint64_t lost_steps = steps_events_lost();
     if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
         agent_log("%llu step records found the flusher's queue full and are missing from %s "
@@ -306,10 +358,10 @@ static void write_outputs(bool on_flusher)
     exit_model_threads(&proc, steps_marker_tid());
     proc.no_step_hook = agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
-    char dir[PATH_MAX], summary[PATH_MAX];
-    const char *summary_shown = NULL;
-    if (process_dir(dir, sizeof dir) != 0)
-        agent_output_error(dir, errno);
+    char summary[PATH_MAX];
+    const char *summary_shown = NULL, *tried, *dir = process_dir(&tried);
+    if (!dir)
+        agent_output_error(tried, errno);
     else if (summary_write_file(&proc, dir, summary, sizeof summary) != 0)
         agent_output_error(summary, errno);
     else
@@ -327,11 +379,12 @@ static void finish(bool on_flusher)
     if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING))
         return;
     int saved = errno;
-    agent_tls.guard++; /* CUDA calls made while writing the report are not ours to record */
+    struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
+    agent_work_begin(&w);
     if (agent_cuda_seen())
         write_outputs(on_flusher);
-    agent_tls.guard--;
     atomic_store(&agent_state, STATE_OFF);
+    agent_work_end(&w);
     errno = saved;
 }
 
@@ -347,9 +400,15 @@ static void finish_on_flusher(void)
 
 /* ---- from the entry layer ---------------------------------------------------------------------- */
 
+static _Atomic bool finish_asked; /* by a signal: later signals do not wait again */
+
 void agent_finish_from_signal(int timeout_ms)
 {
-    if (!agent_cuda_seen())
+    if (!agent_cuda_seen() || atomic_exchange(&finish_asked, true))
+        return;
+    /* The exit path runs already (exit() was called): the signal ends the process now, as it
+     * would without the agent; the trace holds everything up to the last flush. */
+    if (atomic_load(&agent_state) != STATE_RUNNING)
         return;
     atomic_store(&finishing_from_signal, true);
     flusher_request_finish(timeout_ms);
@@ -361,25 +420,33 @@ void agent_finish_at_quick_exit(int timeout_ms)
         return;
     if (getpid() != atomic_load(&agent_pid))
         return; /* a vfork child, in its parent's memory */
-    /* the caller may be a handler that interrupted any code, agent code or a sync included: it
-     * only waits; the flusher thread writes (agent locks are held with signals blocked) */
     /* _exit discards stdio buffers: the report must not flush them (the program's output stays
-     * as it would be), and the caller may be a signal handler: the flusher thread writes */
+     * as it would be). The caller may be a handler that interrupted any code, agent code or a
+     * sync included: it only waits; the flusher thread writes (agent locks are held with
+     * signals blocked, so none is held under this handler). A second caller returns at once. */
+    if (atomic_exchange(&finish_asked, true))
+        return;
     atomic_store(&finishing_from_signal, true);
     if (!flusher_request_finish(timeout_ms))
         agent_log("the process ended through _exit before its outputs were written (waited %d ms): "
                   "summary.json and the trace may miss its last records", timeout_ms);
 }
 
-void agent_flush_soon(void)
-{
-    flusher_kick();
-}
-
 void agent_before_dlclose(void)
 {
-    if (agent_cuda_seen() && atomic_load(&agent_state) == STATE_RUNNING)
-        flusher_note_modules();
+    if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)
+        return;
+    /* The agent's own dlclose (the symbolizer's, on the flusher thread inside a drain) or one
+     * made inside a CUDA call: nothing of the program's to note, and the drain's lock is held. */
+    if (agent_thread_busy())
+        return;
+    struct agent_work w;
+    struct agent_hold h;
+    agent_work_begin(&w);
+    agent_hold_signals(&h); /* the flusher's lock */
+    flusher_note_modules();
+    agent_release_signals(&h);
+    agent_work_end(&w);
 }
 
 /* ---- fork -------------------------------------------------------------------------------------- */
@@ -415,5 +482,7 @@ static void fork_child(void)
     start_real_ns = clock_real_ns();
     steps_atfork_child(start_mono_ns);
     atomic_store(&agent_pid, getpid());
+    proc_dir_made = false; /* the child writes its own folder */
+    atomic_store(&finish_asked, false);
     atomic_store(&cuda_seen, false);
 }

@@ -46,16 +46,16 @@ void agent_finish_now(void);
 /* ---- from the entry layer -------------------------------------------------------------------- */
 
 /* From a signal handler whose default action ends the process (async-signal-safe): the exit
- * report and summary.json written on the flusher thread, waited for at most timeout_ms. */
+ * report and summary.json written on the flusher thread, waited for at most timeout_ms. Returns
+ * at once when the exit path runs already, or a signal asked before (a second Ctrl-C). */
 void agent_finish_from_signal(int timeout_ms);
 /* From _exit/_Exit (Python's os._exit, multiprocessing's forked workers): what was recorded is
  * flushed, the summary and the report written on the flusher thread (the caller may be a
  * signal handler), waited for at most timeout_ms; stdio is not flushed. Nothing in a vfork
  * child or when no CUDA call was made. */
 void agent_finish_at_quick_exit(int timeout_ms);
-/* The program's own handler takes the signal: the trace goes to disk soon. */
-void agent_flush_soon(void);
-/* Before the program's dlclose: the loaded objects are noted for symbolizing later. */
+/* Before the program's dlclose: the loaded objects are noted for symbolizing later (not for
+ * the agent's own dlclose calls). */
 void agent_before_dlclose(void);
 
 #endif

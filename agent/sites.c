@@ -1,6 +1,7 @@
 /* agent/sites.c: stack and site tables (see sites.h). Lock order: the step lock, then the
  * thread registry lock, then this table lock (taken last, held only while the tables change). */
 #include "agent/arena.h"
+#include "common/compiler.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -113,20 +114,30 @@ static struct site *site_intern(uint32_t api, struct stack_rec *st)
     return s;
 }
 
-struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
-                          uint32_t depth, bool truncated)
+struct site *sites_cached(const struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
+                          uint32_t depth)
 {
     uint64_t h = hash_pcs(pcs, depth, api);
     __typeof__(&cache->slot[0]) slot = &cache->slot[h % SITE_CACHE_SLOTS];
     if (slot->site && slot->hash == h && slot->api == api && slot->depth == depth &&
         !memcmp(slot->site->stack->pcs, pcs, depth * sizeof(uintptr_t)))
         return slot->site;
+    return NULL;
+}
 
+struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
+                          uint32_t depth, bool truncated)
+{
+    struct site *s = sites_cached(cache, api, pcs, depth);
+    if (s)
+        return s;
+    uint64_t h = hash_pcs(pcs, depth, api);
     pthread_mutex_lock(&table_lock);
     struct stack_rec *st = stack_intern(pcs, depth, truncated, h);
-    struct site *s = st ? site_intern(api, st) : NULL;
+    s = st ? site_intern(api, st) : NULL;
     pthread_mutex_unlock(&table_lock);
     if (s) {
+        __typeof__(&cache->slot[0]) slot = &cache->slot[h % SITE_CACHE_SLOTS];
         slot->hash = h;
         slot->api = api;
         slot->depth = depth;

@@ -43,6 +43,10 @@ struct site_info {
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
 void sites_init(size_t cap_bytes);
 
+/* The site of (api, pcs[0..depth)) when the cache has it (no lock), else NULL. */
+struct site *sites_cached(const struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
+                          uint32_t depth);
+
 /* The site of (api, pcs[0..depth)), created on first sight. NULL when the tables are full (the
  * caller counts the sync as unattributed). */
 struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_t *pcs,

@@ -14,6 +14,7 @@
 #include "agent/core.h"
 
 #define RING_RECORDS 4096 /* per thread: 256 KiB (32 threads in the default 8 MiB) */
+#define RING_BYTES (sizeof(struct ring) + RING_RECORDS * sizeof(struct tw_event))
 
 SYNCSPY_TLS struct agent_tls agent_tls;
 
@@ -61,7 +62,11 @@ static void thread_exit(void *p)
 
 void threads_init(size_t ring_bytes)
 {
-    ring_arena.cap_bytes = ring_bytes;
+    /* SYNCSPY_BUFFER_MB / 256 KiB rings, each in a mapping of its own (a page and the arena's
+     * chunk header over its 256 KiB): 1 MiB chunks would hold 3, and 8 MiB serve 24 threads. */
+    size_t rings = ring_bytes / (RING_RECORDS * sizeof(struct tw_event));
+    ring_arena.min_chunk_bytes = 1;
+    ring_arena.cap_bytes = rings * (RING_BYTES + 4096 + 16);
     pthread_key_create(&thread_key, thread_exit);
 }
 
@@ -75,7 +80,7 @@ struct thread_state *threads_register(void)
     if (ts) {
         free_states = ts->next_free;
     } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
-        ts->ring = arena_alloc(&ring_arena, sizeof(struct ring) + RING_RECORDS * sizeof(struct tw_event));
+        ts->ring = arena_alloc(&ring_arena, RING_BYTES);
         if (ts->ring)
             ts->ring->mask = RING_RECORDS - 1;
         ts->next = registry;
@@ -133,6 +138,18 @@ size_t threads_snapshot(struct thread_info *out, size_t cap)
         out[n++] = retired[RETIRED_MAX];
     pthread_mutex_unlock(&registry_lock);
     return n;
+}
+
+void threads_dropped(uint64_t *syncs, uint64_t *launches)
+{
+    *syncs = *launches = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (struct thread_state *ts = registry; ts; ts = ts->next)
+        if (ts->ring) {
+            *syncs += atomic_load_explicit(&ts->ring->dropped_syncs, memory_order_relaxed);
+            *launches += atomic_load_explicit(&ts->ring->dropped_launches, memory_order_relaxed);
+        }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 void threads_atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }

@@ -1,7 +1,7 @@
 /* agent/threads.h: per-thread state. One struct per thread that made a CUDA call, created on its
  * first one (a lock on that first sight only), its ring carved from SYNCSPY_BUFFER_MB, recycled
  * by a pthread-key destructor when the thread exits (its launches are kept). The thread-local
- * part (agent_tls) holds the recursion guard every agent path raises. For the agent's own
+ * part (agent_tls) holds the marks of the interposed call and of the agent work in progress. For the agent's own
  * modules; the entry layer sees only agent/core.h. */
 #ifndef SYNCSPY_THREADS_H
 #define SYNCSPY_THREADS_H
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "agent/phase.h"
+#include "agent/core.h"
 #include "agent/ring.h"
 #include "agent/sites.h"
 #include "common/compiler.h"
@@ -37,19 +38,28 @@ struct thread_info {
 
 struct agent_tls {
     struct thread_state *ts;
-    unsigned guard; /* >0 while this thread runs agent code: a CUDA call made from inside the
-                     * agent (e.g. cudaPointerGetAttributes while classifying, or a CUDA-using
-                     * library reached through the unwinder's dl_iterate_phdr) is forwarded
-                     * untouched instead of recursing into the agent. */
-    int saved_errno;
-    int pending_signal; /* a fatal signal that arrived while this thread held agent locks */
+    /* The interposed CUDA call in progress (its mark on the entry point's stack, from before the
+     * real call until after it): a CUDA call made inside it (the runtime's own, a CUPTI callback's
+     * driver call) is not the program's to record again. */
+    struct agent_mark *call;
+    uint64_t call_cookie;
+    /* Agent code running (a sync being recorded, a step mark, the first CUDA call's start, the
+     * exit path): a CUDA call made from inside the agent (the unwinder, the symbolizer) is
+     * forwarded untouched instead of recursing into the agent, cancellation is off, and the
+     * agent's SIGTERM/SIGINT handler defers the signal until the work ends. */
+    struct agent_mark *work;
+    uint64_t work_cookie;
+    uint64_t seq;          /* the last cookie handed out */
+    int work_cancel;       /* the cancel state the work found, put back when it ends */
+    bool agent_thread;     /* the agent's own thread (the flusher): all agent work, for good */
+    int pending_signal;    /* a fatal signal that arrived during agent work: raised when it ends */
 };
 extern SYNCSPY_TLS struct agent_tls agent_tls;
 
 /* At the agent's start: the rings' memory cap (bytes) and the thread-exit key. */
 void threads_init(size_t ring_bytes);
 
-/* Registers the calling thread (its guard raised): its state, or NULL when none could be made. */
+/* Registers the calling thread (inside agent work, signals held): its state, or NULL when none could be made. */
 struct thread_state *threads_register(void);
 
 /* Calls fn for every thread's ring (threads that exited included, until reused) with the tid and
@@ -57,6 +67,10 @@ struct thread_state *threads_register(void);
  * agent. */
 void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char *name, void *ctx),
                          void *ctx);
+
+/* Records the rings had no room for, so far (not those of threads without a ring:
+ * agent_records_without_ring). Takes the registry lock. */
+void threads_dropped(uint64_t *syncs, uint64_t *launches);
 
 /* Launches of every thread so far (those that exited included). Takes the registry lock. */
 uint64_t threads_launches_total(void);

@@ -48,17 +48,27 @@ static bool parse_id(const char *s, size_t n, int *out)
     return true;
 }
 
-/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first). */
+/* The pid of "<P>" or "<P>.<N>" (N >= 2: a second process with that pid wrote to the same
+ * SYNCSPY_OUT: an exec'd image of it, or one in another pid namespace). */
+static bool parse_pid_part(const char *s, int *pid)
+{
+    const char *dot = strchr(s, '.');
+    int n;
+    if (!dot)
+        return parse_id(s, strlen(s), pid);
+    return parse_id(s, (size_t)(dot - s), pid) && parse_id(dot + 1, strlen(dot + 1), &n) && n >= 2;
+}
+
+/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first), either with a ".<N>" suffix. */
 static bool process_folder_name(const char *name, int *rank, int *pid)
 {
     *rank = -1;
     if (strncmp(name, "pid", 3) == 0)
-        return parse_id(name + 3, strlen(name + 3), pid);
+        return parse_pid_part(name + 3, pid);
     if (strncmp(name, "rank", 4) != 0)
         return false;
     const char *dash = strstr(name, "-pid");
-    return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) &&
-           parse_id(dash + 4, strlen(dash + 4), pid);
+    return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) && parse_pid_part(dash + 4, pid);
 }
 
 struct folder {

@@ -104,6 +104,7 @@ struct tstack {
 struct tsite {
     uint32_t site_id;
     uint32_t stack;               /* index into stacks, or NO_INDEX */
+    uint32_t stack_id;
     const char *api;
     uint64_t count, blocked_ns, max_ns;
     uint32_t threads;             /* 0: not known */
@@ -160,6 +161,7 @@ struct reader {
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
     uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
     uint64_t end_mono_ns, unattributed;
+    uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
     uint32_t marker_tid; /* the thread whose mark ended the last step */
 };
@@ -436,6 +438,17 @@ static void *event_slot(struct reader *r, struct vec *v, size_t elem)
     return vec_push(r, v, elem);
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void saw_time(struct reader *r, uint64_t ns)
+{
+    if (ns > r->last_ns)
+        r->last_ns = ns;
+}
+
 static bool rec_sync(struct reader *r, const uint8_t *p)
 {
     struct trace_sync s;
@@ -444,6 +457,7 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     const char *api = string_ref(r, s.api_name, "a sync");
     if (!api || !stack_ref(r, s.stack_id, "a sync", &stack))
         return false;
+    saw_time(r, s.end_ns);
     if (!r->ev)
         return true;
     if (r->syncs.n + r->launches.n >= r->max_events) {
@@ -479,11 +493,6 @@ static bool rec_launch(struct reader *r, const uint8_t *p)
     return !r->failed;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
 /* A record of a type that grew in a minor version: as much as the file has, the rest zero. */
 static void copy_record(void *dst, size_t size, const uint8_t *p, uint32_t bytes)
 {
@@ -502,6 +511,7 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
                                  .partial = s.partial != 0, .tid = s.tid, .source = s.source};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
+    saw_time(r, e.end_ns);
     if (r->steps.n >= TRACE_READ_MAX_STEPS) {
         if (r->ev)
             r->ev->events_omitted++;
@@ -716,6 +726,7 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     memcpy(sched, h.schedule, n);
     sched[n] = '\0';
     out->schedule = sched;
+    r->start_mono_ns = h.start_mono_ns;
     if (r->ev) {
         r->ev->start_mono_ns = h.start_mono_ns;
         r->ev->start_real_ns = h.start_real_ns;
@@ -724,11 +735,29 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     return true;
 }
 
+/* Past what the window holds, in a file: the holes of a sparse file read as zeros, so the next
+ * data (SEEK_DATA) is where reading goes on; true when there is none before the end (a 1 TiB
+ * file of holes is not read a byte at a time). A file system without SEEK_DATA is read. */
+static bool only_holes_after(struct src *s, uint64_t *off)
+{
+    if (s->mem || *off < s->base + s->have || s->eof || s->rerr)
+        return false;
+    off_t data = lseek(s->fd, (off_t)*off, SEEK_DATA);
+    if (data < 0)
+        return errno == ENXIO; /* ENXIO: holes to the end; EINVAL: not supported, read on */
+    *off = (uint64_t)data; /* the file offset is there now: the window starts there */
+    s->base = *off;
+    s->have = 0;
+    return false;
+}
+
 /* After a record header of zeros: a tail of zeros (space the file system gave but the writer
  * never filled) is a cut tail; anything else is corruption. */
 static bool zero_tail(struct src *s, uint64_t off)
 {
     for (;;) {
+        if (only_holes_after(s, &off))
+            return true;
         size_t got;
         const uint8_t *p = src_get(s, off, 65536, &got);
         for (size_t i = 0; i < got; i++)
@@ -812,6 +841,13 @@ static void last_step(const struct reader *r, uint64_t *last, bool *partial)
     const struct tstep *t = r->steps.p;
     *last = r->steps_seen;
     *partial = true;
+    /* build_steps listed it: the exit's partial STEP, or the one made up for a trace that ends
+     * early (killed in that step) */
+    const struct rep_process *out = r->out;
+    if (out && out->nsteps && out->steps[out->nsteps - 1].partial) {
+        *last = out->steps[out->nsteps - 1].step;
+        return;
+    }
     for (size_t i = 0; i < r->steps.n; i++)
         if (t[i].ev.partial && t[i].ev.step + 1 == r->steps_seen)
             *last = t[i].ev.step;
@@ -872,6 +908,36 @@ static bool build_steps(struct reader *r)
         active += t[i].ev.active;
     }
     r->steps.n = n;
+    /* A trace that ends early (killed, _exit) has no record of the step still open then; its
+     * syncs are in the site totals of the last flush: that step is made up from what they have
+     * beyond the steps that ended, so the header counts what the table shows. */
+    struct trace_step_event opened = {0};
+    if (!r->ended) {
+        uint64_t sites_syncs = 0, sites_blocked = 0, steps_syncs = r->extra_syncs, steps_blocked = r->extra_blocked;
+        uint64_t begins = r->start_mono_ns;
+        for (size_t i = 0; i < r->sites.n; i++) {
+            sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
+            sites_blocked = sat_add(sites_blocked, ((struct tsite *)r->sites.p)[i].blocked_ns);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (t[i].ev.active) {
+                steps_syncs = sat_add(steps_syncs, t[i].ev.syncs);
+                steps_blocked = sat_add(steps_blocked, t[i].ev.blocked_ns);
+            }
+            if (t[i].ev.end_ns > begins)
+                begins = t[i].ev.end_ns;
+        }
+        if (sites_syncs > steps_syncs)
+            opened = (struct trace_step_event){.step = r->steps_seen, .start_ns = begins,
+                                               .end_ns = r->last_ns > begins ? r->last_ns : begins,
+                                               .syncs = sites_syncs - steps_syncs,
+                                               .blocked_ns = sites_blocked > steps_blocked ? sites_blocked - steps_blocked : 0,
+                                               .active = true, .partial = true};
+    }
+    if (opened.active) {
+        active++;
+        r->steps_seen = sat_add(r->steps_seen, 1);
+    }
     out->active_steps = r->extra_active;
     out->syncs = r->extra_syncs;
     out->blocked_ns = r->extra_blocked;
@@ -885,8 +951,8 @@ static bool build_steps(struct reader *r)
             return nomem(r);
     }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const struct trace_step_event *e = &t[i].ev;
+    for (size_t i = 0; i < n + opened.active; i++) {
+        const struct trace_step_event *e = i < n ? &t[i].ev : &opened;
         if (!e->active)
             continue;
         r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
@@ -971,7 +1037,7 @@ static bool build_threads(struct reader *r)
 static bool finish(struct reader *r)
 {
     struct rep_process *out = r->out;
-    if (!build_sites(r) || !build_steps(r))
+    if (!build_steps(r) || !build_sites(r)) /* the open step first: the sites' share of it */
         return false;
     build_startup(r);
     if (!build_threads(r))

@@ -1,7 +1,10 @@
-/* common/log.c: one-line messages on stderr (see log.h). Never allocates, never uses stdio. */
+/* common/log.c: one-line messages on stderr (see log.h), and the SIGPIPE the agent's own writes
+ * to the program's streams must not raise. Never allocates, never uses stdio. */
 #include "common/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,6 +28,36 @@ int write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+void quiet_pipe_begin(struct quiet_pipe *q)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &q->old);
+    q->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+void quiet_pipe_end(struct quiet_pipe *q, bool saw_epipe)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    if (saw_epipe && !q->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        const struct timespec now = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+}
+
+void log_write(const char *buf, size_t n)
+{
+    struct quiet_pipe q;
+    quiet_pipe_begin(&q);
+    bool epipe = write_all(2, buf, n) != 0 && errno == EPIPE;
+    quiet_pipe_end(&q, epipe);
+}
+
 void agent_log(const char *fmt, ...)
 {
     char buf[512];
@@ -38,7 +71,7 @@ void agent_log(const char *fmt, ...)
         n += (size_t)m < sizeof buf - n - 1 ? (size_t)m : sizeof buf - n - 2;
     if (n && buf[n - 1] != '\n')
         buf[n++] = '\n';
-    write_all(2, buf, n);
+    log_write(buf, n);
     errno = saved;
 }
 

@@ -5,6 +5,8 @@
 #ifndef SYNCSPY_LOG_H
 #define SYNCSPY_LOG_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 extern unsigned agent_debug_level;
@@ -22,5 +24,19 @@ void agent_output_error(const char *path, int err);
 
 /* write() loop that retries EINTR and short writes; returns 0 or -1. */
 int write_all(int fd, const void *buf, size_t len);
+
+/* Around the agent's writes to the program's stderr or stdout (or a fifo): a write to a pipe
+ * whose reader is gone raises SIGPIPE, whose default action would kill a program that itself
+ * printed nothing. Between begin and end SIGPIPE is blocked on this thread; end discards the
+ * SIGPIPE the agent's own write raised (saw_epipe) unless one was pending before, then puts the
+ * mask back. */
+struct quiet_pipe {
+    sigset_t old;
+    bool was_pending;
+};
+void quiet_pipe_begin(struct quiet_pipe *q);
+void quiet_pipe_end(struct quiet_pipe *q, bool saw_epipe);
+/* Lines already formatted, to stderr, quietly as above. */
+void log_write(const char *buf, size_t n);
 
 #endif

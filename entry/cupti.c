@@ -54,6 +54,8 @@ struct cupti_thread {
     bool in_cupti;             /* inside syncspy's own call into libcupti */
     uint32_t domain, cbid, corr;
     unsigned gen;
+    uintptr_t enter_frame;     /* where its ENTER callback ran: a later ENTER from as high or
+                                * higher up means a longjmp left that call (it never EXITed) */
     struct sync_call call;
     /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
     uint32_t last_runtime_corr, last_driver_corr;
@@ -147,9 +149,11 @@ static uint32_t api_for(uint32_t domain, uint32_t cbid, const char *function_nam
 static void on_api_enter(uint32_t domain, uint32_t cbid, const CUpti_CallbackData *d)
 {
     unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     /* The shim records this call (or the agent made it), or a call this thread's callbacks
-     * record is open (this is the driver call inside it): not ours to count again. */
-    if (agent_thread_busy() || (tl.open && tl.gen == gen))
+     * record is open (this is the driver call inside it, from deeper down): not ours to count
+     * again. */
+    if (agent_thread_busy() || (tl.open && tl.gen == gen && here < tl.enter_frame))
         return;
     if (!atomic_load_explicit(&active, memory_order_relaxed))
         return;
@@ -160,6 +164,7 @@ static void on_api_enter(uint32_t domain, uint32_t cbid, const CUpti_CallbackDat
     tl.cbid = cbid;
     tl.corr = d->correlationId;
     tl.gen = gen;
+    tl.enter_frame = here;
     tl.open = true;
     tl.call.start_ns = agent_now_ns(); /* after classifying: only the call itself is timed */
 }
@@ -193,12 +198,13 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
         return;
     tl.call.end_ns = end;
     tl.call.via_cupti = true; /* frames start at the caller of the CUDA API */
-    if (!agent_enter())
+    struct agent_call k;
+    if (!agent_enter(&k))
         return;
     if (gpu)
         cupti_take_correlation(&tl.call);
     agent_sync(&tl.call);
-    agent_leave();
+    agent_leave(&k);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,

@@ -1,8 +1,10 @@
 /* entry/dlclose.c: dlclose. A library unloaded after one of its functions called a sync would
  * leave addresses that no loaded object maps by exit time; so, before the program's dlclose
  * runs, the flusher's symbolizer takes note of every object still loaded (their files are read
- * from disk later, at the recorded load addresses). Runs on the program's thread, outside any
- * CUDA call; does nothing in a process that never used CUDA. */
+ * from disk later, at the recorded load addresses). After it, the real CUDA functions whose
+ * library went with it are forgotten (entry/real.h), never called at a stale address. Runs on
+ * the program's thread, outside any CUDA call; notes nothing in a process that never used CUDA,
+ * nor for the agent's own dlclose calls. */
 #include <errno.h>
 
 #include "agent/lifecycle.h"
@@ -19,5 +21,7 @@ SYNCSPY_EXPORT int dlclose(void *handle)
         return -1;
     }
     agent_before_dlclose();
-    return real(handle);
+    int rc = real(handle);
+    real_forget_unloaded();
+    return rc;
 }

@@ -12,6 +12,9 @@
 #include "entry/start.h"
 
 void *_Atomic real_fns[REAL_COUNT];
+/* The load address of the object each CUDA runtime or driver symbol was found in: after a
+ * dlclose, a symbol whose object is gone (or another object is there) is found again. */
+static _Atomic uintptr_t real_bases[REAL_COUNT];
 
 static const char *const names[REAL_COUNT] = {
 #define X(name) [API_##name] = #name,
@@ -134,9 +137,33 @@ static void *find(int id)
     return NULL;
 }
 
+static uintptr_t object_base(const void *fn)
+{
+    Dl_info info;
+    return fn && dladdr(fn, &info) ? (uintptr_t)info.dli_fbase : 0;
+}
+
+static bool may_unload(int id)
+{
+    return where_of(id) == REAL_CUDART || where_of(id) == REAL_DRIVER;
+}
+
 static void store(int id, void *fn)
 {
+    if (may_unload(id))
+        atomic_store_explicit(&real_bases[id], object_base(fn), memory_order_relaxed);
     atomic_store_explicit(&real_fns[id], fn, memory_order_relaxed);
+}
+
+void real_forget_unloaded(void)
+{
+    for (int id = 0; id < REAL_COUNT; id++) {
+        void *fn = real_cached(id);
+        if (!fn || !may_unload(id))
+            continue;
+        if (object_base(fn) != atomic_load_explicit(&real_bases[id], memory_order_relaxed))
+            atomic_store_explicit(&real_fns[id], NULL, memory_order_relaxed); /* found again */
+    }
 }
 
 void *real_resolve(int id)

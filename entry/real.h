@@ -33,6 +33,11 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
     X(cudaPointerGetAttributes, REAL_CUDART, REAL_OPTIONAL) /* copy rules; unknown without */ \
     X(cuPointerGetAttribute, REAL_DRIVER, REAL_OPTIONAL)    /* the same, for CUPTI's calls */ \
     X(sigaction, REAL_LIBC, REAL_REQUIRED)                  /* entry/signals.c */             \
+    X(signal, REAL_LIBC, REAL_REQUIRED)                                                        \
+    X(bsd_signal, REAL_LIBC, REAL_OPTIONAL)                                                    \
+    X(sysv_signal, REAL_LIBC, REAL_OPTIONAL)                                                   \
+    X(__sysv_signal, REAL_LIBC, REAL_OPTIONAL)              /* signal() under -std=c99 */     \
+    X(sigset, REAL_LIBC, REAL_OPTIONAL)                                                        \
     X(dlclose, REAL_LIBC, REAL_REQUIRED)                    /* entry/dlclose.c, own handles */ \
     X(_exit, REAL_LIBC, REAL_REQUIRED)                      /* entry/exit.c */                \
     X(_Exit, REAL_LIBC, REAL_REQUIRED)                                                         \
@@ -75,6 +80,11 @@ static inline void *real_cached(int id)
 {
     return atomic_load_explicit(&real_fns[id], memory_order_relaxed);
 }
+
+/* After a dlclose: the CUDA runtime and driver symbols whose object was unloaded (a library
+ * loaded with RTLD_LOCAL took its libcudart with it) are forgotten, to be found again at their
+ * next use; calling them would jump into whatever the program mapped there since. */
+void real_forget_unloaded(void);
 
 /* At load: every REAL_LIBC symbol. */
 void real_resolve_at_load(void);

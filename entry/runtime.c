@@ -86,7 +86,8 @@ static void hand_over(struct sync_call *c)
     if (unlikely(!real_))                                                                       \
         return NO_RUNTIME;                                                                      \
     struct sync_call c_ = {.api = API_##fn};                                                    \
-    const int in_ = agent_enter_recording();                                                    \
+    struct agent_call k_;                                                                       \
+    const int in_ = agent_enter_recording(&k_);                                                 \
     if (in_ == AGENT_RECORD)                                                                    \
         c_.start_ns = agent_now_ns()
 
@@ -96,9 +97,9 @@ static void hand_over(struct sync_call *c)
             c_.end_ns = agent_now_ns();                                                         \
             if ((result) == cudaSuccess && (is_sync))                                           \
                 hand_over(&c_);                                                                 \
-            agent_leave();                                                                      \
+            agent_leave(&k_);                                                                   \
         } else if (in_ == AGENT_HELD) {                                                         \
-            agent_leave_held();                                                                 \
+            agent_leave_held(&k_);                                                              \
         }                                                                                       \
     } while (0)
 
@@ -119,6 +120,18 @@ STREAM_SYNC(cudaStreamSynchronize_ptsz)
 SYNCSPY_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     BEGIN(cudaDeviceSynchronize);
+    cudaError_t r = real_();
+    END(r, true);
+    return r;
+}
+
+/* cudaDeviceReset waits for the device's queued work before it destroys the context (the
+ * simulator models it so; CUDA's page does not list it): a device-wide wait, counted as a sync
+ * like cudaDeviceSynchronize. The interposed call only times it and forwards it; README ("What
+ * it records") says why it is interposed at all. */
+SYNCSPY_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    BEGIN(cudaDeviceReset);
     cudaError_t r = real_();
     END(r, true);
     return r;
@@ -308,7 +321,7 @@ TO_SYMBOL(cudaMemcpyToSymbol_ptds)
 TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
 TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
 
-/* ---- memsets: synchronous only on pinned or managed host memory ----------------------------- */
+/* ---- memsets: the synchronous forms on pinned or managed host memory (sync_rules_memset) ---- */
 
 #define MEMSET(fn)                                                                              \
     SYNCSPY_EXPORT cudaError_t fn(void *dst, int value, size_t count)                           \
@@ -316,7 +329,7 @@ TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(dst, value, count);                                               \
         c_.bytes = count;                                                                       \
-        END(r, sync_rules_memset(dst, runtime_memory));                                         \
+        END(r, sync_rules_memset(dst, false, runtime_memory));                                         \
         return r;                                                                               \
     }
 MEMSET(cudaMemset)
@@ -327,7 +340,7 @@ MEMSET(cudaMemset_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(dst, value, count, stream);                                       \
-        END(r, false);                                                                          \
+        END(r, sync_rules_memset(dst, true, runtime_memory));                                   \
         return r;                                                                               \
     }
 MEMSET_ASYNC(cudaMemsetAsync)
@@ -339,7 +352,7 @@ MEMSET_ASYNC(cudaMemsetAsync_ptsz)
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(dst, pitch, value, width, height);                                \
         c_.bytes = (uint64_t)width * height;                                                    \
-        END(r, sync_rules_memset(dst, runtime_memory));                                         \
+        END(r, sync_rules_memset(dst, false, runtime_memory));                                         \
         return r;                                                                               \
     }
 MEMSET_2D(cudaMemset2D)
@@ -351,7 +364,7 @@ MEMSET_2D(cudaMemset2D_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(dst, pitch, value, width, height, stream);                        \
-        END(r, false);                                                                          \
+        END(r, sync_rules_memset(dst, true, runtime_memory));                                   \
         return r;                                                                               \
     }
 MEMSET_2D_ASYNC(cudaMemset2DAsync)
@@ -363,7 +376,7 @@ MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(p, value, extent);                                                \
         c_.bytes = (uint64_t)extent.width * extent.height * extent.depth;                       \
-        END(r, sync_rules_memset(p.ptr, runtime_memory));                                       \
+        END(r, sync_rules_memset(p.ptr, false, runtime_memory));                                       \
         return r;                                                                               \
     }
 MEMSET_3D(cudaMemset3D)
@@ -375,7 +388,7 @@ MEMSET_3D(cudaMemset3D_ptds)
     {                                                                                           \
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(p, value, extent, stream);                                        \
-        END(r, false);                                                                          \
+        END(r, sync_rules_memset(p.ptr, true, runtime_memory));                                 \
         return r;                                                                               \
     }
 MEMSET_3D_ASYNC(cudaMemset3DAsync)

@@ -1,13 +1,12 @@
-/* entry/signals.h: SIGTERM and SIGINT. When the program lets one of them kill the process (the
- * default action), the agent first writes the exit report and summary.json (on the flusher
- * thread, at most 3 s), then the default action proceeds. When the program has a handler, the
- * trace is flushed soon and the program's handler runs as if the agent were not there. The
- * program's own sigaction()/signal() calls for these signals are kept and answered as if ours
- * were not installed. */
+/* entry/signals.h: SIGTERM and SIGINT. Where the program's disposition is the default action,
+ * the agent's handler stands in for it: the exit report and summary.json first (on the flusher
+ * thread, at most 3 s), then the default action. A handler or SIG_IGN of the program's goes to
+ * the kernel exactly as given, and the program's sigaction()/signal() calls are answered as if
+ * the default were still there where the agent stands in (docs/RELIABILITY.md, "Signals"). */
 #ifndef SYNCSPY_SIGNALS_H
 #define SYNCSPY_SIGNALS_H
 
-/* At the first CUDA call: puts the agent's handler in front of the program's. */
+/* At the first CUDA call: the agent stands in for each default disposition of the two. */
 void signals_install(void);
 
 #endif

@@ -100,8 +100,10 @@ bool sync_rules_to_symbol(enum cudaMemcpyKind kind, const void *src, bool async,
     return sync_rules_runtime_copy(kind, NULL, src, async, ask, dir);
 }
 
-bool sync_rules_memset(const void *dst, mem_oracle ask)
+bool sync_rules_memset(const void *dst, bool async, mem_oracle ask)
 {
+    if (async)
+        return false;
     enum mem_kind k = ask_kind(ask, dst);
     return k == MEM_PINNED || k == MEM_MANAGED;
 }
@@ -170,6 +172,7 @@ static const struct sync_rule driver_rules[] = {
 static const struct sync_rule runtime_rules[] = {
     R(cudaStreamSynchronize_v3020, R_STREAM, false), R(cudaStreamSynchronize_ptsz_v7000, R_STREAM, false),
     R(cudaDeviceSynchronize_v3020, R_CONTEXT, false), R(cudaThreadSynchronize_v3020, R_CONTEXT, false),
+    R(cudaDeviceReset_v3020, R_CONTEXT, false),
     R(cudaEventSynchronize_v3020, R_EVENT, false),
     R(cudaMemcpy_v3020, R_R_COPY, false), R(cudaMemcpy_ptds_v7000, R_R_COPY, false),
     R(cudaMemcpyAsync_v3020, R_R_COPY, true), R(cudaMemcpyAsync_ptsz_v7000, R_R_COPY, true),
@@ -355,7 +358,7 @@ bool sync_rules_cupti(uint32_t domain, uint32_t cbid, const void *params, mem_or
         if (!params)
             return false;
         c->bytes = (uint64_t)(r->elem == 1 ? p8->N : r->elem == 2 ? p16->N : p32->N) * r->elem;
-        return sync_rules_memset((const void *)(uintptr_t)p8->dstDevice, ask);
+        return sync_rules_memset((const void *)(uintptr_t)p8->dstDevice, r->async, ask);
     }
     case R_D_FREE:
         return params && ((const cuMemFree_v2_params *)params)->dptr != 0;
@@ -366,7 +369,7 @@ bool sync_rules_cupti(uint32_t domain, uint32_t cbid, const void *params, mem_or
         if (!p)
             return false;
         c->bytes = p->count;
-        return sync_rules_memset(p->devPtr, ask);
+        return sync_rules_memset(p->devPtr, r->async, ask);
     }
     case R_R_FREE: /* cudaFree(void *), cudaFreeHost(void *), cudaFreeArray(cudaArray_t) */
         return params && ((const cudaFree_v3020_params *)params)->devPtr != NULL;

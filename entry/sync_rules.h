@@ -1,10 +1,11 @@
 /* entry/sync_rules.h: is this call a sync? The one set of rules, for the runtime calls the
  * interposed entry points see (entry/runtime.c) and for the runtime and driver calls CUPTI's
  * callbacks see (entry/cupti.c). CUDA's "API synchronization behavior" decides: stream, context
- * and event synchronize always; a copy's synchronous form always, except device to device ("no
+ * and event synchronize always (and cudaDeviceReset, which waits for the device's work before
+ * it destroys the context); a copy's synchronous form always, except device to device ("no
  * host-side synchronization is performed"); its Async form when its host end is pageable memory
- * (staged through a bounce buffer) or both ends are host memory; a memset of pinned or managed
- * memory; a free of a non-NULL pointer (an implicit device synchronize). cudaMemcpyDefault and
+ * (staged through a bounce buffer) or both ends are host memory; a memset's synchronous form on
+ * pinned or managed memory (its Async form never); a free of a non-NULL pointer (an implicit device synchronize). cudaMemcpyDefault and
  * the driver's unified copies take their direction from the pointers (unified addressing): an
  * end whose kind cannot be asked about is not assumed to be device memory, so such a
  * synchronous copy is a sync and such an Async one is not.
@@ -42,8 +43,9 @@ bool sync_rules_from_symbol(enum cudaMemcpyKind kind, const void *dst, bool asyn
                             enum copy_dir *dir);
 bool sync_rules_to_symbol(enum cudaMemcpyKind kind, const void *src, bool async, mem_oracle ask,
                           enum copy_dir *dir);
-/* A memset's synchronous form (the Async forms never block). */
-bool sync_rules_memset(const void *dst, mem_oracle ask);
+/* A memset: its synchronous form on pinned or managed host memory. The Async forms never make
+ * the host wait ("The Async versions are always asynchronous with respect to the host"). */
+bool sync_rules_memset(const void *dst, bool async, mem_oracle ask);
 
 /* ---- calls seen through CUPTI --------------------------------------------------------------- */
 

@@ -1,14 +1,19 @@
 /* output/fd_writer.c: the one buffered writer of every file and stream syncspy writes (see
  * fd_writer.h): a fixed buffer, a write() loop through the I/O seam that retries EINTR and short
- * writes, a sticky error. Never allocates, no stdio FILE*: safe inside a target process. */
+ * writes (and, with a deadline, waits for a slow reader only so long), a sticky error. Never allocates, no stdio FILE*: safe inside a target process. */
 #include "output/fd_writer.h"
 #include "output/io.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/clock.h"
 
 void fdw_init(struct fd_writer *w, int fd)
 {
@@ -23,14 +28,49 @@ void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t 
     w->buf = buf;
     w->cap = cap;
     w->align = align && align <= cap / 2 ? align : 0;
+    w->deadline_ns = 0;
+}
+
+void fdw_set_deadline(struct fd_writer *w, uint64_t deadline_ns)
+{
+    struct stat st;
+    if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode))
+        return; /* a file never waits for a reader */
+    w->deadline_ns = deadline_ns ? deadline_ns : 1;
+}
+
+/* Room on a bounded fd before its deadline: 0, or -1 with errno ETIMEDOUT. */
+static int wait_for_room(const struct fd_writer *w)
+{
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (now >= w->deadline_ns)
+            return errno = ETIMEDOUT, -1;
+        uint64_t left_ms = (w->deadline_ns - now + 999999) / 1000000;
+        struct pollfd p = {.fd = w->fd, .events = POLLOUT};
+        int n = poll(&p, 1, left_ms > 60000 ? 60000 : (int)left_ms);
+        if (n > 0)
+            return 0; /* writable, or an error the write will report (POLLERR, POLLHUP) */
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
 }
 
 static void fdw_drain(struct fd_writer *w, const char *p, size_t n)
 {
     while (n > 0 && w->err == 0) {
-        ssize_t k = io_write(w->fd, p, n);
+        size_t chunk = n;
+        if (w->deadline_ns) {
+            if (wait_for_room(w) != 0) {
+                w->err = errno;
+                break;
+            }
+            if (chunk > PIPE_BUF)
+                chunk = PIPE_BUF; /* fits in the room poll() saw: never blocks */
+        }
+        ssize_t k = io_write(w->fd, p, chunk);
         if (k < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR || (errno == EAGAIN && w->deadline_ns))
                 continue;
             w->err = errno ? errno : EIO;
         } else if (k == 0) {

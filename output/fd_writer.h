@@ -19,6 +19,7 @@ struct fd_writer {
     size_t cap;   /* the size of buf */
     size_t align; /* 0, or: until fdw_flush, write only whole multiples of it (pages) */
     char *buf;    /* own, or the caller's (fdw_init_buffer); so never copy a writer */
+    uint64_t deadline_ns; /* 0, or (fdw_set_deadline) when writes to a pipe or socket give up */
     char own[FDW_BUF_BYTES];
 };
 
@@ -28,6 +29,11 @@ void fdw_init(struct fd_writer *w, int fd);
  * size and a file written from offset 0, every write() fills whole pages of the page cache
  * (a partial page of a new file is zeroed first: more kernel time than the copy). */
 void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t align);
+/* Writes to fd, when it is a pipe, fifo, socket or terminal, wait for room at most until
+ * deadline_ns (CLOCK_MONOTONIC) and then fail with ETIMEDOUT; each write is at most PIPE_BUF
+ * bytes after poll() said there was room, so it never blocks (a non-blocking fd's EAGAIN waits
+ * the same way). Regular files are written as usual. */
+void fdw_set_deadline(struct fd_writer *w, uint64_t deadline_ns);
 void fdw_write(struct fd_writer *w, const void *data, size_t n);
 void fdw_puts(struct fd_writer *w, const char *s); /* NULL writes nothing */
 void fdw_putc(struct fd_writer *w, char c);

@@ -157,6 +157,7 @@ struct rep_process {
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
+    /* the exit report's and a trace.bin's: */
     uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;
     void *owned;              /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),

@@ -4,6 +4,7 @@
  * Runs at exit inside the target process (or in the CLI): it may malloc, but it writes only to
  * the fd it is given, through an fd_writer (no stdio FILE*). */
 #include "output/report.h"
+#include "common/clock.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
 
@@ -610,8 +611,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                    p->trace_truncated ? "; its last record was cut" : "");
     if (p->syncs_dropped || p->launches_dropped)
         fdw_printf(w, "  %llu sync and %llu launch events found the trace buffers full: counts "
-                   "stay exact, the timeline misses them\n", (unsigned long long)p->syncs_dropped,
-                   (unsigned long long)p->launches_dropped);
+                   "stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)\n",
+                   (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
 }
 
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */
@@ -976,6 +977,8 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         return -1;
     }
     fdw_init(w, fd);
+    if (opts && opts->write_timeout_ms > 0)
+        fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);
     struct totals t = {0};
     uint64_t steps = 0, syncs = 0, nsites = 0;
     struct basis *bases = calloc(nprocs ? nprocs : 1, sizeof *bases);

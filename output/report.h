@@ -15,6 +15,8 @@
 struct report_opts {
     int top;            /* sites (groups) shown, 1..REPORT_TOP_MAX; 0: REPORT_TOP_DEFAULT */
     const char *summary_path; /* shown at the end when not NULL */
+    int write_timeout_ms; /* > 0: a pipe, fifo or socket that takes no more for this long fails
+                           * the report (ETIMEDOUT) instead of blocking (fdw_set_deadline) */
 };
 
 /* The human report for one or more processes (the CLI merges ranks/processes; each process

@@ -385,12 +385,11 @@ cudaError_t sim_memcpy_3d_batch(size_t n, const struct cudaMemcpy3DBatchOp *ops,
     return cudaSuccess;
 }
 
-/* Memset is asynchronous on device memory and synchronous on pinned or managed memory
- * (CUDA "API synchronization behavior"); pageable memory is not the device's to set. */
+/* CUDA "API synchronization behavior": the synchronous memset functions are asynchronous with
+ * respect to the host except when the target is pinned host memory or managed memory; the
+ * Async versions are always asynchronous. Pageable memory is not the device's to set. */
 /* The checks and the timeline of a memset of bytes over [p, p + span): queues it on the
- * stream; *end_ns receives its end, *wait whether the host waits for it (CUDA: a memset is
- * asynchronous with respect to the host except when its target is pinned host memory or
- * managed memory). */
+ * stream; *end_ns receives its end. */
 static cudaError_t memset_queue(void *p, size_t span, size_t bytes, cudaStream_t stream,
                                 sim_default_t def, enum sim_mem_kind *kind, uint64_t *end_ns)
 {
@@ -405,7 +404,7 @@ static cudaError_t memset_queue(void *p, size_t span, size_t bytes, cudaStream_t
 
 static void memset_done(size_t bytes, enum sim_mem_kind kind, bool async_api, uint64_t end)
 {
-    bool wait = kind != SIM_MEM_DEVICE;
+    bool wait = kind != SIM_MEM_DEVICE && !async_api; /* "The Async versions are always asynchronous" */
     SIM_DBG(1, "memset %zu bytes of %s memory%s: %s %lld ns", bytes,
             kind == SIM_MEM_DEVICE ? "device" : kind == SIM_MEM_PINNED ? "pinned" : "managed",
             async_api ? " (async API)" : "", wait ? "host waits" : "queued, ends in",

@@ -29,3 +29,15 @@ $(BUILD)/progs/real_runtime: tests/progs/real_runtime.c
 	$(CC) $(CPPFLAGS) -std=gnu11 -O1 -g $(WARN) -o $@ $< -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 
 test-build: $(BUILD)/progs/real_runtime
+
+# Built with -std=c99 and no _GNU_SOURCE, where <signal.h> makes signal() __sysv_signal.
+$(BUILD)/progs/c99_signal: tests/progs/c99_signal.c $(SIM_LIB)
+	@mkdir -p $(@D)
+	$(CC) -I$(CUDA_HOME)/include -std=c99 -O1 -g $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart
+
+# A libdw.so.1 that lacks the dwfl API (tests/e2e/test_host_harm.py puts its folder first).
+$(BUILD)/progs/fakedw/libdw.so.1: tests/progs/lib/fakedw.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -fPIC $(WARN) -shared -Wl,-soname,libdw.so.1 -o $@ $<
+
+test-build: $(BUILD)/progs/fakedw/libdw.so.1

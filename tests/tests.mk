@@ -17,11 +17,11 @@ PROG_BINS := $(PROG_C_SRCS:tests/progs/%.c=$(BUILD)/progs/%) $(PROG_CXX_SRCS:tes
 PROG_LDFLAGS = -L$(BUILD)/sim -Wl,-rpath-link,$(BUILD)/sim
 PROG_EXTRA_DEPS ?=
 
-$(BUILD)/progs/%: tests/progs/%.c $(SIM_LIB) $(PROG_EXTRA_DEPS)
+$(BUILD)/progs/%: tests/progs/%.c tests/progs/common.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isim -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart -lpthread -ldl
 
-$(BUILD)/progs/%: tests/progs/%.cpp $(SIM_LIB) $(PROG_EXTRA_DEPS)
+$(BUILD)/progs/%: tests/progs/%.cpp tests/progs/common.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -Isim -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart -lpthread -ldl
 

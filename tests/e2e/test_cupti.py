@@ -235,6 +235,16 @@ class ShimNeverSeesACall(unittest.TestCase):
         self.assertTrue(all(x["api"].startswith("cuStreamSynchronize") for x in sites))
         self.assertGreaterEqual(sum(x["blocked_ns"] for x in sites), 3 * 3.5e6)
 
+    def test_longjmp_out_of_a_call_seen_through_cupti_only(self):
+        """A watchdog siglongjmps out of a driver call CUPTI records (its EXIT never comes):
+        the calls after it are recorded (the open call's ENTER was no higher on the stack)."""
+        r = run([prog("driver_only"), "3", "longjmp"], env={"SYNCSPY_CUPTI": "eager"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "driver_only: done\n")
+        s = r.summary()
+        sites = [x for x in s["sites"] if x["frames"] and x["frames"][0]["function"] == "drvlib_stream_sync"]
+        self.assertEqual(sum(x["count"] for x in sites), 3, s["sites"])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -56,7 +56,7 @@ class Threads(unittest.TestCase):
         sites = site_by_function(s, "thread_sync", "cudaStreamSynchronize")
         self.assertEqual(sum(x["count"] for x in sites), 16 * 2500, [frames_text(x) for x in sites])
         self.assertEqual(sum(st["launches"] for st in s["steps"]), 16 * 5000)
-        # the trace: 16 x 64 KiB rings do not all fit in 1 MiB, and launches outrun the flusher
+        # the trace: 16 x 256 KiB rings do not all fit in 1 MiB, and launches outrun the flusher
         d = r.process_dirs()[0]
         rep = subprocess.run([CLI, "report", d], capture_output=True, text=True, timeout=120)
         self.assertEqual(rep.returncode, 0, rep.stderr)
@@ -65,6 +65,21 @@ class Threads(unittest.TestCase):
         self.assertGreater(int(m.group(1)) + int(m.group(2)), 0)
         # counts stay exact in the report rebuilt from the trace too
         self.assertIn("thread_sync", rep.stdout)
+
+    def test_64_threads_more_than_the_default_buffer_has_rings_for(self):
+        """8 MiB holds 32 rings of 256 KiB: the other 32 threads' 2000 syncs each (fewer than a
+        ring holds, so no ring overflows) miss the timeline, exact counts keep them, and the
+        exit report says so, as `syncspy report` does."""
+        r = run([prog("threads16"), "64", "4000"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        self.assertEqual(sum(x["count"] for x in site_by_function(s, "thread_sync")), 64 * 2000)
+        said = "64000 sync and 0 launch events found the trace buffers full"
+        self.assertIn(said, r.stderr)
+        rep = subprocess.run([CLI, "report", r.process_dirs()[0]], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn(said, rep.stdout)
 
 
 class Exits(unittest.TestCase):
@@ -239,7 +254,7 @@ class BadVariables(unittest.TestCase):
     VARS = ["SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
             "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG", "SYNCSPY_BUFFER_MB",
             "SYNCSPY_LAUNCHES"]
-    VALUES = ["", "garbage", "-5", "99999999999999999999999999", "0x10"]
+    VALUES = ["", "garbage", "-5", "99999999999999999999999999", "0x10", "5\nx"]
 
     def test_each_bad_value_one_line_output_and_exit_unchanged(self):
         for var in self.VARS:
@@ -253,6 +268,8 @@ class BadVariables(unittest.TestCase):
                 lines = [l for l in r.stderr.splitlines() if var in l]
                 self.assertEqual(len(lines), 1, (var, value, r.stderr))
                 self.assertIn("using", lines[0])
+                if var != "SYNCSPY_REPORT":  # the report is off: that line is all of stderr
+                    self.assertEqual(r.stderr, lines[0] + "\n", (var, value))
 
 
 class PlantedLinks(unittest.TestCase):

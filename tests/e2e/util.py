@@ -53,9 +53,10 @@ def sanitizer_env():
             "UBSAN_OPTIONS": "halt_on_error=1:exitcode=87:print_stacktrace=1"}
 
 
-def run(argv, env=None, preload=True, timeout=120, cwd=None):
-    """Runs argv with the agent preloaded (and the simulated libcudart first on the library
-    path); returns a Run. SYNCSPY_OUT defaults to a fresh temporary folder."""
+def agent_env(env=None, preload=True):
+    """The environment of a target program: the agent preloaded (or not), the simulated
+    libcudart first on the library path, SYNCSPY_OUT a fresh temporary folder unless env sets
+    it. Returns (environment, the temporary folder)."""
     out_dir = tempfile.mkdtemp(prefix="syncspy-e2e-")
     e = dict(os.environ)
     e.pop("SYNCSPY_SCHEDULE", None)
@@ -70,6 +71,13 @@ def run(argv, env=None, preload=True, timeout=120, cwd=None):
         e.update(env)
         if "LD_PRELOAD" in env and env["LD_PRELOAD"] and SANITIZER_PRELOAD:
             e["LD_PRELOAD"] = preload_value(env["LD_PRELOAD"])
+    return e, out_dir
+
+
+def run(argv, env=None, preload=True, timeout=120, cwd=None):
+    """Runs argv with the agent preloaded (and the simulated libcudart first on the library
+    path); returns a Run. SYNCSPY_OUT defaults to a fresh temporary folder."""
+    e, out_dir = agent_env(env, preload)
     proc = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout, cwd=cwd)
     return Run(proc, out_dir)
 

@@ -20,9 +20,16 @@
         }                                                                            \
     } while (0)
 
+/* Looked up once: dlsym takes the loader's lock, and a program whose signal handler calls
+ * exit() must not be interrupted holding it in every step (exit() takes it too). */
 static inline void mark_step(void)
 {
-    void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "syncspy_step");
+    static void (*step)(void);
+    static int looked;
+    if (!looked) {
+        step = (void (*)(void))dlsym(RTLD_DEFAULT, "syncspy_step");
+        looked = 1;
+    }
     if (step)
         step();
 }

@@ -114,7 +114,8 @@ static void test_bad_values(void **state)
     const char *vars[] = {"SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT",
                           "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG",
                           "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_GPU"};
-    const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe"};
+    const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe",
+                            "5\nx", "2\r\n", "\x1b[31mred\t"}; /* control characters: still one line */
     for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
         for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
             struct config c, d;
@@ -165,6 +166,15 @@ static void test_top_range(void **state)
     assert_int_equal(c.top, 10);
 }
 
+static void test_control_characters_shown_escaped(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env("SYNCSPY_TOP", "5\nx\x1b");
+    config_parse(&c, fake_getenv);
+    assert_string_equal(c.warnings, "syncspy: SYNCSPY_TOP='5\\nx\\x1b' is not an integer in 1..1000; using 10\n");
+}
+
 static void test_relative_cupti_refused(void **state)
 {
     (void)state;
@@ -207,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_top_range),
+        cmocka_unit_test(test_control_characters_shown_escaped),
         cmocka_unit_test(test_relative_cupti_refused),
         cmocka_unit_test(test_gpu_values),
         cmocka_unit_test(test_bad_rank_ignored_quietly),

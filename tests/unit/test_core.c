@@ -1,7 +1,9 @@
 /* Unit tests: the agent's core C API called from several threads without preloading (the entry
  * layer's view: agent_enter / agent_sync / agent_leave / agent_count_launch, and syncspy_step): exact
- * per-step counts, one site per call site, the recursion guard, the schedule. */
+ * per-step counts, one site per call site, the recursion guard and the marks a longjmp leaves,
+ * the deferral of a fatal signal during agent work, the schedule. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -23,11 +25,104 @@
 
 __attribute__((noinline)) static void one_sync(uint64_t blocked)
 {
-    if (!agent_enter())
+    struct agent_call k;
+    if (!agent_enter(&k))
         return;
     struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
     agent_sync(&c);
-    agent_leave();
+    agent_leave(&k);
+}
+
+/* An interposed call one frame deeper than the caller: whether the agent takes it. */
+__attribute__((noinline)) static bool call_taken(void)
+{
+    struct agent_call k;
+    bool in = agent_enter(&k);
+    if (in)
+        agent_leave(&k);
+    __asm__ volatile("" ::: "memory");
+    return in;
+}
+
+/* Enters and returns without leaving: what a longjmp out of the real call leaves behind. */
+__attribute__((noinline)) static bool call_abandoned(void)
+{
+    struct agent_call k;
+    bool in = agent_enter(&k);
+    __asm__ volatile("" ::: "memory");
+    return in;
+}
+
+__attribute__((noinline)) static void work_abandoned(void)
+{
+    struct agent_work w;
+    agent_work_begin(&w);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* What the agent's handler asks, for code interrupted one frame deeper than the caller. */
+__attribute__((noinline)) static bool defer_here(int sig)
+{
+    char sp = 0;
+    bool deferred = agent_defer_signal(sig, &sp);
+    __asm__ volatile("" ::: "memory");
+    return deferred;
+}
+
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    usr1_seen++;
+}
+
+/* The marks of the interposed call and of agent work: nesting, and what a longjmp leaves. */
+static void test_marks(void **state)
+{
+    (void)state;
+    /* a CUDA call made inside an interposed call (the runtime's own) is forwarded untouched */
+    struct agent_call outer;
+    assert_true(agent_enter(&outer));
+    assert_true(agent_thread_busy());
+    assert_false(call_taken());
+    agent_leave(&outer);
+    assert_false(agent_thread_busy());
+    assert_true(call_taken());
+
+    /* ... and one made by agent code, which runs with cancellation off */
+    struct agent_work w;
+    int cancel;
+    agent_work_begin(&w);
+    assert_false(call_taken());
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    assert_int_equal(cancel, PTHREAD_CANCEL_DISABLE);
+    agent_work_end(&w);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+    assert_int_equal(cancel, PTHREAD_CANCEL_ENABLE);
+
+    /* a longjmp out of the real call: the next call from higher up is taken again */
+    assert_true(call_abandoned());
+    struct agent_call again;
+    assert_true(agent_enter(&again));
+    agent_leave(&again);
+    assert_false(agent_thread_busy());
+
+    /* a longjmp out of agent work: calls are taken again, cancellation is back on */
+    work_abandoned();
+    assert_true(agent_enter(&again));
+    agent_leave(&again);
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &cancel);
+    assert_int_equal(cancel, PTHREAD_CANCEL_ENABLE);
+
+    /* a fatal signal for the agent's handler during agent work waits for its end */
+    signal(SIGUSR1, on_usr1);
+    usr1_seen = 0;
+    agent_work_begin(&w);
+    assert_true(defer_here(SIGUSR1));
+    assert_int_equal(usr1_seen, 0);
+    agent_work_end(&w);
+    assert_int_equal(usr1_seen, 1);
+    assert_false(defer_here(SIGUSR1));
 }
 
 static void *worker(void *arg)
@@ -58,10 +153,11 @@ static void test_threads_steps_and_sites(void **state)
     syncspy_step(); /* step 1: the threads' work */
     one_sync(5);    /* step 2: one sync from the main thread, then exit */
 
-    /* the recursion guard: a CUDA call from inside the agent is forwarded untouched */
-    assert_true(agent_enter());
-    assert_false(agent_enter());
-    agent_leave();
+    /* the recursion guard: a CUDA call from inside an interposed call is forwarded untouched */
+    struct agent_call outer;
+    assert_true(agent_enter(&outer));
+    assert_false(call_taken());
+    agent_leave(&outer);
 
     struct rep_process p = {0};
     steps_finish(&p, agent_now_ns());
@@ -119,6 +215,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_marks),
         cmocka_unit_test(test_threads_steps_and_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -226,8 +226,12 @@ static void test_memset_rules(void **state)
     assert_no_wait(cudaMemset2DAsync(dev, 64, 1, 32, 4, 0));
     assert_int_equal(dev[64 + 31], 1);
     assert_int_equal(dev[64 + 32], 7);
-    assert_waits(cudaMemsetAsync(pinned, 9, n, 0), 0);
+    /* "The Async versions are always asynchronous with respect to the host" */
+    assert_no_wait(cudaMemsetAsync(pinned, 9, n, 0));
     assert_int_equal(pinned[0], 9);
+    assert_no_wait(cudaMemsetAsync(managed, 4, n, 0));
+    assert_no_wait(cudaMemset2DAsync(pinned, 64, 5, 32, 4, 0));
+    assert_waits(cudaMemset(pinned, 6, n), 0);
     assert_waits(cudaMemset(managed, 3, n), 0);
     assert_int_equal(managed[17], 3);
     assert_int_equal(cudaMemset(pageable, 0, sizeof pageable), cudaErrorInvalidValue);

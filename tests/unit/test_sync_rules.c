@@ -185,6 +185,7 @@ static void test_runtime_calls(void **state)
     ms.devPtr = dev_mem;
     assert_false(classify(RT, R_ID(cudaMemset_ptds_v7000), &ms, &c));
     assert_true(classify(RT, R_ID(cudaDeviceSynchronize_v3020), NULL, &c));
+    assert_true(classify(RT, R_ID(cudaDeviceReset_v3020), NULL, &c)); /* waits for the work */
     assert_false(classify(RT, R_ID(cudaLaunchKernel_v7000), NULL, &c));
     assert_false(classify(CUPTI_CB_DOMAIN_RESOURCE, 1, NULL, &c));
 }
@@ -318,11 +319,15 @@ static void test_symbols_and_3d(void **state)
 static void test_memsets(void **state)
 {
     (void)state;
-    assert_true(sync_rules_memset(pinned_mem, fake_memory));
-    assert_true(sync_rules_memset(managed_mem, fake_memory));
-    assert_false(sync_rules_memset(dev_mem, fake_memory));
-    assert_false(sync_rules_memset(pageable_mem, fake_memory));
-    assert_false(sync_rules_memset(pinned_mem, nobody_knows));
+    assert_true(sync_rules_memset(pinned_mem, false, fake_memory));
+    assert_true(sync_rules_memset(managed_mem, false, fake_memory));
+    assert_false(sync_rules_memset(dev_mem, false, fake_memory));
+    assert_false(sync_rules_memset(pageable_mem, false, fake_memory));
+    assert_false(sync_rules_memset(pinned_mem, false, nobody_knows));
+    /* the Async forms are always asynchronous with respect to the host, whatever the memory */
+    assert_false(sync_rules_memset(pinned_mem, true, fake_memory));
+    assert_false(sync_rules_memset(managed_mem, true, fake_memory));
+    assert_false(sync_rules_memset(dev_mem, true, fake_memory));
 }
 
 int main(void)

@@ -736,6 +736,7 @@ static void test_many_ids_any_order(void **state)
     }
     tb_step(&b, 5, 500, 600, 1, 1, 1, 0);
     tb_step(&b, 2, 200, 100, 1, 1, 1, 0); /* ends before it starts: 0 long */
+    tb_end(&b, 700, 0); /* finished: the sites' counts beyond the steps' make up no open step */
     struct rep_process p;
     char err[512];
     assert_int_equal(read_tb(&b, b.n, &p, NULL, err, sizeof err), 0);
@@ -750,6 +751,79 @@ static void test_many_ids_any_order(void **state)
     assert_int_equal(p.steps_seen, 6);
     trace_free(&p, NULL);
     free(ids);
+    free(b.p);
+}
+
+/* One site on stack 5: two syncs in step 0, then `open` in step 1. */
+static void tb_two_steps(struct tb *b, int open)
+{
+    tb_header(b);
+    tb_string(b, 1, "cudaStreamSynchronize");
+    tb_string(b, 2, "step_sync");
+    tb_frame(b, 3, TRACE_FRAME_NATIVE, 2, 0, 0, 0, 0);
+    uint32_t frame = 3;
+    tb_stack(b, 5, &frame, 1);
+    for (int i = 0; i < 2; i++)
+        tb_sync(b, 100 + 10 * (uint64_t)i, 4, 1, 5, 1, 0);
+    tb_step(b, 0, 0, 1000, 2, 8, 1, 0);
+    for (int i = 0; i < open; i++)
+        tb_sync(b, 1100 + 10 * (uint64_t)i, 5, 1, 5, 1, 1);
+    /* 1.2's site totals: step 0's two syncs are start-up's; the latest step seen (+1) with the
+     * counts when it began */
+    struct trace_site_totals t = {{TREC_SITE_TOTALS, sizeof t}, 1, 5, 1, 1, 2 + (uint64_t)open,
+                                  8 + 5 * (uint64_t)open, 5, 2, 8, open ? 2 : 1, open ? 2 : 0,
+                                  open ? 8 : 0};
+    tb_record(b, &t, sizeof t);
+}
+
+/* The process was killed, or _exit()ed, in its second step: no record of that step, but the
+ * site totals of the last flush have its syncs. The header must count what the table shows. */
+static void test_open_step_of_a_trace_that_ends_early(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_two_steps(&b, 5);
+    struct rep_process p;
+    char err[512];
+    assert_int_equal(read_tb(&b, b.n, &p, NULL, err, sizeof err), 0);
+    assert_true(p.trace_unfinished);
+    assert_int_equal(p.active_steps, 2);
+    assert_int_equal(p.syncs, 7);
+    assert_int_equal(p.blocked_ns, 8 + 25);
+    assert_int_equal(p.nsteps, 2);
+    assert_int_equal(p.steps[1].step, 1);
+    assert_true(p.steps[1].partial);
+    assert_int_equal(p.steps[1].syncs, 5);
+    assert_int_equal(p.steps[1].wall_ns, 1145 - 1000); /* to the last sync seen */
+    assert_int_equal(p.steps_seen, 2);
+    assert_int_equal(p.nsites, 1);
+    assert_int_equal(p.sites[0].count, 7);
+    assert_int_equal(p.sites[0].split.partial_count, 5); /* out of the per-step rates */
+    assert_int_equal(p.sites[0].split.partial_ns, 25);
+    assert_int_equal(p.sites[0].split.startup_count, 2);
+    trace_free(&p, NULL);
+    free(b.p);
+}
+
+/* A clean exit in the second step: its record says partial, the site totals (1.2) give each
+ * site's share of it. */
+static void test_sites_share_of_the_partial_step(void **state)
+{
+    (void)state;
+    struct tb b;
+    tb_two_steps(&b, 3);
+    tb_step(&b, 1, 1000, 1200, 3, 15, 1, 1);
+    tb_end(&b, 1200, 0);
+    struct rep_process p;
+    char err[512];
+    assert_int_equal(read_tb(&b, b.n, &p, NULL, err, sizeof err), 0);
+    assert_false(p.trace_unfinished);
+    assert_int_equal(p.nsteps, 2);
+    assert_int_equal(p.active_steps, 2);
+    assert_int_equal(p.sites[0].count, 5);
+    assert_int_equal(p.sites[0].split.partial_count, 3);
+    assert_int_equal(p.sites[0].split.partial_ns, 15);
+    trace_free(&p, NULL);
     free(b.p);
 }
 
@@ -798,6 +872,8 @@ int main(void)
         cmocka_unit_test(test_bad_references),
         cmocka_unit_test(test_stack_limits),
         cmocka_unit_test(test_many_ids_any_order),
+        cmocka_unit_test(test_open_step_of_a_trace_that_ends_early),
+        cmocka_unit_test(test_sites_share_of_the_partial_step),
         cmocka_unit_test(test_event_cap_and_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

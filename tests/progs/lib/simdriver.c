@@ -42,6 +42,11 @@ __attribute__((visibility("default"))) void drvlib_setup(unsigned long long kern
     CU(cuMemAllocHost(&pinned, BYTES));
 }
 
+__attribute__((visibility("default"))) void drvlib_kernel_ns(unsigned long long kernel_ns)
+{
+    simcuda_set_kernel_ns(&kernel_work, kernel_ns);
+}
+
 __attribute__((visibility("default"), noinline)) void drvlib_stream_sync(void)
 {
     kernel(stream);

@@ -1,0 +1,437 @@
+/* tests/progs/host_harm.c: what a program does with its signals, locks, libraries and streams,
+ * run with and without the agent by tests/e2e/test_host_harm.py (issue 13), which compares
+ * status, output and timing. argv[1] is the case; each prints what it saw and says "ready"
+ * (flushed) when the test may send its signal. Every sync is in harm_sync(). */
+#include "common.h"
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void k_short(void) {}
+static void k_long(void) {}
+
+__attribute__((noinline)) void harm_sync(const void *kernel)
+{
+    launch(kernel, 0);
+    CHECK(cudaStreamSynchronize(0));
+}
+
+static void say(const char *s)
+{
+    ssize_t n = write(1, s, strlen(s));
+    (void)n;
+}
+
+static void ready(void)
+{
+    printf("ready\n");
+    fflush(stdout);
+}
+
+/* sigaction(sig) with handler h and flags, no mask. */
+static void set_handler(int sig, void (*h)(int), int flags)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = h;
+    sa.sa_flags = flags;
+    sigaction(sig, &sa, NULL);
+}
+
+static int ready_then_sync_forever(void)
+{
+    ready();
+    for (;;)
+        harm_sync((const void *)k_short);
+    return 0;
+}
+
+static void steps_of_syncs(int steps)
+{
+    for (int s = 0; s < steps; s++) {
+        harm_sync((const void *)k_short);
+        mark_step();
+    }
+}
+
+/* ---- signal registration ------------------------------------------------------------------ */
+
+static void on_term_note(int sig)
+{
+    (void)sig;
+    say("handler\n");
+}
+
+/* read() on a pipe nobody writes, with a SIGTERM handler installed without SA_RESTART before
+ * (argv[2] "before") or after the first CUDA call: the signal makes read() fail with EINTR. */
+static int read_eintr(const char *when)
+{
+    if (!strcmp(when, "before"))
+        set_handler(SIGTERM, on_term_note, 0);
+    steps_of_syncs(3);
+    if (strcmp(when, "before"))
+        set_handler(SIGTERM, on_term_note, 0);
+    int p[2];
+    if (pipe(p) != 0)
+        return 98;
+    ready();
+    char c;
+    ssize_t n = read(p[0], &c, 1);
+    printf("read: %zd %s\n", n, n < 0 ? strerror(errno) : "");
+    return 0;
+}
+
+/* SA_NODEFER|SA_RESETHAND: the handler raises the signal again (the default action by then) and
+ * would _exit(42) if that did not end the process. */
+static void on_term_reraise(int sig)
+{
+    raise(sig);
+    _exit(42);
+}
+
+static int resethand(void)
+{
+    steps_of_syncs(3);
+    set_handler(SIGTERM, on_term_reraise, SA_NODEFER | SA_RESETHAND);
+    return ready_then_sync_forever();
+}
+
+/* No CUDA call at all: siginterrupt(SIGALRM, 1), signal(), alarm(1), read(): EINTR. */
+static void on_alarm_note(int sig)
+{
+    (void)sig;
+}
+
+static int siginterrupt_read(void)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    siginterrupt(SIGALRM, 1); /* what older programs do; the test is that it still works */
+#pragma GCC diagnostic pop
+    signal(SIGALRM, on_alarm_note);
+    alarm(1);
+    int p[2];
+    if (pipe(p) != 0)
+        return 98;
+    char c;
+    ssize_t n = read(p[0], &c, 1);
+    printf("read: %zd %s\n", n, n < 0 ? strerror(errno) : "");
+    return 0;
+}
+
+/* A SIGTERM handler that arms alarm(1) as a watchdog and waits; the watchdog _exit(9)s. */
+static void on_alarm_exit(int sig)
+{
+    (void)sig;
+    _exit(9);
+}
+
+static void on_term_watchdog(int sig)
+{
+    (void)sig;
+    alarm(1);
+    for (;;)
+        pause();
+}
+
+static int watchdog(void)
+{
+    signal(SIGALRM, on_alarm_exit);
+    set_handler(SIGTERM, on_term_watchdog, 0);
+    steps_of_syncs(3);
+    return ready_then_sync_forever();
+}
+
+/* Which of two handlers runs: signal(h1) then, after the first CUDA call, sigaction(h2). */
+static void on_term_h1(int sig)
+{
+    (void)sig;
+    say("h1\n");
+}
+
+static void on_term_h2(int sig)
+{
+    (void)sig;
+    say("h2\n");
+}
+
+static int handler_order(void)
+{
+    signal(SIGTERM, on_term_h1);
+    steps_of_syncs(2);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term_h2;
+    sigaction(SIGTERM, &sa, &old);
+    printf("old is h1: %d\n", old.sa_handler == on_term_h1);
+    raise(SIGTERM);
+    /* the default back with signal(): what signal() says was there, and the default action */
+    printf("signal() returned h2: %d\n", signal(SIGTERM, SIG_DFL) == on_term_h2);
+    fflush(stdout);
+    return 0;
+}
+
+/* What the program sees of a default disposition after the first CUDA call. */
+static int default_view(void)
+{
+    steps_of_syncs(1);
+    struct sigaction old;
+    sigaction(SIGTERM, NULL, &old);
+    printf("sigaction: default %d, flags %#x\n", old.sa_handler == SIG_DFL, (unsigned)old.sa_flags);
+    void (*prev)(int) = signal(SIGINT, on_term_note);
+    printf("signal: default %d\n", prev == SIG_DFL);
+    prev = signal(SIGINT, SIG_DFL);
+    printf("signal again: handler %d\n", prev == on_term_note);
+    sigaction(SIGINT, NULL, &old);
+    printf("sigaction again: default %d\n", old.sa_handler == SIG_DFL);
+    return 0;
+}
+
+/* ---- signal deferral ---------------------------------------------------------------------- */
+
+static void on_term_caught(int sig)
+{
+    (void)sig;
+    say("caught\n");
+    _exit(7);
+}
+
+/* A 20 s kernel, then its cudaStreamSynchronize: the test signals 0.5 s into it. argv[2]
+ * "handler": the program's own SIGTERM handler says "caught" and _exit(7)s. */
+static int long_sync(const char *how)
+{
+    if (!strcmp(how, "handler"))
+        signal(SIGTERM, on_term_caught);
+    steps_of_syncs(3);
+    simcuda_set_kernel_ns((const void *)k_long, 20000 * MS);
+    launch((const void *)k_long, 0);
+    ready();
+    CHECK(cudaStreamSynchronize(0));
+    printf("sync returned\n");
+    return 0;
+}
+
+#define LATENCY_MAX 1000
+static volatile sig_atomic_t usr1_count;
+static uint64_t usr1_at[LATENCY_MAX];
+
+static void on_usr1_time(int sig)
+{
+    (void)sig;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (usr1_count < LATENCY_MAX)
+        usr1_at[usr1_count] = (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+    usr1_count++;
+}
+
+/* When each of n SIGUSR1s arrived (CLOCK_MONOTONIC ns, one a line), while the program syncs and
+ * marks steps (mostly agent code: where a held signal would wait). */
+static int usr1_latency(int n)
+{
+    set_handler(SIGUSR1, on_usr1_time, SA_RESTART);
+    steps_of_syncs(2);
+    ready();
+    while (usr1_count < n && n <= LATENCY_MAX) {
+        harm_sync((const void *)k_short);
+        for (int i = 0; i < 200; i++)
+            mark_step();
+    }
+    for (int i = 0; i < n; i++)
+        printf("%llu\n", (unsigned long long)usr1_at[i]);
+    return 0;
+}
+
+static sigjmp_buf watchdog_jmp;
+static void on_alarm_jump(int sig)
+{
+    (void)sig;
+    siglongjmp(watchdog_jmp, 1);
+}
+
+/* A SIGALRM watchdog (at 200 ms) siglongjmps out of a 1.5 s sync; then 5 syncs (the first waits
+ * for the long kernel), and sleeps until killed. */
+static int longjmp_out(void)
+{
+    steps_of_syncs(2);
+    signal(SIGALRM, on_alarm_jump);
+    simcuda_set_kernel_ns((const void *)k_long, 1500 * MS);
+    if (sigsetjmp(watchdog_jmp, 1) == 0) {
+        ualarm(200000, 0);
+        harm_sync((const void *)k_long);
+        printf("not interrupted\n");
+        return 1;
+    }
+    printf("jumped out\n");
+    for (int i = 0; i < 5; i++)
+        harm_sync((const void *)k_short);
+    ready();
+    for (;;)
+        usleep(10000);
+    return 0;
+}
+
+/* ---- locks -------------------------------------------------------------------------------- */
+
+static void *step_loop(void *arg)
+{
+    int type;
+    pthread_setcanceltype(*(const int *)arg, &type);
+    for (;;) {
+        harm_sync((const void *)k_short);
+        for (int i = 0; i < 100; i++)
+            mark_step();
+    }
+    return NULL;
+}
+
+/* A thread marking steps is cancelled (argv[2]: deferred or async); the process exits. */
+static int cancel_steps(const char *how)
+{
+    steps_of_syncs(1);
+    int type = !strcmp(how, "async") ? PTHREAD_CANCEL_ASYNCHRONOUS : PTHREAD_CANCEL_DEFERRED;
+    pthread_t t;
+    pthread_create(&t, NULL, step_loop, &type);
+    usleep(200000);
+    pthread_cancel(t);
+    pthread_join(t, NULL);
+    printf("joined\n");
+    return 0;
+}
+
+/* A SIGTERM handler that calls exit(3) while the main loop syncs and marks steps. */
+static void on_term_exit(int sig)
+{
+    (void)sig;
+    exit(3);
+}
+
+static int exit_in_handler(void)
+{
+    signal(SIGTERM, on_term_exit);
+    steps_of_syncs(3);
+    ready();
+    for (;;) { /* mostly inside syncspy_step(), where the agent takes its step lock */
+        harm_sync((const void *)k_short);
+        for (int i = 0; i < 5000; i++)
+            mark_step();
+    }
+    return 0;
+}
+
+/* ---- lifetimes ---------------------------------------------------------------------------- */
+
+/* Syncs, waits for the flusher, then execs itself (same pid) to sync again. */
+static int exec_self(char **argv, const char *again)
+{
+    steps_of_syncs(!strcmp(again, "again") ? 2 : 3);
+    if (!strcmp(again, "again")) {
+        printf("second image\n");
+        return 0;
+    }
+    fflush(stdout);
+    usleep(300000); /* three flusher ticks */
+    char *args[] = {argv[0], "exec", "again", NULL};
+    execv("/proc/self/exe", args);
+    return 99;
+}
+
+/* A forked child syncs 5 times in its first step, waits for the flusher and _exit()s. */
+static int exit_child(void)
+{
+    steps_of_syncs(1);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 5; i++)
+            harm_sync((const void *)k_short);
+        usleep(300000); /* three flusher ticks */
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child: %d\n", WEXITSTATUS(st));
+    return 0;
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+/* Prints nothing itself: only the agent would write to stdout or stderr. */
+static int silent(void)
+{
+    steps_of_syncs(3);
+    return 0;
+}
+
+/* 64 sites, each in a function of its own: a report of some 10 KB. */
+#define SITE(n)                                                                                 \
+    __attribute__((noinline)) static void site_##n(void)                                        \
+    {                                                                                           \
+        CHECK(cudaStreamSynchronize(0));                                                        \
+        __asm__ volatile("" ::: "memory");                                                      \
+    }
+#define EIGHT(a) SITE(a##0) SITE(a##1) SITE(a##2) SITE(a##3) SITE(a##4) SITE(a##5) SITE(a##6) SITE(a##7)
+EIGHT(0) EIGHT(1) EIGHT(2) EIGHT(3) EIGHT(4) EIGHT(5) EIGHT(6) EIGHT(7)
+#define CALL8(a) site_##a##0(); site_##a##1(); site_##a##2(); site_##a##3(); site_##a##4(); \
+    site_##a##5(); site_##a##6(); site_##a##7();
+
+static int many_sites(void)
+{
+    CALL8(0) CALL8(1) CALL8(2) CALL8(3) CALL8(4) CALL8(5) CALL8(6) CALL8(7)
+    mark_step();
+    printf("many sites\n");
+    return 0;
+}
+
+/* cudaMemsetAsync into pinned memory after a 20 ms kernel (the host does not wait: "always
+ * asynchronous"), then cudaDeviceReset after another (it waits for the work). Prints the host
+ * time each took, in ms. */
+static int memset_reset(void)
+{
+    unsigned char *pinned;
+    CHECK(cudaMallocHost((void **)&pinned, 4096));
+    simcuda_set_kernel_ns((const void *)k_long, 20 * MS);
+    launch((const void *)k_long, 0);
+    unsigned long long t0 = simcuda_now_ns();
+    CHECK(cudaMemsetAsync(pinned, 1, 4096, 0));
+    unsigned long long t1 = simcuda_now_ns();
+    CHECK(cudaDeviceSynchronize());
+    launch((const void *)k_long, 0);
+    unsigned long long t2 = simcuda_now_ns();
+    CHECK(cudaDeviceReset());
+    unsigned long long t3 = simcuda_now_ns();
+    printf("memset async waited 20 ms: %d\n", t1 - t0 >= 19 * MS);
+    printf("reset waited 20 ms: %d\n", t3 - t2 >= 19 * MS);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "";
+    const char *arg = argc > 2 ? argv[2] : "";
+    simcuda_set_kernel_ns((const void *)k_short, 1 * MS);
+    if (!strcmp(c, "read-eintr")) return read_eintr(arg);
+    if (!strcmp(c, "resethand")) return resethand();
+    if (!strcmp(c, "siginterrupt")) return siginterrupt_read();
+    if (!strcmp(c, "watchdog")) return watchdog();
+    if (!strcmp(c, "handler-order")) return handler_order();
+    if (!strcmp(c, "default-view")) return default_view();
+    if (!strcmp(c, "long-sync")) return long_sync(arg);
+    if (!strcmp(c, "usr1-latency")) return usr1_latency(atoi(arg));
+    if (!strcmp(c, "longjmp")) return longjmp_out();
+    if (!strcmp(c, "cancel")) return cancel_steps(arg);
+    if (!strcmp(c, "exit-in-handler")) return exit_in_handler();
+    if (!strcmp(c, "exec")) return exec_self(argv, arg);
+    if (!strcmp(c, "exit-child")) return exit_child();
+    if (!strcmp(c, "silent")) return silent();
+    if (!strcmp(c, "many-sites")) return many_sites();
+    if (!strcmp(c, "memset-reset")) return memset_reset();
+    fprintf(stderr, "host_harm: unknown case '%s'\n", c);
+    return 2;
+}
