@@ -8,6 +8,9 @@
 
 #include "collectors/symbolize.h"
 
+#include "collectors/dwarf_lines.h"
+#include "collectors/elf_file.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -28,9 +31,7 @@
 #define DEBUG_ROOT "/usr/lib/debug"
 #define MAX_BUILD_ID 64
 #define MAX_SEGMENTS 16                 /* PT_LOAD ranges kept per object; real ones have <= 5 */
-#define MAX_SECTIONS (1u << 20)         /* a hostile e_shnum cannot make us allocate more */
 #define MAX_TABLE_BYTES (1ull << 30)    /* a symbol table (streamed, never held whole) */
-#define MAX_SMALL_BYTES (1u << 16)      /* notes, .gnu_debuglink, section names */
 #define BACKSCAN 16                     /* sized symbols looked at before pc (nested symbols) */
 
 /* ---- a small open-addressing map uint64 -> pointer (key 0 is never stored) ------------------ */
@@ -170,128 +171,6 @@ struct build_id {
     uint8_t len; /* 0: none */
 };
 
-struct elf_file {
-    int fd;
-    uint64_t size;
-    Elf64_Ehdr eh;
-    Elf64_Shdr *sh;
-    size_t shnum;
-    char *shstr; /* section names, NUL-terminated copy, or NULL */
-    uint64_t shstr_size;
-};
-
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static bool in_file(const struct elf_file *f, uint64_t off, uint64_t len)
-{
-    return off <= f->size && len <= f->size - off;
-}
-
-/* A malloc'd copy of [off, off + len) with one NUL byte appended, or NULL. */
-static char *read_range(const struct elf_file *f, uint64_t off, uint64_t len, uint64_t max_len)
-{
-    if (!in_file(f, off, len) || len > max_len)
-        return NULL;
-    char *buf = malloc((size_t)len + 1);
-    if (!buf)
-        return NULL;
-    if (read_at(f->fd, buf, (size_t)len, off) != 0) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static void elf_close(struct elf_file *f)
-{
-    if (f->fd >= 0)
-        close(f->fd);
-    free(f->sh);
-    free(f->shstr);
-    memset(f, 0, sizeof *f);
-    f->fd = -1;
-}
-
-static int elf_read_headers(struct elf_file *f)
-{
-    const unsigned char *id = f->eh.e_ident;
-    if (memcmp(id, ELFMAG, SELFMAG) != 0 || id[EI_CLASS] != ELFCLASS64 ||
-        id[EI_DATA] != ELFDATA2LSB || id[EI_VERSION] != EV_CURRENT)
-        return -1; /* ELFCLASS64 little-endian only */
-    if (f->eh.e_type != ET_EXEC && f->eh.e_type != ET_DYN)
-        return -1;
-    if (f->eh.e_shoff == 0 || f->eh.e_shentsize != sizeof(Elf64_Shdr))
-        return -1;
-    Elf64_Shdr first;
-    if (!in_file(f, f->eh.e_shoff, sizeof first) ||
-        read_at(f->fd, &first, sizeof first, f->eh.e_shoff) != 0)
-        return -1;
-    /* Extended numbering (gABI): e_shnum 0 and e_shstrndx SHN_XINDEX defer to section 0. */
-    uint64_t shnum = f->eh.e_shnum ? f->eh.e_shnum : first.sh_size;
-    uint64_t shstrndx = f->eh.e_shstrndx == SHN_XINDEX ? first.sh_link : f->eh.e_shstrndx;
-    if (shnum == 0 || shnum > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, shnum * sizeof first))
-        return -1;
-    f->sh = malloc((size_t)shnum * sizeof first);
-    if (!f->sh || read_at(f->fd, f->sh, (size_t)shnum * sizeof first, f->eh.e_shoff) != 0)
-        return -1;
-    f->shnum = (size_t)shnum;
-    if (shstrndx != SHN_UNDEF && shstrndx < shnum && f->sh[shstrndx].sh_type == SHT_STRTAB) {
-        f->shstr = read_range(f, f->sh[shstrndx].sh_offset, f->sh[shstrndx].sh_size,
-                              MAX_SMALL_BYTES);
-        if (f->shstr)
-            f->shstr_size = f->sh[shstrndx].sh_size;
-    }
-    return 0;
-}
-
-static int elf_open(struct elf_file *f, const char *path)
-{
-    memset(f, 0, sizeof *f);
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof f->eh)
-        goto fail;
-    f->size = (uint64_t)st.st_size;
-    if (read_at(f->fd, &f->eh, sizeof f->eh, 0) != 0 || elf_read_headers(f) != 0)
-        goto fail;
-    return 0;
-fail:
-    elf_close(f);
-    return -1;
-}
-
-static const char *section_name(const struct elf_file *f, const Elf64_Shdr *sh)
-{
-    if (!f->shstr || sh->sh_name >= f->shstr_size)
-        return "";
-    return f->shstr + sh->sh_name; /* the copy ends with a NUL */
-}
-
-static const Elf64_Shdr *find_section(const struct elf_file *f, const char *name)
-{
-    for (size_t i = 1; i < f->shnum; i++)
-        if (f->sh[i].sh_type != SHT_NOBITS && strcmp(section_name(f, &f->sh[i]), name) == 0)
-            return &f->sh[i];
-    return NULL;
-}
-
 /* Finds the GNU build-id note in a note area of len bytes (from a file or from memory). */
 static bool parse_build_id(const uint8_t *p, uint64_t len, uint64_t align, struct build_id *out)
 {
@@ -327,7 +206,7 @@ static void file_build_id(const struct elf_file *f, struct build_id *out)
         const Elf64_Shdr *sh = &f->sh[i];
         if (sh->sh_type != SHT_NOTE)
             continue;
-        char *notes = read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES);
+        char *notes = elf_read_range(f, sh->sh_offset, sh->sh_size, ELF_MAX_SMALL_BYTES);
         bool found = notes && parse_build_id((const uint8_t *)notes, sh->sh_size,
                                              sh->sh_addralign, out);
         free(notes);
@@ -356,7 +235,7 @@ struct sym_func {
 #define NAME_MASK ((1u << NAME_BITS) - 1)
 
 /* The functions of one file and where their names are: that file's string table, read again
- * when a name is first asked for, from the same file only (device, inode, size, mtime). The
+ * when a name is first asked for, from the same file only (open_same_file). The
  * index is an anonymous mapping of its own: shrunk and freed, its pages go back to the system
  * at once, whatever malloc's thresholds (the process's peak RSS is what the user sees). */
 struct sym_table {
@@ -364,11 +243,8 @@ struct sym_table {
     size_t nfuncs;
     size_t map_bytes; /* of funcs' mapping */
     char *path;
+    struct file_id id;
     uint64_t strtab_off, strtab_size;
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
 };
 
 static void sym_table_free(struct sym_table *t)
@@ -574,11 +450,10 @@ static int load_symbols(const struct elf_file *f, const char *path, uint32_t wan
         return -1;
     const Elf64_Shdr *strsh = &f->sh[symsh->sh_link];
     uint64_t nsyms = symsh->sh_size / sizeof(Elf64_Sym);
-    struct stat st;
-    if (!in_file(f, symsh->sh_offset, nsyms * sizeof(Elf64_Sym)) ||
+    if (!elf_in_file(f, symsh->sh_offset, nsyms * sizeof(Elf64_Sym)) ||
         nsyms * sizeof(Elf64_Sym) > MAX_TABLE_BYTES ||
-        !in_file(f, strsh->sh_offset, strsh->sh_size) || strsh->sh_size > NAME_MASK ||
-        fstat(f->fd, &st) != 0 || !(t->path = strdup(path)))
+        !elf_in_file(f, strsh->sh_offset, strsh->sh_size) || strsh->sh_size > NAME_MASK ||
+        file_id_of(f->fd, &t->id) != 0 || !(t->path = strdup(path)))
         goto fail;
     size_t count, kept;
     if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, NULL, 0, &count) != 0)
@@ -600,10 +475,6 @@ static int load_symbols(const struct elf_file *f, const char *path, uint32_t wan
     }
     t->strtab_off = strsh->sh_offset;
     t->strtab_size = strsh->sh_size;
-    t->dev = st.st_dev;
-    t->ino = st.st_ino;
-    t->size = st.st_size;
-    t->mtime = st.st_mtim;
     return 0;
 fail:
     sym_table_free(t);
@@ -618,14 +489,11 @@ fail:
  * file is gone, is no longer the file the index was built from, or cannot be read. */
 static char *read_name(const struct sym_table *t, uint32_t off)
 {
-    int fd = open(t->path, O_RDONLY | O_CLOEXEC);
+    int fd = open_same_file(t->path, &t->id);
     if (fd < 0)
         return NULL;
-    struct stat st;
     char *buf = NULL;
-    if (fstat(fd, &st) != 0 || st.st_dev != t->dev || st.st_ino != t->ino ||
-        st.st_size != t->size || st.st_mtim.tv_sec != t->mtime.tv_sec ||
-        st.st_mtim.tv_nsec != t->mtime.tv_nsec || off >= t->strtab_size)
+    if (off >= t->strtab_size)
         goto out;
     uint64_t room = t->strtab_size - off;
     if (room > MAX_NAME_BYTES)
@@ -695,10 +563,9 @@ struct sym_module {
     char *debug_path;    /* separate debug file (build-id or .gnu_debuglink), or NULL */
     struct u64map names; /* function index + 1 -> name (malloc'd) */
     struct u64map results; /* files only: offset + 1 -> struct sym_info * */
-    enum load_state dw_state;
-    struct Dwfl *dwfl;
-    struct Dwfl_Module *dwfl_mod;
-    uint64_t dw_bias;
+    const char *lines_path; /* whose DWARF gives file:line (open_path or debug_path), or NULL */
+    enum load_state lines_state;
+    struct dwarf_lines *lines;
 };
 
 struct module_list {
@@ -706,156 +573,27 @@ struct module_list {
     size_t n, cap;
 };
 
-/* ---- libdw (elfutils), found at run time: no link-time dependency, no libdw-dev needed -------- */
-
-typedef struct Dwfl Dwfl;
-typedef struct Dwfl_Module Dwfl_Module;
-typedef struct Dwfl_Line Dwfl_Line;
-typedef struct Elf Elf;
-
-/* Layout of libdwfl.h's Dwfl_Callbacks (stable since elfutils 0.130). */
-struct dwfl_callbacks {
-    int (*find_elf)(Dwfl_Module *, void **, const char *, uint64_t, char **, Elf **);
-    int (*find_debuginfo)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
-                          const char *, uint32_t, char **);
-    int (*section_address)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
-                           uint32_t, const void *, uint64_t *);
-    char **debuginfo_path;
-};
-
-struct dw_api {
-    enum load_state state;
-    void *handle;
-    Dwfl *(*begin)(const struct dwfl_callbacks *);
-    void (*end)(Dwfl *);
-    Dwfl_Module *(*report_offline)(Dwfl *, const char *, const char *, int);
-    int (*report_end)(Dwfl *, void *removed, void *arg);
-    const char *(*module_info)(Dwfl_Module *, void ***, uint64_t *, uint64_t *, uint64_t *,
-                               uint64_t *, const char **, const char **);
-    Elf *(*module_getelf)(Dwfl_Module *, uint64_t *);
-    Dwfl_Line *(*module_getsrc)(Dwfl_Module *, uint64_t);
-    const char *(*lineinfo)(Dwfl_Line *, uint64_t *, int *, int *, uint64_t *, uint64_t *);
-    struct dwfl_callbacks callbacks;
-};
-
 struct symbolizer {
     struct module_list live;  /* objects of this process, in load order */
     struct module_list files; /* files named by symbolizer_resolve_file */
     struct u64map pcs;        /* pc -> struct sym_info * (found modules only) */
     bool lines;
-    struct dw_api dw;
 };
 
-static int dw_find_elf_none(Dwfl_Module *mod, void **userdata, const char *name, uint64_t base,
-                            char **file_name, Elf **elfp)
-{
-    (void)mod, (void)userdata, (void)name, (void)base, (void)file_name, (void)elfp;
-    return -1; /* modules are always reported with their file */
-}
-
-/* Our own debuginfo finder instead of dwfl_standard_find_debuginfo: that one may ask debuginfod
- * servers (DEBUGINFOD_URLS) over the network from inside the user's exiting job. We look only
- * where symbolizer_resolve looked (module->debug_path), plus a dwz alt file named by path. */
-static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-                             uint64_t base, const char *file_name, const char *debuglink,
-                             uint32_t crc, char **debuginfo_file_name)
-{
-    (void)mod, (void)modname, (void)base, (void)crc;
-    const struct sym_module *m = userdata ? *userdata : NULL;
-    char buf[PATH_MAX];
-    const char *path = NULL;
-    if (debuglink && strchr(debuglink, '/')) { /* .gnu_debugaltlink: a path, not a name */
-        const char *slash = file_name ? strrchr(file_name, '/') : NULL;
-        if (debuglink[0] == '/')
-            path = debuglink;
-        else if (slash && snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - file_name),
-                                   file_name, debuglink) < (int)sizeof buf)
-            path = buf;
-    } else if (m) {
-        path = m->debug_path;
-    }
-    if (!path)
-        return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && debuginfo_file_name)
-        *debuginfo_file_name = strdup(path); /* libdwfl frees it */
-    return fd;
-}
-
-#define DW_SYM(field, name)                                                                     \
-    do {                                                                                        \
-        void *p_ = dlsym(dw->handle, name);                                                     \
-        if (!p_)                                                                                \
-            goto fail;                                                                          \
-        memcpy(&dw->field, &p_, sizeof p_);                                                     \
-    } while (0)
-
-static int dw_load(struct dw_api *dw)
-{
-    if (dw->state != NOT_TRIED)
-        return dw->state == LOADED ? 0 : -1;
-    dw->state = FAILED;
-    dw->handle = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!dw->handle)
-        return -1;
-    DW_SYM(begin, "dwfl_begin");
-    DW_SYM(end, "dwfl_end");
-    DW_SYM(report_offline, "dwfl_report_offline");
-    DW_SYM(report_end, "dwfl_report_end");
-    DW_SYM(module_info, "dwfl_module_info");
-    DW_SYM(module_getelf, "dwfl_module_getelf");
-    DW_SYM(module_getsrc, "dwfl_module_getsrc");
-    DW_SYM(lineinfo, "dwfl_lineinfo");
-    DW_SYM(callbacks.section_address, "dwfl_offline_section_address");
-    dw->callbacks.find_elf = dw_find_elf_none;
-    dw->callbacks.find_debuginfo = dw_find_debuginfo;
-    dw->state = LOADED;
-    return 0;
-fail:
-    dlclose(dw->handle);
-    dw->handle = NULL;
-    return -1;
-}
-
-static void dw_open_module(struct dw_api *dw, struct sym_module *m)
-{
-    m->dw_state = FAILED;
-    Dwfl *d = dw->begin(&dw->callbacks);
-    if (!d)
-        return;
-    Dwfl_Module *dm = dw->report_offline(d, m->name, m->open_path, -1);
-    void **userdata = NULL;
-    uint64_t bias = 0;
-    if (!dm || dw->report_end(d, NULL, NULL) != 0 ||
-        !dw->module_info(dm, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) || !userdata ||
-        !dw->module_getelf(dm, &bias)) {
-        dw->end(d);
-        return;
-    }
-    *userdata = m; /* read back by dw_find_debuginfo */
-    m->dwfl = d;
-    m->dwfl_mod = dm;
-    m->dw_bias = bias;
-    m->dw_state = LOADED;
-}
-
-/* file:line of rel in m; the file string belongs to m's Dwfl, which lives until
- * symbolizer_free. */
+/* file:line of rel in m, from the DWARF of the file libdw would read: the object's own, else
+ * its separate debug file's (module_load chose). */
 static void find_line(struct symbolizer *s, struct sym_module *m, uint64_t rel,
                       struct sym_info *out)
 {
-    if (!s->lines || dw_load(&s->dw) != 0)
+    if (!s->lines || !m->lines_path)
         return;
-    if (m->dw_state == NOT_TRIED)
-        dw_open_module(&s->dw, m);
-    if (m->dw_state != LOADED)
-        return;
-    Dwfl_Line *l = s->dw.module_getsrc(m->dwfl_mod, m->dw_bias + rel);
-    int line = 0;
-    const char *file = l ? s->dw.lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-    if (file && line > 0) {
+    if (m->lines_state == NOT_TRIED)
+        m->lines_state = (m->lines = dwarf_lines_open(m->lines_path)) ? LOADED : FAILED;
+    const char *file;
+    uint32_t line;
+    if (m->lines_state == LOADED && dwarf_lines_find(m->lines, rel, &file, &line) == 0) {
         out->file = file;
-        out->line = (uint32_t)line;
+        out->line = line;
     }
 }
 
@@ -881,8 +619,8 @@ static bool debug_file_ok(const char *path, const struct stat *self, const struc
 /* The debuglink name (a file name, no directory) or NULL; malloc'd. */
 static char *read_debuglink(const struct elf_file *f)
 {
-    const Elf64_Shdr *sh = find_section(f, ".gnu_debuglink");
-    char *link = sh ? read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES) : NULL;
+    const Elf64_Shdr *sh = elf_find_section(f, ".gnu_debuglink");
+    char *link = sh ? elf_read_range(f, sh->sh_offset, sh->sh_size, ELF_MAX_SMALL_BYTES) : NULL;
     if (link && (link[0] == '\0' || strchr(link, '/') || strcmp(link, "..") == 0)) {
         free(link);
         link = NULL;
@@ -945,6 +683,7 @@ static int module_load(struct sym_module *m)
         return -1;
     }
     m->debug_path = find_debug_file(m->open_path, &f, &fid);
+    m->lines_path = dwarf_file_has_dwarf(&f) ? m->open_path : m->debug_path;
     if (load_symbols(&f, m->open_path, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0) {
         sym_table_free(&m->syms);
         struct elf_file d;
@@ -999,12 +738,11 @@ static void resolve_in_module(struct symbolizer *s, struct sym_module *m, uint64
     find_line(s, m, rel, out);
 }
 
-static void module_free(struct symbolizer *s, struct sym_module *m)
+static void module_free(struct sym_module *m)
 {
     map_free(&m->names, true);
     map_free(&m->results, true);
-    if (m->dwfl)
-        s->dw.end(m->dwfl);
+    dwarf_lines_free(m->lines);
     sym_table_free(&m->syms);
     free(m->debug_path);
     free(m->name);
@@ -1089,7 +827,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
     for (size_t i = 0; i < info->dlpi_phnum && m->mem_id.len == 0; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t at = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_NOTE && ph->p_memsz <= MAX_SMALL_BYTES &&
+        if (ph->p_type == PT_NOTE && ph->p_memsz <= ELF_MAX_SMALL_BYTES &&
             in_segments(m, at, ph->p_memsz))
             parse_build_id((const uint8_t *)at, ph->p_memsz, ph->p_align, &m->mem_id);
     }
@@ -1186,12 +924,10 @@ void symbolizer_free(struct symbolizer *s)
         return;
     map_free(&s->pcs, true);
     for (size_t i = 0; i < s->live.n; i++)
-        module_free(s, s->live.v[i]);
+        module_free(s->live.v[i]);
     for (size_t i = 0; i < s->files.n; i++)
-        module_free(s, s->files.v[i]);
+        module_free(s->files.v[i]);
     free(s->live.v);
     free(s->files.v);
-    if (s->dw.handle)
-        dlclose(s->dw.handle);
     free(s);
 }
