@@ -10,7 +10,7 @@ Figures:
   alternating order; per process the median of its own per-step host times (perf_counter,
   printed by the program) after the first 20 % of the steps; the figure is the median over pairs
   of the ratio agent/plain, with the spread (min, max). Also with a schedule that records no step
-  (SYNCSPY_SCHEDULE=skip_first=<more than the run>): the cost in unrecorded steps. On a shared
+  (SYNCSPY_SCHEDULE=skip_first=<more than the run>,active=1): the cost in unrecorded steps. On a shared
   2-CPU machine one process's speed moves by +-10 % against the next one's, so these ratios
   resolve a few percent at best: see the in-process figure.
 - time, in process: SYNCSPY_SCHEDULE=wait=1,active=1 records every other step; each recorded
@@ -133,6 +133,9 @@ def pairs(args, n, steps, extra=None, sample=False):
         r = {}
         for agent in order:
             r["agent" if agent else "plain"] = one_run(args, agent, steps, extra, sample)
+            if agent and extra and "skip_first" in extra.get("SYNCSPY_SCHEDULE", "") and \
+                    active_steps(args):
+                raise SystemExit("torch_loop: the unrecorded run recorded steps (bad schedule?)")
         rows.append(r)
     return rows
 
@@ -157,7 +160,7 @@ def active_steps(args):
     for path in glob.glob(os.path.join(out_dir(args), "*", "summary.json")):
         with open(path) as f:
             return {st["step"] for st in json.load(f)["steps"]}
-    raise SystemExit("torch_loop: the in-process run left no summary.json")
+    raise SystemExit("torch_loop: the run left no summary.json")
 
 
 def in_process(args):
@@ -196,7 +199,7 @@ def main():
     res = {"steps": args.steps, "python": args.python, "agent": args.agent}
     res["recorded"] = summarize(pairs(args, args.pairs, args.steps))
     res["unrecorded"] = summarize(pairs(args, args.pairs, args.steps,
-                                        {"SYNCSPY_SCHEDULE": f"skip_first={args.steps * 10}"}))
+                                        {"SYNCSPY_SCHEDULE": f"skip_first={args.steps * 10},active=1"}))
     res["in_process"] = in_process(args)
     long_rows = pairs(args, max(2, args.pairs // 4), args.steps * 4, sample=True)
     res["long"] = summarize(long_rows)
