@@ -35,6 +35,10 @@
 #include "output/trace_writer.h"
 
 #define FLUSH_PERIOD_NS 100000000ull /* at least every 100 ms */
+/* Step ends closer than this to the last drain share the next one. Waking the thread at the
+ * end of every 2 ms step (the seed-003 loop) was ~1,000 poll + 2,000 read/write calls and a
+ * context switch per 1,000 steps, and a drain pass per step on 2 cores (docs/PERFORMANCE.md). */
+#define STEP_KICK_GAP_NS 50000000ull
 #define DRAIN_CHUNK 4096
 #define OWNERS_MAX 64 /* new threads named per drain pass; the others at the next */
 
@@ -48,6 +52,7 @@ static struct {
     pthread_t thread;
     bool thread_running;
     _Atomic bool started;
+    _Atomic uint64_t step_kick_after_ns; /* no step-end wake-up before this */
     int fd;
     struct trace_writer *tw;
     bool error_said;
@@ -234,6 +239,8 @@ static void *flusher_main(void *arg)
             return NULL;
         }
         bool stop = atomic_load(&fl.stop);
+        atomic_store_explicit(&fl.step_kick_after_ns, agent_now_ns() + STEP_KICK_GAP_NS,
+                              memory_order_relaxed);
         pthread_mutex_lock(&fl.flush_lock);
         flush_locked();
         pthread_mutex_unlock(&fl.flush_lock);
@@ -301,6 +308,14 @@ void flusher_kick(void)
     char c = 1;
     ssize_t n = write(fl.wake[1], &c, 1);
     (void)n;
+}
+
+void flusher_step_ended(uint64_t now_ns)
+{
+    if (now_ns < atomic_load_explicit(&fl.step_kick_after_ns, memory_order_relaxed))
+        return;
+    atomic_store_explicit(&fl.step_kick_after_ns, now_ns + STEP_KICK_GAP_NS, memory_order_relaxed);
+    flusher_kick();
 }
 
 bool flusher_request_finish(int timeout_ms)

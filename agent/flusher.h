@@ -1,5 +1,6 @@
-/* agent/flusher.h: the flusher thread. It drains every thread's ring at each active step's end,
- * when a ring is half full, and at least every 100 ms, and hands what it drained (with any new
+/* agent/flusher.h: the flusher thread. It drains every thread's ring at an active step's end
+ * (at most every 50 ms: short steps share a drain), when a ring is half full, and at least every
+ * 100 ms, and hands what it drained (with any new
  * threads, stacks, ended steps and site totals) to trace.bin's encoder (output/trace_writer.h).
  * All signals blocked, named "syncspy-flush", stoppable; an I/O error is said once and counting
  * goes on. Started by the lifecycle at the first CUDA call, never at load; the lifecycle decides
@@ -21,6 +22,9 @@ void flusher_start(const char *dir, const struct trace_file_header *header,
                    void (*on_finish_request)(void));
 /* Asks for a drain now. Never blocks; async-signal-safe. */
 void flusher_kick(void);
+/* A recorded step ended at now_ns: asks for a drain unless one began (or was asked for) less
+ * than 50 ms ago. Never blocks. */
+void flusher_step_ended(uint64_t now_ns);
 /* From a signal handler (async-signal-safe): has the flusher thread run on_finish_request and
  * waits for it at most timeout_ms. False when there is no thread or it did not answer. */
 bool flusher_request_finish(int timeout_ms);

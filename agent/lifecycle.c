@@ -248,7 +248,7 @@ void agent_step(bool explicit_mark)
     bool active_ended = steps_mark(now, explicit_mark);
     agent_release_signals(&h);
     if (active_ended)
-        flusher_kick(); /* a recorded step ended: its records to disk now */
+        flusher_step_ended(now); /* a recorded step ended: its records to disk soon */
     dbg(2, "step %llu begins (%s)", (unsigned long long)atomic_load(&steps_now),
         explicit_mark ? "explicit mark" : "automatic");
     agent_work_end(&w);

@@ -1,5 +1,6 @@
 """bench/run.py: `make bench`. Measures what the agent adds, against the targets of
-docs/PERFORMANCE.md, and ends with a table (target, limit, measured, ok/MISSED).
+docs/PERFORMANCE.md, and ends with a table (target, limit, measured, ok/MISSED). The headline
+rows: real PyTorch on the simulated device, the seed-003 loop (bench/torch_loop.py).
 
     python3 bench/run.py [--build build] [--quick] [--only NAME,...] [--keep] [--agent SO]
 
@@ -14,6 +15,9 @@ Method (docs/PERFORMANCE.md says more):
   arm) are the stable figure.
 - The training loop is an in-process A/B too (steps alternate); the memory is whole-process
   runs with and without the agent; the flusher a run with the agent (drops from its trace).
+- Real torch (bench/torch_loop.py, skipped with a note when the venv is missing): processes
+  with and without the agent alternate (ratio of their median step times, spread printed),
+  recorded steps against unrecorded ones in one process, peak RSS, exit time.
 Results: the table on stdout, $BUILD/bench/results.json and $BUILD/bench/results.md.
 """
 import argparse
@@ -218,6 +222,59 @@ def callgrind(name, args, extra_env=None):
 
 
 # ---- the benchmarks -----------------------------------------------------------------------
+
+def bench_torch():
+    ver = "%d.%d" % sys.version_info[:2]
+    python = os.path.join(BUILD, "torch-venv", ver, "bin", "python")
+    if not os.path.exists(python):
+        row("real torch: seed-003 loop", "-", "skipped", "info",
+            "no venv at %s (make torch-venv)" % os.path.relpath(python, ROOT), "")
+        return
+    out = os.path.join(BDIR, "torch_loop.json")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "torch_loop.py"), "--build", BUILD,
+           "--agent", AGENT, "--json", out] + (["--quick"] if Q else [])
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, timeout=3600)
+    with open(out) as f:
+        res = json.load(f)
+    RESULTS["torch"] = res
+    rec, unrec, inp, long_ = res["recorded"], res["unrecorded"], res["in_process"], res["long"]
+    c = "python3 bench/torch_loop.py --build %s" % ARGS.build + (" --quick" if Q else "")
+
+    def pct(r):
+        return "%+.2f %%" % (100 * (r["ratio_median"] - 1))
+
+    def spread(r):
+        return "median of %d pairs of %d steps, ratios %.3f..%.3f; step %.3f ms without, %.3f ms with" % (
+            r["pairs"], res["steps"], r["ratio_min"], r["ratio_max"], r["plain_step_ms"],
+            r["agent_step_ms"])
+    row("real torch, seed-003 loop: added time", "<= 1 %", pct(rec), rec["ratio_median"] <= 1.01,
+        "processes with and without the agent alternating, default settings: %s; the spread is "
+        "the machine's (one process against the next moves +-10 %% here)" % spread(rec), c)
+    row("  recording a step (in process)", "<= 1 %", "%+.2f %%" % inp["added_pct"],
+        inp["added_pct"] <= 1.0,
+        "SYNCSPY_SCHEDULE=wait=1,active=1: each recorded step against the unrecorded ones either "
+        "side of it, median %+.1f us on %.3f ms (%d processes of %d steps, %+.2f..%+.2f %%)" % (
+            inp["added_us"], inp["step_ms"], len(inp["runs"]), inp["steps"], inp["added_pct_min"],
+            inp["added_pct_max"]), c)
+    row("  steps the schedule does not record", "<= 0.2 %", pct(unrec),
+        unrec["ratio_median"] <= 1.002,
+        "SYNCSPY_SCHEDULE=skip_first=%d,active=1 (no step recorded): %s" % (res["steps"] * 10, spread(unrec)), c)
+    grow = long_["added_peak_mib"] - rec["added_peak_mib"]
+    worst = max(rec["added_peak_mib"], unrec["added_peak_mib"], long_["added_peak_mib"])
+    row("real torch: peak RSS added", "<= 32 MiB, flat", "%.1f MiB" % worst,
+        worst <= 32 and abs(grow) <= 2,
+        "ru_maxrss (exit report included), median agent - plain: %.1f MiB at %d steps, %.1f MiB at "
+        "%d (growth %+.1f MiB), %.1f MiB with no step recorded; sampled every 20 ms in the longer "
+        "run: max %.0f MiB with, %.0f MiB without; without the agent %.0f MiB" % (
+            rec["added_peak_mib"], res["steps"], long_["added_peak_mib"], long_["steps"], grow,
+            unrec["added_peak_mib"], long_.get("agent_rss_sampled_max_mib", -1),
+            long_.get("plain_rss_sampled_max_mib", -1), rec["plain_peak_mib"]), c)
+    ex = max(rec.get("added_exit_s", 0), long_.get("added_exit_s", 0))
+    row("real torch: exit (report, summary.json, trace)", "<= 1 s", "%+.2f s" % ex, ex <= 1.0,
+        "from the program's last line to the end of the process, agent - plain: %+.2f s at %d "
+        "steps, %+.2f s at %d" % (rec.get("added_exit_s", 0), res["steps"],
+                                  long_.get("added_exit_s", 0), long_["steps"]), c)
+
 
 def bench_launch():
     reps, runs = (100, 2) if Q else (600, 7)
@@ -479,7 +536,7 @@ def bench_cli():
                 ARGS.build, n, ARGS.build, "report" if name == "report" else "export --chrome OUT.json"))
 
 
-BENCHES = [("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
+BENCHES = [("torch", bench_torch), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
            ("flusher", bench_flusher), ("cli", bench_cli)]
 

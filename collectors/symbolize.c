@@ -1,10 +1,15 @@
 /* collectors/symbolize.c: addresses -> (module, function, file:line), off the hot path (on the
  * flusher thread, at exit). Reads ELF files itself with pread into private buffers,
- * bounds-checking every offset and size; never maps them (a file truncated on disk while mapped
+ * bounds-checking every offset and size, and holds no whole table: a sorted index of the
+ * function symbols (16 bytes each), names read from the file when first asked for. Never maps
+ * files (a file truncated on disk while mapped
  * would SIGBUS the host process), never runs their code, never prints. One thread at a time per
  * symbolizer. */
 
 #include "collectors/symbolize.h"
+
+#include "collectors/dwarf_lines.h"
+#include "collectors/elf_file.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,9 +31,7 @@
 #define DEBUG_ROOT "/usr/lib/debug"
 #define MAX_BUILD_ID 64
 #define MAX_SEGMENTS 16                 /* PT_LOAD ranges kept per object; real ones have <= 5 */
-#define MAX_SECTIONS (1u << 20)         /* a hostile e_shnum cannot make us allocate more */
-#define MAX_TABLE_BYTES (1ull << 30)    /* symbol and string tables; libtorch's are < 200 MB */
-#define MAX_SMALL_BYTES (1u << 16)      /* notes, .gnu_debuglink, section names */
+#define MAX_TABLE_BYTES (1ull << 30)    /* a symbol table (streamed, never held whole) */
 #define BACKSCAN 16                     /* sized symbols looked at before pc (nested symbols) */
 
 /* ---- a small open-addressing map uint64 -> pointer (key 0 is never stored) ------------------ */
@@ -167,128 +171,6 @@ struct build_id {
     uint8_t len; /* 0: none */
 };
 
-struct elf_file {
-    int fd;
-    uint64_t size;
-    Elf64_Ehdr eh;
-    Elf64_Shdr *sh;
-    size_t shnum;
-    char *shstr; /* section names, NUL-terminated copy, or NULL */
-    uint64_t shstr_size;
-};
-
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    char *p = buf;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        off += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static bool in_file(const struct elf_file *f, uint64_t off, uint64_t len)
-{
-    return off <= f->size && len <= f->size - off;
-}
-
-/* A malloc'd copy of [off, off + len) with one NUL byte appended, or NULL. */
-static char *read_range(const struct elf_file *f, uint64_t off, uint64_t len, uint64_t max_len)
-{
-    if (!in_file(f, off, len) || len > max_len)
-        return NULL;
-    char *buf = malloc((size_t)len + 1);
-    if (!buf)
-        return NULL;
-    if (read_at(f->fd, buf, (size_t)len, off) != 0) {
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static void elf_close(struct elf_file *f)
-{
-    if (f->fd >= 0)
-        close(f->fd);
-    free(f->sh);
-    free(f->shstr);
-    memset(f, 0, sizeof *f);
-    f->fd = -1;
-}
-
-static int elf_read_headers(struct elf_file *f)
-{
-    const unsigned char *id = f->eh.e_ident;
-    if (memcmp(id, ELFMAG, SELFMAG) != 0 || id[EI_CLASS] != ELFCLASS64 ||
-        id[EI_DATA] != ELFDATA2LSB || id[EI_VERSION] != EV_CURRENT)
-        return -1; /* ELFCLASS64 little-endian only */
-    if (f->eh.e_type != ET_EXEC && f->eh.e_type != ET_DYN)
-        return -1;
-    if (f->eh.e_shoff == 0 || f->eh.e_shentsize != sizeof(Elf64_Shdr))
-        return -1;
-    Elf64_Shdr first;
-    if (!in_file(f, f->eh.e_shoff, sizeof first) ||
-        read_at(f->fd, &first, sizeof first, f->eh.e_shoff) != 0)
-        return -1;
-    /* Extended numbering (gABI): e_shnum 0 and e_shstrndx SHN_XINDEX defer to section 0. */
-    uint64_t shnum = f->eh.e_shnum ? f->eh.e_shnum : first.sh_size;
-    uint64_t shstrndx = f->eh.e_shstrndx == SHN_XINDEX ? first.sh_link : f->eh.e_shstrndx;
-    if (shnum == 0 || shnum > MAX_SECTIONS || !in_file(f, f->eh.e_shoff, shnum * sizeof first))
-        return -1;
-    f->sh = malloc((size_t)shnum * sizeof first);
-    if (!f->sh || read_at(f->fd, f->sh, (size_t)shnum * sizeof first, f->eh.e_shoff) != 0)
-        return -1;
-    f->shnum = (size_t)shnum;
-    if (shstrndx != SHN_UNDEF && shstrndx < shnum && f->sh[shstrndx].sh_type == SHT_STRTAB) {
-        f->shstr = read_range(f, f->sh[shstrndx].sh_offset, f->sh[shstrndx].sh_size,
-                              MAX_SMALL_BYTES);
-        if (f->shstr)
-            f->shstr_size = f->sh[shstrndx].sh_size;
-    }
-    return 0;
-}
-
-static int elf_open(struct elf_file *f, const char *path)
-{
-    memset(f, 0, sizeof *f);
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(f->fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof f->eh)
-        goto fail;
-    f->size = (uint64_t)st.st_size;
-    if (read_at(f->fd, &f->eh, sizeof f->eh, 0) != 0 || elf_read_headers(f) != 0)
-        goto fail;
-    return 0;
-fail:
-    elf_close(f);
-    return -1;
-}
-
-static const char *section_name(const struct elf_file *f, const Elf64_Shdr *sh)
-{
-    if (!f->shstr || sh->sh_name >= f->shstr_size)
-        return "";
-    return f->shstr + sh->sh_name; /* the copy ends with a NUL */
-}
-
-static const Elf64_Shdr *find_section(const struct elf_file *f, const char *name)
-{
-    for (size_t i = 1; i < f->shnum; i++)
-        if (f->sh[i].sh_type != SHT_NOBITS && strcmp(section_name(f, &f->sh[i]), name) == 0)
-            return &f->sh[i];
-    return NULL;
-}
-
 /* Finds the GNU build-id note in a note area of len bytes (from a file or from memory). */
 static bool parse_build_id(const uint8_t *p, uint64_t len, uint64_t align, struct build_id *out)
 {
@@ -324,7 +206,7 @@ static void file_build_id(const struct elf_file *f, struct build_id *out)
         const Elf64_Shdr *sh = &f->sh[i];
         if (sh->sh_type != SHT_NOTE)
             continue;
-        char *notes = read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES);
+        char *notes = elf_read_range(f, sh->sh_offset, sh->sh_size, ELF_MAX_SMALL_BYTES);
         bool found = notes && parse_build_id((const uint8_t *)notes, sh->sh_size,
                                              sh->sh_addralign, out);
         free(notes);
@@ -340,37 +222,126 @@ static bool build_id_eq(const struct build_id *a, const struct build_id *b)
 
 /* ---- function symbols ------------------------------------------------------------------------ */
 
-/* One function: [addr, end) in link-time addresses (st_value; the module-relative address). */
+/* One function of the index: [addr, addr + len) in link-time addresses (st_value; the
+ * module-relative address). Its name stays in the file until it is asked for: 16 bytes a
+ * function, where libtorch_cpu.so has 450,000 functions and a 78 MB string table. */
 struct sym_func {
-    uint64_t addr, end;
-    uint32_t name;  /* offset in the string table */
-    uint32_t rank;  /* sort tie-break: sized before unsized, global before weak before local */
+    uint64_t addr;
+    uint32_t len;   /* end - addr, at most UINT32_MAX (no real function is 4 GiB long) */
+    uint32_t name;  /* offset in the string table; while sorting, the rank above NAME_BITS */
 };
 
+#define NAME_BITS 29 /* string tables up to 512 MiB (libtorch_cpu.so's: 78 MB) */
+#define NAME_MASK ((1u << NAME_BITS) - 1)
+
+/* The functions of one file and where their names are: that file's string table, read again
+ * when a name is first asked for, from the same file only (open_same_file). The
+ * index is an anonymous mapping of its own: shrunk and freed, its pages go back to the system
+ * at once, whatever malloc's thresholds (the process's peak RSS is what the user sees). */
 struct sym_table {
     struct sym_func *funcs;
     size_t nfuncs;
-    char *strtab; /* NUL-terminated copy */
-    uint64_t strtab_size;
+    size_t map_bytes; /* of funcs' mapping */
+    char *path;
+    struct file_id id;
+    uint64_t strtab_off, strtab_size;
 };
 
 static void sym_table_free(struct sym_table *t)
 {
-    free(t->funcs);
-    free(t->strtab);
+    if (t->map_bytes)
+        munmap(t->funcs, t->map_bytes);
+    free(t->path);
     memset(t, 0, sizeof *t);
 }
 
-static int cmp_func(const void *pa, const void *pb)
+static size_t page_round(size_t n)
 {
-    const struct sym_func *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return a->name < b->name ? -1 : a->name > b->name;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
 }
 
+/* The index's order: address, then rank (the bits above NAME_BITS), then name offset, then
+ * the longer first (a total order: the in-place sort below is not stable). */
+static bool func_before(const struct sym_func *a, const struct sym_func *b)
+{
+    if (a->addr != b->addr)
+        return a->addr < b->addr;
+    if (a->name != b->name)
+        return a->name < b->name;
+    return a->len > b->len;
+}
+
+static void swap_funcs(struct sym_func *a, struct sym_func *b)
+{
+    struct sym_func t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void heap_sort_funcs(struct sym_func *v, size_t n)
+{
+    for (size_t end = n, start = n / 2;;) {
+        if (start > 0)
+            start--; /* heapify */
+        else if (--end > 0)
+            swap_funcs(&v[0], &v[end]); /* the largest to the end */
+        else
+            return;
+        for (size_t root = start, child; (child = 2 * root + 1) < end; root = child) {
+            if (child + 1 < end && func_before(&v[child], &v[child + 1]))
+                child++;
+            if (!func_before(&v[root], &v[child]))
+                break;
+            swap_funcs(&v[root], &v[child]);
+        }
+    }
+}
+
+/* Sorts in place (glibc's qsort mallocs a copy as large as the array: 6 MB for
+ * libtorch_cpu.so's index, on top of it): quicksort with a median-of-three pivot, heapsort
+ * below depth levels, insertion sort for short runs. */
+static void sort_funcs(struct sym_func *v, size_t n, unsigned depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            heap_sort_funcs(v, n);
+            return;
+        }
+        size_t mid = n / 2;
+        if (func_before(&v[mid], &v[0]))
+            swap_funcs(&v[mid], &v[0]);
+        if (func_before(&v[n - 1], &v[0]))
+            swap_funcs(&v[n - 1], &v[0]);
+        if (func_before(&v[n - 1], &v[mid]))
+            swap_funcs(&v[n - 1], &v[mid]);
+        struct sym_func pivot = v[mid];
+        size_t i = 0, j = n - 1; /* Hoare: v[0] <= pivot <= v[n - 1] bound both scans */
+        for (;;) {
+            while (func_before(&v[i], &pivot))
+                i++;
+            while (func_before(&pivot, &v[j]))
+                j--;
+            if (i >= j)
+                break;
+            swap_funcs(&v[i++], &v[j--]);
+        }
+        size_t left = j + 1; /* [0, left) <= pivot <= [left, n), both non-empty */
+        if (left < n - left) {
+            sort_funcs(v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            sort_funcs(v + left, n - left, depth);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && func_before(&v[k], &v[k - 1]); k--)
+            swap_funcs(&v[k], &v[k - 1]);
+}
+
+/* Sized before unsized, global before weak before local: 0..6. */
 static uint32_t func_rank(const Elf64_Sym *sym)
 {
     uint32_t r = sym->st_size ? 0 : 4;
@@ -382,24 +353,89 @@ static uint32_t func_rank(const Elf64_Sym *sym)
 }
 
 /* Keeps one symbol per address (the best ranked) and gives unsized symbols an end: the next
- * symbol's address or the end of their section, whichever comes first. */
-static void finish_table(struct sym_table *t)
+ * symbol's address or the end of their section, whichever comes first. Clears the ranks;
+ * returns how many are kept. */
+static size_t finish_table(struct sym_func *fn, size_t count)
 {
-    qsort(t->funcs, t->nfuncs, sizeof *t->funcs, cmp_func);
+    unsigned depth = 2;
+    for (size_t k = count; k > 1; k >>= 1)
+        depth += 2;
+    sort_funcs(fn, count, depth);
     size_t n = 0;
-    for (size_t i = 0; i < t->nfuncs; i++)
-        if (n == 0 || t->funcs[n - 1].addr != t->funcs[i].addr)
-            t->funcs[n++] = t->funcs[i];
-    for (size_t i = 0; i + 1 < n; i++)
-        if (t->funcs[i].rank >= 4 && t->funcs[i].end > t->funcs[i + 1].addr)
-            t->funcs[i].end = t->funcs[i + 1].addr;
-    t->nfuncs = n;
+    for (size_t i = 0; i < count; i++)
+        if (n == 0 || fn[n - 1].addr != fn[i].addr)
+            fn[n++] = fn[i];
+    for (size_t i = 0; i < n; i++) {
+        bool unsized = fn[i].name >> NAME_BITS >= 4;
+        if (unsized && i + 1 < n && fn[i].len > fn[i + 1].addr - fn[i].addr)
+            fn[i].len = (uint32_t)(fn[i + 1].addr - fn[i].addr);
+        fn[i].name &= NAME_MASK;
+    }
+    return n;
 }
 
-/* Reads the functions of the first section of type want (SHT_SYMTAB or SHT_DYNSYM).
- * Returns 0 (t filled, maybe with no function), 1 when there is no such section, -1 on a bad
- * or unreadable table. */
-static int load_symbols(const struct elf_file *f, uint32_t want, struct sym_table *t)
+/* sym names a function of f we can name; *out is then filled (rank in the name's top bits). */
+static bool func_of(const struct elf_file *f, const Elf64_Sym *sym, uint64_t strtab_size,
+                    struct sym_func *out)
+{
+    unsigned type = ELF64_ST_TYPE(sym->st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_value == 0 ||
+        sym->st_name == 0 || sym->st_name >= strtab_size || sym->st_shndx == SHN_UNDEF ||
+        sym->st_shndx >= f->shnum)
+        return false; /* also drops SHN_ABS and SHN_XINDEX: never code we can name */
+    const Elf64_Shdr *sec = &f->sh[sym->st_shndx];
+    uint64_t end;
+    if (sym->st_size != 0) {
+        end = sym->st_value + sym->st_size;
+        if (end < sym->st_value)
+            return false;
+    } else {
+        end = sec->sh_addr + sec->sh_size;
+        if (end < sec->sh_addr || sym->st_value < sec->sh_addr || sym->st_value >= end)
+            return false;
+    }
+    uint64_t len = end - sym->st_value;
+    *out = (struct sym_func){sym->st_value, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+                             sym->st_name | func_rank(sym) << NAME_BITS};
+    return true;
+}
+
+#define SYMS_PER_READ 4096 /* 96 KiB of Elf64_Sym a read: the table is never held whole */
+
+/* Streams the nsyms symbols at off and counts the functions among them (into *count), storing
+ * the first cap of them in out when out is not NULL. -1 when a read fails. */
+static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms,
+                      uint64_t strtab_size, struct sym_func *out, size_t cap, size_t *count)
+{
+    Elf64_Sym *buf = malloc(SYMS_PER_READ * sizeof *buf);
+    if (!buf)
+        return -1;
+    *count = 0;
+    for (uint64_t first = 0; first < nsyms; first += SYMS_PER_READ) {
+        size_t k = nsyms - first < SYMS_PER_READ ? (size_t)(nsyms - first) : SYMS_PER_READ;
+        if (read_at(f->fd, buf, k * sizeof *buf, off + first * sizeof *buf) != 0) {
+            free(buf);
+            return -1;
+        }
+        for (size_t j = first == 0 ? 1 : 0; j < k; j++) { /* symbol 0 is the null symbol */
+            struct sym_func fn;
+            if (!func_of(f, &buf[j], strtab_size, &fn))
+                continue;
+            if (out && *count < cap)
+                out[*count] = fn;
+            ++*count;
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+/* Indexes the functions of the first section of type want (SHT_SYMTAB or SHT_DYNSYM) of f, the
+ * file at path, in two streamed passes (count, then fill): 16 bytes a function, the most ever
+ * held. Returns 0 (t filled, maybe with no function), 1 when there is no such section, -1 on a
+ * bad or unreadable table. */
+static int load_symbols(const struct elf_file *f, const char *path, uint32_t want,
+                        struct sym_table *t)
 {
     memset(t, 0, sizeof *t);
     const Elf64_Shdr *symsh = NULL;
@@ -414,42 +450,76 @@ static int load_symbols(const struct elf_file *f, uint32_t want, struct sym_tabl
         return -1;
     const Elf64_Shdr *strsh = &f->sh[symsh->sh_link];
     uint64_t nsyms = symsh->sh_size / sizeof(Elf64_Sym);
-    char *syms = read_range(f, symsh->sh_offset, nsyms * sizeof(Elf64_Sym), MAX_TABLE_BYTES);
-    t->strtab = syms ? read_range(f, strsh->sh_offset, strsh->sh_size, MAX_TABLE_BYTES) : NULL;
-    t->funcs = t->strtab ? malloc(((size_t)nsyms + 1) * sizeof *t->funcs) : NULL;
-    if (!t->funcs) { /* sizes are checked against the file before this allocation */
-        free(syms);
-        sym_table_free(t);
-        return -1;
-    }
-    t->strtab_size = strsh->sh_size;
-    for (uint64_t i = 1; i < nsyms; i++) {
-        Elf64_Sym sym;
-        memcpy(&sym, syms + i * sizeof sym, sizeof sym);
-        unsigned type = ELF64_ST_TYPE(sym.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_value == 0 ||
-            sym.st_name == 0 || sym.st_name >= t->strtab_size || sym.st_shndx == SHN_UNDEF ||
-            sym.st_shndx >= f->shnum)
-            continue; /* also drops SHN_ABS and SHN_XINDEX: never code we can name */
-        const Elf64_Shdr *sec = &f->sh[sym.st_shndx];
-        uint64_t end;
-        if (sym.st_size != 0) {
-            end = sym.st_value + sym.st_size;
-            if (end < sym.st_value)
-                continue;
-        } else {
-            end = sec->sh_addr + sec->sh_size;
-            if (end < sec->sh_addr || sym.st_value < sec->sh_addr || sym.st_value >= end)
-                continue;
+    if (!elf_in_file(f, symsh->sh_offset, nsyms * sizeof(Elf64_Sym)) ||
+        nsyms * sizeof(Elf64_Sym) > MAX_TABLE_BYTES ||
+        !elf_in_file(f, strsh->sh_offset, strsh->sh_size) || strsh->sh_size > NAME_MASK ||
+        file_id_of(f->fd, &t->id) != 0 || !(t->path = strdup(path)))
+        goto fail;
+    size_t count, kept;
+    if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, NULL, 0, &count) != 0)
+        goto fail;
+    if (count) {
+        t->map_bytes = page_round(count * sizeof *t->funcs);
+        t->funcs = mmap(NULL, t->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+        if (t->funcs == MAP_FAILED) {
+            t->map_bytes = 0;
+            goto fail;
         }
-        t->funcs[t->nfuncs++] = (struct sym_func){sym.st_value, end, sym.st_name, func_rank(&sym)};
+        if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, t->funcs, count, &kept) != 0)
+            goto fail;
+        t->nfuncs = finish_table(t->funcs, kept < count ? kept : count); /* fewer: changed */
+        size_t fit = page_round(t->nfuncs * sizeof *t->funcs);
+        if (fit < t->map_bytes && mremap(t->funcs, t->map_bytes, fit, 0) != MAP_FAILED)
+            t->map_bytes = fit; /* in place: shrinking never moves */
     }
-    free(syms);
-    finish_table(t);
-    struct sym_func *fit = t->nfuncs ? realloc(t->funcs, t->nfuncs * sizeof *fit) : NULL;
-    if (fit)
-        t->funcs = fit; /* most symbols of a big .symtab are not functions */
+    t->strtab_off = strsh->sh_offset;
+    t->strtab_size = strsh->sh_size;
     return 0;
+fail:
+    sym_table_free(t);
+    return -1;
+}
+
+#define NAME_FIRST_READ 256           /* most names are shorter; C++ ones reach 1.5 KB */
+#define MAX_NAME_BYTES (1u << 16)     /* a longer name is cut there */
+
+/* The NUL-terminated string at strtab offset off of t's file, malloc'd: up to its NUL or the end
+ * of the table (what a copy of the whole table with a NUL appended would give). NULL when the
+ * file is gone, is no longer the file the index was built from, or cannot be read. */
+static char *read_name(const struct sym_table *t, uint32_t off)
+{
+    int fd = open_same_file(t->path, &t->id);
+    if (fd < 0)
+        return NULL;
+    char *buf = NULL;
+    if (off >= t->strtab_size)
+        goto out;
+    uint64_t room = t->strtab_size - off;
+    if (room > MAX_NAME_BYTES)
+        room = MAX_NAME_BYTES;
+    for (size_t have = 0, want = NAME_FIRST_READ;; want *= 2) {
+        if (want > room)
+            want = (size_t)room;
+        char *bigger = realloc(buf, want + 1);
+        if (!bigger || read_at(fd, bigger + have, want - have, t->strtab_off + off + have) != 0) {
+            free(bigger ? bigger : buf);
+            buf = NULL;
+            goto out;
+        }
+        buf = bigger;
+        buf[want] = '\0';
+        size_t len = strnlen(buf + have, want - have) + have;
+        if (len < want || want == room) {
+            char *fit = realloc(buf, len + 1);
+            buf = fit ? fit : buf;
+            goto out;
+        }
+        have = want;
+    }
+out:
+    close(fd);
+    return buf;
 }
 
 /* The function containing addr, or -1. The nearest symbol at or before addr wins when addr is
@@ -467,7 +537,7 @@ static long find_func(const struct sym_table *t, uint64_t addr)
             hi = mid;
     }
     for (size_t i = lo, seen = 0; i > 0 && seen < BACKSCAN; i--, seen++)
-        if (addr < t->funcs[i - 1].end)
+        if (addr - t->funcs[i - 1].addr < t->funcs[i - 1].len)
             return (long)(i - 1);
     return -1;
 }
@@ -491,12 +561,11 @@ struct sym_module {
     enum load_state elf_state;
     struct sym_table syms;
     char *debug_path;    /* separate debug file (build-id or .gnu_debuglink), or NULL */
-    struct u64map names; /* function index + 1 -> name (malloc'd, or inside syms.strtab) */
+    struct u64map names; /* function index + 1 -> name (malloc'd) */
     struct u64map results; /* files only: offset + 1 -> struct sym_info * */
-    enum load_state dw_state;
-    struct Dwfl *dwfl;
-    struct Dwfl_Module *dwfl_mod;
-    uint64_t dw_bias;
+    const char *lines_path; /* whose DWARF gives file:line (open_path or debug_path), or NULL */
+    enum load_state lines_state;
+    struct dwarf_lines *lines;
 };
 
 struct module_list {
@@ -504,156 +573,27 @@ struct module_list {
     size_t n, cap;
 };
 
-/* ---- libdw (elfutils), found at run time: no link-time dependency, no libdw-dev needed -------- */
-
-typedef struct Dwfl Dwfl;
-typedef struct Dwfl_Module Dwfl_Module;
-typedef struct Dwfl_Line Dwfl_Line;
-typedef struct Elf Elf;
-
-/* Layout of libdwfl.h's Dwfl_Callbacks (stable since elfutils 0.130). */
-struct dwfl_callbacks {
-    int (*find_elf)(Dwfl_Module *, void **, const char *, uint64_t, char **, Elf **);
-    int (*find_debuginfo)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
-                          const char *, uint32_t, char **);
-    int (*section_address)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
-                           uint32_t, const void *, uint64_t *);
-    char **debuginfo_path;
-};
-
-struct dw_api {
-    enum load_state state;
-    void *handle;
-    Dwfl *(*begin)(const struct dwfl_callbacks *);
-    void (*end)(Dwfl *);
-    Dwfl_Module *(*report_offline)(Dwfl *, const char *, const char *, int);
-    int (*report_end)(Dwfl *, void *removed, void *arg);
-    const char *(*module_info)(Dwfl_Module *, void ***, uint64_t *, uint64_t *, uint64_t *,
-                               uint64_t *, const char **, const char **);
-    Elf *(*module_getelf)(Dwfl_Module *, uint64_t *);
-    Dwfl_Line *(*module_getsrc)(Dwfl_Module *, uint64_t);
-    const char *(*lineinfo)(Dwfl_Line *, uint64_t *, int *, int *, uint64_t *, uint64_t *);
-    struct dwfl_callbacks callbacks;
-};
-
 struct symbolizer {
     struct module_list live;  /* objects of this process, in load order */
     struct module_list files; /* files named by symbolizer_resolve_file */
     struct u64map pcs;        /* pc -> struct sym_info * (found modules only) */
     bool lines;
-    struct dw_api dw;
 };
 
-static int dw_find_elf_none(Dwfl_Module *mod, void **userdata, const char *name, uint64_t base,
-                            char **file_name, Elf **elfp)
-{
-    (void)mod, (void)userdata, (void)name, (void)base, (void)file_name, (void)elfp;
-    return -1; /* modules are always reported with their file */
-}
-
-/* Our own debuginfo finder instead of dwfl_standard_find_debuginfo: that one may ask debuginfod
- * servers (DEBUGINFOD_URLS) over the network from inside the user's exiting job. We look only
- * where symbolizer_resolve looked (module->debug_path), plus a dwz alt file named by path. */
-static int dw_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-                             uint64_t base, const char *file_name, const char *debuglink,
-                             uint32_t crc, char **debuginfo_file_name)
-{
-    (void)mod, (void)modname, (void)base, (void)crc;
-    const struct sym_module *m = userdata ? *userdata : NULL;
-    char buf[PATH_MAX];
-    const char *path = NULL;
-    if (debuglink && strchr(debuglink, '/')) { /* .gnu_debugaltlink: a path, not a name */
-        const char *slash = file_name ? strrchr(file_name, '/') : NULL;
-        if (debuglink[0] == '/')
-            path = debuglink;
-        else if (slash && snprintf(buf, sizeof buf, "%.*s/%s", (int)(slash - file_name),
-                                   file_name, debuglink) < (int)sizeof buf)
-            path = buf;
-    } else if (m) {
-        path = m->debug_path;
-    }
-    if (!path)
-        return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0 && debuginfo_file_name)
-        *debuginfo_file_name = strdup(path); /* libdwfl frees it */
-    return fd;
-}
-
-#define DW_SYM(field, name)                                                                     \
-    do {                                                                                        \
-        void *p_ = dlsym(dw->handle, name);                                                     \
-        if (!p_)                                                                                \
-            goto fail;                                                                          \
-        memcpy(&dw->field, &p_, sizeof p_);                                                     \
-    } while (0)
-
-static int dw_load(struct dw_api *dw)
-{
-    if (dw->state != NOT_TRIED)
-        return dw->state == LOADED ? 0 : -1;
-    dw->state = FAILED;
-    dw->handle = dlopen("libdw.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!dw->handle)
-        return -1;
-    DW_SYM(begin, "dwfl_begin");
-    DW_SYM(end, "dwfl_end");
-    DW_SYM(report_offline, "dwfl_report_offline");
-    DW_SYM(report_end, "dwfl_report_end");
-    DW_SYM(module_info, "dwfl_module_info");
-    DW_SYM(module_getelf, "dwfl_module_getelf");
-    DW_SYM(module_getsrc, "dwfl_module_getsrc");
-    DW_SYM(lineinfo, "dwfl_lineinfo");
-    DW_SYM(callbacks.section_address, "dwfl_offline_section_address");
-    dw->callbacks.find_elf = dw_find_elf_none;
-    dw->callbacks.find_debuginfo = dw_find_debuginfo;
-    dw->state = LOADED;
-    return 0;
-fail:
-    dlclose(dw->handle);
-    dw->handle = NULL;
-    return -1;
-}
-
-static void dw_open_module(struct dw_api *dw, struct sym_module *m)
-{
-    m->dw_state = FAILED;
-    Dwfl *d = dw->begin(&dw->callbacks);
-    if (!d)
-        return;
-    Dwfl_Module *dm = dw->report_offline(d, m->name, m->open_path, -1);
-    void **userdata = NULL;
-    uint64_t bias = 0;
-    if (!dm || dw->report_end(d, NULL, NULL) != 0 ||
-        !dw->module_info(dm, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) || !userdata ||
-        !dw->module_getelf(dm, &bias)) {
-        dw->end(d);
-        return;
-    }
-    *userdata = m; /* read back by dw_find_debuginfo */
-    m->dwfl = d;
-    m->dwfl_mod = dm;
-    m->dw_bias = bias;
-    m->dw_state = LOADED;
-}
-
-/* file:line of rel in m; the file string belongs to m's Dwfl, which lives until
- * symbolizer_free. */
+/* file:line of rel in m, from the DWARF of the file libdw would read: the object's own, else
+ * its separate debug file's (module_load chose). */
 static void find_line(struct symbolizer *s, struct sym_module *m, uint64_t rel,
                       struct sym_info *out)
 {
-    if (!s->lines || dw_load(&s->dw) != 0)
+    if (!s->lines || !m->lines_path)
         return;
-    if (m->dw_state == NOT_TRIED)
-        dw_open_module(&s->dw, m);
-    if (m->dw_state != LOADED)
-        return;
-    Dwfl_Line *l = s->dw.module_getsrc(m->dwfl_mod, m->dw_bias + rel);
-    int line = 0;
-    const char *file = l ? s->dw.lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
-    if (file && line > 0) {
+    if (m->lines_state == NOT_TRIED)
+        m->lines_state = (m->lines = dwarf_lines_open(m->lines_path)) ? LOADED : FAILED;
+    const char *file;
+    uint32_t line;
+    if (m->lines_state == LOADED && dwarf_lines_find(m->lines, rel, &file, &line) == 0) {
         out->file = file;
-        out->line = (uint32_t)line;
+        out->line = line;
     }
 }
 
@@ -679,8 +619,8 @@ static bool debug_file_ok(const char *path, const struct stat *self, const struc
 /* The debuglink name (a file name, no directory) or NULL; malloc'd. */
 static char *read_debuglink(const struct elf_file *f)
 {
-    const Elf64_Shdr *sh = find_section(f, ".gnu_debuglink");
-    char *link = sh ? read_range(f, sh->sh_offset, sh->sh_size, MAX_SMALL_BYTES) : NULL;
+    const Elf64_Shdr *sh = elf_find_section(f, ".gnu_debuglink");
+    char *link = sh ? elf_read_range(f, sh->sh_offset, sh->sh_size, ELF_MAX_SMALL_BYTES) : NULL;
     if (link && (link[0] == '\0' || strchr(link, '/') || strcmp(link, "..") == 0)) {
         free(link);
         link = NULL;
@@ -743,15 +683,16 @@ static int module_load(struct sym_module *m)
         return -1;
     }
     m->debug_path = find_debug_file(m->open_path, &f, &fid);
-    if (load_symbols(&f, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0) {
+    m->lines_path = dwarf_file_has_dwarf(&f) ? m->open_path : m->debug_path;
+    if (load_symbols(&f, m->open_path, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0) {
         sym_table_free(&m->syms);
         struct elf_file d;
         if (m->debug_path && elf_open(&d, m->debug_path) == 0) {
-            if (load_symbols(&d, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0)
+            if (load_symbols(&d, m->debug_path, SHT_SYMTAB, &m->syms) != 0 || m->syms.nfuncs == 0)
                 sym_table_free(&m->syms);
             elf_close(&d);
         }
-        if (m->syms.nfuncs == 0 && load_symbols(&f, SHT_DYNSYM, &m->syms) != 0)
+        if (m->syms.nfuncs == 0 && load_symbols(&f, m->open_path, SHT_DYNSYM, &m->syms) != 0)
             sym_table_free(&m->syms);
     }
     elf_close(&f);
@@ -767,18 +708,24 @@ static const char *function_name(struct sym_module *m, uint64_t rel)
     const char *name = map_get(&m->names, (uint64_t)i + 1);
     if (name)
         return name;
-    const char *raw = m->syms.strtab + m->syms.funcs[i].name;
+    char *raw = read_name(&m->syms, m->syms.funcs[i].name);
+    if (!raw)
+        return NULL;
     char *demangled = demangle_alloc(raw);
     /* .symtab spells versioned definitions "__libc_start_main@@GLIBC_2.34": name the function. */
     const char *at = demangled ? NULL : strchr(raw, '@');
     if (at && at > raw)
         demangled = strndup(raw, (size_t)(at - raw));
-    name = demangled ? demangled : raw;
-    if (map_put(&m->names, (uint64_t)i + 1, (void *)name) != 0) {
-        free(demangled);
-        return raw;
+    char *kept = raw;
+    if (demangled) {
+        free(raw);
+        kept = demangled;
     }
-    return name;
+    if (map_put(&m->names, (uint64_t)i + 1, kept) != 0) {
+        free(kept);
+        return NULL;
+    }
+    return kept;
 }
 
 static void resolve_in_module(struct symbolizer *s, struct sym_module *m, uint64_t rel,
@@ -791,18 +738,11 @@ static void resolve_in_module(struct symbolizer *s, struct sym_module *m, uint64
     find_line(s, m, rel, out);
 }
 
-static void module_free(struct symbolizer *s, struct sym_module *m)
+static void module_free(struct sym_module *m)
 {
-    uintptr_t lo = (uintptr_t)m->syms.strtab, hi = lo + m->syms.strtab_size;
-    for (size_t i = 0; i < m->names.cap; i++) {
-        uintptr_t v = (uintptr_t)m->names.vals[i];
-        if (m->names.keys[i] != 0 && (v < lo || v >= hi))
-            free(m->names.vals[i]); /* demangled copies; raw names point into strtab */
-    }
-    map_free(&m->names, false);
+    map_free(&m->names, true);
     map_free(&m->results, true);
-    if (m->dwfl)
-        s->dw.end(m->dwfl);
+    dwarf_lines_free(m->lines);
     sym_table_free(&m->syms);
     free(m->debug_path);
     free(m->name);
@@ -887,7 +827,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
     for (size_t i = 0; i < info->dlpi_phnum && m->mem_id.len == 0; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t at = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_NOTE && ph->p_memsz <= MAX_SMALL_BYTES &&
+        if (ph->p_type == PT_NOTE && ph->p_memsz <= ELF_MAX_SMALL_BYTES &&
             in_segments(m, at, ph->p_memsz))
             parse_build_id((const uint8_t *)at, ph->p_memsz, ph->p_align, &m->mem_id);
     }
@@ -984,12 +924,10 @@ void symbolizer_free(struct symbolizer *s)
         return;
     map_free(&s->pcs, true);
     for (size_t i = 0; i < s->live.n; i++)
-        module_free(s, s->live.v[i]);
+        module_free(s->live.v[i]);
     for (size_t i = 0; i < s->files.n; i++)
-        module_free(s, s->files.v[i]);
+        module_free(s->files.v[i]);
     free(s->live.v);
     free(s->files.v);
-    if (s->dw.handle)
-        dlclose(s->dw.handle);
     free(s);
 }

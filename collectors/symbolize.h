@@ -38,8 +38,8 @@ void symbolizer_free(struct symbolizer *s);
 int symbolizer_resolve_file(struct symbolizer *s, const char *path, uint64_t offset,
                             struct sym_info *out);
 
-/* file:line lookups through libdw, when it is installed: on (default) or off. Call before the
- * first resolve; results already cached keep what they had. */
+/* file:line lookups (collectors/dwarf_lines.h): on (default) or off. Call before the first
+ * resolve; results already cached keep what they had. */
 void symbolizer_set_lines(struct symbolizer *s, int enabled);
 
 /* Demangles an Itanium C++ name into buf; returns buf, or name itself when it is not mangled or

@@ -12,6 +12,7 @@ need() { # need PACKAGE FILE...: PACKAGE is missing when none of the files exist
 }
 need libunwind-dev /usr/include/libunwind.h "/usr/include/$triplet/libunwind.h"
 need uthash-dev /usr/include/uthash.h
+need zlib1g-dev /usr/include/zlib.h
 need libcmocka-dev /usr/include/cmocka.h
 need python3 /usr/bin/python3
 need python3-dev /usr/include/python3.11/Python.h /usr/include/python3.12/Python.h /usr/include/python3.13/Python.h

@@ -1,7 +1,8 @@
 # tests/bench.mk: `make bench` measures what the agent costs (bench/, docs/PERFORMANCE.md): the
 # bench programs, a null CUDA runtime (the agent's own cost without the simulator's), the trace
-# generator and reader of the CLI benchmark; bench/run.py runs everything (about 90 s on 2
-# cores) and ends with a table (target, measured, ok/MISSED). Not part of `make test`.
+# generator and reader of the CLI benchmark; bench/run.py runs everything (about 6 min on 2
+# cores, 4 of them the real-torch headline, bench/torch_loop.py, which needs `make torch-venv`)
+# and ends with a table (target, measured, ok/MISSED). Not part of `make test`.
 # BENCH_ARGS passes options to bench/run.py (e.g. BENCH_ARGS=--quick, --only launch,sync).
 # Included by the top Makefile (BUILD, CC, CPPFLAGS, WARN, LIB, CLI, SIM_LIB).
 

@@ -1,10 +1,14 @@
 # tests/symbolize.mk: fixtures for test_symbolize (tests/data/sym/symlib.cpp built -g -O1 as a
 # shared library; a --strip-all copy; a stripped copy whose symbols and DWARF live in a
-# .gnu_debuglink file next to it) and the test's own rule (PIE, fixture folder compiled in).
+# .gnu_debuglink file next to it; copies whose DWARF is version 4, zlib-compressed (gABI), and
+# version 4 in old-style .zdebug_ sections) and the test's own rule (PIE, fixture folder compiled
+# in).
 
 SYM_FIXTURE_DIR := $(BUILD)/tests/sym
 SYM_FIXTURES := $(SYM_FIXTURE_DIR)/libsymlib.so $(SYM_FIXTURE_DIR)/libsymlib_stripped.so \
-                $(SYM_FIXTURE_DIR)/symlib.debug $(SYM_FIXTURE_DIR)/libsymlib_dbg.so
+                $(SYM_FIXTURE_DIR)/symlib.debug $(SYM_FIXTURE_DIR)/libsymlib_dbg.so \
+                $(SYM_FIXTURE_DIR)/libsymlib_dwarf4.so $(SYM_FIXTURE_DIR)/libsymlib_zlib.so \
+                $(SYM_FIXTURE_DIR)/libsymlib_zgnu.so
 STRIP ?= strip
 OBJCOPY ?= objcopy
 
@@ -14,6 +18,17 @@ $(SYM_FIXTURE_DIR)/libsymlib.so: tests/data/sym/symlib.cpp
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 -g -O1 -fPIC -shared -fno-toplevel-reorder -fno-optimize-sibling-calls \
 	       $(WARN) -o $@ $<
+
+$(SYM_FIXTURE_DIR)/libsymlib_dwarf4.so: tests/data/sym/symlib.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++17 -gdwarf-4 -O1 -fPIC -shared -fno-toplevel-reorder \
+	       -fno-optimize-sibling-calls $(WARN) -o $@ $<
+
+$(SYM_FIXTURE_DIR)/libsymlib_zlib.so: $(SYM_FIXTURE_DIR)/libsymlib.so
+	$(OBJCOPY) --compress-debug-sections=zlib-gabi $< $@
+
+$(SYM_FIXTURE_DIR)/libsymlib_zgnu.so: $(SYM_FIXTURE_DIR)/libsymlib_dwarf4.so
+	$(OBJCOPY) --compress-debug-sections=zlib-gnu $< $@
 
 $(SYM_FIXTURE_DIR)/libsymlib_stripped.so: $(SYM_FIXTURE_DIR)/libsymlib.so
 	$(STRIP) --strip-all -o $@ $<
