@@ -1,9 +1,12 @@
 """bench/torch_loop.py: what the agent costs on real PyTorch: the seed-003 training loop
 (examples/seg_loss.py, about 2 ms per step on 2 cores, 5 syncs and ~47 launches per step) on the
-pinned wheel over the simulated device. The headline of `make bench` (bench/run.py).
+pinned wheel over the simulated device. The headline of `make bench` (bench/run.py). With
+--loop vit, seed 000's ViT loop instead (tests/torch/progs/seed_models.py vit --no-pin --workers
+0: timm's VisionTransformer, deep module stacks, ~275 launches and 2 syncs per step; the vision
+venv, `make torch-vision-venv`).
 
-    python3 bench/torch_loop.py [--build build] [--agent SO] [--pairs N] [--steps N]
-                                [--inproc N] [--json OUT] [--quick]
+    python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit] [--pairs N]
+                                [--steps N] [--inproc N] [--json OUT] [--quick]
 
 Figures:
 - time, alternating processes: each pair is one process without the agent and one with it, in
@@ -36,11 +39,13 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "seg_loss.py")
+SEEDS = os.path.join(ROOT, "tests", "torch", "progs", "seed_models.py")
 
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", default="build")
+    p.add_argument("--loop", choices=("seg", "vit"), default="seg")
     p.add_argument("--agent", default="", help="the libsyncspy.so to measure (default: BUILD's)")
     p.add_argument("--pairs", type=int, default=10)
     p.add_argument("--steps", type=int, default=400)
@@ -53,7 +58,9 @@ def parse():
         a.pairs, a.steps, a.inproc = 2, 100, 1
     a.build = os.path.abspath(os.path.join(ROOT, a.build))
     a.agent = os.path.abspath(a.agent) if a.agent else os.path.join(a.build, "libsyncspy.so")
-    if not a.python:
+    if not a.python and a.loop == "vit":
+        a.python = os.path.join(a.build, "vision-venv", "bin", "python")
+    elif not a.python:
         ver = "%d.%d" % sys.version_info[:2]
         a.python = os.path.join(a.build, "torch-venv", ver, "bin", "python")
     return a
@@ -95,8 +102,12 @@ def sample_rss(pid, samples, stop):
 def one_run(args, agent, steps, extra=None, sample=False):
     """{step_ms (median after warm-up), times (ms by step), peak_kb, exit_s, rss_samples_kb}"""
     shutil.rmtree(out_dir(args), ignore_errors=True)
-    cmd = [args.python, DEMO, "--steps", str(steps), "--log-every", "0", "--step-times",
-           "--end-stamp"]
+    if args.loop == "vit":
+        cmd = [args.python, SEEDS, "vit", "--no-pin", "--workers", "0", "--steps", str(steps),
+               "--end-stamp"]
+    else:
+        cmd = [args.python, DEMO, "--steps", str(steps), "--log-every", "0", "--step-times",
+               "--end-stamp"]
     p = subprocess.Popen(cmd, env=env_for(args, agent, extra), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     samples, stop = [], threading.Event()
@@ -196,7 +207,7 @@ def main():
     for path, what in ((args.python, "venv python (make torch-venv)"), (args.agent, "agent")):
         if not os.path.exists(path):
             raise SystemExit(f"torch_loop: no {what} at {path}")
-    res = {"steps": args.steps, "python": args.python, "agent": args.agent}
+    res = {"loop": args.loop, "steps": args.steps, "python": args.python, "agent": args.agent}
     res["recorded"] = summarize(pairs(args, args.pairs, args.steps))
     res["unrecorded"] = summarize(pairs(args, args.pairs, args.steps,
                                         {"SYNCSPY_SCHEDULE": f"skip_first={args.steps * 10},active=1"}))

@@ -26,6 +26,7 @@ Switches (seed 002's experiments, and the data path of all):
   --nondeterministic (vit) torch.use_deterministic_algorithms(False)
   --log-every K      print loss.item() every K steps (0: never, the default)
   --steps N          training steps (default 6)
+  --end-stamp        print "end <time.time()>" last (bench/torch_loop.py: the exit's length)
 The "# sync:" comments mark the lines a sync is made on (harness.marked_lines)."""
 import argparse
 import os
@@ -160,6 +161,7 @@ def main():
     p.add_argument("--nondeterministic", action="store_true")
     p.add_argument("--log-every", type=int, default=0)
     p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--end-stamp", action="store_true")
     args = p.parse_args()
 
     torch.manual_seed(0)
@@ -217,6 +219,8 @@ def main():
         print(f"step {step} {(now - t0) * 1e3:.3f}", flush=True)
         t0 = now
     print(f"steps {args.steps}", flush=True)
+    if args.end_stamp:
+        print(f"end {time.time():.6f}", flush=True)
 
 
 if __name__ == "__main__":
