@@ -23,7 +23,9 @@ CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
 CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
 CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
-LDLIBS := -lunwind -ldl -lpthread -lm
+# The agent dlopens libunwind (collectors/native_stack.c says why): only the tests link it.
+LIB_LDLIBS := -ldl -lpthread -lm
+LDLIBS := -lunwind $(LIB_LDLIBS)
 
 # --- the layers ----------------------------------------------------------------------------
 # Inside the target process: entry/ (every symbol the loader binds) -> agent/ (the core) ->
@@ -88,7 +90,7 @@ $(CLI_A): $(CLI_OBJS)
 # linked: the real functions are found at run time.
 $(LIB): $(ENTRY_OBJS) $(CORE_A)
 	$(CC) -shared -o $@ $(ENTRY_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
-	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
 
 # The fault-injection build of the agent for the reliability tests (output/faults.c; see
 # output/io.h): the same sources with -DSYNCSPY_FAULTS.
@@ -100,7 +102,7 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -DSYNCSPY_FAULTS $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(FAULTS_LIB): $(FAULTS_OBJS)
-	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
 
 # The CLI: its own objects and output/'s renderers; nothing of the agent.
 $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)

@@ -215,6 +215,9 @@ void agent_first_use(void)
         return;
     if (agent_cfg.warnings[0])
         log_write(agent_cfg.warnings, strlen(agent_cfg.warnings));
+    const char *no_stacks = native_stack_unavailable();
+    if (no_stacks)
+        agent_log("%s", no_stacks);
     start_trace();
     const struct agent_entry_hooks *h = atomic_load(&entry_hooks);
     if (h && h->at_start && atomic_exchange(&start_hook_pending, false))
