@@ -104,9 +104,12 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 $(FAULTS_LIB): $(FAULTS_OBJS)
 	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
 
-# The CLI: its own objects and output/'s renderers; nothing of the agent.
-$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
-	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl -lm
+# The CLI: its own objects, output/'s renderers, and of the agent only its pure parser of the
+# SYNCSPY_* variables (agent/config.c, with the schedule's: `syncspy run` checks its options
+# with the very code the agent checks the environment with).
+CLI_AGENT_OBJS := $(BUILD)/obj/agent/config.o $(BUILD)/obj/agent/schedule.o
+$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)

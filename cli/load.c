@@ -59,8 +59,7 @@ static bool parse_pid_part(const char *s, int *pid)
     return parse_id(s, (size_t)(dot - s), pid) && parse_id(dot + 1, strlen(dot + 1), &n) && n >= 2;
 }
 
-/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first), either with a ".<N>" suffix. */
-static bool process_folder_name(const char *name, int *rank, int *pid)
+bool cli_process_folder_name(const char *name, int *rank, int *pid)
 {
     *rank = -1;
     if (strncmp(name, "pid", 3) == 0)
@@ -107,7 +106,7 @@ static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         int rank, pid;
-        if (!process_folder_name(de->d_name, &rank, &pid))
+        if (!cli_process_folder_name(de->d_name, &rank, &pid))
             continue;
         if (*n == CLI_MAX_PROCESSES) {
             fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
