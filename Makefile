@@ -111,13 +111,21 @@ CLI_AGENT_OBJS := $(BUILD)/obj/agent/config.o $(BUILD)/obj/agent/schedule.o
 $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
 	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
 
+# The wheel (scripts/wheel.py): the agent, the program, the Python module and the libunwind the
+# agent loads, under their own names; `pip install dist/syncspy-*.whl`. From the plain build only.
+WHEEL_DIR ?= dist
+wheel: $(LIB) $(CLI)
+	$(if $(SAN),$(error make wheel packs the plain build, not SAN=$(SAN)))
+	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --python python/syncspy --out $(WHEEL_DIR) \
+	    --work $(BUILD)/wheel --cc $(CC)
+
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
 -include $(wildcard examples/*.mk)
 -include $(CORE_OBJS:.o=.d) $(ENTRY_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(CLI_MAIN_OBJ:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan dist
 
-.PHONY: all clean sim test unit e2e demo bench
+.PHONY: all clean sim test unit e2e demo bench wheel
 .DELETE_ON_ERROR:

@@ -4,8 +4,6 @@ options as the agent's variables (a bad one refused with the agent's own reason 
 starts), CMD's exit status and death by signal kept, signals sent to syncspy run passed on and
 the terminal's not doubled, several processes (ranks) merged, LD_PRELOAD put in order, and the
 closing lines that say where the files are."""
-import glob
-import json
 import os
 import pty
 import re
@@ -20,6 +18,7 @@ import time
 import unittest
 
 from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, agent_env, prog, run
+from util import process_summaries as summaries
 
 VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
     "config_variables[] = {", 1)[1].split("};", 1)[0])
@@ -36,14 +35,6 @@ def srun(*args, env=None, out=None, timeout=60, cwd=None, cli=None, python_m=Fal
     p = subprocess.run([*head, "run", "--out", out, *args], env=e, capture_output=True, text=True,
                        timeout=timeout, cwd=cwd)
     return p, out
-
-
-def summaries(out):
-    docs = []
-    for d in sorted(glob.glob(os.path.join(out, "*pid*"))):
-        with open(os.path.join(d, "summary.json")) as f:
-            docs.append(json.load(f))
-    return docs
 
 
 def site_counts(doc):
