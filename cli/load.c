@@ -144,11 +144,10 @@ static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t
     if (!cli_progress_wanted())
         return;
     if (file_bytes >= offset && file_bytes > 0)
-        fprintf(stderr, "syncspy: reading %s: %llu M records (%.0f%%)\n", path,
-                (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
+        cli_progress_say("syncspy: reading %s: %llu M records (%.0f%%)", path,
+                         (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
     else
-        fprintf(stderr, "syncspy: reading %s: %llu M records\n", path,
-                (unsigned long long)(records / 1000000));
+        cli_progress_say("syncspy: reading %s: %llu M records", path, (unsigned long long)(records / 1000000));
 }
 
 static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
@@ -161,8 +160,9 @@ static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, 
                                    .progress = progress_line, .ctx = (void *)path};
     bool events = flags & CLI_LOAD_EVENTS;
     memset(item, 0, sizeof *item);
-    if (trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err,
-                        sizeof err) != 0) {
+    int failed = trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err, sizeof err);
+    cli_progress_end();
+    if (failed != 0) {
         fprintf(stderr, "syncspy: %s\n", err);
         (*problems)++;
         return false;

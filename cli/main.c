@@ -5,6 +5,7 @@
  * stdio, but bad input only ever gets a message and an exit status, never a crash. */
 #include "cli/chrome.h"
 #include "cli/folded.h"
+#include "agent/config.h"
 #include "cli/load.h"
 #include "cli/run.h"
 #include "cli/version.h"
@@ -119,6 +120,20 @@ static int default_top(void)
     return top;
 }
 
+/* SYNCSPY_COLOR and NO_COLOR, read by the agent's own parser (a bad value: its warning). */
+static const char *color_getenv(const char *name)
+{
+    return strcmp(name, "SYNCSPY_COLOR") == 0 || strcmp(name, "NO_COLOR") == 0 ? getenv(name) : NULL;
+}
+
+static enum report_color cli_color(void)
+{
+    static struct config cfg;
+    config_parse(&cfg, color_getenv);
+    fputs(cfg.warnings, stderr);
+    return cfg.color;
+}
+
 static bool is_help(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
@@ -168,7 +183,8 @@ static int cmd_report(int argc, char **argv)
     size_t problems = cli_load(dir, 0, &set);
     int rc = problems ? 1 : 0;
     if (set.n > 0) {
-        struct report_opts opts = {.top = top > 0 ? top : default_top()};
+        struct report_opts opts = {.top = top > 0 ? top : default_top(),
+                                   .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
         if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
             rc = 1;
