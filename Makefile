@@ -23,7 +23,9 @@ CPPFLAGS := -I. -I$(CUDA_HOME)/include -D_GNU_SOURCE
 WARN := -Wall -Wextra $(WERROR) -Wshadow -Wno-missing-field-initializers
 CFLAGS := -std=gnu11 $(OPT) -g -fPIC -fvisibility=hidden $(WARN) $(SANFLAGS)
 CXXFLAGS := -std=gnu++17 $(OPT) -g -fPIC $(WARN) $(SANFLAGS)
-LDLIBS := -lunwind -ldl -lpthread -lm
+# The agent dlopens libunwind (collectors/native_stack.c says why): only the tests link it.
+LIB_LDLIBS := -ldl -lpthread -lm
+LDLIBS := -lunwind $(LIB_LDLIBS)
 
 # --- the layers ----------------------------------------------------------------------------
 # Inside the target process: entry/ (every symbol the loader binds) -> agent/ (the core) ->
@@ -88,7 +90,7 @@ $(CLI_A): $(CLI_OBJS)
 # linked: the real functions are found at run time.
 $(LIB): $(ENTRY_OBJS) $(CORE_A)
 	$(CC) -shared -o $@ $(ENTRY_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
-	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
 
 # The fault-injection build of the agent for the reliability tests (output/faults.c; see
 # output/io.h): the same sources with -DSYNCSPY_FAULTS.
@@ -100,11 +102,22 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -DSYNCSPY_FAULTS $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(FAULTS_LIB): $(FAULTS_OBJS)
-	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LDLIBS)
+	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
 
-# The CLI: its own objects and output/'s renderers; nothing of the agent.
-$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
-	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl -lm
+# The CLI: its own objects, output/'s renderers, and of the agent only its pure parser of the
+# SYNCSPY_* variables (agent/config.c, with the schedule's: `syncspy run` checks its options
+# with the very code the agent checks the environment with).
+CLI_AGENT_OBJS := $(BUILD)/obj/agent/config.o $(BUILD)/obj/agent/schedule.o
+$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
+
+# The wheel (scripts/wheel.py): the agent, the program, the Python module and the libunwind the
+# agent loads, under their own names; `pip install dist/syncspy-*.whl`. From the plain build only.
+WHEEL_DIR ?= dist
+wheel: $(LIB) $(CLI)
+	$(if $(SAN),$(error make wheel packs the plain build, not SAN=$(SAN)))
+	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --python python/syncspy --out $(WHEEL_DIR) \
+	    --work $(BUILD)/wheel --cc $(CC)
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
@@ -112,7 +125,7 @@ $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
 -include $(CORE_OBJS:.o=.d) $(ENTRY_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(CLI_MAIN_OBJ:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan dist
 
-.PHONY: all clean sim test unit e2e demo bench
+.PHONY: all clean sim test unit e2e demo bench wheel
 .DELETE_ON_ERROR:

@@ -9,29 +9,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One line: a control character of the value (a newline, an escape sequence) is shown as \n,
- * \r, \t or \xNN, so the line stays one line and the terminal shows what was there. */
+/* src appended at dst + *n (at most cap bytes in all, NUL not counted) with its control
+ * characters (a newline, an escape sequence) shown as \n, \r, \t or \xNN, so that a line stays
+ * one line and the terminal shows what was there. */
+static void append_escaped(char *dst, size_t *n, size_t cap, const char *src)
+{
+    for (const unsigned char *p = (const unsigned char *)src; *p && *n < cap; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            dst[(*n)++] = (char)*p;
+            continue;
+        }
+        char esc[5];
+        int k = *p == '\n' ? snprintf(esc, sizeof esc, "\\n") : *p == '\r' ? snprintf(esc, sizeof esc, "\\r")
+              : *p == '\t' ? snprintf(esc, sizeof esc, "\\t") : snprintf(esc, sizeof esc, "\\x%02x", *p);
+        if (*n + (size_t)k > cap)
+            break;
+        memcpy(dst + *n, esc, (size_t)k);
+        *n += (size_t)k;
+    }
+    dst[*n] = '\0';
+}
+
+void config_escape(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    if (cap > 0)
+        append_escaped(dst, &n, cap - 1, src);
+}
+
+/* One line, escaped (append_escaped); the first bad variable and its reason kept apart too. */
 static void warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
 {
+    if (!cfg->first_bad) {
+        size_t k = 0;
+        cfg->first_bad = var;
+        append_escaped(cfg->first_why, &k, sizeof cfg->first_why - 1, why);
+    }
     char line[512];
     snprintf(line, sizeof line, "syncspy: %s='%.64s'%s %s; using %s", var, value,
              strlen(value) > 64 ? "..." : "", why, dflt);
     size_t n = strlen(cfg->warnings), cap = sizeof(cfg->warnings) - 2; /* room for the newline */
     if (n + 16 > cap)
         return; /* full: the lines before it say enough */
-    for (const unsigned char *p = (const unsigned char *)line; *p && n < cap; p++) {
-        if (*p >= 0x20 && *p != 0x7f) {
-            cfg->warnings[n++] = (char)*p;
-            continue;
-        }
-        char esc[5];
-        int k = *p == '\n' ? snprintf(esc, sizeof esc, "\\n") : *p == '\r' ? snprintf(esc, sizeof esc, "\\r")
-              : *p == '\t' ? snprintf(esc, sizeof esc, "\\t") : snprintf(esc, sizeof esc, "\\x%02x", *p);
-        if (n + (size_t)k > cap)
-            break;
-        memcpy(cfg->warnings + n, esc, (size_t)k);
-        n += (size_t)k;
-    }
+    append_escaped(cfg->warnings, &n, cap, line);
     cfg->warnings[n++] = '\n';
     cfg->warnings[n] = '\0';
 }
@@ -72,6 +92,11 @@ static bool copy_path(char *dst, size_t cap, const char *src)
     memcpy(dst, src, n + 1);
     return true;
 }
+
+const char *const config_variables[] = {
+    "SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
+    "SYNCSPY_MAX_DEPTH", "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_BACKWARD",
+    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", NULL};
 
 void config_parse(struct config *cfg, config_getenv_fn get)
 {
@@ -155,6 +180,19 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     int gpu;
     parse_int_var(cfg, get, "SYNCSPY_GPU", 0, 1, 0, &gpu);
     cfg->gpu = gpu != 0;
+
+    /* NO_COLOR (no-color.org): any non-empty value turns colour off unless asked for by name. */
+    cfg->color = REPORT_COLOR_AUTO;
+    if ((v = get("SYNCSPY_COLOR"))) {
+        if (!strcmp(v, "always"))
+            cfg->color = REPORT_COLOR_ALWAYS;
+        else if (!strcmp(v, "never"))
+            cfg->color = REPORT_COLOR_NEVER;
+        else if (strcmp(v, "auto"))
+            warn(cfg, "SYNCSPY_COLOR", v, "is not auto, always or never", "auto");
+    }
+    if (cfg->color == REPORT_COLOR_AUTO && (v = get("NO_COLOR")) && *v)
+        cfg->color = REPORT_COLOR_NEVER;
 
     int dbg;
     parse_int_var(cfg, get, "SYNCSPY_DEBUG", 0, 2, 0, &dbg);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "agent/autograd.h"
 #include "agent/schedule.h"
+#include "output/report.h" /* enum report_color */
 
 enum step_mode { STEP_AUTO, STEP_MANUAL };
 enum report_dest { REPORT_STDERR, REPORT_STDOUT, REPORT_OFF, REPORT_FILE };
@@ -34,12 +35,26 @@ struct config {
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
     enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|off: forward lines of backward syncs */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
+    enum report_color color;       /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */
     int rank;                      /* RANK (torchrun), -1 when unset or not a number */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */
+    /* The first bad variable and why, without the value or the default ("is not an integer in
+     * 1..1000"): what `syncspy run` says of a bad option. */
+    const char *first_bad;
+    char first_why[200];
 };
 
 typedef const char *(*config_getenv_fn)(const char *name);
 
 void config_parse(struct config *cfg, config_getenv_fn get);
+
+/* Every variable config_parse reads that is syncspy's own (SYNCSPY_*), NULL-terminated: the
+ * options of `syncspy run` are these names (--out for SYNCSPY_OUT, --max-depth for
+ * SYNCSPY_MAX_DEPTH), so a variable added here is an option there too. */
+extern const char *const config_variables[];
+
+/* src into dst (cap bytes, always NUL-terminated) with its control characters shown as \n, \r,
+ * \t or \xNN, as the warnings show a value. */
+void config_escape(char *dst, size_t cap, const char *src);
 
 #endif

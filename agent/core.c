@@ -6,6 +6,7 @@
 #include "agent/core.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "agent/pynames.h"
 #include "agent/sites.h"
 #include "agent/steps.h"
+#include "agent/syncspy.h"
 #include "agent/threads.h"
 #include "agent/flusher.h"
 #include "collectors/native_stack.h"
@@ -29,6 +31,8 @@ _Atomic bool agent_launch_tracing; /* SYNCSPY_LAUNCHES=trace and the step is rec
 _Atomic bool agent_launch_slow;    /* tracing, or the Python step hook is wanted */
 static _Atomic uint64_t unattributed_syncs;
 static _Atomic uint64_t records_without_ring;
+/* Every recorded sync of every thread, for syncspy_counts (SYNCSPY_SCOPE_PROCESS). */
+static _Atomic uint64_t process_syncs, process_blocked_ns;
 
 uint64_t agent_now_ns(void)
 {
@@ -341,6 +345,8 @@ static void record_sync(const struct sync_call *call)
     uint64_t blocked = call->end_ns > call->start_ns ? call->end_ns - call->start_ns : 0;
     uint64_t step = atomic_load_explicit(&steps_now, memory_order_relaxed);
     steps_add_sync(blocked);
+    atomic_fetch_add_explicit(&process_syncs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&process_blocked_ns, blocked, memory_order_relaxed);
     if (ts)
         phase_add(&ts->syncs, step, blocked);
 
@@ -386,6 +392,31 @@ uint64_t agent_records_without_ring(void)
 void agent_core_atfork_child(void)
 {
     atomic_store(&unattributed_syncs, 0);
+    atomic_store(&process_syncs, 0);
+    atomic_store(&process_blocked_ns, 0);
+}
+
+/* The public counters (agent/syncspy.h): atomic loads only, so a signal handler may ask too. The
+ * thread's own counter is its thread_state's (none before its first CUDA call: zeros). */
+SYNCSPY_EXPORT int syncspy_counts(int scope, struct syncspy_counts *out, size_t size)
+{
+    if (!out || size < offsetof(struct syncspy_counts, step) ||
+        (scope != SYNCSPY_SCOPE_THREAD && scope != SYNCSPY_SCOPE_PROCESS))
+        return -1;
+    struct syncspy_counts c = {0};
+    if (atomic_load_explicit(&agent_state, memory_order_acquire) != STATE_STARTING) {
+        if (scope == SYNCSPY_SCOPE_PROCESS) {
+            c.syncs = atomic_load_explicit(&process_syncs, memory_order_relaxed);
+            c.blocked_ns = atomic_load_explicit(&process_blocked_ns, memory_order_relaxed);
+        } else if (agent_tls.ts) {
+            c.syncs = atomic_load_explicit(&agent_tls.ts->syncs.count, memory_order_relaxed);
+            c.blocked_ns = atomic_load_explicit(&agent_tls.ts->syncs.ns, memory_order_relaxed);
+        }
+        c.step = atomic_load_explicit(&steps_now, memory_order_relaxed);
+        c.recording = atomic_load_explicit(&steps_active, memory_order_relaxed) ? 1 : 0;
+    }
+    memcpy(out, &c, size < sizeof c ? size : sizeof c);
+    return 0;
 }
 
 void agent_skip_objects(const char *const *prefixes, int n)

@@ -215,6 +215,9 @@ void agent_first_use(void)
         return;
     if (agent_cfg.warnings[0])
         log_write(agent_cfg.warnings, strlen(agent_cfg.warnings));
+    const char *no_stacks = native_stack_unavailable();
+    if (no_stacks)
+        agent_log("%s", no_stacks);
     start_trace();
     const struct agent_entry_hooks *h = atomic_load(&entry_hooks);
     if (h && h->at_start && atomic_exchange(&start_hook_pending, false))
@@ -310,7 +313,8 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
     bool close_it;
     int fd = open_report_fd(&close_it);
     struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown,
-                               .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS};
+                               .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS,
+                               .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd)};
     bool epipe = false;
     if (fd >= 0 && report_render_text(proc, 1, &opts, fd) != 0) {
         int err = errno;
@@ -318,6 +322,7 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
         if (fd != 2) {
             agent_log("cannot write the report to %s: %s; writing it to stderr",
                       fd == 1 ? "stdout" : agent_cfg.report_path, strerror(err));
+            opts.color = report_color_wanted(agent_cfg.color, 2);
             if (report_render_text(proc, 1, &opts, 2) != 0)
                 epipe |= errno == EPIPE;
         }

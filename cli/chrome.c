@@ -643,11 +643,12 @@ static int trace_tracks(struct chrome *c, const struct rep_process *p,
             if (done >= progress_at) {
                 progress_at = (done / CLI_PROGRESS_EVERY + 1) * CLI_PROGRESS_EVERY;
                 if (done < n && cli_progress_wanted())
-                    fprintf(stderr, "syncspy: writing the events of pid %d: %zu M of %zu M\n",
-                            p->pid, done / 1000000, (n + 999999) / 1000000);
+                    cli_progress_say("syncspy: writing the events of pid %d: %zu M of %zu M",
+                                     p->pid, done / 1000000, (n + 999999) / 1000000);
             }
         }
     }
+    cli_progress_end();
     free(order);
     free(ts.t);
     free(ts.slot);

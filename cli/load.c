@@ -59,8 +59,7 @@ static bool parse_pid_part(const char *s, int *pid)
     return parse_id(s, (size_t)(dot - s), pid) && parse_id(dot + 1, strlen(dot + 1), &n) && n >= 2;
 }
 
-/* "pid<P>" or "rank<R>-pid<P>" (rank -1 for the first), either with a ".<N>" suffix. */
-static bool process_folder_name(const char *name, int *rank, int *pid)
+bool cli_process_folder_name(const char *name, int *rank, int *pid)
 {
     *rank = -1;
     if (strncmp(name, "pid", 3) == 0)
@@ -107,7 +106,7 @@ static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         int rank, pid;
-        if (!process_folder_name(de->d_name, &rank, &pid))
+        if (!cli_process_folder_name(de->d_name, &rank, &pid))
             continue;
         if (*n == CLI_MAX_PROCESSES) {
             fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
@@ -145,11 +144,10 @@ static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t
     if (!cli_progress_wanted())
         return;
     if (file_bytes >= offset && file_bytes > 0)
-        fprintf(stderr, "syncspy: reading %s: %llu M records (%.0f%%)\n", path,
-                (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
+        cli_progress_say("syncspy: reading %s: %llu M records (%.0f%%)", path,
+                         (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
     else
-        fprintf(stderr, "syncspy: reading %s: %llu M records\n", path,
-                (unsigned long long)(records / 1000000));
+        cli_progress_say("syncspy: reading %s: %llu M records", path, (unsigned long long)(records / 1000000));
 }
 
 static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
@@ -162,8 +160,9 @@ static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, 
                                    .progress = progress_line, .ctx = (void *)path};
     bool events = flags & CLI_LOAD_EVENTS;
     memset(item, 0, sizeof *item);
-    if (trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err,
-                        sizeof err) != 0) {
+    int failed = trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err, sizeof err);
+    cli_progress_end();
+    if (failed != 0) {
         fprintf(stderr, "syncspy: %s\n", err);
         (*problems)++;
         return false;

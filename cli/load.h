@@ -33,6 +33,9 @@ struct cli_set {
  * way), or a trace.bin or summary.json file itself. Each file that cannot be read gets one line
  * on stderr. Returns the number of such problems; set->n may be 0. */
 size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
+/* A process folder's name: "pid<P>" or "rank<R>-pid<P>" (*rank -1 for the first), either with a
+ * ".<N>" suffix (the agent's naming, agent/lifecycle.c). */
+bool cli_process_folder_name(const char *name, int *rank, int *pid);
 void cli_set_free(struct cli_set *set);
 
 #endif

@@ -1,11 +1,13 @@
-/* cli/main.c: the `syncspy` command: `report` renders the exit report again from trace.bin or
- * summary.json files (one process, or a SYNCSPY_OUT root merged), `export` turns them into
- * folded stacks or Chrome trace events. A program of its own that reads files only (never linked
- * into the preloaded library): it may use stdio, but bad input only ever gets a message and an
- * exit status, never a crash. */
+/* cli/main.c: the `syncspy` command: `run` starts a program with the agent (cli/run.c), `report`
+ * renders the exit report again from trace.bin or summary.json files (one process, or a
+ * SYNCSPY_OUT root merged), `export` turns them into folded stacks or Chrome trace events. A
+ * program of its own that reads files only (never linked into the preloaded library): it may use
+ * stdio, but bad input only ever gets a message and an exit status, never a crash. */
 #include "cli/chrome.h"
 #include "cli/folded.h"
+#include "agent/config.h"
 #include "cli/load.h"
+#include "cli/run.h"
 #include "cli/version.h"
 #include "output/report.h"
 
@@ -22,21 +24,30 @@ static const char usage_text[] =
     "usage: syncspy report [--top N] DIR\n"
     "       syncspy export --folded OUT DIR\n"
     "       syncspy export --chrome OUT DIR\n"
+    "       syncspy run [OPTIONS] [--] CMD [ARGS...]\n"
     "       syncspy --help | --version\n";
 
-static const char help_text[] =
+static const char help_head[] =
     "syncspy " SYNCSPY_VERSION ": where a CUDA training job makes the host wait for the GPU.\n"
     "\n"
     "Record (no change to the program):\n"
+    "    syncspy run -- python train.py\n"
+    "or, without this program:\n"
     "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
     "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
     "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
     "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
     "and summary.json with the sync-hotspot report at exit.\n"
     "\n"
-    "Commands (DIR is a process folder, a SYNCSPY_OUT root whose processes and ranks are\n"
-    "merged, or a trace.bin or summary.json file; a process folder is read from its trace.bin\n"
-    "when it has one, else from its summary.json):\n"
+    "\n"
+    "Commands:\n";
+
+/* After cli_run_help: the commands that read files. */
+static const char help_tail[] =
+    "\n"
+    "The commands that read files take a DIR: a process folder, a SYNCSPY_OUT root whose\n"
+    "processes and ranks are merged, or a trace.bin or summary.json file; a process folder is\n"
+    "read from its trace.bin when it has one, else from its summary.json.\n"
     "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
     "                            per-step numbers are sums over processes divided by the sum\n"
     "                            of their active steps (the mean process-step). A trace.bin\n"
@@ -51,10 +62,17 @@ static const char help_text[] =
     "                            an instant, and a steps track; from a summary.json alone,\n"
     "                            only its active steps, laid end to end.\n"
     "\n"
-    "Exit status: 0 when every file was read; 1 when one could not be read (a bad header, a\n"
+    "Exit status of report and export: 0 when every file was read; 1 when one could not be read (a bad header, a\n"
     "newer format, corruption before the last record: each is named on stderr with its byte\n"
     "offset, and the other processes are still reported) or an output could not be written;\n"
     "2 for a usage error.\n";
+
+static void print_help(void)
+{
+    fputs(help_head, stdout);
+    fputs(cli_run_help, stdout);
+    fputs(help_tail, stdout);
+}
 
 /* "syncspy: MESSAGE" (when fmt is not NULL) and the usage; the status to exit with. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -102,6 +120,20 @@ static int default_top(void)
     return top;
 }
 
+/* SYNCSPY_COLOR and NO_COLOR, read by the agent's own parser (a bad value: its warning). */
+static const char *color_getenv(const char *name)
+{
+    return strcmp(name, "SYNCSPY_COLOR") == 0 || strcmp(name, "NO_COLOR") == 0 ? getenv(name) : NULL;
+}
+
+static enum report_color cli_color(void)
+{
+    static struct config cfg;
+    config_parse(&cfg, color_getenv);
+    fputs(cfg.warnings, stderr);
+    return cfg.color;
+}
+
 static bool is_help(const char *a)
 {
     return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
@@ -113,7 +145,7 @@ static bool is_help(const char *a)
 static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
 {
     if (*options && is_help(a)) {
-        fputs(help_text, stdout);
+        print_help();
         return 0;
     }
     if (*options && strcmp(a, "--") == 0) {
@@ -151,7 +183,8 @@ static int cmd_report(int argc, char **argv)
     size_t problems = cli_load(dir, 0, &set);
     int rc = problems ? 1 : 0;
     if (set.n > 0) {
-        struct report_opts opts = {.top = top > 0 ? top : default_top()};
+        struct report_opts opts = {.top = top > 0 ? top : default_top(),
+                                   .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
         if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
             rc = 1;
@@ -270,13 +303,15 @@ int main(int argc, char **argv)
         return usage_error(NULL);
     const char *cmd = argv[1];
     if (is_help(cmd) || strcmp(cmd, "help") == 0) {
-        fputs(help_text, stdout);
+        print_help();
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
         puts("syncspy " SYNCSPY_VERSION);
         return 0;
     }
+    if (strcmp(cmd, "run") == 0)
+        return cli_run(argc - 2, argv + 2);
     if (strcmp(cmd, "report") == 0)
         return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0)

@@ -5,9 +5,11 @@
 #include "collectors/native_stack.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <link.h>
 #include <libunwind.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/compiler.h"
@@ -51,11 +53,81 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* libunwind is loaded with dlopen(RTLD_LOCAL), never linked: the dependencies of a preloaded
+ * library join the process's global scope, where libunwind's _Unwind_RaiseException and the
+ * rest of the C++ unwinding ABI it exports would stand in for libgcc_s's in every exception the
+ * program throws (PyTorch's C++ errors among them). Loaded locally, only the agent calls it. The
+ * wheel carries a copy beside the agent under a soname of its own (NATIVE_UNWIND_BUNDLED), so
+ * that it never stands in for a libunwind.so.8 of the program's either; a source build loads
+ * the system's. The names are libunwind.h's macros spelled out (UNW_LOCAL_ONLY: _ULx86_64_...). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static int (*unwind_backtrace)(void **, int);
+static int (*unwind_set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+static unw_addr_space_t *unwind_local_as;
+#if defined(__SANITIZE_THREAD__)
+static int (*unwind_getcontext)(unw_context_t *);
+static int (*unwind_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*unwind_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+static int (*unwind_step)(unw_cursor_t *);
+#endif
+static const char *unwind_missing; /* why there are no native stacks, or NULL */
+
+static void *unwind_open(void)
+{
+    Dl_info di;
+    const char *slash;
+    if (dladdr((void *)&native_stack_init, &di) && di.dli_fname && (slash = strrchr(di.dli_fname, '/'))) {
+        char path[PATH_MAX];
+        int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - di.dli_fname), di.dli_fname,
+                         NATIVE_UNWIND_BUNDLED);
+        void *h = n > 0 && (size_t)n < sizeof path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+        if (h)
+            return h;
+    }
+    return dlopen(NATIVE_UNWIND_SYSTEM, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void unwind_load(void)
+{
+    void *h = unwind_open();
+    if (!h) {
+        unwind_missing = NATIVE_UNWIND_SYSTEM " (libunwind) could not be loaded: syncs are "
+                         "counted without their native frames";
+        return;
+    }
+    *(void **)&unwind_set_caching_policy = dlsym(h, STR(unw_set_caching_policy));
+    unwind_local_as = dlsym(h, STR(unw_local_addr_space));
+#if defined(__SANITIZE_THREAD__)
+    *(void **)&unwind_getcontext = dlsym(h, STR(unw_tdep_getcontext));
+    *(void **)&unwind_init_local = dlsym(h, STR(unw_init_local));
+    *(void **)&unwind_get_reg = dlsym(h, STR(unw_get_reg));
+    *(void **)&unwind_step = dlsym(h, STR(unw_step));
+    bool ok = unwind_getcontext && unwind_init_local && unwind_get_reg && unwind_step;
+#else
+    bool ok = true;
+#endif
+    void *bt = dlsym(h, "unw_backtrace");
+    if (!ok || !bt || !unwind_set_caching_policy || !unwind_local_as) {
+        unwind_missing = "the libunwind found lacks unw_backtrace: syncs are counted "
+                         "without their native frames";
+        return; /* left loaded: a dlclose here would gain nothing */
+    }
+    unwind_set_caching_policy(*unwind_local_as, UNW_CACHE_PER_THREAD);
+    *(void **)&unwind_backtrace = bt; /* before the agent runs: no capture can be in flight */
+}
+
 void native_stack_init(void)
 {
     if (!self_hi)
         dl_iterate_phdr(find_self, (void *)(uintptr_t)&native_stack_init);
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (!unwind_backtrace && !unwind_missing)
+        unwind_load();
+}
+
+const char *native_stack_unavailable(void)
+{
+    return unwind_missing;
 }
 
 int native_stack_is_agent_pc(uintptr_t pc)
@@ -138,16 +210,17 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
      * mutex interceptor; the step-by-step unwinder keeps no such cache. */
     unw_context_t ctx;
     unw_cursor_t cur;
-    if (unw_getcontext(&ctx) == 0 && unw_init_local(&cur, &ctx) == 0) {
+    if (unwind_backtrace && unwind_getcontext(&ctx) == 0 && unwind_init_local(&cur, &ctx) == 0) {
         do {
             unw_word_t ip;
-            if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+            if (unwind_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
                 break;
             raw[n++] = (void *)ip;
-        } while (n < max + slack && unw_step(&cur) > 0);
+        } while (n < max + slack && unwind_step(&cur) > 0);
     }
 #else
-    n = unw_backtrace(raw, max + slack);
+    if (likely(unwind_backtrace != NULL))
+        n = unwind_backtrace(raw, max + slack);
 #endif
     int skip = 0;
     while (skip < n && native_stack_is_agent_pc((uintptr_t)raw[skip]))

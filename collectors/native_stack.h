@@ -12,9 +12,17 @@
 
 #define NATIVE_STACK_MAX 256
 
-/* Once, before the first capture: finds the agent's own address range, sets libunwind's
- * per-thread caching. */
+/* libunwind, dlopen'ed with RTLD_LOCAL (native_stack.c says why): the wheel's copy beside the
+ * agent first, then the system's. */
+#define NATIVE_UNWIND_BUNDLED "libunwind-syncspy.so.8"
+#define NATIVE_UNWIND_SYSTEM "libunwind.so.8"
+
+/* Once, before the first capture: finds the agent's own address range, loads libunwind, sets
+ * its per-thread caching. Not on a recording path (dlopen). */
 void native_stack_init(void);
+/* NULL, or the line that says why captures are empty (libunwind could not be loaded): for the
+ * agent to print at the first CUDA call (a process without one prints nothing). */
+const char *native_stack_unavailable(void);
 
 /* Writes at most max (<= NATIVE_STACK_MAX) return addresses into pcs, innermost first,
  * starting at the caller of the agent. Returns the count (0 when unwinding failed); sets

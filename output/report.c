@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STACK_FRAMES_SHOWN 8
 #define APIS_SHOWN 4
@@ -28,6 +29,48 @@ static const char *str(const char *s)
 /* ---- numbers people read ------------------------------------------------------------------ */
 
 /* Three significant digits: 4.10, 41.3, 412. */
+/* ---- colour (SYNCSPY_COLOR) ------------------------------------------------------------
+ * ANSI SGR sequences around a few fields, only when the report's opts ask for colour: with it
+ * off not one byte differs (files and pipes read as they always have). One report is rendered
+ * at a time (the agent's once at exit, the CLI's once per command), so the switch is a static. */
+static bool paint_on;
+#define SGR_BOLD "1"
+#define SGR_DIM "2"
+#define SGR_RED "1;31"
+#define SGR_YELLOW "33"
+#define SGR_GREEN "32"
+#define SGR_CYAN "36"
+
+static void paint(struct fd_writer *w, const char *sgr)
+{
+    if (paint_on && sgr) {
+        fdw_puts(w, "\033[");
+        fdw_puts(w, sgr);
+        fdw_putc(w, 'm');
+    }
+}
+
+static void paint_end(struct fd_writer *w, const char *sgr)
+{
+    if (paint_on && sgr)
+        fdw_puts(w, "\033[0m");
+}
+
+/* A share of the step's time: red from 20 %, yellow from 5 %. */
+static const char *share_colour(double part, double whole)
+{
+    double f = whole > 0 ? part / whole : 0.0;
+    return f >= 0.20 ? SGR_RED : f >= 0.05 ? SGR_YELLOW : NULL;
+}
+
+bool report_color_wanted(enum report_color mode, int fd)
+{
+    if (mode != REPORT_COLOR_AUTO)
+        return mode == REPORT_COLOR_ALWAYS;
+    const char *term = getenv("TERM");
+    return isatty(fd) == 1 && !(term && strcmp(term, "dumb") == 0);
+}
+
 static void sig3(char *buf, size_t n, double v, const char *unit)
 {
     if (v < 9.995)
@@ -541,6 +584,7 @@ static void render_threads(struct fd_writer *w, const struct rep_process *p, con
 static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
 {
     char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
+    paint(w, SGR_BOLD);
     fdw_puts(w, "syncspy: ");
     if (p->rank >= 0)
         fdw_printf(w, "rank %d ", p->rank);
@@ -557,6 +601,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     }
     if (p->step_source)
         fdw_printf(w, ", steps: %s", p->step_source);
+    paint_end(w, SGR_BOLD);
     fdw_putc(w, '\n');
     struct basis bs = rate_basis(p);
     double steps = bs.steps > 0 ? bs.steps : 1.0;
@@ -597,6 +642,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                    (unsigned long long)p->launches);
     render_startup(w, p, &bs, top);
     render_threads(w, p, &bs);
+    paint(w, SGR_YELLOW); /* what the numbers lack, to the end of the header */
     if (p->no_step_hook)
         fdw_puts(w, "  no step mark: torch.optim's optimizer step hook could not be registered (torch.optim was "
                     "never imported): mark steps with syncspy.step()\n");
@@ -613,6 +659,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
         fdw_printf(w, "  %llu sync and %llu launch events found the trace buffers full: counts "
                    "stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)\n",
                    (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
+    paint_end(w, SGR_YELLOW);
 }
 
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */
@@ -742,12 +789,17 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
             fdw_puts(w, first);
         else
             fdw_spaces(w, 3);
+        const char *name_sgr = k == 0 ? SGR_BOLD : NULL, *loc_sgr = k == 0 ? SGR_CYAN : NULL;
+        paint(w, name_sgr);
         fdw_puts(w, name);
+        paint_end(w, name_sgr);
         /* at least two spaces between columns, also when a long name overflows its column */
         int pad_name = wname - (int)strlen(name), pad_loc = wloc - (int)strlen(loc);
         if (*loc || *tag)
             fdw_spaces(w, (pad_name > 0 ? pad_name : 0) + 2);
+        paint(w, *loc ? loc_sgr : NULL);
         fdw_puts(w, loc);
+        paint_end(w, *loc ? loc_sgr : NULL);
         if (*tag) {
             fdw_spaces(w, (*loc || wloc) ? (pad_loc > 0 ? pad_loc : 0) + 2 : 0);
             fdw_puts(w, tag);
@@ -757,8 +809,12 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
     uint32_t above = 0;
     for (uint32_t i = end; i < last; i++)
         above += !py || !is_interpreter_frame(&frames[i]);
-    if (above)
-        fdw_printf(w, "      ... %u frames above\n", above);
+    if (above) {
+        paint(w, SGR_DIM);
+        fdw_printf(w, "      ... %u frames above", above);
+        paint_end(w, SGR_DIM);
+        fdw_putc(w, '\n');
+    }
 }
 
 /* "via cudaStreamSynchronize in libtorch_cuda.so (15 runtime frames)": the frames between the
@@ -768,11 +824,15 @@ static void render_via(struct fd_writer *w, const struct rep_site *s, uint32_t u
     if (u == 0)
         return;
     const struct rep_frame *in = &s->frames[0];
-    fdw_puts(w, "      via ");
+    fdw_puts(w, "      ");
+    paint(w, SGR_DIM);
+    fdw_puts(w, "via ");
     fdw_puts(w, *str(s->api) ? s->api : "?");
     fdw_puts(w, " in ");
     fdw_puts(w, in->python ? "python" : *str(in->module) ? rep_base_name(in->module) : "??");
-    fdw_printf(w, " (%u runtime frame%s)\n", u, u == 1 ? "" : "s");
+    fdw_printf(w, " (%u runtime frame%s)", u, u == 1 ? "" : "s");
+    paint_end(w, SGR_DIM);
+    fdw_putc(w, '\n');
 }
 
 /* A backward-pass sync: the forward line that created the node, its callers, then where the
@@ -893,7 +953,15 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     fmt_rate(c, sizeof c, (double)g->count / t->steps);
     fmt_ns(d, sizeof d, g->count ? (double)g->blocked_ns / (double)g->count : 0.0);
     fmt_ns(e, sizeof e, (double)g->max_ns);
-    fdw_printf(w, "%4d  %12s  %6s  %10s  %9s  %9s  ", rank, a, b, c, d, e);
+    paint(w, SGR_BOLD);
+    fdw_printf(w, "%4d  %12s", rank, a);
+    paint_end(w, SGR_BOLD);
+    fdw_puts(w, "  ");
+    const char *share_sgr = share_colour(part < whole ? part : whole, whole);
+    paint(w, share_sgr);
+    fdw_printf(w, "%6s", b);
+    paint_end(w, share_sgr);
+    fdw_printf(w, "  %10s  %9s  %9s  ", c, d, e);
     render_apis(w, entries + g->first, g->n);
     if (g->threads > 1)
         fdw_printf(w, "  (%s%u threads)", g->threads >= 16 ? ">= " : "", g->threads);
@@ -907,7 +975,11 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     if (hint) {
         char m[NAME_MAX_CHARS + 8];
         report_display_name(matched, m, sizeof m);
-        fdw_puts(w, "      hint: ");
+        fdw_puts(w, "      ");
+        paint(w, SGR_GREEN);
+        fdw_puts(w, "hint:");
+        paint_end(w, SGR_GREEN);
+        fdw_putc(w, ' ');
         fdw_puts(w, hint);
         fdw_puts(w, "  [matched: ");
         fdw_puts(w, m);
@@ -949,8 +1021,11 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     if (nprocs > 1)
         fdw_printf(w, "  hotspots of all %zu processes (per step: summed over processes / their "
                    "%.0f training steps)\n", nprocs, t->steps);
-    fdw_printf(w, "%4s  %12s  %6s  %10s  %9s  %9s  %s\n", "#", "blocked/step", "share",
+    paint(w, SGR_DIM);
+    fdw_printf(w, "%4s  %12s  %6s  %10s  %9s  %9s  %s", "#", "blocked/step", "share",
                "syncs/step", "mean", "max", "api / where");
+    paint_end(w, SGR_DIM);
+    fdw_putc(w, '\n');
     for (size_t i = 0; i < ng && i < (size_t)top; i++)
         render_group(w, (int)i + 1, &groups[i], entries, t, procs, nprocs, mark);
     if (ng > (size_t)top) {
@@ -977,6 +1052,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         return -1;
     }
     fdw_init(w, fd);
+    paint_on = opts && opts->color;
     if (opts && opts->write_timeout_ms > 0)
         fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);
     struct totals t = {0};
@@ -1023,5 +1099,6 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         errno = saved;
     free(bases);
     free(w);
+    paint_on = false;
     return rc;
 }

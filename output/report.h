@@ -4,6 +4,7 @@
 #ifndef SYNCSPY_REPORT_H
 #define SYNCSPY_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "output/model.h"
@@ -12,11 +13,20 @@
 #define REPORT_TOP_DEFAULT 10
 #define REPORT_TOP_MAX 1000
 
+/* SYNCSPY_COLOR: colour only on a terminal (auto, the default; NO_COLOR or TERM=dumb: none),
+ * always, or never. Files and pipes get the same bytes with or without this. */
+enum report_color { REPORT_COLOR_AUTO, REPORT_COLOR_ALWAYS, REPORT_COLOR_NEVER };
+
+/* Whether the report written to fd is coloured under mode (auto: fd is a terminal and TERM is
+ * not "dumb"). */
+bool report_color_wanted(enum report_color mode, int fd);
+
 struct report_opts {
     int top;            /* sites (groups) shown, 1..REPORT_TOP_MAX; 0: REPORT_TOP_DEFAULT */
     const char *summary_path; /* shown at the end when not NULL */
     int write_timeout_ms; /* > 0: a pipe, fifo or socket that takes no more for this long fails
                            * the report (ETIMEDOUT) instead of blocking (fdw_set_deadline) */
+    bool color;         /* ANSI colours (report_color_wanted) */
 };
 
 /* The human report for one or more processes (the CLI merges ranks/processes; each process

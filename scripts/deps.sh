@@ -20,6 +20,8 @@ need python3-dev /usr/include/python3.11/Python.h /usr/include/python3.12/Python
 need python3-venv /usr/lib/python3*/ensurepip/__init__.py
 need valgrind /usr/bin/valgrind
 need binutils /usr/bin/readelf
+# make wheel: the libunwind it carries gets a soname of its own (scripts/wheel.py)
+need patchelf /usr/bin/patchelf
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

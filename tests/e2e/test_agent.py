@@ -1,8 +1,10 @@
 """End-to-end: the agent preloaded into small C/C++ programs on the simulated device, with known
 sync sites, counts and blocked times."""
+import glob
 import os
 import re
 import subprocess
+import tempfile
 import unittest
 
 from util import LIB, MS, frames_text, prog, run, site_by_function
@@ -289,6 +291,30 @@ class Library(unittest.TestCase):
         for name in cli:
             self.assertNotRegex(name, r"^(agent_\w+|sites_\w+|symbolizer_\w+|native_stack_\w+|"
                                       r"pyframes_\w+|tw_\w+|summary_write_\w+)$")
+
+    def test_unwinder_stays_private(self):
+        """libunwind is dlopen'ed with RTLD_LOCAL, never a dependency of the preloaded library:
+        it also exports the C++ exception ABI (_Unwind_RaiseException, _Unwind_Resume, ...), and
+        a preloaded library's dependencies join the global scope ahead of libgcc_s, so every
+        exception the program throws would be unwound by libunwind instead. A C++ program that
+        throws under the agent binds nothing of its own to libunwind, prints what it prints
+        without the agent, and its syncs still have their native frames."""
+        out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True).stdout
+        self.assertNotIn("libunwind", out)
+        with tempfile.TemporaryDirectory(prefix="syncspy-ldd-") as d:
+            log = os.path.join(d, "bindings")
+            r = run([prog("cxx_throw")], env={"LD_DEBUG": "bindings", "LD_DEBUG_OUTPUT": log})
+            text = "".join(open(p, errors="replace").read() for p in glob.glob(log + ".*"))
+        plain = run([prog("cxx_throw")], preload=False)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        self.assertEqual(r.stdout, "caught 3\n")
+        into_unwind = [l for l in text.splitlines() if re.search(r" to \S*libunwind[^ ]*", l)
+                       and not re.search(r"binding file \S*libunwind", l)]
+        self.assertEqual(into_unwind, [])
+        self.assertIn("_Unwind_RaiseException", text)  # the program's throws were bound (to libgcc_s)
+        [site] = [s for s in r.summary()["sites"] if s["api"] == "cudaDeviceSynchronize"]
+        self.assertEqual(site["count"], 3)
+        self.assertIn("sync_then_throw", site["frames"][0]["function"])
 
     def test_never_links_libcudart(self):
         out = subprocess.run(["readelf", "-d", LIB], capture_output=True, text=True).stdout

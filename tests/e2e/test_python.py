@@ -314,6 +314,28 @@ class GilAndThreads(unittest.TestCase):
             self.assertNotIn("<module>", names)  # the thread's own stack, not the main thread's
 
 
+class Counts(unittest.TestCase):
+    """syncspy.counts(): the agent's counters (syncspy_counts) read from Python."""
+
+    def test_thread_and_process_counts(self):
+        import json
+        r = run_py(prog_py("counts.py"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        c = json.loads(r.stdout)
+        self.assertEqual((c["agent"], c["thread"], c["process"]), (True, 2, 5))
+        self.assertGreater(c["thread_blocked_ns"], 0)
+        self.assertGreater(c["process_blocked_ns"], c["thread_blocked_ns"])
+        self.assertEqual((c["step_before"], c["step_after"], c["recording"], c["refused"]), (0, 1, True, True))
+        total = sum(site["count"] for site in r.summary()["sites"])
+        self.assertEqual(c["process_total"], total)  # every sync of the process so far
+
+    def test_without_the_agent(self):
+        import json
+        r = run_py(prog_py("counts.py"), preload=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), {"agent": False, "process": None})
+
+
 class ProgramUnchanged(unittest.TestCase):
     def test_no_cuda_no_output(self):
         for argv in (["python3", "-c", "print('hi')"],

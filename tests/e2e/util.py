@@ -86,6 +86,15 @@ def prog(name):
     return os.path.join(PROGS, name)
 
 
+def process_summaries(out_dir):
+    """The summary.json of every process folder under a SYNCSPY_OUT root, in folder order."""
+    docs = []
+    for d in sorted(glob.glob(os.path.join(out_dir, "*pid*"))):
+        with open(os.path.join(d, "summary.json")) as f:
+            docs.append(json.load(f))
+    return docs
+
+
 def site_by_function(summary, function_substring, api=None):
     """Sites whose innermost frame's function contains function_substring."""
     found = []

@@ -111,12 +111,10 @@ static void test_bad_values(void **state)
     (void)state;
     static char huge[8192];
     memset(huge, '9', sizeof huge - 1);
-    const char *vars[] = {"SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT",
-                          "SYNCSPY_TOP", "SYNCSPY_CUPTI", "SYNCSPY_MAX_DEPTH", "SYNCSPY_DEBUG",
-                          "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_GPU"};
+    const char *const *vars = config_variables; /* every variable, `syncspy run`'s options */
     const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe",
                             "5\nx", "2\r\n", "\x1b[31mred\t"}; /* control characters: still one line */
-    for (size_t v = 0; v < sizeof vars / sizeof *vars; v++) {
+    for (size_t v = 0; vars[v]; v++) {
         for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
             struct config c, d;
             set_env(vars[v], values[k]);
@@ -134,6 +132,10 @@ static void test_bad_values(void **state)
                 fail_msg("%s='%.20s': %d warning lines: %s", vars[v], values[k], count_lines(c.warnings), c.warnings);
             assert_non_null(strstr(c.warnings, vars[v]));
             assert_non_null(strstr(c.warnings, "using"));
+            /* the variable and the reason alone, as `syncspy run` says them of an option */
+            assert_string_equal(c.first_bad, vars[v]);
+            assert_true(c.first_why[0] != '\0');
+            assert_non_null(strstr(c.warnings, c.first_why));
             assert_true(strlen(c.warnings) < 400); /* a huge value is cut in the message */
             /* the default is used instead */
             assert_string_equal(c.out_dir, d.out_dir);
@@ -146,8 +148,42 @@ static void test_bad_values(void **state)
             assert_int_equal(c.trace_launches, d.trace_launches);
             assert_int_equal(c.gpu, d.gpu);
             assert_int_equal(c.schedule.every_step, d.schedule.every_step);
+            assert_int_equal(c.backward, d.backward);
+            assert_int_equal(c.color, d.color);
         }
     }
+}
+
+/* SYNCSPY_COLOR, and NO_COLOR (no-color.org: any non-empty value) under it. */
+static void test_color(void **state)
+{
+    (void)state;
+    struct config c;
+    set_env(NULL, NULL);
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.color, REPORT_COLOR_AUTO);
+    const char *names[] = {"SYNCSPY_COLOR", "NO_COLOR"};
+    struct { const char *color, *no_color; enum report_color want; } cases[] = {
+        {"always", NULL, REPORT_COLOR_ALWAYS}, {"never", NULL, REPORT_COLOR_NEVER},
+        {"auto", NULL, REPORT_COLOR_AUTO}, {NULL, "1", REPORT_COLOR_NEVER},
+        {NULL, "", REPORT_COLOR_AUTO}, {"auto", "yes", REPORT_COLOR_NEVER},
+        {"always", "1", REPORT_COLOR_ALWAYS}, {"never", "", REPORT_COLOR_NEVER}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        env_n = 0;
+        const char *vals[] = {cases[i].color, cases[i].no_color};
+        for (int k = 0; k < 2; k++)
+            if (vals[k]) {
+                env_names[env_n] = names[k];
+                env_values[env_n++] = vals[k];
+            }
+        config_parse(&c, fake_getenv);
+        assert_int_equal(c.color, cases[i].want);
+        assert_string_equal(c.warnings, "");
+    }
+    set_env("SYNCSPY_COLOR", "yes");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.color, REPORT_COLOR_AUTO);
+    assert_non_null(strstr(c.warnings, "SYNCSPY_COLOR='yes' is not auto, always or never; using auto"));
 }
 
 static void test_top_range(void **state)
@@ -217,6 +253,7 @@ int main(void)
         cmocka_unit_test(test_good_values),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test(test_top_range),
+        cmocka_unit_test(test_color),
         cmocka_unit_test(test_control_characters_shown_escaped),
         cmocka_unit_test(test_relative_cupti_refused),
         cmocka_unit_test(test_gpu_values),

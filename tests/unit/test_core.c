@@ -20,6 +20,7 @@
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/syncspy.h"
+#include "private_out.h"
 
 #define THREADS 4
 
@@ -203,17 +204,8 @@ static void test_threads_steps_and_sites(void **state)
 int main(int argc, char **argv)
 {
     (void)argc;
-    /* The agent reads its configuration in its constructor: run again with a private output
-     * folder and no report, so the test writes nothing into the current directory. */
-    if (!getenv("SYNCSPY_OUT")) {
-        char dir[] = "/tmp/syncspy-test-core-XXXXXX";
-        if (!mkdtemp(dir))
-            return 1;
-        setenv("SYNCSPY_OUT", dir, 1);
-        setenv("SYNCSPY_REPORT", "off", 1);
-        execv("/proc/self/exe", argv);
+    if (private_out_reexec(argv, "syncspy-test-core", NULL, NULL) != 0)
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_marks),
         cmocka_unit_test(test_threads_steps_and_sites),

@@ -18,11 +18,11 @@
 #include "output/report.h"
 
 /* Renders into a memfd and returns the text (caller frees). */
-static char *render(const struct rep_process *procs, size_t n, int top, const char *summary)
+static char *render_colour(const struct rep_process *procs, size_t n, int top, const char *summary, bool colour)
 {
     int fd = memfd_create("report", 0);
     assert_true(fd >= 0);
-    struct report_opts opts = {.top = top, .summary_path = summary};
+    struct report_opts opts = {.top = top, .summary_path = summary, .color = colour};
     assert_int_equal(report_render_text(procs, n, &opts, fd), 0);
     off_t len = lseek(fd, 0, SEEK_END);
     char *text = calloc(1, (size_t)len + 1);
@@ -32,6 +32,11 @@ static char *render(const struct rep_process *procs, size_t n, int top, const ch
     if (getenv("SHOW_REPORT"))
         fputs(text, stderr);
     return text;
+}
+
+static char *render(const struct rep_process *procs, size_t n, int top, const char *summary)
+{
+    return render_colour(procs, n, top, summary, false);
 }
 
 /* a before b, both present */
@@ -399,6 +404,58 @@ static void test_write_error(void **state)
     assert_int_equal(report_render_text(&p, 1, &opts, -1), -1);
 }
 
+/* Colour adds SGR sequences and nothing else: without them the text is the plain one, byte for
+ * byte; and the plain one has no escape at all. */
+static void check_colour(const struct rep_process *p, size_t n)
+{
+    char *plain = render(p, n, 10, "./syncspy-out/pid1/summary.json");
+    char *coloured = render_colour(p, n, 10, "./syncspy-out/pid1/summary.json", true);
+    assert_null(strchr(plain, '\033'));
+    assert_non_null(strstr(coloured, "\033[1msyncspy: "));
+    assert_non_null(strstr(coloured, "\033[32mhint:\033[0m "));
+    char *stripped = calloc(1, strlen(coloured) + 1);
+    assert_non_null(stripped);
+    size_t k = 0, escapes = 0;
+    for (const char *c = coloured; *c; c++) {
+        if (*c == '\033' && c[1] == '[') {
+            const char *e = c + 2;
+            while ((*e >= '0' && *e <= '9') || *e == ';')
+                e++;
+            assert_int_equal(*e, 'm');
+            c = e;
+            escapes++;
+            continue;
+        }
+        stripped[k++] = *c;
+    }
+    assert_true(escapes > 10);
+    assert_string_equal(stripped, plain);
+    free(stripped);
+    free(plain);
+    free(coloured);
+}
+
+static void test_colour(void **state)
+{
+    (void)state;
+    struct rep_process one = make_proc(4242, -1);
+    check_colour(&one, 1);
+    struct rep_process two[2] = {make_proc(100, 0), make_proc(101, 1)};
+    check_colour(two, 2);
+    static const struct rep_site s[] = {
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
+        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames), mask_forward_frames},
+    };
+    struct rep_process b = backward_proc(s, 2);
+    check_colour(&b, 1);
+    /* the choice: never and always as said; auto only on a terminal (a memfd is none) */
+    int fd = memfd_create("x", 0);
+    assert_false(report_color_wanted(REPORT_COLOR_NEVER, fd));
+    assert_true(report_color_wanted(REPORT_COLOR_ALWAYS, fd));
+    assert_false(report_color_wanted(REPORT_COLOR_AUTO, fd));
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_no_active_steps_and_notes),
         cmocka_unit_test(test_partial_step_left_out_of_rates),
         cmocka_unit_test(test_merged),
+        cmocka_unit_test(test_colour),
         cmocka_unit_test(test_display_name),
         cmocka_unit_test(test_long_stack),
         cmocka_unit_test(test_write_error),

@@ -1,0 +1,538 @@
+/* cli/run.c: `syncspy run` (see run.h). Its options are the agent's variables, checked by the
+ * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
+ * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/). While
+ * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM) is
+ * passed on to CMD, one the terminal sent the whole foreground process group (Ctrl-C) is not
+ * (CMD has its own). CLI only: never inside the target process. */
+#include "cli/run.h"
+
+#include "agent/config.h"
+#include "cli/load.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define AGENT_FILE "libsyncspy.so"
+#define VAR_PREFIX "SYNCSPY_"
+#define VARS_MAX 64
+#define FOLDERS_NAMED 8 /* process folders named in the closing line; the others counted */
+
+const char cli_run_help[] =
+    "  run [OPTIONS] [--] CMD [ARGS...]\n"
+    "                            runs CMD with the agent (the libsyncspy.so beside this\n"
+    "                            program) first in LD_PRELOAD, so every process it starts\n"
+    "                            (torchrun's ranks too) is recorded; then says where the files\n"
+    "                            are. Each option sets the variable of its name (the table of\n"
+    "                            README.md) and is checked as the agent checks it:\n"
+    "                              --out DIR              SYNCSPY_OUT (default ./syncspy-out)\n"
+    "                              --schedule SPEC        SYNCSPY_SCHEDULE (skip_first=N,wait=N,\n"
+    "                                                     warmup=N,active=N,repeat=N)\n"
+    "                              --step auto|manual     SYNCSPY_STEP\n"
+    "                              --report WHERE         SYNCSPY_REPORT (stderr, stdout, off, PATH)\n"
+    "                              --top N                SYNCSPY_TOP\n"
+    "                              --max-depth N          SYNCSPY_MAX_DEPTH\n"
+    "                              --buffer-mb N          SYNCSPY_BUFFER_MB\n"
+    "                              --launches count|trace SYNCSPY_LAUNCHES\n"
+    "                              --backward auto|all|off SYNCSPY_BACKWARD\n"
+    "                              --cupti auto|off|eager|PATH SYNCSPY_CUPTI\n"
+    "                              --gpu 0|1              SYNCSPY_GPU\n"
+    "                              --color auto|always|never SYNCSPY_COLOR\n"
+    "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
+    "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
+    "                            of a signal, syncspy run dies of the same one (a shell shows\n"
+    "                            128+N); 125 for a bad option or a missing agent, 126 when CMD\n"
+    "                            cannot be executed, 127 when it is not found.\n";
+
+/* ---- options: the agent's variables ------------------------------------------------------- */
+
+static const char *option_values[VARS_MAX]; /* by the index of config_variables */
+static bool with_environment;               /* run_getenv: the environment under the options */
+
+static size_t variable_count(void)
+{
+    size_t n = 0;
+    while (config_variables[n] && n < VARS_MAX)
+        n++;
+    return n;
+}
+
+/* The variable of an option's name ("max-depth" for SYNCSPY_MAX_DEPTH), or -1. */
+static int option_index(const char *name, size_t len)
+{
+    for (size_t i = 0; i < variable_count(); i++) {
+        const char *v = config_variables[i] + strlen(VAR_PREFIX);
+        if (strlen(v) != len)
+            continue;
+        size_t k = 0;
+        for (; k < len; k++) {
+            char c = v[k] == '_' ? '-' : (char)(v[k] - 'A' + 'a');
+            if (v[k] >= '0' && v[k] <= '9')
+                c = v[k];
+            if (name[k] != c)
+                break;
+        }
+        if (k == len)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* config_parse's view: the options, and (with_environment) the environment where no option
+ * says otherwise. */
+static const char *run_getenv(const char *name)
+{
+    for (size_t i = 0; i < variable_count(); i++)
+        if (strcmp(name, config_variables[i]) == 0 && option_values[i])
+            return option_values[i];
+    return with_environment ? getenv(name) : NULL;
+}
+
+static void option_name(const char *var, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = var + strlen(VAR_PREFIX); *p && n + 1 < cap; p++)
+        buf[n++] = *p == '_' ? '-' : (*p >= 'A' && *p <= 'Z') ? (char)(*p - 'A' + 'a') : *p;
+    buf[n] = '\0';
+}
+
+static int run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("syncspy run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return RUN_FAILED;
+}
+
+/* Reads the options before CMD; *cmd is CMD's index. Returns -1, or the status to exit with. */
+static int parse_options(int argc, char **argv, int *cmd)
+{
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break; /* CMD */
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs("usage: syncspy run [OPTIONS] [--] CMD [ARGS...]\n", stdout);
+            fputs(cli_run_help, stdout);
+            return 0;
+        }
+        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a) - 2;
+        int k = a[1] == '-' ? option_index(a + 2, len) : -1;
+        if (k < 0)
+            return run_error("unknown option '%s' (syncspy run --help lists them)", a);
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v)
+            return run_error("--%.*s needs a value", (int)len, a + 2);
+        option_values[k] = v;
+    }
+    if (i >= argc)
+        return run_error("no command to run: syncspy run [OPTIONS] [--] CMD [ARGS...]");
+    *cmd = i;
+    /* the agent's parser on the options alone: a bad one is refused before CMD starts */
+    static struct config cfg;
+    with_environment = false;
+    config_parse(&cfg, run_getenv);
+    if (cfg.first_bad) {
+        char name[64];
+        option_name(cfg.first_bad, name, sizeof name);
+        char shown[256];
+        config_escape(shown, sizeof shown, run_getenv(cfg.first_bad));
+        return run_error("--%s '%s' %s", name, shown, cfg.first_why);
+    }
+    return -1;
+}
+
+/* ---- the environment of CMD ---------------------------------------------------------------- */
+
+/* path made absolute against the current folder ("./x" as "x"); malloc'ed, NULL when it cannot be. */
+static char *absolute(const char *path)
+{
+    if (path[0] == '/')
+        return strdup(path);
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return NULL;
+    size_t n = strlen(cwd) + strlen(path) + 2;
+    char *out = malloc(n);
+    if (out)
+        snprintf(out, n, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", path);
+    return out;
+}
+
+/* The agent beside this program. */
+static char *agent_path(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    slash[1] = '\0';
+    size_t len = strlen(exe) + sizeof AGENT_FILE;
+    char *p = malloc(len);
+    if (p)
+        snprintf(p, len, "%s%s", exe, AGENT_FILE);
+    return p;
+}
+
+static const char *base_name(const char *p, size_t len, size_t *blen)
+{
+    size_t s = len;
+    while (s > 0 && p[s - 1] != '/')
+        s--;
+    *blen = len - s;
+    return p + s;
+}
+
+static bool starts(const char *s, size_t n, const char *prefix)
+{
+    size_t k = strlen(prefix);
+    return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+/* LD_PRELOAD with the agent first: another copy of the agent is dropped (two would both
+ * start), a sanitizer runtime that was first stays first (it must be: ASan refuses to run
+ * otherwise). Entries are separated by spaces or colons, as ld.so reads them. */
+static char *preload_value(const char *agent)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t cap = strlen(agent) + (old ? strlen(old) : 0) + 3;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    bool agent_put = false;
+    for (const char *p = old ? old : ""; *p;) {
+        while (*p == ' ' || *p == ':')
+            p++;
+        size_t len = strcspn(p, " :");
+        if (len == 0)
+            break;
+        size_t blen;
+        const char *b = base_name(p, len, &blen);
+        bool sanitizer = starts(b, blen, "libasan.so") || starts(b, blen, "libtsan.so") ||
+                         starts(b, blen, "libclang_rt.asan") || starts(b, blen, "libclang_rt.tsan");
+        if (!agent_put && !(sanitizer && n == 0)) {
+            n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
+            agent_put = true;
+        }
+        if (!starts(b, blen, "libsyncspy")) {
+            memcpy(out + n, n ? " " : "", n ? 1 : 0);
+            n += n ? 1 : 0;
+            memcpy(out + n, p, len);
+            n += len;
+        }
+        p += len;
+    }
+    if (!agent_put)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
+    out[n] = '\0';
+    return out;
+}
+
+/* ---- the process folders ------------------------------------------------------------------- */
+
+struct names {
+    char **v;
+    size_t n;
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The process folders under root now (none when root does not exist), sorted. */
+static void scan_folders(const char *root, struct names *out)
+{
+    out->v = NULL;
+    out->n = 0;
+    DIR *d = opendir(root);
+    if (!d)
+        return;
+    size_t cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int rank, pid;
+        if (!cli_process_folder_name(de->d_name, &rank, &pid))
+            continue;
+        if (out->n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **nv = realloc(out->v, ncap * sizeof *nv);
+            if (!nv)
+                break;
+            out->v = nv;
+            cap = ncap;
+        }
+        if (!(out->v[out->n] = strdup(de->d_name)))
+            break;
+        out->n++;
+    }
+    closedir(d);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, name_cmp);
+}
+
+static bool has_name(const struct names *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], name) == 0)
+            return true;
+    return false;
+}
+
+static void free_names(struct names *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+}
+
+/* A path as a shell word: as it is when it holds nothing a shell would read, else in quotes. */
+static void shell_word(const char *s)
+{
+    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") == strlen(s)) {
+        fputs(s, stderr);
+        return;
+    }
+    fputc('\'', stderr);
+    for (; *s; s++)
+        fputs(*s == '\'' ? "'\\''" : (char[2]){*s, 0}, stderr);
+    fputc('\'', stderr);
+}
+
+/* The closing lines: which process folders this run left, and the command that reads them. */
+static void say_where(const char *root, const struct names *before)
+{
+    struct names after, made = {0};
+    scan_folders(root, &after);
+    made.v = calloc(after.n ? after.n : 1, sizeof *made.v);
+    for (size_t i = 0; made.v && i < after.n; i++)
+        if (!has_name(before, after.v[i]))
+            made.v[made.n++] = after.v[i];
+    if (made.n == 0) {
+        fputs("syncspy run: nothing recorded: no process made a CUDA call the agent saw (output "
+              "folder ", stderr);
+        shell_word(root);
+        fputs(")\n", stderr);
+    } else if (made.n == 1) {
+        size_t len = strlen(root) + strlen(made.v[0]) + 2;
+        char *dir = malloc(len);
+        if (dir) {
+            snprintf(dir, len, "%s/%s", root, made.v[0]);
+            fputs("syncspy run: files in ", stderr);
+            shell_word(dir);
+            fputs("/ (summary.json, trace.bin); the report again: syncspy report ", stderr);
+            shell_word(dir);
+            fputc('\n', stderr);
+            free(dir);
+        }
+    } else {
+        fprintf(stderr, "syncspy run: %zu processes recorded under ", made.n);
+        shell_word(root);
+        fputs("/:", stderr);
+        for (size_t i = 0; i < made.n && i < FOLDERS_NAMED; i++)
+            fprintf(stderr, "%s %s", i ? "," : "", made.v[i]);
+        if (made.n > FOLDERS_NAMED)
+            fprintf(stderr, ", +%zu more", made.n - FOLDERS_NAMED);
+        fputs("; merged: syncspy report ", stderr);
+        shell_word(root);
+        fputc('\n', stderr);
+        if (after.n > made.n)
+            fprintf(stderr, "syncspy run: (that folder also holds %zu process folder%s of earlier "
+                    "runs, which the merged report includes: a fresh --out keeps runs apart)\n",
+                    after.n - made.n, after.n - made.n == 1 ? "" : "s");
+    }
+    free(made.v);
+    free_names(&after);
+}
+
+/* ---- running CMD ----------------------------------------------------------------------------- */
+
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+static volatile pid_t child_pid;
+
+/* A signal for syncspy run is CMD's: passed on, unless the terminal sent it to the whole
+ * foreground process group, CMD's included (Ctrl-C, Ctrl-\, a hang-up: SI_KERNEL), when CMD
+ * would get it twice (the agent and Python both take a second Ctrl-C as "now"). */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    pid_t c = child_pid;
+    if (c > 0 && !(si && si->si_code == SI_KERNEL && getpgid(c) == getpgrp()))
+        kill(c, sig);
+    errno = saved;
+}
+
+static void forwarded_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaddset(set, forwarded[i]);
+}
+
+/* Starts CMD with the signal mask this program was given. fork and exec, not posix_spawn:
+ * glibc's posix_spawn leaves its own internal signals (32, 33) ignored in CMD. An exec that
+ * fails says why through a close-on-exec pipe. Returns -1, or the status to exit with when CMD
+ * could not be started. */
+static int spawn(char **cmd, const sigset_t *mask, pid_t *pid)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        fprintf(stderr, "syncspy run: %s\n", strerror(errno));
+        return RUN_FAILED;
+    }
+    *pid = fork();
+    if (*pid < 0) {
+        int err = errno;
+        close(fds[0]);
+        close(fds[1]);
+        fprintf(stderr, "syncspy run: cannot start %s: %s\n", cmd[0], strerror(err));
+        return RUN_FAILED;
+    }
+    if (*pid == 0) {
+        close(fds[0]);
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        execvp(cmd[0], cmd);
+        int err = errno;
+        ssize_t w = write(fds[1], &err, sizeof err);
+        (void)w;
+        _exit(RUN_NOT_FOUND);
+    }
+    close(fds[1]);
+    int err = 0;
+    ssize_t n;
+    while ((n = read(fds[0], &err, sizeof err)) < 0 && errno == EINTR)
+        ;
+    close(fds[0]);
+    if (n != (ssize_t)sizeof err)
+        return -1; /* exec'ed: the pipe closed without a word */
+    while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    fprintf(stderr, "syncspy run: %s: %s\n", cmd[0], err == ENOENT ? "command not found" : strerror(err));
+    return err == ENOENT ? RUN_NOT_FOUND : RUN_CANNOT_EXECUTE;
+}
+
+/* Ends as CMD ended: its status, or its signal raised here (no core file of this program's:
+ * CMD's own, if any, is the one that counts). */
+static int end_like(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (!WIFSIGNALED(status))
+        return RUN_FAILED;
+    int sig = WTERMSIG(status);
+    struct rlimit none = {0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    signal(sig, SIG_DFL);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    sigprocmask(SIG_UNBLOCK, &s, NULL);
+    raise(sig);
+    return 128 + sig; /* a signal whose default action does not end a process */
+}
+
+int cli_run(int argc, char **argv)
+{
+    int cmd = 0, rc = parse_options(argc, argv, &cmd);
+    if (rc >= 0)
+        return rc;
+    /* what the agent will make of the options and the environment together */
+    static struct config eff;
+    with_environment = true;
+    config_parse(&eff, run_getenv);
+    char *root = absolute(eff.out_dir);
+    char *agent = agent_path();
+    if (!root || !agent) {
+        free(root);
+        free(agent);
+        return run_error("cannot tell %s: %s", root ? "where this program is" : "the current folder",
+                         strerror(errno));
+    }
+    if (access(agent, R_OK) != 0) {
+        rc = run_error("no agent at %s (%s): it belongs beside the syncspy program", agent,
+                       strerror(errno));
+        free(root);
+        free(agent);
+        return rc;
+    }
+    char *preload = preload_value(agent);
+    char *report = eff.report == REPORT_FILE ? absolute(eff.report_path) : NULL;
+    for (size_t i = 0; i < variable_count(); i++)
+        if (option_values[i])
+            setenv(config_variables[i], option_values[i], 1);
+    /* absolute, so the closing lines and a program that changes folder agree */
+    setenv("SYNCSPY_OUT", root, 1);
+    if (report)
+        setenv("SYNCSPY_REPORT", report, 1);
+    if (preload)
+        setenv("LD_PRELOAD", preload, 1);
+    free(report);
+    free(preload);
+    free(agent);
+    if (!getenv("LD_PRELOAD")) {
+        free(root);
+        return run_error("out of memory");
+    }
+
+    struct names before;
+    scan_folders(root, &before);
+    sigset_t fwd, old;
+    forwarded_set(&fwd);
+    sigprocmask(SIG_BLOCK, &fwd, &old);
+    pid_t pid;
+    if ((rc = spawn(argv + cmd, &old, &pid)) >= 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        free_names(&before);
+        free(root);
+        return rc;
+    }
+    child_pid = pid;
+    struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    child_pid = 0;
+    sigprocmask(SIG_BLOCK, &fwd, NULL); /* from here on, ours to take as they come: at the end */
+    signal(SIGPIPE, SIG_IGN);           /* a closed stderr costs the lines, not the status */
+    say_where(root, &before);
+    free_names(&before);
+    free(root);
+    rc = end_like(status);
+    return rc;
+}

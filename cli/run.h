@@ -1,0 +1,22 @@
+/* cli/run.h: `syncspy run [OPTIONS] [--] CMD [ARGS...]`: runs CMD with the agent preloaded, its
+ * options turned into the SYNCSPY_* variables (checked by the agent's own parser, agent/config.c),
+ * and ends as CMD ended (its exit status, or the same signal), after saying where the files are.
+ * CLI only: it starts the program, it never runs inside it. */
+#ifndef SYNCSPY_CLI_RUN_H
+#define SYNCSPY_CLI_RUN_H
+
+/* Exit statuses of `syncspy run` itself, as env(1) and timeout(1) have them: its own failure
+ * (a bad option, no agent next to the program) before CMD starts, CMD found but not runnable,
+ * CMD not found. Any other status is CMD's. */
+#define RUN_FAILED 125
+#define RUN_CANNOT_EXECUTE 126
+#define RUN_NOT_FOUND 127
+
+/* argv[0..argc) are the words after "run". Returns the status to exit with; when CMD died of
+ * a signal, raises the same signal first (so it returns only if that did not end the process). */
+int cli_run(int argc, char **argv);
+
+/* The option help of `syncspy run` (syncspy --help prints it). */
+extern const char cli_run_help[];
+
+#endif

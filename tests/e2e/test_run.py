@@ -1,0 +1,308 @@
+"""tests/e2e/test_run.py: `syncspy run [OPTIONS] -- CMD` (and `python -m syncspy run`) on the
+native target programs: the same output, exit status and counts as the bare LD_PRELOAD way, the
+options as the agent's variables (a bad one refused with the agent's own reason before CMD
+starts), CMD's exit status and death by signal kept, signals sent to syncspy run passed on and
+the terminal's not doubled, several processes (ranks) merged, LD_PRELOAD put in order, and the
+closing lines that say where the files are."""
+import os
+import pty
+import re
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, agent_env, prog, run
+from util import process_summaries as summaries
+
+VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
+    "config_variables[] = {", 1)[1].split("};", 1)[0])
+
+
+def srun(*args, env=None, out=None, timeout=60, cwd=None, cli=None, python_m=False):
+    """`syncspy run --out OUT ARGS...` (OUT a fresh folder unless given) with the simulated device
+    on the library path and nothing preloaded but a sanitizer runtime; returns (process, OUT)."""
+    e, tmp = agent_env(env, preload=False)
+    out = out or tmp
+    head = [sys.executable, "-m", "syncspy"] if python_m else [cli or CLI]
+    if python_m:
+        e["PYTHONPATH"] = PY_MODULES
+    p = subprocess.run([*head, "run", "--out", out, *args], env=e, capture_output=True, text=True,
+                       timeout=timeout, cwd=cwd)
+    return p, out
+
+
+def site_counts(doc):
+    return sorted((s["api"], s["frames"][0]["function"] if s["frames"] else "", s["count"]) for s in doc["sites"])
+
+
+class RunsWithTheAgent(unittest.TestCase):
+    def test_same_as_ld_preload(self):
+        """Output, exit status (basic exits 3) and the counts per site are those of the bare way;
+        the closing line names the process folder."""
+        bare = run([prog("basic"), "3"])
+        p, out = srun("--", prog("basic"), "3")
+        self.assertEqual(p.returncode, bare.returncode)
+        self.assertEqual(p.returncode, 3)
+        self.assertEqual(p.stdout, bare.stdout)
+        self.assertIn("at loss_fn", p.stderr)
+        [doc] = summaries(out)
+        self.assertEqual(site_counts(doc), site_counts(bare.summary()))
+        folder = os.path.join(out, f"pid{doc['pid']}")
+        self.assertIn(f"syncspy run: files in {folder}/ (summary.json, trace.bin); the report again: "
+                      f"syncspy report {folder}\n", p.stderr)
+        self.assertTrue(p.stderr.endswith(f"syncspy report {folder}\n"), p.stderr[-300:])
+
+    def test_without_dashes_and_with_equals(self):
+        p, out = srun("--top=1", prog("basic"), "1")
+        self.assertEqual(p.returncode, 3)
+        self.assertNotIn("per_thread_sync", p.stderr)  # --top 1: one group shown
+        self.assertEqual(len(summaries(out)), 1)
+
+    def test_python_m_syncspy_run(self):
+        p, out = srun("--top", "2", "--", prog("basic"), "1", python_m=True)
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("at loss_fn", p.stderr)
+        self.assertEqual(len(summaries(out)), 1)
+
+    def test_python_m_syncspy_restores_ignored_signals(self):
+        """CPython ignores SIGPIPE and SIGXFSZ; `python -m syncspy run` does not hand that on."""
+        direct = subprocess.run(["grep", "SigIgn", "/proc/self/status"], capture_output=True, text=True)
+        p, _ = srun("--", "grep", "SigIgn", "/proc/self/status", python_m=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, direct.stdout)
+
+    def test_the_options_are_the_variables(self):
+        """--schedule, --report PATH (relative: from the current folder), --step, --launches."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-cwd-") as cwd:
+            p, out = srun("--schedule", "skip_first=1,active=1", "--report", "report.txt", "--step", "manual",
+                          "--launches", "trace", "--", prog("basic"), "3", cwd=cwd)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            with open(os.path.join(cwd, "report.txt")) as f:
+                report = f.read()
+        self.assertIn("(schedule: skip_first=1,active=1)", report)
+        self.assertNotIn("syncspy: pid", p.stderr)  # the report went to the file
+        [doc] = summaries(out)
+        self.assertEqual(sorted(st["step"] for st in doc["steps"]), [1, 2, 3])  # step 0 skipped
+
+    def test_every_variable_is_an_option(self):
+        p = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0)
+        self.assertGreater(len(VARIABLES), 10)
+        for var in VARIABLES:
+            opt = "--" + var[len("SYNCSPY_"):].lower().replace("_", "-")
+            with self.subTest(var=var):
+                self.assertRegex(p.stdout, rf"{re.escape(opt)} .*{var}")
+                q, _ = srun(opt + "=", "--", "true")  # an empty value: the agent's reason, or accepted
+                self.assertIn(q.returncode, (0, 125), q.stderr)
+
+    def test_a_program_that_is_not_python_nor_cuda(self):
+        p, out = srun("--", "sh", "-c", "echo hi; exit 4")
+        self.assertEqual((p.returncode, p.stdout), (4, "hi\n"))
+        self.assertIn(f"syncspy run: nothing recorded: no process made a CUDA call the agent saw "
+                      f"(output folder {out})", p.stderr)
+        self.assertEqual(os.listdir(out), [])
+
+
+class RefusedBeforeTheProgram(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="syncspy-run-")
+        self.marker = os.path.join(self.tmp.name, "ran")
+        self.cmd = ["sh", "-c", f"touch {self.marker}"]
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def refused(self, *opts):
+        p, _ = srun(*opts, "--", *self.cmd)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertFalse(os.path.exists(self.marker), "the program ran")
+        return p.stderr
+
+    def test_bad_values_get_the_agents_reason(self):
+        """The reason is the agent's own (agent/config.c): the same words as its warning for
+        the variable."""
+        for opt, value, var in [("--top", "0", "SYNCSPY_TOP"), ("--schedule", "active=0", "SYNCSPY_SCHEDULE"),
+                                ("--step", "sometimes", "SYNCSPY_STEP"), ("--gpu", "2", "SYNCSPY_GPU"),
+                                ("--cupti", "relative/libcupti.so", "SYNCSPY_CUPTI"),
+                                ("--color", "rainbow", "SYNCSPY_COLOR"), ("--buffer-mb", "0x10", "SYNCSPY_BUFFER_MB")]:
+            with self.subTest(opt=opt):
+                err = self.refused(opt, value)
+                warned = run([prog("basic"), "1"], env={var: value}).stderr
+                reason = re.search(rf"syncspy: {var}='[^']*' (.*); using", warned).group(1)
+                self.assertEqual(err, f"syncspy run: {opt} '{value}' {reason}\n")
+
+    def test_unknown_option_and_missing_value_and_command(self):
+        self.assertIn("unknown option '--frobnicate'", self.refused("--frobnicate", "1"))
+        self.assertIn("unknown option '-x'", self.refused("-x"))
+        p = subprocess.run([CLI, "run", "--top"], capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stderr), (125, "syncspy run: --top needs a value\n"))
+        p = subprocess.run([CLI, "run", "--top", "3"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn("no command to run", p.stderr)
+
+    def test_command_not_found_or_not_executable(self):
+        p, _ = srun("--", os.path.join(self.tmp.name, "nothing-here"))
+        self.assertEqual(p.returncode, 127)
+        self.assertIn("nothing-here: command not found", p.stderr)
+        plain = os.path.join(self.tmp.name, "not-executable")
+        with open(plain, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(plain, 0o644)
+        p, _ = srun("--", plain)
+        self.assertEqual(p.returncode, 126)
+        self.assertIn("not-executable: Permission denied", p.stderr)
+
+    def test_no_agent_beside_the_program(self):
+        lone = os.path.join(self.tmp.name, "syncspy")
+        shutil.copy(CLI, lone)
+        p, _ = srun("--", *self.cmd, cli=lone)
+        self.assertEqual(p.returncode, 125)
+        self.assertIn(f"no agent at {self.tmp.name}/libsyncspy.so", p.stderr)
+        self.assertFalse(os.path.exists(self.marker))
+
+
+class ExitAndSignals(unittest.TestCase):
+    def test_exit_status_is_the_programs(self):
+        for code in (0, 1, 2, 7, 125, 255):
+            p, _ = srun("--", "sh", "-c", f"exit {code}")
+            self.assertEqual(p.returncode, code)
+
+    def test_death_by_signal_is_the_same_death(self):
+        """A program killed by a signal kills syncspy run with that signal: a shell sees 128+N,
+        Python's subprocess -N, as without syncspy run; no core file of syncspy's own."""
+        def cores_allowed():
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        for sig in (signal.SIGTERM, signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
+            cmd = ["sh", "-c", f"ulimit -c 0; kill -{sig.name[3:]} $$"]  # no core of the program's
+            bare = subprocess.run(cmd, capture_output=True)
+            with self.subTest(sig=sig.name), tempfile.TemporaryDirectory() as cwd:
+                e = agent_env(preload=False)[0]
+                p = subprocess.run([CLI, "run", "--", *cmd], env=e, cwd=cwd, capture_output=True,
+                                   preexec_fn=cores_allowed)
+                self.assertEqual(p.returncode, bare.returncode)
+                self.assertEqual(p.returncode, -sig)
+                self.assertEqual(os.listdir(cwd), [])
+                shell = subprocess.run(["sh", "-c", '"$@"; echo "status $?"', "sh", CLI, "run", "--", *cmd],
+                                       capture_output=True, text=True, env=agent_env(preload=False)[0])
+                self.assertIn(f"status {128 + sig}", shell.stdout)
+
+    def test_sigterm_to_syncspy_run_reaches_the_program(self):
+        """kill PID of syncspy run: the program gets it, writes its report, dies of it."""
+        e, out = agent_env(preload=False)
+        p = subprocess.Popen([CLI, "run", "--", prog("loop"), "default", "3"], env=e, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+        self.assertIn("at step_sync", err)  # the program's report
+        self.assertIn("syncspy run: files in ", err)
+        [doc] = summaries(out)
+        self.assertGreater(len(doc["steps"]), 2)
+
+    def test_sigint_from_the_terminal_reaches_the_program_once(self):
+        """Ctrl-C at a terminal goes to the whole foreground process group: syncspy run does
+        not pass on a second copy (the agent and Python take a second Ctrl-C as 'now'); a
+        SIGINT sent to syncspy run alone is passed on."""
+        code = ("import signal, time\n"
+                "n = 0\n"
+                "def h(s, f):\n"
+                "    global n\n"
+                "    n += 1\n"
+                "signal.signal(signal.SIGINT, h)\n"
+                "print('ready', flush=True)\n"
+                "end = time.time() + 20\n"
+                "while n == 0 and time.time() < end:\n"
+                "    time.sleep(0.01)\n"
+                "time.sleep(0.5)\n"
+                "print('got', n, flush=True)\n")
+        for how in ("terminal", "kill"):
+            with self.subTest(how=how):
+                pid, fd = pty.fork()
+                if pid == 0:
+                    e = agent_env(preload=False)[0]
+                    os.execve(CLI, [CLI, "run", "--", sys.executable, "-c", code], e)
+                text = self.read_until(fd, "ready")
+                if how == "terminal":
+                    os.write(fd, b"\x03")
+                else:
+                    os.kill(pid, signal.SIGINT)
+                text += self.read_until(fd, "got")
+                text += self.read_until(fd, "\n")
+                _, status = os.waitpid(pid, 0)
+                os.close(fd)
+                self.assertIn("got 1", text)
+                self.assertEqual(os.waitstatus_to_exitcode(status), 0, text)
+
+    @staticmethod
+    def read_until(fd, what, timeout=30):
+        buf, end = "", time.time() + timeout
+        while what not in buf and time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.5)
+            if r:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk.decode(errors="replace")
+        return buf
+
+
+class ProcessesAndPreload(unittest.TestCase):
+    def test_several_ranks_are_merged(self):
+        """Two processes with RANK set (as torchrun starts them): both recorded, the closing line
+        names them and the merged report of the root; a second run into the same folder says
+        that folder holds the first run's too."""
+        cmd = ["sh", "-c", f'RANK=0 {prog("basic")} 1 & RANK=1 {prog("basic")} 2 & wait']
+        p, out = srun("--", *cmd)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = sorted(os.listdir(out))
+        self.assertEqual([re.sub(r"\d+$", "", n) for n in names], ["rank0-pid", "rank1-pid"])
+        self.assertIn(f"syncspy run: 2 processes recorded under {out}/: {names[0]}, {names[1]}; merged: "
+                      f"syncspy report {out}\n", p.stderr)
+        merged = subprocess.run([CLI, "report", out], capture_output=True, text=True)
+        self.assertEqual(merged.returncode, 0, merged.stderr)
+        self.assertIn("hotspots of all 2 processes", merged.stdout)
+        again, _ = srun("--", *cmd, out=out)
+        self.assertIn("(that folder also holds 2 process folders of earlier runs", again.stderr)
+
+    def test_agent_first_in_ld_preload(self):
+        """The agent goes first; another copy of it is dropped; the rest keeps its order (a
+        sanitizer runtime that was first stays first)."""
+        other = "/nonexistent/libother.so"
+        env = {"LD_PRELOAD": f"{other}:/old/libsyncspy.so {SANITIZER_PRELOAD}".strip()}
+        e, out = agent_env(preload=False)
+        e.update(env)
+        p = subprocess.run([CLI, "run", "--out", out, "--", "sh", "-c", 'echo "$LD_PRELOAD"'], env=e,
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want = f"{os.path.realpath(LIB)} {other}" + (f" {SANITIZER_PRELOAD}" if SANITIZER_PRELOAD else "")
+        self.assertEqual(p.stdout, want + "\n")
+        if SANITIZER_PRELOAD:
+            e["LD_PRELOAD"] = SANITIZER_PRELOAD
+            p = subprocess.run([CLI, "run", "--out", out, "--", "sh", "-c", 'echo "$LD_PRELOAD"'], env=e,
+                               capture_output=True, text=True)
+            self.assertEqual(p.stdout, f"{SANITIZER_PRELOAD} {os.path.realpath(LIB)}\n")
+
+    def test_out_is_made_absolute(self):
+        """A relative --out is the folder under the current one, for every process and for the
+        closing lines, even when the program changes folder."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-cwd-") as cwd:
+            e = agent_env(preload=False)[0]
+            p = subprocess.run([CLI, "run", "--out", "rel/out", "--", "sh", "-c", f"cd / && {prog('basic')} 1"],
+                               env=e, capture_output=True, text=True, cwd=cwd)
+            self.assertEqual(p.returncode, 3, p.stderr)
+            [d] = os.listdir(os.path.join(cwd, "rel", "out"))
+            self.assertIn(f"files in {os.path.realpath(cwd)}/rel/out/{d}/", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,147 @@
+"""tests/e2e/test_wheel.py: the wheel (scripts/wheel.py, `make wheel`) installed with pip into
+fresh virtual environments of every CPython 3.9+ here: the `syncspy` command and `python -m
+syncspy run` record a native program with the wheel's own agent (its own libunwind, never the
+system's), the files in it need nothing beyond glibc's libraries or each other, and its tag is
+the newest glibc they need. A sanitizer build cannot be packed: the script says which library
+is not to be had on a manylinux system."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+from util import BUILD, CLI, LIB, ROOT, SANITIZER_PRELOAD, agent_env, prog, run
+
+WHEEL_PY = os.path.join(ROOT, "scripts", "wheel.py")
+PYENV = os.path.expanduser("~/.pyenv/versions")
+
+
+def pythons():
+    """python3 and pyenv's newest patch release of every minor version from 3.9 on."""
+    found = {}
+    for p in [sys.executable] + sorted(glob.glob(os.path.join(PYENV, "3.*", "bin", "python3"))):
+        v = subprocess.run([p, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True).stdout.strip()
+        if v and tuple(map(int, v.split("."))) >= (3, 9):
+            found[v] = p
+    return found
+
+
+def build_wheel(out):
+    return subprocess.run([sys.executable, WHEEL_PY, "--lib", LIB, "--cli", CLI, "--out", out,
+                           "--work", os.path.join(out, "work")], capture_output=True, text=True)
+
+
+class Built(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="syncspy-wheel-")
+        cls.built = build_wheel(cls.tmp.name)
+        cls.wheels = glob.glob(os.path.join(cls.tmp.name, "syncspy-*.whl"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+
+class SanitizerBuildRefused(Built):
+    """make SAN=asan: the agent needs libasan, which no target machine is promised."""
+
+    def test_refused_with_the_reason(self):
+        self.assertEqual(self.built.returncode, 1)
+        self.assertRegex(self.built.stderr, r"libsyncspy.so needs libasan\.so\.\d+, which is neither on every "
+                                            r"manylinux system nor in the wheel")
+        self.assertEqual(self.wheels, [])
+
+
+class Wheel(Built):
+    def test_contents_and_tag(self):
+        self.assertEqual(self.built.returncode, 0, self.built.stderr)
+        [whl] = self.wheels
+        z = zipfile.ZipFile(whl)
+        names = set(z.namelist())
+        for n in ("syncspy/__init__.py", "syncspy/__main__.py", "syncspy/lightning.py",
+                  "syncspy/_native/libsyncspy.so", "syncspy/_native/syncspy",
+                  "syncspy/_native/libunwind-syncspy.so.8", "syncspy-0.1.0.dist-info/RECORD",
+                  "syncspy-0.1.0.dist-info/entry_points.txt"):
+            self.assertIn(n, names)
+        self.assertIn("syncspy = syncspy.__main__:main", z.read("syncspy-0.1.0.dist-info/entry_points.txt").decode())
+        work = os.path.join(self.tmp.name, "work", "_native")
+        newest = (0, 0)
+        for f in sorted(os.listdir(work)):
+            path = os.path.join(work, f)
+            dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
+            for dep in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn):
+                with self.subTest(file=f, needs=dep):
+                    self.assertTrue(re.match(r"(libc|libm|libdl|libpthread|librt|ld-linux-x86-64)\.so", dep)
+                                    or dep in os.listdir(work), dep)
+            vers = subprocess.run(["objdump", "-T", path], capture_output=True, text=True).stdout
+            newest = max([newest] + [(int(a), int(b)) for a, b in re.findall(r"GLIBC_(\d+)\.(\d+)", vers)])
+        self.assertTrue(os.path.basename(whl).endswith(f"-py3-none-manylinux_{newest[0]}_{newest[1]}_x86_64.whl"), whl)
+        # the copied libraries answer to their own sonames only
+        dyn = subprocess.run(["readelf", "-d", os.path.join(work, "libunwind-syncspy.so.8")], capture_output=True,
+                             text=True).stdout
+        self.assertIn("Library soname: [libunwind-syncspy.so.8]", dyn)
+        self.assertNotIn("[liblzma.so.5]", dyn)
+
+    def test_installs_and_runs_in_every_python(self):
+        [whl] = self.wheels
+        bare = run([prog("basic"), "2"])
+        counts = sorted((s["api"], s["count"]) for s in bare.summary()["sites"])
+        found = pythons()
+        self.assertIn("3.9", found, "pyenv's CPython 3.9 is the oldest the wheel promises")
+        for i, (ver, py) in enumerate(sorted(found.items())):
+            with self.subTest(python=ver):
+                venv = os.path.join(self.tmp.name, f"venv-{ver}")
+                if i == 0:  # the oldest: its own pip, as a user would
+                    subprocess.run([py, "-m", "venv", venv], check=True)
+                    pip = [os.path.join(venv, "bin", "python"), "-m", "pip"]
+                else:       # the others: made without pip, installed into by this pip
+                    subprocess.run([py, "-m", "venv", "--without-pip", venv], check=True)
+                    pip = [sys.executable, "-m", "pip", "--python", os.path.join(venv, "bin", "python")]
+                inst = subprocess.run([*pip, "install", "--no-index", "--disable-pip-version-check", "-q", whl],
+                                      capture_output=True, text=True)
+                self.assertEqual(inst.returncode, 0, inst.stderr)
+                site = glob.glob(os.path.join(venv, "lib", "python*", "site-packages", "syncspy", "_native"))[0]
+                for how in ("command", "module"):
+                    head = [os.path.join(venv, "bin", "syncspy")] if how == "command" else \
+                           [os.path.join(venv, "bin", "python"), "-m", "syncspy"]
+                    e, out = agent_env(preload=False)
+                    e.pop("PYTHONPATH", None)
+                    p = subprocess.run([*head, "run", "--out", out, "--", prog("basic"), "2"], env=e,
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 3, p.stderr)
+                    self.assertEqual(p.stdout, bare.stdout)
+                    [d] = glob.glob(os.path.join(out, "pid*"))
+                    self.assertIn(f"syncspy run: files in {d}/", p.stderr)
+                    with open(os.path.join(d, "summary.json")) as f:
+                        self.assertEqual(sorted((s["api"], s["count"]) for s in json.load(f)["sites"]), counts)
+                # the wheel's agent and its own libunwind, not the build's nor the system's
+                e = agent_env(preload=False)[0]
+                maps = subprocess.run([os.path.join(venv, "bin", "syncspy"), "run", "--", "cat", "/proc/self/maps"],
+                                      env=e, capture_output=True, text=True).stdout
+                self.assertIn(os.path.join(site, "libsyncspy.so"), maps)
+                self.assertIn(os.path.join(site, "libunwind-syncspy.so.8"), maps)
+                self.assertIn(os.path.join(site, "liblzma-syncspy.so.5"), maps)
+                self.assertNotRegex(maps, r"/libunwind\.so\.8")
+                self.assertNotIn(os.path.realpath(BUILD), maps)
+                v = subprocess.run([os.path.join(venv, "bin", "syncspy"), "--version"], capture_output=True, text=True)
+                self.assertEqual(v.stdout, "syncspy 0.1.0\n")
+                lt = subprocess.run([os.path.join(venv, "bin", "python"), "-c", "import syncspy.lightning"],
+                                    capture_output=True, text=True)
+                self.assertIn("ImportError: syncspy.lightning needs Lightning (pip install lightning)", lt.stderr)
+
+
+# One of the two, by the build (unittest collects the classes left in the module).
+if SANITIZER_PRELOAD:
+    del Wheel
+else:
+    del SanitizerBuildRefused
+del Built
+
+if __name__ == "__main__":
+    unittest.main()
