@@ -232,12 +232,21 @@ class budget:
         if self._counts is None:
             return []
         if self._sites is None:
-            out = []
+            by_line = {}
             for site, (syncs, ns, threads) in self._counts.items():
                 info = _agent.describe(site) if site else None
-                s = Site(site, syncs, ns, threads, info)
+                # the sites of one line and API are one (a loop unrolled, two paths to one call)
+                key = tuple(sorted(info.items())) if info else ("site", site)
+                s = by_line.get(key)
+                if s is None:
+                    by_line[key] = Site(site, syncs, ns, threads, info)
+                else:
+                    s.syncs += syncs
+                    s.blocked_ns += ns
+                    s.threads = sorted(set(s.threads) | set(threads))
+            out = list(by_line.values())
+            for s in out:
                 s.allowed = any(_allow_matches(a, s) for a in self.allow)
-                out.append(s)
             out.sort(key=lambda s: (-s.syncs, -s.blocked_ns, s.where()))
             self._sites = out
         return self._sites

@@ -20,18 +20,9 @@
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/syncspy.h"
+#include "agent_fixture.h"
 
 #define THREADS 4
-
-__attribute__((noinline)) static void one_sync(uint64_t blocked)
-{
-    struct agent_call k;
-    if (!agent_enter(&k))
-        return;
-    struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
-    agent_sync(&c);
-    agent_leave(&k);
-}
 
 /* An interposed call one frame deeper than the caller: whether the agent takes it. */
 __attribute__((noinline)) static bool call_taken(void)
@@ -203,17 +194,9 @@ static void test_threads_steps_and_sites(void **state)
 int main(int argc, char **argv)
 {
     (void)argc;
-    /* The agent reads its configuration in its constructor: run again with a private output
-     * folder and no report, so the test writes nothing into the current directory. */
-    if (!getenv("SYNCSPY_OUT")) {
-        char dir[] = "/tmp/syncspy-test-core-XXXXXX";
-        if (!mkdtemp(dir))
-            return 1;
-        setenv("SYNCSPY_OUT", dir, 1);
-        setenv("SYNCSPY_REPORT", "off", 1);
-        execv("/proc/self/exe", argv);
+    /* a private output folder, no report: the test writes nothing into the current directory */
+    if (agent_fixture_private_output(argv) != 0)
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_marks),
         cmocka_unit_test(test_threads_steps_and_sites),
