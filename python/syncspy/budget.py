@@ -38,7 +38,8 @@ class AgentNotLoaded(SyncspyError):
 
 
 class NotRecorded(SyncspyError):
-    """Part of the region ran in a step SYNCSPY_SCHEDULE does not record."""
+    """Part of the region ran where the agent did not count: in a step SYNCSPY_SCHEDULE does not
+    record, or in a child forked inside the region."""
 
 
 class SyncBudgetExceeded(AssertionError):
@@ -172,6 +173,7 @@ class budget:
             raise SyncspyError("syncspy.budget: the agent does not count now (the process is "
                                "exiting, or the agent is off)")
         self._open = True
+        self._pid = os.getpid()
         self._tid = threading.get_native_id()
         self._recording = bool(fns["syncspy_recording"]())
         self._unrecorded = fns["syncspy_unrecorded_steps"]()
@@ -182,6 +184,12 @@ class budget:
         if not self._open:
             return False
         fns = _agent.functions()
+        if os.getpid() != self._pid:  # a forked child: its agent counts nothing of the parent's region
+            self._open = False
+            if exc_type is not None:
+                return False
+            raise NotRecorded("syncspy.budget: %s began in process %d before a fork; the syncs of this "
+                              "child (pid %d) in it were not counted" % (self.name, self._pid, os.getpid()))
         try:
             end = _agent.tallies(_agent.ALL_THREADS)
             unrecorded = fns["syncspy_unrecorded_steps"]()

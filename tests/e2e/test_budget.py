@@ -131,6 +131,16 @@ class PythonBudget(unittest.TestCase):
         r = self.run_case("steps")
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "passed 0"), r.stderr)
 
+    def test_a_child_forked_inside(self):
+        r = self.run_case("fork")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)  # the parent's region
+        lines = r.stdout.splitlines()
+        self.assertEqual(len(lines), 2, r.stdout)
+        self.assertIn("passed 0", lines)
+        child = [line for line in lines if line != "passed 0"][0]
+        self.assertRegex(child, r"^error: NotRecorded: syncspy.budget: this region began in process \d+ "
+                                r"before a fork; the syncs of this child \(pid \d+\) in it were not counted$")
+
     def test_without_the_agent(self):
         r = self.run_case("clean", preload=False)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)

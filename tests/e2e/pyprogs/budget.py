@@ -8,7 +8,9 @@
   all        the same with threads="all"
   nested     budget(3) around budget(1): the inner one exceeded, the outer one not
   steps      budget(0) around a step mark (syncspy.step())
+  fork       budget(0) around os.fork(): the child's end of the region is not counted
 The "# sync:" comments mark the lines."""
+import os
 import sys
 import threading
 
@@ -62,6 +64,11 @@ def region(case):
     elif case == "steps":
         with syncspy.budget(0) as b:
             syncspy.step()
+    elif case == "fork":
+        with syncspy.budget(0) as b:
+            pid = os.fork()
+            if pid:
+                os.waitpid(pid, 0)
     else:
         raise SystemExit("unknown case " + case)
     return b
