@@ -22,7 +22,7 @@ void syncspy_step(void);
  * syncspy_tally_end. While at least one region is open anywhere in the process, every sync the
  * agent records is also counted per (thread, site) in a table of its thread; with none open the
  * agent's recording path pays one load and a branch. Regions may nest and overlap, on any
- * threads. Every function here but syncspy_site_describe is lock-free and never blocks. */
+ * threads. The tally functions are lock-free and never block, but syncspy_site_describe. */
 
 #define SYNCSPY_TALLY_VERSION 1 /* what syncspy_tally_begin returns; grows with this API */
 

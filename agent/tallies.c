@@ -23,7 +23,6 @@
 #include "common/compiler.h"
 #include "output/hints.h"
 #include "output/report.h"
-#include "output/trace_format.h"
 
 _Atomic uint64_t tallies_state;
 

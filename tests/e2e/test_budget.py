@@ -6,7 +6,7 @@ unrecorded steps; and python/syncspy's budget() on the miniature torch (tests/e2
 within budget, over it (the line named, with its count and hint), allow-lists, a deliberate sync
 in another thread (not counted for threads="this", counted and named for threads="all"), nested
 regions, AgentNotLoaded without the agent, NotRecorded under a schedule. The pytest plugin and
-real torch: tests/torch/test_budget.py."""
+real torch: tests/torch/test_torch_budget.py."""
 import os
 import re
 import unittest

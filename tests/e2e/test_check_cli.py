@@ -4,7 +4,7 @@ report counts), the exit status (0 within, 1 over, 2 for bad input or usage), th
 named with their syncs and blocked time per step, --allow, --include-startup,
 --max-blocked-share, --json, several processes, no step mark; diff's gone, new, more, fewer and
 same lines matched across folders; hostile input (a clear message, exit 2, never a crash).
-The same commands on real runs of the seed-003 loop: tests/torch/test_budget.py."""
+The same commands on real runs of the seed-003 loop: tests/torch/test_torch_budget.py."""
 import json
 import os
 import re

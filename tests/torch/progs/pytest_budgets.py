@@ -1,5 +1,5 @@
 """tests/torch/progs/pytest_budgets.py: tests for pytest to run on real torch with syncspy's
-plugin (tests/torch/test_budget.py checks what pytest says of each). Not collected by the
+plugin (tests/torch/test_torch_budget.py checks what pytest says of each). Not collected by the
 unittest runner (no test_ prefix). The "# sync: NAME" comments mark the lines that sync.
 
 Each test name says what its call does; EXPECT (below) what the plugin makes of it with the agent
