@@ -19,6 +19,7 @@
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/syncspy.h"
+#include "agent/tallies.h"
 #include "agent/threads.h"
 #include "agent/flusher.h"
 #include "collectors/native_stack.h"
@@ -355,6 +356,9 @@ static void record_sync(const struct sync_call *call)
         site_add(site, step, blocked, ts->tid);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+    /* a sync budget region is open somewhere (agent/tallies.h): one load and a branch if not */
+    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && ts && ts->tally)
+        tallies_add(ts->tally, site ? site_id(site) : 0, blocked);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
         struct agent_hold h; /* the GPU collector's lock */
         agent_hold_signals(&h);

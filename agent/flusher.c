@@ -93,6 +93,73 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
 
 static const struct tw_namer namer = {NULL, name_api, name_kernel, name_frame};
 
+/* ---- a program thread's call (flusher_call) ------------------------------------------------ */
+
+enum { CALL_IDLE, CALL_PENDING, CALL_RUNNING, CALL_DONE };
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    int state;
+    void (*fn)(struct symbolizer *, void *);
+    void *ctx;
+} call = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+/* On the flusher thread: the pending call, if any. */
+static void serve_call(void)
+{
+    pthread_mutex_lock(&call.lock);
+    if (call.state != CALL_PENDING) {
+        pthread_mutex_unlock(&call.lock);
+        return;
+    }
+    call.state = CALL_RUNNING;
+    pthread_mutex_unlock(&call.lock);
+    pthread_mutex_lock(&fl.flush_lock);
+    if (!fl.sym)
+        fl.sym = symbolizer_new();
+    call.fn(fl.sym, call.ctx);
+    pthread_mutex_unlock(&fl.flush_lock);
+    pthread_mutex_lock(&call.lock);
+    call.state = CALL_DONE;
+    pthread_cond_broadcast(&call.done);
+    pthread_mutex_unlock(&call.lock);
+}
+
+bool flusher_call(void (*fn)(struct symbolizer *sym, void *ctx), void *ctx, int timeout_ms)
+{
+    if (!fl.thread_running)
+        return false;
+    pthread_mutex_lock(&call.lock);
+    if (call.state != CALL_IDLE) {
+        pthread_mutex_unlock(&call.lock);
+        return false;
+    }
+    call.fn = fn;
+    call.ctx = ctx;
+    call.state = CALL_PENDING;
+    flusher_kick();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (call.state == CALL_PENDING || call.state == CALL_RUNNING) {
+        if (call.state == CALL_RUNNING)
+            pthread_cond_wait(&call.done, &call.lock);
+        else if (pthread_cond_timedwait(&call.done, &call.lock, &until) == ETIMEDOUT &&
+                 call.state == CALL_PENDING)
+            break; /* not begun (the thread is stuck in a write, or stopping): never run */
+    }
+    bool ran = call.state == CALL_DONE;
+    call.state = CALL_IDLE;
+    pthread_mutex_unlock(&call.lock);
+    return ran;
+}
+
 /* ---- draining -------------------------------------------------------------------------------- */
 
 struct drain_ctx {
@@ -238,6 +305,7 @@ static void *flusher_main(void *arg)
                 ;
             return NULL;
         }
+        serve_call();
         bool stop = atomic_load(&fl.stop);
         atomic_store_explicit(&fl.step_kick_after_ns, agent_now_ns() + STEP_KICK_GAP_NS,
                               memory_order_relaxed);
@@ -398,4 +466,7 @@ void flusher_atfork_child(void)
     fl.error_said = false;
     atomic_store(&fl.started, false);
     pthread_mutex_init(&fl.flush_lock, NULL);
+    pthread_mutex_init(&call.lock, NULL);
+    pthread_cond_init(&call.done, NULL);
+    call.state = CALL_IDLE;
 }

@@ -35,6 +35,12 @@ void flusher_stop(void);
 void flusher_close(uint64_t unattributed_syncs);
 /* Before a dlclose: the symbolizer takes note of the objects loaded now (kept after unload). */
 void flusher_note_modules(void);
+/* Runs fn(sym, ctx) on the flusher thread, with its symbolizer (made then if it had none) under
+ * the flush lock, for a program thread that needs names (agent/tallies.c), and waits for it:
+ * false when there is no flusher thread, another call is in progress, or fn had not begun after
+ * timeout_ms (it is then never run). Once fn has begun it is waited for to its end. */
+struct symbolizer;
+bool flusher_call(void (*fn)(struct symbolizer *sym, void *ctx), void *ctx, int timeout_ms);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
 /* In a forked child: the thread does not exist there, and the file is the parent's. */

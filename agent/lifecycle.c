@@ -33,6 +33,7 @@
 #include "agent/pynames.h"
 #include "agent/sites.h"
 #include "agent/steps.h"
+#include "agent/tallies.h"
 #include "agent/syncspy.h"
 #include "agent/threads.h"
 #include "collectors/native_stack.h"
@@ -481,6 +482,7 @@ static void fork_child(void)
     pynames_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
+    tallies_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();
     start_mono_ns = clock_mono_ns();

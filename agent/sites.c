@@ -211,6 +211,19 @@ size_t sites_snapshot(struct site_info *out, size_t cap)
     return n;
 }
 
+bool sites_find(uint32_t id, struct site_info *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&table_lock);
+    for (struct site *s = site_list; s && !found; s = s->next)
+        if (s->id == id) {
+            site_info(s, out);
+            found = true;
+        }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
 size_t sites_count(void) { return n_sites; }
 size_t stacks_count(void) { return n_stacks; }
 

@@ -59,6 +59,9 @@ uint32_t site_stack_id(const struct site *s);
 uint64_t site_count(const struct site *s);
 void site_info(const struct site *s, struct site_info *out);
 
+/* The site with id `id` into out, under the table lock; false when there is none. */
+bool sites_find(uint32_t id, struct site_info *out);
+
 /* Copies at most cap sites (creation order) into out, under the table lock; returns how many. */
 size_t sites_snapshot(struct site_info *out, size_t cap);
 size_t sites_count(void);

@@ -36,8 +36,12 @@ static struct {
     uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
 } step_totals;
 
+static _Atomic uint64_t unrecorded_steps; /* begun, not recorded by the schedule */
+
 static void set_active(bool active)
 {
+    if (!active)
+        atomic_fetch_add_explicit(&unrecorded_steps, 1, memory_order_relaxed);
     atomic_store_explicit(&steps_active, active, memory_order_relaxed);
     atomic_store_explicit(&agent_launch_tracing, active && trace_launches, memory_order_relaxed);
     agent_launch_slow_update();
@@ -184,6 +188,11 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     pthread_mutex_unlock(&step_lock);
 }
 
+uint64_t steps_unrecorded(void)
+{
+    return atomic_load_explicit(&unrecorded_steps, memory_order_relaxed);
+}
+
 uint32_t steps_marker_tid(void)
 {
     pthread_mutex_lock(&step_lock);
@@ -213,6 +222,7 @@ void steps_atfork_child(uint64_t now)
     memset(&startup, 0, sizeof startup);
     atomic_store(&step_syncs, 0);
     atomic_store(&step_blocked_ns, 0);
+    atomic_store(&unrecorded_steps, 0);
     set_active(schedule_records(schedule, 0));
     pthread_mutex_init(&step_lock, NULL);
 }

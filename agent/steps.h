@@ -34,6 +34,9 @@ bool steps_mark(uint64_t now, bool explicit_mark);
  * (step 0, when a mark ended it), how steps were marked. */
 void steps_finish(struct rep_process *proc, uint64_t now);
 
+/* Steps begun so far that the schedule does not record, the current one included (lock-free). */
+uint64_t steps_unrecorded(void);
+
 /* The thread that made the latest step mark (0: none yet). */
 uint32_t steps_marker_tid(void);
 

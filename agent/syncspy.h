@@ -40,6 +40,63 @@ enum syncspy_scope {
  * signal handler too; before the agent's start everything reads 0. */
 int syncspy_counts(int scope, struct syncspy_counts *out, size_t size);
 
+/* ---- sync budgets: the syncs of a region of code, by thread and site ----------------------------
+ * For a guard such as python/syncspy's budget() and its pytest plugin. A region opens with
+ * syncspy_tally_begin, reads syncspy_tallies at its start and at its end (the difference is
+ * what the region made), names the sites with syncspy_site_describe and closes with
+ * syncspy_tally_end. While at least one region is open anywhere in the process, every sync the
+ * agent records is also counted per (thread, site) in a table of its thread; with none open the
+ * agent's recording path pays one load and a branch. Regions may nest and overlap, on any
+ * threads. The tally functions are lock-free and never block, but syncspy_site_describe. */
+
+#define SYNCSPY_TALLY_VERSION 1 /* what syncspy_tally_begin returns; grows with this API */
+
+/* Opens a region: returns SYNCSPY_TALLY_VERSION when the agent counts (then call
+ * syncspy_tally_end once when the region ends), 0 when it does not (it is finishing or off:
+ * nothing to end). */
+int syncspy_tally_begin(void);
+void syncspy_tally_end(void);
+
+/* Whether the agent records the syncs of the current step now (0: it is not running, or
+ * SYNCSPY_SCHEDULE does not record this step), and how many steps the schedule did not record
+ * so far (the current one included). A region is counted whole when syncspy_recording() was 1
+ * at its start and syncspy_unrecorded_steps() is the same at its end as at its start. */
+int syncspy_recording(void);
+uint64_t syncspy_unrecorded_steps(void);
+
+#define SYNCSPY_THIS_THREAD 0
+#define SYNCSPY_ALL_THREADS 1
+
+/* The syncs one thread made at one site since counting began (the first region opened while
+ * none was open), or (site 0) at sites its table had no room for or that have no site. */
+struct syncspy_tally {
+    uint32_t thread;     /* the thread's table: stable for the process's life (a table passes
+                          * to a later thread when its thread exits) */
+    uint32_t tid;        /* the thread's id (gettid) */
+    uint32_t site;       /* the site (syncspy_site_describe), 0: not itemized */
+    uint32_t reserved;
+    uint64_t syncs;
+    uint64_t blocked_ns; /* host time inside those syncs */
+    char name[16];       /* the thread's name at its first CUDA call */
+};
+
+/* Copies the tallies of the calling thread (SYNCSPY_THIS_THREAD) or of every thread
+ * (SYNCSPY_ALL_THREADS) into out, at most cap of them; returns how many there are (more than
+ * cap: call again with more room). Nothing (0) while no region is open. */
+size_t syncspy_tallies(int scope, struct syncspy_tally *out, size_t cap);
+
+/* Where a site syncs, as one line of tab-separated fields into buf (NUL-terminated, at most
+ * cap bytes with the NUL):
+ *     API  KIND  FILE  LINE  FUNCTION  MODULE  NODE  HINT
+ * KIND "line": FILE:LINE (FUNCTION; MODULE for a native frame) is the innermost user frame of
+ * the sync's stack; "backward": the sync ran in the backward of autograd node NODE, created at
+ * FILE:LINE; "node": the backward of NODE whose forward line was not recorded (FILE:LINE is then
+ * its own innermost user frame). HINT: what to do about it, or empty. Fields hold no tab or
+ * newline. Names native frames on the agent's own thread (the symbolizer is its): it may wait
+ * for that thread, at most about 10 s. Returns the line's length, or -1 (no such site, no
+ * room, or no names to be had: the agent is not running, or has no flusher thread). */
+int syncspy_site_describe(uint32_t site, char *buf, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

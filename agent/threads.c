@@ -29,6 +29,8 @@ static size_t nretired;
 static struct arena thread_arena = {.cap_bytes = 64u << 20};
 static struct arena ring_arena; /* cap: SYNCSPY_BUFFER_MB */
 static pthread_key_t thread_key;
+static struct tally_table *_Atomic tally_tables; /* every table made; read without the lock */
+static uint32_t ntally_tables;
 
 /* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
 static void thread_exit(void *p)
@@ -52,6 +54,9 @@ static void thread_exit(void *p)
         o->startup_ns += r.startup_ns;
     }
     memset(&ts->syncs, 0, sizeof ts->syncs);
+    if (ts->tally)
+        ts->tally->owned = false; /* its next thread takes it once its epoch is over */
+    ts->tally = NULL;
     ts->live = false;
     ts->next_free = free_states;
     free_states = ts;
@@ -68,6 +73,33 @@ void threads_init(size_t ring_bytes)
     ring_arena.min_chunk_bytes = 1;
     ring_arena.cap_bytes = rings * (RING_BYTES + 4096 + 16);
     pthread_key_create(&thread_key, thread_exit);
+}
+
+/* A tally table for a thread registering now (registry lock held): one whose thread exited and
+ * whose counting epoch is over, else a new one; NULL when the arena is full. */
+static struct tally_table *tally_take(uint32_t tid, const char *name)
+{
+    struct tally_table *t;
+    for (t = atomic_load_explicit(&tally_tables, memory_order_relaxed); t; t = t->next)
+        if (!t->owned && tallies_reusable(t))
+            break;
+    if (!t && (t = arena_alloc(&thread_arena, sizeof(*t)))) {
+        t->index = ++ntally_tables;
+        t->next = atomic_load_explicit(&tally_tables, memory_order_relaxed);
+        atomic_store_explicit(&tally_tables, t, memory_order_release);
+    }
+    if (t) {
+        t->owned = true;
+        /* read only with an epoch the new owner publishes after this (agent/tallies.c) */
+        atomic_store_explicit(&t->tid, tid, memory_order_relaxed);
+        memcpy(t->name, name, sizeof t->name);
+    }
+    return t;
+}
+
+struct tally_table *threads_tally_tables(void)
+{
+    return atomic_load_explicit(&tally_tables, memory_order_acquire);
 }
 
 struct thread_state *threads_register(void)
@@ -91,6 +123,7 @@ struct thread_state *threads_register(void)
         ts->tid = tid;
         memcpy(ts->name, name, sizeof name);
         ts->name[15] = 0;
+        ts->tally = tally_take(tid, ts->name);
     }
     pthread_mutex_unlock(&registry_lock);
     if (!ts)
@@ -160,6 +193,8 @@ void threads_atfork_child(void)
     arena_release(&thread_arena);
     arena_release(&ring_arena);
     registry = free_states = NULL;
+    atomic_store(&tally_tables, NULL);
+    ntally_tables = 0;
     retired_launches = 0;
     memset(retired, 0, sizeof retired);
     nretired = 0;

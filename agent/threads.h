@@ -15,6 +15,7 @@
 #include "agent/core.h"
 #include "agent/ring.h"
 #include "agent/sites.h"
+#include "agent/tallies.h"
 #include "common/compiler.h"
 
 struct thread_state {
@@ -27,6 +28,7 @@ struct thread_state {
     struct ring *ring;           /* NULL when SYNCSPY_BUFFER_MB had no room left */
     struct site_cache cache;
     struct phase_counter syncs;  /* its syncs and blocked ns (written by the owning thread) */
+    struct tally_table *tally;   /* its sync budget counts (agent/tallies.h); NULL: none made */
 };
 
 /* A copy of one thread's counts (tid 0: the threads that exited beyond those kept by name). */
@@ -78,6 +80,10 @@ uint64_t threads_launches_total(void);
 /* The threads that synced (live ones, then those that exited): at most cap into out; returns
  * how many. Takes the registry lock. */
 size_t threads_snapshot(struct thread_info *out, size_t cap);
+
+/* The tally tables of every thread ever registered, newest first (t->next), without a lock:
+ * tables are never freed while the process runs. */
+struct tally_table *threads_tally_tables(void);
 
 /* Fork: the registry lock around fork(); the child forgets every thread (it has one). */
 void threads_atfork_prepare(void);

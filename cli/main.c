@@ -1,9 +1,12 @@
 /* cli/main.c: the `syncspy` command: `run` starts a program with the agent (cli/run.c), `report`
  * renders the exit report again from trace.bin or summary.json files (one process, or a
- * SYNCSPY_OUT root merged), `export` turns them into folded stacks or Chrome trace events. A
- * program of its own that reads files only (never linked into the preloaded library): it may use
- * stdio, but bad input only ever gets a message and an exit status, never a crash. */
+ * SYNCSPY_OUT root merged), `export` turns them into folded stacks or Chrome trace events,
+ * `check` holds a run to a sync budget, `diff` compares two runs. A program of its own that
+ * reads files only (never linked into the preloaded library): it may use stdio, but bad input
+ * only ever gets a message and an exit status, never a crash. */
+#include "cli/check.h"
 #include "cli/chrome.h"
+#include "cli/diff.h"
 #include "cli/folded.h"
 #include "agent/config.h"
 #include "cli/load.h"
@@ -13,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,9 @@ static const char usage_text[] =
     "       syncspy export --folded OUT DIR\n"
     "       syncspy export --chrome OUT DIR\n"
     "       syncspy run [OPTIONS] [--] CMD [ARGS...]\n"
+    "       syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
+    "                     [--include-startup] [--json] DIR\n"
+    "       syncspy diff [--json] BASE NEW\n"
     "       syncspy --help | --version\n";
 
 static const char help_head[] =
@@ -61,11 +68,28 @@ static const char help_tail[] =
     "                            API, bytes, stream, step and top frames) and each launch as\n"
     "                            an instant, and a steps track; from a summary.json alone,\n"
     "                            only its active steps, laid end to end.\n"
+    "  check DIR                 a sync budget for CI: every process of DIR must stay within\n"
+    "                            it in its training steps (start-up and the step still open at\n"
+    "                            exit left out, as in the report; all threads' syncs counted):\n"
+    "    --max-syncs-per-step N  at most N syncs per training step (N may be fractional)\n"
+    "    --max-blocked-share P   at most P%% of the steps' wall time blocked in syncs\n"
+    "    --allow FILE:LINE       syncs at this line do not count (FILE a path or its tail;\n"
+    "                            the line the report shows: a sync's innermost user frame, or\n"
+    "                            for a backward-pass sync the forward line); repeatable\n"
+    "    --include-startup       start-up (before the first step) must stay within the\n"
+    "                            budget too, as one step\n"
+    "    --json                  the verdict as JSON on stdout\n"
+    "                            Exit 0 within budget, 1 over it (the lines over it are named:\n"
+    "                            syncs and blocked time per step), 2 for bad input or usage.\n"
+    "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
+    "                            step of two runs (folders as for report), each marked gone,\n"
+    "                            new, more, fewer or the same; --json for JSON. Exit 0, or 2\n"
+    "                            when a file cannot be read or for a usage error.\n"
     "\n"
-    "Exit status of report and export: 0 when every file was read; 1 when one could not be read (a bad header, a\n"
-    "newer format, corruption before the last record: each is named on stderr with its byte\n"
-    "offset, and the other processes are still reported) or an output could not be written;\n"
-    "2 for a usage error.\n";
+    "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
+    "bad header, a newer format, corruption before the last record: each is named on stderr\n"
+    "with its byte offset, and the other processes are still reported) or an output could not\n"
+    "be written; 2 for a usage error.\n";
 
 static void print_help(void)
 {
@@ -297,6 +321,156 @@ static int cmd_export(int argc, char **argv)
     return rc;
 }
 
+/* A whole decimal number >= 0 (digits, at most one point; "1e3", "inf", "-0" refused), or -1. */
+static double parse_amount(const char *s, double max)
+{
+    if (!s || !*s)
+        return -1;
+    bool dot = false, digit = false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '.' && !dot)
+            dot = true;
+        else if (*p >= '0' && *p <= '9')
+            digit = true;
+        else
+            return -1;
+    }
+    double v = strtod(s, NULL);
+    return digit && isfinite(v) && v <= max ? v : -1;
+}
+
+/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value (NULL when missing), else no match. */
+static bool option_value(const char *name, int argc, char **argv, int *i, const char **value)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+        return false;
+    *value = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+    return true;
+}
+
+/* Loads a DIR for check or diff: any file that cannot be read is bad input (exit 2). */
+static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
+{
+    size_t problems = cli_load(dir, 0, set);
+    if (problems || set->n == 0) {
+        fprintf(stderr, "syncspy %s: cannot read %s whole (%zu problem%s, named above)\n", cmd, dir,
+                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        cli_set_free(set);
+        return false;
+    }
+    for (size_t i = 0; i < set->n; i++)
+        if (!set->procs[i].active_steps) {
+            fprintf(stderr, "syncspy %s: pid %d in %s recorded no step (did SYNCSPY_SCHEDULE record "
+                    "none?): nothing to count\n", cmd, set->procs[i].pid, dir);
+            cli_set_free(set);
+            return false;
+        }
+    return true;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    const char *dir = NULL, *v;
+    struct check_opts o = {0};
+    struct cli_allow *allow = calloc((size_t)argc + 1, sizeof *allow);
+    char budget[256] = "";
+    bool options = true;
+    int rc = -1;
+    if (!allow) {
+        fprintf(stderr, "syncspy: out of memory\n");
+        return 2;
+    }
+    for (int i = 0; i < argc && rc < 0; i++) {
+        const char *a = argv[i];
+        if (options && option_value("--max-syncs-per-step", argc, argv, &i, &v)) {
+            if ((o.max_syncs = parse_amount(v, 1e12)) < 0)
+                rc = usage_error("--max-syncs-per-step wants a number >= 0 (syncs per training "
+                                 "step), not '%s'", v ? v : "");
+            o.has_max_syncs = true;
+        } else if (options && option_value("--max-blocked-share", argc, argv, &i, &v)) {
+            char num[64];
+            size_t n = v ? strlen(v) : 0;
+            snprintf(num, sizeof num, "%.*s", (int)(n && v[n - 1] == '%' ? n - 1 : n), v ? v : "");
+            if (n >= sizeof num || (o.max_share = parse_amount(num, 100)) < 0)
+                rc = usage_error("--max-blocked-share wants a percentage from 0 to 100 (e.g. 5 or "
+                                 "2.5%%), not '%s'", v ? v : "");
+            o.has_max_share = true;
+        } else if (options && option_value("--allow", argc, argv, &i, &v)) {
+            if (cli_allow_parse(v, &allow[o.nallow]) != 0)
+                rc = usage_error("--allow wants FILE:LINE (e.g. train.py:88), not '%s'", v ? v : "");
+            o.nallow++;
+        } else if (options && strcmp(a, "--include-startup") == 0) {
+            o.include_startup = true;
+        } else if (options && strcmp(a, "--json") == 0) {
+            o.json = true;
+        } else {
+            rc = common_arg("check", a, &options, &dir);
+        }
+    }
+    if (rc < 0 && !o.has_max_syncs && !o.has_max_share)
+        rc = usage_error("check needs a budget: --max-syncs-per-step N (and/or --max-blocked-share P)");
+    if (rc < 0 && !dir)
+        rc = usage_error("check needs a DIR (a process folder or the SYNCSPY_OUT root)");
+    struct cli_set set;
+    if (rc < 0 && !load_all("check", dir, &set))
+        rc = 2;
+    if (rc < 0) {
+        if (o.has_max_syncs)
+            snprintf(budget, sizeof budget, "--max-syncs-per-step %g", o.max_syncs);
+        if (o.has_max_share)
+            snprintf(budget + strlen(budget), sizeof budget - strlen(budget), "%s--max-blocked-share %g%%",
+                     *budget ? ", " : "", o.max_share);
+        o.allow = allow;
+        o.budget_text = budget;
+        rc = cli_check(&set, &o, STDOUT_FILENO);
+        cli_set_free(&set);
+    }
+    free(allow);
+    return rc;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    struct diff_opts o = {0};
+    bool options = true;
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--json") == 0) {
+            o.json = true;
+        } else if (options && is_help(a)) {
+            fputs(help_text, stdout);
+            return 0;
+        } else if (options && strcmp(a, "--") == 0) {
+            options = false;
+        } else if (options && a[0] == '-' && a[1] != '\0') {
+            return usage_error("diff: unknown option '%s'", a);
+        } else if (n == 2) {
+            return usage_error("diff takes two folders, BASE and NEW; '%s' is one more", a);
+        } else {
+            paths[n++] = a;
+        }
+    }
+    if (n < 2)
+        return usage_error("diff needs BASE and NEW (two process folders or SYNCSPY_OUT roots)");
+    struct cli_set base, neu;
+    if (!load_all("diff", paths[0], &base))
+        return 2;
+    if (!load_all("diff", paths[1], &neu)) {
+        cli_set_free(&base);
+        return 2;
+    }
+    o.base_path = paths[0];
+    o.new_path = paths[1];
+    int rc = cli_diff(&base, &neu, &o, STDOUT_FILENO);
+    cli_set_free(&base);
+    cli_set_free(&neu);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -316,5 +490,9 @@ int main(int argc, char **argv)
         return cmd_report(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0)
         return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0)
+        return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "diff") == 0)
+        return cmd_diff(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

@@ -103,7 +103,7 @@ static bool runtime_python_file(const char *file)
     return strstr(f, "/lib/python3") && !strstr(f, "-packages/");
 }
 
-static bool frame_is_runtime(const struct rep_frame *f)
+bool hints_frame_is_runtime(const struct rep_frame *f)
 {
     if (f->python)
         return runtime_python_file(f->file);
@@ -114,7 +114,7 @@ static bool frame_is_runtime(const struct rep_frame *f)
 static uint32_t user_frame_in(const struct rep_frame *f, uint32_t begin, uint32_t end, bool *found)
 {
     for (uint32_t i = begin; i < end; i++) {
-        if (!frame_is_runtime(&f[i])) {
+        if (!hints_frame_is_runtime(&f[i])) {
             *found = true;
             return i;
         }

@@ -98,6 +98,16 @@ static void fmt_rate(char *buf, size_t n, double v)
     sig3(buf, n, v, "");
 }
 
+void report_format_ns(char *buf, size_t n, double ns)
+{
+    fmt_ns(buf, n, ns);
+}
+
+void report_format_rate(char *buf, size_t n, double v)
+{
+    fmt_rate(buf, n, v);
+}
+
 static void fmt_share(char *buf, size_t n, double part, double whole)
 {
     if (whole <= 0)
@@ -1041,6 +1051,95 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     free(groups);
     free(mark);
     return 0;
+}
+
+/* ---- lines, for the CLI's check and diff ---------------------------------------------------- */
+
+static int line_entry_cmp(const void *pa, const void *pb)
+{
+    const struct entry *a = pa, *b = pb;
+    int c = group_key_cmp(a, b);
+    return c ? c : cmp_str(a->site->api, b->site->api);
+}
+
+static int line_cmp(const void *pa, const void *pb)
+{
+    const struct rep_line *a = pa, *b = pb;
+    int c = cmp_u64(b->blocked_ns, a->blocked_ns);
+    if (c || (c = cmp_u64(b->count, a->count)) || (c = cmp_u64(b->startup_ns, a->startup_ns)))
+        return c;
+    if ((c = key_cmp(a->where, b->where)))
+        return c;
+    return cmp_str(a->api, b->api);
+}
+
+int report_lines(const struct rep_process *p, struct rep_lines *out)
+{
+    memset(out, 0, sizeof *out);
+    struct basis b = rate_basis(p);
+    out->steps = b.steps >= 1 ? b.steps : 1.0;
+    out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
+    out->startup_left_out = b.startup_left_out;
+    out->partial_left_out = b.partial_left_out;
+    size_t n = 0, cap = p->sites ? p->nsites : 0;
+    struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
+    struct rep_line *lines = malloc((cap ? cap : 1) * sizeof *lines);
+    if (!e || !lines) {
+        free(e);
+        free(lines);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) {
+        const struct rep_site *s = &p->sites[i];
+        if (!s->frames && s->nframes)
+            continue;
+        struct entry x = make_entry(s, 0);
+        x.count = basis_count(&b, s->count, &s->split);
+        x.blocked_ns = basis_ns(&b, s->blocked_ns, &s->split);
+        if (x.count || (b.startup_left_out && s->split.startup_count))
+            e[n++] = x;
+    }
+    join_unseen(e, n);
+    qsort(e, n, sizeof *e, line_entry_cmp);
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct rep_site *s = e[i].site;
+        if (i == 0 || line_entry_cmp(&e[i - 1], &e[i]) != 0) {
+            struct rep_line *l = &lines[nl++];
+            memset(l, 0, sizeof *l);
+            l->kind = e[i].kind == ENTRY_BACKWARD ? REP_LINE_BACKWARD
+                      : e[i].kind == ENTRY_BACKWARD_UNSEEN ? REP_LINE_NODE : REP_LINE_PLAIN;
+            l->where = e[i].key;
+            if (l->kind == REP_LINE_NODE && l->where && hints_frame_is_runtime(l->where))
+                l->where = NULL;
+            l->api = str(s->api);
+            l->heaviest = s;
+            snprintf(l->node, sizeof l->node, "%s", e[i].node);
+        }
+        struct rep_line *l = &lines[nl - 1];
+        l->count += e[i].count;
+        l->blocked_ns += e[i].blocked_ns;
+        if (b.startup_left_out) {
+            l->startup_count += s->split.startup_count;
+            l->startup_ns += s->split.startup_ns;
+        }
+        if (s->max_ns > l->max_ns)
+            l->max_ns = s->max_ns;
+        if (s->blocked_ns > l->heaviest->blocked_ns)
+            l->heaviest = s;
+    }
+    free(e);
+    qsort(lines, nl, sizeof *lines, line_cmp);
+    out->lines = lines;
+    out->n = nl;
+    return 0;
+}
+
+void report_lines_free(struct rep_lines *l)
+{
+    free(l->lines);
+    memset(l, 0, sizeof *l);
 }
 
 int report_render_text(const struct rep_process *procs, size_t nprocs,

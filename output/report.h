@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "output/model.h"
 
@@ -34,6 +35,44 @@ struct report_opts {
  * error (errno set). */
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd);
+
+/* One line of a process's syncs as the report's table groups them, split by API: the sites
+ * whose API and user line are the same (for `syncspy check` and `syncspy diff`, which must count
+ * exactly what the report shows). */
+enum rep_line_kind {
+    REP_LINE_PLAIN = 0,    /* where: the innermost user frame of the sync's own stack */
+    REP_LINE_BACKWARD = 1, /* a backward-pass sync; where: the forward line that created its node */
+    REP_LINE_NODE = 2,     /* a backward-pass sync whose forward line was not recorded: where is
+                            * its own user frame, NULL when it has none (autograd ran it alone) */
+};
+
+struct rep_line {
+    const struct rep_frame *where;   /* NULL: no stack (or none of the user's, REP_LINE_NODE) */
+    const struct rep_site *heaviest; /* its site with the most blocked time (hint, stack) */
+    const char *api;
+    uint8_t kind;                    /* enum rep_line_kind */
+    char node[64];                   /* a backward-pass sync's node type ("IndexBackward0") */
+    uint64_t count, blocked_ns;      /* in the training steps (the report's rates) */
+    uint64_t startup_count, startup_ns; /* before the first step mark, when the rates leave it out */
+    uint64_t max_ns;
+};
+
+struct rep_lines {
+    struct rep_line *lines;          /* heaviest (blocked time in the training steps) first */
+    size_t n;
+    double steps;                    /* the training steps the rates divide by (at least 1) */
+    double wall_ns;                  /* their wall time */
+    bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
+    bool partial_left_out;           /* the step still open at exit is left out */
+};
+
+/* The lines of one process. Returns 0, or -1 (errno ENOMEM). */
+int report_lines(const struct rep_process *p, struct rep_lines *out);
+void report_lines_free(struct rep_lines *l);
+
+/* Numbers as the report shows them: a duration ("412 us", "4.10 ms"), a rate ("0.18", "41.3"). */
+void report_format_ns(char *buf, size_t n, double ns);
+void report_format_rate(char *buf, size_t n, double v);
 
 /* A function name as the report shows it: a C++ name without its parameter list, cut to 80
  * characters keeping its tail. Writes into buf (always NUL-terminated). */

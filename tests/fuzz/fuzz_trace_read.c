@@ -1,5 +1,6 @@
 /* tests/fuzz/fuzz_trace_read.c: libFuzzer target for the trace.bin reader and everything the CLI
- * does with what it reads: the report, the folded and Chrome exports (written to /dev/null).
+ * does with what it reads: the report, the folded and Chrome exports, `check` (text and JSON,
+ * with an allow-list and start-up) and `diff` of the trace with itself (written to /dev/null).
  * Built and run by `make fuzz` (tests/fuzz.mk); seeds in tests/fuzz/corpus/trace_read/. */
 #include <fcntl.h>
 #include <stddef.h>
@@ -8,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/check.h"
 #include "cli/chrome.h"
+#include "cli/diff.h"
 #include "cli/folded.h"
 #include "cli/load.h"
 #include "cli/trace_read.h"
@@ -38,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     report_render_text(&item.rep, 1, &ropts, devnull);
     cli_export_folded(&set, devnull);
     cli_export_chrome(&set, devnull);
+    struct cli_allow allow[2];
+    cli_allow_parse("train.py:42", &allow[0]);
+    cli_allow_parse("/x/loss.py:7", &allow[1]);
+    struct check_opts copts = {.has_max_syncs = true, .max_syncs = 1, .has_max_share = true, .max_share = 5,
+                               .include_startup = true, .allow = allow, .nallow = 2, .budget_text = "fuzz"};
+    cli_check(&set, &copts, devnull);
+    copts.json = true;
+    cli_check(&set, &copts, devnull);
+    struct diff_opts dopts = {.base_path = "a", .new_path = "b"};
+    cli_diff(&set, &set, &dopts, devnull);
+    dopts.json = true;
+    cli_diff(&set, &set, &dopts, devnull);
     trace_free(&item.rep, &item.events);
     /* the same input without the timeline must read the same way */
     struct rep_process again;

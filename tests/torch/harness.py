@@ -26,6 +26,8 @@ PROGS = os.path.join(HERE, "progs")
 DEMO = os.path.join(ROOT, "examples", "seg_loss.py")  # the seed-003 loop: the demo and the test bed
 PYTHON = os.environ.get("TORCH_PYTHON") or os.path.join(BUILD, "torch-venv", "3.11", "bin", "python")
 PYTHONS = [p for p in os.environ.get("TORCH_PYTHONS", "").split() if p] or [PYTHON]
+# the venv with the pinned pytest and syncspy's package installed (`make pytest-venv`)
+PYTEST_PYTHON = os.environ.get("PYTEST_PYTHON") or os.path.join(BUILD, "pytest-venv", "bin", "python")
 
 
 def library_path():
@@ -44,10 +46,11 @@ def torch_env(env=None):
     return e
 
 
-def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=None):
+def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=None, module=False):
     """Runs tests/torch/progs/<script> (or a path) with args on real torch; returns a Run.
-    SYNCSPY_OUT is a fresh temporary folder unless env sets it."""
-    path = script if os.path.isabs(script) else os.path.join(PROGS, script)
+    SYNCSPY_OUT is a fresh temporary folder unless env sets it. module: script is an
+    interpreter option ("-m"), passed as it is."""
+    path = script if os.path.isabs(script) or module else os.path.join(PROGS, script)
     e = torch_env(env)
     argv = [python or PYTHON, path, *[str(a) for a in args]]
     saved = os.environ.get("LD_LIBRARY_PATH")
@@ -61,6 +64,15 @@ def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=Non
         else:
             os.environ["LD_LIBRARY_PATH"] = saved
     return r
+
+
+def pytest(*args, env=None, preload=True, timeout=300, cwd=None):
+    """Runs `python -m pytest ARGS` in the pytest venv on real torch (its syncspy plugin comes
+    from the package's pytest11 entry point); returns a Run."""
+    if not os.path.exists(PYTEST_PYTHON):
+        raise AssertionError(f"no pytest venv at {PYTEST_PYTHON}: make pytest-venv")
+    return run("-m", "pytest", "-p", "no:cacheprovider", *args, env=env, preload=preload,
+               timeout=timeout, python=PYTEST_PYTHON, cwd=cwd, module=True)
 
 
 def python_code(code, env=None, preload=True, timeout=300, python=None):

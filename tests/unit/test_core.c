@@ -20,19 +20,9 @@
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/syncspy.h"
-#include "private_out.h"
+#include "agent_fixture.h"
 
 #define THREADS 4
-
-__attribute__((noinline)) static void one_sync(uint64_t blocked)
-{
-    struct agent_call k;
-    if (!agent_enter(&k))
-        return;
-    struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
-    agent_sync(&c);
-    agent_leave(&k);
-}
 
 /* An interposed call one frame deeper than the caller: whether the agent takes it. */
 __attribute__((noinline)) static bool call_taken(void)
@@ -204,7 +194,8 @@ static void test_threads_steps_and_sites(void **state)
 int main(int argc, char **argv)
 {
     (void)argc;
-    if (private_out_reexec(argv, "syncspy-test-core", NULL, NULL) != 0)
+    /* a private output folder, no report: the test writes nothing into the current directory */
+    if (agent_fixture_private_output(argv, NULL, NULL) != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_marks),

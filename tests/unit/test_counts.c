@@ -19,20 +19,10 @@
 #include "agent/core.h"
 #include "agent/lifecycle.h"
 #include "agent/syncspy.h"
-#include "private_out.h"
+#include "agent_fixture.h"
 
 #define THREADS 4
 #define SYNCS_PER_THREAD 50
-
-__attribute__((noinline)) static void one_sync(uint64_t blocked)
-{
-    struct agent_call k;
-    if (!agent_enter(&k))
-        return;
-    struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
-    agent_sync(&c);
-    agent_leave(&k);
-}
 
 static struct syncspy_counts counts(int scope)
 {
@@ -164,7 +154,7 @@ int main(int argc, char **argv)
 {
     (void)argc;
     /* a schedule that leaves step 0 unrecorded */
-    if (private_out_reexec(argv, "syncspy-test-counts", "SYNCSPY_SCHEDULE", "skip_first=1,active=1") != 0)
+    if (agent_fixture_private_output(argv, "SYNCSPY_SCHEDULE", "skip_first=1,active=1") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_arguments),

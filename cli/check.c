@@ -1,0 +1,301 @@
+/* cli/check.c: `syncspy check` (see check.h): each process's syncs per training step and its
+ * blocked share, counted as the report counts them (report_lines: start-up and the step still
+ * open at exit left out of the rates), against the budget; the lines over it named. CLI only:
+ * it reads the model, writes the verdict through an fd_writer. */
+#include "cli/check.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/fd_writer.h"
+#include "output/hints.h"
+
+/* One process's figures. */
+struct verdict {
+    struct rep_lines lines;
+    bool *allowed;                 /* per line */
+    uint64_t syncs, blocked_ns;    /* the counted lines', in the training steps */
+    uint64_t allowed_syncs;
+    uint64_t startup_syncs, startup_ns, startup_allowed;
+    double syncs_per_step, blocked_per_step, share; /* share in % of the steps' wall time, -1: none */
+    double startup_share;
+    bool one_step;                 /* no step mark: the whole run is one step */
+    bool startup_checked;          /* --include-startup and start-up is apart */
+    bool over_syncs, over_share, over_startup;
+};
+
+static bool is_allowed(const struct check_opts *o, const struct rep_line *l)
+{
+    for (size_t i = 0; i < o->nallow; i++)
+        if (cli_allow_matches(&o->allow[i], l))
+            return true;
+    return false;
+}
+
+static int judge(const struct rep_process *p, const struct check_opts *o, struct verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    if (report_lines(p, &v->lines) != 0)
+        return -1;
+    v->allowed = calloc(v->lines.n ? v->lines.n : 1, sizeof *v->allowed);
+    if (!v->allowed) {
+        report_lines_free(&v->lines);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < v->lines.n; i++) {
+        const struct rep_line *l = &v->lines.lines[i];
+        v->allowed[i] = is_allowed(o, l);
+        if (v->allowed[i]) {
+            v->allowed_syncs += l->count;
+            v->startup_allowed += l->startup_count;
+            continue;
+        }
+        v->syncs += l->count;
+        v->blocked_ns += l->blocked_ns;
+        v->startup_syncs += l->startup_count;
+        v->startup_ns += l->startup_ns;
+    }
+    v->one_step = !p->startup_closed;
+    v->syncs_per_step = (double)v->syncs / v->lines.steps;
+    v->blocked_per_step = (double)v->blocked_ns / v->lines.steps;
+    v->share = v->lines.wall_ns > 0 ? 100.0 * (double)v->blocked_ns / v->lines.wall_ns : -1;
+    v->startup_checked = o->include_startup && v->lines.startup_left_out;
+    v->startup_share = v->startup_checked && p->startup.wall_ns
+                           ? 100.0 * (double)v->startup_ns / (double)p->startup.wall_ns : -1;
+    const double eps = 1e-9;
+    v->over_syncs = o->has_max_syncs && v->syncs_per_step > o->max_syncs + eps;
+    v->over_share = o->has_max_share && v->share > o->max_share + eps;
+    v->over_startup = v->startup_checked &&
+                      ((o->has_max_syncs && (double)v->startup_syncs > o->max_syncs + eps) ||
+                       (o->has_max_share && v->startup_share > o->max_share + eps));
+    return 0;
+}
+
+static bool over(const struct verdict *v)
+{
+    return v->over_syncs || v->over_share || v->over_startup;
+}
+
+static void verdict_free(struct verdict *v)
+{
+    report_lines_free(&v->lines);
+    free(v->allowed);
+}
+
+/* ---- text ------------------------------------------------------------------------------------ */
+
+static void put_process(struct fd_writer *w, const struct rep_process *p)
+{
+    if (p->rank >= 0)
+        fdw_printf(w, "rank %d pid %d", p->rank, p->pid);
+    else
+        fdw_printf(w, "pid %d", p->pid);
+}
+
+static void put_hint(struct fd_writer *w, const struct rep_line *l)
+{
+    const char *matched;
+    const char *hint = l->heaviest ? hints_find(l->heaviest, &matched) : NULL;
+    if (hint) {
+        fdw_puts(w, "                            hint: ");
+        fdw_puts(w, hint);
+        fdw_putc(w, '\n');
+    }
+}
+
+static void text_process(struct fd_writer *w, const struct rep_process *p, const struct check_opts *o,
+                         const struct verdict *v)
+{
+    char a[32], b[32], where[1024];
+    fdw_puts(w, "syncspy check: ");
+    put_process(w, p);
+    fdw_puts(w, over(v) ? ": over budget: " : ": within budget: ");
+    report_format_rate(a, sizeof a, v->syncs_per_step);
+    fdw_printf(w, "%s syncs/step", a);
+    if (o->has_max_syncs)
+        fdw_printf(w, " (budget %g)", o->max_syncs);
+    report_format_ns(a, sizeof a, v->blocked_per_step);
+    fdw_printf(w, ", blocked %s/step", a);
+    if (v->share >= 0)
+        fdw_printf(w, ", %.1f%% of the step", v->share);
+    if (o->has_max_share)
+        fdw_printf(w, " (budget %g%%)", o->max_share);
+    fdw_printf(w, ", over %.0f %s\n", v->lines.steps,
+               v->one_step ? "step (no step mark: the whole run is one step)"
+                           : v->lines.steps == 1 ? "training step" : "training steps");
+    if (v->lines.startup_left_out && (v->startup_syncs || v->startup_allowed)) {
+        fdw_printf(w, "  start-up (before the first step): %llu sync%s", (unsigned long long)v->startup_syncs,
+                   v->startup_syncs == 1 ? "" : "s");
+        if (v->startup_checked) {
+            fdw_puts(w, v->over_startup ? ", over the budget as one step" : ", within the budget as one step");
+            if (o->has_max_share && v->startup_share >= 0)
+                fdw_printf(w, " (blocked %.1f%% of its time)", v->startup_share);
+        } else {
+            fdw_puts(w, ", not in the budget (--include-startup counts it)");
+        }
+        fdw_putc(w, '\n');
+    }
+    if (over(v)) {
+        bool header = false;
+        for (size_t i = 0; i < v->lines.n; i++) {
+            const struct rep_line *l = &v->lines.lines[i];
+            if (v->allowed[i] || !l->count)
+                continue;
+            if (!header) {
+                fdw_printf(w, "  %10s  %12s  %s\n", "syncs/step", "blocked/step", "api / where");
+                header = true;
+            }
+            report_format_rate(a, sizeof a, (double)l->count / v->lines.steps);
+            report_format_ns(b, sizeof b, (double)l->blocked_ns / v->lines.steps);
+            cli_line_where(l, where, sizeof where);
+            fdw_printf(w, "  %10s  %12s  ", a, b);
+            fdw_puts(w, l->api);
+            fdw_puts(w, " ");
+            fdw_puts(w, where);
+            fdw_putc(w, '\n');
+            put_hint(w, l);
+        }
+        for (size_t i = 0; v->over_startup && i < v->lines.n; i++) {
+            const struct rep_line *l = &v->lines.lines[i];
+            if (v->allowed[i] || !l->startup_count)
+                continue;
+            report_format_ns(b, sizeof b, (double)l->startup_ns);
+            cli_line_where(l, where, sizeof where);
+            fdw_printf(w, "  start-up: %llu x %s, %s, ", (unsigned long long)l->startup_count, l->api, b);
+            fdw_puts(w, where);
+            fdw_putc(w, '\n');
+        }
+    }
+    if (v->allowed_syncs) {
+        report_format_rate(a, sizeof a, (double)v->allowed_syncs / v->lines.steps);
+        fdw_printf(w, "  allowed, not counted: %s syncs/step:", a);
+        size_t shown = 0;
+        for (size_t i = 0; i < v->lines.n; i++) {
+            const struct rep_line *l = &v->lines.lines[i];
+            if (!v->allowed[i] || !l->count)
+                continue;
+            cli_line_where(l, where, sizeof where);
+            fdw_puts(w, shown++ ? "; " : " ");
+            fdw_puts(w, where);
+        }
+        fdw_putc(w, '\n');
+    }
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void json_budget(struct fd_writer *w, const struct check_opts *o)
+{
+    fdw_puts(w, "{\"budget\": {\"max_syncs_per_step\": ");
+    if (o->has_max_syncs)
+        cli_json_double(w, o->max_syncs);
+    else
+        fdw_puts(w, "null");
+    fdw_puts(w, ", \"max_blocked_share\": ");
+    if (o->has_max_share)
+        cli_json_double(w, o->max_share / 100.0);
+    else
+        fdw_puts(w, "null");
+    fdw_printf(w, ", \"include_startup\": %s, \"allow\": [", o->include_startup ? "true" : "false");
+    for (size_t i = 0; i < o->nallow; i++) {
+        if (i)
+            fdw_puts(w, ", ");
+        fdw_json_string(w, o->allow[i].file);
+    }
+    fdw_puts(w, "]},\n \"processes\": [");
+}
+
+static void json_process(struct fd_writer *w, const struct rep_process *p, const struct verdict *v,
+                         bool first)
+{
+    fdw_puts(w, first ? "\n  " : ",\n  ");
+    fdw_printf(w, "{\"pid\": %d, \"rank\": ", p->pid);
+    if (p->rank >= 0)
+        fdw_printf(w, "%d", p->rank);
+    else
+        fdw_puts(w, "null");
+    fdw_printf(w, ", \"ok\": %s, \"training_steps\": ", over(v) ? "false" : "true");
+    cli_json_double(w, v->lines.steps);
+    fdw_printf(w, ", \"whole_run_as_one_step\": %s, \"syncs_per_step\": ", v->one_step ? "true" : "false");
+    cli_json_double(w, v->syncs_per_step);
+    fdw_puts(w, ", \"blocked_per_step_ns\": ");
+    cli_json_double(w, v->blocked_per_step);
+    fdw_puts(w, ", \"blocked_share\": ");
+    if (v->share >= 0)
+        cli_json_double(w, v->share / 100.0);
+    else
+        fdw_puts(w, "null");
+    fdw_printf(w, ", \"over_syncs\": %s, \"over_share\": %s, \"allowed_syncs_per_step\": ",
+               v->over_syncs ? "true" : "false", v->over_share ? "true" : "false");
+    cli_json_double(w, (double)v->allowed_syncs / v->lines.steps);
+    fdw_printf(w, ",\n   \"startup\": {\"apart\": %s, \"checked\": %s, \"syncs\": %llu, \"blocked_ns\": %llu, "
+               "\"ok\": %s},\n   \"sites\": [", v->lines.startup_left_out ? "true" : "false",
+               v->startup_checked ? "true" : "false", (unsigned long long)v->startup_syncs,
+               (unsigned long long)v->startup_ns, v->over_startup ? "false" : "true");
+    for (size_t i = 0; i < v->lines.n; i++) {
+        const struct rep_line *l = &v->lines.lines[i];
+        fdw_puts(w, i ? ",\n    {" : "\n    {");
+        cli_line_json_fields(w, l);
+        fdw_puts(w, "\"syncs_per_step\": ");
+        cli_json_double(w, (double)l->count / v->lines.steps);
+        fdw_puts(w, ", \"blocked_per_step_ns\": ");
+        cli_json_double(w, (double)l->blocked_ns / v->lines.steps);
+        fdw_printf(w, ", \"startup_syncs\": %llu, \"allowed\": %s}", (unsigned long long)l->startup_count,
+                   v->allowed[i] ? "true" : "false");
+    }
+    fdw_puts(w, "]}");
+}
+
+int cli_check(const struct cli_set *set, const struct check_opts *o, int fd)
+{
+    struct fd_writer *w = malloc(sizeof *w);
+    struct verdict *v = calloc(set->n ? set->n : 1, sizeof *v);
+    if (!w || !v) {
+        free(w);
+        free(v);
+        fprintf(stderr, "syncspy: out of memory\n");
+        return 2;
+    }
+    fdw_init(w, fd);
+    size_t judged = 0, nover = 0;
+    int rc = 0;
+    for (; judged < set->n; judged++) {
+        if (judge(&set->procs[judged], o, &v[judged]) != 0) {
+            fprintf(stderr, "syncspy: out of memory\n");
+            rc = 2;
+            break;
+        }
+        nover += over(&v[judged]);
+    }
+    if (rc == 0) {
+        if (o->json)
+            json_budget(w, o);
+        for (size_t i = 0; i < set->n; i++) {
+            if (o->json)
+                json_process(w, &set->procs[i], &v[i], i == 0);
+            else
+                text_process(w, &set->procs[i], o, &v[i]);
+        }
+        if (o->json)
+            fdw_printf(w, "],\n \"ok\": %s}\n", nover ? "false" : "true");
+        else if (nover)
+            fdw_printf(w, "syncspy check: %zu of %zu process%s over budget (%s)\n", nover, set->n,
+                       set->n == 1 ? "" : "es", o->budget_text);
+        else
+            fdw_printf(w, "syncspy check: %s within budget (%s)\n",
+                       set->n == 1 ? "the process is" : "every process is", o->budget_text);
+        rc = nover ? 1 : 0;
+    }
+    if (fdw_flush(w) != 0) {
+        fprintf(stderr, "syncspy: writing the verdict: %s\n", strerror(errno));
+        rc = 2;
+    }
+    for (size_t i = 0; i < judged; i++)
+        verdict_free(&v[i]);
+    free(v);
+    free(w);
+    return rc;
+}

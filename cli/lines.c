@@ -1,0 +1,146 @@
+/* cli/lines.c: a report line as `syncspy check` and `syncspy diff` show and match it (see
+ * lines.h). CLI only: pure functions of the report model. */
+#include "cli/lines.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *str(const char *s)
+{
+    return s ? s : "";
+}
+
+static const char *kind_name(uint8_t kind)
+{
+    return kind == REP_LINE_BACKWARD ? "backward" : kind == REP_LINE_NODE ? "node" : "line";
+}
+
+void cli_line_where(const struct rep_line *l, char *buf, size_t n)
+{
+    const struct rep_frame *f = l->where;
+    char name[128];
+    report_display_name(f ? f->function : NULL, name, sizeof name);
+    const char *lead = l->kind == REP_LINE_PLAIN ? "at" : "backward of";
+    if (l->kind == REP_LINE_NODE && !f) {
+        snprintf(buf, n, "backward of %s (its forward line was not recorded)", l->node);
+    } else if (!f) {
+        snprintf(buf, n, "(no stack)");
+    } else if (*str(f->file) && f->line) {
+        snprintf(buf, n, "%s %s  %s:%u", lead, *name ? name : "??", f->file, f->line);
+    } else if (*str(f->file)) {
+        snprintf(buf, n, "%s %s  %s", lead, *name ? name : "??", f->file);
+    } else if (*name) {
+        snprintf(buf, n, "%s %s (%s)", lead, name, rep_base_name(f->module));
+    } else {
+        snprintf(buf, n, "%s %s+0x%llx", lead, rep_base_name(f->module), (unsigned long long)f->offset);
+    }
+    if (l->kind == REP_LINE_NODE && f) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, " (in the backward of %s)", l->node);
+    }
+}
+
+static void json_field(struct fd_writer *w, const char *name, const char *value)
+{
+    fdw_printf(w, "\"%s\": ", name);
+    if (value)
+        fdw_json_string(w, value);
+    else
+        fdw_puts(w, "null");
+    fdw_puts(w, ", ");
+}
+
+void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
+{
+    const struct rep_frame *f = l->where;
+    json_field(w, "api", l->api);
+    json_field(w, "kind", kind_name(l->kind));
+    json_field(w, "node", l->kind == REP_LINE_PLAIN ? NULL : l->node);
+    json_field(w, "file", f && *str(f->file) ? f->file : NULL);
+    fdw_printf(w, "\"line\": %u, ", f ? f->line : 0);
+    json_field(w, "function", f && *str(f->function) ? f->function : NULL);
+    json_field(w, "module", f && !f->python && *str(f->module) ? f->module : NULL);
+}
+
+int cli_allow_parse(const char *s, struct cli_allow *out)
+{
+    const char *colon = s ? strrchr(s, ':') : NULL;
+    if (!colon || colon == s || !colon[1])
+        return -1;
+    unsigned long v = 0;
+    for (const char *p = colon + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || v > 100000000ul)
+            return -1;
+        v = v * 10 + (unsigned long)(*p - '0');
+    }
+    if (v == 0)
+        return -1;
+    out->file = s;
+    out->file_len = (size_t)(colon - s);
+    out->line = (uint32_t)v;
+    return 0;
+}
+
+/* path is name, or ends with "/" name */
+static bool path_is(const char *path, const char *name, size_t len)
+{
+    while (len && *name == '/' && len > 1 && name[1] == '/') /* "//x" as "/x" */
+        name++, len--;
+    size_t pl = strlen(path);
+    if (pl < len || memcmp(path + pl - len, name, len) != 0)
+        return false;
+    return pl == len || name[0] == '/' || path[pl - len - 1] == '/';
+}
+
+bool cli_allow_matches(const struct cli_allow *a, const struct rep_line *l)
+{
+    const struct rep_frame *f = l->where;
+    return f && f->line == a->line && *str(f->file) && path_is(f->file, a->file, a->file_len);
+}
+
+/* The last two components of a path ("examples/seg_loss.py"). */
+static const char *path_tail(const char *path)
+{
+    const char *s = str(path), *end = s + strlen(s), *p = end;
+    int slashes = 0;
+    while (p > s) {
+        if (p[-1] == '/' && ++slashes == 2)
+            break;
+        p--;
+    }
+    return p;
+}
+
+bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
+{
+    if (strcmp(str(a->api), str(b->api)) != 0 || a->kind != b->kind)
+        return false;
+    if (a->kind == REP_LINE_NODE && strcmp(a->node, b->node) != 0)
+        return false; /* a backward sync of a known forward line is that line's, whatever node */
+    const struct rep_frame *x = a->where, *y = b->where;
+    if (!x || !y)
+        return !x && !y;
+    if (*str(x->file) || *str(y->file))
+        return x->line == y->line && strcmp(path_tail(x->file), path_tail(y->file)) == 0;
+    if (*str(x->function) || *str(y->function))
+        return strcmp(str(x->function), str(y->function)) == 0 &&
+               strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
+    return x->offset == y->offset && strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
+}
+
+void cli_json_double(struct fd_writer *w, double v)
+{
+    if (!isfinite(v))
+        v = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6f", v);
+    /* trailing zeros off, keeping one digit after the point: 5.000000 -> 5.0 */
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *end = buf + strlen(buf) - 1;
+        while (end > dot + 1 && *end == '0')
+            *end-- = '\0';
+    }
+    fdw_puts(w, buf);
+}

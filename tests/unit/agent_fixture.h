@@ -1,0 +1,45 @@
+/* tests/unit/agent_fixture.h: what the unit tests of the agent's core (test_core.c,
+ * test_tallies.c, test_counts.c) share: one sync through the entry layer's calls, and a run of the test in a
+ * private output folder with no report (the agent reads its configuration in its constructor, so
+ * the test executes itself again with it set). */
+#ifndef SYNCSPY_TEST_AGENT_FIXTURE_H
+#define SYNCSPY_TEST_AGENT_FIXTURE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "agent/core.h"
+
+/* One cudaStreamSynchronize of `blocked` ns at the caller's site. */
+__attribute__((noinline, unused)) static void one_sync(uint64_t blocked)
+{
+    struct agent_call k;
+    if (!agent_enter(&k))
+        return;
+    struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
+    agent_sync(&c);
+    agent_leave(&k);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Returns 0 to go on with the tests (SYNCSPY_OUT is set), else executes the test again with a
+ * fresh SYNCSPY_OUT under /tmp, SYNCSPY_REPORT=off, no SYNCSPY_SCHEDULE and the variable var set
+ * to value (var NULL: none) (1 if that fails). */
+static inline int agent_fixture_private_output(char **argv, const char *var, const char *value)
+{
+    if (getenv("SYNCSPY_OUT"))
+        return 0;
+    char dir[] = "/tmp/syncspy-test-agent-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    setenv("SYNCSPY_OUT", dir, 1);
+    setenv("SYNCSPY_REPORT", "off", 1);
+    unsetenv("SYNCSPY_SCHEDULE");
+    if (var)
+        setenv(var, value, 1);
+    execv("/proc/self/exe", argv);
+    return 1;
+}
+
+#endif
