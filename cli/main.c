@@ -442,7 +442,7 @@ static int cmd_diff(int argc, char **argv)
         if (options && strcmp(a, "--json") == 0) {
             o.json = true;
         } else if (options && is_help(a)) {
-            fputs(help_text, stdout);
+            print_help();
             return 0;
         } else if (options && strcmp(a, "--") == 0) {
             options = false;

@@ -22,6 +22,16 @@ from .budget import (AgentNotLoaded, NotRecorded, Site, SyncBudgetExceeded, Sync
 __all__ = ["step", "enabled", "counts", "Counts", "SCOPE_THREAD", "SCOPE_PROCESS", "budget", "Site",
            "SyncspyError", "AgentNotLoaded", "NotRecorded", "SyncBudgetExceeded"]
 
+SCOPE_THREAD = 0   # the calling thread's syncs (SYNCSPY_SCOPE_THREAD)
+SCOPE_PROCESS = 1  # every thread's: a backward pass syncs in autograd's engine thread
+
+Counts = namedtuple("Counts", "syncs blocked_ns step recording")
+Counts.__doc__ = """Monotonic totals since the process started (a forked child's since the fork):
+syncs (host-device synchronizations recorded), blocked_ns (host wall time inside them), step
+(the current step; 0 is start-up, before the first step mark) and recording (whether the
+schedule records the current step: a step it does not record adds nothing). Take two and
+subtract the first from the second to measure a region."""
+
 
 def step():
     """Marks the end of a training step (syncspy_step in agent/syncspy.h); a no-op without the agent."""
