@@ -46,7 +46,6 @@ static const char help_head[] =
     "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
     "and summary.json with the sync-hotspot report at exit.\n"
     "\n"
-    "\n"
     "Commands:\n";
 
 /* After cli_run_help: the commands that read files. */
@@ -72,7 +71,7 @@ static const char help_tail[] =
     "                            it in its training steps (start-up and the step still open at\n"
     "                            exit left out, as in the report; all threads' syncs counted):\n"
     "    --max-syncs-per-step N  at most N syncs per training step (N may be fractional)\n"
-    "    --max-blocked-share P   at most P%% of the steps' wall time blocked in syncs\n"
+    "    --max-blocked-share P   at most P% of the steps' wall time blocked in syncs\n"
     "    --allow FILE:LINE       syncs at this line do not count (FILE a path or its tail;\n"
     "                            the line the report shows: a sync's innermost user frame, or\n"
     "                            for a backward-pass sync the forward line); repeatable\n"

@@ -21,8 +21,12 @@ def signalled(case, sig, preload, delay=0.3, timeout=30):
     lib = e.pop("LD_LIBRARY_PATH")
     e, _ = util.agent_env(e, preload)
     e["LD_LIBRARY_PATH"] = lib
+    # SIGINT at its default, as a program started from a terminal has it: a test run from a
+    # non-interactive shell's background job inherits SIGINT ignored, and Python then installs
+    # no KeyboardInterrupt handler (with or without the agent: os.read() would wait for good).
     p = subprocess.Popen([harness.PYTHON, PROG, case], env=e, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     while True:
         line = p.stdout.readline()
