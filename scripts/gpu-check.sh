@@ -273,6 +273,15 @@ run_one() {
     t0=$(date +%s.%N)
     timeout -k 10 "$limit" env -u LD_PRELOAD "${envs[@]}" "$PY" "$@" >"$dir/stdout.txt" 2>"$dir/stderr.txt"
     rc=$?
+    # A run without the agent (a baseline, or torch's own tools) that died of a signal is run
+    # once more, and the first death is kept beside it (first-try.txt): on the simulator, 1 in
+    # ~20 plain runs of vit_gather --mode syncdebug once died of "terminate called without an
+    # active exception" at start-up, not reproduced in 20 more; the agent's runs never retry.
+    if [ "$kind" = plain ] && [ "$rc" -gt 128 ] && [ "$rc" != 137 ]; then
+        { printf 'rc=%s\n' "$rc"; tail -n 20 "$dir/stderr.txt"; } >"$dir/first-try.txt"
+        timeout -k 10 "$limit" env -u LD_PRELOAD "${envs[@]}" "$PY" "$@" >"$dir/stdout.txt" 2>"$dir/stderr.txt"
+        rc=$?
+    fi
     t1=$(date +%s.%N)
     el=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
     printf '%s\n' "$rc" >"$dir/rc"
