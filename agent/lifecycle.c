@@ -38,6 +38,7 @@
 #include "agent/threads.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
+#include "collectors/stack_cache.h"
 #include "collectors/symbolize.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -152,6 +153,7 @@ static void agent_init(void)
     config_parse(&agent_cfg, plain_getenv);
     agent_debug_level = agent_cfg.debug;
     native_stack_init();
+    stack_cache_set_enabled(agent_cfg.stack_cache);
     sites_init(16u << 20);
     threads_init((size_t)agent_cfg.buffer_mb << 20);
     autograd_init(agent_cfg.backward);
@@ -482,6 +484,7 @@ static void fork_child(void)
     pynames_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
+    stack_cache_atfork_child();
     tallies_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();
