@@ -440,6 +440,11 @@ void agent_finish_at_quick_exit(int timeout_ms)
                   "summary.json and the trace may miss its last records", timeout_ms);
 }
 
+void agent_after_dlclose(void)
+{
+    stack_cache_forget_all(); /* one atomic add: whatever the agent's state */
+}
+
 void agent_before_dlclose(void)
 {
     if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)

@@ -26,6 +26,9 @@
  * CFA is based on it), would return the same list. The frames of the capture's own call into libunwind (the first entries
  * of its list, before the chain's first pc) are those of one fixed call site: constant.
  *
+ * A stack is walked on its second miss (a one-off neither pays the walk nor evicts a chain),
+ * with the CFI rules memoized by pc (the process's, kept across threads, dropped at dlclose).
+ *
  * The loads of a validation do not depend on one another (an OR of load ^ expected): about one
  * round of cache misses instead of ~40 dependent ones. Only the current thread's own entries are
  * read (a pool slot is cleared when another thread takes it), and only slots that held return
@@ -45,6 +48,8 @@
 #define SC_POOL 256              /* threads with a cache at once; later ones go without */
 #define SC_SPAN ((uintptr_t)256 << 20) /* a walk reads at most this far above its rsp */
 #define SC_PREFIX_MAX 3          /* libunwind's frames before the chain's first pc */
+#define SC_RULES 512             /* the thread's memo of CFI rules by pc, direct-mapped */
+#define SC_SEEN 16               /* hashes of stacks missed once: a second miss walks */
 
 struct sc_check {
     uintptr_t slot, val;
@@ -58,12 +63,25 @@ struct sc_entry {
     struct sc_check chk[SC_CHECKS];
 };
 
+/* A CFI rule found for a pc (ok false: unsupported), kept for the walks of later misses: most
+ * frames of a new stack are frames of stacks walked before. */
+struct sc_rule {
+    uintptr_t pc; /* 0: empty */
+    bool ok;
+    struct cfi_rule rule;
+};
+
 struct stack_cache {
     uintptr_t key[SC_ENTRIES]; /* the snapshot's rsp; 0: empty */
     int limit[SC_ENTRIES];
+    unsigned gen[SC_ENTRIES];  /* sc_generation when it was walked */
     struct sc_entry *slot[SC_ENTRIES];
     struct sc_entry *spare;    /* a walk is built here, then swapped in */
     unsigned next;
+    uint64_t seen[SC_SEEN];    /* a stack is walked on its second miss, not on a one-off */
+    unsigned seen_next;
+    unsigned rules_gen;        /* sc_generation the memo's rules are of */
+    struct sc_rule rules[SC_RULES];
     struct sc_entry store[SC_ENTRIES + 1];
 };
 
@@ -77,6 +95,9 @@ struct sc_thread {
 
 static SYNCSPY_TLS struct sc_thread sct = {.pool_index = -1};
 static bool sc_enabled = true;
+/* Bumped after every dlclose: a chain walked before it may hold pcs (and rules) of an object
+ * gone, which another one mapped at the same address could repeat. */
+static _Atomic unsigned sc_generation;
 static struct stack_cache *pool[SC_POOL];      /* pool[i] written only by the holder of i */
 static _Atomic bool pool_busy[SC_POOL];
 
@@ -107,7 +128,7 @@ static void cache_reset(struct stack_cache *sc)
         sc->slot[i] = &sc->store[i];
     }
     sc->spare = &sc->store[SC_ENTRIES];
-    sc->next = 0;
+    sc->next = 0; /* the memo's rules stay: they are the process's, not the thread's */
 }
 
 /* A free pool slot for this thread (its storage mapped on the slot's first use), or NULL. */
@@ -155,27 +176,43 @@ void stack_cache_stats(struct stack_cache_stats *out)
     *out = sct.stats;
 }
 
-/* Every recorded slot still holds its value: loads without dependencies between them. */
+void stack_cache_forget_all(void)
+{
+    atomic_fetch_add_explicit(&sc_generation, 1, memory_order_release);
+}
+
+/* Every recorded slot still holds its value: loads without dependencies between them, in
+ * blocks of 8 (a block that differs ends the check: another stack at the same depth; the
+ * branch predicted as equal keeps the next blocks' loads in flight). */
 __attribute__((no_sanitize_address)) static bool entry_valid(const struct sc_entry *e,
                                                              uintptr_t rbp)
 {
-    uintptr_t diff = e->need_rbp ? rbp ^ e->rbp : 0, diff2 = 0;
+    if (e->need_rbp && rbp != e->rbp)
+        return false;
+    const struct sc_check *c = e->chk;
     int i = 0;
-    for (; i + 1 < e->nchecks; i += 2) { /* two chains of ORs: fewer instructions a check */
-        diff |= *(const volatile uintptr_t *)e->chk[i].slot ^ e->chk[i].val;
-        diff2 |= *(const volatile uintptr_t *)e->chk[i + 1].slot ^ e->chk[i + 1].val;
+    for (; i + 8 <= e->nchecks; i += 8) {
+        uintptr_t d0 = 0, d1 = 0;
+        for (int k = 0; k < 8; k += 2) {
+            d0 |= *(const volatile uintptr_t *)c[i + k].slot ^ c[i + k].val;
+            d1 |= *(const volatile uintptr_t *)c[i + k + 1].slot ^ c[i + k + 1].val;
+        }
+        if (unlikely(d0 | d1))
+            return false;
     }
-    if (i < e->nchecks)
-        diff |= *(const volatile uintptr_t *)e->chk[i].slot ^ e->chk[i].val;
-    return (diff | diff2) == 0;
+    uintptr_t d = 0;
+    for (; i < e->nchecks; i++)
+        d |= *(const volatile uintptr_t *)c[i].slot ^ c[i].val;
+    return d == 0;
 }
 
 int stack_cache_find(const struct sc_regs *r, void **raw, int limit)
 {
     struct stack_cache *sc = sct.sc;
     if (sc) {
+        unsigned gen = atomic_load_explicit(&sc_generation, memory_order_acquire);
         for (int i = 0; i < SC_ENTRIES; i++) {
-            if (sc->key[i] != r->rsp || sc->limit[i] != limit)
+            if (sc->key[i] != r->rsp || sc->limit[i] != limit || sc->gen[i] != gen)
                 continue;
             const struct sc_entry *e = sc->slot[i];
             if (!entry_valid(e, r->rbp))
@@ -192,6 +229,7 @@ int stack_cache_find(const struct sc_regs *r, void **raw, int limit)
 /* ---- the walk ------------------------------------------------------------------------------- */
 
 struct walk {
+    struct stack_cache *sc;
     uintptr_t pc, cfa_floor, rsp, rbp;
     /* Where rbp came from: a saved slot (rbp_slot != 0) or the snapshot's register; checked
      * only once a frame's CFA is based on it (an RBP that is not a frame pointer is data). */
@@ -230,12 +268,24 @@ static void use_rbp(struct walk *w)
     }
 }
 
+/* The rule at pc: the memo's, else the CFI reader's (then memoized). */
+static bool rule_at(struct stack_cache *sc, uintptr_t pc, struct cfi_rule *out)
+{
+    struct sc_rule *m = &sc->rules[(pc ^ (pc >> 9)) % SC_RULES];
+    if (m->pc != pc) {
+        m->ok = cfi_rule_at(pc, &m->rule) == 0;
+        m->pc = pc;
+    }
+    *out = m->rule;
+    return m->ok;
+}
+
 /* One frame: from its pc and registers, its caller's pc and registers. 1: stepped; 0: the
  * outermost frame (return address undefined); -1: a rule not modelled or a bad address. */
 static int walk_step(struct walk *w, bool innermost, uintptr_t stack_lo)
 {
     struct cfi_rule rule;
-    if (cfi_rule_at(innermost ? w->pc : w->pc - 1, &rule) != 0)
+    if (!rule_at(w->sc, innermost ? w->pc : w->pc - 1, &rule))
         return -1;
     if (rule.end)
         return 0;
@@ -260,10 +310,10 @@ static int walk_step(struct walk *w, bool innermost, uintptr_t stack_lo)
 }
 
 /* The walk from r matched against raw[0..n): true when it yields exactly that list. */
-static bool walk_matches(const struct sc_regs *r, void *const *raw, int n, int limit,
-                         struct sc_entry *e)
+static bool walk_matches(struct stack_cache *sc, const struct sc_regs *r, void *const *raw, int n,
+                         int limit, struct sc_entry *e)
 {
-    struct walk w = {r->rip, r->rsp, r->rsp, r->rbp, 0, false, e};
+    struct walk w = {sc, r->rip, r->rsp, r->rsp, r->rbp, 0, false, e};
     e->nchecks = 0;
     e->need_rbp = false;
     int idx = -1; /* the raw entry the last caller's pc matched */
@@ -286,6 +336,26 @@ static bool walk_matches(const struct sc_regs *r, void *const *raw, int n, int l
     }
 }
 
+/* True on the second miss of the stack raw[0..n) at r (seen among the last SC_SEEN first
+ * misses): worth a walk. A first one is noted: a stack seen once (a one-off) neither pays the
+ * walk nor evicts a chain. */
+static bool seen_before(struct stack_cache *sc, const struct sc_regs *r, void *const *raw, int n,
+                        int limit)
+{
+    uint64_t h = (uint64_t)r->rsp * 0x9e3779b97f4a7c15u ^ (uint64_t)limit;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(uintptr_t)raw[i]) * 0x100000001b3u;
+    h |= 1; /* 0: an empty slot */
+    for (int i = 0; i < SC_SEEN; i++) {
+        if (sc->seen[i] == h) {
+            sc->seen[i] = 0;
+            return true;
+        }
+    }
+    sc->seen[sc->seen_next++ % SC_SEEN] = h;
+    return false;
+}
+
 void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int limit)
 {
     if (n <= 0 || n > STACK_CACHE_FRAMES || sct.exited) {
@@ -297,8 +367,15 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
         sct.stats.uncacheable++;
         return;
     }
+    if (!seen_before(sc, r, raw, n, limit))
+        return;
+    unsigned gen = atomic_load_explicit(&sc_generation, memory_order_acquire);
+    if (sc->rules_gen != gen) { /* a dlclose since: the rules may be of objects gone */
+        memset(sc->rules, 0, sizeof sc->rules);
+        sc->rules_gen = gen;
+    }
     struct sc_entry *e = sc->spare;
-    if (!walk_matches(r, raw, n, limit, e)) {
+    if (!walk_matches(sc, r, raw, n, limit, e)) {
         sct.stats.uncacheable++;
         return;
     }
@@ -308,6 +385,7 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
     sc->spare = sc->slot[i];
     sc->slot[i] = e;
     sc->limit[i] = limit;
+    sc->gen[i] = gen;
     sc->key[i] = r->rsp;
 }
 
@@ -327,6 +405,7 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
 }
 void stack_cache_thread_exit(void) {}
 void stack_cache_atfork_child(void) {}
+void stack_cache_forget_all(void) {}
 void stack_cache_stats(struct stack_cache_stats *out)
 {
     *out = (struct stack_cache_stats){0, 0, 0};

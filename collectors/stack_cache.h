@@ -1,9 +1,9 @@
 /* collectors/stack_cache.h: the per-thread cache of validated native stacks (x86_64): the
  * capture of a stack seen before on the same thread checks a chain of stack slots with loads
  * issued in parallel instead of unwinding ~40 frames one dependent read after another. Used by
- * native_stack.c's captures; the agent tells it the switch, thread exits and forks. Runs inside
- * a CUDA call on the application's thread: no malloc, no locks, no stdio (a thread's storage is
- * mmap'ed on its first cacheable stack). */
+ * native_stack.c's captures; the agent tells it the switch, thread exits, forks and dlcloses.
+ * Runs inside a CUDA call on the application's thread: no malloc, no locks, no stdio (a
+ * thread's storage is mmap'ed on its first cacheable stack). */
 #ifndef SYNCSPY_STACK_CACHE_H
 #define SYNCSPY_STACK_CACHE_H
 
@@ -43,8 +43,9 @@ void stack_cache_end(void);
  * every slot of its chain still holds what it held; its count, or -1. */
 int stack_cache_find(const struct sc_regs *r, void **raw, int limit);
 
-/* After a miss: walks the stack from r with the CFI rules; when the walk yields exactly raw[0..n)
- * (after the constant frames of the capture's own call into libunwind), keeps the chain. */
+/* After a miss: on the stack's second miss (a one-off is only noted), walks it from r with the
+ * CFI rules; when the walk yields exactly raw[0..n) (after the constant frames of the capture's
+ * own call into libunwind), keeps the chain. */
 void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int limit);
 
 /* SYNCSPY_STACK_CACHE (before the first capture; tests switch it at will). */
@@ -54,6 +55,8 @@ void stack_cache_set_enabled(bool on);
  * pool for the next thread. In a fork's child: the other threads' storage is free again. */
 void stack_cache_thread_exit(void);
 void stack_cache_atfork_child(void);
+/* After a dlclose: every thread's chains are stale (checked by a generation at each capture). */
+void stack_cache_forget_all(void);
 
 /* The calling thread's counts (tests): captures answered from the cache, captures that found
  * no valid entry, misses whose stack could not be cached (a rule not modelled, a walk that
