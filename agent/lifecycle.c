@@ -381,6 +381,18 @@ static void write_outputs(bool on_flusher)
         symbolizer_free(own);
 }
 
+/* SYNCSPY_DEBUG=1: how the native stacks were taken (this thread's and the exited threads'). */
+static void say_stack_cache(void)
+{
+    struct stack_cache_stats mine, gone;
+    stack_cache_stats(&mine);
+    stack_cache_stats_exited(&gone);
+    dbg(1, "native stacks: %llu from the stack cache, %llu unwound (%llu could not be cached); "
+           "this thread and the threads that exited", (unsigned long long)(mine.hits + gone.hits),
+        (unsigned long long)(mine.misses + gone.misses),
+        (unsigned long long)(mine.uncacheable + gone.uncacheable));
+}
+
 static void finish(bool on_flusher)
 {
     int expected = STATE_RUNNING;
@@ -389,8 +401,10 @@ static void finish(bool on_flusher)
     int saved = errno;
     struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
     agent_work_begin(&w);
-    if (agent_cuda_seen())
+    if (agent_cuda_seen()) {
         write_outputs(on_flusher);
+        say_stack_cache();
+    }
     atomic_store(&agent_state, STATE_OFF);
     agent_work_end(&w);
     errno = saved;

@@ -98,6 +98,8 @@ static bool sc_enabled = true;
 /* Bumped after every dlclose: a chain walked before it may hold pcs (and rules) of an object
  * gone, which another one mapped at the same address could repeat. */
 static _Atomic unsigned sc_generation;
+/* The counts of the threads that exited (SYNCSPY_DEBUG's line at exit). */
+static _Atomic uint64_t retired_hits, retired_misses, retired_uncacheable;
 static struct stack_cache *pool[SC_POOL];      /* pool[i] written only by the holder of i */
 static _Atomic bool pool_busy[SC_POOL];
 
@@ -156,6 +158,10 @@ static struct stack_cache *cache_claim(void)
 
 void stack_cache_thread_exit(void)
 {
+    atomic_fetch_add_explicit(&retired_hits, sct.stats.hits, memory_order_relaxed);
+    atomic_fetch_add_explicit(&retired_misses, sct.stats.misses, memory_order_relaxed);
+    atomic_fetch_add_explicit(&retired_uncacheable, sct.stats.uncacheable, memory_order_relaxed);
+    sct.stats = (struct stack_cache_stats){0, 0, 0};
     sct.exited = true;
     if (!sct.sc)
         return;
@@ -174,6 +180,14 @@ void stack_cache_atfork_child(void)
 void stack_cache_stats(struct stack_cache_stats *out)
 {
     *out = sct.stats;
+}
+
+void stack_cache_stats_exited(struct stack_cache_stats *out)
+{
+    *out = (struct stack_cache_stats){
+        atomic_load_explicit(&retired_hits, memory_order_relaxed),
+        atomic_load_explicit(&retired_misses, memory_order_relaxed),
+        atomic_load_explicit(&retired_uncacheable, memory_order_relaxed)};
 }
 
 void stack_cache_forget_all(void)
@@ -407,6 +421,10 @@ void stack_cache_thread_exit(void) {}
 void stack_cache_atfork_child(void) {}
 void stack_cache_forget_all(void) {}
 void stack_cache_stats(struct stack_cache_stats *out)
+{
+    *out = (struct stack_cache_stats){0, 0, 0};
+}
+void stack_cache_stats_exited(struct stack_cache_stats *out)
 {
     *out = (struct stack_cache_stats){0, 0, 0};
 }

@@ -58,12 +58,14 @@ void stack_cache_atfork_child(void);
 /* After a dlclose: every thread's chains are stale (checked by a generation at each capture). */
 void stack_cache_forget_all(void);
 
-/* The calling thread's counts (tests): captures answered from the cache, captures that found
+/* The calling thread's counts (tests, SYNCSPY_DEBUG=1's line at exit): captures answered from the cache, captures that found
  * no valid entry, misses whose stack could not be cached (a rule not modelled, a walk that
  * disagreed with libunwind, a stack deeper than STACK_CACHE_FRAMES). */
 struct stack_cache_stats {
     uint64_t hits, misses, uncacheable;
 };
 void stack_cache_stats(struct stack_cache_stats *out);
+/* The same, summed over the threads that exited so far. */
+void stack_cache_stats_exited(struct stack_cache_stats *out);
 
 #endif
