@@ -84,6 +84,22 @@ static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *
     *out = (int)n;
 }
 
+/* A variable of two words, a and b (its warning names them in that order): 0 for a, 1 for b,
+ * dflt (with a warning) for anything else. */
+static int parse_pair(struct config *cfg, config_getenv_fn get, const char *var, const char *a,
+                      const char *b, int dflt)
+{
+    const char *v = get(var);
+    if (!v)
+        return dflt;
+    if (!strcmp(v, a) || !strcmp(v, b))
+        return strcmp(v, a) != 0;
+    char why[64];
+    snprintf(why, sizeof why, "is not %s or %s", a, b);
+    warn(cfg, var, v, why, dflt ? b : a);
+    return dflt;
+}
+
 static bool copy_path(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -96,7 +112,7 @@ static bool copy_path(char *dst, size_t cap, const char *src)
 const char *const config_variables[] = {
     "SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
     "SYNCSPY_MAX_DEPTH", "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_BACKWARD",
-    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", NULL};
+    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", "SYNCSPY_STACK_CACHE", NULL};
 
 void config_parse(struct config *cfg, config_getenv_fn get)
 {
@@ -120,13 +136,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         }
     }
 
-    cfg->step_mode = STEP_AUTO;
-    if ((v = get("SYNCSPY_STEP"))) {
-        if (!strcmp(v, "manual"))
-            cfg->step_mode = STEP_MANUAL;
-        else if (strcmp(v, "auto"))
-            warn(cfg, "SYNCSPY_STEP", v, "is not auto or manual", "auto");
-    }
+    cfg->step_mode = parse_pair(cfg, get, "SYNCSPY_STEP", "auto", "manual", 0) ? STEP_MANUAL : STEP_AUTO;
 
     cfg->report = REPORT_STDERR;
     if ((v = get("SYNCSPY_REPORT"))) {
@@ -146,12 +156,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
     parse_int_var(cfg, get, "SYNCSPY_BUFFER_MB", 1, 1024, 8, &cfg->buffer_mb);
 
-    if ((v = get("SYNCSPY_LAUNCHES"))) {
-        if (!strcmp(v, "trace"))
-            cfg->trace_launches = true;
-        else if (strcmp(v, "count"))
-            warn(cfg, "SYNCSPY_LAUNCHES", v, "is not count or trace", "count");
-    }
+    cfg->trace_launches = parse_pair(cfg, get, "SYNCSPY_LAUNCHES", "count", "trace", 0);
 
     cfg->backward = BACKWARD_AUTO;
     if ((v = get("SYNCSPY_BACKWARD"))) {
@@ -197,6 +202,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     int dbg;
     parse_int_var(cfg, get, "SYNCSPY_DEBUG", 0, 2, 0, &dbg);
     cfg->debug = (unsigned)dbg;
+    cfg->stack_cache = !parse_pair(cfg, get, "SYNCSPY_STACK_CACHE", "on", "off", 0);
 
     /* RANK is torchrun's, not ours: a strange value is not worth a warning, just ignored. */
     long r;

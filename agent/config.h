@@ -35,6 +35,7 @@ struct config {
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
     enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|off: forward lines of backward syncs */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
+    bool stack_cache;              /* SYNCSPY_STACK_CACHE on|off: validated stacks seen before (default on) */
     enum report_color color;       /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */
     int rank;                      /* RANK (torchrun), -1 when unset or not a number */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */

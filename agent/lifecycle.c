@@ -38,6 +38,7 @@
 #include "agent/threads.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
+#include "collectors/stack_cache.h"
 #include "collectors/symbolize.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -152,6 +153,7 @@ static void agent_init(void)
     config_parse(&agent_cfg, plain_getenv);
     agent_debug_level = agent_cfg.debug;
     native_stack_init();
+    stack_cache_set_enabled(agent_cfg.stack_cache);
     sites_init(16u << 20);
     threads_init((size_t)agent_cfg.buffer_mb << 20);
     autograd_init(agent_cfg.backward);
@@ -379,6 +381,18 @@ static void write_outputs(bool on_flusher)
         symbolizer_free(own);
 }
 
+/* SYNCSPY_DEBUG=1: how the native stacks were taken (this thread's and the exited threads'). */
+static void say_stack_cache(void)
+{
+    struct stack_cache_stats mine, gone;
+    stack_cache_stats(&mine);
+    stack_cache_stats_exited(&gone);
+    dbg(1, "native stacks: %llu from the stack cache, %llu unwound (%llu could not be cached); "
+           "this thread and the threads that exited", (unsigned long long)(mine.hits + gone.hits),
+        (unsigned long long)(mine.misses + gone.misses),
+        (unsigned long long)(mine.uncacheable + gone.uncacheable));
+}
+
 static void finish(bool on_flusher)
 {
     int expected = STATE_RUNNING;
@@ -387,8 +401,10 @@ static void finish(bool on_flusher)
     int saved = errno;
     struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
     agent_work_begin(&w);
-    if (agent_cuda_seen())
+    if (agent_cuda_seen()) {
         write_outputs(on_flusher);
+        say_stack_cache();
+    }
     atomic_store(&agent_state, STATE_OFF);
     agent_work_end(&w);
     errno = saved;
@@ -438,6 +454,11 @@ void agent_finish_at_quick_exit(int timeout_ms)
                   "summary.json and the trace may miss its last records", timeout_ms);
 }
 
+void agent_after_dlclose(void)
+{
+    stack_cache_forget_all(); /* one atomic add: whatever the agent's state */
+}
+
 void agent_before_dlclose(void)
 {
     if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)
@@ -482,6 +503,7 @@ static void fork_child(void)
     pynames_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
+    stack_cache_atfork_child();
     tallies_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();

@@ -57,5 +57,7 @@ void agent_finish_at_quick_exit(int timeout_ms);
 /* Before the program's dlclose: the loaded objects are noted for symbolizing later (not for
  * the agent's own dlclose calls). */
 void agent_before_dlclose(void);
+/* After it: the threads' cached native stacks are dropped (collectors/stack_cache.h). */
+void agent_after_dlclose(void);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "agent/arena.h"
 #include "agent/core.h"
+#include "collectors/stack_cache.h"
 
 #define RING_RECORDS 4096 /* per thread: 256 KiB (32 threads in the default 8 MiB) */
 #define RING_BYTES (sizeof(struct ring) + RING_RECORDS * sizeof(struct tw_event))
@@ -63,6 +64,7 @@ static void thread_exit(void *p)
     pthread_mutex_unlock(&registry_lock);
     agent_tls.ts = NULL;
     agent_tls_launches = NULL;
+    stack_cache_thread_exit(); /* its cached stacks' storage, for the next thread */
 }
 
 void threads_init(size_t ring_bytes)

@@ -52,6 +52,7 @@ const char cli_run_help[] =
     "                              --gpu 0|1              SYNCSPY_GPU\n"
     "                              --color auto|always|never SYNCSPY_COLOR\n"
     "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
+    "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
     "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
     "                            of a signal, syncspy run dies of the same one (a shell shows\n"
     "                            128+N); 125 for a bad option or a missing agent, 126 when CMD\n"

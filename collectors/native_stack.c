@@ -1,6 +1,7 @@
 /* collectors/native_stack.c: raw native stacks (see native_stack.h). Called on the
  * application's thread inside a CUDA call: no malloc, no stdio, no locks of ours.
- * libunwind's fast trace path keeps its per-thread cache in its own mmap'ed memory. */
+ * libunwind's fast trace path keeps its per-thread cache in its own mmap'ed memory; a stack
+ * seen before on the thread comes from collectors/stack_cache.c without unwinding. */
 #define UNW_LOCAL_ONLY
 #include "collectors/native_stack.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collectors/stack_cache.h"
 #include "common/compiler.h"
 
 static uintptr_t self_lo, self_hi; /* the agent's loaded segments */
@@ -194,34 +196,98 @@ static int in_cuda_object(uintptr_t pc)
 /* Frames a CUPTI-delivered capture may have to skip beyond the agent's own: the callback
  * dispatcher in libcupti and the driver or runtime entry point the call arrived through. */
 #define CUDA_FRAMES_SLACK 32
+_Static_assert(NATIVE_STACK_RAW_MAX == NATIVE_STACK_MAX + 16 + CUDA_FRAMES_SLACK, "raw room");
 
-int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
-{
-    /* Room for the agent's own frames (shim entry, agent_sync, this function) above max. */
-    void *raw[NATIVE_STACK_MAX + 16 + CUDA_FRAMES_SLACK];
-    if (max > NATIVE_STACK_MAX)
-        max = NATIVE_STACK_MAX;
-    const bool skip_cuda = native_stack_skip_cuda;
-    const int slack = skip_cuda ? 16 + CUDA_FRAMES_SLACK : 16;
-    int n = 0;
 #if defined(__SANITIZE_THREAD__)
-    /* TSan builds: unw_backtrace's per-thread trace cache is freed by a pthread key destructor
-     * that runs after TSan has torn down the exiting thread's state and crashes inside TSan's
-     * mutex interceptor; the step-by-step unwinder keeps no such cache. */
+/* TSan builds: unw_backtrace's per-thread trace cache is freed by a pthread key destructor that
+ * runs after TSan has torn down the exiting thread's state and crashes inside TSan's mutex
+ * interceptor; the step-by-step unwinder keeps no such cache (nor does this path use ours). */
+static int capture_raw(void **raw, int limit)
+{
     unw_context_t ctx;
     unw_cursor_t cur;
+    int n = 0;
     if (unwind_backtrace && unwind_getcontext(&ctx) == 0 && unwind_init_local(&cur, &ctx) == 0) {
         do {
             unw_word_t ip;
             if (unwind_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
                 break;
             raw[n++] = (void *)ip;
-        } while (n < max + slack && unwind_step(&cur) > 0);
+        } while (n < limit && unwind_step(&cur) > 0);
     }
+    return n;
+}
 #else
-    if (likely(unwind_backtrace != NULL))
-        n = unwind_backtrace(raw, max + slack);
+SYNCSPY_TLS void **native_stack_test_ref;
+SYNCSPY_TLS int native_stack_test_nref;
+
+/* libunwind's list into dst (nothing when dst is NULL: -1). */
+static inline int unwind_into(void **dst, int limit)
+{
+    if (!dst)
+        return -1;
+    return likely(unwind_backtrace != NULL) ? unwind_backtrace(dst, limit) : 0;
+}
+
+/* The raw list of at most limit entries: from the thread's stack cache when a chain seen before
+ * still holds (collectors/stack_cache.c), else libunwind's, then offered to the cache. The
+ * registers are taken here, at one fixed point. libunwind is called from one call site only,
+ * so that the first entry of its list (its return address into this function) is the same in
+ * every capture. With native_stack_test_ref set (tests), a hit also writes libunwind's own
+ * list there, through the same call. */
+static __attribute__((noinline)) int capture_raw(void **raw, int limit)
+{
+    struct sc_regs regs;
+    STACK_CACHE_SNAPSHOT(regs);
+    bool cached = stack_cache_begin();
+    int n = cached ? stack_cache_find(&regs, raw, limit) : -1;
+    void **ref = native_stack_test_ref;
+    int m = unwind_into(n < 0 ? raw : ref, limit);
+    __asm__ volatile("" : "+r"(n)); /* n opaque: the one call is not duplicated per branch */
+    if (n < 0) {
+        n = m;
+        if (cached && n > 0)
+            stack_cache_learn(&regs, raw, n, limit);
+        if (unlikely(ref != NULL))
+            memcpy(ref, raw, (size_t)(n > 0 ? n : 0) * sizeof *raw);
+    }
+    if (unlikely(ref != NULL))
+        native_stack_test_nref = m;
+    if (cached)
+        stack_cache_end();
+    return n;
+}
 #endif
+
+int native_stack_test_raw(void **raw, void **ref, int *nref, int limit)
+{
+    if (limit > NATIVE_STACK_RAW_MAX)
+        limit = NATIVE_STACK_RAW_MAX;
+#if defined(__SANITIZE_THREAD__)
+    int n = 0;
+    for (volatile int k = 0; k < 2; k++) /* one call site: the same first entries */
+        *(k ? nref : &n) = capture_raw(k ? ref : raw, limit);
+#else
+    void **outer = native_stack_test_ref; /* a signal handler's test inside another test's */
+    int outer_n = native_stack_test_nref;
+    native_stack_test_ref = ref;
+    int n = capture_raw(raw, limit);
+    *nref = native_stack_test_nref;
+    native_stack_test_nref = outer_n;
+    native_stack_test_ref = outer;
+#endif
+    return n;
+}
+
+int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
+{
+    /* Room for the agent's own frames (shim entry, agent_sync, this function) above max. */
+    void *raw[NATIVE_STACK_RAW_MAX];
+    if (max > NATIVE_STACK_MAX)
+        max = NATIVE_STACK_MAX;
+    const bool skip_cuda = native_stack_skip_cuda;
+    const int slack = skip_cuda ? 16 + CUDA_FRAMES_SLACK : 16;
+    int n = capture_raw(raw, max + slack);
     int skip = 0;
     while (skip < n && native_stack_is_agent_pc((uintptr_t)raw[skip]))
         skip++;

@@ -1,7 +1,7 @@
 /* collectors/native_stack.h: the calling thread's native stack as raw return addresses
- * (libunwind's unw_backtrace with a per-thread cache), without the agent's own frames: frame 0
- * is the return address into the caller of the CUDA API. Runs inside a CUDA call on the
- * application's thread: no malloc, no locks of ours, no stdio. */
+ * (libunwind's unw_backtrace, or the thread's cache of validated stacks: stack_cache.h), without
+ * the agent's own frames: frame 0 is the return address into the caller of the CUDA API. Runs
+ * inside a CUDA call on the application's thread: no malloc, no locks of ours, no stdio. */
 #ifndef SYNCSPY_NATIVE_STACK_H
 #define SYNCSPY_NATIVE_STACK_H
 
@@ -11,6 +11,8 @@
 #include "common/compiler.h"
 
 #define NATIVE_STACK_MAX 256
+/* The raw list's room: max, the agent's own frames, a CUPTI-delivered call's CUDA frames. */
+#define NATIVE_STACK_RAW_MAX (NATIVE_STACK_MAX + 16 + 32)
 
 /* libunwind, dlopen'ed with RTLD_LOCAL (native_stack.c says why): the wheel's copy beside the
  * agent first, then the system's. */
@@ -28,6 +30,11 @@ const char *native_stack_unavailable(void);
  * starting at the caller of the agent. Returns the count (0 when unwinding failed); sets
  * *truncated when the stack was deeper than max. */
 int native_stack_capture(uintptr_t *pcs, int max, int *truncated);
+
+/* Tests: the raw list of at most limit entries a capture at this point gets (the stack cache's
+ * when it hits, collectors/stack_cache.h) into raw, and libunwind's own list, from the same call,
+ * into ref (*nref entries). Returns the count written into raw. */
+int native_stack_test_raw(void **raw, void **ref, int *nref, int limit);
 
 /* True when pc lies in the agent's own object (libsyncspy.so). */
 int native_stack_is_agent_pc(uintptr_t pc);

@@ -2,9 +2,10 @@
  * leave addresses that no loaded object maps by exit time; so, before the program's dlclose
  * runs, the flusher's symbolizer takes note of every object still loaded (their files are read
  * from disk later, at the recorded load addresses). After it, the real CUDA functions whose
- * library went with it are forgotten (entry/real.h), never called at a stale address. Runs on
- * the program's thread, outside any CUDA call; notes nothing in a process that never used CUDA,
- * nor for the agent's own dlclose calls. */
+ * library went with it are forgotten (entry/real.h), never called at a stale address, and the
+ * threads' cached native stacks are dropped (an object loaded later could repeat its addresses).
+ * Runs on the program's thread, outside any CUDA call; notes nothing in a process that never
+ * used CUDA, nor for the agent's own dlclose calls. */
 #include <errno.h>
 
 #include "agent/lifecycle.h"
@@ -23,5 +24,6 @@ SYNCSPY_EXPORT int dlclose(void *handle)
     agent_before_dlclose();
     int rc = real(handle);
     real_forget_unloaded();
+    agent_after_dlclose();
     return rc;
 }

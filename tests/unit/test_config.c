@@ -52,6 +52,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.cupti, CUPTI_AUTO);
     assert_int_equal(c.max_depth, 64);
     assert_int_equal(c.buffer_mb, 8);
+    assert_true(c.stack_cache);
     assert_false(c.trace_launches);
     assert_false(c.gpu);
     assert_int_equal(c.rank, -1);
@@ -103,6 +104,13 @@ static void test_good_values(void **state)
     set_env("SYNCSPY_CUPTI", "eager");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.cupti, CUPTI_EAGER);
+    set_env("SYNCSPY_STACK_CACHE", "off");
+    config_parse(&c, fake_getenv);
+    assert_false(c.stack_cache);
+    set_env("SYNCSPY_STACK_CACHE", "on");
+    config_parse(&c, fake_getenv);
+    assert_true(c.stack_cache);
+    assert_string_equal(c.warnings, "");
 }
 
 /* Every variable with garbage, empty, huge and negative values. */
@@ -221,19 +229,35 @@ static void test_relative_cupti_refused(void **state)
     assert_non_null(strstr(c.warnings, "absolute path"));
 }
 
+/* Each of bad refused: one warning line naming var and ending with says; *flag keeps dflt. */
+static void refused_values(const char *var, const char *const *bad, size_t n, const char *says,
+                           const bool *flag, struct config *c, bool dflt)
+{
+    for (size_t i = 0; i < n; i++) {
+        set_env(var, bad[i]);
+        config_parse(c, fake_getenv);
+        assert_true(*flag == dflt);
+        assert_int_equal(count_lines(c->warnings), 1);
+        assert_non_null(strstr(c->warnings, var));
+        assert_non_null(strstr(c->warnings, says));
+    }
+}
+
 static void test_gpu_values(void **state)
 {
     (void)state;
-    struct config c;
+    struct config c = {0};
     const char *bad[] = {"2", "yes", "on", "true", "01x", "-1"};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        set_env("SYNCSPY_GPU", bad[i]);
-        config_parse(&c, fake_getenv);
-        assert_false(c.gpu);
-        assert_int_equal(count_lines(c.warnings), 1);
-        assert_non_null(strstr(c.warnings, "SYNCSPY_GPU="));
-        assert_non_null(strstr(c.warnings, "0..1; using 0"));
-    }
+    refused_values("SYNCSPY_GPU", bad, sizeof bad / sizeof *bad, "0..1; using 0", &c.gpu, &c, false);
+}
+
+static void test_stack_cache_values(void **state)
+{
+    (void)state;
+    struct config c = {0};
+    const char *bad[] = {"1", "0", "ON", "yes", "off ", ""};
+    refused_values("SYNCSPY_STACK_CACHE", bad, sizeof bad / sizeof *bad, "is not on or off; using on",
+                   &c.stack_cache, &c, true);
 }
 
 static void test_bad_rank_ignored_quietly(void **state)
@@ -257,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_control_characters_shown_escaped),
         cmocka_unit_test(test_relative_cupti_refused),
         cmocka_unit_test(test_gpu_values),
+        cmocka_unit_test(test_stack_cache_values),
         cmocka_unit_test(test_bad_rank_ignored_quietly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
