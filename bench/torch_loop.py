@@ -99,8 +99,26 @@ def sample_rss(pid, samples, stop):
         stop.wait(0.02)
 
 
+# Runs that died of SIGABRT and were run again: on the simulator, torch's ViT loop (with the agent
+# or without) now and then aborts with "terminate called without an active exception"; the
+# figures come from the second try, and the JSON lists each first try ("retried").
+RETRIED = []
+
+
 def one_run(args, agent, steps, extra=None, sample=False):
     """{step_ms (median after warm-up), times (ms by step), peak_kb, exit_s, rss_samples_kb}"""
+    try:
+        return one_try(args, agent, steps, extra, sample)
+    except Aborted as e:
+        RETRIED.append({"agent": bool(agent), "extra": extra or {}, "stderr_tail": str(e)[-300:]})
+        return one_try(args, agent, steps, extra, sample, last=True)
+
+
+class Aborted(Exception):
+    pass
+
+
+def one_try(args, agent, steps, extra=None, sample=False, last=False):
     shutil.rmtree(out_dir(args), ignore_errors=True)
     if args.loop == "vit":
         cmd = [args.python, SEEDS, "vit", "--no-pin", "--workers", "0", "--steps", str(steps),
@@ -126,6 +144,8 @@ def one_run(args, agent, steps, extra=None, sample=False):
     for r in readers:
         r.join()
     out, err = bufs["out"], bufs["err"]
+    if p.returncode == -6 and not last:
+        raise Aborted(err[-2000:])
     if p.returncode != 0:
         raise SystemExit(f"torch_loop: {' '.join(cmd)} failed ({p.returncode}):\n{err[-2000:]}")
     times = {int(ln.split()[1]): float(ln.split()[2]) for ln in out.splitlines()
@@ -223,6 +243,7 @@ def main():
     for section in ("recorded", "unrecorded", "long"):
         for key in ("ratios",):
             res[section][key] = [round(x, 4) for x in res[section][key]]
+    res["retried"] = RETRIED
     doc = json.dumps(res, indent=1)
     if args.json:
         with open(args.json, "w") as f:
