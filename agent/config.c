@@ -86,18 +86,32 @@ static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *
 
 /* A variable of two words, a and b (its warning names them in that order): 0 for a, 1 for b,
  * dflt (with a warning) for anything else. */
-static int parse_pair(struct config *cfg, config_getenv_fn get, const char *var, const char *a,
-                      const char *b, int dflt)
+/* The index of var's value among words (NULL-terminated), or dflt (unset, or not one of them:
+ * then the warning names them all, "is not a, b or c"). */
+static int parse_choice(struct config *cfg, config_getenv_fn get, const char *var,
+                        const char *const *words, int dflt)
 {
     const char *v = get(var);
     if (!v)
         return dflt;
-    if (!strcmp(v, a) || !strcmp(v, b))
-        return strcmp(v, a) != 0;
-    char why[64];
-    snprintf(why, sizeof why, "is not %s or %s", a, b);
-    warn(cfg, var, v, why, dflt ? b : a);
+    int n = 0;
+    for (; words[n]; n++)
+        if (!strcmp(v, words[n]))
+            return n;
+    char why[96];
+    size_t k = (size_t)snprintf(why, sizeof why, "is not ");
+    for (int i = 0; i < n && k < sizeof why; i++)
+        k += (size_t)snprintf(why + k, sizeof why - k, "%s%s", words[i],
+                              i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+    warn(cfg, var, v, why, words[dflt]);
     return dflt;
+}
+
+static int parse_pair(struct config *cfg, config_getenv_fn get, const char *var, const char *a,
+                      const char *b, int dflt)
+{
+    const char *const words[] = {a, b, NULL};
+    return parse_choice(cfg, get, var, words, dflt);
 }
 
 static bool copy_path(char *dst, size_t cap, const char *src)
@@ -158,15 +172,9 @@ void config_parse(struct config *cfg, config_getenv_fn get)
 
     cfg->trace_launches = parse_pair(cfg, get, "SYNCSPY_LAUNCHES", "count", "trace", 0);
 
-    cfg->backward = BACKWARD_AUTO;
-    if ((v = get("SYNCSPY_BACKWARD"))) {
-        if (!strcmp(v, "all"))
-            cfg->backward = BACKWARD_ALL;
-        else if (!strcmp(v, "off"))
-            cfg->backward = BACKWARD_OFF;
-        else if (strcmp(v, "auto"))
-            warn(cfg, "SYNCSPY_BACKWARD", v, "is not auto, all or off", "auto");
-    }
+    static const char *const backward_words[] = {"auto", "all", "off", NULL};
+    static const enum backward_mode backward_modes[] = {BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_OFF};
+    cfg->backward = backward_modes[parse_choice(cfg, get, "SYNCSPY_BACKWARD", backward_words, 0)];
 
     cfg->cupti = CUPTI_AUTO;
     if ((v = get("SYNCSPY_CUPTI"))) {
@@ -187,15 +195,9 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     cfg->gpu = gpu != 0;
 
     /* NO_COLOR (no-color.org): any non-empty value turns colour off unless asked for by name. */
-    cfg->color = REPORT_COLOR_AUTO;
-    if ((v = get("SYNCSPY_COLOR"))) {
-        if (!strcmp(v, "always"))
-            cfg->color = REPORT_COLOR_ALWAYS;
-        else if (!strcmp(v, "never"))
-            cfg->color = REPORT_COLOR_NEVER;
-        else if (strcmp(v, "auto"))
-            warn(cfg, "SYNCSPY_COLOR", v, "is not auto, always or never", "auto");
-    }
+    static const char *const color_words[] = {"auto", "always", "never", NULL};
+    static const enum report_color color_modes[] = {REPORT_COLOR_AUTO, REPORT_COLOR_ALWAYS, REPORT_COLOR_NEVER};
+    cfg->color = color_modes[parse_choice(cfg, get, "SYNCSPY_COLOR", color_words, 0)];
     if (cfg->color == REPORT_COLOR_AUTO && (v = get("NO_COLOR")) && *v)
         cfg->color = REPORT_COLOR_NEVER;
 
