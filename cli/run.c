@@ -219,19 +219,17 @@ static bool starts(const char *s, size_t n, const char *prefix)
     return n >= k && memcmp(s, prefix, k) == 0;
 }
 
-/* LD_PRELOAD with the agent first: another copy of the agent is dropped (two would both
- * start), a sanitizer runtime that was first stays first (it must be: ASan refuses to run
- * otherwise). Entries are separated by spaces or colons, as ld.so reads them. */
-static char *preload_value(const char *agent)
+static bool is_sanitizer(const char *b, size_t blen)
 {
-    const char *old = getenv("LD_PRELOAD");
-    size_t cap = strlen(agent) + (old ? strlen(old) : 0) + 3;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    size_t n = 0;
-    bool agent_put = false;
-    for (const char *p = old ? old : ""; *p;) {
+    return starts(b, blen, "libasan.so") || starts(b, blen, "libtsan.so") ||
+           starts(b, blen, "libclang_rt.asan") || starts(b, blen, "libclang_rt.tsan");
+}
+
+/* Appends the entries of list (separated by spaces or colons, as ld.so reads them) that are
+ * sanitizer runtimes (sanitizers true) or the others but copies of the agent (false). */
+static size_t append_entries(char *out, size_t n, const char *list, bool sanitizers)
+{
+    for (const char *p = list; *p;) {
         while (*p == ' ' || *p == ':')
             p++;
         size_t len = strcspn(p, " :");
@@ -239,22 +237,34 @@ static char *preload_value(const char *agent)
             break;
         size_t blen;
         const char *b = base_name(p, len, &blen);
-        bool sanitizer = starts(b, blen, "libasan.so") || starts(b, blen, "libtsan.so") ||
-                         starts(b, blen, "libclang_rt.asan") || starts(b, blen, "libclang_rt.tsan");
-        if (!agent_put && !(sanitizer && n == 0)) {
-            n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
-            agent_put = true;
-        }
-        if (!starts(b, blen, "libsyncspy")) {
-            memcpy(out + n, n ? " " : "", n ? 1 : 0);
-            n += n ? 1 : 0;
+        bool keep = sanitizers ? is_sanitizer(b, blen)
+                               : !is_sanitizer(b, blen) && !starts(b, blen, "libsyncspy");
+        if (keep) {
+            if (n)
+                out[n++] = ' ';
             memcpy(out + n, p, len);
             n += len;
         }
         p += len;
     }
-    if (!agent_put)
-        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
+    return n;
+}
+
+/* LD_PRELOAD with the agent first, but after any sanitizer runtime (ASan refuses to run unless
+ * its runtime comes first); another copy of the agent is dropped (two would both start); the
+ * rest keeps its order. */
+static char *preload_value(const char *agent)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old)
+        old = "";
+    size_t cap = strlen(agent) + strlen(old) + 3;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t n = append_entries(out, 0, old, true);
+    n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
+    n = append_entries(out, n, old, false);
     out[n] = '\0';
     return out;
 }

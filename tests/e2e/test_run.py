@@ -183,13 +183,16 @@ class ExitAndSignals(unittest.TestCase):
             bare = subprocess.run(cmd, capture_output=True)
             with self.subTest(sig=sig.name), tempfile.TemporaryDirectory() as cwd:
                 e = agent_env(preload=False)[0]
+                if SANITIZER_PRELOAD:  # an ASan build of syncspy: ASan's own SIGSEGV handler
+                    # would catch the SIGSEGV syncspy run raises on itself to die the same death
+                    e["ASAN_OPTIONS"] = ":".join(filter(None, [e.get("ASAN_OPTIONS"), "handle_segv=0"]))
                 p = subprocess.run([CLI, "run", "--", *cmd], env=e, cwd=cwd, capture_output=True,
                                    preexec_fn=cores_allowed)
                 self.assertEqual(p.returncode, bare.returncode)
                 self.assertEqual(p.returncode, -sig)
                 self.assertEqual(os.listdir(cwd), [])
                 shell = subprocess.run(["sh", "-c", '"$@"; echo "status $?"', "sh", CLI, "run", "--", *cmd],
-                                       capture_output=True, text=True, env=agent_env(preload=False)[0])
+                                       capture_output=True, text=True, env=e)
                 self.assertIn(f"status {128 + sig}", shell.stdout)
 
     def test_sigterm_to_syncspy_run_reaches_the_program(self):
@@ -275,8 +278,8 @@ class ProcessesAndPreload(unittest.TestCase):
         self.assertIn("(that folder also holds 2 process folders of earlier runs", again.stderr)
 
     def test_agent_first_in_ld_preload(self):
-        """The agent goes first; another copy of it is dropped; the rest keeps its order (a
-        sanitizer runtime that was first stays first)."""
+        """The agent goes first, after a sanitizer runtime wherever it was (ASan's must come
+        first); another copy of the agent is dropped; the rest keeps its order."""
         other = "/nonexistent/libother.so"
         env = {"LD_PRELOAD": f"{other}:/old/libsyncspy.so {SANITIZER_PRELOAD}".strip()}
         e, out = agent_env(preload=False)
@@ -284,7 +287,7 @@ class ProcessesAndPreload(unittest.TestCase):
         p = subprocess.run([CLI, "run", "--out", out, "--", "sh", "-c", 'echo "$LD_PRELOAD"'], env=e,
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr)
-        want = f"{os.path.realpath(LIB)} {other}" + (f" {SANITIZER_PRELOAD}" if SANITIZER_PRELOAD else "")
+        want = (f"{SANITIZER_PRELOAD} " if SANITIZER_PRELOAD else "") + f"{os.path.realpath(LIB)} {other}"
         self.assertEqual(p.stdout, want + "\n")
         if SANITIZER_PRELOAD:
             e["LD_PRELOAD"] = SANITIZER_PRELOAD
