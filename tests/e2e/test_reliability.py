@@ -261,8 +261,14 @@ class BadVariables(unittest.TestCase):
             for value in self.VALUES:
                 if var in ("SYNCSPY_OUT", "SYNCSPY_REPORT") and value:
                     continue  # any non-empty path is a valid value for these
-                r = run([prog("basic"), "1"], env={var: value, "SYNCSPY_REPORT": "off"}
-                        if var != "SYNCSPY_REPORT" else {var: value})
+                # in a folder of its own: an empty SYNCSPY_OUT falls back to ./syncspy-out
+                with tempfile.TemporaryDirectory(prefix="syncspy-badvar-") as cwd:
+                    r = run([prog("basic"), "1"], env={var: value, "SYNCSPY_REPORT": "off"}
+                            if var != "SYNCSPY_REPORT" else {var: value}, cwd=cwd)
+                    if var == "SYNCSPY_OUT":  # the default used instead, under the cwd
+                        written = os.listdir(os.path.join(cwd, "syncspy-out"))
+                        self.assertEqual(len(written), 1, written)
+                        self.assertRegex(written[0], r"^pid\d+$")
                 self.assertEqual(r.returncode, 3, (var, value, r.stderr))
                 self.assertEqual(r.stdout, "basic: 1 steps done\n", (var, value))
                 lines = [l for l in r.stderr.splitlines() if var in l]
