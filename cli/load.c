@@ -70,11 +70,6 @@ bool cli_process_folder_name(const char *name, int *rank, int *pid)
     return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) && parse_pid_part(dash + 4, pid);
 }
 
-struct folder {
-    char *name;
-    int rank, pid;
-};
-
 static int rank_pid_cmp(int ra, int pa, int rb, int pb)
 {
     if ((ra < 0) != (rb < 0))
@@ -86,52 +81,73 @@ static int rank_pid_cmp(int ra, int pa, int rb, int pb)
 
 static int folder_cmp(const void *pa, const void *pb)
 {
-    const struct folder *a = pa, *b = pb;
+    const struct cli_folder *a = pa, *b = pb;
     int c = rank_pid_cmp(a->rank, a->pid, b->rank, b->pid);
     return c ? c : strcmp(a->name, b->name);
 }
 
-/* The process folders under root, sorted; NULL with *n = 0 when none (or on error). */
-static struct folder *scan_root(const char *root, size_t *n, size_t *problems)
+long cli_process_folders(const char *root, size_t max, struct cli_folder **out, bool *more)
 {
-    *n = 0;
+    *out = NULL;
+    *more = false;
     DIR *d = opendir(root);
-    if (!d) {
-        fprintf(stderr, "syncspy: cannot read %s: %s\n", root, strerror(errno));
-        (*problems)++;
-        return NULL;
-    }
-    struct folder *f = NULL;
-    size_t cap = 0;
+    if (!d)
+        return -1;
+    struct cli_folder *f = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
         int rank, pid;
         if (!cli_process_folder_name(de->d_name, &rank, &pid))
             continue;
-        if (*n == CLI_MAX_PROCESSES) {
-            fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
-                    root, CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
-            (*problems)++;
+        if (n == max) {
+            *more = true;
             break;
         }
-        if (*n == cap) {
+        if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;
-            struct folder *nf = realloc(f, ncap * sizeof *nf);
+            struct cli_folder *nf = realloc(f, ncap * sizeof *nf);
             if (!nf)
                 break;
             f = nf;
             cap = ncap;
         }
-        f[*n].name = strdup(de->d_name);
-        if (!f[*n].name)
+        f[n].name = strdup(de->d_name);
+        if (!f[n].name)
             break;
-        f[*n].rank = rank;
-        f[*n].pid = pid;
-        (*n)++;
+        f[n].rank = rank;
+        f[n].pid = pid;
+        n++;
     }
     closedir(d);
     if (f)
-        qsort(f, *n, sizeof *f, folder_cmp);
+        qsort(f, n, sizeof *f, folder_cmp);
+    *out = f;
+    return (long)n;
+}
+
+void cli_folders_free(struct cli_folder *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(f[i].name);
+    free(f);
+}
+
+/* The process folders under root, sorted; NULL with *n = 0 when none (or on error, said). */
+static struct cli_folder *scan_root(const char *root, size_t *n, size_t *problems)
+{
+    struct cli_folder *f;
+    bool more;
+    long got = cli_process_folders(root, CLI_MAX_PROCESSES, &f, &more);
+    *n = got > 0 ? (size_t)got : 0;
+    if (got < 0) {
+        fprintf(stderr, "syncspy: cannot read %s: %s\n", root, strerror(errno));
+        (*problems)++;
+    } else if (more) {
+        fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
+                root, CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
+        (*problems)++;
+    }
     return f;
 }
 
@@ -247,7 +263,7 @@ static void load_file(const char *path, unsigned flags, struct cli_set *set, siz
 static void load_root(const char *root, unsigned flags, struct cli_set *set, size_t *problems)
 {
     size_t n;
-    struct folder *f = scan_root(root, &n, problems);
+    struct cli_folder *f = scan_root(root, &n, problems);
     if (n == 0) {
         if (*problems == 0)
             fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "

@@ -38,4 +38,16 @@ size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
 bool cli_process_folder_name(const char *name, int *rank, int *pid);
 void cli_set_free(struct cli_set *set);
 
+/* A process folder found under a SYNCSPY_OUT root. */
+struct cli_folder {
+    char *name;
+    int rank, pid;
+};
+/* The process folders under root (at most max: *more is set when there were others), sorted as
+ * a merged report orders its processes: ranked first by rank, then by pid, then by name.
+ * Returns how many, or -1 when root cannot be read (errno from opendir); *out is NULL when
+ * there are none. Free with cli_folders_free. */
+long cli_process_folders(const char *root, size_t max, struct cli_folder **out, bool *more);
+void cli_folders_free(struct cli_folder *f, size_t n);
+
 #endif

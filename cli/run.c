@@ -9,13 +9,13 @@
 #include "agent/config.h"
 #include "cli/load.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,60 +271,30 @@ static char *preload_value(const char *agent)
 
 /* ---- the process folders ------------------------------------------------------------------- */
 
+/* The process folders under a root, in a merged report's order (none when it does not exist). */
 struct names {
-    char **v;
+    struct cli_folder *v;
     size_t n;
 };
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The process folders under root now (none when root does not exist), sorted. */
 static void scan_folders(const char *root, struct names *out)
 {
-    out->v = NULL;
-    out->n = 0;
-    DIR *d = opendir(root);
-    if (!d)
-        return;
-    size_t cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        int rank, pid;
-        if (!cli_process_folder_name(de->d_name, &rank, &pid))
-            continue;
-        if (out->n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **nv = realloc(out->v, ncap * sizeof *nv);
-            if (!nv)
-                break;
-            out->v = nv;
-            cap = ncap;
-        }
-        if (!(out->v[out->n] = strdup(de->d_name)))
-            break;
-        out->n++;
-    }
-    closedir(d);
-    if (out->n > 1)
-        qsort(out->v, out->n, sizeof *out->v, name_cmp);
+    bool more;
+    long n = cli_process_folders(root, SIZE_MAX, &out->v, &more);
+    out->n = n > 0 ? (size_t)n : 0;
 }
 
 static bool has_name(const struct names *s, const char *name)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], name) == 0)
+        if (strcmp(s->v[i].name, name) == 0)
             return true;
     return false;
 }
 
 static void free_names(struct names *s)
 {
-    for (size_t i = 0; i < s->n; i++)
-        free(s->v[i]);
-    free(s->v);
+    cli_folders_free(s->v, s->n);
 }
 
 /* A path as a shell word: as it is when it holds nothing a shell would read, else in quotes. */
@@ -343,12 +313,15 @@ static void shell_word(const char *s)
 /* The closing lines: which process folders this run left, and the command that reads them. */
 static void say_where(const char *root, const struct names *before)
 {
-    struct names after, made = {0};
+    struct names after;
     scan_folders(root, &after);
-    made.v = calloc(after.n ? after.n : 1, sizeof *made.v);
+    struct {
+        const char **v;
+        size_t n;
+    } made = {calloc(after.n ? after.n : 1, sizeof *made.v), 0};
     for (size_t i = 0; made.v && i < after.n; i++)
-        if (!has_name(before, after.v[i]))
-            made.v[made.n++] = after.v[i];
+        if (!has_name(before, after.v[i].name))
+            made.v[made.n++] = after.v[i].name;
     if (made.n == 0) {
         fputs("syncspy run: nothing recorded: no process made a CUDA call the agent saw (output "
               "folder ", stderr);
