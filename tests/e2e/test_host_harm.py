@@ -39,6 +39,21 @@ class Proc:
             self.before_ready.append(line)
         raise AssertionError("not ready in time")
 
+    def wait_in_pipe_read(self, timeout=10):
+        """Until the main thread sleeps in read() on a pipe (its wchan): a signal sent between
+        "ready" and the read() would run the handler first and leave read() waiting for good,
+        with the agent or without (the window is widest under ASan)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{self.p.pid}/wchan") as f:
+                    if "pipe" in f.read():
+                        return
+            except OSError:
+                return  # it ended: finish() says how
+            time.sleep(0.001)
+        raise AssertionError(f"not in a pipe read() after {timeout} s")
+
     def signal(self, sig):
         self.sent = time.monotonic()
         self.p.send_signal(sig)
@@ -56,9 +71,11 @@ class Proc:
         return self.p.returncode, "".join(self.before_ready) + (out or ""), err or "", took
 
 
-def signalled(argv, sig, preload, env=None, delay=0.0, timeout=30):
+def signalled(argv, sig, preload, env=None, delay=0.0, timeout=30, in_read=False):
     p = Proc(argv, env=env, preload=preload)
     p.wait_ready()
+    if in_read:
+        p.wait_in_pipe_read()
     time.sleep(delay)
     p.signal(sig)
     return p.finish(timeout)
@@ -86,20 +103,20 @@ class SignalRegistration(unittest.TestCase):
     """The program's own signal actions reach the kernel exactly as given: flags, mask, restart
     semantics, handler order."""
 
-    def same(self, argv, sig=None, timeout=30):
+    def same(self, argv, sig=None, timeout=30, in_read=False):
         """Runs argv without and with the agent; the status and output must be the same."""
         if sig is None:
             plain, r = run(argv, preload=False, timeout=timeout), run(argv, timeout=timeout)
             self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
             return plain.returncode, plain.stdout, r.stderr
-        plain = signalled(argv, sig, preload=False, timeout=timeout)
-        agent = signalled(argv, sig, preload=True, timeout=timeout)
+        plain = signalled(argv, sig, preload=False, timeout=timeout, in_read=in_read)
+        agent = signalled(argv, sig, preload=True, timeout=timeout, in_read=in_read)
         self.assertEqual(agent[:2], plain[:2], agent[2])
         return agent
 
     def test_handler_without_sa_restart_makes_read_fail_with_eintr(self):
         for when in ("before", "after"):  # installed before or after the first CUDA call
-            status, out, err, _ = self.same(harm("read-eintr", when), signal.SIGTERM)
+            status, out, err, _ = self.same(harm("read-eintr", when), signal.SIGTERM, in_read=True)
             self.assertEqual(status, 0)
             self.assertEqual(out, "handler\nread: -1 Interrupted system call\n")
             self.assertEqual(reports(err), 1)  # the program went on to exit: the report
