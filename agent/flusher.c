@@ -413,6 +413,14 @@ bool flusher_request_finish(int timeout_ms)
         return false;
     atomic_store(&fl.finish_requested, true);
     flusher_kick();
+    return flusher_wait_finished(timeout_ms);
+}
+
+bool flusher_wait_finished(int timeout_ms)
+{
+    if (!fl.thread_running)
+        return false;
+    /* the answer's byte stays in the pipe: every waiter, and any later, sees it readable */
     struct pollfd p = {.fd = fl.done[0], .events = POLLIN};
     int n;
     do

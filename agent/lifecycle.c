@@ -445,9 +445,15 @@ void agent_finish_at_quick_exit(int timeout_ms)
     /* _exit discards stdio buffers: the report must not flush them (the program's output stays
      * as it would be). The caller may be a handler that interrupted any code, agent code or a
      * sync included: it only waits; the flusher thread writes (agent locks are held with
-     * signals blocked, so none is held under this handler). A second caller returns at once. */
-    if (atomic_exchange(&finish_asked, true))
+     * signals blocked, so none is held under this handler). A second caller (another thread's
+     * _exit, issue 22) waits for the same answer, bounded alike: libc's _exit at once would end
+     * the process while the flusher still writes, leaving no summary.json and no report. The
+     * flusher itself (an _exit inside the agent's own work) never waits for itself. */
+    if (atomic_exchange(&finish_asked, true)) {
+        if (!agent_tls.agent_thread)
+            flusher_wait_finished(timeout_ms);
         return;
+    }
     atomic_store(&finishing_from_signal, true);
     if (!flusher_request_finish(timeout_ms))
         agent_log("the process ended through _exit before its outputs were written (waited %d ms): "

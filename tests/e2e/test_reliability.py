@@ -144,6 +144,14 @@ class QuickExit(unittest.TestCase):
         r = self.check("handler", 9, "", 9)
         self.assertNotIn("before its outputs were written", r.stderr)
 
+    def test__exit_from_8_threads_at_once(self):
+        # issue 22: the second caller went to libc's _exit while the flusher still wrote (no
+        # summary.json, no report, a 112-byte trace in 5 runs of 5); every caller now waits
+        for _ in range(5):
+            r = self.check("threads8", 3, "", 9)
+            self.assertEqual(r.stderr.count("syncspy: pid"), 1, r.stderr)
+            self.assertNotIn("before its outputs were written", r.stderr)
+
     def test_forked_child_ending_with__exit(self):
         r = self.check("child", 0, "child status 7\n", 9)
         # the child's folder: the parent made no CUDA call and wrote nothing

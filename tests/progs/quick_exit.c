@@ -8,7 +8,9 @@
  *   child    a forked child syncs and ends with _exit(7); the parent (no CUDA call) reports
  *            "child status 7" and returns 0
  *   vfork    the process syncs, a vfork child calls _exit(4) at once, then the process syncs
- *            3 steps more and returns 0 (exit: one report, 6 steps of syncs) */
+ *            3 steps more and returns 0 (exit: one report, 6 steps of syncs)
+ *   threads8 8 threads wait at a barrier, then all call _exit(3) at once (issue 22: the second
+ *            caller went straight to libc's _exit while the flusher still wrote) */
 #include "common.h"
 #include <pthread.h>
 #include <signal.h>
@@ -60,6 +62,27 @@ __attribute__((noinline)) void long_sync(void)
     CHECK(cudaStreamSynchronize(s));
 }
 
+static pthread_barrier_t exit_barrier;
+
+static void *exit_at_once(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&exit_barrier);
+    _exit(3);
+}
+
+static void exit_from_8_threads(void)
+{
+    enum { N = 8 };
+    pthread_t t[N];
+    pthread_barrier_init(&exit_barrier, NULL, N + 1);
+    for (int i = 0; i < N; i++)
+        pthread_create(&t[i], NULL, exit_at_once, NULL);
+    pthread_barrier_wait(&exit_barrier);
+    for (;;) /* the threads end the process */
+        pause();
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "self";
@@ -96,6 +119,8 @@ int main(int argc, char **argv)
     printf("buffered");
     if (strcmp(mode, "Exit") == 0)
         _Exit(6);
+    if (strcmp(mode, "threads8") == 0)
+        exit_from_8_threads();
     if (strcmp(mode, "handler") == 0) {
         signal(SIGUSR1, on_usr1);
         pthread_t self = pthread_self(), t;
