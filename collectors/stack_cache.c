@@ -32,12 +32,28 @@
  * The loads of a validation do not depend on one another (an OR of load ^ expected): about one
  * round of cache misses instead of ~40 dependent ones. Only the current thread's own entries are
  * read (a pool slot is cleared when another thread takes it), and only slots that held return
- * addresses or saved RBPs of live frames at or above the current rsp. */
+ * addresses or saved RBPs of live frames at or above the current rsp.
+ *
+ * Why every load is of mapped memory (issue 22: a coroutine whose stack's top had been unmapped
+ * reached a cached sync at the same rsp, and the check read the unmapped part). The cache works
+ * on the thread's own stack only, [lo, hi): glibc's bounds of the thread (pthread_getattr_np;
+ * for the process's first thread the mapping of its stack, from /proc/self/maps), taken at the
+ * thread's first walk. A capture whose rsp is outside them (a makecontext coroutine, a
+ * sigaltstack handler, any stack the program switched to) neither reads nor keeps a chain: it
+ * unwinds. A chain keeps slots below hi only, so a check at rsp in [lo, hi) reads inside
+ * [rsp, hi): the live part of the thread's stack, mapped for as long as the thread runs (glibc's
+ * stacks are mapped whole; the first thread's mapping only grows). Two compares a capture, no
+ * system call. */
 #include "collectors/stack_cache.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "common/compiler.h"
 
@@ -46,7 +62,6 @@
 #define SC_ENTRIES 8             /* chains per thread, round-robin */
 #define SC_CHECKS (2 * STACK_CACHE_FRAMES + 2)
 #define SC_POOL 256              /* threads with a cache at once; later ones go without */
-#define SC_SPAN ((uintptr_t)256 << 20) /* a walk reads at most this far above its rsp */
 #define SC_PREFIX_MAX 3          /* libunwind's frames before the chain's first pc */
 #define SC_RULES 512             /* the thread's memo of CFI rules by pc, direct-mapped */
 #define SC_SEEN 16               /* hashes of stacks missed once: a second miss walks */
@@ -90,6 +105,8 @@ struct sc_thread {
     int pool_index;
     bool busy;    /* inside a capture: a nested one (a signal handler's) does without */
     bool exited;  /* after the thread's exit: no new storage */
+    bool bounds_tried;
+    uintptr_t stack_lo, stack_hi; /* the thread's own stack; both 0: not known (no cache) */
     struct stack_cache_stats stats;
 };
 
@@ -220,10 +237,16 @@ __attribute__((no_sanitize_address)) static bool entry_valid(const struct sc_ent
     return d == 0;
 }
 
+/* rsp is on the thread's own stack (not a coroutine's, not a sigaltstack handler's). */
+static inline bool on_own_stack(uintptr_t rsp)
+{
+    return rsp - sct.stack_lo < sct.stack_hi - sct.stack_lo;
+}
+
 int stack_cache_find(const struct sc_regs *r, void **raw, int limit)
 {
     struct stack_cache *sc = sct.sc;
-    if (sc) {
+    if (sc && on_own_stack(r->rsp)) {
         unsigned gen = atomic_load_explicit(&sc_generation, memory_order_acquire);
         for (int i = 0; i < SC_ENTRIES; i++) {
             if (sc->key[i] != r->rsp || sc->limit[i] != limit || sc->gen[i] != gen)
@@ -262,9 +285,11 @@ __attribute__((no_sanitize_address)) static uintptr_t load_slot(uintptr_t slot)
     return *(const uintptr_t *)slot;
 }
 
+/* A slot the walk may read and a check may read again: 8 bytes between the capture's rsp and
+ * the thread's stack top. */
 static bool slot_ok(uintptr_t slot, uintptr_t stack_lo)
 {
-    return slot >= stack_lo && slot - stack_lo <= SC_SPAN && !(slot & 7);
+    return slot >= stack_lo && slot < sct.stack_hi - 8 && !(slot & 7);
 }
 
 /* The RBP a frame's CFA is based on: its source (a saved slot or the snapshot's register)
@@ -370,9 +395,88 @@ static bool seen_before(struct stack_cache *sc, const struct sc_regs *r, void *c
     return false;
 }
 
+/* The [lo, hi) of the mapping in /proc/self/maps that holds addr (read with a fixed buffer,
+ * no stdio, no malloc): false when not found. */
+static bool mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    static char buf[4096]; /* the first thread's, once: not on its stack (issue 22, item 2) */
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool found = false;
+    size_t have = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf + have, sizeof buf - have);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        char *line = buf, *end;
+        while ((end = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            uintptr_t a = 0, b = 0;
+            const char *c = line;
+            for (; c < end && *c != '-'; c++)
+                a = a * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+            for (c++; c < end && *c != ' '; c++)
+                b = b * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+            if (addr >= a && addr < b) {
+                *lo = a;
+                *hi = b;
+                found = true;
+                goto done;
+            }
+            line = end + 1;
+        }
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+        if (have == sizeof buf)
+            break; /* a line longer than the buffer: not a maps file we know */
+    }
+done:
+    close(fd);
+    return found;
+}
+
+extern void *__libc_stack_end; /* ld.so's: the first thread's stack pointer at its start */
+
+/* The calling thread's stack, learned once at its first walk (a thread's first sight of a
+ * stack seen twice: pthread_getattr_np frees what it allocates; a system call or two). The
+ * first thread's is its stack's mapping as it is now: it only grows, and a capture below it
+ * (a stack grown since) unwinds. */
+static void learn_bounds(void)
+{
+    sct.bounds_tried = true;
+    uintptr_t lo = 0, hi = 0;
+    if (syscall(SYS_gettid) == getpid()) {
+        if (!mapping_of((uintptr_t)__libc_stack_end, &lo, &hi))
+            return;
+    } else {
+        pthread_attr_t a;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &a) != 0)
+            return;
+        bool ok = pthread_attr_getstack(&a, &addr, &size) == 0;
+        pthread_attr_destroy(&a);
+        if (!ok)
+            return;
+        lo = (uintptr_t)addr;
+        hi = lo + size;
+    }
+    sct.stack_lo = lo;
+    sct.stack_hi = hi;
+}
+
 void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int limit)
 {
     if (n <= 0 || n > STACK_CACHE_FRAMES || sct.exited) {
+        sct.stats.uncacheable++;
+        return;
+    }
+    if (!sct.bounds_tried)
+        learn_bounds();
+    if (!on_own_stack(r->rsp)) { /* a stack the program switched to: always unwound */
         sct.stats.uncacheable++;
         return;
     }

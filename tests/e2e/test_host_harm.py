@@ -462,5 +462,26 @@ class SimulatedWaits(unittest.TestCase):
         self.assertGreaterEqual(apis["cudaDeviceReset"]["blocked_ns"], 19_000_000)
 
 
+def count_at(summary, function):
+    return sum(x["count"] for x in site_by_function(summary, function))
+
+
+class OwnStacks(unittest.TestCase):
+    """Stacks the agent does not own (issue 22, part 3): a coroutine's, partly unmapped under a
+    chain the stack cache kept."""
+
+    def test_coroutine_stack_unmapped_under_a_cached_chain(self):
+        # 8 rounds: a coroutine syncs 100 frames deep 20 times, the top 16 KiB of its stack is
+        # unmapped and a second one reaches the same sync at the same rsp (SIGSEGV in
+        # entry_valid before: the chain was found by rsp alone and read in the unmapped part)
+        argv = [prog("stack_harm"), "coroutine"]
+        plain = run(argv, preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "same sp\n"), plain.stderr)
+        for env in ({}, {"SYNCSPY_STACK_CACHE": "off"}):
+            r = run(argv, env=env)
+            self.assertEqual((r.returncode, r.stdout), (0, "same sp\n"), (env, r.stderr))
+            self.assertEqual(count_at(r.summary(), "at_bottom"), 8 * 22, env)
+
+
 if __name__ == "__main__":
     unittest.main()

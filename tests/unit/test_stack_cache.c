@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <sys/time.h>
 #include <setjmp.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -322,6 +324,67 @@ static void test_signal_on_alternate_stack(void **state)
     sigaltstack(&old, NULL);
 }
 
+/* A makecontext coroutine (issue 22): a stack that is not the thread's own is never read from
+ * the cache (its memory may be unmapped under a chain kept from it) nor kept: every capture
+ * unwinds, exactly; back on the thread's stack, captures hit again. */
+static ucontext_t co_main, co_ctx;
+
+static void co_body(void)
+{
+    for (volatile int i = 0; i < 5; i++)
+        recurse(3);
+}
+
+static void on_coroutine(void)
+{
+    size_t size = 256 << 10;
+    char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    for (volatile int round = 0; round < 2; round++) {
+        getcontext(&co_ctx);
+        co_ctx.uc_stack.ss_sp = stack;
+        co_ctx.uc_stack.ss_size = size;
+        co_ctx.uc_link = &co_main;
+        makecontext(&co_ctx, co_body, 0);
+        swapcontext(&co_main, &co_ctx);
+    }
+    munmap(stack, size);
+}
+
+static void test_coroutine_stack_never_cached(void **state)
+{
+    (void)state;
+    struct stack_cache_stats d = counted(on_coroutine);
+    assert_int_equal(d.hits, 0);
+    assert_int_equal(d.misses, STACK_CACHE_BUILT ? 10 : 0);
+    expect_hits(same_site, 8);
+}
+
+/* A thread on a stack the program gave it (pthread_attr_setstack): its bounds are that block's,
+ * and its captures hit. */
+static void *hits_on_own_stack(void *arg)
+{
+    (void)arg;
+    expect_hits(same_site, 8);
+    return NULL;
+}
+
+static void test_thread_on_a_given_stack_hits(void **state)
+{
+    (void)state;
+    size_t size = 1 << 20;
+    void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstack(&a, stack, size);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, &a, hits_on_own_stack, NULL), 0);
+    pthread_join(t, NULL);
+    pthread_attr_destroy(&a);
+    munmap(stack, size);
+}
+
 /* A timer signal whose handler captures while the thread is capturing (inside the cache's
  * capture at times): both exact. */
 static volatile sig_atomic_t ticks;
@@ -460,6 +523,8 @@ int main(void)
         cmocka_unit_test(test_capture_in_a_signal_handler_during_captures),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_many_short_threads),
+        cmocka_unit_test(test_coroutine_stack_never_cached),
+        cmocka_unit_test(test_thread_on_a_given_stack_hits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
