@@ -268,12 +268,12 @@ static void python_notice(void)
         agent_log("%s", pyframes_status());
 }
 
-static int native_capture(const struct sync_call *call, uintptr_t *pcs, int *truncated)
+static int native_capture(const struct sync_call *call, struct capture_scratch *b, int *truncated)
 {
     if (likely(!call->via_cupti))
-        return native_stack_capture(pcs, agent_cfg.max_depth, truncated);
+        return native_stack_capture(b->native, agent_cfg.max_depth, truncated, b->raw);
     native_stack_skip_cuda = true; /* frames start at the caller of the CUDA API */
-    int n = native_stack_capture(pcs, agent_cfg.max_depth, truncated);
+    int n = native_stack_capture(b->native, agent_cfg.max_depth, truncated, b->raw);
     native_stack_skip_cuda = false;
     return n;
 }
@@ -297,29 +297,41 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     return site;
 }
 
-static struct site *capture_site(struct thread_state *ts, const struct sync_call *call)
+static struct site *capture_into(struct thread_state *ts, const struct sync_call *call,
+                                 struct capture_scratch *b)
 {
-    uintptr_t native[NATIVE_STACK_MAX];
     int truncated;
-    int depth = native_capture(call, native, &truncated);
+    int depth = native_capture(call, b, &truncated);
     uint64_t now = agent_now_ns();
     if (!pyframes_ready(now)) {
         if (pyframes_unsupported())
             python_notice();
-        return site_for(ts, call->api, native, depth, truncated, false);
+        return site_for(ts, call->api, b->native, depth, truncated, false);
     }
     pyhook_poll(now);
-    struct py_raw_frame py[PYFRAMES_MAX];
-    int n_py = pyframes_capture(py, PYFRAMES_MAX);
-    /* room for the backward sections too: a node's forward stack and its caller's */
-    uintptr_t words[NATIVE_STACK_MAX + 6 * PYFRAMES_MAX];
+    int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
     int n = depth;
     if (n_py > 0)
-        n = pyframes_merge(native, depth, py, n_py, words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
+        n = pyframes_merge(b->native, depth, b->py, n_py, b->words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
     else
-        memcpy(words, native, (size_t)depth * sizeof *words);
-    n = autograd_append(words, n, (int)ARRAY_SIZE(words));
-    return site_for(ts, call->api, words, n, truncated, n_py > 0 || n > depth);
+        memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
+    n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words));
+    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth);
+}
+
+/* The buffers are the thread's (agent/threads.h): a capture that finds them in use (a signal
+ * handler's sync inside another capture) or missing records the sync without a site. */
+static struct site *capture_site(struct thread_state *ts, const struct sync_call *call)
+{
+    struct capture_scratch *b = ts->scratch;
+    if (unlikely(!b || b->busy))
+        return NULL;
+    b->busy = true;
+    atomic_signal_fence(memory_order_seq_cst);
+    struct site *site = capture_into(ts, call, b);
+    atomic_signal_fence(memory_order_seq_cst);
+    b->busy = false;
+    return site;
 }
 
 /* A ring that just reached half full wakes the flusher (a write() to its pipe, once per half

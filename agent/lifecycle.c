@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -211,11 +212,10 @@ static void start_trace(void)
     flusher_start(dir, &h, finish_on_flusher);
 }
 
-void agent_first_use(void)
+/* The process's first CUDA call's work: the trace, CUPTI's loading (its path search, dlopen
+ * and CUPTI's own start), the signal handler, the search for a CPython. */
+static void first_use_work(void)
 {
-    bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
-    if (was)
-        return;
     if (agent_cfg.warnings[0])
         log_write(agent_cfg.warnings, strlen(agent_cfg.warnings));
     const char *no_stacks = native_stack_unavailable();
@@ -227,6 +227,41 @@ void agent_first_use(void)
         h->at_start(&agent_cfg);
     if (h && h->at_first_use)
         h->at_first_use(&agent_cfg);
+    pyframes_ready(agent_now_ns());
+}
+
+static void *first_use_thread(void *arg)
+{
+    (void)arg;
+    agent_thread_is_agents(); /* CUDA calls made while CUPTI starts are not the program's */
+    prctl(PR_SET_NAME, "syncspy-start", 0, 0, 0);
+    first_use_work();
+    return NULL;
+}
+
+/* Stack of the thread that does the first call's work: dlopen and CUPTI's start need tens of
+ * KiB, which the calling thread may not have (issue 22: a 32 KiB thread crashed in it). */
+#define FIRST_USE_STACK_BYTES (1u << 20)
+
+void agent_first_use(void)
+{
+    bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
+    if (was)
+        return;
+    /* On a thread of the agent's own, waited for (its signals held as the caller's are): the
+     * caller's stack only pays pthread_create. Where no thread can be made, here. */
+    pthread_attr_t a;
+    pthread_t t;
+    bool made = pthread_attr_init(&a) == 0;
+    if (made) {
+        made = pthread_attr_setstacksize(&a, FIRST_USE_STACK_BYTES) == 0 &&
+               pthread_create(&t, &a, first_use_thread, NULL) == 0;
+        pthread_attr_destroy(&a);
+    }
+    if (made)
+        pthread_join(t, NULL);
+    else
+        first_use_work();
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
     uint64_t now = agent_now_ns();
@@ -354,6 +389,11 @@ static void write_outputs(bool on_flusher)
     /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
     threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
     proc.syncs_dropped += agent_records_without_ring();
+    uint64_t short_stacks = native_stack_short_captures();
+    if (short_stacks) /* said here, not at the capture: that thread had no stack to spare */
+        agent_log("%llu syncs came with less than %d KiB of their thread's stack left: they are "
+                  "counted without their native frames (\"no stack\")",
+                  (unsigned long long)short_stacks, NATIVE_STACK_ROOM_KIB);
     uint64_t lost_steps = steps_events_lost();
     if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
         agent_log("%llu step records found the flusher's queue full and are missing from %s "

@@ -114,6 +114,7 @@ struct thread_state *threads_register(void)
     if (ts) {
         free_states = ts->next_free;
     } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
+        ts->scratch = arena_alloc(&thread_arena, sizeof(*ts->scratch));
         ts->ring = arena_alloc(&ring_arena, RING_BYTES);
         if (ts->ring)
             ts->ring->mask = RING_RECORDS - 1;

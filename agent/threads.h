@@ -16,7 +16,22 @@
 #include "agent/ring.h"
 #include "agent/sites.h"
 #include "agent/tallies.h"
+#include "collectors/native_stack.h"
+#include "collectors/pyframes.h"
 #include "common/compiler.h"
+
+/* A sync's capture buffers (agent/core.c), ~15 KiB: the thread's, made with its state, so that a
+ * capture takes little of the program's stack (issue 22: a thread with a 32 KiB stack crashed
+ * inside the agent). busy: a capture is using them (a second one, from a signal handler that
+ * interrupted it, goes without a stack). */
+struct capture_scratch {
+    bool busy;
+    void *raw[NATIVE_STACK_RAW_MAX];
+    uintptr_t native[NATIVE_STACK_MAX];
+    struct py_raw_frame py[PYFRAMES_MAX];
+    /* room for the backward sections too: a node's forward stack and its caller's */
+    uintptr_t words[NATIVE_STACK_MAX + 6 * PYFRAMES_MAX];
+};
 
 struct thread_state {
     _Atomic uint64_t launches;   /* written only by the owning thread */
@@ -29,6 +44,7 @@ struct thread_state {
     struct site_cache cache;
     struct phase_counter syncs;  /* its syncs and blocked ns (written by the owning thread) */
     struct tally_table *tally;   /* its sync budget counts (agent/tallies.h); NULL: none made */
+    struct capture_scratch *scratch; /* NULL when the arena had no room: syncs without stacks */
 };
 
 /* A copy of one thread's counts (tid 0: the threads that exited beyond those kept by name). */

@@ -221,6 +221,18 @@ static int capture_raw(void **raw, int limit)
 SYNCSPY_TLS void **native_stack_test_ref;
 SYNCSPY_TLS int native_stack_test_nref;
 
+/* The stack a capture that unwinds must find left below its rsp: libunwind's unw_backtrace
+ * takes 3.3 KiB on a stack it traced before, 6.0 KiB on a thread's first (docs/RELIABILITY.md:
+ * how measured), the stack cache's walk and the site's first lookup a little more. */
+#define NATIVE_UNWIND_ROOM_BYTES (8u << 10)
+_Static_assert(NATIVE_UNWIND_ROOM_BYTES == NATIVE_STACK_ROOM_KIB << 10, "the header's figure");
+static _Atomic uint64_t short_captures; /* captures that had no room to unwind */
+
+uint64_t native_stack_short_captures(void)
+{
+    return atomic_load_explicit(&short_captures, memory_order_relaxed);
+}
+
 /* libunwind's list into dst (nothing when dst is NULL: -1). */
 static inline int unwind_into(void **dst, int limit)
 {
@@ -240,8 +252,16 @@ static __attribute__((noinline)) int capture_raw(void **raw, int limit)
     struct sc_regs regs;
     STACK_CACHE_SNAPSHOT(regs);
     bool cached = stack_cache_begin();
+    stack_cache_thread_bounds();
     int n = cached ? stack_cache_find(&regs, raw, limit) : -1;
     void **ref = native_stack_test_ref;
+    /* libunwind needs ~6 KiB of stack (its cursor and context, more on a thread's first call):
+     * with less left on the thread's own stack, no native frames rather than an overflow */
+    if (n < 0 && !stack_cache_room(regs.rsp, NATIVE_UNWIND_ROOM_BYTES)) {
+        n = 0;
+        ref = NULL;
+        atomic_fetch_add_explicit(&short_captures, 1, memory_order_relaxed);
+    }
     int m = unwind_into(n < 0 ? raw : ref, limit);
     __asm__ volatile("" : "+r"(n)); /* n opaque: the one call is not duplicated per branch */
     if (n < 0) {
@@ -279,10 +299,9 @@ int native_stack_test_raw(void **raw, void **ref, int *nref, int limit)
     return n;
 }
 
-int native_stack_capture(uintptr_t *pcs, int max, int *truncated)
+int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw)
 {
-    /* Room for the agent's own frames (shim entry, agent_sync, this function) above max. */
-    void *raw[NATIVE_STACK_RAW_MAX];
+    /* raw has room for the agent's own frames (shim entry, agent_sync, this function) above max */
     if (max > NATIVE_STACK_MAX)
         max = NATIVE_STACK_MAX;
     const bool skip_cuda = native_stack_skip_cuda;

@@ -27,9 +27,16 @@ void native_stack_init(void);
 const char *native_stack_unavailable(void);
 
 /* Writes at most max (<= NATIVE_STACK_MAX) return addresses into pcs, innermost first,
- * starting at the caller of the agent. Returns the count (0 when unwinding failed); sets
- * *truncated when the stack was deeper than max. */
-int native_stack_capture(uintptr_t *pcs, int max, int *truncated);
+ * starting at the caller of the agent. raw (NATIVE_STACK_RAW_MAX entries) is the caller's room
+ * for the raw list: the thread's storage, not the program's stack (issue 22). Returns the count
+ * (0 when unwinding failed); sets *truncated when the stack was deeper than max. */
+int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw);
+
+/* A capture unwinds only with NATIVE_STACK_ROOM_KIB KiB or more left below it on the thread's
+ * own stack (libunwind's need and a margin, docs/RELIABILITY.md); with less, it has no native
+ * frames. How many captures were short so far (the process's). */
+#define NATIVE_STACK_ROOM_KIB 8
+uint64_t native_stack_short_captures(void);
 
 /* Tests: the raw list of at most limit entries a capture at this point gets (the stack cache's
  * when it hits, collectors/stack_cache.h) into raw, and libunwind's own list, from the same call,

@@ -237,7 +237,8 @@ __attribute__((no_sanitize_address)) static bool entry_valid(const struct sc_ent
     return d == 0;
 }
 
-/* rsp is on the thread's own stack (not a coroutine's, not a sigaltstack handler's). */
+/* rsp is on the thread's own stack (not a coroutine's, not a sigaltstack handler's); false
+ * while its bounds are not known. */
 static inline bool on_own_stack(uintptr_t rsp)
 {
     return rsp - sct.stack_lo < sct.stack_hi - sct.stack_lo;
@@ -400,9 +401,14 @@ static bool seen_before(struct stack_cache *sc, const struct sc_regs *r, void *c
 static bool mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
     static char buf[4096]; /* the first thread's, once: not on its stack (issue 22, item 2) */
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    static _Atomic bool buf_busy; /* a signal handler's capture inside the first one's */
+    if (atomic_exchange(&buf_busy, true))
         return false;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        atomic_store(&buf_busy, false);
+        return false;
+    }
     bool found = false;
     size_t have = 0;
     for (;;) {
@@ -435,23 +441,24 @@ static bool mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
     }
 done:
     close(fd);
+    atomic_store(&buf_busy, false);
     return found;
 }
 
 extern void *__libc_stack_end; /* ld.so's: the first thread's stack pointer at its start */
 
-/* The calling thread's stack, learned once at its first walk (a thread's first sight of a
- * stack seen twice: pthread_getattr_np frees what it allocates; a system call or two). The
- * first thread's is its stack's mapping as it is now: it only grows, and a capture below it
- * (a stack grown since) unwinds. */
+/* The calling thread's stack, learned once at its first capture (pthread_getattr_np frees
+ * what it allocates; a system call or two). The first thread's is its stack's mapping as it
+ * is now: it only grows, and a capture below it (a stack grown since) unwinds. */
 static void learn_bounds(void)
 {
-    sct.bounds_tried = true;
     uintptr_t lo = 0, hi = 0;
     if (syscall(SYS_gettid) == getpid()) {
         if (!mapping_of((uintptr_t)__libc_stack_end, &lo, &hi))
-            return;
+            return; /* tried again at the next capture */
+        sct.bounds_tried = true;
     } else {
+        sct.bounds_tried = true;
         pthread_attr_t a;
         void *addr;
         size_t size;
@@ -468,14 +475,23 @@ static void learn_bounds(void)
     sct.stack_hi = hi;
 }
 
+void stack_cache_thread_bounds(void)
+{
+    if (!sct.bounds_tried)
+        learn_bounds();
+}
+
+bool stack_cache_room(uintptr_t rsp, size_t bytes)
+{
+    return !on_own_stack(rsp) || rsp - sct.stack_lo >= bytes;
+}
+
 void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int limit)
 {
     if (n <= 0 || n > STACK_CACHE_FRAMES || sct.exited) {
         sct.stats.uncacheable++;
         return;
     }
-    if (!sct.bounds_tried)
-        learn_bounds();
     if (!on_own_stack(r->rsp)) { /* a stack the program switched to: always unwound */
         sct.stats.uncacheable++;
         return;
@@ -523,6 +539,12 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
 }
 void stack_cache_thread_exit(void) {}
 void stack_cache_atfork_child(void) {}
+void stack_cache_thread_bounds(void) {}
+bool stack_cache_room(uintptr_t rsp, size_t bytes)
+{
+    (void)rsp, (void)bytes;
+    return true;
+}
 void stack_cache_forget_all(void) {}
 void stack_cache_stats(struct stack_cache_stats *out)
 {

@@ -8,6 +8,7 @@
 #define SYNCSPY_STACK_CACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collectors/cfi.h"
@@ -47,6 +48,13 @@ int stack_cache_find(const struct sc_regs *r, void **raw, int limit);
  * CFI rules; when the walk yields exactly raw[0..n) (after the constant frames of the capture's
  * own call into libunwind), keeps the chain. */
 void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int limit);
+
+/* The calling thread's own stack's bounds, learned once (its first capture; cheap after): the
+ * cache works on that stack only, and stack_cache_room reads them. */
+void stack_cache_thread_bounds(void);
+/* False when rsp is on the thread's own stack and less than bytes of it are left below rsp
+ * (true on any other stack, or while the bounds are not known: nothing to go by). */
+bool stack_cache_room(uintptr_t rsp, size_t bytes);
 
 /* SYNCSPY_STACK_CACHE (before the first capture; tests switch it at will). */
 void stack_cache_set_enabled(bool on);

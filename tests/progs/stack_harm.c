@@ -4,10 +4,14 @@
  *              stack are unmapped and a second coroutine on the rest reaches the same sync at
  *              the same stack pointer, twice; 8 rounds, each on a stack of its own (prints
  *              "same sp", exit 0: 176 syncs)
- *   small KIB USED  a thread with a stack of KIB KiB uses USED KiB of it, then syncs 5 times
- *              (a kernel and cudaStreamSynchronize) and once more after its first steps (the
- *              capture of a stack seen before); prints "synced" and exits 0
- * Every sync is in the function at_bottom (coroutine) or small_sync (small stacks). */
+ *   small KIB USED  a thread with a stack of KIB KiB (0: PTHREAD_STACK_MIN) uses USED bytes
+ *              of it, then makes the process's first CUDA call and syncs 12 times in 12 steps (a
+ *              kernel and cudaStreamSynchronize: the capture of a stack seen before from the
+ *              third on); prints "synced 12" and exits 0
+ *   depth      the stack the CUDA calls of a thread use below its frame (a painted region's
+ *              deepest write): the process's first CUDA call, the first sync, the most of 20
+ *              later ones; prints "first call N", "first sync N", "later syncs N" (bytes)
+ * Every sync is in the function at_bottom (coroutine) or small_sync (small stacks, depth). */
 #include "common.h"
 #include <limits.h>
 #include <pthread.h>
@@ -129,10 +133,120 @@ static int coroutine(void)
     return 0;
 }
 
+/* ---- small stacks ---------------------------------------------------------------------------- */
+
+__attribute__((noinline)) void small_sync(void)
+{
+    launch((const void *)k_sync, s);
+    CHECK(cudaStreamSynchronize(s));
+}
+
+static size_t small_used;
+
+static void small_calls(void)
+{
+    CHECK(cudaStreamCreate(&s));
+    mark_step(); /* start-up ends */
+    int n = 0;
+    for (volatile int i = 0; i < 12; i++, n++) {
+        small_sync();
+        mark_step();
+    }
+    printf("synced %d\n", n);
+}
+
+static void *small_thread(void *arg)
+{
+    (void)arg;
+    volatile char *used = __builtin_alloca(small_used);
+    for (size_t i = 0; i < small_used; i += 256)
+        used[i] = 1; /* touched: the stack is really used */
+    small_calls();
+    used[0] = 0;
+    return NULL;
+}
+
+static int small(size_t kib, size_t used_bytes)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    if (pthread_attr_setstacksize(&a, kib ? kib << 10 : (size_t)PTHREAD_STACK_MIN) != 0)
+        return 3;
+    small_used = used_bytes;
+    pthread_t t;
+    if (pthread_create(&t, &a, small_thread, NULL) != 0)
+        return 3;
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* ---- depth --------------------------------------------------------------------------------- */
+
+#define PAINT (512 * 1024)
+#define PAINT_BYTE 0xa5
+
+__attribute__((noinline)) static void paint(void)
+{
+    char *p = __builtin_alloca(PAINT);
+    memset(p, PAINT_BYTE, PAINT);
+    __asm__ volatile("" : : "r"(p) : "memory"); /* the stores stay */
+}
+
+/* The bytes below here that fn's call wrote. */
+__attribute__((noinline)) static size_t depth_of(void (*fn)(void))
+{
+    const unsigned char *here = __builtin_frame_address(0);
+    paint();
+    fn();
+    const unsigned char *lo = here - PAINT;
+    size_t i = 0;
+    while (i < PAINT && lo[i] == PAINT_BYTE)
+        i++;
+    return PAINT - i;
+}
+
+static void first_call(void)
+{
+    CHECK(cudaStreamCreate(&s));
+}
+
+static void *depth_thread(void *arg)
+{
+    (void)arg;
+    size_t first = depth_of(first_call);
+    mark_step();
+    size_t sync1 = depth_of(small_sync), later = 0;
+    mark_step();
+    for (int i = 0; i < 20; i++) {
+        size_t d = depth_of(small_sync);
+        mark_step();
+        if (d > later)
+            later = d;
+    }
+    printf("first call %zu\nfirst sync %zu\nlater syncs %zu\n", first, sync1, later);
+    return NULL;
+}
+
+static int depth(void)
+{
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, 4 << 20);
+    pthread_t t;
+    if (pthread_create(&t, &a, depth_thread, NULL) != 0)
+        return 3;
+    pthread_join(t, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "coroutine";
     simcuda_set_kernel_ns((const void *)k_sync, 100 * 1000);
+    if (strcmp(mode, "small") == 0 && argc == 4)
+        return small((size_t)atoi(argv[2]), (size_t)atoi(argv[3]));
+    if (strcmp(mode, "depth") == 0)
+        return depth();
     CHECK(cudaStreamCreate(&s));
     mark_step(); /* start-up ends */
     if (strcmp(mode, "coroutine") == 0)
