@@ -22,7 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -230,38 +230,54 @@ static void first_use_work(void)
     pyframes_ready(agent_now_ns());
 }
 
-static void *first_use_thread(void *arg)
-{
-    (void)arg;
-    agent_thread_is_agents(); /* CUDA calls made while CUPTI starts are not the program's */
-    prctl(PR_SET_NAME, "syncspy-start", 0, 0, 0);
-    first_use_work();
-    return NULL;
-}
-
-/* Stack of the thread that does the first call's work: dlopen and CUPTI's start need tens of
- * KiB, which the calling thread may not have (issue 22: a 32 KiB thread crashed in it). */
+/* Stack the first call's work runs on: dlopen and CUPTI's start need tens of KiB, which the
+ * calling thread may not have (issue 22: a 32 KiB thread crashed in it). */
 #define FIRST_USE_STACK_BYTES (1u << 20)
+
+/* Calls fn with rsp at top (16-byte aligned), then comes back to this stack. Not makecontext:
+ * no signal mask system calls, and ASan (the test build) warns once at every swapcontext.
+ * Debuggers see no frames above fn while it runs; nothing unwinds through it (no capture is
+ * made there, no exception crosses it). */
+static void call_on_stack(void (*fn)(void), void *top)
+{
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%rsp, %%rbx\n\t"
+                     "mov %0, %%rsp\n\t"
+                     "call *%1\n\t"
+                     "mov %%rbx, %%rsp"
+                     :
+                     : "r"(top), "r"(fn)
+                     : "rbx", "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "xmm0",
+                       "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+                       "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+#else
+    (void)top;
+    fn();
+#endif
+}
 
 void agent_first_use(void)
 {
     bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
     if (was)
         return;
-    /* On a thread of the agent's own, waited for (its signals held as the caller's are): the
-     * caller's stack only pays pthread_create. Where no thread can be made, here. */
-    pthread_attr_t a;
-    pthread_t t;
-    bool made = pthread_attr_init(&a) == 0;
-    if (made) {
-        made = pthread_attr_setstacksize(&a, FIRST_USE_STACK_BYTES) == 0 &&
-               pthread_create(&t, &a, first_use_thread, NULL) == 0;
-        pthread_attr_destroy(&a);
-    }
-    if (made)
-        pthread_join(t, NULL);
-    else
+    /* On a stack of the agent's own, on the calling thread: not on another thread, which would
+     * wait forever for the loader's lock when the first CUDA call comes from a library's
+     * constructor (dlopen holds it; CUPTI's loading takes it). The marks of agent work are on
+     * the thread's own stack, whose addresses say nothing about this one: meanwhile the thread
+     * counts as the agent's (every CUDA call it makes is forwarded, as inside any agent work).
+     * Signals stay held as the caller held them. Where no stack can be had, the work runs here. */
+    char *stack = mmap(NULL, FIRST_USE_STACK_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack != MAP_FAILED) {
+        bool agents = agent_tls.agent_thread;
+        agent_tls.agent_thread = true;
+        call_on_stack(first_use_work, stack + FIRST_USE_STACK_BYTES);
+        agent_tls.agent_thread = agents;
+        munmap(stack, FIRST_USE_STACK_BYTES);
+    } else {
         first_use_work();
+    }
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
     uint64_t now = agent_now_ns();

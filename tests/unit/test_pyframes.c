@@ -38,7 +38,8 @@ struct capture {
 static void do_capture(struct capture *c)
 {
     int truncated;
-    c->n_native = native_stack_capture(c->native, NATIVE_STACK_MAX, &truncated);
+    static void *raw[NATIVE_STACK_RAW_MAX];
+    c->n_native = native_stack_capture(c->native, NATIVE_STACK_MAX, &truncated, raw);
     c->n_py = pyframes_ready(now_ns()) ? pyframes_capture(c->py, PYFRAMES_MAX) : -1;
     if (c->n_py > 0)
         c->n_words = pyframes_merge(c->native, c->n_native, c->py, c->n_py, c->words,
