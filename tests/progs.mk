@@ -1,9 +1,9 @@
 # tests/progs.mk: libraries the end-to-end target programs use (CUDA-using shared libraries,
 # loaded at link time or with dlopen(RTLD_LOCAL)).
 
-PROG_LIBS := $(BUILD)/progs/lib/libdlcuda.so $(BUILD)/progs/lib/libcxxsites.so
+PROG_LIBS := $(BUILD)/progs/lib/libdlcuda.so $(BUILD)/progs/lib/libcxxsites.so $(BUILD)/progs/lib/libctorcuda.so
 
-$(BUILD)/progs/lib/libdlcuda.so: tests/progs/lib/dlcuda.c $(SIM_LIB)
+$(BUILD)/progs/lib/libdlcuda.so $(BUILD)/progs/lib/libctorcuda.so: $(BUILD)/progs/lib/lib%.so: tests/progs/lib/%.c $(SIM_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isim -std=gnu11 -O1 -g -fPIC -fno-omit-frame-pointer $(WARN) -shared -o $@ $< $(PROG_LDFLAGS) -lcudart
 

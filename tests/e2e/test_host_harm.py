@@ -500,9 +500,9 @@ class OwnStacks(unittest.TestCase):
         # limits are 8,554 bytes used of 16 KiB and 24,960 of 32 KiB (tests/progs/stack_harm.c,
         # bisected), with it 8,242 and 24,648: the uses below sit within 0.5 KiB of them. Under
         # ASan (its redzones in the agent's frames) the program alone reaches 6,250 and 22,656,
-        # with the agent 4,648 and 21,015: the same cases 3.5 KiB lower.
+        # with the agent 5,625 and 22,031: the same cases 2.5 KiB lower.
         asan = bool(SANITIZER_PRELOAD)
-        for kib, used in ((0, 4096 if asan else 7680), (32, 20480 if asan else 24064)):
+        for kib, used in ((0, 5120 if asan else 7680), (32, 21504 if asan else 24064)):
             with self.subTest(kib=kib, used=used):
                 r, syncs = self.small_stack(kib, used)
                 # less than 8 KiB left at the capture: no unwinding, said once at exit
@@ -516,12 +516,22 @@ class OwnStacks(unittest.TestCase):
         self.assertEqual(syncs[0]["frames"][0]["function"], "small_sync")
         self.assertNotIn("stack left", r.stderr)
 
+    def test_first_cuda_call_from_a_library_constructor(self):
+        # the first call's work (CUPTI's dlopen among it) runs on the calling thread, on a stack
+        # of the agent's own: on another thread it waited forever for the loader's lock, which
+        # the dlopen that runs the constructor holds
+        argv = [prog("stack_harm"), "ctor", os.path.join(BUILD, "progs", "lib", "libctorcuda.so")]
+        plain, r = run(argv, preload=False, timeout=60), run(argv, timeout=60)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "loaded\n"), plain.stderr)
+        self.assertEqual((r.returncode, r.stdout), (0, "loaded\n"), r.stderr)
+        self.assertEqual(count_at(r.summary(), "ctor_sync"), 2, r.stderr)
+
     def test_stack_the_agent_takes_in_a_cuda_call(self):
         # the deepest write below the program's frame (a painted region): docs/RELIABILITY.md's
         # bound. A capture that unwinds takes libunwind's ~3.3-6 KiB and the agent's frames
         # (5,640 bytes here, 8,312 under ASan); a capture from the stack cache no more than the
         # CUDA call itself (1,192 bytes, the simulator's). The first call's work (CUPTI, the
-        # trace) runs on a thread of the agent's own.
+        # trace) runs on a stack of the agent's own.
         argv = [prog("stack_harm"), "depth"]
         plain, r = run(argv, preload=False), run(argv, env={"SYNCSPY_REPORT": "off"})
         self.assertEqual((plain.returncode, r.returncode), (0, 0), r.stderr)

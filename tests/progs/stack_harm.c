@@ -11,6 +11,9 @@
  *   depth      the stack the CUDA calls of a thread use below its frame (a painted region's
  *              deepest write): the process's first CUDA call, the first sync, the most of 20
  *              later ones; prints "first call N", "first sync N", "later syncs N" (bytes)
+ *   ctor LIB   dlopens LIB (tests/progs/lib/ctorcuda.c), whose constructor makes the process's
+ *              first CUDA calls: 2 syncs inside dlopen, with the loader's lock held; prints
+ *              "loaded" and exits 0
  * Every sync is in the function at_bottom (coroutine) or small_sync (small stacks, depth). */
 #include "common.h"
 #include <limits.h>
@@ -247,6 +250,12 @@ int main(int argc, char **argv)
         return small((size_t)atoi(argv[2]), (size_t)atoi(argv[3]));
     if (strcmp(mode, "depth") == 0)
         return depth();
+    if (strcmp(mode, "ctor") == 0 && argc == 3) {
+        if (!dlopen(argv[2], RTLD_NOW | RTLD_LOCAL))
+            return 3;
+        printf("loaded\n");
+        return 0;
+    }
     CHECK(cudaStreamCreate(&s));
     mark_step(); /* start-up ends */
     if (strcmp(mode, "coroutine") == 0)
