@@ -566,6 +566,7 @@ static void fork_child(void)
     sites_atfork_child();
     threads_atfork_child();
     stack_cache_atfork_child();
+    native_stack_atfork_child();
     tallies_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();

@@ -198,6 +198,23 @@ static int in_cuda_object(uintptr_t pc)
 #define CUDA_FRAMES_SLACK 32
 _Static_assert(NATIVE_STACK_RAW_MAX == NATIVE_STACK_MAX + 16 + CUDA_FRAMES_SLACK, "raw room");
 
+/* The stack a capture that unwinds must find left below its rsp: libunwind's unw_backtrace
+ * takes 3.3 KiB on a stack it traced before, 6.0 KiB on a thread's first (docs/RELIABILITY.md:
+ * how measured), the stack cache's walk and the site's first lookup a little more. */
+#define NATIVE_UNWIND_ROOM_BYTES (8u << 10)
+_Static_assert(NATIVE_UNWIND_ROOM_BYTES == NATIVE_STACK_ROOM_KIB << 10, "the header's figure");
+static _Atomic uint64_t short_captures; /* captures that had no room to unwind */
+
+uint64_t native_stack_short_captures(void)
+{
+    return atomic_load_explicit(&short_captures, memory_order_relaxed);
+}
+
+void native_stack_atfork_child(void)
+{
+    atomic_store_explicit(&short_captures, 0, memory_order_relaxed);
+}
+
 #if defined(__SANITIZE_THREAD__)
 /* TSan builds: unw_backtrace's per-thread trace cache is freed by a pthread key destructor that
  * runs after TSan has torn down the exiting thread's state and crashes inside TSan's mutex
@@ -220,18 +237,6 @@ static int capture_raw(void **raw, int limit)
 #else
 SYNCSPY_TLS void **native_stack_test_ref;
 SYNCSPY_TLS int native_stack_test_nref;
-
-/* The stack a capture that unwinds must find left below its rsp: libunwind's unw_backtrace
- * takes 3.3 KiB on a stack it traced before, 6.0 KiB on a thread's first (docs/RELIABILITY.md:
- * how measured), the stack cache's walk and the site's first lookup a little more. */
-#define NATIVE_UNWIND_ROOM_BYTES (8u << 10)
-_Static_assert(NATIVE_UNWIND_ROOM_BYTES == NATIVE_STACK_ROOM_KIB << 10, "the header's figure");
-static _Atomic uint64_t short_captures; /* captures that had no room to unwind */
-
-uint64_t native_stack_short_captures(void)
-{
-    return atomic_load_explicit(&short_captures, memory_order_relaxed);
-}
 
 /* libunwind's list into dst (nothing when dst is NULL: -1). */
 static inline int unwind_into(void **dst, int limit)
@@ -259,6 +264,8 @@ static __attribute__((noinline)) int capture_raw(void **raw, int limit)
      * with less left on the thread's own stack, no native frames rather than an overflow */
     if (n < 0 && !stack_cache_room(regs.rsp, NATIVE_UNWIND_ROOM_BYTES)) {
         n = 0;
+        if (unlikely(ref != NULL))
+            native_stack_test_nref = 0; /* no reference list either */
         ref = NULL;
         atomic_fetch_add_explicit(&short_captures, 1, memory_order_relaxed);
     }

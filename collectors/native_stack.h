@@ -37,6 +37,8 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw);
  * frames. How many captures were short so far (the process's). */
 #define NATIVE_STACK_ROOM_KIB 8
 uint64_t native_stack_short_captures(void);
+/* A fork's child counts its own. */
+void native_stack_atfork_child(void);
 
 /* Tests: the raw list of at most limit entries a capture at this point gets (the stack cache's
  * when it hits, collectors/stack_cache.h) into raw, and libunwind's own list, from the same call,
