@@ -350,7 +350,7 @@ static void write_outputs(bool on_flusher)
     /* trace.bin: the last records, then END */
     if (!on_flusher)
         flusher_stop();
-    flusher_close(proc.unattributed_syncs);
+    flusher_close(proc.unattributed_syncs, proc.steps_seen);
     /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
     threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
     proc.syncs_dropped += agent_records_without_ring();

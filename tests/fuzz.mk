@@ -9,7 +9,8 @@ FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_SRCS := cli/trace_read.c cli/chunks.c cli/input.c cli/folded.c cli/chrome.c cli/progress.c \
              cli/check.c cli/diff.c cli/lines.c \
-             output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c
+             output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c \
+             output/source.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
               -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers

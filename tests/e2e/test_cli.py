@@ -74,10 +74,10 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         out = p.stdout
-        self.assertIn("syncspy: pid 4242: 4 active steps of 6 (schedule: wait=1,warmup=1,active=4)",
-                      out)
+        self.assertIn("syncspy: pid 4242: 6 step marks (schedule: wait=1,warmup=1,active=4)\n"
+                      "  4 steps counted (the schedule records 4 of 6)\n", out)
         # 160 ms wall, 48 ms blocked, 12 syncs (from the steps: no totals in the file)
-        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step", out)
+        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | 3.00 syncs/step | blocked 12.0 ms/step (30.0%)", out)
         # heaviest group first, at the user frame, with its hint
         self.assertLess(out.index("MaskedLoss.ignore_background"), out.index("loss_fn"))
         self.assertIn("10.0 ms", out)
@@ -152,7 +152,8 @@ class CliTest(unittest.TestCase):
             {"step": 0, "wall_ns": 1000, "syncs": 0, "blocked_ns": 0}]))
         p = run("report", self.path("pid5"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("no host-device syncs in 1 active step", p.stdout)
+        self.assertIn("syncspy: pid 5: no step found: whole-run totals\n", p.stdout)
+        self.assertIn("no host-device syncs in 1 recorded step\n", p.stdout)
 
     def test_bad_files(self):
         cases = {

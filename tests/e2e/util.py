@@ -172,3 +172,13 @@ def sites_at(summary, path, line, api=None):
 
 def count_at(summary, path, line, api=None):
     return sum(s["count"] for s in sites_at(summary, path, line, api))
+
+
+def report_steps(text):
+    """The report header's step counts, as the user counts them: (marks, counted) for the first
+    process in text (marks: the step marks made, "30 optimizer steps"; counted: the steps its
+    rates count), or None when no step was found ("no step found: whole-run totals")."""
+    import re
+    m = re.search(r"pid \d+: (\d+) (?:optimizer steps?|syncspy\.step\(\) marks?|step marks?)\b.*\n"
+                  r"  (?:start-up runs to the first, )?(\d+) steps? counted", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
