@@ -317,7 +317,8 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
     int fd = open_report_fd(&close_it);
     struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown,
                                .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS,
-                               .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd)};
+                               .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd),
+                               .own_line = fd == 1 || fd == 2};
     bool epipe = false;
     if (fd >= 0 && report_render_text(proc, 1, &opts, fd) != 0) {
         int err = errno;
@@ -326,6 +327,7 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
             agent_log("cannot write the report to %s: %s; writing it to stderr",
                       fd == 1 ? "stdout" : agent_cfg.report_path, strerror(err));
             opts.color = report_color_wanted(agent_cfg.color, 2);
+            opts.own_line = true;
             if (report_render_text(proc, 1, &opts, 2) != 0)
                 epipe |= errno == EPIPE;
         }

@@ -1283,6 +1283,8 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     paint_on = opts && opts->color;
     if (opts && opts->write_timeout_ms > 0)
         fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);
+    if (opts && opts->own_line)
+        fdw_putc(w, '\n');
     struct totals t = {0};
     uint64_t steps = 0, syncs = 0, nsites = 0;
     struct basis *bases = calloc(nprocs ? nprocs : 1, sizeof *bases);

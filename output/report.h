@@ -28,6 +28,8 @@ struct report_opts {
     int write_timeout_ms; /* > 0: a pipe, fifo or socket that takes no more for this long fails
                            * the report (ETIMEDOUT) instead of blocking (fdw_set_deadline) */
     bool color;         /* ANSI colours (report_color_wanted) */
+    bool own_line;      /* begin with a newline: the report shares the program's stdout/stderr,
+                         * whose last output may not have ended its line (a terminal's "^C") */
 };
 
 /* The human report for one or more processes (the CLI merges ranks/processes; each process
