@@ -8,6 +8,7 @@
 #include "cli/chrome.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
+#include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
 #include "cli/run.h"
@@ -32,6 +33,7 @@ static const char usage_text[] =
     "       syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
     "                     [--include-startup] [--json] DIR\n"
     "       syncspy diff [--json] BASE NEW\n"
+    "       syncspy html [-o FILE] [--top N] DIR | BASE NEW\n"
     "       syncspy --help | --version\n";
 
 static const char help_head[] =
@@ -84,6 +86,13 @@ static const char help_tail[] =
     "                            step of two runs (folders as for report), each marked gone,\n"
     "                            new, more, fewer or the same; --json for JSON. Exit 0, or 2\n"
     "                            when a file cannot be read or for a usage error.\n"
+    "  html DIR [-o FILE]        one offline HTML page (script, style and data inline, no\n"
+    "                            network request): the report's header, a chart per step,\n"
+    "                            the sites table with stacks and source, a flame graph of\n"
+    "                            blocked time, a step's timeline per thread (from trace.bin);\n"
+    "                            BASE NEW: the diff's page. FILE defaults to syncspy.html\n"
+    "                            (- for stdout). Exit 0, 2 for bad input or usage, 1 when\n"
+    "                            FILE could not be written.\n"
     "\n"
     "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
     "bad header, a newer format, corruption before the last record: each is named on stderr\n"
@@ -470,6 +479,76 @@ static int cmd_diff(int argc, char **argv)
     return rc;
 }
 
+/* The page's writer for write_output (one argument: the set; the rest through these). */
+static const struct cli_set *html_new;
+static const struct html_opts *html_options;
+
+static int write_html(const struct cli_set *set, int fd)
+{
+    return cli_html(set, html_new, html_options, fd);
+}
+
+static int cmd_html(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL}, *out = "syncspy.html", *v;
+    int top = -1, n = 0;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && (option_value("-o", argc, argv, &i, &v) || option_value("--output", argc, argv, &i, &v))) {
+            if (!v || !*v)
+                return usage_error("html: -o needs a FILE (or - for stdout)");
+            out = v;
+        } else if (options && option_value("--top", argc, argv, &i, &v)) {
+            if ((top = parse_top(v)) < 0)
+                return usage_error("--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
+                                   v ? v : "");
+        } else if (options && is_help(a)) {
+            print_help();
+            return 0;
+        } else if (options && strcmp(a, "--") == 0) {
+            options = false;
+        } else if (options && a[0] == '-' && a[1] != '\0') {
+            return usage_error("html: unknown option '%s'", a);
+        } else if (n == 2) {
+            return usage_error("html takes DIR, or BASE and NEW for a diff; '%s' is one more", a);
+        } else {
+            paths[n++] = a;
+        }
+    }
+    if (n == 0)
+        return usage_error("html needs a DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW");
+    struct cli_set base, neu;
+    size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
+    if (problems || base.n == 0) {
+        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[0],
+                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        cli_set_free(&base);
+        return 2;
+    }
+    if (n == 2) {
+        problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
+        if (problems || neu.n == 0) {
+            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[1],
+                    problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+            cli_set_free(&base);
+            cli_set_free(&neu);
+            return 2;
+        }
+    }
+    struct html_opts o = {.path = paths[0], .new_path = n == 2 ? paths[1] : NULL,
+                          .top = top > 0 ? top : default_top()};
+    html_new = n == 2 ? &neu : NULL;
+    html_options = &o;
+    int rc = write_output(out, write_html, &base);
+    if (rc == 0 && strcmp(out, "-") != 0)
+        fprintf(stderr, "syncspy html: wrote %s\n", out);
+    cli_set_free(&base);
+    if (n == 2)
+        cli_set_free(&neu);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -493,5 +572,7 @@ int main(int argc, char **argv)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0)
         return cmd_diff(argc - 2, argv + 2);
+    if (strcmp(cmd, "html") == 0)
+        return cmd_html(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }
