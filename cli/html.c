@@ -201,7 +201,8 @@ struct mline {                   /* a line of the run, its processes merged */
     uint64_t count, blocked_ns, startup_count, max_ns;
     size_t heaviest_site;        /* run-wide site index */
     const struct rep_site *heaviest;
-    uint64_t heaviest_ns;
+    uint64_t heaviest_ns;        /* its blocked ns + 1 */
+    bool carries;                /* it has the forward line (a backward line's) */
     uint32_t tids[LINE_THREADS];
     uint32_t ntids;
     int top;                     /* its place in the chart's stack, -1: "other" */
@@ -279,12 +280,29 @@ static int run_build(const struct cli_set *set, struct run *r)
             m->startup_count += l->startup_count;
             if (l->max_ns > m->max_ns)
                 m->max_ns = l->max_ns;
-            if (!m->heaviest_ns || l->heaviest->blocked_ns > m->heaviest_ns) {
-                m->heaviest_ns = l->heaviest->blocked_ns;
-                m->heaviest_site = h->first_site + (size_t)(l->heaviest - set->procs[p].sites);
-                m->heaviest = l->heaviest;
-            }
             h->merged[i] = (uint32_t)k;
+        }
+    }
+    /* each line opens the stack of its heaviest site, one that carries the forward line when
+     * one does (as the report's table picks it) */
+    for (size_t p = 0; p < set->n; p++) {
+        const struct rep_process *rp = &set->procs[p];
+        for (size_t i = 0; rp->sites && i < rp->nsites; i++) {
+            uint32_t pl = r->procs[p].lines.of_site[i].line;
+            if (pl == REP_NO_LINE)
+                continue;
+            struct mline *m = &r->lines[r->procs[p].merged[pl]];
+            const struct rep_site *s = &rp->sites[i];
+            bool found = true;
+            if (m->line->kind == REP_LINE_BACKWARD)
+                hints_forward_user_frame(s, &found);
+            uint64_t ns = s->blocked_ns + 1;
+            if (!m->heaviest || (found && !m->carries) || (found == m->carries && ns > m->heaviest_ns)) {
+                m->heaviest = s;
+                m->heaviest_ns = ns;
+                m->carries = found;
+                m->heaviest_site = r->procs[p].first_site + i;
+            }
         }
     }
     if (set->n > 1) { /* heaviest first, as the report's table */
@@ -703,8 +721,10 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
     fdw_printf(w, "],\"omitted\":%llu,\"steps\":[", (unsigned long long)ev->events_omitted);
     for (size_t k = 0; k < n; k++) {
         const struct trace_step_event *st = &ev->steps[pick[k]];
-        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"syncs\":[", k ? "," : "",
-                   (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns));
+        bool apart = st->partial || (st->step == 0 && r->procs[p].lines.startup_left_out);
+        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,\"syncs\":[", k ? "," : "",
+                   (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns),
+                   apart ? "true" : "false");
         bool any = false;
         for (size_t i = 0; i < ev->nsyncs; i++) {
             const struct trace_sync_event *e = &ev->syncs[i];

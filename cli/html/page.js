@@ -210,7 +210,7 @@
     d.append(el("div", { text: note }));
     d.append(el("div", { text: `wall ${fmtNs(a.wall)}` }));
     d.append(el("div", { text: `blocked ${fmtNs(a.blocked)}` }));
-    d.append(el("div", { text: `${fmtRate(a.syncs)} syncs` }));
+    d.append(el("div", { text: `${a.n > 1 ? fmtRate(a.syncs) : a.syncs} sync${a.syncs === 1 ? "" : "s"}${a.n > 1 ? " (mean of " + a.n + ")" : ""}` }));
     return d;
   }
 
@@ -323,7 +323,8 @@
           el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
           el("td", { class: "l", text: l.api }));
         const where = el("td", { class: "where l" });
-        where.append(el("span", { class: "fn", text: l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
+        where.title = l.where;
+        where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
         if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
         tr.append(where);
         tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
@@ -393,12 +394,28 @@
         onclick: (e) => { e.preventDefault(); hidden.style.display = hidden.style.display ? "" : "none"; } }));
       box.append(t, hidden);
     }
+    // the runtime's frames above the user's (the interpreter, the framework) are folded into
+    // one line each run, as the report leaves them out
+    let folded = [];
+    const flush = () => {
+      if (!folded.length) return;
+      const hidden = el("div", { style: "display:none" });
+      folded.forEach((f) => hidden.append(frameRow(f, "runtime")));
+      const n = folded.length;
+      box.append(el("div", { class: "runtime" }, el("a", { href: "#", text: `... ${n} runtime frame${n === 1 ? "" : "s"} +`,
+        onclick: (e) => { e.preventDefault(); hidden.style.display = hidden.style.display ? "" : "none"; } })), hidden);
+      folded = [];
+    };
     for (let i = runtime; i < fr.length; i++) {
       const f = fr[i];
+      const isUser = i === user || (l.kind === "backward" && i === l.user);
+      if (f.runtime && !isUser && !f.backward && !f.caller && i > runtime) { folded.push(f); continue; }
+      flush();
       if (f.backward) { box.append(el("div", { class: "sect", text: `backward of ${f.fn}: the forward stack that created the node` })); continue; }
       if (f.caller) { box.append(el("div", { class: "sect", text: "the thread that called backward()" })); continue; }
-      box.append(frameRow(f, i === user || (l.kind === "backward" && i === l.user) ? "user" : f.runtime ? "runtime" : ""));
+      box.append(frameRow(f, isUser ? "user" : f.runtime ? "runtime" : ""));
     }
+    flush();
     return box;
   }
 
@@ -505,15 +522,17 @@
       }
       const tl = p.timeline;
       const sel = el("select", { id: state.id + "-step" });
-      let slowest = 0;
-      tl.steps.forEach((s, i) => { if (s.dur > tl.steps[slowest].dur) slowest = i; });
-      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${i === slowest ? ", the slowest" : ""})` })));
+      // the slowest training step (start-up, step 0, is apart when the rates leave it out)
+      let slowest = tl.steps.findIndex((s) => !s.apart);
+      if (slowest < 0) slowest = 0;
+      tl.steps.forEach((s, i) => { if (!s.apart && s.dur > tl.steps[slowest].dur) slowest = i; });
+      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
       if (pick === null || pick >= tl.steps.length) pick = slowest;
       sel.value = pick;
       sel.addEventListener("change", () => { pick = Number(sel.value); draw(); });
       controls.append(el("label", { text: (run.procs.length > 1 ? p.label + ", " : "") + "step:" }), sel);
       const st = tl.steps[pick];
-      const tids = new Set([st.tid]);
+      const tids = new Set(st.tid ? [st.tid] : []);
       for (let i = 0; i < st.syncs.length; i += 5) tids.add(st.syncs[i]);
       for (let i = 0; i < st.launches.length; i += 2) tids.add(st.launches[i]);
       const lanes = [...tids];

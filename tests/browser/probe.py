@@ -102,6 +102,7 @@ def probe_report(d, out):
         out["flame_zoomed_nodes"] = len(d.find_elements(By.CSS_SELECTOR, "#run-flame div.n"))
     out["timeline_slices"] = len(d.find_elements(By.CSS_SELECTOR, "#run-timeline rect.seg"))
     out["timeline_steps"] = len(d.find_elements(By.CSS_SELECTOR, "#run-step option"))
+    out["timeline_shown"] = d.execute_script("const s = document.querySelector('#run-step'); return s ? s.options[s.selectedIndex].text : null")
     out["procs"] = len(d.find_elements(By.CSS_SELECTOR, "#run-proc option"))
 
 

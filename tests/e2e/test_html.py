@@ -1,0 +1,150 @@
+"""tests/e2e/test_html.py: `syncspy html` on trace.bin files written by tracegen.py (an
+independent writer of the format): a SYNCSPY_OUT root of two ranks, merged by default with a
+rank selector and the per-rank spread, opened in Debian's chromium (headless, through
+tests/browser/probe.py): no console message, no request but the page; the merged rows are the
+report's merged lines; the timeline shows a step's syncs and launches. And the command's bad
+input: exit 2 and one clear line."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import tracegen
+import util
+
+CLI = util.CLI
+
+
+def run(*args):
+    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode >= 0, f"syncspy {args} died of signal {-p.returncode}: {p.stderr}"
+    return p
+
+
+def page_data(path):
+    """The JSON block of a page."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r'<script id="syncspy-data" type="application/json">(.*?)</script>', text, re.S)
+    assert m, "no data block"
+    return json.loads(m.group(1))
+
+
+class Ranks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        cls.root = os.path.join(cls.tmp, "out")
+        tracegen.sample(pid=4242, rank=0).write(os.path.join(cls.root, "rank0-pid4242", "trace.bin"))
+        t = tracegen.sample(pid=4343, rank=1)
+        t.write(os.path.join(cls.root, "rank1-pid4343", "trace.bin"))
+        cls.page = os.path.join(cls.tmp, "ranks.html")
+        p = run("html", cls.root, "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.seen = util.browse(cls.page)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_offline_and_clean(self):
+        self.assertIsNotNone(self.seen["load_ms"])
+        self.assertEqual(self.seen["console"], [])
+        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+        with open(self.page, encoding="utf-8") as f:
+            text = f.read()
+        # everything inline: no element loads anything
+        self.assertNotRegex(text, r'<(script|link|img|iframe)[^>]+(src|href)=')
+        self.assertIn("default-src 'none'", text)
+
+    def test_merged_by_default_with_a_selector(self):
+        self.assertEqual(self.seen["procs"], 3)  # merged, rank 0, rank 1
+        p = run("report", self.root)
+        self.assertEqual(self.seen["header"], p.stdout.split("\n\n", 1)[0].rstrip("\n"))
+        self.assertIn("rank 0 pid 4242", self.seen["header"])
+        self.assertIn("rank 1 pid 4343", self.seen["header"])
+
+    def test_rows_merge_the_ranks(self):
+        rows = self.seen["rows"]
+        self.assertEqual([r["data"]["api"] for r in rows], ["cudaStreamSynchronize", "cudaMemcpy"])
+        # each rank: steps 1-3 active, the site totals of step 3 (6 syncs, 30 ms; 3, 6 ms):
+        # two ranks, 6 training steps
+        self.assertEqual([int(r["data"]["count"]) for r in rows], [12, 6])
+        self.assertAlmostEqual(float(rows[0]["data"]["syncsPerStep"]), 2.0)
+        self.assertEqual(rows[0]["data"]["file"], "/home/u/proj/train.py")
+        self.assertEqual(int(rows[0]["data"]["lineno"]), 61)
+        self.assertEqual(rows[0]["cells"][1], "10.0 ms")  # blocked/step as the report prints it
+
+    def test_chart_and_timeline(self):
+        self.assertEqual([b["step"] for b in self.seen["bars"]], [1, 2, 3])
+        # merged: the mean process-step (both ranks alike)
+        self.assertEqual([b["wall_ns"] for b in self.seen["bars"]], [40 * tracegen.MS] * 3)
+        self.assertEqual(self.seen["timeline_slices"], 2)  # the step's two syncs
+        self.assertEqual(self.seen["timeline_steps"], 3)
+
+    def test_data_has_the_spread_and_stacks(self):
+        d = page_data(self.page)
+        run_ = d["runs"][0]
+        self.assertEqual([p["label"] for p in run_["procs"]], ["rank 0 pid 4242", "rank 1 pid 4343"])
+        self.assertEqual([p["blocked_ns"] for p in run_["procs"]], [36 * tracegen.MS] * 2)
+        line = run_["lines"][0]
+        self.assertEqual(line["per_proc"], [[0, 6, 30 * tracegen.MS], [1, 6, 30 * tracegen.MS]])
+        site = run_["sites"][line["site"]]
+        names = [d["strings"][d["frames"][5 * f]] for f in site[5]]
+        self.assertEqual(names, ["at::native::nonzero_cuda", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
+
+
+class BadInput(unittest.TestCase):
+    def test_usage_and_missing_folders(self):
+        for args, want in ((["html"], "html needs a DIR"),
+                           (["html", "--bogus", "x"], "unknown option '--bogus'"),
+                           (["html", "a", "b", "c"], "one more"),
+                           (["html", "-o"], "-o needs a FILE"),
+                           (["html", "/nonexistent/syncspy"], "cannot read /nonexistent/syncspy")):
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(want, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+
+    def test_cut_trace_is_read_to_its_last_record(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        try:
+            data = tracegen.sample(end=False).data()
+            path = os.path.join(tmp, "pid1", "trace.bin")
+            os.makedirs(os.path.dirname(path))
+            with open(path, "wb") as f:
+                f.write(data[:-5])
+            out = os.path.join(tmp, "page.html")
+            p = run("html", os.path.dirname(path), "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("trace ends early", page_data(out)["runs"][0]["report"])
+            with open(path, "wb") as f:
+                f.write(b"SYNCSPY\x01garbage")
+            p = run("html", os.path.dirname(path), "-o", out + "2")
+            self.assertEqual(p.returncode, 2)
+            self.assertFalse(os.path.exists(out + "2"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_stdout_and_unwritable_output(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        try:
+            d = os.path.join(tmp, "pid1")
+            tracegen.sample().write(os.path.join(d, "trace.bin"))
+            p = run("html", d, "-o", "-")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith("<!DOCTYPE html>"))
+            self.assertTrue(p.stdout.rstrip().endswith("</html>"))
+            p = run("html", d, "-o", os.path.join(tmp, "no", "such", "dir", "x.html"))
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("cannot create", p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
