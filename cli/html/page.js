@@ -4,7 +4,9 @@
 // formatted from the CLI. It never asks the network for anything (no fetch, no URL).
 "use strict";
 (function () {
+  const startedAt = performance.now();
   const DATA = JSON.parse(document.getElementById("syncspy-data").textContent);
+  const parsedAt = performance.now();
   const S = DATA.strings, F = DATA.frames;
   const COLORS = ["#2f6fdf", "#f79009", "#12b76a", "#e04f5f", "#7a5af8", "#0ba5ec", "#ee46bc", "#84a33c"];
   const OTHER = "#98a2b3", IDLE = "#e4e7ec";
@@ -72,6 +74,12 @@
   function hideTip() { tip.style.display = "none"; }
   function esc(s) {
     return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+  // the width of a card's inside, read once per layout (reading it after drawing forces one)
+  let widthCache = 0;
+  function cardWidth() {
+    if (!widthCache) widthCache = Math.min(document.documentElement.clientWidth || 1200, 1500) - 48 - 34;
+    return Math.max(widthCache, 320);
   }
   function card(title, note) {
     const h = el("h2", {}, title);
@@ -146,53 +154,63 @@
         for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
         bars.push(b);
       }
-      const W = Math.max(chart.clientWidth || 900, 300), H = 230, L = 56, B = 22, T = 8;
+      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = 8;
       let max = 0;
       for (const b of bars) max = Math.max(max, b.wall, b.blocked);
       max = max || 1;
-      const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img" });
       const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
       const y = (v) => T + plotH - (v / max) * plotH;
+      const f1 = (v) => Math.round(v * 10) / 10;
+      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`];
       for (let k = 0; k <= 4; k++) {
-        const v = (max * k) / 4, yy = y(v);
-        svg.append(sv("line", { x1: L, x2: W - 6, y1: yy, y2: yy, stroke: "#eef0f3" }));
-        const t = sv("text", { x: L - 6, y: yy + 4, "text-anchor": "end" });
-        t.textContent = fmtNs(v);
-        svg.append(t);
+        const v = (max * k) / 4, yy = f1(y(v));
+        out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
       }
+      // the segments of each bar: the top lines', "other", under the wall time's grey
+      const segName = [], segColor = [];
+      if (hasLines) run.top.forEach((li, t) => { segName.push(lineShort(run.lines[li]) + "  " + run.lines[li].api); segColor.push(COLORS[t % COLORS.length]); });
+      segName.push(hasLines ? "other lines" : "blocked (all lines)");
+      segColor.push(OTHER);
+      const segs = new Float64Array(segName.length);
       bars.forEach((b, i) => {
-        const x = L + i * bw, w = Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6);
-        const g = sv("g", { class: "bar", "data-step": b.step, "data-wall-ns": Math.round(b.wall), "data-blocked-ns": Math.round(b.blocked) });
-        g.append(sv("rect", { x, y: y(b.wall), width: w, height: Math.max(plotH - (y(b.wall) - T), 0), fill: IDLE }));
+        const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
+        out.push(`<g class="bar" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
+        out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
+        out.push(`<rect x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
+        let named = 0;
+        for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
+        segs[segs.length - 1] = Math.max(b.blocked - named, 0);
         let acc = 0;
-        const segs = [];
-        if (hasLines) run.top.forEach((li, t) => segs.push({ ns: b.lines[t], color: COLORS[t % COLORS.length], name: lineShort(run.lines[li]), api: run.lines[li].api }));
-        const named = segs.reduce((a, s) => a + s.ns, 0);
-        segs.push({ ns: Math.max(b.blocked - named, 0), color: OTHER, name: hasLines ? "other lines" : "blocked (all lines)", api: "" });
-        for (const s of segs) {
-          if (s.ns <= 0) continue;
-          const r = sv("rect", { class: "seg", x, y: y(acc + s.ns), width: w, height: Math.max(y(acc) - y(acc + s.ns), 0.5), fill: s.color });
-          r.addEventListener("mousemove", (ev) => showTip(ev, `<b>${esc(s.name)}</b>${s.api ? " <code>" + esc(s.api) + "</code>" : ""}<br>` +
-            `${fmtNs(s.ns)} blocked in step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""} (${pct(s.ns / (b.wall || 1))} of its wall time)`));
-          r.addEventListener("mouseleave", hideTip);
-          g.append(r);
-          acc += s.ns;
+        for (let t = 0; t < segs.length; t++) {
+          if (segs[t] <= 0) continue;
+          const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
+          out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${segColor[t]}"/>`);
+          acc += segs[t];
         }
-        const hit = sv("rect", { x, y: T, width: w, height: Math.max(y(b.wall) - T, 0), fill: "transparent" });
-        hit.addEventListener("mousemove", (ev) => showTip(ev, `<b>step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} ` +
-          `(${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs`));
-        hit.addEventListener("mouseleave", hideTip);
-        g.append(hit);
-        svg.append(g);
+        out.push("</g>");
       });
       const ticks = Math.min(bars.length, 10);
       for (let k = 0; k < ticks; k++) {
         const i = Math.floor((k * (bars.length - 1)) / Math.max(ticks - 1, 1));
-        const t = sv("text", { x: L + i * bw + bw / 2, y: H - 6, "text-anchor": "middle" });
-        t.textContent = bars[i].step;
-        svg.append(t);
+        out.push(`<text x="${f1(L + i * bw + bw / 2)}" y="${H - 6}" text-anchor="middle">${bars[i].step}</text>`);
       }
-      chart.append(svg);
+      out.push("</svg>");
+      chart.innerHTML = out.join("");
+      const svg = chart.firstChild;
+      // one listener for every bar: the target says which bar and which segment
+      svg.addEventListener("mousemove", (ev) => {
+        const g = ev.target.closest("g.bar");
+        if (!g) { hideTip(); return; }
+        const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
+        const t = ev.target.dataset.s;
+        if (t === undefined) {
+          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs`);
+          return;
+        }
+        const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
+        showTip(ev, `<b>${esc(segName[k])}</b><br>${fmtNs(ns)} blocked in ${when} (${pct(ns / (b.wall || 1))} of its wall time)`);
+      });
+      svg.addEventListener("mouseleave", hideTip);
       const legend = el("div", { class: "legend" });
       legend.append(el("span", {}, el("i", { style: `background:${IDLE}` }), "not blocked"));
       if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: lineShort(run.lines[li]) }))));
@@ -200,6 +218,7 @@
       if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
       chart.append(legend);
     }
+    draw.part = "chart";
     state.redraw.push(draw);
     return c;
   }
@@ -338,6 +357,7 @@
       else if (rows.length > ROWS_SHOWN) more.append(el("span", { class: "note", text: `${rows.length} lines` }));
     }
     for (const x of [q, apiSel, kindSel, thrSel, startupBox]) x.addEventListener(x === q ? "input" : "change", () => { shown = ROWS_SHOWN; render(); });
+    render.part = "sites";
     state.redraw.push(render);
     return c;
   }
@@ -478,29 +498,35 @@
         if (i) crumbs.append(" / ");
         crumbs.append(i < chain.length - 1 ? el("a", { text: n.name, onclick: () => { zoom = n; render(); } }) : el("b", { text: n.name }));
       });
-      const W = box.clientWidth || 900, RH = 18;
+      const W = cardWidth() - 2, RH = 18;
       let depth = 0;
-      const frag = document.createDocumentFragment();
+      const out = [], nodes = [];
       function place(n, x, d, w) {
         if (w < 1) return;
         depth = Math.max(depth, d + 1);
-        const div = el("div", { class: "n", style: `left:${x}px;top:${d * RH}px;width:${w}px;background:${d ? color(n.name) : "#d0d5dd"}`, text: w > 30 ? n.name : "" });
-        div.addEventListener("click", () => { zoom = n; render(); });
-        div.addEventListener("mousemove", (ev) => showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)`));
-        div.addEventListener("mouseleave", hideTip);
-        frag.append(div);
+        const k = nodes.push(n) - 1;
+        out.push(`<div class="n" data-i="${k}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
         let cx = x;
         const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
-        for (const k of kids) {
-          const kw = (w * k.ns) / n.ns;
-          place(k, cx, d + 1, kw);
+        for (const c of kids) {
+          const kw = (w * c.ns) / n.ns;
+          place(c, cx, d + 1, kw);
           cx += kw;
         }
       }
       place(zoom, 0, 0, W);
       box.style.height = depth * RH + 2 + "px";
-      box.append(frag);
+      box.innerHTML = out.join("");
+      box.onclick = (ev) => { const t = ev.target.closest("div.n"); if (t) { zoom = nodes[Number(t.dataset.i)]; render(); } };
+      box.onmousemove = (ev) => {
+        const t = ev.target.closest("div.n");
+        if (!t) { hideTip(); return; }
+        const n = nodes[Number(t.dataset.i)];
+        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)`);
+      };
+      box.onmouseleave = hideTip;
     }
+    draw.part = "flame";
     state.redraw.push(draw);
     return c;
   }
@@ -537,7 +563,7 @@
       for (let i = 0; i < st.launches.length; i += 2) tids.add(st.launches[i]);
       const lanes = [...tids];
       const name = (tid) => { const t = tl.threads.find((x) => x[0] === tid) || p.threads.find((x) => x[0] === tid); return (t && t[1] ? t[1] : "thread") + " " + tid; };
-      const W = Math.max(body.clientWidth || 900, 300), L = 150, LH = 30, T = 4, H = T + lanes.length * LH + 24;
+      const W = Math.max(cardWidth(), 300), L = 150, LH = 30, T = 4, H = T + lanes.length * LH + 24;
       let end = st.dur;
       for (let i = 0; i < st.syncs.length; i += 5) end = Math.max(end, st.syncs[i + 1] + st.syncs[i + 2]);
       end = end || 1;
@@ -574,6 +600,7 @@
       body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs and ${st.launches.length / 2} launches in step ${st.step}` +
         (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") }));
     }
+    draw.part = "timeline";
     state.redraw.push(draw);
     return c;
   }
@@ -656,11 +683,17 @@
       m.append(v.frag);
       views.push(v);
     }
-    for (const v of views) v.state.redraw.forEach((f) => f());
+    // how long each part took to draw (docs/PERFORMANCE.md; tests/browser/probe.py reads it)
+    window.syncspyTimings = { parse_ms: parsedAt - startedAt };
+    for (const v of views) v.state.redraw.forEach((f) => {
+      const t0 = performance.now();
+      f();
+      window.syncspyTimings[v.state.id + "." + (f.part || f.name || "part")] = performance.now() - t0;
+    });
     let pending = 0;
     window.addEventListener("resize", () => {
       clearTimeout(pending);
-      pending = setTimeout(() => views.forEach((v) => v.state.redraw.forEach((f) => f())), 150);
+      pending = setTimeout(() => (widthCache = 0) || views.forEach((v) => v.state.redraw.forEach((f) => f())), 150);
     });
     document.body.dataset.ready = "1";
   }

@@ -129,6 +129,7 @@ def main():
         d.set_page_load_timeout(a.timeout)
         d.get("file://" + os.path.abspath(a.page))
         out["load_ms"] = wait_ready(d, a.timeout)
+        out["timings"] = d.execute_script("return window.syncspyTimings || null")
         if out["load_ms"] is not None and not a.load_only:
             (probe_diff if a.diff else probe_report)(d, out)
         if a.screenshot:
