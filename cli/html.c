@@ -18,6 +18,7 @@
 
 #include "cli/diff.h"
 #include "cli/lines.h"
+#include "cli/merge.h"
 #include "cli/version.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
@@ -193,12 +194,9 @@ static uint32_t frame_id(struct frametab *t, struct pframe f)
     return t->slots[k] - 1;
 }
 
-/* ---- one run: its processes, their lines merged ----------------------------------------------- */
+/* ---- one run: its processes, their lines merged (cli/merge.h) -------------------------------- */
 
-struct mline {                   /* a line of the run, its processes merged */
-    const struct rep_line *line; /* the first process's */
-    size_t proc;
-    uint64_t count, blocked_ns, startup_count, max_ns;
+struct mextra {                  /* what the page adds to a merged line */
     size_t heaviest_site;        /* run-wide site index */
     const struct rep_site *heaviest;
     uint64_t heaviest_ns;        /* its blocked ns + 1 */
@@ -208,126 +206,67 @@ struct mline {                   /* a line of the run, its processes merged */
     int top;                     /* its place in the chart's stack, -1: "other" */
 };
 
-struct hproc {
-    const struct cli_proc *cp;
-    struct rep_lines lines;
-    uint32_t *merged;            /* per process line: its mline */
-    size_t first_site;           /* run-wide index of its first site */
-};
-
 struct run {
     const struct cli_set *set;
-    struct hproc *procs;
-    struct mline *lines;
-    size_t nlines;
-    double steps, wall_ns;
+    struct cli_merged m;
+    struct mextra *x;            /* per merged line */
+    size_t *first_site;          /* per process: the run-wide index of its first site */
     uint32_t top[TOP_LINES];
     size_t ntop;
 };
 
 static void run_free(struct run *r)
 {
-    for (size_t p = 0; r->procs && p < r->set->n; p++) {
-        report_lines_free(&r->procs[p].lines);
-        free(r->procs[p].merged);
-    }
-    free(r->procs);
-    free(r->lines);
-}
-
-static int mline_cmp(const void *pa, const void *pb)
-{
-    const struct mline *a = pa, *b = pb;
-    if (a->blocked_ns != b->blocked_ns)
-        return a->blocked_ns > b->blocked_ns ? -1 : 1;
-    return (a->count < b->count) - (a->count > b->count);
+    cli_merged_free(&r->m);
+    free(r->x);
+    free(r->first_site);
 }
 
 static int run_build(const struct cli_set *set, struct run *r)
 {
     memset(r, 0, sizeof *r);
     r->set = set;
-    size_t cap = 0, sites = 0;
-    if (!(r->procs = calloc(set->n ? set->n : 1, sizeof *r->procs)))
+    if (cli_merge_lines(set, &r->m) != 0)
         return -1;
+    r->x = calloc(r->m.n ? r->m.n : 1, sizeof *r->x);
+    r->first_site = calloc(set->n ? set->n : 1, sizeof *r->first_site);
+    if (!r->x || !r->first_site)
+        return -1;
+    size_t sites = 0;
     for (size_t p = 0; p < set->n; p++) {
-        struct hproc *h = &r->procs[p];
-        h->cp = &set->items[p];
-        h->first_site = sites;
+        r->first_site[p] = sites;
         sites += set->procs[p].sites ? set->procs[p].nsites : 0;
-        if (report_lines(&set->procs[p], &h->lines) != 0)
-            return -1;
-        if (!(h->merged = calloc(h->lines.n ? h->lines.n : 1, sizeof *h->merged)))
-            return -1;
-        cap += h->lines.n;
-        r->steps += h->lines.steps;
-        r->wall_ns += h->lines.wall_ns;
-    }
-    if (!(r->lines = calloc(cap ? cap : 1, sizeof *r->lines)))
-        return -1;
-    for (size_t p = 0; p < set->n; p++) {
-        struct hproc *h = &r->procs[p];
-        for (size_t i = 0; i < h->lines.n; i++) {
-            const struct rep_line *l = &h->lines.lines[i];
-            size_t k = set->n == 1 ? r->nlines : 0; /* one process: its lines are distinct */
-            while (k < r->nlines && !cli_lines_same(r->lines[k].line, l))
-                k++;
-            if (k == r->nlines)
-                r->lines[r->nlines++] = (struct mline){.line = l, .proc = p, .top = -1};
-            struct mline *m = &r->lines[k];
-            m->count += l->count;
-            m->blocked_ns += l->blocked_ns;
-            m->startup_count += l->startup_count;
-            if (l->max_ns > m->max_ns)
-                m->max_ns = l->max_ns;
-            h->merged[i] = (uint32_t)k;
-        }
     }
     /* each line opens the stack of its heaviest site, one that carries the forward line when
      * one does (as the report's table picks it) */
     for (size_t p = 0; p < set->n; p++) {
         const struct rep_process *rp = &set->procs[p];
         for (size_t i = 0; rp->sites && i < rp->nsites; i++) {
-            uint32_t pl = r->procs[p].lines.of_site[i].line;
+            uint32_t pl = r->m.per_proc[p].of_site[i].line;
             if (pl == REP_NO_LINE)
                 continue;
-            struct mline *m = &r->lines[r->procs[p].merged[pl]];
+            uint32_t k = r->m.merged[p][pl];
+            struct mextra *x = &r->x[k];
             const struct rep_site *s = &rp->sites[i];
             bool found = true;
-            if (m->line->kind == REP_LINE_BACKWARD)
+            if (r->m.lines[k].line->kind == REP_LINE_BACKWARD)
                 hints_forward_user_frame(s, &found);
             uint64_t ns = s->blocked_ns + 1;
-            if (!m->heaviest || (found && !m->carries) || (found == m->carries && ns > m->heaviest_ns)) {
-                m->heaviest = s;
-                m->heaviest_ns = ns;
-                m->carries = found;
-                m->heaviest_site = r->procs[p].first_site + i;
+            if (!x->heaviest || (found && !x->carries) || (found == x->carries && ns > x->heaviest_ns)) {
+                x->heaviest = s;
+                x->heaviest_ns = ns;
+                x->carries = found;
+                x->heaviest_site = r->first_site[p] + i;
             }
         }
     }
-    if (set->n > 1) { /* heaviest first, as the report's table */
-        uint32_t *where = malloc((r->nlines ? r->nlines : 1) * sizeof *where);
-        if (!where)
-            return -1;
-        for (size_t k = 0; k < r->nlines; k++)
-            r->lines[k].top = (int)k; /* its index before the sort */
-        qsort(r->lines, r->nlines, sizeof *r->lines, mline_cmp);
-        for (size_t k = 0; k < r->nlines; k++) {
-            where[r->lines[k].top] = (uint32_t)k;
-            r->lines[k].top = -1;
-        }
-        for (size_t p = 0; p < set->n; p++)
-            for (size_t i = 0; i < r->procs[p].lines.n; i++)
-                r->procs[p].merged[i] = where[r->procs[p].merged[i]];
-        free(where);
-    }
-    for (size_t k = 0; k < r->nlines && r->ntop < TOP_LINES; k++)
-        if (r->lines[k].count) {
-            r->lines[k].top = (int)r->ntop;
+    for (size_t k = 0; k < r->m.n; k++) {
+        r->x[k].top = -1;
+        if (r->m.lines[k].count && r->ntop < TOP_LINES) {
+            r->x[k].top = (int)r->ntop;
             r->top[r->ntop++] = (uint32_t)k;
         }
-    if (r->steps < 1)
-        r->steps = 1;
+    }
     return 0;
 }
 
@@ -379,9 +318,8 @@ static int event_line(const struct run *r, size_t p, const struct sitemap *m, co
     const struct rep_site *s = sitemap_find(m, e);
     if (!s)
         return -1;
-    const struct hproc *h = &r->procs[p];
-    uint32_t l = h->lines.of_site[s - r->set->procs[p].sites].line;
-    return l == REP_NO_LINE ? -1 : (int)h->merged[l];
+    uint32_t l = r->m.per_proc[p].of_site[s - r->set->procs[p].sites].line;
+    return l == REP_NO_LINE ? -1 : (int)r->m.merged[p][l];
 }
 
 /* The index of step number `step` in steps (sorted by number), or -1. */
@@ -569,7 +507,7 @@ static void write_steps(struct page *pg, const struct run *r, size_t p, const st
 {
     struct fd_writer *w = &pg->w;
     const struct rep_process *rp = &r->set->procs[p];
-    const struct rep_lines *rl = &r->procs[p].lines;
+    const struct rep_lines *rl = &r->m.per_proc[p];
     size_t n = rp->steps ? rp->nsteps : 0;
     const char *names[] = {"step", "wall", "blocked", "syncs", "launches"};
     key(w, "steps");
@@ -594,7 +532,7 @@ static void write_steps(struct page *pg, const struct run *r, size_t p, const st
         fdw_printf(w, i ? ",%d" : "%d", kind);
     }
     fdw_puts(w, "],");
-    const struct cli_proc *cp = r->procs[p].cp;
+    const struct cli_proc *cp = &r->set->items[p];
     if (cp->has_events && n && r->ntop) {
         uint64_t *by = calloc(n * r->ntop, sizeof *by);
         if (!by) {
@@ -603,9 +541,9 @@ static void write_steps(struct page *pg, const struct run *r, size_t p, const st
             for (size_t i = 0; i < cp->events.nsyncs; i++) {
                 const struct trace_sync_event *e = &cp->events.syncs[i];
                 int l = event_line(r, p, m, e);
-                long si = l >= 0 && r->lines[l].top >= 0 ? step_index_of(rp->steps, n, e->step) : -1;
+                long si = l >= 0 && r->x[l].top >= 0 ? step_index_of(rp->steps, n, e->step) : -1;
                 if (si >= 0)
-                    by[(size_t)si * r->ntop + (size_t)r->lines[l].top] += e->end_ns - e->start_ns;
+                    by[(size_t)si * r->ntop + (size_t)r->x[l].top] += e->end_ns - e->start_ns;
             }
             key(w, "by_line");
             fdw_putc(w, '[');
@@ -688,8 +626,8 @@ static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t 
 static void write_timeline(struct page *pg, const struct run *r, size_t p, const struct sitemap *m)
 {
     struct fd_writer *w = &pg->w;
-    const struct trace_events *ev = &r->procs[p].cp->events;
-    if (!r->procs[p].cp->has_events || !ev->nsteps)
+    const struct trace_events *ev = &r->set->items[p].events;
+    if (!r->set->items[p].has_events || !ev->nsteps)
         return;
     uint32_t *events_of = calloc(ev->nsteps, sizeof *events_of);
     long *slot = malloc(ev->nsteps * sizeof *slot);
@@ -721,7 +659,7 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
     fdw_printf(w, "],\"omitted\":%llu,\"steps\":[", (unsigned long long)ev->events_omitted);
     for (size_t k = 0; k < n; k++) {
         const struct trace_step_event *st = &ev->steps[pick[k]];
-        bool apart = st->partial || (st->step == 0 && r->procs[p].lines.startup_left_out);
+        bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
         fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,\"syncs\":[", k ? "," : "",
                    (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns),
                    apart ? "true" : "false");
@@ -757,7 +695,7 @@ out:
     free(launch_step);
 }
 
-static void add_tid(struct mline *m, uint32_t tid)
+static void add_tid(struct mextra *m, uint32_t tid)
 {
     for (uint32_t i = 0; i < m->ntids; i++)
         if (m->tids[i] == tid)
@@ -773,25 +711,26 @@ static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
     fdw_putc(w, '[');
     for (size_t p = 0; p < r->set->n; p++) {
         const struct rep_process *rp = &r->set->procs[p];
-        const struct hproc *h = &r->procs[p];
+        const struct rep_lines *pl = &r->m.per_proc[p];
+        const struct cli_proc *cp = &r->set->items[p];
         char label[64];
         proc_label(label, sizeof label, rp);
         uint64_t syncs = 0, blocked = 0;
-        for (size_t i = 0; i < h->lines.n; i++) {
-            syncs += h->lines.lines[i].count;
-            blocked += h->lines.lines[i].blocked_ns;
+        for (size_t i = 0; i < pl->n; i++) {
+            syncs += pl->lines[i].count;
+            blocked += pl->lines[i].blocked_ns;
         }
         fdw_puts(w, p ? ",{" : "{");
         jstr(w, "label", label);
         fdw_printf(w, "\"pid\":%d,\"rank\":%d,", rp->pid, rp->rank);
-        jnum(w, "training_steps", h->lines.steps);
-        jnum(w, "wall_ns", h->lines.wall_ns);
+        jnum(w, "training_steps", pl->steps);
+        jnum(w, "wall_ns", pl->wall_ns);
         ju64(w, "syncs", syncs);
         ju64(w, "blocked_ns", blocked);
-        fdw_printf(w, "\"traced\":%s,", h->cp->traced ? "true" : "false");
+        fdw_printf(w, "\"traced\":%s,", cp->traced ? "true" : "false");
         key(w, "startup");
         fdw_printf(w, "{\"closed\":%s,\"apart\":%s,\"wall_ns\":%llu,\"syncs\":%llu,\"blocked_ns\":%llu},",
-                   rp->startup_closed ? "true" : "false", h->lines.startup_left_out ? "true" : "false",
+                   rp->startup_closed ? "true" : "false", pl->startup_left_out ? "true" : "false",
                    (unsigned long long)rp->startup.wall_ns, (unsigned long long)rp->startup.syncs,
                    (unsigned long long)rp->startup.blocked_ns);
         key(w, "threads");
@@ -805,11 +744,11 @@ static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
         fdw_puts(w, "],");
         write_steps(pg, r, p, &maps[p]);
         write_timeline(pg, r, p, &maps[p]);
-        if (h->cp->has_events)
-            for (size_t i = 0; i < h->cp->events.nsyncs; i++) {
-                int l = event_line(r, p, &maps[p], &h->cp->events.syncs[i]);
+        if (cp->has_events)
+            for (size_t i = 0; i < cp->events.nsyncs; i++) {
+                int l = event_line(r, p, &maps[p], &cp->events.syncs[i]);
                 if (l >= 0)
-                    add_tid(&r->lines[l], h->cp->events.syncs[i].tid);
+                    add_tid(&r->x[l], cp->events.syncs[i].tid);
             }
         close_obj(w);
     }
@@ -827,8 +766,8 @@ static void write_sites(struct page *pg, const struct run *r)
         const struct rep_process *rp = &r->set->procs[p];
         for (size_t i = 0; rp->sites && i < rp->nsites; i++) {
             const struct rep_site *s = &rp->sites[i];
-            const struct rep_site_line *sl = &r->procs[p].lines.of_site[i];
-            long line = sl->line == REP_NO_LINE ? -1 : (long)r->procs[p].merged[sl->line];
+            const struct rep_site_line *sl = &r->m.per_proc[p].of_site[i];
+            long line = sl->line == REP_NO_LINE ? -1 : (long)r->m.merged[p][sl->line];
             uint32_t api = str_id(&pg->strings, s->api);
             fdw_printf(w, "%s[%zu,%u,%ld,%llu,%llu,[", any ? "," : "", p, api == UINT32_MAX ? 0 : api,
                        line, (unsigned long long)sl->count, (unsigned long long)sl->blocked_ns);
@@ -848,10 +787,11 @@ static void write_lines(struct page *pg, const struct run *r)
     char where[1024], buf[256];
     key(w, "lines");
     fdw_putc(w, '[');
-    for (size_t k = 0; k < r->nlines; k++) {
-        const struct mline *m = &r->lines[k];
+    for (size_t k = 0; k < r->m.n; k++) {
+        const struct cli_mline *m = &r->m.lines[k];
+        const struct mextra *x = &r->x[k];
         const struct rep_line *l = m->line;
-        const struct rep_site *site = m->heaviest;
+        const struct rep_site *site = x->heaviest;
         fdw_puts(w, k ? ",{" : "{");
         cli_line_json_fields(w, l); /* `"name": value, ` as check and diff write them */
         cli_line_where(l, where, sizeof where);
@@ -860,19 +800,19 @@ static void write_lines(struct page *pg, const struct run *r)
         ju64(w, "blocked_ns", m->blocked_ns);
         ju64(w, "startup_count", m->startup_count);
         ju64(w, "max_ns", m->max_ns);
-        jnum(w, "syncs_per_step", (double)m->count / r->steps);
-        jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->steps);
-        report_format_rate(buf, sizeof buf, (double)m->count / r->steps);
+        jnum(w, "syncs_per_step", (double)m->count / r->m.steps);
+        jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->m.steps);
+        report_format_rate(buf, sizeof buf, (double)m->count / r->m.steps);
         jstr(w, "syncs_per_step_text", buf);
-        report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->steps);
+        report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->m.steps);
         jstr(w, "blocked_per_step_text", buf);
         report_format_ns(buf, sizeof buf, m->count ? (double)m->blocked_ns / (double)m->count : 0.0);
         jstr(w, "mean_text", buf);
         report_format_ns(buf, sizeof buf, (double)m->max_ns);
         jstr(w, "max_text", buf);
-        jnum(w, "share", r->wall_ns > 0 ? (double)m->blocked_ns / r->wall_ns : 0.0);
-        ju64(w, "site", m->heaviest_site);
-        fdw_printf(w, "\"top\":%d,", m->top);
+        jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
+        ju64(w, "site", x->heaviest_site);
+        fdw_printf(w, "\"top\":%d,", x->top);
         const char *matched = NULL;
         const char *hint = hints_find(site, &matched);
         jstr(w, "hint", hint);
@@ -897,16 +837,16 @@ static void write_lines(struct page *pg, const struct run *r)
         }
         key(w, "threads");
         fdw_putc(w, '[');
-        for (uint32_t t = 0; t < m->ntids; t++)
-            fdw_printf(w, t ? ",%u" : "%u", m->tids[t]);
+        for (uint32_t t = 0; t < x->ntids; t++)
+            fdw_printf(w, t ? ",%u" : "%u", x->tids[t]);
         fdw_puts(w, "],");
         key(w, "per_proc");
         fdw_putc(w, '[');
         bool any = false;
         for (size_t p = 0; p < r->set->n; p++)
-            for (size_t i = 0; i < r->procs[p].lines.n; i++)
-                if (r->procs[p].merged[i] == k) {
-                    const struct rep_line *pl = &r->procs[p].lines.lines[i];
+            for (size_t i = 0; i < r->m.per_proc[p].n; i++)
+                if (r->m.merged[p][i] == k) {
+                    const struct rep_line *pl = &r->m.per_proc[p].lines[i];
                     fdw_printf(w, "%s[%zu,%llu,%llu]", any ? "," : "", p, (unsigned long long)pl->count,
                                (unsigned long long)pl->blocked_ns);
                     any = true;
@@ -953,8 +893,8 @@ static void write_run(struct page *pg, const struct cli_set *set, const char *pa
         pg->err = errno ? errno : EIO;
     jstr(w, "report", report.s ? report.s : "");
     free(report.s);
-    jnum(w, "training_steps", r.steps);
-    jnum(w, "wall_ns", r.wall_ns);
+    jnum(w, "training_steps", r.m.steps);
+    jnum(w, "wall_ns", r.m.wall_ns);
     key(w, "top");
     fdw_putc(w, '[');
     for (size_t t = 0; t < r.ntop; t++)
