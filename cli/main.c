@@ -12,6 +12,7 @@
 #include "agent/config.h"
 #include "cli/load.h"
 #include "cli/run.h"
+#include "cli/top.h"
 #include "cli/version.h"
 #include "output/report.h"
 
@@ -34,6 +35,7 @@ static const char usage_text[] =
     "                     [--include-startup] [--json] DIR\n"
     "       syncspy diff [--json] BASE NEW\n"
     "       syncspy html [-o FILE] [--top N] DIR | BASE NEW\n"
+    "       syncspy top [--interval SECONDS] [--once] DIR\n"
     "       syncspy --help | --version\n";
 
 static const char help_head[] =
@@ -93,6 +95,13 @@ static const char help_tail[] =
     "                            BASE NEW: the diff's page. FILE defaults to syncspy.html\n"
     "                            (- for stdout). Exit 0, 2 for bad input or usage, 1 when\n"
     "                            FILE could not be written.\n"
+    "  top DIR                   a live view of a running job, read every second from the\n"
+    "                            files its processes append (also from another node over a\n"
+    "                            shared filesystem; it never writes into DIR): steps/s,\n"
+    "                            syncs/step and blocked share over the last 10 s of steps and\n"
+    "                            since start, one row per process of a root, the threads, the\n"
+    "                            top lines with their rates. Keys: q quits, s sorts, t picks\n"
+    "                            a thread. --once prints one screen and exits; --interval S.\n"
     "\n"
     "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
     "bad header, a newer format, corruption before the last record: each is named on stderr\n"
@@ -574,5 +583,7 @@ int main(int argc, char **argv)
         return cmd_diff(argc - 2, argv + 2);
     if (strcmp(cmd, "html") == 0)
         return cmd_html(argc - 2, argv + 2);
+    if (strcmp(cmd, "top") == 0)
+        return cli_top(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

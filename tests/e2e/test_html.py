@@ -148,3 +148,34 @@ class BadInput(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TopOnce(unittest.TestCase):
+    """`syncspy top --once` on a root of two finished ranks, and its bad input."""
+
+    def test_a_root_and_bad_input(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-top-e2e-")
+        try:
+            tracegen.sample(pid=4242, rank=0).write(os.path.join(tmp, "rank0-pid4242", "trace.bin"))
+            tracegen.sample(pid=4343, rank=1).write(os.path.join(tmp, "rank1-pid4343", "trace.bin"))
+            p = run("top", "--once", tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("\x1b", p.stdout)  # no terminal codes into a pipe
+            self.assertRegex(p.stdout, r"2 processes, ended")
+            # 3 training steps of 40 ms a rank: 25 steps/s; 3 syncs a step, 12 ms blocked of 40
+            self.assertRegex(p.stdout, r"(?m)^steps/s\s+25\.0\s+25\.0$")
+            self.assertRegex(p.stdout, r"(?m)^syncs/step\s+3\.00\s+3\.00")
+            self.assertRegex(p.stdout, r"(?m)^blocked share\s+30\.0%\s+30\.0%$")
+            self.assertRegex(p.stdout, r"(?m)^rank 0 pid 4242\s+3\s+25\.0\s+3\.00\s+30\.0%\s+ended$")
+            self.assertRegex(p.stdout, r"(?m)^rank 1 pid 4343\s+3\s+25\.0\s+3\.00\s+30\.0%\s+ended$")
+            self.assertRegex(p.stdout, r"(?m)^\s+10\.0 ms\s+2\.00\s+\S+\s+cudaStreamSynchronize at MaskedLoss\.ignore_background")
+            self.assertEqual(sorted(os.listdir(tmp)), ["rank0-pid4242", "rank1-pid4343"])
+            for args, want in ((["top"], "needs a DIR"), (["top", "--bogus", tmp], "unknown option"),
+                               (["top", "--interval", "0", tmp], "--interval wants"),
+                               (["top", "/nonexistent/x"], "cannot read /nonexistent/x")):
+                with self.subTest(args=args):
+                    p = run(*args)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn(want, p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
