@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--width", type=int, default=1400)
     ap.add_argument("--height", type=int, default=1000)
     ap.add_argument("--open-first", action="store_true", help="open the first row before the screenshot")
+    ap.add_argument("--full", action="store_true", help="the screenshot holds the whole page")
     ap.add_argument("--load-only", action="store_true", help="only load it (a timing)")
     ap.add_argument("--timeout", type=float, default=120)
     a = ap.parse_args()
@@ -135,8 +136,9 @@ def main():
         if a.screenshot:
             if a.open_first:
                 d.execute_script("window.scrollTo(0,0); const r = document.querySelector('#run-sites tr.row'); if (r) r.click();")
-            hgt = d.execute_script("return document.documentElement.scrollHeight")
-            d.set_window_size(a.width, min(max(hgt, a.height), 6000))
+            if a.full:
+                hgt = d.execute_script("return document.documentElement.scrollHeight")
+                d.set_window_size(a.width, min(max(hgt, a.height), 6000))
             time.sleep(0.3)
             d.save_screenshot(a.screenshot)
         out["console"] = [[e["level"], e["message"]] for e in d.get_log("browser")]
