@@ -94,11 +94,13 @@ static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
     return h;
 }
 
-struct strtab {
-    uint32_t *slots; /* id + 1; 0 empty */
+/* Keys (strings with their NUL, frames as bytes) copied once each, numbered in order. */
+struct intern {
+    uint32_t *slots; /* id + 1; 0 empty; a power of two, at most half full */
     size_t cap;
-    char **list;
-    size_t n, lcap;
+    char **keys;
+    size_t *lens;
+    size_t n, kcap, lcap;
 };
 
 static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -116,17 +118,18 @@ static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-/* The id of s (copied on first sight), or UINT32_MAX when memory ran out. */
-static uint32_t str_id(struct strtab *t, const char *s)
+#define FNV_BASIS 14695981039346656037ull
+
+/* The id of the key (copied on first sight), or UINT32_MAX when memory ran out. */
+static uint32_t intern(struct intern *t, const void *key, size_t len)
 {
-    s = str(s);
     if (t->n * 2 >= t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 1024;
         uint32_t *ns = calloc(ncap, sizeof *ns);
         if (!ns)
             return UINT32_MAX;
         for (size_t i = 0; i < t->n; i++) {
-            size_t k = hash_bytes(t->list[i], strlen(t->list[i]), 14695981039346656037ull) & (ncap - 1);
+            size_t k = hash_bytes(t->keys[i], t->lens[i], FNV_BASIS) & (ncap - 1);
             while (ns[k])
                 k = (k + 1) & (ncap - 1);
             ns[k] = (uint32_t)i + 1;
@@ -135,20 +138,38 @@ static uint32_t str_id(struct strtab *t, const char *s)
         t->slots = ns;
         t->cap = ncap;
     }
-    size_t k = hash_bytes(s, strlen(s), 14695981039346656037ull) & (t->cap - 1);
-    while (t->slots[k]) {
-        if (strcmp(t->list[t->slots[k] - 1], s) == 0)
-            return t->slots[k] - 1;
-        k = (k + 1) & (t->cap - 1);
+    size_t k = hash_bytes(key, len, FNV_BASIS) & (t->cap - 1);
+    for (; t->slots[k]; k = (k + 1) & (t->cap - 1)) {
+        uint32_t id = t->slots[k] - 1;
+        if (t->lens[id] == len && memcmp(t->keys[id], key, len) == 0)
+            return id;
     }
-    char *copy = strdup(s);
-    if (!copy || !grow((void **)&t->list, &t->lcap, t->n + 1, sizeof *t->list)) {
+    char *copy = malloc(len ? len : 1);
+    if (!copy || !grow((void **)&t->keys, &t->kcap, t->n + 1, sizeof *t->keys) ||
+        !grow((void **)&t->lens, &t->lcap, t->n + 1, sizeof *t->lens)) {
         free(copy);
         return UINT32_MAX;
     }
-    t->list[t->n] = copy;
+    memcpy(copy, key, len);
+    t->keys[t->n] = copy;
+    t->lens[t->n] = len;
     t->slots[k] = (uint32_t)++t->n;
     return t->slots[k] - 1;
+}
+
+static void intern_free(struct intern *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->keys[i]);
+    free(t->keys);
+    free(t->lens);
+    free(t->slots);
+}
+
+static uint32_t str_id(struct intern *t, const char *s)
+{
+    s = str(s);
+    return intern(t, s, strlen(s) + 1);
 }
 
 /* A frame as the page shows it: [function, file, line, module, flags] (flags: 1 Python, 2 the
@@ -156,43 +177,6 @@ static uint32_t str_id(struct strtab *t, const char *s)
 struct pframe {
     uint32_t fn, file, line, module, flags;
 };
-
-struct frametab {
-    uint32_t *slots;
-    size_t cap;
-    struct pframe *list;
-    size_t n, lcap;
-};
-
-static uint32_t frame_id(struct frametab *t, struct pframe f)
-{
-    if (t->n * 2 >= t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 1024;
-        uint32_t *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return UINT32_MAX;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t k = hash_bytes(&t->list[i], sizeof f, 14695981039346656037ull) & (ncap - 1);
-            while (ns[k])
-                k = (k + 1) & (ncap - 1);
-            ns[k] = (uint32_t)i + 1;
-        }
-        free(t->slots);
-        t->slots = ns;
-        t->cap = ncap;
-    }
-    size_t k = hash_bytes(&f, sizeof f, 14695981039346656037ull) & (t->cap - 1);
-    while (t->slots[k]) {
-        if (memcmp(&t->list[t->slots[k] - 1], &f, sizeof f) == 0)
-            return t->slots[k] - 1;
-        k = (k + 1) & (t->cap - 1);
-    }
-    if (!grow((void **)&t->list, &t->lcap, t->n + 1, sizeof *t->list))
-        return UINT32_MAX;
-    t->list[t->n] = f;
-    t->slots[k] = (uint32_t)++t->n;
-    return t->slots[k] - 1;
-}
 
 /* ---- one run: its processes, their lines merged (cli/merge.h) -------------------------------- */
 
@@ -353,8 +337,8 @@ static long trace_step_index(const struct trace_events *ev, uint64_t step)
 
 struct page {
     struct fd_writer w;
-    struct strtab strings;
-    struct frametab frames;
+    struct intern strings;
+    struct intern frames; /* struct pframe keys */
     int err;
 };
 
@@ -414,7 +398,7 @@ static uint32_t page_frame(struct page *pg, const struct rep_frame *f)
                  (f->mark == REP_MARK_BACKWARD ? 4u : 0u) | (f->mark == REP_MARK_CALLER ? 8u : 0u),
     };
     uint32_t id = pf.fn == UINT32_MAX || pf.file == UINT32_MAX || pf.module == UINT32_MAX
-                      ? UINT32_MAX : frame_id(&pg->frames, pf);
+                      ? UINT32_MAX : intern(&pg->frames, &pf, sizeof pf);
     if (id == UINT32_MAX) {
         pg->err = ENOMEM;
         return 0;
@@ -970,13 +954,13 @@ static int write_data(void *ctx, int fd)
     for (size_t i = 0; i < pg->strings.n; i++) {
         if (i)
             fdw_putc(w, ',');
-        fdw_json_string(w, pg->strings.list[i]);
+        fdw_json_string(w, pg->strings.keys[i]);
     }
     fdw_puts(w, "],");
     key(w, "frames");
     fdw_putc(w, '[');
     for (size_t i = 0; i < pg->frames.n; i++) {
-        const struct pframe *f = &pg->frames.list[i];
+        const struct pframe *f = (const struct pframe *)pg->frames.keys[i];
         fdw_printf(w, "%s%u,%u,%u,%u,%u", i ? "," : "", f->fn, f->file, f->line, f->module, f->flags);
     }
     fdw_puts(w, "]}");
@@ -985,12 +969,8 @@ static int write_data(void *ctx, int fd)
         errno = pg->err;
         rc = -1;
     }
-    for (size_t i = 0; i < pg->strings.n; i++)
-        free(pg->strings.list[i]);
-    free(pg->strings.list);
-    free(pg->strings.slots);
-    free(pg->frames.list);
-    free(pg->frames.slots);
+    intern_free(&pg->strings);
+    intern_free(&pg->frames);
     free(pg);
     return rc;
 }

@@ -181,9 +181,11 @@ static bool is_help(const char *a)
 }
 
 /* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
- * options, another option is unknown, and the rest is the one DIR. Returns -1 when a is taken,
- * else the status cmd exits with. */
-static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+ * options, another option is unknown, and the rest is one of its (at most max) folders,
+ * paths[0..*n); takes says what it takes. Returns -1 when a is taken, else the status cmd
+ * exits with. */
+static int paths_arg(const char *cmd, const char *a, bool *options, const char **paths, int *n,
+                     int max, const char *takes)
 {
     if (*options && is_help(a)) {
         print_help();
@@ -195,10 +197,17 @@ static int common_arg(const char *cmd, const char *a, bool *options, const char 
     }
     if (*options && a[0] == '-' && a[1] != '\0')
         return usage_error("%s: unknown option '%s'", cmd, a);
-    if (*dir)
-        return usage_error("%s takes one DIR; '%s' is one more", cmd, a);
-    *dir = a;
+    if (*n == max)
+        return usage_error("%s takes %s; '%s' is one more", cmd, takes, a);
+    paths[(*n)++] = a;
     return -1;
+}
+
+/* The same for a command of one DIR. */
+static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+{
+    int n = *dir ? 1 : 0;
+    return paths_arg(cmd, a, options, dir, &n, 1, "one DIR");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -456,20 +465,11 @@ static int cmd_diff(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (options && strcmp(a, "--json") == 0) {
+        int rc;
+        if (options && strcmp(a, "--json") == 0)
             o.json = true;
-        } else if (options && is_help(a)) {
-            print_help();
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("diff: unknown option '%s'", a);
-        } else if (n == 2) {
-            return usage_error("diff takes two folders, BASE and NEW; '%s' is one more", a);
-        } else {
-            paths[n++] = a;
-        }
+        else if ((rc = paths_arg("diff", a, &options, paths, &n, 2, "two folders, BASE and NEW")) >= 0)
+            return rc;
     }
     if (n < 2)
         return usage_error("diff needs BASE and NEW (two process folders or SYNCSPY_OUT roots)");
@@ -504,6 +504,7 @@ static int cmd_html(int argc, char **argv)
     bool options = true;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        int rc;
         if (options && (option_value("-o", argc, argv, &i, &v) || option_value("--output", argc, argv, &i, &v))) {
             if (!v || !*v)
                 return usage_error("html: -o needs a FILE (or - for stdout)");
@@ -512,17 +513,8 @@ static int cmd_html(int argc, char **argv)
             if ((top = parse_top(v)) < 0)
                 return usage_error("--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
                                    v ? v : "");
-        } else if (options && is_help(a)) {
-            print_help();
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("html: unknown option '%s'", a);
-        } else if (n == 2) {
-            return usage_error("html takes DIR, or BASE and NEW for a diff; '%s' is one more", a);
-        } else {
-            paths[n++] = a;
+        } else if ((rc = paths_arg("html", a, &options, paths, &n, 2, "DIR, or BASE and NEW for a diff")) >= 0) {
+            return rc;
         }
     }
     if (n == 0)

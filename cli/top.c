@@ -21,6 +21,7 @@
 #include "cli/lines.h"
 #include "cli/load.h"
 #include "cli/merge.h"
+#include "output/fd_writer.h"
 #include "output/report.h"
 
 #define WINDOW_NS 10000000000ull /* "last 10 s" */
@@ -312,20 +313,6 @@ static void size_of_terminal(struct top_state *st)
     }
 }
 
-static int write_all(const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = write(STDOUT_FILENO, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int frame(struct top_state *st)
 {
     struct cli_set set;
@@ -339,13 +326,16 @@ static int frame(struct top_state *st)
     else
         draw(st, &set, problems, &s);
     cli_set_free(&set);
-    int rc = 0;
-    if (tty)
-        rc = write_all("\x1b[H", 3);
-    if (rc == 0 && s.len)
-        rc = write_all(s.buf, s.len);
-    if (rc == 0 && tty)
-        rc = write_all("\x1b[J", 3);
+    struct fd_writer *w = malloc(sizeof *w);
+    int rc = -1;
+    if (w) {
+        fdw_init(w, STDOUT_FILENO);
+        fdw_puts(w, tty ? "\x1b[H" : NULL); /* home, the frame, then clear what is below it */
+        fdw_write(w, s.buf ? s.buf : "", s.len);
+        fdw_puts(w, tty ? "\x1b[J" : NULL);
+        rc = fdw_flush(w);
+        free(w);
+    }
     free(s.buf);
     return rc;
 }
