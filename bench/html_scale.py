@@ -9,6 +9,7 @@ and prints one JSON line: the page's bytes, the CLI's seconds, the load times (m
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -84,6 +85,7 @@ def main():
         seen = json.loads(q.stdout)
         assert seen["console"] == [], seen["console"]
         loads.append(round(seen["load_ms"]))
+    shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({"sites": a.sites, "steps": a.steps, "syncs": a.steps * a.syncs_per_step,
                       "trace_bytes": trace_bytes, "page_bytes": os.path.getsize(page),
                       "cli_s": round(cli_s, 2), "load_ms": loads, "load_ms_median": statistics.median(loads)}))
