@@ -54,10 +54,10 @@
     if (f.py || f.file) return f.fn + " (" + baseName(f.file) + (f.line ? ":" + f.line : "") + ")";
     return f.fn || "??";
   }
+  // the report's "where" (cli_line_where: display names), its file by its base name
   function lineShort(l) {
-    if (!l.file && !l.function) return l.where;
-    const fn = l.function || "??";
-    return (l.kind === "backward" ? "backward of " : "") + fn + (l.file ? "  " + baseName(l.file) + (l.line ? ":" + l.line : "") : "");
+    const w = l.file ? l.where.replace(l.file, baseName(l.file)) : l.where;
+    return w.startsWith("at ") ? w.slice(3) : w;
   }
 
   const tip = el("div", { id: "tip" });
@@ -121,6 +121,11 @@
     for (const s of steps) if (s.n > 1) {
       s.wall /= s.n; s.blocked /= s.n; s.syncs /= s.n; s.launches /= s.n;
       for (let t = 0; t < ntop; t++) s.lines[t] /= s.n;
+    }
+    // a start-up the schedule did not record as a step: the header's own figures of it
+    if (!apart.startup) for (const p of procs) if (p.startup.closed) {
+      const a = apart.startup || (apart.startup = { wall: 0, blocked: 0, syncs: 0, n: 0, step: 0 });
+      a.wall += p.startup.wall_ns; a.blocked += p.startup.blocked_ns; a.syncs += p.startup.syncs; a.n++;
     }
     for (const k of ["startup", "open"]) if (apart[k] && apart[k].n > 1) {
       const a = apart[k]; a.wall /= a.n; a.blocked /= a.n; a.syncs /= a.n;

@@ -82,6 +82,10 @@ class Ranks(unittest.TestCase):
         self.assertEqual([b["step"] for b in self.seen["bars"]], [1, 2, 3])
         # merged: the mean process-step (both ranks alike)
         self.assertEqual([b["wall_ns"] for b in self.seen["bars"]], [40 * tracegen.MS] * 3)
+        # start-up (step 0, not an active step here) apart, with the header's figures of it
+        self.assertIn("wall 10.0 ms", self.seen["apart"][0])
+        self.assertIn("0 syncs", self.seen["apart"][0])
+        self.assertIn("none", self.seen["apart"][1])  # no step was open at exit
         self.assertEqual(self.seen["timeline_slices"], 2)  # the step's two syncs
         self.assertEqual(self.seen["timeline_steps"], 3)
 
