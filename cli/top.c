@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -340,6 +341,8 @@ static int frame(struct top_state *st)
     return rc;
 }
 
+static int top_loop(struct top_state *st, pid_t child, int *status);
+
 static const char top_usage[] =
     "usage: syncspy top [--interval SECONDS] [--once] DIR\n";
 
@@ -383,31 +386,51 @@ int cli_top(int argc, char **argv)
     }
     if (st.once)
         return frame(&st) == 0 ? 0 : 1;
-    struct sigaction sa = {0};
+    return top_loop(&st, 0, NULL);
+}
+
+/* Refreshes until q, a signal, or (child > 0) the child's exit, its status in *status. Returns
+ * 0, 1 when the screen could not be written, or 3 when the child exited. */
+static int top_loop(struct top_state *st, pid_t child, int *status)
+{
+    struct sigaction sa = {0}, old[3];
     sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    stop_signal = 0;
     tty_enter();
     int rc = 0;
     while (!stop_signal) {
-        if (frame(&st) != 0) {
+        if (frame(st) != 0) {
             rc = 1;
             break;
         }
+        if (child > 0 && waitpid(child, status, WNOHANG) == child) {
+            rc = 3;
+            break;
+        }
         struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
-        int k = poll(&pfd, tty_raw ? 1 : 0, st.interval_ms);
+        int k = poll(&pfd, tty_raw ? 1 : 0, st->interval_ms);
         if (k > 0 && (pfd.revents & POLLIN)) {
             char c;
             ssize_t got = read(STDIN_FILENO, &c, 1);
             if (got == 1 && (c == 'q' || c == 'Q' || c == 3))
                 break;
             if (got == 1 && c == 's')
-                st.sort = (enum sort_key)((st.sort + 1) % SORT_KEYS);
+                st->sort = (enum sort_key)((st->sort + 1) % SORT_KEYS);
             if (got == 1 && c == 't')
-                st.thread++;
+                st->thread++;
         }
     }
     tty_restore();
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
     return rc;
+}
+
+bool cli_top_beside(const char *dir, pid_t child, int *status)
+{
+    struct top_state st = {.dir = dir, .interval_ms = 1000, .thread = -1};
+    return top_loop(&st, child, status) == 3;
 }

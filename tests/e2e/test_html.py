@@ -183,3 +183,60 @@ class TopOnce(unittest.TestCase):
                     self.assertIn(want, p.stderr)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class RunTop(unittest.TestCase):
+    """`syncspy run --top -- PROG` on a pseudo-terminal: the live view of the program's folder while
+    it runs, the program's output and report in SYNCSPY_OUT/run.log, the program's exit status."""
+
+    def test_the_view_beside_a_running_loop(self):
+        import fcntl
+        import pty
+        import select
+        import signal
+        import struct
+        import termios
+        import time
+        tmp = tempfile.mkdtemp(prefix="syncspy-runtop-")
+        out = os.path.join(tmp, "out")
+        env, _ = util.agent_env(preload=False)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        p = subprocess.Popen([CLI, "run", "--out", out, "--top", "--", util.prog("loop")], env=env,
+                             stdin=slave, stdout=slave, stderr=slave, close_fds=True, start_new_session=True)
+        os.close(slave)
+        data = b""
+
+        def read_for(seconds):
+            nonlocal data
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                r, _, _ = select.select([master], [], [], 0.1)
+                if r:
+                    try:
+                        data += os.read(master, 65536)
+                    except OSError:
+                        return
+        try:
+            read_for(3.0)
+            screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", data.decode("utf-8", "replace"))
+            self.assertIn("syncspy top  " + out, screen)
+            self.assertIn("running", screen)
+            self.assertRegex(screen, r"cudaStreamSynchronize at step_sync")
+            folders = [f for f in os.listdir(out) if f.startswith("pid")]
+            self.assertEqual(len(folders), 1)
+            os.kill(int(folders[0][3:]), signal.SIGTERM)  # the program ends: so does the view
+            self.assertEqual(p.wait(timeout=20), -signal.SIGTERM)  # run ends as its CMD did
+            read_for(0.5)
+            tail = data.decode("utf-8", "replace")
+            self.assertIn(f"output and report: {out}/run.log", tail)
+            with open(os.path.join(out, "run.log")) as f:
+                log = f.read()
+            self.assertIn("ready", log)             # the program's own output
+            self.assertIn("step_sync", log)         # and the agent's report at its exit
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            os.close(master)
+            shutil.rmtree(tmp, ignore_errors=True)
