@@ -8,9 +8,11 @@
 #include "cli/chrome.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
+#include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
 #include "cli/run.h"
+#include "cli/top.h"
 #include "cli/version.h"
 #include "output/report.h"
 
@@ -32,6 +34,8 @@ static const char usage_text[] =
     "       syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
     "                     [--include-startup] [--json] DIR\n"
     "       syncspy diff [--json] BASE NEW\n"
+    "       syncspy html [-o FILE] [--top N] DIR | BASE NEW\n"
+    "       syncspy top [--interval SECONDS] [--once] DIR\n"
     "       syncspy --help | --version\n";
 
 static const char help_head[] =
@@ -84,6 +88,20 @@ static const char help_tail[] =
     "                            step of two runs (folders as for report), each marked gone,\n"
     "                            new, more, fewer or the same; --json for JSON. Exit 0, or 2\n"
     "                            when a file cannot be read or for a usage error.\n"
+    "  html DIR [-o FILE]        one offline HTML page (script, style and data inline, no\n"
+    "                            network request): the report's header, a chart per step,\n"
+    "                            the sites table with stacks and source, a flame graph of\n"
+    "                            blocked time, a step's timeline per thread (from trace.bin);\n"
+    "                            BASE NEW: the diff's page. FILE defaults to syncspy.html\n"
+    "                            (- for stdout). Exit 0, 2 for bad input or usage, 1 when\n"
+    "                            FILE could not be written.\n"
+    "  top DIR                   a live view of a running job, read every second from the\n"
+    "                            files its processes append (also from another node over a\n"
+    "                            shared filesystem; it never writes into DIR): steps/s,\n"
+    "                            syncs/step and blocked share over the last 10 s of steps and\n"
+    "                            since start, one row per process of a root, the threads, the\n"
+    "                            top lines with their rates. Keys: q quits, s sorts, t picks\n"
+    "                            a thread. --once prints one screen and exits; --interval S.\n"
     "\n"
     "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
     "bad header, a newer format, corruption before the last record: each is named on stderr\n"
@@ -163,9 +181,11 @@ static bool is_help(const char *a)
 }
 
 /* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
- * options, another option is unknown, and the rest is the one DIR. Returns -1 when a is taken,
- * else the status cmd exits with. */
-static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+ * options, another option is unknown, and the rest is one of its (at most max) folders,
+ * paths[0..*n); takes says what it takes. Returns -1 when a is taken, else the status cmd
+ * exits with. */
+static int paths_arg(const char *cmd, const char *a, bool *options, const char **paths, int *n,
+                     int max, const char *takes)
 {
     if (*options && is_help(a)) {
         print_help();
@@ -177,10 +197,17 @@ static int common_arg(const char *cmd, const char *a, bool *options, const char 
     }
     if (*options && a[0] == '-' && a[1] != '\0')
         return usage_error("%s: unknown option '%s'", cmd, a);
-    if (*dir)
-        return usage_error("%s takes one DIR; '%s' is one more", cmd, a);
-    *dir = a;
+    if (*n == max)
+        return usage_error("%s takes %s; '%s' is one more", cmd, takes, a);
+    paths[(*n)++] = a;
     return -1;
+}
+
+/* The same for a command of one DIR. */
+static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+{
+    int n = *dir ? 1 : 0;
+    return paths_arg(cmd, a, options, dir, &n, 1, "one DIR");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -438,20 +465,11 @@ static int cmd_diff(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (options && strcmp(a, "--json") == 0) {
+        int rc;
+        if (options && strcmp(a, "--json") == 0)
             o.json = true;
-        } else if (options && is_help(a)) {
-            print_help();
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("diff: unknown option '%s'", a);
-        } else if (n == 2) {
-            return usage_error("diff takes two folders, BASE and NEW; '%s' is one more", a);
-        } else {
-            paths[n++] = a;
-        }
+        else if ((rc = paths_arg("diff", a, &options, paths, &n, 2, "two folders, BASE and NEW")) >= 0)
+            return rc;
     }
     if (n < 2)
         return usage_error("diff needs BASE and NEW (two process folders or SYNCSPY_OUT roots)");
@@ -467,6 +485,68 @@ static int cmd_diff(int argc, char **argv)
     int rc = cli_diff(&base, &neu, &o, STDOUT_FILENO);
     cli_set_free(&base);
     cli_set_free(&neu);
+    return rc;
+}
+
+/* The page's writer for write_output (one argument: the set; the rest through these). */
+static const struct cli_set *html_new;
+static const struct html_opts *html_options;
+
+static int write_html(const struct cli_set *set, int fd)
+{
+    return cli_html(set, html_new, html_options, fd);
+}
+
+static int cmd_html(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL}, *out = "syncspy.html", *v;
+    int top = -1, n = 0;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (options && (option_value("-o", argc, argv, &i, &v) || option_value("--output", argc, argv, &i, &v))) {
+            if (!v || !*v)
+                return usage_error("html: -o needs a FILE (or - for stdout)");
+            out = v;
+        } else if (options && option_value("--top", argc, argv, &i, &v)) {
+            if ((top = parse_top(v)) < 0)
+                return usage_error("--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
+                                   v ? v : "");
+        } else if ((rc = paths_arg("html", a, &options, paths, &n, 2, "DIR, or BASE and NEW for a diff")) >= 0) {
+            return rc;
+        }
+    }
+    if (n == 0)
+        return usage_error("html needs a DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW");
+    struct cli_set base, neu;
+    size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
+    if (problems || base.n == 0) {
+        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[0],
+                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        cli_set_free(&base);
+        return 2;
+    }
+    if (n == 2) {
+        problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
+        if (problems || neu.n == 0) {
+            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[1],
+                    problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+            cli_set_free(&base);
+            cli_set_free(&neu);
+            return 2;
+        }
+    }
+    struct html_opts o = {.path = paths[0], .new_path = n == 2 ? paths[1] : NULL,
+                          .top = top > 0 ? top : default_top()};
+    html_new = n == 2 ? &neu : NULL;
+    html_options = &o;
+    int rc = write_output(out, write_html, &base);
+    if (rc == 0 && strcmp(out, "-") != 0)
+        fprintf(stderr, "syncspy html: wrote %s\n", out);
+    cli_set_free(&base);
+    if (n == 2)
+        cli_set_free(&neu);
     return rc;
 }
 
@@ -493,5 +573,9 @@ int main(int argc, char **argv)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0)
         return cmd_diff(argc - 2, argv + 2);
+    if (strcmp(cmd, "html") == 0)
+        return cmd_html(argc - 2, argv + 2);
+    if (strcmp(cmd, "top") == 0)
+        return cli_top(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

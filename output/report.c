@@ -1213,12 +1213,18 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     size_t n = 0, cap = p->sites ? p->nsites : 0;
     struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
     struct rep_line *lines = malloc((cap ? cap : 1) * sizeof *lines);
-    if (!e || !lines) {
+    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
+    uint32_t *moved = malloc((cap ? cap : 1) * sizeof *moved);
+    if (!e || !lines || !of_site || !moved) {
         free(e);
         free(lines);
+        free(of_site);
+        free(moved);
         errno = ENOMEM;
         return -1;
     }
+    for (size_t i = 0; i < cap; i++)
+        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
     for (size_t i = 0; i < cap; i++) {
         const struct rep_site *s = &p->sites[i];
         if (!s->frames && s->nframes)
@@ -1257,16 +1263,26 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
             l->max_ns = s->max_ns;
         if (s->blocked_ns > l->heaviest->blocked_ns)
             l->heaviest = s;
+        of_site[s - p->sites] = (struct rep_site_line){(uint32_t)(nl - 1), e[i].count, e[i].blocked_ns};
     }
     free(e);
     qsort(lines, nl, sizeof *lines, line_cmp);
+    /* each line's heaviest site is one of its own: it says where the sort moved the line */
+    for (size_t k = 0; k < nl; k++)
+        moved[of_site[lines[k].heaviest - p->sites].line] = (uint32_t)k;
+    for (size_t i = 0; i < cap; i++)
+        if (of_site[i].line != REP_NO_LINE)
+            of_site[i].line = moved[of_site[i].line];
+    free(moved);
     out->lines = lines;
     out->n = nl;
+    out->of_site = of_site;
     return 0;
 }
 
 void report_lines_free(struct rep_lines *l)
 {
+    free(l->of_site);
     free(l->lines);
     memset(l, 0, sizeof *l);
 }

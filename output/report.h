@@ -66,7 +66,15 @@ struct rep_lines {
     double wall_ns;                  /* their wall time */
     bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
     bool partial_left_out;           /* the step still open at exit is left out */
+    struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates */
 };
+
+/* A site's place among its process's lines (syncspy html draws sites by the report's lines). */
+struct rep_site_line {
+    uint32_t line;                   /* index into lines; REP_NO_LINE: in none of them */
+    uint64_t count, blocked_ns;      /* in the training steps, as the line counts them */
+};
+#define REP_NO_LINE UINT32_MAX
 
 /* The lines of one process. Returns 0, or -1 (errno ENOMEM). */
 int report_lines(const struct rep_process *p, struct rep_lines *out);

@@ -226,3 +226,18 @@ def report_steps(text):
     m = re.search(r"pid \d+: (\d+) (?:optimizer steps?|syncspy\.step\(\) marks?|step marks?)\b.*\n"
                   r"  (?:start-up runs to the first, )?(\d+) steps? counted", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+# `syncspy html`'s page in a real browser: tests/browser/probe.py, run by Debian's python3 (its
+# python3-selenium drives Debian's chromium through chromium-driver; scripts/deps.sh installs
+# all three).
+BROWSER_PYTHON = os.environ.get("SYNCSPY_BROWSER_PYTHON", "/usr/bin/python3")
+PROBE = os.path.join(ROOT, "tests", "browser", "probe.py")
+
+
+def browse(page, *args, timeout=300):
+    """Opens page in headless chromium, does what a user does; returns what it showed (dict)."""
+    p = subprocess.run([BROWSER_PYTHON, PROBE, page, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, f"tests/browser/probe.py {page} failed ({p.returncode}):\n{p.stderr[-3000:]}"
+    return json.loads(p.stdout)

@@ -466,6 +466,37 @@ static void test_colour(void **state)
     close(fd);
 }
 
+/* report_lines says which line each site is in: the two APIs of loss_fn are two lines (one site
+ * each), every site's counts are its own, and the lines' counts are their sites' sums. */
+static void test_lines_of_sites(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(1, -1);
+    struct rep_lines l;
+    assert_int_equal(report_lines(&p, &l), 0);
+    assert_non_null(l.of_site);
+    uint64_t count[8] = {0}, ns[8] = {0};
+    assert_true(l.n <= 8);
+    for (size_t i = 0; i < p.nsites; i++) {
+        const struct rep_site_line *sl = &l.of_site[i];
+        assert_true(sl->line < l.n);
+        assert_string_equal(l.lines[sl->line].api, p.sites[i].api);
+        assert_true(sl->count == p.sites[i].count); /* no start-up split here: all of it */
+        count[sl->line] += sl->count;
+        ns[sl->line] += sl->blocked_ns;
+    }
+    for (size_t k = 0; k < l.n; k++) {
+        assert_true(count[k] == l.lines[k].count);
+        assert_true(ns[k] == l.lines[k].blocked_ns);
+        assert_int_equal(l.of_site[l.lines[k].heaviest - p.sites].line, k);
+    }
+    /* the heaviest line (ignore_background, 300 ms) is the nonzero site's */
+    assert_int_equal(l.of_site[2].line, 0);
+    assert_int_not_equal(l.of_site[0].line, l.of_site[1].line); /* loss_fn: two APIs, two lines */
+    report_lines_free(&l);
+    assert_null(l.of_site);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_backward_group),
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
+        cmocka_unit_test(test_lines_of_sites),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
