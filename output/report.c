@@ -268,6 +268,18 @@ static uint64_t basis_ns(const struct basis *b, uint64_t ns, const struct rep_sp
     return out;
 }
 
+void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
+                        uint64_t *count, uint64_t *blocked_ns)
+{
+    struct basis b = rate_basis(p);
+    *count = basis_count(&b, s->count, &s->split);
+    *blocked_ns = basis_ns(&b, s->blocked_ns, &s->split);
+    if (with_startup && b.startup_left_out) {
+        *count += s->split.startup_count;
+        *blocked_ns += s->split.startup_ns;
+    }
+}
+
 /* ---- grouping ----------------------------------------------------------------------------- */
 
 /* How a site is grouped: by its own user frame, or (a backward-pass sync) by the forward line

@@ -80,6 +80,12 @@ struct rep_site_line {
 int report_lines(const struct rep_process *p, struct rep_lines *out);
 void report_lines_free(struct rep_lines *l);
 
+/* A site's syncs and blocked time as the report's rates count them (start-up and the step still
+ * open at exit left out when the report leaves them out), with start-up's part added back when
+ * with_startup (`export --folded --include-startup`). */
+void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
+                        uint64_t *count, uint64_t *blocked_ns);
+
 /* Numbers as the report shows them: a duration ("412 us", "4.10 ms"), a rate ("0.18", "41.3"). */
 void report_format_ns(char *buf, size_t n, double ns);
 void report_format_rate(char *buf, size_t n, double v);

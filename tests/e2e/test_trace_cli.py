@@ -149,7 +149,7 @@ class TraceCliTest(unittest.TestCase):
             for n, folder, p in pool.map(one, range(len(data) + 1)):
                 with self.subTest(n=n):
                     if n < header:
-                        self.assertEqual(p.returncode, 1)
+                        self.assertEqual(p.returncode, 2)
                         self.assertEqual(p.stdout, "")
                         self.assertIn(os.path.join(folder, "trace.bin"), p.stderr)
                         self.assertIn("is empty" if n == 0 else
@@ -166,7 +166,7 @@ class TraceCliTest(unittest.TestCase):
         folder = self.path(name)
         trace = write(os.path.join(folder, "trace.bin"), data)
         p = run("report", folder)
-        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(p.returncode, 2, p.stdout)  # nothing else to read: bad input
         self.assertEqual(p.stdout, "")
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn(trace, p.stderr)
@@ -245,7 +245,7 @@ class TraceCliTest(unittest.TestCase):
             os.makedirs(folder)
             os.mkfifo(os.path.join(folder, name))
             p = run("report", folder)
-            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.returncode, 2)
             self.assertIn(os.path.join(folder, name) + " is not a regular file", p.stderr)
 
     def test_unknown_record_types_are_skipped(self):

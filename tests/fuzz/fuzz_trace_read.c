@@ -41,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct cli_set set = {.items = &item, .procs = &item.rep, .n = 1};
     struct report_opts ropts = {.top = 5};
     report_render_text(&item.rep, 1, &ropts, devnull);
-    cli_export_folded(&set, devnull);
+    cli_export_folded(&set, false, devnull);
+    cli_export_folded(&set, true, devnull);
     cli_export_chrome(&set, devnull);
     struct cli_allow allow[2];
     cli_allow_parse("train.py:42", &allow[0]);
