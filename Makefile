@@ -61,13 +61,24 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# A file as the lines of a C string literal (backslashes and quotes escaped, each line closed by \n).
+EMBED_AS_C_STRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
+
 # The agent's own Python (agent/autograd_attr.py), embedded in the library as a C string.
 PY_EMBED := $(BUILD)/gen/autograd_attr.inc
 $(PY_EMBED): agent/autograd_attr.py
 	@mkdir -p $(@D)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@.tmp && mv $@.tmp $@
+	$(EMBED_AS_C_STRING) $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: $(PY_EMBED)
 $(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: CPPFLAGS += -I$(BUILD)/gen
+
+# The page of `syncspy html` (cli/html/page.css, page.js), embedded in the program the same way.
+HTML_EMBED := $(BUILD)/gen/html_page.css.inc $(BUILD)/gen/html_page.js.inc
+$(BUILD)/gen/html_%.inc: cli/html/%
+	@mkdir -p $(@D)
+	$(EMBED_AS_C_STRING) $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/cli/html.o: $(HTML_EMBED)
+$(BUILD)/obj/cli/html.o: CPPFLAGS += -I$(BUILD)/gen
 
 $(CORE_A): $(CORE_OBJS)
 	@rm -f $@

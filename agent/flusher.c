@@ -444,12 +444,12 @@ void flusher_stop(void)
     fl.thread_running = false;
 }
 
-void flusher_close(uint64_t unattributed_syncs)
+void flusher_close(uint64_t unattributed_syncs, uint64_t steps_seen)
 {
     pthread_mutex_lock(&fl.flush_lock);
     if (fl.tw) {
         flush_locked();
-        tw_end(fl.tw, clock_mono_ns(), unattributed_syncs);
+        tw_end(fl.tw, clock_mono_ns(), unattributed_syncs, steps_seen);
         tw_flush(fl.tw);
         say_io_error();
         tw_close(fl.tw);

@@ -35,7 +35,7 @@ bool flusher_wait_finished(int timeout_ms);
 void flusher_stop(void);
 /* After the last step was closed and the thread stopped (or on the thread itself): drains what
  * is left, writes the END record and closes the file. */
-void flusher_close(uint64_t unattributed_syncs);
+void flusher_close(uint64_t unattributed_syncs, uint64_t steps_seen);
 /* Before a dlclose: the symbolizer takes note of the objects loaded now (kept after unload). */
 void flusher_note_modules(void);
 /* Runs fn(sym, ctx) on the flusher thread, with its symbolizer (made then if it had none) under

@@ -368,7 +368,8 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
     int fd = open_report_fd(&close_it);
     struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown,
                                .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS,
-                               .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd)};
+                               .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd),
+                               .own_line = fd == 1 || fd == 2};
     bool epipe = false;
     if (fd >= 0 && report_render_text(proc, 1, &opts, fd) != 0) {
         int err = errno;
@@ -377,6 +378,7 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
             agent_log("cannot write the report to %s: %s; writing it to stderr",
                       fd == 1 ? "stdout" : agent_cfg.report_path, strerror(err));
             opts.color = report_color_wanted(agent_cfg.color, 2);
+            opts.own_line = true;
             if (report_render_text(proc, 1, &opts, 2) != 0)
                 epipe |= errno == EPIPE;
         }
@@ -401,7 +403,7 @@ static void write_outputs(bool on_flusher)
     /* trace.bin: the last records, then END */
     if (!on_flusher)
         flusher_stop();
-    flusher_close(proc.unattributed_syncs);
+    flusher_close(proc.unattributed_syncs, proc.steps_seen);
     /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
     threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
     proc.syncs_dropped += agent_records_without_ring();

@@ -106,6 +106,20 @@ static void put_hint(struct fd_writer *w, const struct rep_line *l)
     }
 }
 
+/* "        1.00       1.47 ms  cudaStreamSynchronize at MaskedLoss.forward  train.py:71" */
+static void put_line_row(struct fd_writer *w, const struct verdict *v, const struct rep_line *l)
+{
+    char a[32], b[32], where[1024];
+    report_format_rate(a, sizeof a, (double)l->count / v->lines.steps);
+    report_format_ns(b, sizeof b, (double)l->blocked_ns / v->lines.steps);
+    cli_line_where(l, where, sizeof where);
+    fdw_printf(w, "  %10s  %12s  ", a, b);
+    fdw_puts(w, l->api);
+    fdw_puts(w, " ");
+    fdw_puts(w, where);
+    fdw_putc(w, '\n');
+}
+
 static void text_process(struct fd_writer *w, const struct rep_process *p, const struct check_opts *o,
                          const struct verdict *v)
 {
@@ -148,14 +162,7 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
                 fdw_printf(w, "  %10s  %12s  %s\n", "syncs/step", "blocked/step", "api / where");
                 header = true;
             }
-            report_format_rate(a, sizeof a, (double)l->count / v->lines.steps);
-            report_format_ns(b, sizeof b, (double)l->blocked_ns / v->lines.steps);
-            cli_line_where(l, where, sizeof where);
-            fdw_printf(w, "  %10s  %12s  ", a, b);
-            fdw_puts(w, l->api);
-            fdw_puts(w, " ");
-            fdw_puts(w, where);
-            fdw_putc(w, '\n');
+            put_line_row(w, v, l);
             put_hint(w, l);
         }
         for (size_t i = 0; v->over_startup && i < v->lines.n; i++) {
@@ -169,19 +176,14 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
             fdw_putc(w, '\n');
         }
     }
-    if (v->allowed_syncs) {
+    if (v->allowed_syncs) { /* each allowed line and API once, as the counted ones are shown */
         report_format_rate(a, sizeof a, (double)v->allowed_syncs / v->lines.steps);
-        fdw_printf(w, "  allowed, not counted: %s syncs/step:", a);
-        size_t shown = 0;
+        fdw_printf(w, "  allowed, not counted: %s syncs/step\n", a);
         for (size_t i = 0; i < v->lines.n; i++) {
             const struct rep_line *l = &v->lines.lines[i];
-            if (!v->allowed[i] || !l->count)
-                continue;
-            cli_line_where(l, where, sizeof where);
-            fdw_puts(w, shown++ ? "; " : " ");
-            fdw_puts(w, where);
+            if (v->allowed[i] && l->count)
+                put_line_row(w, v, l);
         }
-        fdw_putc(w, '\n');
     }
 }
 

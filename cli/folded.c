@@ -1,6 +1,6 @@
 /* cli/folded.c: `syncspy export --folded` (see folded.h): one line per sync site, its frames
- * outermost first then its API, weighted by blocked ns; one subtree per process when several are
- * merged. CLI only; writes through an fd_writer to the fd it is given. */
+ * outermost first then its API, weighted by blocked ns in the steps the report counts; one
+ * subtree per process when several are merged. CLI only; writes through an fd_writer to the fd it is given. */
 #include "cli/folded.h"
 #include "output/fd_writer.h"
 #include "output/report.h"
@@ -47,7 +47,7 @@ static void folded_process(struct fd_writer *w, const struct rep_process *p)
         fdw_printf(w, "pid%d;", p->pid);
 }
 
-int cli_export_folded(const struct cli_set *set, int fd)
+int cli_export_folded(const struct cli_set *set, bool include_startup, int fd)
 {
     struct fd_writer w;
     fdw_init(&w, fd);
@@ -56,6 +56,10 @@ int cli_export_folded(const struct cli_set *set, int fd)
     for (size_t p = 0; p < n; p++) {
         for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
             const struct rep_site *s = &procs[p].sites[i];
+            uint64_t count, ns;
+            report_site_counts(&procs[p], s, include_startup, &count, &ns);
+            if (!count) /* a site of start-up (or of the open step) only */
+                continue;
             if (n > 1) /* one subtree per process when several are merged */
                 folded_process(&w, &procs[p]);
             for (uint32_t k = s->frames ? s->nframes : 0; k > 0; k--) { /* outermost first */
@@ -64,7 +68,7 @@ int cli_export_folded(const struct cli_set *set, int fd)
             }
             folded_text(&w, s->api && *s->api ? s->api : "?");
             fdw_putc(&w, ' ');
-            fdw_u64(&w, s->blocked_ns);
+            fdw_u64(&w, ns);
             fdw_putc(&w, '\n');
         }
     }

@@ -5,7 +5,8 @@
 
 #include "cli/load.h"
 
-/* The whole document to fd: 0, or -1 with errno. */
-int cli_export_folded(const struct cli_set *set, int fd);
+/* The whole document to fd: 0, or -1 with errno. Weighted as the report counts (start-up and
+ * the step still open at exit left out), start-up kept when include_startup. */
+int cli_export_folded(const struct cli_set *set, bool include_startup, int fd);
 
 #endif

@@ -8,9 +8,11 @@
 #include "cli/chrome.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
+#include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
 #include "cli/run.h"
+#include "cli/top.h"
 #include "cli/version.h"
 #include "output/report.h"
 
@@ -26,12 +28,14 @@
 
 static const char usage_text[] =
     "usage: syncspy report [--top N] DIR\n"
-    "       syncspy export --folded OUT DIR\n"
+    "       syncspy export --folded OUT [--include-startup] DIR\n"
     "       syncspy export --chrome OUT DIR\n"
     "       syncspy run [OPTIONS] [--] CMD [ARGS...]\n"
     "       syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
     "                     [--include-startup] [--json] DIR\n"
     "       syncspy diff [--json] BASE NEW\n"
+    "       syncspy html [-o FILE] [--top N] DIR | BASE NEW\n"
+    "       syncspy top [--interval SECONDS] [--once] DIR\n"
     "       syncspy --help | --version\n";
 
 static const char help_head[] =
@@ -48,26 +52,37 @@ static const char help_head[] =
     "\n"
     "Commands:\n";
 
-/* After cli_run_help: the commands that read files. */
-static const char help_tail[] =
-    "\n"
+/* After cli_run_help: the commands that read files, one section each (`syncspy CMD --help`
+ * prints its own, `syncspy --help` all of them). */
+static const char files_intro[] =
     "The commands that read files take a DIR: a process folder, a SYNCSPY_OUT root whose\n"
     "processes and ranks are merged, or a trace.bin or summary.json file; a process folder is\n"
-    "read from its trace.bin when it has one, else from its summary.json.\n"
-    "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
+    "read from its trace.bin when it has one, else from its summary.json.\n";
+
+static const struct command_help {
+    const char *cmd, *usage, *text;
+} command_helps[] = {
+    {"report", "usage: syncspy report [--top N] DIR\n",
+     "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
     "                            per-step numbers are sums over processes divided by the sum\n"
     "                            of their active steps (the mean process-step). A trace.bin\n"
     "                            cut by a crash is read up to its last complete record and\n"
     "                            its header says so. --top N groups (default SYNCSPY_TOP,\n"
-    "                            else 10).\n"
-    "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
-    "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout.\n"
+    "                            else 10).\n"},
+    {"export", "usage: syncspy export --folded OUT [--include-startup] DIR\n"
+               "       syncspy export --chrome OUT DIR\n",
+     "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
+    "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout. As in\n"
+    "                            the report, start-up and the step still open at exit are\n"
+    "                            left out; --include-startup keeps start-up.\n"
     "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): from a\n"
     "                            trace.bin, a track per thread with each sync as a slice (its\n"
     "                            API, bytes, stream, step and top frames) and each launch as\n"
     "                            an instant, and a steps track; from a summary.json alone,\n"
-    "                            only its active steps, laid end to end.\n"
-    "  check DIR                 a sync budget for CI: every process of DIR must stay within\n"
+    "                            only its active steps, laid end to end.\n"},
+    {"check", "usage: syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
+              "                     [--include-startup] [--json] DIR\n",
+     "  check DIR                 a sync budget for CI: every process of DIR must stay within\n"
     "                            it in its training steps (start-up and the step still open at\n"
     "                            exit left out, as in the report; all threads' syncs counted):\n"
     "    --max-syncs-per-step N  at most N syncs per training step (N may be fractional)\n"
@@ -79,22 +94,62 @@ static const char help_tail[] =
     "                            budget too, as one step\n"
     "    --json                  the verdict as JSON on stdout\n"
     "                            Exit 0 within budget, 1 over it (the lines over it are named:\n"
-    "                            syncs and blocked time per step), 2 for bad input or usage.\n"
-    "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
+    "                            syncs and blocked time per step), 2 for bad input or usage.\n"},
+    {"diff", "usage: syncspy diff [--json] BASE NEW\n",
+     "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
     "                            step of two runs (folders as for report), each marked gone,\n"
     "                            new, more, fewer or the same; --json for JSON. Exit 0, or 2\n"
-    "                            when a file cannot be read or for a usage error.\n"
-    "\n"
+    "                            when a file cannot be read or for a usage error.\n"},
+    {"html", "usage: syncspy html [-o FILE] [--top N] DIR | BASE NEW\n",
+     "  html DIR [-o FILE]        one offline HTML page (script, style and data inline, no\n"
+    "                            network request): the report's header, a chart per step,\n"
+    "                            the sites table with stacks and source, a flame graph of\n"
+    "                            blocked time, a step's timeline per thread (from trace.bin);\n"
+    "                            BASE NEW: the diff's page. FILE defaults to syncspy.html\n"
+    "                            (- for stdout). Exit 0, 2 for bad input or usage, 1 when\n"
+    "                            FILE could not be written.\n"},
+    {"top", "usage: syncspy top [--interval SECONDS] [--once] DIR\n",
+     "  top DIR                   a live view of a running job, read every second from the\n"
+    "                            files its processes append (also from another node over a\n"
+    "                            shared filesystem; it never writes into DIR): steps/s,\n"
+    "                            syncs/step and blocked share over the last 10 s of steps and\n"
+    "                            since start, one row per process of a root, the threads, the\n"
+    "                            top lines with their rates. Keys: q quits, s sorts, t picks\n"
+    "                            a thread. --once prints one screen and exits; --interval S.\n"},
+};
+
+static const char exit_status_text[] =
     "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
     "bad header, a newer format, corruption before the last record: each is named on stderr\n"
     "with its byte offset, and the other processes are still reported) or an output could not\n"
-    "be written; 2 for a usage error.\n";
+    "be written; 2 for a usage error or when nothing could be read (DIR missing, empty, or\n"
+    "none of its files readable), as for check, diff and html.\n";
 
 static void print_help(void)
 {
     fputs(help_head, stdout);
     fputs(cli_run_help, stdout);
-    fputs(help_tail, stdout);
+    fputs("\n", stdout);
+    fputs(files_intro, stdout);
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        fputs(command_helps[i].text, stdout);
+    fputs("\n", stdout);
+    fputs(exit_status_text, stdout);
+}
+
+/* `syncspy CMD --help`: that command's usage and section only. */
+static void print_command_help(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
+        if (strcmp(command_helps[i].cmd, cmd) == 0) {
+            fputs(command_helps[i].usage, stdout);
+            fputs("\n", stdout);
+            fputs(command_helps[i].text, stdout);
+            fputs("\n", stdout);
+            fputs(files_intro, stdout);
+            return;
+        }
+    print_help();
 }
 
 /* "syncspy: MESSAGE" (when fmt is not NULL) and the usage; the status to exit with. */
@@ -163,12 +218,14 @@ static bool is_help(const char *a)
 }
 
 /* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
- * options, another option is unknown, and the rest is the one DIR. Returns -1 when a is taken,
- * else the status cmd exits with. */
-static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+ * options, another option is unknown, and the rest is one of its (at most max) folders,
+ * paths[0..*n); takes says what it takes. Returns -1 when a is taken, else the status cmd
+ * exits with. */
+static int paths_arg(const char *cmd, const char *a, bool *options, const char **paths, int *n,
+                     int max, const char *takes)
 {
     if (*options && is_help(a)) {
-        print_help();
+        print_command_help(cmd);
         return 0;
     }
     if (*options && strcmp(a, "--") == 0) {
@@ -177,10 +234,17 @@ static int common_arg(const char *cmd, const char *a, bool *options, const char 
     }
     if (*options && a[0] == '-' && a[1] != '\0')
         return usage_error("%s: unknown option '%s'", cmd, a);
-    if (*dir)
-        return usage_error("%s takes one DIR; '%s' is one more", cmd, a);
-    *dir = a;
+    if (*n == max)
+        return usage_error("%s takes %s; '%s' is one more", cmd, takes, a);
+    paths[(*n)++] = a;
     return -1;
+}
+
+/* The same for a command of one DIR. */
+static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+{
+    int n = *dir ? 1 : 0;
+    return paths_arg(cmd, a, options, dir, &n, 1, "one DIR");
 }
 
 static int cmd_report(int argc, char **argv)
@@ -204,7 +268,7 @@ static int cmd_report(int argc, char **argv)
         return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)");
     struct cli_set set;
     size_t problems = cli_load(dir, 0, &set);
-    int rc = problems ? 1 : 0;
+    int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
     if (set.n > 0) {
         struct report_opts opts = {.top = top > 0 ? top : default_top(),
                                    .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
@@ -285,10 +349,18 @@ static int write_output(const char *out, int (*fn)(const struct cli_set *, int),
     return rc;
 }
 
+/* export --folded's writer for write_output, with its option */
+static bool folded_startup;
+static int write_folded(const struct cli_set *set, int fd)
+{
+    return cli_export_folded(set, folded_startup, fd);
+}
+
 static int cmd_export(int argc, char **argv)
 {
     const char *dir = NULL, *out = NULL, *format = NULL;
     bool options = true;
+    folded_startup = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int rc;
@@ -300,19 +372,23 @@ static int cmd_export(int argc, char **argv)
             out = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
             if (!out || !*out)
                 return usage_error("--%s needs an output file (OUT, or - for stdout)", format);
+        } else if (options && strcmp(a, "--include-startup") == 0) {
+            folded_startup = true;
         } else if ((rc = common_arg("export", a, &options, &dir)) >= 0) {
             return rc;
         }
     }
     if (!format)
         return usage_error("export needs --folded OUT or --chrome OUT");
+    if (folded_startup && format[0] != 'f')
+        return usage_error("--include-startup goes with --folded (the Chrome trace has every step)");
     if (!dir)
         return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)");
     struct cli_set set;
     size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
-    int rc = problems ? 1 : 0;
+    int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
     if (set.n > 0) {
-        int wrc = write_output(out, format[0] == 'f' ? cli_export_folded : cli_export_chrome,
+        int wrc = write_output(out, format[0] == 'f' ? write_folded : cli_export_chrome,
                                &set);
         rc = rc || wrc;
     }
@@ -438,20 +514,11 @@ static int cmd_diff(int argc, char **argv)
     int n = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
-        if (options && strcmp(a, "--json") == 0) {
+        int rc;
+        if (options && strcmp(a, "--json") == 0)
             o.json = true;
-        } else if (options && is_help(a)) {
-            print_help();
-            return 0;
-        } else if (options && strcmp(a, "--") == 0) {
-            options = false;
-        } else if (options && a[0] == '-' && a[1] != '\0') {
-            return usage_error("diff: unknown option '%s'", a);
-        } else if (n == 2) {
-            return usage_error("diff takes two folders, BASE and NEW; '%s' is one more", a);
-        } else {
-            paths[n++] = a;
-        }
+        else if ((rc = paths_arg("diff", a, &options, paths, &n, 2, "two folders, BASE and NEW")) >= 0)
+            return rc;
     }
     if (n < 2)
         return usage_error("diff needs BASE and NEW (two process folders or SYNCSPY_OUT roots)");
@@ -467,6 +534,68 @@ static int cmd_diff(int argc, char **argv)
     int rc = cli_diff(&base, &neu, &o, STDOUT_FILENO);
     cli_set_free(&base);
     cli_set_free(&neu);
+    return rc;
+}
+
+/* The page's writer for write_output (one argument: the set; the rest through these). */
+static const struct cli_set *html_new;
+static const struct html_opts *html_options;
+
+static int write_html(const struct cli_set *set, int fd)
+{
+    return cli_html(set, html_new, html_options, fd);
+}
+
+static int cmd_html(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL}, *out = "syncspy.html", *v;
+    int top = -1, n = 0;
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int rc;
+        if (options && (option_value("-o", argc, argv, &i, &v) || option_value("--output", argc, argv, &i, &v))) {
+            if (!v || !*v)
+                return usage_error("html: -o needs a FILE (or - for stdout)");
+            out = v;
+        } else if (options && option_value("--top", argc, argv, &i, &v)) {
+            if ((top = parse_top(v)) < 0)
+                return usage_error("--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
+                                   v ? v : "");
+        } else if ((rc = paths_arg("html", a, &options, paths, &n, 2, "DIR, or BASE and NEW for a diff")) >= 0) {
+            return rc;
+        }
+    }
+    if (n == 0)
+        return usage_error("html needs a DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW");
+    struct cli_set base, neu;
+    size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
+    if (problems || base.n == 0) {
+        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[0],
+                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        cli_set_free(&base);
+        return 2;
+    }
+    if (n == 2) {
+        problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
+        if (problems || neu.n == 0) {
+            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[1],
+                    problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+            cli_set_free(&base);
+            cli_set_free(&neu);
+            return 2;
+        }
+    }
+    struct html_opts o = {.path = paths[0], .new_path = n == 2 ? paths[1] : NULL,
+                          .top = top > 0 ? top : default_top()};
+    html_new = n == 2 ? &neu : NULL;
+    html_options = &o;
+    int rc = write_output(out, write_html, &base);
+    if (rc == 0 && strcmp(out, "-") != 0)
+        fprintf(stderr, "syncspy html: wrote %s\n", out);
+    cli_set_free(&base);
+    if (n == 2)
+        cli_set_free(&neu);
     return rc;
 }
 
@@ -493,5 +622,9 @@ int main(int argc, char **argv)
         return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0)
         return cmd_diff(argc - 2, argv + 2);
+    if (strcmp(cmd, "html") == 0)
+        return cmd_html(argc - 2, argv + 2);
+    if (strcmp(cmd, "top") == 0)
+        return cli_top(argc - 2, argv + 2);
     return usage_error("unknown command '%s'", cmd);
 }

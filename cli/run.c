@@ -5,6 +5,7 @@
  * passed on to CMD, one the terminal sent the whole foreground process group (Ctrl-C) is not
  * (CMD has its own). CLI only: never inside the target process. */
 #include "cli/run.h"
+#include "cli/top.h"
 
 #include "agent/config.h"
 #include "cli/load.h"
@@ -53,6 +54,9 @@ const char cli_run_help[] =
     "                              --color auto|always|never SYNCSPY_COLOR\n"
     "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
     "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
+    "                            --top alone (no number after it) opens `syncspy top` on this\n"
+    "                            terminal while CMD runs, CMD's output (and its report) going\n"
+    "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"
     "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
     "                            of a signal, syncspy run dies of the same one (a shell shows\n"
     "                            128+N); 125 for a bad option or a missing agent, 126 when CMD\n"
@@ -61,6 +65,8 @@ const char cli_run_help[] =
 /* ---- options: the agent's variables ------------------------------------------------------- */
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
+static bool live_top;                       /* --top alone: syncspy top beside CMD */
+static int child_output = -1;               /* with it: CMD's stdout and stderr (run.log) */
 static bool with_environment;               /* run_getenv: the environment under the options */
 
 static size_t variable_count(void)
@@ -138,6 +144,10 @@ static int parse_options(int argc, char **argv, int *cmd)
             fputs("usage: syncspy run [OPTIONS] [--] CMD [ARGS...]\n", stdout);
             fputs(cli_run_help, stdout);
             return 0;
+        }
+        if (strcmp(a, "--top") == 0 && !(i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')) {
+            live_top = true; /* --top N is SYNCSPY_TOP; --top alone, the live view */
+            continue;
         }
         const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
         size_t len = eq ? (size_t)(eq - a - 2) : strlen(a) - 2;
@@ -406,6 +416,13 @@ static int spawn(char **cmd, const sigset_t *mask, pid_t *pid)
     if (*pid == 0) {
         close(fds[0]);
         sigprocmask(SIG_SETMASK, mask, NULL);
+        if (child_output >= 0) { /* the terminal is the view's: CMD writes to run.log */
+            int null_in = open("/dev/null", O_RDONLY);
+            if (null_in >= 0)
+                dup2(null_in, STDIN_FILENO);
+            dup2(child_output, STDOUT_FILENO);
+            dup2(child_output, STDERR_FILENO);
+        }
         execvp(cmd[0], cmd);
         int err = errno;
         ssize_t w = write(fds[1], &err, sizeof err);
@@ -444,6 +461,27 @@ static int end_like(int status)
     sigprocmask(SIG_UNBLOCK, &s, NULL);
     raise(sig);
     return 128 + sig; /* a signal whose default action does not end a process */
+}
+
+/* --top: the view needs the terminal; CMD's output goes to ROOT/run.log (ROOT made if need
+ * be). Returns -1 (child_output open, *log its path), or the status to exit with. */
+static int open_run_log(const char *root, char **log)
+{
+    if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
+        return run_error("--top shows the live view on a terminal; stdin and stdout are not one");
+    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+        return run_error("cannot make %s: %s", root, strerror(errno));
+    size_t n = strlen(root) + sizeof "/run.log";
+    if (!(*log = malloc(n)))
+        return run_error("out of memory");
+    snprintf(*log, n, "%s/run.log", root);
+    child_output = open(*log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (child_output < 0) {
+        int rc = run_error("cannot create %s: %s", *log, strerror(errno));
+        free(*log);
+        return rc;
+    }
+    return -1;
 }
 
 int cli_run(int argc, char **argv)
@@ -489,6 +527,11 @@ int cli_run(int argc, char **argv)
         return run_error("out of memory");
     }
 
+    char *log = NULL;
+    if (live_top && (rc = open_run_log(root, &log)) >= 0) {
+        free(root);
+        return rc;
+    }
     struct names before;
     scan_folders(root, &before);
     sigset_t fwd, old;
@@ -509,9 +552,17 @@ int cli_run(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &old, NULL);
 
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    bool reaped = live_top && cli_top_beside(root, pid, &status);
+    if (live_top && !reaped)
+        fprintf(stderr, "syncspy run: the view is closed; %s runs on (its output: %s)\n", argv[cmd], log);
+    while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     child_pid = 0;
+    if (live_top) {
+        close(child_output);
+        fprintf(stderr, "syncspy run: %s's output and report: %s\n", argv[cmd], log);
+        free(log);
+    }
     sigprocmask(SIG_BLOCK, &fwd, NULL); /* from here on, ours to take as they come: at the end */
     signal(SIGPIPE, SIG_IGN);           /* a closed stderr costs the lines, not the status */
     say_where(root, &before);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -158,6 +159,7 @@ struct reader {
     struct vec totals;     /* struct tthread, parallel to totals_ids */
 
     uint64_t steps_seen, step_seq;
+    uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
     uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
     uint64_t end_mono_ns, unattributed;
@@ -613,13 +615,14 @@ static bool rec_drops(struct reader *r, const uint8_t *p)
     return idmap_add(r, &r->drop_ids, d.tid, (uint32_t)(r->drops.n - 1));
 }
 
-static bool rec_end(struct reader *r, const uint8_t *p)
+static bool rec_end(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
-    struct trace_end e;
-    memcpy(&e, p, sizeof e);
+    struct trace_end e = {0};
+    memcpy(&e, p, bytes < sizeof e ? bytes : sizeof e);
     r->ended = true;
     r->end_mono_ns = e.end_mono_ns;
     r->unattributed = e.unattributed_syncs;
+    r->end_steps_seen = e.steps_seen;
     return true;
 }
 
@@ -637,7 +640,7 @@ static size_t record_min_bytes(uint32_t type)
     case TREC_THREAD_TOTALS: return sizeof(struct trace_thread_totals);
     case TREC_THREAD: return sizeof(struct trace_thread);
     case TREC_DROPS: return sizeof(struct trace_drops);
-    case TREC_END: return sizeof(struct trace_end);
+    case TREC_END: return offsetof(struct trace_end, steps_seen); /* 24: a writer before steps_seen */
     default: return 0;
     }
 }
@@ -655,7 +658,7 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_THREAD_TOTALS: return rec_thread_totals(r, p);
     case TREC_THREAD: return rec_thread(r, p);
     case TREC_DROPS: return rec_drops(r, p);
-    case TREC_END: return rec_end(r, p);
+    case TREC_END: return rec_end(r, p, bytes);
     default: return true; /* a later minor version's record: skipped */
     }
 }
@@ -944,6 +947,9 @@ static bool build_steps(struct reader *r)
     out->launches = r->extra_launches;
     out->wall_ns = r->extra_wall;
     out->steps_omitted = r->extra_active;
+    /* the step still open at exit with nothing recorded has no STEP record: END counts it */
+    if (r->end_steps_seen > r->steps_seen)
+        r->steps_seen = r->end_steps_seen;
     out->steps_seen = r->steps_seen;
     if (active) {
         if (!charge(r, active * sizeof(struct rep_step)) ||

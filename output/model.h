@@ -79,6 +79,10 @@ static inline struct rep_split rep_split_of(const struct rep_phase_raw *r, uint6
                                             bool partial)
 {
     struct rep_split s = {r->startup_count, r->startup_ns, 0, 0};
+    /* no step mark came: step 0 is the step still open at exit, not a start-up that ended (the
+     * parts stay a partition of the count: start-up none, all of it the open step's) */
+    if (partial && last_step == 0)
+        s.startup_count = s.startup_ns = 0;
     if (partial && r->seen_step == last_step + 1 && r->count >= r->base_count && r->ns >= r->base_ns) {
         s.partial_count = r->count - r->base_count;
         s.partial_ns = r->ns - r->base_ns;

@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
+#include "output/source.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,6 +21,7 @@
 #define NAME_MAX_CHARS 80  /* longer function names keep their tail (the function itself) */
 #define NAME_COLUMN 36     /* frame name column width (longer names push the line) */
 #define LOC_COLUMN 28
+#define SOURCE_SHOWN_CHARS 100 /* of a user line's code */
 
 static const char *str(const char *s)
 {
@@ -266,6 +268,18 @@ static uint64_t basis_ns(const struct basis *b, uint64_t ns, const struct rep_sp
     return out;
 }
 
+void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
+                        uint64_t *count, uint64_t *blocked_ns)
+{
+    struct basis b = rate_basis(p);
+    *count = basis_count(&b, s->count, &s->split);
+    *blocked_ns = basis_ns(&b, s->blocked_ns, &s->split);
+    if (with_startup && b.startup_left_out) {
+        *count += s->split.startup_count;
+        *blocked_ns += s->split.startup_ns;
+    }
+}
+
 /* ---- grouping ----------------------------------------------------------------------------- */
 
 /* How a site is grouped: by its own user frame, or (a backward-pass sync) by the forward line
@@ -498,27 +512,50 @@ static bool step_stats(const struct basis *b, double *median, double *mean, doub
     return true;
 }
 
-/* "before the first step: 3.02 s, 4 syncs, blocked 271 us", and its heaviest sites. */
-static void render_startup(struct fd_writer *w, const struct rep_process *p, const struct basis *bs,
-                           int top)
+/* One note of the header (what its numbers lack), coloured on its own line. */
+static void header_note(struct fd_writer *w, const char *text)
 {
-    if (!p->startup_closed)
-        return;
+    fdw_puts(w, "  ");
+    paint(w, SGR_YELLOW);
+    fdw_puts(w, text);
+    paint_end(w, SGR_YELLOW);
+    fdw_putc(w, '\n');
+}
+
+/* A part of the run kept out of the rates: start-up (before the first step mark) or the time
+ * after the last one (the step still open at exit). Its counts come from the sites' splits. */
+enum apart { APART_STARTUP, APART_AFTER };
+
+static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count, uint64_t *ns)
+{
+    *count = which == APART_STARTUP ? s->split.startup_count : s->split.partial_count;
+    *ns = which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
+}
+
+/* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
+ * "after the last step ..."), and its three heaviest lines. */
+static void render_apart(struct fd_writer *w, const struct rep_process *p, const struct rep_step *st,
+                         enum apart which, bool left_out, int top)
+{
     char a[32], b[32];
-    fmt_ns(a, sizeof a, (double)p->startup.wall_ns);
+    fmt_ns(a, sizeof a, (double)st->wall_ns);
     uint64_t syncs = 0, ns = 0;
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
-        syncs += p->sites[i].split.startup_count;
-        ns += p->sites[i].split.startup_ns;
+        uint64_t c, t;
+        apart_of(&p->sites[i], which, &c, &t);
+        syncs += c;
+        ns += t;
     }
     if (!syncs) { /* a trace or summary that does not split its sites: the step's own counts */
-        syncs = p->startup.syncs;
-        ns = p->startup.blocked_ns;
+        syncs = st->syncs;
+        ns = st->blocked_ns;
     }
     fmt_ns(b, sizeof b, (double)ns);
-    fdw_printf(w, "  before the first step (start-up%s): %s, %llu sync%s, blocked %s\n",
-               bs->startup_left_out || !p->steps || !p->nsteps || p->steps[0].step != 0
-                   ? ", not in the rates" : "", a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+    fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
+               which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
+               which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
+                                      : (left_out ? "not in the rates)" : "still open at exit)"),
+               a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
     /* its three heaviest lines: sites grouped by API and user frame (a module's .cuda() makes
      * a site per parameter kind) */
     struct sgroup {
@@ -529,7 +566,9 @@ static void render_startup(struct fd_writer *w, const struct rep_process *p, con
     size_t ng = 0;
     for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
-        if (!s->split.startup_count)
+        uint64_t c, t;
+        apart_of(s, which, &c, &t);
+        if (!c)
             continue;
         const struct rep_frame *key = s->nframes && s->frames ? &s->frames[hints_user_frame(s)] : NULL;
         size_t k = 0;
@@ -537,8 +576,8 @@ static void render_startup(struct fd_writer *w, const struct rep_process *p, con
             k++;
         if (k == ng)
             g[ng++] = (struct sgroup){.site = s, .key = key};
-        g[k].count += s->split.startup_count;
-        g[k].ns += s->split.startup_ns;
+        g[k].count += c;
+        g[k].ns += t;
     }
     for (int k = 0; k < 3 && k < top && g; k++) {
         size_t best = ng;
@@ -562,114 +601,222 @@ static void render_startup(struct fd_writer *w, const struct rep_process *p, con
     free(g);
 }
 
-/* Blocked time per step of the other threads (the trainer's is the header's). */
-static void render_threads(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+/* autograd's engine threads (torch/csrc/autograd/engine.cpp names them pt_autograd_<device>) */
+static bool is_autograd_thread(const struct rep_thread *t)
 {
-    if (!bs->trainer)
+    return strncmp(str(t->name), "pt_autograd_", 12) == 0;
+}
+
+/* "python (tid 4232)", "tid 17", "threads that exited" */
+static void put_thread_name(struct fd_writer *w, const struct rep_thread *t)
+{
+    const char *name = *str(t->name) ? t->name : "";
+    if (t->tid)
+        fdw_printf(w, "%s%stid %u%s", name, *name ? " (" : "", t->tid, *name ? ")" : "");
+    else
+        fdw_puts(w, *name ? name : "threads that exited");
+}
+
+/* How many threads synced in the steps the rates count. */
+static size_t syncing_threads(const struct rep_process *p, const struct basis *bs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nthreads && p->threads; i++)
+        n += basis_count(bs, p->threads[i].syncs, &p->threads[i].split) > 0;
+    return n;
+}
+
+/* "the training thread (python, tid 4232) waited 540 us/step, 22.5% of the step; pt_autograd_0
+ * (tid 5514) 132 us/step (1.00 syncs) during backward()": the wait of the thread that ends the
+ * steps, which the step's wall time is made of, then the other threads' (the header's figures
+ * are every thread's, as the table's). */
+static void render_trainer(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
+    if (!bs->trainer || syncing_threads(p, bs) < 2) /* alone: the header's figures are its own */
         return;
+    const struct rep_thread *tr = bs->trainer;
     double steps = bs->steps > 0 ? bs->steps : 1.0;
+    double ns = (double)basis_ns(bs, tr->blocked_ns, &tr->split);
+    char a[32], c[32], sh[32];
+    fmt_ns(a, sizeof a, ns / steps);
+    fmt_share(sh, sizeof sh, ns, bs->wall_ns);
+    fmt_rate(c, sizeof c, (double)basis_count(bs, tr->syncs, &tr->split) / steps);
+    fdw_puts(w, "  the training thread, ");
+    put_thread_name(w, tr);
+    fdw_printf(w, ", waited %s/step, ", a);
+    const char *sgr = share_colour(ns, bs->wall_ns);
+    paint(w, sgr);
+    fdw_printf(w, "%s", sh);
+    paint_end(w, sgr);
+    fdw_printf(w, " of the step (%s syncs/step)", c);
     size_t shown = 0;
     for (size_t i = 0; i < p->nthreads; i++) {
         const struct rep_thread *t = &p->threads[i];
-        uint64_t ns = basis_ns(bs, t->blocked_ns, &t->split), n = basis_count(bs, t->syncs, &t->split);
-        if (t == bs->trainer || !n)
+        uint64_t tns = basis_ns(bs, t->blocked_ns, &t->split), n = basis_count(bs, t->syncs, &t->split);
+        if (t == tr || !n)
             continue;
-        char a[32], c[32];
-        fmt_ns(a, sizeof a, (double)ns / steps);
-        fmt_rate(c, sizeof c, (double)n / steps);
-        fdw_puts(w, shown++ ? "; " : "  other threads, blocked per step: ");
-        if (shown > 4) {
-            fdw_puts(w, "...");
+        if (shown++ == 4) {
+            fdw_puts(w, "; ...");
             break;
         }
-        fdw_printf(w, "%s", *str(t->name) ? t->name : "?");
-        if (t->tid)
-            fdw_printf(w, " (tid %u)", t->tid);
-        fdw_printf(w, " %s, %s syncs", a, c);
+        fmt_ns(a, sizeof a, (double)tns / steps);
+        fmt_rate(c, sizeof c, (double)n / steps);
+        fdw_puts(w, "; ");
+        put_thread_name(w, t);
+        fdw_printf(w, " %s/step (%s syncs)%s", a, c, is_autograd_thread(t) ? " during backward()" : "");
     }
-    if (shown)
-        fdw_putc(w, '\n');
+    fdw_putc(w, '\n');
 }
 
-static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+/* The step marks the program made: every step but the last ended at one, the last is the one
+ * still open at exit; when the last step known ended at a mark (a trace cut before the open
+ * step was written, a file whose steps end at a mark), none is open. */
+static uint64_t step_marks(const struct rep_process *p)
 {
-    char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
+    if (!p->steps_seen)
+        return 0;
+    const struct rep_step *last = p->steps && p->nsteps ? &p->steps[p->nsteps - 1] : NULL;
+    if (last && last->step + 1 == p->steps_seen && !last->partial)
+        return p->steps_seen;
+    return p->steps_seen - 1;
+}
+
+/* How the user counts the steps: "30 optimizer steps", "12 syncspy.step() marks". */
+static const char *marks_unit(const struct rep_process *p, uint64_t marks)
+{
+    if (p->step_source && !strcmp(p->step_source, "optimizer.step()"))
+        return marks == 1 ? "optimizer step" : "optimizer steps";
+    if (p->step_source && !strcmp(p->step_source, "syncspy.step()"))
+        return marks == 1 ? "syncspy.step() mark" : "syncspy.step() marks";
+    return marks == 1 ? "step mark" : "step marks";
+}
+
+static bool every_step(const struct rep_process *p)
+{
+    return !p->schedule || !*p->schedule || !strcmp(p->schedule, "every step");
+}
+
+/* The first two lines: who, how many steps the user made and which of them the rates count. */
+static void render_title(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
     paint(w, SGR_BOLD);
     fdw_puts(w, "syncspy: ");
     if (p->rank >= 0)
         fdw_printf(w, "rank %d ", p->rank);
     fdw_printf(w, "pid %d: ", p->pid);
-    if (p->active_steps)
-        fdw_printf(w, "%llu active step%s of %llu", (unsigned long long)p->active_steps,
-                   p->active_steps == 1 ? "" : "s", (unsigned long long)p->steps_seen);
+    bool marked = p->startup_closed || p->steps_seen > 1;
+    uint64_t marks = step_marks(p);
+    if (!marked)
+        fdw_puts(w, "no step found: whole-run totals");
     else
-        fdw_printf(w, "no active steps of %llu", (unsigned long long)p->steps_seen);
-    if (p->schedule && *p->schedule) {
-        fdw_puts(w, " (schedule: ");
-        fdw_puts(w, p->schedule);
-        fdw_putc(w, ')');
-    }
-    if (p->step_source)
-        fdw_printf(w, ", steps: %s", p->step_source);
+        fdw_printf(w, "%llu %s", (unsigned long long)marks, marks_unit(p, marks));
+    if (!every_step(p))
+        fdw_printf(w, " (schedule: %s)", p->schedule);
     paint_end(w, SGR_BOLD);
     fdw_putc(w, '\n');
+    if (!marked || !p->active_steps)
+        return;
+    /* the steps between the marks, as the rates count them */
+    fdw_puts(w, "  ");
+    if (bs->startup_left_out)
+        fdw_puts(w, "start-up runs to the first, ");
+    fdw_printf(w, "%.0f step%s counted", bs->steps, bs->steps == 1 ? "" : "s");
+    if (!every_step(p))
+        fdw_printf(w, " (the schedule records %llu of %llu)", (unsigned long long)p->active_steps,
+                   (unsigned long long)p->steps_seen);
+    if (bs->partial_left_out)
+        fdw_puts(w, ", the time after the last is shown apart");
+    fdw_putc(w, '\n');
+}
+
+static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+{
+    char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
     struct basis bs = rate_basis(p);
+    render_title(w, p, &bs);
     double steps = bs.steps > 0 ? bs.steps : 1.0;
-    /* the trainer's blocked time: no share above 100 % when several threads sync at once */
-    double blocked = bs.trainer ? (double)basis_ns(&bs, bs.trainer->blocked_ns, &bs.trainer->split)
-                                : bs.blocked_ns;
+    /* every thread's syncs and blocked time, as the table's rows and `syncspy check` count them */
+    double blocked = 0, syncs = 0;
+    for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        blocked += (double)basis_ns(&bs, p->sites[i].blocked_ns, &p->sites[i].split);
+        syncs += (double)basis_count(&bs, p->sites[i].count, &p->sites[i].split);
+    }
+    if (!p->sites || !p->nsites) { /* no site table (a trace cut before it): the steps' own */
+        blocked = bs.blocked_ns;
+        syncs = bs.syncs;
+    }
     fmt_ns(a, sizeof a, bs.wall_ns / steps);
     fmt_ns(b, sizeof b, blocked / steps);
     fmt_share(c, sizeof c, blocked, bs.wall_ns);
-    /* and its syncs: the other threads' are on their own line */
-    double syncs = bs.trainer ? (double)basis_count(&bs, bs.trainer->syncs, &bs.trainer->split) : bs.syncs;
     fmt_rate(d, sizeof d, syncs / steps);
     fmt_rate(e, sizeof e, bs.launches / steps);
+    const char *sgr = share_colour(blocked, bs.wall_ns);
+    bool several = syncing_threads(p, &bs) > 1;
     double med, mean, dev;
-    if (p->active_steps) {
+    if (p->active_steps && (p->startup_closed || p->steps_seen > 1)) {
         if (step_stats(&bs, &med, &mean, &dev)) {
             fmt_ns(m, sizeof m, med); /* the mean stays the totals' (exact when steps are omitted) */
             fmt_ns(sd, sizeof sd, dev);
-            fdw_printf(w, "  step %s median (mean %s, sd %s) | blocked %s/step (%s) | %s syncs/step "
-                       "| %s launches/step\n", m, a, sd, b, c, d, e);
+            fdw_printf(w, "  step %s median (mean %s, sd %s) | %s syncs/step | blocked %s/step (", m, a,
+                       sd, d, b);
         } else {
-            fdw_printf(w, "  step %s mean | blocked %s/step (%s) | %s syncs/step | %s launches/step\n",
-                       a, b, c, d, e);
+            fdw_printf(w, "  step %s mean | %s syncs/step | blocked %s/step (", a, d, b);
         }
-        if (bs.startup_left_out || bs.partial_left_out)
-            fdw_printf(w, "  (rates over the %.0f training step%s: %s left out)\n", bs.steps,
-                       bs.steps == 1 ? "" : "s",
-                       bs.startup_left_out && bs.partial_left_out
-                           ? "start-up and the step still open at exit"
-                           : bs.startup_left_out ? "start-up" : "the step still open at exit");
-        if (bs.trainer && p->nthreads > 1)
-            fdw_printf(w, "  (blocked and syncs: the thread that ends the steps, %s%s%u)\n",
-                       *str(bs.trainer->name) ? bs.trainer->name : "", *str(bs.trainer->name) ? " tid " : "tid ",
-                       bs.trainer->tid);
-    } else
-        fdw_printf(w, "  totals, as no step was active: wall %s | blocked %s (%s) | %llu syncs "
-                   "| %llu launches\n", a, b, c, (unsigned long long)p->syncs,
-                   (unsigned long long)p->launches);
-    render_startup(w, p, &bs, top);
-    render_threads(w, p, &bs);
-    paint(w, SGR_YELLOW); /* what the numbers lack, to the end of the header */
+        if (several) { /* summed over threads: a share of one step's time could pass 100 % */
+            fdw_puts(w, "all threads");
+        } else {
+            paint(w, sgr);
+            fdw_puts(w, c);
+            paint_end(w, sgr);
+        }
+        fdw_printf(w, ") | %s launches/step\n", e);
+    } else if (p->active_steps) {
+        fdw_printf(w, "  wall %s | %.0f sync%s | blocked %s (", a, syncs, syncs == 1 ? "" : "s", b);
+        paint(w, sgr);
+        fdw_puts(w, c);
+        paint_end(w, sgr);
+        fdw_printf(w, ") | %.0f launches\n", bs.launches);
+    } else {
+        fdw_puts(w, "  no step was recorded (the schedule's active steps never came)");
+        if (syncs > 0)
+            fdw_printf(w, "; totals: %.0f sync%s, blocked %s", syncs, syncs == 1 ? "" : "s", b);
+        fdw_putc(w, '\n');
+    }
+    render_trainer(w, p, &bs);
+    if (p->startup_closed)
+        render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
+                                                           p->steps[0].step != 0, top);
+    if (bs.partial_left_out)
+        render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
+    /* what the numbers lack, to the end of the header */
+    char note[512];
     if (p->no_step_hook)
-        fdw_puts(w, "  no step mark: torch.optim's optimizer step hook could not be registered (torch.optim was "
-                    "never imported): mark steps with syncspy.step()\n");
-    if (p->unattributed_syncs)
-        fdw_printf(w, "  %llu syncs had no room in the site table: counted in the totals, not "
-                   "in the table below\n", (unsigned long long)p->unattributed_syncs);
-    if (p->steps_omitted)
-        fdw_printf(w, "  %llu active steps are in the totals but not listed in summary.json "
-                   "(memory cap)\n", (unsigned long long)p->steps_omitted);
-    if (p->trace_unfinished)
-        fdw_printf(w, "  trace ends early (the process was killed?): up to the last flush%s\n",
-                   p->trace_truncated ? "; its last record was cut" : "");
-    if (p->syncs_dropped || p->launches_dropped)
-        fdw_printf(w, "  %llu sync and %llu launch events found the trace buffers full: counts "
-                   "stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)\n",
-                   (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
-    paint_end(w, SGR_YELLOW);
+        header_note(w, "no step mark: torch.optim's optimizer step hook could not be registered (torch.optim "
+                       "was never imported): mark steps with syncspy.step()");
+    else if (!(p->startup_closed || p->steps_seen > 1) && p->active_steps)
+        header_note(w, "no step mark came (no optimizer.step(), no syncspy.step()): the whole run is one "
+                       "step; mark steps with syncspy.step() for per-step rates");
+    if (p->unattributed_syncs) {
+        snprintf(note, sizeof note, "%llu syncs had no room in the site table: counted in the totals, "
+                 "not in the table below", (unsigned long long)p->unattributed_syncs);
+        header_note(w, note);
+    }
+    if (p->steps_omitted) {
+        snprintf(note, sizeof note, "%llu active steps are in the totals but not listed in summary.json "
+                 "(memory cap)", (unsigned long long)p->steps_omitted);
+        header_note(w, note);
+    }
+    if (p->trace_unfinished) {
+        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last flush%s",
+                 p->trace_truncated ? "; its last record was cut" : "");
+        header_note(w, note);
+    }
+    if (p->syncs_dropped || p->launches_dropped) {
+        snprintf(note, sizeof note, "%llu sync and %llu launch events found the trace buffers full: "
+                 "counts stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)",
+                 (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
+        header_note(w, note);
+    }
 }
 
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */
@@ -770,6 +917,18 @@ static bool has_python_frames(const struct rep_site *s)
     return false;
 }
 
+/* The code of a frame's line, read from its file now ("      65 | keep = torch.nonzero(m)"),
+ * when the file is there; the line number keeps it apart from the table's rows. */
+static void render_source(struct fd_writer *w, const struct rep_frame *f)
+{
+    char code[SOURCE_SHOWN_CHARS + 1];
+    if (!f->line || !source_line(f->file, f->line, code, sizeof code))
+        return;
+    fdw_printf(w, "      %u | ", f->line);
+    fdw_puts(w, code);
+    fdw_putc(w, '\n');
+}
+
 /* Frames [u, last) from the user frame outwards (interpreter frames left out when the stack has
  * Python frames), the first one after `first` ("at ", "backward of "), at most
  * STACK_FRAMES_SHOWN of them, then how many more there are. */
@@ -815,6 +974,8 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
             fdw_puts(w, tag);
         }
         fdw_putc(w, '\n');
+        if (k == 0)
+            render_source(w, &frames[shown[k]]);
     }
     uint32_t above = 0;
     for (uint32_t i = end; i < last; i++)
@@ -825,24 +986,6 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
         paint_end(w, SGR_DIM);
         fdw_putc(w, '\n');
     }
-}
-
-/* "via cudaStreamSynchronize in libtorch_cuda.so (15 runtime frames)": the frames between the
- * CUDA call and the user frame, counted. */
-static void render_via(struct fd_writer *w, const struct rep_site *s, uint32_t u)
-{
-    if (u == 0)
-        return;
-    const struct rep_frame *in = &s->frames[0];
-    fdw_puts(w, "      ");
-    paint(w, SGR_DIM);
-    fdw_puts(w, "via ");
-    fdw_puts(w, *str(s->api) ? s->api : "?");
-    fdw_puts(w, " in ");
-    fdw_puts(w, in->python ? "python" : *str(in->module) ? rep_base_name(in->module) : "??");
-    fdw_printf(w, " (%u runtime frame%s)", u, u == 1 ? "" : "s");
-    paint_end(w, SGR_DIM);
-    fdw_putc(w, '\n');
 }
 
 /* A backward-pass sync: the forward line that created the node, its callers, then where the
@@ -872,7 +1015,6 @@ static void render_backward(struct fd_writer *w, const struct entry *e)
     for (uint32_t i = 0; i < sec.own; i++)
         py |= s->frames[i].python;
     uint32_t u = hints_user_frame(s);
-    render_via(w, s, u);
     if (sec.own)
         render_frame_list(w, s->frames, u, sec.own, py, "in ");
 }
@@ -888,7 +1030,6 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         render_backward(w, e);
         return;
     }
-    render_via(w, s, e->user);
     render_frame_list(w, s->frames, e->user, s->nframes, has_python_frames(s), "at ");
 }
 
@@ -1084,12 +1225,18 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     size_t n = 0, cap = p->sites ? p->nsites : 0;
     struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
     struct rep_line *lines = malloc((cap ? cap : 1) * sizeof *lines);
-    if (!e || !lines) {
+    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
+    uint32_t *moved = malloc((cap ? cap : 1) * sizeof *moved);
+    if (!e || !lines || !of_site || !moved) {
         free(e);
         free(lines);
+        free(of_site);
+        free(moved);
         errno = ENOMEM;
         return -1;
     }
+    for (size_t i = 0; i < cap; i++)
+        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
     for (size_t i = 0; i < cap; i++) {
         const struct rep_site *s = &p->sites[i];
         if (!s->frames && s->nframes)
@@ -1128,16 +1275,26 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
             l->max_ns = s->max_ns;
         if (s->blocked_ns > l->heaviest->blocked_ns)
             l->heaviest = s;
+        of_site[s - p->sites] = (struct rep_site_line){(uint32_t)(nl - 1), e[i].count, e[i].blocked_ns};
     }
     free(e);
     qsort(lines, nl, sizeof *lines, line_cmp);
+    /* each line's heaviest site is one of its own: it says where the sort moved the line */
+    for (size_t k = 0; k < nl; k++)
+        moved[of_site[lines[k].heaviest - p->sites].line] = (uint32_t)k;
+    for (size_t i = 0; i < cap; i++)
+        if (of_site[i].line != REP_NO_LINE)
+            of_site[i].line = moved[of_site[i].line];
+    free(moved);
     out->lines = lines;
     out->n = nl;
+    out->of_site = of_site;
     return 0;
 }
 
 void report_lines_free(struct rep_lines *l)
 {
+    free(l->of_site);
     free(l->lines);
     memset(l, 0, sizeof *l);
 }
@@ -1154,6 +1311,8 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     paint_on = opts && opts->color;
     if (opts && opts->write_timeout_ms > 0)
         fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);
+    if (opts && opts->own_line)
+        fdw_putc(w, '\n');
     struct totals t = {0};
     uint64_t steps = 0, syncs = 0, nsites = 0;
     struct basis *bases = calloc(nprocs ? nprocs : 1, sizeof *bases);
@@ -1176,10 +1335,10 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
     int rc = 0;
     if (nsites == 0 && syncs == 0) {
         if (nprocs > 1)
-            fdw_printf(w, "  no host-device syncs in %llu active steps of %zu processes\n",
+            fdw_printf(w, "  no host-device syncs in %llu recorded steps of %zu processes\n",
                        (unsigned long long)steps, nprocs);
         else
-            fdw_printf(w, "  no host-device syncs in %llu active step%s\n",
+            fdw_printf(w, "  no host-device syncs in %llu recorded step%s\n",
                        (unsigned long long)steps, steps == 1 ? "" : "s");
     } else if (nsites == 0) {
         fdw_puts(w, "  no sync site was recorded with its stack\n");

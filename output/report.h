@@ -28,6 +28,8 @@ struct report_opts {
     int write_timeout_ms; /* > 0: a pipe, fifo or socket that takes no more for this long fails
                            * the report (ETIMEDOUT) instead of blocking (fdw_set_deadline) */
     bool color;         /* ANSI colours (report_color_wanted) */
+    bool own_line;      /* begin with a newline: the report shares the program's stdout/stderr,
+                         * whose last output may not have ended its line (a terminal's "^C") */
 };
 
 /* The human report for one or more processes (the CLI merges ranks/processes; each process
@@ -64,11 +66,25 @@ struct rep_lines {
     double wall_ns;                  /* their wall time */
     bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
     bool partial_left_out;           /* the step still open at exit is left out */
+    struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates */
 };
+
+/* A site's place among its process's lines (syncspy html draws sites by the report's lines). */
+struct rep_site_line {
+    uint32_t line;                   /* index into lines; REP_NO_LINE: in none of them */
+    uint64_t count, blocked_ns;      /* in the training steps, as the line counts them */
+};
+#define REP_NO_LINE UINT32_MAX
 
 /* The lines of one process. Returns 0, or -1 (errno ENOMEM). */
 int report_lines(const struct rep_process *p, struct rep_lines *out);
 void report_lines_free(struct rep_lines *l);
+
+/* A site's syncs and blocked time as the report's rates count them (start-up and the step still
+ * open at exit left out when the report leaves them out), with start-up's part added back when
+ * with_startup (`export --folded --include-startup`). */
+void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
+                        uint64_t *count, uint64_t *blocked_ns);
 
 /* Numbers as the report shows them: a duration ("412 us", "4.10 ms"), a rate ("0.18", "41.3"). */
 void report_format_ns(char *buf, size_t n, double ns);

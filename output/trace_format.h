@@ -184,6 +184,9 @@ struct trace_end {
     struct trace_record_header h;
     uint64_t end_mono_ns;
     uint64_t unattributed_syncs;
+    /* steps begun (the last step's number + 1, the one still open at exit counted even when it
+     * had nothing to record); a record of 24 bytes (written before 0.1.1) has none: 0 */
+    uint64_t steps_seen;
 };
 
 _Static_assert(sizeof(struct trace_file_header) == 112, "trace header layout");
@@ -197,6 +200,6 @@ _Static_assert(sizeof(struct trace_site_totals) == 88, "trace_site_totals layout
 _Static_assert(sizeof(struct trace_thread_totals) == 72, "trace_thread_totals layout");
 _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
 _Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");
-_Static_assert(sizeof(struct trace_end) == 24, "trace_end layout");
+_Static_assert(sizeof(struct trace_end) == 32, "trace_end layout");
 
 #endif

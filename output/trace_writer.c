@@ -319,9 +319,11 @@ void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_
     w->dropped_launches = launches_dropped;
 }
 
-void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs)
+void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
+            uint64_t steps_seen)
 {
-    struct trace_end rec = {.end_mono_ns = end_mono_ns, .unattributed_syncs = unattributed_syncs};
+    struct trace_end rec = {.end_mono_ns = end_mono_ns, .unattributed_syncs = unattributed_syncs,
+                            .steps_seen = steps_seen};
     record(w, TREC_END, &rec, sizeof rec, NULL, 0);
 }
 

@@ -94,7 +94,8 @@ void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t);
 /* A DROPS record when the counts changed since the last one written. */
 void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped);
 /* The END record: the process finished writing. */
-void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs);
+void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
+            uint64_t steps_seen);
 
 /* Writes out what is buffered. 0, or -1 with errno of the first failed write. */
 int tw_flush(struct trace_writer *w);

@@ -22,6 +22,11 @@ need valgrind /usr/bin/valgrind
 need binutils /usr/bin/readelf
 # make wheel: the libunwind it carries gets a soname of its own (scripts/wheel.py)
 need patchelf /usr/bin/patchelf
+# the tests of `syncspy html` open its page in a real browser, headless (tests/browser/probe.py):
+# Debian's chromium, driven by selenium through chromium-driver; never a browser download
+need chromium /usr/bin/chromium
+need chromium-driver /usr/bin/chromedriver
+need python3-selenium /usr/lib/python3/dist-packages/selenium/__init__.py
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

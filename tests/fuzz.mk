@@ -8,13 +8,14 @@ FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_SRCS := cli/trace_read.c cli/chunks.c cli/input.c cli/folded.c cli/chrome.c cli/progress.c \
-             cli/check.c cli/diff.c cli/lines.c \
-             output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c
+             cli/check.c cli/diff.c cli/lines.c cli/merge.c cli/html.c \
+             output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c \
+             output/source.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
-              -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. \
+              -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. -I$(BUILD)/gen \
               -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 
-$(FUZZ_DIR)/fuzz_trace_read: tests/fuzz/fuzz_trace_read.c $(FUZZ_SRCS) $(wildcard output/*.h cli/*.h)
+$(FUZZ_DIR)/fuzz_trace_read: tests/fuzz/fuzz_trace_read.c $(FUZZ_SRCS) $(wildcard output/*.h cli/*.h) $(HTML_EMBED)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_SRCS)
 

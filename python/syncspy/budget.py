@@ -205,14 +205,14 @@ class budget:
             raise NotRecorded("syncspy.budget: %s ran in steps that SYNCSPY_SCHEDULE does not record, "
                               "so its syncs there were not counted: unset SYNCSPY_SCHEDULE (or make "
                               "it record these steps) to check a budget" % self.name)
-        if self.syncs <= self.max_syncs:
-            return False
-        sites = self.sites  # names them (waits for the agent's thread)
-        self.allowed_syncs = sum(s.syncs for s in sites if s.allowed)
-        self.syncs -= self.allowed_syncs
+        # .syncs and .allowed_syncs do not depend on the budget: the allowed lines are taken
+        # out whenever there are any (naming the sites waits for the agent's thread: only then)
+        if self.allow and self.syncs:
+            self.allowed_syncs = sum(s.syncs for s in self.sites if s.allowed)
+            self.syncs -= self.allowed_syncs
         if self.syncs > self.max_syncs:
             raise SyncBudgetExceeded(self.message(), self.syncs, self.max_syncs,
-                                     [s for s in sites if not s.allowed])
+                                     [s for s in self.sites if not s.allowed])
         return False
 
     def _difference(self, start, end):

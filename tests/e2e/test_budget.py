@@ -111,6 +111,15 @@ class PythonBudget(unittest.TestCase):
         r = self.run_case("allow", str(line + 1))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("exceeded 2", r.stdout)
+        # the counts do not depend on the budget: under a budget with room the allowed syncs are
+        # still allowed (not counted), and another line's still counted
+        for room in ("1", "5"):
+            r = self.run_case("allow", str(line), room)
+            self.assertEqual((r.returncode, r.stdout.split()), (0, ["allowed", "2", "passed", "0"]),
+                             r.stdout + r.stderr)
+        r = self.run_case("allow", str(line + 1), "5")
+        self.assertEqual((r.returncode, r.stdout.split()), (0, ["allowed", "0", "passed", "2"]),
+                         r.stdout + r.stderr)
 
     def test_another_threads_deliberate_sync(self):
         r = self.run_case("thread")

@@ -74,10 +74,10 @@ class CliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         out = p.stdout
-        self.assertIn("syncspy: pid 4242: 4 active steps of 6 (schedule: wait=1,warmup=1,active=4)",
-                      out)
+        self.assertIn("syncspy: pid 4242: 6 step marks (schedule: wait=1,warmup=1,active=4)\n"
+                      "  4 steps counted (the schedule records 4 of 6)\n", out)
         # 160 ms wall, 48 ms blocked, 12 syncs (from the steps: no totals in the file)
-        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step", out)
+        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | 3.00 syncs/step | blocked 12.0 ms/step (30.0%)", out)
         # heaviest group first, at the user frame, with its hint
         self.assertLess(out.index("MaskedLoss.ignore_background"), out.index("loss_fn"))
         self.assertIn("10.0 ms", out)
@@ -152,7 +152,8 @@ class CliTest(unittest.TestCase):
             {"step": 0, "wall_ns": 1000, "syncs": 0, "blocked_ns": 0}]))
         p = run("report", self.path("pid5"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("no host-device syncs in 1 active step", p.stdout)
+        self.assertIn("syncspy: pid 5: no step found: whole-run totals\n", p.stdout)
+        self.assertIn("no host-device syncs in 1 recorded step\n", p.stdout)
 
     def test_bad_files(self):
         cases = {
@@ -170,7 +171,7 @@ class CliTest(unittest.TestCase):
                 folder = self.path(name.replace(" ", "_"))
                 write(os.path.join(folder, "summary.json"), text)
                 p = run("report", folder)
-                self.assertEqual(p.returncode, 1)
+                self.assertEqual(p.returncode, 2)  # nothing could be read: bad input
                 self.assertEqual(p.stdout, "")
                 self.assertIn(message, p.stderr)
                 self.assertIn(os.path.join(folder, "summary.json"), p.stderr)
@@ -178,13 +179,22 @@ class CliTest(unittest.TestCase):
                 self.assertNotIn("Traceback", p.stderr)
 
     def test_missing_and_empty_dirs(self):
-        p = run("report", self.path("nope"))
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("No such file or directory", p.stderr)
+        # bad input, the same exit status and message for every command that reads a DIR
         os.makedirs(self.path("empty"))
-        p = run("report", self.path("empty"))
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("is it a SYNCSPY_OUT folder?", p.stderr)
+        good = self.path("good", "pid3")
+        write(os.path.join(good, "summary.json"), summary(3))
+        for name, message in (("nope", "No such file or directory"), ("empty", "is it a SYNCSPY_OUT folder?")):
+            d = self.path(name)
+            for args in (("report", d), ("export", "--folded", self.path("f.txt"), d),
+                         ("export", "--chrome", self.path("c.json"), d),
+                         ("check", "--max-syncs-per-step", "1", d), ("diff", d, good), ("diff", good, d),
+                         ("html", "-o", self.path("p.html"), d)):
+                with self.subTest(args=args):
+                    p = run(*args)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertEqual(p.stdout, "")
+                    self.assertIn(message, p.stderr)
+                    self.assertNotIn("Traceback", p.stderr)
 
     # ---- usage ---------------------------------------------------------------------------
 
@@ -202,12 +212,23 @@ class CliTest(unittest.TestCase):
     def test_help_and_version(self):
         p = run("--version")
         self.assertEqual((p.returncode, p.stdout), (0, "syncspy 0.1.0\n"))
-        for args in [("--help",), ("report", "--help"), ("export", "--help")]:
-            p = run(*args)
-            self.assertEqual(p.returncode, 0)
-            self.assertIn("report [--top N] DIR", p.stdout)
-            self.assertIn("Exit status", p.stdout)
-            self.assertIn("trace.bin", p.stdout)
+        p = run("--help")
+        self.assertEqual(p.returncode, 0)
+        for command in ("report [--top N] DIR", "export --folded OUT DIR", "check DIR", "diff BASE NEW",
+                        "html DIR", "top DIR", "Exit status", "trace.bin"):
+            self.assertIn(command, p.stdout)
+        # each command's --help is its own: its usage and section, none of the others'
+        own = {"report": "report [--top N] DIR", "export": "export --chrome OUT DIR",
+               "check": "--max-syncs-per-step N", "diff": "diff BASE NEW", "html": "html DIR [-o FILE]"}
+        for cmd, text in own.items():
+            with self.subTest(cmd=cmd):
+                p = run(cmd, "--help")
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertTrue(p.stdout.startswith("usage: syncspy " + cmd), p.stdout)
+                self.assertIn(text, p.stdout)
+                for other, other_text in own.items():
+                    if other != cmd:
+                        self.assertNotIn(other_text, p.stdout)
 
     # ---- export --------------------------------------------------------------------------
 
@@ -229,6 +250,27 @@ class CliTest(unittest.TestCase):
             stack, weight = line.rsplit(" ", 1)
             self.assertTrue(weight.isdigit())
             self.assertNotIn("\n", stack)
+        # start-up left out, as the report leaves it out; --include-startup keeps it
+        steps = [{"step": 0, "wall_ns": 50_000_000, "syncs": 3, "blocked_ns": 15_000_000, "launches": 0,
+                  "partial": False, "startup": True}] + \
+                [{"step": k, "wall_ns": 40_000_000, "syncs": 3, "blocked_ns": 15_000_000, "launches": 0,
+                  "partial": False} for k in (1, 2)]
+        sites = summary(9)["sites"]
+        sites[0].update(count=8, blocked_ns=40_000_000, startup_count=2, startup_blocked_ns=10_000_000)
+        sites[1].update(count=1, blocked_ns=5_000_000, startup_count=1, startup_blocked_ns=5_000_000)
+        write(self.path("st", "pid9", "summary.json"),
+              summary(9, sites=sites, steps=steps, syncs=9, steps_seen=3,
+                      startup={"step": 0, "wall_ns": 50_000_000, "syncs": 3, "blocked_ns": 15_000_000,
+                               "launches": 0}))
+        p = run("export", "--folded=-", self.path("st", "pid9"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([l.rsplit(" ", 1)[1] for l in p.stdout.splitlines()], ["30000000"], p.stdout)
+        p = run("export", "--folded=-", "--include-startup", self.path("st", "pid9"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([l.rsplit(" ", 1)[1] for l in p.stdout.splitlines()], ["40000000", "5000000"], p.stdout)
+        p = run("export", "--chrome=-", "--include-startup", self.path("st", "pid9"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--include-startup goes with --folded", p.stderr)
         # several processes: one subtree per process; - is stdout
         write(self.path("root", "rank0-pid1", "summary.json"), summary(1, rank=0))
         write(self.path("root", "pid2", "summary.json"), summary(2))
@@ -265,7 +307,7 @@ class CliTest(unittest.TestCase):
     def test_export_bad_input_and_unwritable_output(self):
         write(self.path("pid1", "summary.json"), "{")
         p = run("export", "--chrome", self.path("t.json"), self.path("pid1"))
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)
         self.assertIn("ends early", p.stderr)
         self.assertFalse(os.path.exists(self.path("t.json")))
         write(self.path("pid2", "summary.json"), summary(2))

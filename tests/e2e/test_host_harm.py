@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-from util import BUILD, CLI, SANITIZER_PRELOAD, SIM, agent_env, prog, run, site_by_function
+from util import BUILD, CLI, SANITIZER_PRELOAD, SIM, agent_env, prog, report_steps, run, site_by_function
 
 DLCUDA = os.path.join(BUILD, "progs", "lib", "libdlcuda.so")
 FAKEDW = os.path.join(BUILD, "progs", "fakedw")
@@ -272,7 +272,8 @@ class Lifetimes(unittest.TestCase):
         self.assertEqual([os.path.basename(d) for d in dirs], [pid, pid + ".2"])
         first = subprocess.run([CLI, "report", dirs[0]], capture_output=True, text=True, timeout=60)
         self.assertEqual(first.returncode, 0, first.stderr)
-        self.assertRegex(first.stdout, r"3 active steps")  # the first image's, flushed before exec
+        # the first image's steps, flushed before exec
+        self.assertEqual(report_steps(first.stdout), (3, 2), first.stdout)
         with open(os.path.join(dirs[1], "summary.json")) as f:
             s = json.load(f)
         self.assertEqual(sum(x["count"] for x in site_by_function(s, "harm_sync")), 2)
@@ -394,8 +395,9 @@ class Streams(unittest.TestCase):
 
 
 def header_rate(text):
-    """The header's syncs per step."""
-    return float(re.search(r"\| ([\d.]+) syncs/step \|", text).group(1))
+    """The header's syncs per step (a run with no step: its whole-run count)."""
+    m = re.search(r"\| ([\d.]+) syncs/step \|", text) or re.search(r"^  wall \S+ \S+ \| (\d+) syncs? \|", text, re.M)
+    return float(m.group(1))
 
 
 def table_rates(text):
@@ -412,12 +414,17 @@ class ReportNumbers(unittest.TestCase):
     def test_rates_leave_the_open_step_out_of_the_table_too(self):
         r = run([prog("basic"), "3"])
         # step 0 is start-up, step 3 the teardown after the last mark: 2 training steps
-        self.assertIn("rates over the 2 training steps: start-up and the step still open at exit left out",
+        self.assertIn("3 syncspy.step() marks\n"
+                      "  start-up runs to the first, 2 steps counted, the time after the last is shown apart\n",
                       r.stderr)
+        # the time after the last step: its own line, the two frees at their line
+        self.assertRegex(r.stderr, r"\n  after the last step \(not in the rates\): \S+ \S+, 2 syncs, blocked ")
+        self.assertRegex(r.stderr, r"\n    1 x cudaFreeHost, \S+ \S+, at main  tests/progs/basic.c:\d+\n")
         self.assertEqual(header_rate(r.stderr), 5.0)
         self.assertAlmostEqual(sum(table_rates(r.stderr)), 5.0, places=2)
         # cudaFree and cudaFreeHost come after the last mark: in summary.json, not in the rates
         self.assertNotIn("cudaFree", r.stderr.split("#  blocked/step")[1])
+        self.assertNotIn("cudaFree", r.stderr.split("after the last step")[0])
         frees = [x for x in r.summary()["sites"] if x["api"] in ("cudaFree", "cudaFreeHost")]
         self.assertEqual([x["partial_count"] for x in frees], [1, 1])
         self.assertEqual([x["count"] for x in frees], [1, 1])
@@ -440,7 +447,7 @@ class ReportNumbers(unittest.TestCase):
         self.assertEqual(len(child), 1, r.process_dirs())
         rep = subprocess.run([CLI, "report", child[0]], capture_output=True, text=True, timeout=60)
         self.assertEqual(rep.returncode, 0, rep.stderr)
-        self.assertIn("1 active step of 1", rep.stdout)
+        self.assertIn("no step found: whole-run totals", rep.stdout)
         self.assertEqual(header_rate(rep.stdout), 5.0)
         self.assertEqual(table_rates(rep.stdout), [5.0])
 

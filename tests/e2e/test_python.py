@@ -5,6 +5,7 @@ syncspy.step(), threads, the GIL, silence without CUDA, the demo and its fixed v
 Expected lines come from the "# sync:" / "# call:" comments of the scripts, never hard-coded."""
 import os
 import re
+import tempfile
 import unittest
 
 from util import (DEMO_PY, MS, PYPROGS, count_at, frames_text, python_frames, run, run_py,
@@ -370,6 +371,24 @@ class ProgramUnchanged(unittest.TestCase):
         self.assertEqual(r2.returncode, 5)
         self.assertTrue(r2.stdout.startswith(plain.stdout), r2.stdout)
         self.assertIn("syncspy:", r2.stdout[len(plain.stdout):])
+
+    def test_report_begins_on_a_line_of_its_own(self):
+        # the program's last output does not end its line: the report still starts on a new one
+        code = ("import sys, torch\nx = torch.randn(8, device='cuda')\ntorch.nonzero(x > 0)\n"
+                "sys.stdout.write('no newline'); sys.stdout.flush()\n")
+        path = os.path.join(tempfile.mkdtemp(), "no_newline.py")
+        with open(path, "w") as f:
+            f.write(code)
+        plain = run_py(path, preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "no newline"))
+        r = run_py(path, env={"SYNCSPY_REPORT": "stdout"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("no newline\nsyncspy: pid "), r.stdout[:200])
+        r = run_py(path)
+        self.assertEqual(r.stdout, "no newline")
+        self.assertTrue(r.stderr.startswith("\nsyncspy: pid "), r.stderr[:200])
+        # the line's source under it, read from the file at report time
+        self.assertIn("      3 | torch.nonzero(x > 0)\n", r.stderr)
 
 
 if __name__ == "__main__":

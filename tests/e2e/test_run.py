@@ -140,8 +140,13 @@ class RefusedBeforeTheProgram(unittest.TestCase):
     def test_unknown_option_and_missing_value_and_command(self):
         self.assertIn("unknown option '--frobnicate'", self.refused("--frobnicate", "1"))
         self.assertIn("unknown option '-x'", self.refused("-x"))
+        # --top alone is the live view (syncspy top beside CMD); --top N is SYNCSPY_TOP
         p = subprocess.run([CLI, "run", "--top"], capture_output=True, text=True)
-        self.assertEqual((p.returncode, p.stderr), (125, "syncspy run: --top needs a value\n"))
+        self.assertEqual(p.returncode, 125)
+        self.assertIn("no command to run", p.stderr)
+        p = subprocess.run([CLI, "run", "--top", "--", "true"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.assertEqual((p.returncode, p.stderr), (125, "syncspy run: --top shows the live view on a terminal; "
+                                                         "stdin and stdout are not one\n"))
         p = subprocess.run([CLI, "run", "--top", "3"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 125)
         self.assertIn("no command to run", p.stderr)

@@ -83,8 +83,8 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stderr, "")
         out = p.stdout
-        self.assertIn("syncspy: pid 4242: 3 active steps of 4 (schedule: wait=1,active=3)", out)
-        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | blocked 12.0 ms/step (30.0%) | 3.00 syncs/step | "
+        self.assertIn("syncspy: pid 4242: 4 step marks (schedule: wait=1,active=3)\n  3 steps counted (the schedule records 3 of 4)\n", out)
+        self.assertIn("step 40.0 ms median (mean 40.0 ms, sd 0 ns) | 3.00 syncs/step | blocked 12.0 ms/step (30.0%) | "
                       "200 launches/step", out)
         self.assertNotIn("ends early", out)
         self.assertIn("3 sync and 0 launch events found the trace buffers full", out)
@@ -120,9 +120,10 @@ class TraceCliTest(unittest.TestCase):
         t.write(self.path("rank2-pid9", "trace.bin"))
         p = run("report", self.path("rank2-pid9"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("syncspy: rank 2 pid 9: 3 active steps of 5", p.stdout)
+        self.assertIn("syncspy: rank 2 pid 9: 4 step marks (schedule: wait=1,active=3)\n"
+                      "  3 steps counted (the schedule records 3 of 5)\n", p.stdout)
         # over active steps only: 60 ms blocked of 300 ms, 6 syncs, 60 launches
-        self.assertIn("step 100 ms median (mean 100 ms, sd 0 ns) | blocked 20.0 ms/step (20.0%) | 2.00 syncs/step | "
+        self.assertIn("step 100 ms median (mean 100 ms, sd 0 ns) | 2.00 syncs/step | blocked 20.0 ms/step (20.0%) | "
                       "20.0 launches/step", p.stdout)
         self.assertIn("no sync site was recorded with its stack", p.stdout)
 
@@ -148,7 +149,7 @@ class TraceCliTest(unittest.TestCase):
             for n, folder, p in pool.map(one, range(len(data) + 1)):
                 with self.subTest(n=n):
                     if n < header:
-                        self.assertEqual(p.returncode, 1)
+                        self.assertEqual(p.returncode, 2)
                         self.assertEqual(p.stdout, "")
                         self.assertIn(os.path.join(folder, "trace.bin"), p.stderr)
                         self.assertIn("is empty" if n == 0 else
@@ -165,7 +166,7 @@ class TraceCliTest(unittest.TestCase):
         folder = self.path(name)
         trace = write(os.path.join(folder, "trace.bin"), data)
         p = run("report", folder)
-        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertEqual(p.returncode, 2, p.stdout)  # nothing else to read: bad input
         self.assertEqual(p.stdout, "")
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn(trace, p.stderr)
@@ -235,7 +236,7 @@ class TraceCliTest(unittest.TestCase):
         p = run("report", self.path("pid4242"))
         self.assertLess(time.monotonic() - t, 20)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertIn("syncspy: pid 4242: 3 active steps of 4", p.stdout)
+        self.assertIn("syncspy: pid 4242: 4 step marks (schedule: wait=1,active=3)\n  3 steps counted (the schedule records 3 of 4)\n", p.stdout)
         self.assertIn("its last record was cut", p.stdout)  # the zeros: a tail never filled
 
     def test_fifo_does_not_hang(self):
@@ -244,7 +245,7 @@ class TraceCliTest(unittest.TestCase):
             os.makedirs(folder)
             os.mkfifo(os.path.join(folder, name))
             p = run("report", folder)
-            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.returncode, 2)
             self.assertIn(os.path.join(folder, name) + " is not a regular file", p.stderr)
 
     def test_unknown_record_types_are_skipped(self):
@@ -271,7 +272,7 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertIn("trace.bin is corrupt at byte 112", p.stderr)
         self.assertIn("reading " + self.path("pid4242", "summary.json") + " instead", p.stderr)
-        self.assertIn("syncspy: pid 4242: 3 active steps", p.stdout)
+        self.assertIn("syncspy: pid 4242: 4 step marks (schedule: wait=1,active=3)\n  3 steps counted (the schedule records 3 of 4)\n", p.stdout)
 
     # ---- exports -------------------------------------------------------------------------
 

@@ -15,6 +15,41 @@ PROGS = os.path.join(BUILD, "progs")
 MS = 1_000_000
 
 
+def check_summary_parts(s, where=""):
+    """What every summary.json must hold (issue 25.4): each site's and thread's start-up and
+    open-step parts are parts of its count (start-up none when no step mark came: 'startup' is
+    null), and the steps listed add up to the process's syncs. Raises AssertionError."""
+    no_startup = s.get("startup") is None
+    for kind in ("sites", "threads"):
+        for x in s.get(kind) or []:
+            total = x["count"] if kind == "sites" else x["syncs"]
+            for c, ns in (("startup_count", "startup_blocked_ns"), ("partial_count", "partial_blocked_ns")):
+                assert x.get(c, 0) >= 0 and x.get(ns, 0) >= 0, (where, kind, x)
+            parts = x.get("startup_count", 0) + x.get("partial_count", 0)
+            brief = {k: v for k, v in x.items() if k != "frames"}
+            assert parts <= total, f"{where}: {kind[:-1]} parts {parts} > count {total}: {brief}"
+            if no_startup:
+                assert x.get("startup_count", 0) == 0, f"{where}: start-up count with no start-up: {brief}"
+    if not s.get("steps_omitted") and s.get("steps") is not None:
+        listed = sum(st["syncs"] for st in s["steps"])
+        assert listed == s["syncs"], f"{where}: steps add up to {listed} syncs, the process {s['syncs']}"
+
+
+def check_report_sums(text):
+    """Every exit report in text: the header's syncs/step is the sum of its rows' (when every row
+    is shown). Raises AssertionError."""
+    import re
+    for block in re.split(r"(?m)^(?=syncspy: (?:rank \d+ )?pid \d+: )", text)[1:]:
+        block = block.split("\nsyncspy: summary in ")[0]
+        head = re.search(r"\| ([\d.]+) syncs/step \|", block.split("\n\n")[0])
+        if not head or "more site" in block or "#  blocked/step" not in block:
+            continue
+        rows = [float(m.group(1)) for m in
+                re.finditer(r"^\s{1,4}\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s", block, re.M)]
+        assert abs(sum(rows) - float(head.group(1))) <= 0.011 * max(1, len(rows)), \
+            f"header {head.group(1)} syncs/step, rows {rows}:\n{block}"
+
+
 class Run:
     def __init__(self, proc, out_dir):
         self.proc = proc
@@ -22,6 +57,15 @@ class Run:
         self.stdout = proc.stdout
         self.stderr = proc.stderr
         self.out_dir = out_dir
+        # every run's output holds what a reader relies on (summary.json's parts, the report's sums)
+        for path in glob.glob(os.path.join(out_dir, "*", "summary.json")):
+            try:
+                with open(path) as f:
+                    data = json.load(f)
+            except (OSError, ValueError):
+                continue  # a test of cut or unwritable files: its own checks say what it wants
+            check_summary_parts(data, path)
+        check_report_sums(self.stderr if isinstance(self.stderr, str) else "")
 
     def process_dirs(self):
         return sorted(glob.glob(os.path.join(self.out_dir, "*")))
@@ -172,3 +216,28 @@ def sites_at(summary, path, line, api=None):
 
 def count_at(summary, path, line, api=None):
     return sum(s["count"] for s in sites_at(summary, path, line, api))
+
+
+def report_steps(text):
+    """The report header's step counts, as the user counts them: (marks, counted) for the first
+    process in text (marks: the step marks made, "30 optimizer steps"; counted: the steps its
+    rates count), or None when no step was found ("no step found: whole-run totals")."""
+    import re
+    m = re.search(r"pid \d+: (\d+) (?:optimizer steps?|syncspy\.step\(\) marks?|step marks?)\b.*\n"
+                  r"  (?:start-up runs to the first, )?(\d+) steps? counted", text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+# `syncspy html`'s page in a real browser: tests/browser/probe.py, run by Debian's python3 (its
+# python3-selenium drives Debian's chromium through chromium-driver; scripts/deps.sh installs
+# all three).
+BROWSER_PYTHON = os.environ.get("SYNCSPY_BROWSER_PYTHON", "/usr/bin/python3")
+PROBE = os.path.join(ROOT, "tests", "browser", "probe.py")
+
+
+def browse(page, *args, timeout=300):
+    """Opens page in headless chromium, does what a user does; returns what it showed (dict)."""
+    p = subprocess.run([BROWSER_PYTHON, PROBE, page, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, f"tests/browser/probe.py {page} failed ({p.returncode}):\n{p.stderr[-3000:]}"
+    return json.loads(p.stdout)

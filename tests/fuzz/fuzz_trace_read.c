@@ -1,6 +1,7 @@
 /* tests/fuzz/fuzz_trace_read.c: libFuzzer target for the trace.bin reader and everything the CLI
  * does with what it reads: the report, the folded and Chrome exports, `check` (text and JSON,
- * with an allow-list and start-up) and `diff` of the trace with itself (written to /dev/null).
+ * with an allow-list and start-up), `diff` of the trace with itself, and `html` (its page and
+ * its diff page) (written to /dev/null).
  * Built and run by `make fuzz` (tests/fuzz.mk); seeds in tests/fuzz/corpus/trace_read/. */
 #include <fcntl.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include "cli/chrome.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
+#include "cli/html.h"
 #include "cli/load.h"
 #include "cli/trace_read.h"
 #include "output/report.h"
@@ -39,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct cli_set set = {.items = &item, .procs = &item.rep, .n = 1};
     struct report_opts ropts = {.top = 5};
     report_render_text(&item.rep, 1, &ropts, devnull);
-    cli_export_folded(&set, devnull);
+    cli_export_folded(&set, false, devnull);
+    cli_export_folded(&set, true, devnull);
     cli_export_chrome(&set, devnull);
     struct cli_allow allow[2];
     cli_allow_parse("train.py:42", &allow[0]);
@@ -53,6 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cli_diff(&set, &set, &dopts, devnull);
     dopts.json = true;
     cli_diff(&set, &set, &dopts, devnull);
+    struct html_opts hopts = {.path = "a", .top = 5};
+    cli_html(&set, NULL, &hopts, devnull);
+    hopts.new_path = "b";
+    cli_html(&set, &set, &hopts, devnull);
     trace_free(&item.rep, &item.events);
     /* the same input without the timeline must read the same way */
     struct rep_process again;

@@ -93,7 +93,7 @@ static void test_bookkeeping_and_read_back(void **state)
                                  .phase = {.count = 6, .ns = 1200}});
     tw_step(w, &(struct tw_step){.step = 1, .start_ns = 50, .end_ns = 900, .syncs = 6,
                                  .blocked_ns = 1200, .launches = 4, .active = true});
-    tw_end(w, 1000, 0);
+    tw_end(w, 1000, 0, 0);
     tw_close(w);
 
     /* names asked once each: two APIs, one kernel, three frames */
@@ -151,7 +151,7 @@ static void test_backward_markers_read_back(void **state)
     tw_stack(w, 1, frames, 5);
     tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10,
                                  .phase = {.count = 2, .ns = 20}});
-    tw_end(w, 1000, 0);
+    tw_end(w, 1000, 0, 0);
     tw_close(w);
     off_t len = lseek(fd, 0, SEEK_END);
     uint8_t *buf = malloc((size_t)len);

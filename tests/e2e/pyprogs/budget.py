@@ -3,7 +3,7 @@
 "exceeded SYNCS") when not, "error: NAME: MESSAGE" for another syncspy error. Cases:
   clean      budget(0) around elementwise work: no sync
   over       budget(1) around two torch.nonzero
-  allow      budget(0, allow=[the nonzero line]) around the same
+  allow      budget(N, allow=[the nonzero line]) around the same (N: argv[3], default 0)
   thread     budget(0, threads="this") while another thread syncs inside the region
   all        the same with threads="all"
   nested     budget(3) around budget(1): the inner one exceeded, the outer one not
@@ -40,7 +40,8 @@ def region(case):
             two_nonzero()
     elif case == "allow":
         line = int(sys.argv[2])
-        with syncspy.budget(0, allow=["pyprogs/budget.py:%d" % line]) as b:
+        room = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+        with syncspy.budget(room, allow=["pyprogs/budget.py:%d" % line]) as b:
             two_nonzero()
         print("allowed %d" % b.allowed_syncs)
     elif case in ("thread", "all"):

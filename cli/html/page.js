@@ -1,0 +1,706 @@
+// cli/html/page.js: the script of `syncspy html`'s page (compiled into the program by the
+// Makefile; cli/html.c writes it inline after the JSON block it reads). It draws what the JSON
+// holds and computes no figure of its own that the report shows: the report's numbers come
+// formatted from the CLI. It never asks the network for anything (no fetch, no URL).
+"use strict";
+(function () {
+  const startedAt = performance.now();
+  const DATA = JSON.parse(document.getElementById("syncspy-data").textContent);
+  const parsedAt = performance.now();
+  const S = DATA.strings, F = DATA.frames;
+  const COLORS = ["#2f6fdf", "#f79009", "#12b76a", "#e04f5f", "#7a5af8", "#0ba5ec", "#ee46bc", "#84a33c"];
+  const OTHER = "#98a2b3", IDLE = "#e4e7ec";
+  const ROWS_SHOWN = 300, BARS_MAX = 1200;
+
+  // ---- helpers ---------------------------------------------------------------------------
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) {
+      if (k === "class") e.className = attrs[k];
+      else if (k === "text") e.textContent = attrs[k];
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), attrs[k]);
+      else e.setAttribute(k, attrs[k]);
+    }
+    for (const c of kids) if (c != null) e.append(c);
+    return e;
+  }
+  const SVGNS = "http://www.w3.org/2000/svg";
+  function sv(tag, attrs) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+  // the report's formats (output/report.c: fmt_ns, fmt_rate)
+  function sig3(v, unit) {
+    return (v < 9.995 ? v.toFixed(2) : v < 99.95 ? v.toFixed(1) : v.toFixed(0)) + unit;
+  }
+  function fmtNs(ns) {
+    return ns < 999.5 ? ns.toFixed(0) + " ns" : ns < 999.5e3 ? sig3(ns / 1e3, " us")
+      : ns < 999.5e6 ? sig3(ns / 1e6, " ms") : sig3(ns / 1e9, " s");
+  }
+  const fmtRate = (v) => sig3(v, "");
+  const pct = (v) => (100 * v).toFixed(1) + "%";
+  function baseName(p) { const i = (p || "").lastIndexOf("/"); return i < 0 ? p || "" : p.slice(i + 1); }
+  function shortPath(p) {
+    const parts = (p || "").split("/");
+    return parts.length > 2 ? ".../" + parts.slice(-2).join("/") : p || "";
+  }
+  function frame(i) {
+    const k = 5 * i;
+    return { fn: S[F[k]], file: S[F[k + 1]], line: F[k + 2], module: S[F[k + 3]], py: !!(F[k + 4] & 1),
+             runtime: !!(F[k + 4] & 2), backward: !!(F[k + 4] & 4), caller: !!(F[k + 4] & 8) };
+  }
+  function frameLabel(f) {
+    if (f.py || f.file) return f.fn + " (" + baseName(f.file) + (f.line ? ":" + f.line : "") + ")";
+    return f.fn || "??";
+  }
+  // the report's "where" (cli_line_where: display names), its file by its base name
+  function lineShort(l) {
+    const w = l.file ? l.where.replace(l.file, baseName(l.file)) : l.where;
+    return w.startsWith("at ") ? w.slice(3) : w;
+  }
+
+  const tip = el("div", { id: "tip" });
+  function showTip(ev, html) {
+    tip.innerHTML = html;
+    tip.style.display = "block";
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    let x = ev.clientX + 14, y = ev.clientY + 14;
+    if (x + w > window.innerWidth - 8) x = ev.clientX - w - 14;
+    if (y + h > window.innerHeight - 8) y = ev.clientY - h - 14;
+    tip.style.left = x + "px";
+    tip.style.top = y + "px";
+  }
+  function hideTip() { tip.style.display = "none"; }
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+  }
+  // the width of a card's inside, read once per layout (reading it after drawing forces one)
+  let widthCache = 0;
+  function cardWidth() {
+    if (!widthCache) widthCache = Math.min(document.documentElement.clientWidth || 1200, 1500) - 48 - 34;
+    return Math.max(widthCache, 320);
+  }
+  function card(title, note) {
+    const h = el("h2", {}, title);
+    if (note) h.append(el("span", { class: "note", text: note }));
+    return el("section", { class: "card" }, h);
+  }
+
+  // The report's header: its text up to the first blank line (the table follows it).
+  function headerText(run) {
+    const i = run.report.indexOf("\n\n");
+    return i < 0 ? run.report.replace(/\n+$/, "") : run.report.slice(0, i);
+  }
+
+  // ---- per step: one process, or all merged (the mean process-step) ---------------------------
+  function stepSeries(run, sel) {
+    const procs = sel < 0 ? run.procs : [run.procs[sel]];
+    const byStep = new Map();
+    const ntop = run.top.length;
+    let hasLines = procs.length > 0;
+    for (const p of procs) if (!p.steps.by_line) hasLines = false;
+    const apart = { startup: null, open: null };
+    for (const p of procs) {
+      const st = p.steps;
+      for (let i = 0; i < st.step.length; i++) {
+        const kind = st.kind[i];
+        if (kind !== 0) {
+          const key = kind === 1 ? "startup" : "open";
+          const a = apart[key] || (apart[key] = { wall: 0, blocked: 0, syncs: 0, n: 0, step: st.step[i] });
+          a.wall += st.wall[i]; a.blocked += st.blocked[i]; a.syncs += st.syncs[i]; a.n++;
+          continue;
+        }
+        let s = byStep.get(st.step[i]);
+        if (!s) byStep.set(st.step[i], s = { step: st.step[i], wall: 0, blocked: 0, syncs: 0, launches: 0, n: 0, lines: new Float64Array(ntop) });
+        s.wall += st.wall[i]; s.blocked += st.blocked[i]; s.syncs += st.syncs[i]; s.launches += st.launches[i]; s.n++;
+        if (hasLines) for (let t = 0; t < ntop; t++) s.lines[t] += p.steps.by_line[t][i];
+      }
+    }
+    const steps = Array.from(byStep.values()).sort((a, b) => a.step - b.step);
+    for (const s of steps) if (s.n > 1) {
+      s.wall /= s.n; s.blocked /= s.n; s.syncs /= s.n; s.launches /= s.n;
+      for (let t = 0; t < ntop; t++) s.lines[t] /= s.n;
+    }
+    // a start-up the schedule did not record as a step: the header's own figures of it
+    if (!apart.startup) for (const p of procs) if (p.startup.closed) {
+      const a = apart.startup || (apart.startup = { wall: 0, blocked: 0, syncs: 0, n: 0, step: 0 });
+      a.wall += p.startup.wall_ns; a.blocked += p.startup.blocked_ns; a.syncs += p.startup.syncs; a.n++;
+    }
+    for (const k of ["startup", "open"]) if (apart[k] && apart[k].n > 1) {
+      const a = apart[k]; a.wall /= a.n; a.blocked /= a.n; a.syncs /= a.n;
+    }
+    return { steps, hasLines, apart };
+  }
+
+  function chartCard(run, state) {
+    const c = card("Steps", "wall time of each training step, its blocked time stacked by line");
+    const body = el("div");
+    c.append(body);
+    function draw() {
+      body.textContent = "";
+      const { steps, hasLines, apart } = stepSeries(run, state.proc);
+      const wrap = el("div", { class: "chart-wrap" });
+      wrap.append(apartBox("before the first step", "start-up, not in the rates", apart.startup));
+      const chart = el("div", { class: "chart", id: state.id + "-chart" });
+      wrap.append(chart);
+      wrap.append(apartBox("after the last step", "still open at exit, not in the rates", apart.open));
+      body.append(wrap);
+      if (!steps.length) { chart.append(el("div", { class: "empty", text: "no training step was recorded" })); return; }
+      const binned = steps.length > BARS_MAX;
+      const per = binned ? Math.ceil(steps.length / BARS_MAX) : 1;
+      const bars = [];
+      for (let i = 0; i < steps.length; i += per) {
+        const g = steps.slice(i, i + per);
+        if (g.length === 1) { bars.push(g[0]); continue; }
+        const b = { step: g[0].step, last: g[g.length - 1].step, wall: 0, blocked: 0, syncs: 0, lines: new Float64Array(run.top.length) };
+        for (const s of g) { b.wall += s.wall; b.blocked += s.blocked; b.syncs += s.syncs; for (let t = 0; t < b.lines.length; t++) b.lines[t] += s.lines[t]; }
+        b.wall /= g.length; b.blocked /= g.length; b.syncs /= g.length;
+        for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
+        bars.push(b);
+      }
+      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = 8;
+      let max = 0;
+      for (const b of bars) max = Math.max(max, b.wall, b.blocked);
+      max = max || 1;
+      const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
+      const y = (v) => T + plotH - (v / max) * plotH;
+      const f1 = (v) => Math.round(v * 10) / 10;
+      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`];
+      for (let k = 0; k <= 4; k++) {
+        const v = (max * k) / 4, yy = f1(y(v));
+        out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
+      }
+      // the segments of each bar: the top lines', "other", under the wall time's grey
+      const segName = [], segColor = [];
+      if (hasLines) run.top.forEach((li, t) => { segName.push(lineShort(run.lines[li]) + "  " + run.lines[li].api); segColor.push(COLORS[t % COLORS.length]); });
+      segName.push(hasLines ? "other lines" : "blocked (all lines)");
+      segColor.push(OTHER);
+      const segs = new Float64Array(segName.length);
+      bars.forEach((b, i) => {
+        const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
+        out.push(`<g class="bar" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
+        out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
+        out.push(`<rect x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
+        let named = 0;
+        for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
+        segs[segs.length - 1] = Math.max(b.blocked - named, 0);
+        let acc = 0;
+        for (let t = 0; t < segs.length; t++) {
+          if (segs[t] <= 0) continue;
+          const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
+          out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${segColor[t]}"/>`);
+          acc += segs[t];
+        }
+        out.push("</g>");
+      });
+      const ticks = Math.min(bars.length, 10);
+      for (let k = 0; k < ticks; k++) {
+        const i = Math.floor((k * (bars.length - 1)) / Math.max(ticks - 1, 1));
+        out.push(`<text x="${f1(L + i * bw + bw / 2)}" y="${H - 6}" text-anchor="middle">${bars[i].step}</text>`);
+      }
+      out.push("</svg>");
+      chart.innerHTML = out.join("");
+      const svg = chart.firstChild;
+      // one listener for every bar: the target says which bar and which segment
+      svg.addEventListener("mousemove", (ev) => {
+        const g = ev.target.closest("g.bar");
+        if (!g) { hideTip(); return; }
+        const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
+        const t = ev.target.dataset.s;
+        if (t === undefined) {
+          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs`);
+          return;
+        }
+        const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
+        showTip(ev, `<b>${esc(segName[k])}</b><br>${fmtNs(ns)} blocked in ${when} (${pct(ns / (b.wall || 1))} of its wall time)`);
+      });
+      svg.addEventListener("mouseleave", hideTip);
+      const legend = el("div", { class: "legend" });
+      legend.append(el("span", {}, el("i", { style: `background:${IDLE}` }), "not blocked"));
+      if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: lineShort(run.lines[li]) }))));
+      legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
+      if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
+      chart.append(legend);
+    }
+    draw.part = "chart";
+    state.redraw.push(draw);
+    return c;
+  }
+
+  function apartBox(title, note, a) {
+    const d = el("div", { class: "apart" }, el("b", { text: title }));
+    if (!a) { d.append(el("div", { text: "none" })); return d; }
+    d.append(el("div", { text: note }));
+    d.append(el("div", { text: `wall ${fmtNs(a.wall)}` }));
+    d.append(el("div", { text: `blocked ${fmtNs(a.blocked)}` }));
+    d.append(el("div", { text: `${a.n > 1 ? fmtRate(a.syncs) : a.syncs} sync${a.syncs === 1 ? "" : "s"}${a.n > 1 ? " (mean of " + a.n + ")" : ""}` }));
+    return d;
+  }
+
+  // ---- which processes wait more ---------------------------------------------------------------
+  function spreadCard(run, state, onPick) {
+    const c = card("Processes", "blocked time and syncs per training step of each process; click one to show it alone");
+    const t = el("table", { class: "spread" });
+    t.append(el("tr", {}, el("th", { class: "l", text: "process" }), el("th", { text: "steps" }), el("th", { text: "step (mean)" }),
+      el("th", { text: "blocked/step" }), el("th", { text: "" }), el("th", { text: "syncs/step" })));
+    let max = 0;
+    for (const p of run.procs) max = Math.max(max, p.blocked_ns / (p.training_steps || 1));
+    run.procs.forEach((p, i) => {
+      const b = p.blocked_ns / (p.training_steps || 1);
+      const tr = el("tr", { "data-proc": i, onclick: () => onPick(state.proc === i ? -1 : i) },
+        el("td", { class: "l", text: p.label }), el("td", { text: String(p.training_steps) }),
+        el("td", { text: fmtNs(p.wall_ns / (p.training_steps || 1)) }), el("td", { text: fmtNs(b) }),
+        el("td", { class: "l" }, el("span", { class: "bar", style: `width:${Math.round((160 * b) / (max || 1))}px` })),
+        el("td", { text: fmtRate(p.syncs / (p.training_steps || 1)) }));
+      t.append(tr);
+    });
+    state.redraw.push(() => t.querySelectorAll("tr[data-proc]").forEach((tr) => tr.classList.toggle("sel", Number(tr.dataset.proc) === state.proc)));
+    c.append(t);
+    return c;
+  }
+
+  // ---- the sites table -------------------------------------------------------------------------
+  const COLUMNS = [
+    { key: "blocked", title: "blocked/step", get: (l) => l.blocked_per_step_ns },
+    { key: "share", title: "share", get: (l) => l.share },
+    { key: "syncs", title: "syncs/step", get: (l) => l.syncs_per_step },
+    { key: "mean", title: "mean", get: (l) => (l.count ? l.blocked_ns / l.count : 0) },
+    { key: "max", title: "max", get: (l) => l.max_ns },
+    { key: "api", title: "api", get: (l) => l.api, text: true },
+    { key: "where", title: "where", get: (l) => l.where, text: true },
+  ];
+
+  function threadName(run, tid) {
+    for (const p of run.procs) {
+      for (const t of p.threads) if (t[0] === tid) return t[1] || "tid " + tid;
+      if (p.timeline) for (const t of p.timeline.threads) if (t[0] === tid) return t[1] || "tid " + tid;
+    }
+    return "tid " + tid;
+  }
+
+  function sitesCard(run, state) {
+    const c = card("Sync sites", "the report's lines; click a row for its stack, source and hint; click a column to sort");
+    const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
+    const controls = el("div", { class: "controls" });
+    const q = el("input", { type: "search", placeholder: "filter: function, file, api...", size: 30, id: state.id + "-filter" });
+    const apis = [...new Set(lines.map((l) => l.api))].sort();
+    const apiSel = el("select", { id: state.id + "-api" }, el("option", { value: "", text: "every API" }), ...apis.map((a) => el("option", { value: a, text: a })));
+    const kindSel = el("select", { id: state.id + "-kind" }, el("option", { value: "", text: "every kind" }),
+      el("option", { value: "line", text: "line (forward)" }), el("option", { value: "backward", text: "backward" }),
+      el("option", { value: "node", text: "backward (node only)" }));
+    const tids = [...new Set(lines.flatMap((l) => l.threads))];
+    const thrSel = el("select", { id: state.id + "-thread" }, el("option", { value: "", text: tids.length ? "every thread" : "threads: needs trace.bin" }),
+      ...tids.map((t) => el("option", { value: t, text: threadName(run, t) })));
+    if (!tids.length) thrSel.disabled = true;
+    const startupBox = el("input", { type: "checkbox", id: state.id + "-startup" });
+    controls.append(q, apiSel, kindSel, thrSel, el("label", {}, startupBox, " lines of start-up only"));
+    c.append(controls);
+    const table = el("table", { class: "sites", id: state.id + "-sites" });
+    const head = el("tr", {}, el("th", { text: "#" }));
+    for (const col of COLUMNS) {
+      const th = el("th", { class: col.text ? "l" : "", "data-sort": col.key, text: col.title });
+      th.addEventListener("click", () => {
+        state.sortDesc = state.sort === col.key ? !state.sortDesc : !col.text;
+        state.sort = col.key;
+        render();
+      });
+      head.append(th);
+    }
+    const thead = el("thead", {}, head), tbody = el("tbody");
+    table.append(thead, tbody);
+    c.append(table);
+    const more = el("div", { class: "more" });
+    c.append(more);
+    let shown = ROWS_SHOWN;
+    const open = new Set();
+    function matches(l) {
+      const s = q.value.trim().toLowerCase();
+      if (s && !(l.where + " " + l.api + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
+      if (apiSel.value && l.api !== apiSel.value) return false;
+      if (kindSel.value && l.kind !== kindSel.value) return false;
+      if (thrSel.value && !l.threads.includes(Number(thrSel.value))) return false;
+      if (state.proc >= 0 && !l.per_proc.some((pp) => pp[0] === state.proc)) return false;
+      if (!startupBox.checked && !l.count) return false;
+      return true;
+    }
+    function render() {
+      const col = COLUMNS.find((x) => x.key === state.sort) || COLUMNS[0];
+      for (const th of thead.querySelectorAll("th[data-sort]")) {
+        th.classList.toggle("sorted-desc", th.dataset.sort === col.key && state.sortDesc);
+        th.classList.toggle("sorted-asc", th.dataset.sort === col.key && !state.sortDesc);
+      }
+      const rows = lines.filter(matches);
+      rows.sort((a, b) => {
+        const x = col.get(a), y = col.get(b);
+        const r = col.text ? String(x).localeCompare(String(y)) : x - y;
+        return (state.sortDesc ? -r : r) || a.index - b.index;
+      });
+      tbody.textContent = "";
+      const frag = document.createDocumentFragment();
+      rows.slice(0, shown).forEach((l) => {
+        const tr = el("tr", { class: "row" + (open.has(l.index) ? " open" : ""), "data-line": l.index, "data-api": l.api, "data-kind": l.kind,
+          "data-file": l.file || "", "data-lineno": l.line, "data-count": l.count, "data-blocked-ns": l.blocked_ns,
+          "data-syncs-per-step": l.syncs_per_step, "data-blocked-per-step-ns": l.blocked_per_step_ns });
+        tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
+          el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
+          el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
+          el("td", { class: "l", text: l.api }));
+        const where = el("td", { class: "where l" });
+        where.title = l.where;
+        where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
+        if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
+        tr.append(where);
+        tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
+        frag.append(tr);
+        if (open.has(l.index)) frag.append(el("tr", { class: "detail", "data-detail": l.index }, el("td", { colspan: COLUMNS.length + 1 }, detail(run, l))));
+      });
+      tbody.append(frag);
+      more.textContent = "";
+      if (!rows.length) more.append(el("div", { class: "empty", text: "no line matches" }));
+      if (rows.length > shown) more.append(el("button", { text: `show ${Math.min(ROWS_SHOWN, rows.length - shown)} more of ${rows.length - shown}`, onclick: () => { shown += ROWS_SHOWN; render(); } }));
+      else if (rows.length > ROWS_SHOWN) more.append(el("span", { class: "note", text: `${rows.length} lines` }));
+    }
+    for (const x of [q, apiSel, kindSel, thrSel, startupBox]) x.addEventListener(x === q ? "input" : "change", () => { shown = ROWS_SHOWN; render(); });
+    render.part = "sites";
+    state.redraw.push(render);
+    return c;
+  }
+
+  function detail(run, l) {
+    const d = el("div", { class: "detail" });
+    if (l.hint) d.append(el("h3", { text: "hint" }), el("div", { class: "hint" }, l.hint, l.matched ? el("div", { class: "matched", text: "matched: " + l.matched }) : null));
+    if (l.kind !== "line") {
+      d.append(el("h3", { text: "backward pass" }));
+      const b = el("div");
+      b.append(l.kind === "backward" ? `node ${l.node}, in autograd's thread; its forward line: ${l.function || "??"}  ${l.file || ""}:${l.line}`
+        : `node ${l.node}, in autograd's thread (its forward line was not recorded: SYNCSPY_BACKWARD)`);
+      if (l.backward_called_at) b.append(el("div", { text: "backward() called at " + l.backward_called_at }));
+      d.append(b);
+    }
+    if (l.source) {
+      d.append(el("h3", { text: "source (" + shortPath(l.file) + ")" }));
+      const s = el("div", { class: "source" });
+      l.source.text.forEach((t, i) => {
+        const n = l.source.first + i;
+        s.append(el("div", { class: n === l.source.line ? "hit" : "" }, el("span", { class: "ln", text: String(n) }), t));
+      });
+      d.append(s);
+    } else if (l.file) {
+      d.append(el("h3", { text: "source" }), el("div", { class: "empty", text: l.file + " was not there when the page was written" }));
+    }
+    d.append(el("h3", { text: "stack (its heaviest site, innermost first)" }), stackView(run, l));
+    if (run.procs.length > 1) {
+      d.append(el("h3", { text: "per process" }));
+      const t = el("table", { class: "spread" });
+      for (const pp of l.per_proc) {
+        const p = run.procs[pp[0]];
+        t.append(el("tr", {}, el("td", { class: "l", text: p.label }), el("td", { text: fmtRate(pp[1] / (p.training_steps || 1)) + " syncs/step" }),
+          el("td", { text: fmtNs(pp[2] / (p.training_steps || 1)) + "/step" })));
+      }
+      d.append(t);
+    }
+    return d;
+  }
+
+  function stackView(run, l) {
+    const site = run.sites[l.site];
+    const box = el("div", { class: "stack" });
+    if (!site || !site[5].length) { box.append(el("div", { text: "(no stack)" })); return box; }
+    const fr = site[5].map(frame);
+    let own = fr.findIndex((f) => f.backward || f.caller);
+    if (own < 0) own = fr.length;
+    const user = l.user >= 0 && l.user < own ? l.user : -1;
+    const runtime = user > 0 ? user : 0;
+    if (runtime) {
+      const hidden = el("div", { style: "display:none" });
+      fr.slice(0, runtime).forEach((f) => hidden.append(frameRow(f, "runtime")));
+      const t = el("div", { class: "runtime" }, el("a", { href: "#", text: `via ${S[site[1]]} in ${fr[0].py ? "python" : fr[0].module || "??"} (${runtime} runtime frame${runtime === 1 ? "" : "s"}) +`,
+        onclick: (e) => { e.preventDefault(); hidden.style.display = hidden.style.display ? "" : "none"; } }));
+      box.append(t, hidden);
+    }
+    // the runtime's frames above the user's (the interpreter, the framework) are folded into
+    // one line each run, as the report leaves them out
+    let folded = [];
+    const flush = () => {
+      if (!folded.length) return;
+      const hidden = el("div", { style: "display:none" });
+      folded.forEach((f) => hidden.append(frameRow(f, "runtime")));
+      const n = folded.length;
+      box.append(el("div", { class: "runtime" }, el("a", { href: "#", text: `... ${n} runtime frame${n === 1 ? "" : "s"} +`,
+        onclick: (e) => { e.preventDefault(); hidden.style.display = hidden.style.display ? "" : "none"; } })), hidden);
+      folded = [];
+    };
+    for (let i = runtime; i < fr.length; i++) {
+      const f = fr[i];
+      const isUser = i === user || (l.kind === "backward" && i === l.user);
+      if (f.runtime && !isUser && !f.backward && !f.caller && i > runtime) { folded.push(f); continue; }
+      flush();
+      if (f.backward) { box.append(el("div", { class: "sect", text: `backward of ${f.fn}: the forward stack that created the node` })); continue; }
+      if (f.caller) { box.append(el("div", { class: "sect", text: "the thread that called backward()" })); continue; }
+      box.append(frameRow(f, isUser ? "user" : f.runtime ? "runtime" : ""));
+    }
+    flush();
+    return box;
+  }
+
+  function frameRow(f, cls) {
+    const r = el("div", { class: cls }, f.fn || "??");
+    if (f.file) r.append(el("span", { class: "loc", text: shortPath(f.file) + (f.line ? ":" + f.line : "") }));
+    r.append(el("span", { class: "tag", text: f.py ? "[py]" : f.module ? "(" + f.module + ")" : "" }));
+    r.title = (f.fn || "??") + (f.file ? "  " + f.file + ":" + f.line : "") + (f.module ? "  (" + f.module + ")" : "");
+    return r;
+  }
+
+  // ---- flame graph (icicle) of blocked time in the training steps ------------------------------
+  function flameCard(run, state) {
+    const c = card("Flame graph", "blocked time in the training steps by stack, outermost frame on top; click to zoom");
+    const crumbs = el("div", { class: "crumbs" }), box = el("div", { class: "flame", id: state.id + "-flame" });
+    c.append(crumbs, box);
+    function build() {
+      const root = { name: "all", ns: 0, kids: new Map() };
+      for (const s of run.sites) {
+        if (state.proc >= 0 && s[0] !== state.proc) continue;
+        const ns = s[4];
+        if (!ns) continue;
+        let node = root;
+        node.ns += ns;
+        const path = [];
+        if (run.procs.length > 1 && state.proc < 0) path.push(run.procs[s[0]].label);
+        const fr = s[5];
+        let own = fr.length;
+        for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
+        for (let i = own - 1; i >= 0; i--) path.push(frameLabel(frame(fr[i])));
+        path.push(S[s[1]]);
+        for (const name of path) {
+          let k = node.kids.get(name);
+          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node });
+          k.ns += ns;
+          node = k;
+        }
+      }
+      return root;
+    }
+    let root = null, zoom = null;
+    function color(name) {
+      let h = 0;
+      for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
+      const py = /\.py:\d+\)$/.test(name);
+      return py ? `hsl(${200 + (Math.abs(h) % 40)},70%,${72 + (Math.abs(h >> 8) % 12)}%)` : `hsl(${18 + (Math.abs(h) % 30)},85%,${68 + (Math.abs(h >> 8) % 14)}%)`;
+    }
+    function draw() {
+      root = build();
+      if (!zoom || !root.ns) zoom = root;
+      render();
+    }
+    function render() {
+      box.textContent = "";
+      crumbs.textContent = "";
+      if (!root.ns) { box.append(el("div", { class: "empty", text: "no blocked time in the training steps" })); box.style.height = "auto"; return; }
+      const chain = [];
+      for (let n = zoom; n; n = n.parent) chain.unshift(n);
+      chain.forEach((n, i) => {
+        if (i) crumbs.append(" / ");
+        crumbs.append(i < chain.length - 1 ? el("a", { text: n.name, onclick: () => { zoom = n; render(); } }) : el("b", { text: n.name }));
+      });
+      const W = cardWidth() - 2, RH = 18;
+      let depth = 0;
+      const out = [], nodes = [];
+      function place(n, x, d, w) {
+        if (w < 1) return;
+        depth = Math.max(depth, d + 1);
+        const k = nodes.push(n) - 1;
+        out.push(`<div class="n" data-i="${k}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
+        let cx = x;
+        const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
+        for (const c of kids) {
+          const kw = (w * c.ns) / n.ns;
+          place(c, cx, d + 1, kw);
+          cx += kw;
+        }
+      }
+      place(zoom, 0, 0, W);
+      box.style.height = depth * RH + 2 + "px";
+      box.innerHTML = out.join("");
+      box.onclick = (ev) => { const t = ev.target.closest("div.n"); if (t) { zoom = nodes[Number(t.dataset.i)]; render(); } };
+      box.onmousemove = (ev) => {
+        const t = ev.target.closest("div.n");
+        if (!t) { hideTip(); return; }
+        const n = nodes[Number(t.dataset.i)];
+        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)`);
+      };
+      box.onmouseleave = hideTip;
+    }
+    draw.part = "flame";
+    state.redraw.push(draw);
+    return c;
+  }
+
+  // ---- one step's timeline per thread -----------------------------------------------------------
+  function timelineCard(run, state) {
+    const c = card("Timeline of one step", "syncs as slices (coloured by line), kernel launches as ticks, one lane per thread");
+    const controls = el("div", { class: "controls" }), body = el("div", { id: state.id + "-timeline" });
+    c.append(controls, body);
+    let pick = null;
+    function draw() {
+      controls.textContent = "";
+      body.textContent = "";
+      const pi = state.proc >= 0 ? state.proc : run.procs.findIndex((p) => p.timeline);
+      const p = run.procs[pi];
+      if (!p || !p.timeline || !p.timeline.steps.length) {
+        body.append(el("div", { class: "empty", text: "no timeline: the page was made from summary.json (a trace.bin holds each sync's time)" }));
+        return;
+      }
+      const tl = p.timeline;
+      const sel = el("select", { id: state.id + "-step" });
+      // the slowest training step (start-up, step 0, is apart when the rates leave it out)
+      let slowest = tl.steps.findIndex((s) => !s.apart);
+      if (slowest < 0) slowest = 0;
+      tl.steps.forEach((s, i) => { if (!s.apart && s.dur > tl.steps[slowest].dur) slowest = i; });
+      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
+      if (pick === null || pick >= tl.steps.length) pick = slowest;
+      sel.value = pick;
+      sel.addEventListener("change", () => { pick = Number(sel.value); draw(); });
+      controls.append(el("label", { text: (run.procs.length > 1 ? p.label + ", " : "") + "step:" }), sel);
+      const st = tl.steps[pick];
+      const tids = new Set(st.tid ? [st.tid] : []);
+      for (let i = 0; i < st.syncs.length; i += 5) tids.add(st.syncs[i]);
+      for (let i = 0; i < st.launches.length; i += 2) tids.add(st.launches[i]);
+      const lanes = [...tids];
+      const name = (tid) => { const t = tl.threads.find((x) => x[0] === tid) || p.threads.find((x) => x[0] === tid); return (t && t[1] ? t[1] : "thread") + " " + tid; };
+      const W = Math.max(cardWidth(), 300), L = 150, LH = 30, T = 4, H = T + lanes.length * LH + 24;
+      let end = st.dur;
+      for (let i = 0; i < st.syncs.length; i += 5) end = Math.max(end, st.syncs[i + 1] + st.syncs[i + 2]);
+      end = end || 1;
+      const x = (t) => L + (Math.max(t, 0) / end) * (W - L - 8);
+      const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+      lanes.forEach((tid, k) => {
+        const y0 = T + k * LH;
+        svg.append(sv("rect", { x: L, y: y0 + 3, width: W - L - 8, height: LH - 6, fill: k % 2 ? "#fafbfc" : "#f4f6f8" }));
+        const t = sv("text", { x: L - 8, y: y0 + LH / 2 + 4, "text-anchor": "end" });
+        t.textContent = name(tid);
+        svg.append(t);
+      });
+      const laneY = (tid) => T + lanes.indexOf(tid) * LH;
+      for (let i = 0; i < st.launches.length; i += 2) {
+        const xx = x(st.launches[i + 1]), y0 = laneY(st.launches[i]);
+        svg.append(sv("line", { x1: xx, x2: xx, y1: y0 + LH - 10, y2: y0 + LH - 4, stroke: "#667085", "stroke-width": 1 }));
+      }
+      for (let i = 0; i < st.syncs.length; i += 5) {
+        const tid = st.syncs[i], t0 = st.syncs[i + 1], dur = st.syncs[i + 2], li = st.syncs[i + 3], api = S[st.syncs[i + 4]];
+        const l = li >= 0 ? run.lines[li] : null;
+        const color = l && l.top >= 0 ? COLORS[l.top % COLORS.length] : OTHER;
+        const y0 = laneY(tid);
+        const r = sv("rect", { class: "seg", x: x(t0), y: y0 + 5, width: Math.max(x(t0 + dur) - x(t0), 1.5), height: LH - 16, fill: color, rx: 2 });
+        r.addEventListener("mousemove", (ev) => showTip(ev, `<b>${esc(api)}</b> ${fmtNs(dur)}<br>${l ? "<code>" + esc(l.where) + "</code>" : "(no line)"}<br>at +${fmtNs(t0)} in step ${st.step}`));
+        r.addEventListener("mouseleave", hideTip);
+        svg.append(r);
+      }
+      for (let k = 0; k <= 5; k++) {
+        const t = sv("text", { x: x((end * k) / 5), y: H - 6, "text-anchor": k === 0 ? "start" : k === 5 ? "end" : "middle" });
+        t.textContent = fmtNs((end * k) / 5);
+        svg.append(t);
+      }
+      body.append(svg);
+      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs and ${st.launches.length / 2} launches in step ${st.step}` +
+        (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") }));
+    }
+    draw.part = "timeline";
+    state.redraw.push(draw);
+    return c;
+  }
+
+  // ---- one run ----------------------------------------------------------------------------------
+  function runView(run, id, withDetails) {
+    const state = { id, proc: -1, sort: "blocked", sortDesc: true, redraw: [] };
+    const frag = document.createDocumentFragment();
+    const hc = card("Report", run.procs.length > 1 ? `${run.procs.length} processes` : run.procs[0].label);
+    hc.append(el("pre", { class: "header", id: id + "-header", text: headerText(run) }));
+    const full = el("details", {}, el("summary", { text: "the whole text report (syncspy report)" }), el("pre", { text: run.report }));
+    hc.append(full);
+    frag.append(hc);
+    const pickProc = (i) => { state.proc = i; if (sel) sel.value = i; state.redraw.forEach((f) => f()); };
+    let sel = null;
+    if (run.procs.length > 1) {
+      sel = el("select", { id: id + "-proc" }, el("option", { value: -1, text: `all ${run.procs.length} processes, merged` }),
+        ...run.procs.map((p, i) => el("option", { value: i, text: p.label })));
+      sel.addEventListener("change", () => pickProc(Number(sel.value)));
+      hc.append(el("div", { class: "controls", style: "margin-top:10px" }, el("label", { text: "show:" }), sel));
+      frag.append(spreadCard(run, state, pickProc));
+    }
+    frag.append(chartCard(run, state));
+    frag.append(sitesCard(run, state));
+    if (withDetails) {
+      frag.append(flameCard(run, state));
+      frag.append(timelineCard(run, state));
+    }
+    return { frag, state };
+  }
+
+  // ---- the diff form ----------------------------------------------------------------------------
+  function diffCard(diff, text) {
+    const c = card("Diff", "each line's syncs and blocked time per training step, base -> new, as syncspy diff marks them");
+    const i = text.indexOf("\n\n");
+    c.append(el("pre", { class: "header", id: "diff-header", text: i < 0 ? text.trim() : text.slice(0, i) }));
+    const counts = { gone: 0, fewer: 0, same: 0, more: 0, new: 0 };
+    for (const s of diff.sites) counts[s.change]++;
+    const cd = el("div", { class: "counts", id: "diff-counts" });
+    for (const k of ["gone", "fewer", "same", "more", "new"]) if (counts[k]) cd.append(el("span", { class: "change " + k, "data-change": k, text: `${counts[k]} ${k}` }));
+    c.append(cd);
+    const t = el("table", { class: "sites", id: "diff-sites" });
+    t.append(el("tr", {}, el("th", { class: "l", text: "change" }), el("th", { text: "syncs/step" }), el("th", { text: "blocked/step" }),
+      el("th", { class: "l", text: "api" }), el("th", { class: "l", text: "where" })));
+    for (const s of diff.sites) {
+      const pair = (a, b, f) => (a ? f(a) : "-") + " \u2192 " + (b ? f(b) : "-");
+      const where = (s.kind === "line" ? "at " : "backward of ") + (s.function || s.node || "??") + (s.file ? "  " + shortPath(s.file) + ":" + s.line : "");
+      t.append(el("tr", { "data-change": s.change }, el("td", { class: "l" }, el("span", { class: "change " + s.change, text: s.change })),
+        el("td", { text: pair(s.base, s.new, (x) => fmtRate(x.syncs_per_step)) }),
+        el("td", { text: pair(s.base, s.new, (x) => fmtNs(x.blocked_per_step_ns)) }),
+        el("td", { class: "l", text: s.api }), el("td", { class: "where l", text: where })));
+    }
+    c.append(t);
+    return c;
+  }
+
+  function main() {
+    const app = document.getElementById("app");
+    app.textContent = "";
+    document.body.append(tip);
+    const runs = DATA.runs;
+    const top = el("header", { class: "top" }, el("h1", { text: DATA.kind === "diff" ? "syncspy diff" : "syncspy" }),
+      el("span", { class: "path", text: DATA.kind === "diff" ? runs[0].path + "  \u2192  " + runs[1].path : runs[0].path }),
+      el("span", { class: "ver", text: "syncspy " + DATA.syncspy }));
+    const m = el("main");
+    app.append(top, m);
+    const views = [];
+    if (DATA.kind === "diff") {
+      m.append(diffCard(DATA.diff, DATA.diff_text || ""));
+      runs.forEach((run, i) => {
+        const v = runView(run, i ? "new" : "base", false);
+        const d = el("details", { class: "run", id: (i ? "new" : "base") + "-run" }, el("summary", { text: (i ? "new: " : "base: ") + run.path }));
+        d.append(v.frag);
+        d.addEventListener("toggle", () => v.state.redraw.forEach((f) => f()));
+        m.append(d);
+        views.push(v);
+      });
+    } else {
+      const v = runView(runs[0], "run", true);
+      m.append(v.frag);
+      views.push(v);
+    }
+    // how long each part took to draw (docs/PERFORMANCE.md; tests/browser/probe.py reads it)
+    window.syncspyTimings = { parse_ms: parsedAt - startedAt };
+    for (const v of views) v.state.redraw.forEach((f) => {
+      const t0 = performance.now();
+      f();
+      window.syncspyTimings[v.state.id + "." + (f.part || f.name || "part")] = performance.now() - t0;
+    });
+    let pending = 0;
+    window.addEventListener("resize", () => {
+      clearTimeout(pending);
+      pending = setTimeout(() => (widthCache = 0) || views.forEach((v) => v.state.redraw.forEach((f) => f())), 150);
+    });
+    document.body.dataset.ready = "1";
+  }
+  main();
+})();

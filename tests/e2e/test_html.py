@@ -1,0 +1,242 @@
+"""tests/e2e/test_html.py: `syncspy html` on trace.bin files written by tracegen.py (an
+independent writer of the format): a SYNCSPY_OUT root of two ranks, merged by default with a
+rank selector and the per-rank spread, opened in Debian's chromium (headless, through
+tests/browser/probe.py): no console message, no request but the page; the merged rows are the
+report's merged lines; the timeline shows a step's syncs and launches. And the command's bad
+input: exit 2 and one clear line."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import tracegen
+import util
+
+CLI = util.CLI
+
+
+def run(*args):
+    p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode >= 0, f"syncspy {args} died of signal {-p.returncode}: {p.stderr}"
+    return p
+
+
+def page_data(path):
+    """The JSON block of a page."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    m = re.search(r'<script id="syncspy-data" type="application/json">(.*?)</script>', text, re.S)
+    assert m, "no data block"
+    return json.loads(m.group(1))
+
+
+class Ranks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        cls.root = os.path.join(cls.tmp, "out")
+        tracegen.sample(pid=4242, rank=0).write(os.path.join(cls.root, "rank0-pid4242", "trace.bin"))
+        t = tracegen.sample(pid=4343, rank=1)
+        t.write(os.path.join(cls.root, "rank1-pid4343", "trace.bin"))
+        cls.page = os.path.join(cls.tmp, "ranks.html")
+        p = run("html", cls.root, "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.seen = util.browse(cls.page)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_offline_and_clean(self):
+        self.assertIsNotNone(self.seen["load_ms"])
+        self.assertEqual(self.seen["console"], [])
+        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+        with open(self.page, encoding="utf-8") as f:
+            text = f.read()
+        # everything inline: no element loads anything
+        self.assertNotRegex(text, r'<(script|link|img|iframe)[^>]+(src|href)=')
+        self.assertIn("default-src 'none'", text)
+
+    def test_merged_by_default_with_a_selector(self):
+        self.assertEqual(self.seen["procs"], 3)  # merged, rank 0, rank 1
+        p = run("report", self.root)
+        self.assertEqual(self.seen["header"], p.stdout.split("\n\n", 1)[0].rstrip("\n"))
+        self.assertIn("rank 0 pid 4242", self.seen["header"])
+        self.assertIn("rank 1 pid 4343", self.seen["header"])
+
+    def test_rows_merge_the_ranks(self):
+        rows = self.seen["rows"]
+        self.assertEqual([r["data"]["api"] for r in rows], ["cudaStreamSynchronize", "cudaMemcpy"])
+        # each rank: steps 1-3 active, the site totals of step 3 (6 syncs, 30 ms; 3, 6 ms):
+        # two ranks, 6 training steps
+        self.assertEqual([int(r["data"]["count"]) for r in rows], [12, 6])
+        self.assertAlmostEqual(float(rows[0]["data"]["syncsPerStep"]), 2.0)
+        self.assertEqual(rows[0]["data"]["file"], "/home/u/proj/train.py")
+        self.assertEqual(int(rows[0]["data"]["lineno"]), 61)
+        self.assertEqual(rows[0]["cells"][1], "10.0 ms")  # blocked/step as the report prints it
+
+    def test_chart_and_timeline(self):
+        self.assertEqual([b["step"] for b in self.seen["bars"]], [1, 2, 3])
+        # merged: the mean process-step (both ranks alike)
+        self.assertEqual([b["wall_ns"] for b in self.seen["bars"]], [40 * tracegen.MS] * 3)
+        # start-up (step 0, not an active step here) apart, with the header's figures of it
+        self.assertIn("wall 10.0 ms", self.seen["apart"][0])
+        self.assertIn("0 syncs", self.seen["apart"][0])
+        self.assertIn("none", self.seen["apart"][1])  # no step was open at exit
+        self.assertEqual(self.seen["timeline_slices"], 2)  # the step's two syncs
+        self.assertEqual(self.seen["timeline_steps"], 3)
+
+    def test_data_has_the_spread_and_stacks(self):
+        d = page_data(self.page)
+        run_ = d["runs"][0]
+        self.assertEqual([p["label"] for p in run_["procs"]], ["rank 0 pid 4242", "rank 1 pid 4343"])
+        self.assertEqual([p["blocked_ns"] for p in run_["procs"]], [36 * tracegen.MS] * 2)
+        line = run_["lines"][0]
+        self.assertEqual(line["per_proc"], [[0, 6, 30 * tracegen.MS], [1, 6, 30 * tracegen.MS]])
+        site = run_["sites"][line["site"]]
+        names = [d["strings"][d["frames"][5 * f]] for f in site[5]]
+        self.assertEqual(names, ["at::native::nonzero_cuda", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
+
+
+class BadInput(unittest.TestCase):
+    def test_usage_and_missing_folders(self):
+        for args, want in ((["html"], "html needs a DIR"),
+                           (["html", "--bogus", "x"], "unknown option '--bogus'"),
+                           (["html", "a", "b", "c"], "one more"),
+                           (["html", "-o"], "-o needs a FILE"),
+                           (["html", "/nonexistent/syncspy"], "cannot read /nonexistent/syncspy")):
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(want, p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+
+    def test_cut_trace_is_read_to_its_last_record(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        try:
+            data = tracegen.sample(end=False).data()
+            path = os.path.join(tmp, "pid1", "trace.bin")
+            os.makedirs(os.path.dirname(path))
+            with open(path, "wb") as f:
+                f.write(data[:-5])
+            out = os.path.join(tmp, "page.html")
+            p = run("html", os.path.dirname(path), "-o", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("trace ends early", page_data(out)["runs"][0]["report"])
+            with open(path, "wb") as f:
+                f.write(b"SYNCSPY\x01garbage")
+            p = run("html", os.path.dirname(path), "-o", out + "2")
+            self.assertEqual(p.returncode, 2)
+            self.assertFalse(os.path.exists(out + "2"))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_stdout_and_unwritable_output(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-e2e-")
+        try:
+            d = os.path.join(tmp, "pid1")
+            tracegen.sample().write(os.path.join(d, "trace.bin"))
+            p = run("html", d, "-o", "-")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith("<!DOCTYPE html>"))
+            self.assertTrue(p.stdout.rstrip().endswith("</html>"))
+            p = run("html", d, "-o", os.path.join(tmp, "no", "such", "dir", "x.html"))
+            self.assertEqual(p.returncode, 1)
+            self.assertIn("cannot create", p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class TopOnce(unittest.TestCase):
+    """`syncspy top --once` on a root of two finished ranks, and its bad input."""
+
+    def test_a_root_and_bad_input(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-top-e2e-")
+        try:
+            tracegen.sample(pid=4242, rank=0).write(os.path.join(tmp, "rank0-pid4242", "trace.bin"))
+            tracegen.sample(pid=4343, rank=1).write(os.path.join(tmp, "rank1-pid4343", "trace.bin"))
+            p = run("top", "--once", tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn("\x1b", p.stdout)  # no terminal codes into a pipe
+            self.assertRegex(p.stdout, r"2 processes, ended")
+            # 3 training steps of 40 ms a rank: 25 steps/s; 3 syncs a step, 12 ms blocked of 40
+            self.assertRegex(p.stdout, r"(?m)^steps/s\s+25\.0\s+25\.0$")
+            self.assertRegex(p.stdout, r"(?m)^syncs/step\s+3\.00\s+3\.00")
+            self.assertRegex(p.stdout, r"(?m)^blocked share\s+30\.0%\s+30\.0%$")
+            self.assertRegex(p.stdout, r"(?m)^rank 0 pid 4242\s+3\s+25\.0\s+3\.00\s+30\.0%\s+ended$")
+            self.assertRegex(p.stdout, r"(?m)^rank 1 pid 4343\s+3\s+25\.0\s+3\.00\s+30\.0%\s+ended$")
+            self.assertRegex(p.stdout, r"(?m)^\s+10\.0 ms\s+2\.00\s+\S+\s+cudaStreamSynchronize at MaskedLoss\.ignore_background")
+            self.assertEqual(sorted(os.listdir(tmp)), ["rank0-pid4242", "rank1-pid4343"])
+            for args, want in ((["top"], "needs a DIR"), (["top", "--bogus", tmp], "unknown option"),
+                               (["top", "--interval", "0", tmp], "--interval wants"),
+                               (["top", "/nonexistent/x"], "cannot read /nonexistent/x")):
+                with self.subTest(args=args):
+                    p = run(*args)
+                    self.assertEqual(p.returncode, 2, p.stderr)
+                    self.assertIn(want, p.stderr)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class RunTop(unittest.TestCase):
+    """`syncspy run --top -- PROG` on a pseudo-terminal: the live view of the program's folder while
+    it runs, the program's output and report in SYNCSPY_OUT/run.log, the program's exit status."""
+
+    def test_the_view_beside_a_running_loop(self):
+        import fcntl
+        import pty
+        import select
+        import signal
+        import struct
+        import termios
+        import time
+        tmp = tempfile.mkdtemp(prefix="syncspy-runtop-")
+        out = os.path.join(tmp, "out")
+        env, _ = util.agent_env(preload=False)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        p = subprocess.Popen([CLI, "run", "--out", out, "--top", "--", util.prog("loop")], env=env,
+                             stdin=slave, stdout=slave, stderr=slave, close_fds=True, start_new_session=True)
+        os.close(slave)
+        data = b""
+
+        def read_for(seconds):
+            nonlocal data
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                r, _, _ = select.select([master], [], [], 0.1)
+                if r:
+                    try:
+                        data += os.read(master, 65536)
+                    except OSError:
+                        return
+        try:
+            read_for(3.0)
+            screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", data.decode("utf-8", "replace"))
+            self.assertIn("syncspy top  " + out, screen)
+            self.assertIn("running", screen)
+            self.assertRegex(screen, r"cudaStreamSynchronize at step_sync")
+            folders = [f for f in os.listdir(out) if f.startswith("pid")]
+            self.assertEqual(len(folders), 1)
+            os.kill(int(folders[0][3:]), signal.SIGTERM)  # the program ends: so does the view
+            self.assertEqual(p.wait(timeout=20), -signal.SIGTERM)  # run ends as its CMD did
+            read_for(0.5)
+            tail = data.decode("utf-8", "replace")
+            self.assertIn(f"output and report: {out}/run.log", tail)
+            with open(os.path.join(out, "run.log")) as f:
+                log = f.read()
+            self.assertIn("ready", log)             # the program's own output
+            self.assertIn("step_sync", log)         # and the agent's report at its exit
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            os.close(master)
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,135 @@
+"""`syncspy html` on the seed-003 demo (examples/seg_loss.py on real torch over the simulated
+device), opened in Debian's chromium (headless): the page loads with no console message and no
+request but itself, shows the report's header, one bar per training step, the rows and figures
+of summary.json and `check --json`, opens a row's stack, sorts; the diff page of the demo and its
+--fixed run says "5 gone"."""
+import glob
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+import harness
+import util
+
+
+def header_of(report_text):
+    return report_text.split("\n\n", 1)[0].rstrip("\n")
+
+
+class DemoPage(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-")
+        cls.out = os.path.join(cls.tmp, "demo")
+        cls.fixed = os.path.join(cls.tmp, "fixed")
+        for out, args in ((cls.out, ()), (cls.fixed, ("--fixed",))):
+            r = harness.run(harness.DEMO, *args, env={"SYNCSPY_OUT": out, "SYNCSPY_REPORT": "off"})
+            assert r.returncode == 0, r.stderr
+        cls.dir = glob.glob(os.path.join(cls.out, "pid*"))[0]
+        cls.page = os.path.join(cls.tmp, "demo.html")
+        p = harness.cli("html", cls.dir, "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.seen = util.browse(cls.page)
+        cls.summary = json.load(open(os.path.join(cls.dir, "summary.json")))
+        p = harness.cli("check", "--json", "--max-syncs-per-step", "1000", cls.dir)
+        assert p.returncode == 0, p.stderr
+        cls.check = json.loads(p.stdout)["processes"][0]
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_loads_offline_without_errors(self):
+        self.assertIsNotNone(self.seen["load_ms"], "the page never finished drawing")
+        self.assertEqual(self.seen["console"], [])
+        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+
+    def test_header_is_the_reports(self):
+        p = harness.cli("report", self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.seen["header"], header_of(p.stdout))
+        self.assertIn("29 training steps", self.seen["header"])
+
+    def test_one_bar_per_training_step(self):
+        steps = self.summary["steps"]
+        training = [s for s in steps if not s.get("startup") and not s.get("partial")]
+        self.assertEqual(len(training), round(self.check["training_steps"]))
+        self.assertEqual([b["step"] for b in self.seen["bars"]], [s["step"] for s in training])
+        self.assertEqual([b["wall_ns"] for b in self.seen["bars"]], [s["wall_ns"] for s in training])
+        self.assertEqual([b["blocked_ns"] for b in self.seen["bars"]], [s["blocked_ns"] for s in training])
+        # start-up and the step still open at exit are apart, each with its own figures
+        before, after = self.seen["apart"]
+        self.assertIn("before the first step", before)
+        self.assertIn(f"{steps[0]['syncs']} syncs", before)
+        self.assertIn("after the last step", after)
+
+    def test_rows_are_checks_lines(self):
+        want = [s for s in self.check["sites"] if s["syncs_per_step"] > 0]
+        rows = self.seen["rows"]
+        self.assertEqual(len(rows), len(want))
+        for row, site in zip(rows, want):
+            d = row["data"]
+            self.assertEqual((d["api"], d["kind"], d["file"], int(d["lineno"])),
+                             (site["api"], site["kind"], site["file"], site["line"]))
+            self.assertAlmostEqual(float(d["syncsPerStep"]), site["syncs_per_step"], places=5)
+            self.assertAlmostEqual(float(d["blockedPerStepNs"]), site["blocked_per_step_ns"], places=3)
+        # every sync of the training steps is in one row (summary.json's steps count them all)
+        training = [s for s in self.summary["steps"] if not s.get("startup") and not s.get("partial")]
+        self.assertEqual(sum(int(r["data"]["count"]) for r in rows), sum(s["syncs"] for s in training))
+        heaviest = rows[0]["cells"]
+        self.assertIn("MaskedLoss.ignore_background", heaviest[-1])
+        self.assertEqual(heaviest[3], "1.00")  # syncs/step as the report prints it
+
+    def test_a_row_opens_its_stack_source_and_hint(self):
+        o = self.seen["opened"]
+        self.assertIn("MaskedLoss.ignore_background", o["stack"])
+        self.assertIn("MaskedLoss.forward", o["stack"])
+        self.assertIn("torch.nonzero(", o["source"])  # the user's line, read from the file
+        self.assertIn("torch.nonzero", o["hint"])
+        self.assertEqual(self.seen["closed_details"], 0)  # a second click closes it
+        b = self.seen["opened_backward"]
+        self.assertIn("IndexBackward0", b)
+        self.assertIn("backward() called at main", b)
+
+    def test_sorting(self):
+        s = self.seen["sorted"]
+        rates = lambda rows: [float(r["data"]["syncsPerStep"]) for r in rows]
+        self.assertEqual(rates(s["syncs_1"]), sorted(rates(s["syncs_1"]), reverse=True))
+        self.assertEqual(rates(s["syncs_2"]), sorted(rates(s["syncs_2"])))
+        self.assertNotEqual(rates(s["syncs_1"]), rates(s["syncs_2"]))
+        where = lambda rows: [r["cells"][-1] for r in rows]
+        self.assertEqual(where(s["where_1"]), sorted(where(s["where_1"]), key=lambda w: w.lower()))
+        self.assertEqual(where(s["where_2"]), where(s["where_1"])[::-1])
+        self.assertTrue(all("cross_entropy" in r["cells"][-1] for r in self.seen["filtered"]))
+        self.assertEqual(len(self.seen["filtered"]), 3)
+
+    def test_flame_graph_and_timeline(self):
+        self.assertGreater(self.seen["flame_nodes"], 20)
+        self.assertIn("all", self.seen["flame_zoomed_crumbs"])
+        self.assertLess(self.seen["flame_zoomed_nodes"], self.seen["flame_nodes"])
+        self.assertGreaterEqual(self.seen["timeline_slices"], 5)  # the slowest step's syncs
+        self.assertEqual(self.seen["timeline_steps"], len(self.summary["steps"]))  # few: all carried
+        slowest = max((s for s in self.summary["steps"] if not s.get("startup") and not s.get("partial")),
+                      key=lambda s: s["wall_ns"])
+        self.assertTrue(self.seen["timeline_shown"].startswith(f"step {slowest['step']} ("), self.seen["timeline_shown"])
+
+    def test_diff_page_says_5_gone(self):
+        fixed = glob.glob(os.path.join(self.fixed, "pid*"))[0]
+        page = os.path.join(self.tmp, "diff.html")
+        p = harness.cli("html", self.dir, fixed, "-o", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        seen = util.browse(page, "--diff")
+        self.assertEqual(seen["console"], [])
+        self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
+        self.assertIn("5 gone", seen["diff_counts"])
+        marks = [r["data"]["change"] for r in seen["diff_rows"]]
+        self.assertEqual(marks.count("gone"), 5)
+        text = harness.cli("diff", self.dir, fixed).stdout
+        self.assertIn("5 gone", text)
+        self.assertEqual(seen["diff_header"], header_of(text))
+
+
+if __name__ == "__main__":
+    unittest.main()
