@@ -10,6 +10,7 @@
 #include "cli/folded.h"
 #include "agent/config.h"
 #include "cli/load.h"
+#include "cli/ranks.h"
 #include "cli/run.h"
 #include "cli/version.h"
 #include "output/report.h"
@@ -41,7 +42,7 @@ static const char help_head[] =
     "    syncspy run -- python train.py\n"
     "or, without this program:\n"
     "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
-    "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
+    "Each process writes SYNCSPY_OUT/pid<P>/ (rank<R>-<host>-pid<P>/ under a launcher), default\n"
     "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
     "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
     "and summary.json with the sync-hotspot report at exit.\n"
@@ -208,7 +209,8 @@ static int cmd_report(int argc, char **argv)
     if (set.n > 0) {
         struct report_opts opts = {.top = top > 0 ? top : default_top(),
                                    .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
-        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
+        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0 ||
+            cli_ranks_render(set.procs, set.n, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
             rc = 1;
         }

@@ -598,7 +598,10 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     fdw_puts(w, "syncspy: ");
     if (p->rank >= 0)
         fdw_printf(w, "rank %d ", p->rank);
-    fdw_printf(w, "pid %d: ", p->pid);
+    fdw_printf(w, "pid %d", p->pid);
+    if (p->rank >= 0 && p->host && *p->host)
+        fdw_printf(w, " (%s)", p->host);
+    fdw_puts(w, ": ");
     if (p->active_steps)
         fdw_printf(w, "%llu active step%s of %llu", (unsigned long long)p->active_steps,
                    p->active_steps == 1 ? "" : "s", (unsigned long long)p->steps_seen);
@@ -1162,8 +1165,13 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         errno = ENOMEM;
         return -1;
     }
+    bool headers = nprocs <= REPORT_HEADERS_MAX;
+    if (!headers)
+        fdw_printf(w, "syncspy: %zu processes (each one's own header is left out past %d; the "
+                   "per-rank figures follow the hotspots)\n", nprocs, REPORT_HEADERS_MAX);
     for (size_t p = 0; p < nprocs; p++) {
-        render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
+        if (headers)
+            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
         struct basis bs = bases[p] = rate_basis(&procs[p]);
         steps += procs[p].active_steps;
         syncs += procs[p].syncs;
