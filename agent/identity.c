@@ -28,7 +28,9 @@
  *   test_torch_trainer asserts them): RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, NODE_RANK.
  *   Lightning's cluster environments set NODE_RANK with RANK too.
  * - Open MPI (mpirun/prterun; ompi docs "Environment variables set for MPI processes"):
- *   OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE; no node index.
+ *   OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_LOCAL_RANK, OMPI_COMM_WORLD_SIZE; no node index; the
+ *   job's PMIx namespace in PMIX_NAMESPACE (seen in `mpirun -np 1 env` of Debian's Open MPI
+ *   4.1; Open MPI 5's prterun sets it too).
  * - MPICH / Intel MPI (Hydra's PMI): PMI_RANK, PMI_SIZE, MPI_LOCALRANKID.
  * - Slurm (srun; sbatch's "OUTPUT ENVIRONMENT VARIABLES"): SLURM_PROCID, SLURM_LOCALID,
  *   SLURM_NTASKS, SLURM_NODEID, SLURM_JOB_ID. */
@@ -37,7 +39,7 @@ const struct identity_launcher identity_launchers[] = {
     {"deepspeed", "CROSS_RANK", "RANK", "LOCAL_RANK", "WORLD_SIZE", "CROSS_RANK", NULL},
     {"ray", "NODE_RANK", "RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", NULL},
     {"env", NULL, "RANK", "LOCAL_RANK", "WORLD_SIZE", NULL, NULL},
-    {"openmpi", NULL, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", NULL, NULL},
+    {"openmpi", NULL, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", NULL, "PMIX_NAMESPACE"},
     {"mpich", NULL, "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", NULL, NULL},
     {"slurm", NULL, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NODEID", "SLURM_JOB_ID"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},

@@ -22,6 +22,8 @@ need valgrind /usr/bin/valgrind
 need binutils /usr/bin/readelf
 # make wheel: the libunwind it carries gets a soname of its own (scripts/wheel.py)
 need patchelf /usr/bin/patchelf
+# tests/e2e/test_ranks.py launches ranks with a real mpirun (Open MPI; about 25 s to install)
+need openmpi-bin /usr/bin/mpirun
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

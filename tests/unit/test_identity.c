@@ -120,9 +120,10 @@ static void test_open_mpi(void **state)
 {
     (void)state;
     const char *env[] = {"OMPI_COMM_WORLD_RANK", "6", "OMPI_COMM_WORLD_LOCAL_RANK", "2",
-                         "OMPI_COMM_WORLD_SIZE", "12", "OMPI_COMM_WORLD_LOCAL_SIZE", "4", NULL};
+                         "OMPI_COMM_WORLD_SIZE", "12", "OMPI_COMM_WORLD_LOCAL_SIZE", "4",
+                         "PMIX_NAMESPACE", "1908015105", NULL};
     struct identity id = parse(env, "h");
-    expect(&id, "openmpi", 6, 2, 12, -1, "");
+    expect(&id, "openmpi", 6, 2, 12, -1, "1908015105");
 }
 
 static void test_mpich(void **state)
