@@ -19,7 +19,7 @@ import util
 from test_check_cli import frame, process, site
 from test_cli import write
 
-HOST = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())[:64]
+HOST = util.folder_host()
 SLURM = {"SLURM_JOB_ID": "4242", "SLURM_NTASKS": "2", "SLURM_NODEID": "0"}
 
 

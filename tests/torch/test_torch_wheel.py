@@ -8,7 +8,6 @@ uncaught exception) as without it; and in front of torchrun with 2 ranks records
 import glob
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -119,7 +118,7 @@ class FromTheWheel(unittest.TestCase):
                            PROG, "--steps", steps, "--log-every", 0)
         self.assertEqual(p.returncode, 0, p.stderr)
         names = sorted(os.listdir(out))
-        host = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())
+        host = harness.util.folder_host()
         self.assertEqual([re.sub(r"\d+$", "", n) for n in names], [f"rank0-{host}-pid", f"rank1-{host}-pid"], p.stderr)
         docs = self.summaries(out)
         self.assertEqual(sorted(d["rank"] for d in docs), [0, 1])
