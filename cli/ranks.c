@@ -132,7 +132,7 @@ static void put_header(struct fd_writer *w, const struct rep_process *procs, siz
             distinct += i == 0 || strcmp(hosts[i - 1], hosts[i]) != 0;
     }
     free(hosts);
-    fdw_printf(w, "\n  per rank: %zu process%s", nprocs, nprocs == 1 ? "" : "es");
+    fdw_printf(w, "\n  per %s: %zu process%s", ranked ? "rank" : "process", nprocs, nprocs == 1 ? "" : "es");
     if (ranked && ranked < nprocs)
         fdw_printf(w, " (%zu with a rank)", ranked);
     if (distinct)
