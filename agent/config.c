@@ -38,7 +38,7 @@ void config_escape(char *dst, size_t cap, const char *src)
 }
 
 /* One line, escaped (append_escaped); the first bad variable and its reason kept apart too. */
-static void warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
+void config_warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
 {
     if (!cfg->first_bad) {
         size_t k = 0;
@@ -56,8 +56,7 @@ static void warn(struct config *cfg, const char *var, const char *value, const c
     cfg->warnings[n] = '\0';
 }
 
-/* Whole string an integer in [lo, hi]. */
-static bool parse_int(const char *s, long lo, long hi, long *out)
+bool config_parse_int(const char *s, long lo, long hi, long *out)
 {
     char *end;
     if (!*s || *s == ' ' || *s == '+')
@@ -74,11 +73,11 @@ static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *
 {
     const char *v = get(var);
     long n = dflt;
-    if (v && !parse_int(v, lo, hi, &n)) {
+    if (v && !config_parse_int(v, lo, hi, &n)) {
         char why[64], d[32];
         snprintf(why, sizeof why, "is not an integer in %ld..%ld", lo, hi);
         snprintf(d, sizeof d, "%ld", dflt);
-        warn(cfg, var, v, why, d);
+        config_warn(cfg, var, v, why, d);
         n = dflt;
     }
     *out = (int)n;
@@ -103,7 +102,7 @@ static int parse_choice(struct config *cfg, config_getenv_fn get, const char *va
     for (int i = 0; i < n && k < sizeof why; i++)
         k += (size_t)snprintf(why + k, sizeof why - k, "%s%s", words[i],
                               i + 2 < n ? ", " : i + 1 < n ? " or " : "");
-    warn(cfg, var, v, why, words[dflt]);
+    config_warn(cfg, var, v, why, words[dflt]);
     return dflt;
 }
 
@@ -135,7 +134,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
 
     strcpy(cfg->out_dir, "./syncspy-out");
     if ((v = get("SYNCSPY_OUT")) && !copy_path(cfg->out_dir, sizeof cfg->out_dir - 64, v))
-        warn(cfg, "SYNCSPY_OUT", v, *v ? "is too long" : "is empty", "./syncspy-out");
+        config_warn(cfg, "SYNCSPY_OUT", v, *v ? "is too long" : "is empty", "./syncspy-out");
 
     cfg->schedule.every_step = true;
     if ((v = get("SYNCSPY_SCHEDULE"))) {
@@ -146,7 +145,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         } else {
             char why[200];
             snprintf(why, sizeof why, "is not a schedule (%s)", err);
-            warn(cfg, "SYNCSPY_SCHEDULE", v, why, "every step");
+            config_warn(cfg, "SYNCSPY_SCHEDULE", v, why, "every step");
         }
     }
 
@@ -163,7 +162,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         else if (copy_path(cfg->report_path, sizeof cfg->report_path, v))
             cfg->report = REPORT_FILE;
         else
-            warn(cfg, "SYNCSPY_REPORT", v, *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)", "stderr");
+            config_warn(cfg, "SYNCSPY_REPORT", v, *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)", "stderr");
     }
 
     parse_int_var(cfg, get, "SYNCSPY_TOP", 1, REPORT_TOP_MAX, REPORT_TOP_DEFAULT, &cfg->top);
@@ -187,7 +186,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
             cfg->cupti = CUPTI_PATH;
         else
-            warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path", "auto");
+            config_warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path", "auto");
     }
 
     int gpu;
@@ -205,8 +204,4 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     parse_int_var(cfg, get, "SYNCSPY_DEBUG", 0, 2, 0, &dbg);
     cfg->debug = (unsigned)dbg;
     cfg->stack_cache = !parse_pair(cfg, get, "SYNCSPY_STACK_CACHE", "on", "off", 0);
-
-    /* RANK is torchrun's, not ours: a strange value is not worth a warning, just ignored. */
-    long r;
-    cfg->rank = ((v = get("RANK")) && parse_int(v, 0, 1 << 24, &r)) ? (int)r : -1;
 }

@@ -37,7 +37,6 @@ struct config {
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
     bool stack_cache;              /* SYNCSPY_STACK_CACHE on|off: validated stacks seen before (default on) */
     enum report_color color;       /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */
-    int rank;                      /* RANK (torchrun), -1 when unset or not a number */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */
     /* The first bad variable and why, without the value or the default ("is not an integer in
      * 1..1000"): what `syncspy run` says of a bad option. */
@@ -48,6 +47,13 @@ struct config {
 typedef const char *(*config_getenv_fn)(const char *name);
 
 void config_parse(struct config *cfg, config_getenv_fn get);
+
+/* Whole string an integer in [lo, hi] (no sign, no space): *out, true. */
+bool config_parse_int(const char *s, long lo, long hi, long *out);
+
+/* One warning line in cfg->warnings: "syncspy: VAR='value' WHY; using DFLT" (the value shown
+ * escaped and cut), for config_parse and the launchers' variables (agent/identity.c). */
+void config_warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt);
 
 /* Every variable config_parse reads that is syncspy's own (SYNCSPY_*), NULL-terminated: the
  * options of `syncspy run` are these names (--out for SYNCSPY_OUT, --max-depth for

@@ -24,11 +24,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent/core.h"
 #include "agent/exit_model.h"
 #include "agent/flusher.h"
+#include "agent/identity.h"
 #include "agent/gpu.h"
 #include "agent/pyhook.h"
 #include "agent/pynames.h"
@@ -49,6 +51,8 @@
 #include "output/trace_format.h"
 
 struct config agent_cfg;
+/* rank, node, host, job id from the launcher's variables (agent/identity.h), read at load */
+static struct identity agent_id;
 _Atomic int agent_state = STATE_STARTING;
 static _Atomic bool cuda_seen;
 static const struct agent_entry_hooks *_Atomic entry_hooks;
@@ -91,7 +95,7 @@ static int make_dirs(const char *path)
 static char proc_dir[PATH_MAX];
 static bool proc_dir_made;
 
-/* <SYNCSPY_OUT>/pid<P> or rank<R>-pid<P>, made 0700 by this process. A folder of that name that
+/* <SYNCSPY_OUT>/pid<P> or rank<R>-<host>-pid<P> (rank<R>-pid<P> when the host has no name), made 0700 by this process. A folder of that name that
  * exists already is never written into: it is an earlier image of this process (before an
  * exec), a process with the same pid in another pid namespace (a container) sharing
  * SYNCSPY_OUT, an earlier run's, or a link planted there; the name then gets ".2", ".3", ...
@@ -103,8 +107,12 @@ static const char *process_dir(const char **tried)
     if (proc_dir_made)
         return proc_dir;
     char base[PATH_MAX - 16]; /* room for the ".N" suffix */
-    int n = agent_cfg.rank >= 0
-                ? snprintf(base, sizeof base, "%s/rank%d-pid%d", agent_cfg.out_dir, agent_cfg.rank, (int)getpid())
+    char host[IDENTITY_HOST_MAX + 2] = "";
+    identity_host_for_path(agent_id.host, host + 1, sizeof host - 1);
+    if (host[1])
+        host[0] = '-';
+    int n = agent_id.rank >= 0
+                ? snprintf(base, sizeof base, "%s/rank%d%s-pid%d", agent_cfg.out_dir, agent_id.rank, host, (int)getpid())
                 : snprintf(base, sizeof base, "%s/pid%d", agent_cfg.out_dir, (int)getpid());
     /* config_parse keeps SYNCSPY_OUT 64 bytes short of PATH_MAX */
     if (n < 0 || (size_t)n >= sizeof base)
@@ -152,6 +160,8 @@ static const char *plain_getenv(const char *name)
 static void agent_init(void)
 {
     config_parse(&agent_cfg, plain_getenv);
+    struct utsname un;
+    identity_parse(&agent_id, plain_getenv, uname(&un) == 0 ? un.nodename : NULL, &agent_cfg);
     agent_debug_level = agent_cfg.debug;
     native_stack_init();
     stack_cache_set_enabled(agent_cfg.stack_cache);
@@ -198,18 +208,29 @@ static void start_trace(void)
     const char *tried, *dir = process_dir(&tried);
     if (!dir)
         agent_output_error(tried, errno); /* the flusher still runs: the report for a signal */
-    struct trace_file_header h = {.magic = TRACE_MAGIC,
+    struct trace_file_header_v13 hv = {0};
+    struct trace_file_header *hp = &hv.h;
+    *hp = (struct trace_file_header){.magic = TRACE_MAGIC,
                                   .version_major = TRACE_VERSION_MAJOR,
                                   .version_minor = TRACE_VERSION_MINOR,
-                                  .header_bytes = sizeof h,
+                                  .header_bytes = sizeof hv,
                                   .features = TRACE_FEATURE_PYTHON | TRACE_FEATURE_BACKWARD |
+                                              TRACE_FEATURE_IDENTITY |
                                               (agent_cfg.trace_launches ? TRACE_FEATURE_LAUNCHES : 0),
                                   .pid = (int32_t)getpid(),
-                                  .rank = agent_cfg.rank,
+                                  .rank = agent_id.rank,
                                   .start_mono_ns = start_mono_ns,
                                   .start_real_ns = start_real_ns};
-    schedule_describe(&agent_cfg.schedule, h.schedule, sizeof h.schedule);
-    flusher_start(dir, &h, finish_on_flusher);
+    schedule_describe(&agent_cfg.schedule, hp->schedule, sizeof hp->schedule);
+    hv.id.local_rank = agent_id.local_rank;
+    hv.id.world_size = agent_id.world_size;
+    hv.id.node = agent_id.node;
+    _Static_assert(sizeof hv.id.host > IDENTITY_HOST_MAX && sizeof hv.id.job_id > IDENTITY_JOB_MAX, "identity fits");
+    memcpy(hv.id.host, agent_id.host, strlen(agent_id.host) + 1);
+    memcpy(hv.id.job_id, agent_id.job_id, strlen(agent_id.job_id) + 1);
+    if (agent_id.launcher)
+        snprintf(hv.id.launcher, sizeof hv.id.launcher, "%s", agent_id.launcher);
+    flusher_start(dir, hp, finish_on_flusher);
 }
 
 /* The process's first CUDA call's work: the trace, CUPTI's loading (its path search, dlopen
@@ -395,7 +416,13 @@ static void write_outputs(bool on_flusher)
     char sched[160];
     schedule_describe(&agent_cfg.schedule, sched, sizeof sched);
     proc.pid = (int)getpid();
-    proc.rank = agent_cfg.rank;
+    proc.rank = agent_id.rank;
+    proc.local_rank = agent_id.local_rank;
+    proc.world_size = agent_id.world_size;
+    proc.node = agent_id.node;
+    proc.host = agent_id.host[0] ? agent_id.host : NULL;
+    proc.job_id = agent_id.job_id[0] ? agent_id.job_id : NULL;
+    proc.launcher = agent_id.launcher;
     proc.schedule = sched;
     steps_finish(&proc, agent_now_ns());
     proc.unattributed_syncs = agent_unattributed_syncs();

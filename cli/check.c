@@ -3,6 +3,7 @@
  * open at exit left out of the rates), against the budget; the lines over it named. CLI only:
  * it reads the model, writes the verdict through an fd_writer. */
 #include "cli/check.h"
+#include "cli/ranks.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,8 @@ static void verdict_free(struct verdict *v)
 }
 
 /* ---- text ------------------------------------------------------------------------------------ */
+
+#define CHECK_NAMED_MAX 32 /* processes named in the closing line before "+N more" */
 
 static void put_process(struct fd_writer *w, const struct rep_process *p)
 {
@@ -187,6 +190,26 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
     }
 }
 
+/* "syncspy check: 2 of 8 processes over budget (...): rank 3 (node-b), rank 5 (node-c)" */
+static void put_over_closing(struct fd_writer *w, const struct cli_set *set, const struct verdict *v,
+                             size_t nover, const struct check_opts *o)
+{
+    fdw_printf(w, "syncspy check: %zu of %zu process%s over budget (%s)", nover, set->n,
+               set->n == 1 ? "" : "es", o->budget_text);
+    size_t named = 0;
+    char name[128];
+    for (size_t i = 0; i < set->n && named < CHECK_NAMED_MAX; i++) {
+        if (!over(&v[i]) || set->n == 1)
+            continue;
+        cli_rank_name(&set->procs[i], name, sizeof name);
+        fdw_puts(w, named++ ? ", " : ": ");
+        fdw_puts(w, name);
+    }
+    if (nover > named && named)
+        fdw_printf(w, ", +%zu more", nover - named);
+    fdw_putc(w, '\n');
+}
+
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
 static void json_budget(struct fd_writer *w, const struct check_opts *o)
@@ -284,8 +307,7 @@ int cli_check(const struct cli_set *set, const struct check_opts *o, int fd)
         if (o->json)
             fdw_printf(w, "],\n \"ok\": %s}\n", nover ? "false" : "true");
         else if (nover)
-            fdw_printf(w, "syncspy check: %zu of %zu process%s over budget (%s)\n", nover, set->n,
-                       set->n == 1 ? "" : "es", o->budget_text);
+            put_over_closing(w, set, v, nover, o);
         else
             fdw_printf(w, "syncspy check: %s within budget (%s)\n",
                        set->n == 1 ? "the process is" : "every process is", o->budget_text);

@@ -112,21 +112,40 @@ static const char *path_tail(const char *path)
     return p;
 }
 
-bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
+static int cmp_int(long long a, long long b)
 {
-    if (strcmp(str(a->api), str(b->api)) != 0 || a->kind != b->kind)
-        return false;
-    if (a->kind == REP_LINE_NODE && strcmp(a->node, b->node) != 0)
-        return false; /* a backward sync of a known forward line is that line's, whatever node */
+    return (a > b) - (a < b);
+}
+
+int cli_lines_order(const struct rep_line *a, const struct rep_line *b)
+{
+    int c = strcmp(str(a->api), str(b->api));
+    if (c || (c = cmp_int(a->kind, b->kind)))
+        return c;
+    if (a->kind == REP_LINE_NODE && (c = strcmp(a->node, b->node)))
+        return c; /* a backward sync of a known forward line is that line's, whatever node */
     const struct rep_frame *x = a->where, *y = b->where;
     if (!x || !y)
-        return !x && !y;
-    if (*str(x->file) || *str(y->file))
-        return x->line == y->line && strcmp(path_tail(x->file), path_tail(y->file)) == 0;
-    if (*str(x->function) || *str(y->function))
-        return strcmp(str(x->function), str(y->function)) == 0 &&
-               strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
-    return x->offset == y->offset && strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
+        return cmp_int(x != NULL, y != NULL);
+    /* a line of a file, then a native function without one, then an address */
+    bool xf = *str(x->file), yf = *str(y->file);
+    if ((c = cmp_int(yf, xf)))
+        return c;
+    if (xf)
+        return (c = cmp_int(x->line, y->line)) ? c : strcmp(path_tail(x->file), path_tail(y->file));
+    bool xn = *str(x->function), yn = *str(y->function);
+    if ((c = cmp_int(yn, xn)))
+        return c;
+    if (xn && (c = strcmp(str(x->function), str(y->function))))
+        return c;
+    if (!xn && (c = (x->offset > y->offset) - (x->offset < y->offset)))
+        return c;
+    return strcmp(rep_base_name(x->module), rep_base_name(y->module));
+}
+
+bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
+{
+    return cli_lines_order(a, b) == 0;
 }
 
 void cli_json_double(struct fd_writer *w, double v)

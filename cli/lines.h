@@ -34,6 +34,9 @@ bool cli_allow_matches(const struct cli_allow *a, const struct rep_line *l);
  * match), or for a native frame without a line the same function of the same module; a
  * backward sync whose forward line is unknown by its node. */
 bool cli_lines_same(const struct rep_line *a, const struct rep_line *b);
+/* A total order of lines whose equality is cli_lines_same's (<0, 0, >0): for sorting many
+ * processes' lines to group the same line (cli/ranks.c). */
+int cli_lines_order(const struct rep_line *a, const struct rep_line *b);
 
 /* A JSON number with the fraction a rate needs (no exponent, no NaN). */
 void cli_json_double(struct fd_writer *w, double v);

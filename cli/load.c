@@ -66,8 +66,12 @@ bool cli_process_folder_name(const char *name, int *rank, int *pid)
         return parse_pid_part(name + 3, pid);
     if (strncmp(name, "rank", 4) != 0)
         return false;
-    const char *dash = strstr(name, "-pid");
-    return dash && parse_id(name + 4, (size_t)(dash - name - 4), rank) && parse_pid_part(dash + 4, pid);
+    /* rank<R>-pid<P> or rank<R>-<host>-pid<P>: the host (which may hold '-' or even "-pid")
+     * runs from the rank's dash to the last "-pid" */
+    const char *dash = strchr(name + 4, '-'), *last = NULL;
+    for (const char *p = dash; p && (p = strstr(p, "-pid")); p++)
+        last = p;
+    return dash && last && parse_id(name + 4, (size_t)(dash - name - 4), rank) && parse_pid_part(last + 4, pid);
 }
 
 static int rank_pid_cmp(int ra, int pa, int rb, int pb)
@@ -267,7 +271,7 @@ static void load_root(const char *root, unsigned flags, struct cli_set *set, siz
     if (n == 0) {
         if (*problems == 0)
             fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
-                    "pid<P> or rank<R>-pid<P> folders: is it a SYNCSPY_OUT folder?\n", root);
+                    "pid<P> or rank<R>-<host>-pid<P> folders: is it a SYNCSPY_OUT folder?\n", root);
         (*problems)++;
         free(f);
         return;

@@ -29,12 +29,13 @@ struct cli_set {
 #define CLI_LOAD_EVENTS 1u     /* keep the per-event timeline of traced processes */
 
 /* Reads DIR: a process folder (its trace.bin when it has one, also after kill -9, else its
- * summary.json), a SYNCSPY_OUT root (DIR/pid<P>/ and DIR/rank<R>-pid<P>/, each read the same
+ * summary.json), a SYNCSPY_OUT root (DIR/pid<P>/ and DIR/rank<R>-<host>-pid<P>/, each read the same
  * way), or a trace.bin or summary.json file itself. Each file that cannot be read gets one line
  * on stderr. Returns the number of such problems; set->n may be 0. */
 size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
-/* A process folder's name: "pid<P>" or "rank<R>-pid<P>" (*rank -1 for the first), either with a
- * ".<N>" suffix (the agent's naming, agent/lifecycle.c). */
+/* A process folder's name: "pid<P>", "rank<R>-<host>-pid<P>" or (no host, or an older
+ * syncspy's) "rank<R>-pid<P>" (*rank -1 for the first), each with a ".<N>" suffix or not (the
+ * agent's naming, agent/lifecycle.c). */
 bool cli_process_folder_name(const char *name, int *rank, int *pid);
 void cli_set_free(struct cli_set *set);
 

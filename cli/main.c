@@ -11,6 +11,7 @@
 #include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
+#include "cli/ranks.h"
 #include "cli/run.h"
 #include "cli/top.h"
 #include "cli/version.h"
@@ -45,7 +46,7 @@ static const char help_head[] =
     "    syncspy run -- python train.py\n"
     "or, without this program:\n"
     "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
-    "Each process writes SYNCSPY_OUT/pid<P>/ (or rank<R>-pid<P>/ when RANK is set), default\n"
+    "Each process writes SYNCSPY_OUT/pid<P>/ (rank<R>-<host>-pid<P>/ under a launcher), default\n"
     "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
     "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
     "and summary.json with the sync-hotspot report at exit.\n"
@@ -68,7 +69,10 @@ static const struct command_help {
     "                            of their active steps (the mean process-step). A trace.bin\n"
     "                            cut by a crash is read up to its last complete record and\n"
     "                            its header says so. --top N groups (default SYNCSPY_TOP,\n"
-    "                            else 10).\n"},
+    "                            else 10). Several processes end with a per-rank section:\n"
+    "                            syncs/step and blocked share per rank (min, median, max),\n"
+    "                            the ranks that wait most (stragglers), lines that sync on\n"
+    "                            some ranks only, ranks with no step mark.\n"},
     {"export", "usage: syncspy export --folded OUT [--include-startup] DIR\n"
                "       syncspy export --chrome OUT DIR\n",
      "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
@@ -272,7 +276,8 @@ static int cmd_report(int argc, char **argv)
     if (set.n > 0) {
         struct report_opts opts = {.top = top > 0 ? top : default_top(),
                                    .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
-        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0) {
+        if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0 ||
+            cli_ranks_render(set.procs, set.n, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
             rc = 1;
         }

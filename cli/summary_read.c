@@ -72,7 +72,7 @@ void summary_free(struct rep_process *proc)
     if (proc->owned)
         store_free(proc->owned);
     memset(proc, 0, sizeof *proc);
-    proc->rank = -1;
+    rep_identity_unknown(proc);
 }
 
 /* ---- reading: the schema ------------------------------------------------------------------ */
@@ -443,12 +443,13 @@ static bool read_array(struct summary_reader *r, bool (*one)(struct summary_read
 enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
-    P_NO_HOOK, P_THREADS, P_N
+    P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
-    "startup", "step_source", "no_step_hook", "threads"};
+    "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
+    "host", "job_id", "launcher"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -481,6 +482,20 @@ static void fill_totals(struct rep_process *p, unsigned seen)
         p->steps_seen = last;
 }
 
+/* A whole number up to INT_MAX, or null (*out = unknown). */
+static bool read_int_or_null(struct json_in *in, int unknown, int *out)
+{
+    uint64_t v;
+    if (json_try_null(in)) {
+        *out = unknown;
+        return true;
+    }
+    if (!json_u64_max(in, INT_MAX, &v))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
 static bool top_field(struct summary_reader *r, void *obj, int k)
 {
     struct json_in *in = &r->in;
@@ -503,15 +518,13 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
             return false;
         p->pid = (int)v;
         return true;
-    case P_RANK:
-        if (json_try_null(in)) {
-            p->rank = -1;
-            return true;
-        }
-        if (!json_u64_max(in, INT_MAX, &v))
-            return false;
-        p->rank = (int)v;
-        return true;
+    case P_RANK: return read_int_or_null(in, -1, &p->rank);
+    case P_LOCAL_RANK: return read_int_or_null(in, -1, &p->local_rank);
+    case P_WORLD_SIZE: return read_int_or_null(in, 0, &p->world_size);
+    case P_NODE: return read_int_or_null(in, -1, &p->node);
+    case P_HOST: return json_try_null(in) || read_string_into(r, &p->host);
+    case P_JOB: return json_try_null(in) || read_string_into(r, &p->job_id);
+    case P_LAUNCHER: return json_try_null(in) || read_string_into(r, &p->launcher);
     case P_SCHEDULE: return read_string_into(r, &p->schedule);
     case P_STEPS_SEEN: return json_u64(in, &p->steps_seen);
     case P_ACTIVE: return json_u64(in, &p->active_steps);
@@ -627,7 +640,7 @@ static int slurp(const char *path, char **buf, size_t *len, char *err, size_t er
 int summary_read_json(const char *path, struct rep_process *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    out->rank = -1;
+    rep_identity_unknown(out);
     char *buf;
     size_t len;
     if (slurp(path, &buf, &len, err, errlen) != 0)
@@ -662,7 +675,7 @@ int summary_read_json(const char *path, struct rep_process *out, char *err, size
                      in->err, in->err_pos);
         store_free(r.st);
         memset(out, 0, sizeof *out);
-        out->rank = -1;
+        rep_identity_unknown(out);
     }
     json_in_fini(&r.in);
     free(r.frames);

@@ -678,6 +678,39 @@ static bool cut_header(struct reader *r, uint64_t len, uint64_t need)
                 (unsigned long long)need);
 }
 
+/* A string of the identity part: NUL-terminated within its field, printable (else NULL). */
+static const char *identity_string(struct reader *r, const char *field, size_t cap, bool *ok)
+{
+    size_t n = strnlen(field, cap);
+    if (n == 0 || n == cap)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)field[i] < 0x20 || field[i] == 0x7f)
+            return NULL;
+    char *s = arena_alloc(r, n + 1);
+    if (s) {
+        memcpy(s, field, n);
+        s[n] = '\0';
+    }
+    *ok &= s != NULL;
+    return s;
+}
+
+/* 1.3's struct trace_identity (trace_format.h), at at; values out of range read as unknown. */
+static bool read_identity(struct reader *r, const unsigned char *at, struct rep_process *out)
+{
+    struct trace_identity id;
+    memcpy(&id, at, sizeof id);
+    out->local_rank = id.local_rank >= 0 ? id.local_rank : -1;
+    out->world_size = id.world_size > 0 ? id.world_size : 0;
+    out->node = id.node >= 0 ? id.node : -1;
+    bool ok = true;
+    out->host = identity_string(r, id.host, sizeof id.host, &ok);
+    out->job_id = identity_string(r, id.job_id, sizeof id.job_id, &ok);
+    out->launcher = identity_string(r, id.launcher, sizeof id.launcher, &ok);
+    return ok;
+}
+
 /* Checks the header; *records_at is where the records begin. */
 static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
 {
@@ -713,7 +746,7 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     if (unknown)
         return fail(r, "%s needs features this syncspy does not know (0x%016llx); read it with a "
                     "newer syncspy", r->name, (unsigned long long)unknown);
-    src_get(s, 0, h.header_bytes, &got);
+    const uint8_t *whole = src_get(s, 0, h.header_bytes, &got);
     if (s->rerr)
         return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
     if (got < h.header_bytes)
@@ -729,6 +762,9 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     memcpy(sched, h.schedule, n);
     sched[n] = '\0';
     out->schedule = sched;
+    if ((h.features & TRACE_FEATURE_IDENTITY) && h.header_bytes >= sizeof(struct trace_file_header_v13) &&
+        !read_identity(r, whole + sizeof h, out))
+        return false;
     r->start_mono_ns = h.start_mono_ns;
     if (r->ev) {
         r->ev->start_mono_ns = h.start_mono_ns;
@@ -1105,7 +1141,7 @@ static void reader_free(struct reader *r)
 static void clear(struct rep_process *out, struct trace_events *ev)
 {
     memset(out, 0, sizeof *out);
-    out->rank = -1;
+    rep_identity_unknown(out);
     out->schedule = "";
     if (ev)
         memset(ev, 0, sizeof *ev);

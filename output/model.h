@@ -161,6 +161,10 @@ struct rep_process {
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
+    /* its place in the job (agent/identity.h): local rank and node -1, world size 0, strings
+     * NULL when not known (a reader sets the -1s; a file older than these fields has none) */
+    int local_rank, world_size, node;
+    const char *host, *job_id, *launcher;
     /* the exit report's and a trace.bin's: */
     uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;
@@ -168,6 +172,12 @@ struct rep_process {
                                * freed by it; else NULL */
     void *owned_names;        /* the agent's copy of the threads' names (agent/exit_model.c) */
 };
+
+/* A process of which nothing says its place in the job (rank, local rank, node: -1). */
+static inline void rep_identity_unknown(struct rep_process *p)
+{
+    p->rank = p->local_rank = p->node = -1;
+}
 
 /* The last component of a path (a module's or a source file's); "" for NULL. */
 static inline const char *rep_base_name(const char *path)

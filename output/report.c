@@ -703,7 +703,10 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     fdw_puts(w, "syncspy: ");
     if (p->rank >= 0)
         fdw_printf(w, "rank %d ", p->rank);
-    fdw_printf(w, "pid %d: ", p->pid);
+    fdw_printf(w, "pid %d", p->pid);
+    if (p->rank >= 0 && p->host && *p->host)
+        fdw_printf(w, " (%s)", p->host);
+    fdw_puts(w, ": ");
     bool marked = p->startup_closed || p->steps_seen > 1;
     uint64_t marks = step_marks(p);
     if (!marked)
@@ -1321,8 +1324,13 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         errno = ENOMEM;
         return -1;
     }
+    bool headers = nprocs <= REPORT_HEADERS_MAX;
+    if (!headers)
+        fdw_printf(w, "syncspy: %zu processes (each one's own header is left out past %d; the "
+                   "per-rank figures follow the hotspots)\n", nprocs, REPORT_HEADERS_MAX);
     for (size_t p = 0; p < nprocs; p++) {
-        render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
+        if (headers)
+            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
         struct basis bs = bases[p] = rate_basis(&procs[p]);
         steps += procs[p].active_steps;
         syncs += procs[p].syncs;

@@ -32,8 +32,13 @@ struct report_opts {
                          * whose last output may not have ended its line (a terminal's "^C") */
 };
 
+/* Past this many processes, a merged report leaves out each one's own header (1,024 ranks'
+ * headers would bury the hotspots; `syncspy report` adds a per-rank section, cli/ranks.h). */
+#define REPORT_HEADERS_MAX 16
+
 /* The human report for one or more processes (the CLI merges ranks/processes; each process
- * gets its header, then a merged hotspot table when nprocs > 1). Returns 0, or -1 on a write
+ * gets its header, up to REPORT_HEADERS_MAX of them, then a merged hotspot table when
+ * nprocs > 1). Returns 0, or -1 on a write
  * error (errno set). */
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd);

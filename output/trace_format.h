@@ -22,12 +22,14 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 2             /* 1.1: backward-section frames (kinds 2 and 3);
-                                           1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS */
+#define TRACE_VERSION_MINOR 3             /* 1.1: backward-section frames (kinds 2 and 3);
+                                           1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
+                                           1.3: the header's identity part (trace_identity) */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
 #define TRACE_FEATURE_BACKWARD (1ull << 2) /* backward-section frames may appear */
+#define TRACE_FEATURE_IDENTITY (1ull << 3) /* struct trace_identity follows the header (1.3) */
 
 #define TRACE_FILE_NAME "trace.bin"
 #define TRACE_MAX_RECORD_BYTES (1u << 20)  /* a record longer than this is corrupt */
@@ -45,6 +47,26 @@ struct trace_file_header {
     uint64_t start_mono_ns;    /* CLOCK_MONOTONIC when the agent started (step 0 begins) */
     uint64_t start_real_ns;    /* CLOCK_REALTIME at the same moment */
     char schedule[64];         /* SYNCSPY_SCHEDULE as parsed, NUL-terminated */
+};
+
+/* 1.3: the process's place in its job (agent/identity.h), right after struct trace_file_header
+ * and counted in its header_bytes, so a 1.2 reader skips it as it skips any longer header; a
+ * reader reads it only when TRACE_FEATURE_IDENTITY is set and header_bytes holds it. Strings
+ * NUL-terminated ("" unknown). */
+struct trace_identity {
+    int32_t local_rank;        /* -1: not known */
+    int32_t world_size;        /* 0: not known */
+    int32_t node;              /* the node's index in the job; -1: not known */
+    int32_t pad;
+    char host[72];
+    char job_id[64];
+    char launcher[24];         /* the launcher whose variables named the rank (agent/identity.c) */
+};
+
+/* A 1.3 header as the agent writes it (header_bytes = sizeof). */
+struct trace_file_header_v13 {
+    struct trace_file_header h;
+    struct trace_identity id;
 };
 
 enum trace_record_type {
@@ -190,6 +212,8 @@ struct trace_end {
 };
 
 _Static_assert(sizeof(struct trace_file_header) == 112, "trace header layout");
+_Static_assert(sizeof(struct trace_identity) == 176, "trace identity layout");
+_Static_assert(sizeof(struct trace_file_header_v13) == 288, "trace 1.3 header layout");
 _Static_assert(sizeof(struct trace_string) == 16, "trace_string layout");
 _Static_assert(sizeof(struct trace_frame) == 40, "trace_frame layout");
 _Static_assert(sizeof(struct trace_stack) == 16, "trace_stack layout");

@@ -339,7 +339,8 @@ struct trace_writer *tw_open(int fd, const struct trace_file_header *header,
     w->namer = *namer;
     w->next_string = 1;
     w->next_frame = 1;
-    fdw_write(&w->out, header, sizeof *header);
+    /* header_bytes: the header and the parts that follow it (struct trace_file_header_v13) */
+    fdw_write(&w->out, header, header->header_bytes > sizeof *header ? header->header_bytes : sizeof *header);
     tw_flush(w);
     return w;
 }

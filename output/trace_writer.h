@@ -69,7 +69,8 @@ struct tw_namer {
 
 struct trace_writer;
 
-/* Writes the file header at once. NULL on allocation failure (fd untouched). */
+/* Writes the file header at once: header_bytes bytes from header (a header_bytes above
+ * sizeof *header says a longer header follows it in memory: struct trace_file_header_v13). NULL on allocation failure (fd untouched). */
 struct trace_writer *tw_open(int fd, const struct trace_file_header *header,
                              const struct tw_namer *namer);
 /* Flushes, and frees the writer (the fd is the caller's). */

@@ -27,6 +27,8 @@ need patchelf /usr/bin/patchelf
 need chromium /usr/bin/chromium
 need chromium-driver /usr/bin/chromedriver
 need python3-selenium /usr/lib/python3/dist-packages/selenium/__init__.py
+# tests/e2e/test_ranks.py launches ranks with a real mpirun (Open MPI; about 25 s to install)
+need openmpi-bin /usr/bin/mpirun
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

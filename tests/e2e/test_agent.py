@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from util import LIB, MS, frames_text, prog, run, site_by_function
+from util import LIB, MS, folder_host, frames_text, prog, run, site_by_function
 
 # Blocked times: a sync can't return before the timeline drains (strict lower bound, minus a
 # little for the time between the launch and the sync); the upper bound only guards against
@@ -245,7 +245,7 @@ class ReportDestinations(unittest.TestCase):
     def test_rank_folder(self):
         r = run([prog("basic"), "1"], env={"RANK": "3"})
         d = os.path.basename(r.process_dirs()[0])
-        self.assertRegex(d, r"^rank3-pid\d+$")
+        self.assertRegex(d, rf"^rank3-{re.escape(folder_host())}-pid\d+$")
         self.assertEqual(r.summary()["rank"], 3)
 
     def test_top_limits_the_report(self):

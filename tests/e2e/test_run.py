@@ -17,7 +17,7 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, agent_env, prog, run
+from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, agent_env, folder_host, prog, run
 from util import process_summaries as summaries
 
 VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
@@ -273,7 +273,8 @@ class ProcessesAndPreload(unittest.TestCase):
         p, out = srun("--", *cmd)
         self.assertEqual(p.returncode, 0, p.stderr)
         names = sorted(os.listdir(out))
-        self.assertEqual([re.sub(r"\d+$", "", n) for n in names], ["rank0-pid", "rank1-pid"])
+        host = folder_host()
+        self.assertEqual([re.sub(r"\d+$", "", n) for n in names], [f"rank0-{host}-pid", f"rank1-{host}-pid"])
         self.assertIn(f"syncspy run: 2 processes recorded under {out}/: {names[0]}, {names[1]}; merged: "
                       f"syncspy report {out}\n", p.stderr)
         merged = subprocess.run([CLI, "report", out], capture_output=True, text=True)

@@ -126,6 +126,14 @@ def run(argv, env=None, preload=True, timeout=120, cwd=None):
     return Run(proc, out_dir)
 
 
+def folder_host():
+    """This machine's name as the agent puts it in a rank's folder name (rank<R>-<host>-pid<P>:
+    agent/identity.c identity_host_for_path)."""
+    import re
+    import socket
+    return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())[:64]
+
+
 def prog(name):
     return os.path.join(PROGS, name)
 

@@ -118,7 +118,8 @@ class FromTheWheel(unittest.TestCase):
                            PROG, "--steps", steps, "--log-every", 0)
         self.assertEqual(p.returncode, 0, p.stderr)
         names = sorted(os.listdir(out))
-        self.assertEqual([re.sub(r"\d+$", "", n) for n in names], ["rank0-pid", "rank1-pid"], p.stderr)
+        host = harness.util.folder_host()
+        self.assertEqual([re.sub(r"\d+$", "", n) for n in names], [f"rank0-{host}-pid", f"rank1-{host}-pid"], p.stderr)
         docs = self.summaries(out)
         self.assertEqual(sorted(d["rank"] for d in docs), [0, 1])
         for d in docs:

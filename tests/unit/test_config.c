@@ -55,7 +55,6 @@ static void test_defaults(void **state)
     assert_true(c.stack_cache);
     assert_false(c.trace_launches);
     assert_false(c.gpu);
-    assert_int_equal(c.rank, -1);
     assert_string_equal(c.warnings, "");
 }
 
@@ -67,7 +66,7 @@ static void test_good_values(void **state)
     const char *pairs[][2] = {{"SYNCSPY_OUT", "/tmp/x"}, {"SYNCSPY_SCHEDULE", "wait=1,active=2"},
                               {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
                               {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
-                              {"RANK", "7"}, {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
+                              {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
                               {"SYNCSPY_LAUNCHES", "trace"}, {"SYNCSPY_GPU", "1"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         env_names[env_n] = pairs[i][0];
@@ -83,7 +82,6 @@ static void test_good_values(void **state)
     assert_string_equal(c.report_path, "/tmp/r.txt");
     assert_int_equal(c.top, 3);
     assert_int_equal(c.cupti, CUPTI_PATH);
-    assert_int_equal(c.rank, 7);
     assert_int_equal(c.max_depth, 128);
     assert_int_equal(c.buffer_mb, 64);
     assert_true(c.trace_launches);
@@ -260,16 +258,6 @@ static void test_stack_cache_values(void **state)
                    &c.stack_cache, &c, true);
 }
 
-static void test_bad_rank_ignored_quietly(void **state)
-{
-    (void)state;
-    struct config c;
-    set_env("RANK", "abc");
-    config_parse(&c, fake_getenv);
-    assert_int_equal(c.rank, -1);
-    assert_string_equal(c.warnings, "");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,7 +270,6 @@ int main(void)
         cmocka_unit_test(test_relative_cupti_refused),
         cmocka_unit_test(test_gpu_values),
         cmocka_unit_test(test_stack_cache_values),
-        cmocka_unit_test(test_bad_rank_ignored_quietly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
