@@ -112,21 +112,57 @@ static const char *path_tail(const char *path)
     return p;
 }
 
+/* How two lines are matched, by class: no frame, a frame with a file (its tail and line), a
+ * native frame with a function (it and its module's base name), else its offset and module. */
+enum where_class { WHERE_NONE, WHERE_FILE, WHERE_FUNCTION, WHERE_OFFSET };
+
+static enum where_class where_class(const struct rep_frame *f)
+{
+    if (!f)
+        return WHERE_NONE;
+    if (*str(f->file))
+        return WHERE_FILE;
+    return *str(f->function) ? WHERE_FUNCTION : WHERE_OFFSET;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+struct cli_line_key cli_line_key_of(const struct rep_line *l)
+{
+    const struct rep_frame *f = l->where;
+    struct cli_line_key k = {.line = l, .api = str(l->api), .kind = l->kind,
+                             .node = l->kind == REP_LINE_NODE ? l->node : "",
+                             .cls = (uint8_t)where_class(f), .name = "", .module = ""};
+    switch (k.cls) {
+    case WHERE_FILE: k.name = path_tail(f->file), k.num = f->line; break;
+    case WHERE_FUNCTION: k.name = f->function, k.module = rep_base_name(f->module); break;
+    case WHERE_OFFSET: k.num = f->offset, k.module = rep_base_name(f->module); break;
+    }
+    return k;
+}
+
+int cli_line_key_cmp(const struct cli_line_key *a, const struct cli_line_key *b)
+{
+    int c = strcmp(a->api, b->api);
+    if (c || (c = (int)a->kind - (int)b->kind) || (c = strcmp(a->node, b->node)) ||
+        (c = (int)a->cls - (int)b->cls) || (c = cmp_u64(a->num, b->num)) ||
+        (c = strcmp(a->name, b->name)))
+        return c;
+    return strcmp(a->module, b->module);
+}
+
+int cli_lines_cmp(const struct rep_line *a, const struct rep_line *b)
+{
+    struct cli_line_key x = cli_line_key_of(a), y = cli_line_key_of(b);
+    return cli_line_key_cmp(&x, &y);
+}
+
 bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
 {
-    if (strcmp(str(a->api), str(b->api)) != 0 || a->kind != b->kind)
-        return false;
-    if (a->kind == REP_LINE_NODE && strcmp(a->node, b->node) != 0)
-        return false; /* a backward sync of a known forward line is that line's, whatever node */
-    const struct rep_frame *x = a->where, *y = b->where;
-    if (!x || !y)
-        return !x && !y;
-    if (*str(x->file) || *str(y->file))
-        return x->line == y->line && strcmp(path_tail(x->file), path_tail(y->file)) == 0;
-    if (*str(x->function) || *str(y->function))
-        return strcmp(str(x->function), str(y->function)) == 0 &&
-               strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
-    return x->offset == y->offset && strcmp(rep_base_name(x->module), rep_base_name(y->module)) == 0;
+    return cli_lines_cmp(a, b) == 0;
 }
 
 void cli_json_double(struct fd_writer *w, double v)

@@ -591,6 +591,24 @@ static void render_threads(struct fd_writer *w, const struct rep_process *p, con
         fdw_putc(w, '\n');
 }
 
+bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
+{
+    typedef unsigned long long ull;
+    if (p->steps_basis == REP_STEPS_FROM_SUMMARY)
+        snprintf(buf, n, "trace.bin misses %llu step records (the agent's step queue was full): "
+                 "the step figures are summary.json's", (ull)p->step_records_missing);
+    else if (p->steps_basis == REP_STEPS_ESTIMATED)
+        snprintf(buf, n, "trace.bin misses %llu step records and there is no summary.json: active "
+                 "steps and per-step rates are estimates (%llu of them counted as active steps, "
+                 "their syncs and time unknown)", (ull)p->step_records_missing, (ull)p->steps_lost);
+    else if (p->steps_lost)
+        snprintf(buf, n, "%llu active steps lost their step records (the agent's step queue was "
+                 "full): in the totals, not in the step list", (ull)p->steps_lost);
+    else
+        return false;
+    return true;
+}
+
 static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
 {
     char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
@@ -662,6 +680,12 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     if (p->steps_omitted)
         fdw_printf(w, "  %llu active steps are in the totals but not listed in summary.json "
                    "(memory cap)\n", (unsigned long long)p->steps_omitted);
+    char note[256];
+    if (report_steps_note(p, note, sizeof note)) {
+        fdw_puts(w, "  ");
+        fdw_puts(w, note);
+        fdw_putc(w, '\n');
+    }
     if (p->trace_unfinished)
         fdw_printf(w, "  trace ends early (the process was killed?): up to the last flush%s\n",
                    p->trace_truncated ? "; its last record was cut" : "");
