@@ -35,9 +35,6 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
                    (ull)listed, listed == 1 ? "" : "s",
                    p->steps_omitted ? " and says more are omitted" : "",
                    p->steps_lost ? " and says more were lost" : "");
-    if (p->active_steps > p->steps_seen)
-        return say(why, n, "active_steps is %llu, more than the %llu steps seen (steps_seen)",
-                   (ull)p->active_steps, (ull)p->steps_seen);
     uint64_t syncs = 0, blocked = 0, launches = 0, wall = 0;
     for (size_t i = 0; i < listed; i++) {
         const struct rep_step *s = &p->steps[i];
@@ -55,6 +52,9 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
         launches = sat_add(launches, s->launches);
         wall = sat_add(wall, s->wall_ns);
     }
+    if (p->active_steps > p->steps_seen)
+        return say(why, n, "active_steps is %llu, more than the %llu steps seen (steps_seen)",
+                   (ull)p->active_steps, (ull)p->steps_seen);
     /* the totals count every active step: exactly the listed ones when none is missing */
     bool exact = !p->steps_omitted && !p->steps_lost;
     const struct {
