@@ -186,7 +186,7 @@ static char *absolute(const char *path)
 }
 
 /* The agent beside this program. */
-static char *agent_path(void)
+static char *library_beside_us(void)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -534,7 +534,7 @@ int cli_run(int argc, char **argv)
     with_environment = true;
     config_parse(&eff, run_getenv);
     char *root = absolute(eff.out_dir);
-    char *agent = agent_path();
+    char *agent = library_beside_us();
     if (!root || !agent) {
         free(root);
         free(agent);
