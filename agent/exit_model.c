@@ -38,7 +38,8 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         r->api = api_name(s->api);
         r->count = s->count;
         r->blocked_ns = s->blocked_ns;
-        r->max_ns = s->max_ns;
+        /* read while other threads may still add: the longest is never more than all together */
+        r->max_ns = s->max_ns < s->blocked_ns ? s->max_ns : s->blocked_ns;
         /* the run's last step is still open at exit (steps_finish closed it as partial) */
         r->split = rep_split_of(&s->phase, proc->steps_seen ? proc->steps_seen - 1 : 0, true);
         r->threads = s->threads;
@@ -66,17 +67,16 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
 
 void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
 {
-    enum { THREADS_SHOWN = 256 };
-    struct thread_info *t = calloc(THREADS_SHOWN, sizeof *t);
-    struct rep_thread *out = calloc(THREADS_SHOWN, sizeof *out);
-    char (*names)[16] = calloc(THREADS_SHOWN, sizeof *names);
+    size_t n;
+    struct thread_info *t = threads_snapshot(&n); /* every thread: summary.json lists them all */
+    struct rep_thread *out = calloc(n ? n : 1, sizeof *out);
+    char (*names)[16] = calloc(n ? n : 1, sizeof *names);
     if (!t || !out || !names) {
         free(t);
         free(out);
         free(names);
         return;
     }
-    size_t n = threads_snapshot(t, THREADS_SHOWN);
     uint64_t last = proc->steps_seen ? proc->steps_seen - 1 : 0;
     for (size_t i = 0; i < n; i++) {
         memcpy(names[i], t[i].name, sizeof names[i]);

@@ -56,7 +56,7 @@ static struct {
     _Atomic bool finish_requested;
     void (*on_finish_request)(void);
     pthread_t thread;
-    bool thread_running;
+    _Atomic bool thread_running; /* read by program threads (flusher_kick, flusher_call) */
     _Atomic bool started;
     _Atomic uint64_t step_kick_after_ns; /* no step-end wake-up before this */
     _Atomic size_t sites_at_kick;        /* sites_count() at the last step-end wake-up */
@@ -274,6 +274,9 @@ static void flush_locked(void)
     while ((n = steps_take_events(steps, 256)) > 0)
         for (size_t i = 0; i < n; i++)
             tw_step(fl.tw, &steps[i]);
+    struct steps_lost lost = steps_events_lost();
+    tw_steps_lost(fl.tw, &(struct tw_steps_lost){lost.records, lost.active, lost.syncs,
+                                                 lost.blocked_ns, lost.launches, lost.wall_ns});
 
     for (size_t i = 0; i < nsites; i++)
         tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
@@ -281,10 +284,11 @@ static void flush_locked(void)
                                          .max_ns = sites[i].max_ns,
                                          .phase = sites[i].phase});
     free(sites);
-    struct thread_info threads[64];
-    size_t nthreads = threads_snapshot(threads, 64);
+    size_t nthreads; /* every thread's (a snapshot of 64 lost the others' without a word) */
+    struct thread_info *threads = threads_snapshot(&nthreads);
     for (size_t i = 0; i < nthreads; i++)
         tw_thread_totals(fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});
+    free(threads);
     tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
     tw_flush(fl.tw);
     say_io_error();

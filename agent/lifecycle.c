@@ -323,9 +323,11 @@ void agent_step(bool explicit_mark)
     struct agent_hold h;
     agent_work_begin(&w);
     agent_hold_signals(&h); /* the step lock, the registry lock */
-    bool active_ended = steps_mark(now, explicit_mark);
+    unsigned ended = steps_mark(now, explicit_mark);
     agent_release_signals(&h);
-    if (active_ended)
+    if (ended & STEPS_MARK_QUEUE_DEEP)
+        flusher_kick(); /* many steps queued: drained now, never lost to a late flusher */
+    else if (ended & STEPS_MARK_ACTIVE_ENDED)
         flusher_step_ended(now); /* a recorded step ended: its records to disk soon */
     dbg(2, "step %llu begins (%s)", (unsigned long long)atomic_load(&steps_now),
         explicit_mark ? "explicit mark" : "automatic");
@@ -439,11 +441,11 @@ static void write_outputs(bool on_flusher)
         agent_log("%llu syncs came with less than %d KiB of their thread's stack left: they are "
                   "counted without their native frames (\"no stack\")",
                   (unsigned long long)short_stacks, NATIVE_STACK_ROOM_KIB);
-    uint64_t lost_steps = steps_events_lost();
+    uint64_t lost_steps = steps_events_lost().records;
     if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
         agent_log("%llu step records found the flusher's queue full and are missing from %s "
-                  "(summary.json and this report have them)", (unsigned long long)lost_steps,
-                  TRACE_FILE_NAME);
+                  "(summary.json and this report have them; the trace counts them)",
+                  (unsigned long long)lost_steps, TRACE_FILE_NAME);
 
     agent_gpu_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();

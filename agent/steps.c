@@ -4,6 +4,7 @@
 #include "agent/steps.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -13,7 +14,14 @@
 #include "agent/threads.h"
 
 #define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
-#define STEP_EVENTS 1024       /* queued for the flusher; it drains them every 100 ms */
+/* Ended steps queued for the flusher (it drains them every 100 ms, sooner when the queue is
+ * deep): chunks of STEP_CHUNK, the first static, the others mmap'ed as the queue grows and
+ * unmapped as it drains. A step is lost only past STEP_CHUNKS_MAX (a flusher stalled for 10^6
+ * steps: 64 MiB), and then counted with its figures (steps_events_lost): 1,024 queued steps
+ * were 200 ms of 200 us steps, less than a busy machine's flusher can be late. */
+#define STEP_CHUNK 1024
+#define STEP_CHUNKS_MAX 1024
+#define STEP_KICK_EVERY (STEP_CHUNK / 2) /* a deep queue asks for a drain every this many */
 
 _Atomic bool steps_active;
 _Atomic uint64_t steps_now;
@@ -22,8 +30,20 @@ static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct schedule *schedule;
 static bool trace_launches;
 static uint64_t step_number, step_start_ns, step_launch_base;
-static struct tw_step step_events[STEP_EVENTS];
-static uint64_t step_events_head, step_events_tail, step_events_lost;
+struct step_chunk {
+    struct step_chunk *next;
+    uint32_t head, tail; /* written [0, head), read [0, tail) */
+    struct tw_step ev[STEP_CHUNK];
+};
+static struct step_chunk first_chunk;
+static struct {
+    struct step_chunk *read, *write, *spare; /* read: the oldest chunk; write: the newest */
+    bool first_free;                         /* the static chunk is in no list */
+    size_t chunks;                           /* mmap'ed ones in use or spare */
+    uint64_t queued;                         /* pushed, not yet taken */
+    uint64_t cap;                            /* queued at most (0: STEP_CHUNKS_MAX chunks) */
+    struct steps_lost lost;
+} q = {.read = &first_chunk, .write = &first_chunk};
 static _Atomic uint64_t step_syncs, step_blocked_ns;
 static bool explicit_marks, auto_marks;
 static uint32_t closing_tid;              /* the thread whose mark is closing the step now */
@@ -47,8 +67,20 @@ static void set_active(bool active)
     agent_launch_slow_update();
 }
 
+/* The fault-injection build (output/faults.c): SYNCSPY_FAULTS=steps=N queues at most N ended
+ * steps, so a test loses step records at will. */
+static void fault_cap(void)
+{
+#ifdef SYNCSPY_FAULTS
+    const char *spec = getenv("SYNCSPY_FAULTS"), *p = spec ? strstr(spec, "steps=") : NULL;
+    if (p)
+        q.cap = strtoull(p + 6, NULL, 10);
+#endif
+}
+
 void steps_init(const struct schedule *s, bool launches, uint64_t now)
 {
+    fault_cap();
     schedule = s;
     trace_launches = launches;
     step_start_ns = now;
@@ -79,29 +111,101 @@ static void step_log_append(const struct rep_step *st)
         step_totals.omitted++;
 }
 
-static void step_event_push(const struct tw_step *e)
+static struct step_chunk *chunk_new(void)
 {
-    if (step_events_head - step_events_tail == STEP_EVENTS) {
-        step_events_lost++;
-        return;
+    struct step_chunk *c = NULL;
+    if (q.first_free) {
+        q.first_free = false;
+        c = &first_chunk;
+    } else if (q.spare) {
+        c = q.spare;
+        q.spare = NULL;
+    } else if (q.chunks < STEP_CHUNKS_MAX - 1) {
+        void *p = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        c = p;
+        q.chunks++;
     }
-    step_events[step_events_head++ % STEP_EVENTS] = *e;
+    if (c) {
+        c->next = NULL;
+        c->head = c->tail = 0;
+    }
+    return c;
+}
+
+/* A chunk read to its end: the static one, or one spare, kept; others given back. */
+static void chunk_done(struct step_chunk *c)
+{
+    if (c == &first_chunk) {
+        q.first_free = true;
+    } else if (!q.spare) {
+        q.spare = c;
+    } else {
+        munmap(c, sizeof *c);
+        q.chunks--;
+    }
+}
+
+static void step_lost(const struct tw_step *e)
+{
+    q.lost.records++;
+    if (e->active) {
+        q.lost.active++;
+        q.lost.syncs += e->syncs;
+        q.lost.blocked_ns += e->blocked_ns;
+        q.lost.launches += e->launches;
+        q.lost.wall_ns += e->end_ns - e->start_ns;
+    }
+}
+
+/* Caller holds step_lock. True when the queue is deep enough to ask for a drain now. */
+static bool step_event_push(const struct tw_step *e)
+{
+    struct step_chunk *w = q.write;
+    if (q.cap && q.queued >= q.cap) {
+        step_lost(e);
+        return true;
+    }
+    if (w->head == STEP_CHUNK && w->tail == STEP_CHUNK) {
+        w->head = w->tail = 0; /* the only chunk, read to its end: reused in place */
+    } else if (w->head == STEP_CHUNK) {
+        struct step_chunk *c = chunk_new();
+        if (!c) {
+            step_lost(e);
+            return true;
+        }
+        w->next = c;
+        q.write = w = c;
+    }
+    w->ev[w->head++] = *e;
+    return ++q.queued % STEP_KICK_EVERY == 0;
 }
 
 size_t steps_take_events(struct tw_step *out, size_t max)
 {
     size_t n = 0;
     pthread_mutex_lock(&step_lock);
-    while (step_events_tail != step_events_head && n < max)
-        out[n++] = step_events[step_events_tail++ % STEP_EVENTS];
+    while (n < max) {
+        struct step_chunk *r = q.read;
+        if (r->tail < r->head) {
+            out[n++] = r->ev[r->tail++];
+            q.queued--;
+        } else if (r->tail == STEP_CHUNK && r->next) {
+            q.read = r->next;
+            chunk_done(r);
+        } else {
+            break;
+        }
+    }
     pthread_mutex_unlock(&step_lock);
     return n;
 }
 
-uint64_t steps_events_lost(void)
+struct steps_lost steps_events_lost(void)
 {
     pthread_mutex_lock(&step_lock);
-    uint64_t n = step_events_lost;
+    struct steps_lost n = q.lost;
     pthread_mutex_unlock(&step_lock);
     return n;
 }
@@ -109,14 +213,14 @@ uint64_t steps_events_lost(void)
 /* Ends the current step at now and begins the next. Caller holds step_lock. final: the
  * process is exiting (the step is recorded as partial, and only if anything happened in it).
  * Returns whether the step that ended was active. */
-static bool step_close_locked(uint64_t now, bool final)
+static bool step_close_locked(uint64_t now, bool final, bool *deep)
 {
     uint64_t launches = threads_launches_total();
     uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
     uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     if (!final || syncs || launches - step_launch_base)
-        step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
+        *deep = step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
                                           .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
                                           .launches = launches - step_launch_base,
                                           .active = was_active, .partial = final,
@@ -151,9 +255,9 @@ static bool step_close_locked(uint64_t now, bool final)
     return was_active;
 }
 
-bool steps_mark(uint64_t now, bool explicit_mark)
+unsigned steps_mark(uint64_t now, bool explicit_mark)
 {
-    bool active_ended = false;
+    bool active_ended = false, deep = false;
     uint32_t tid = (uint32_t)syscall(SYS_gettid);
     pthread_mutex_lock(&step_lock);
     if (explicit_mark)
@@ -162,17 +266,18 @@ bool steps_mark(uint64_t now, bool explicit_mark)
         auto_marks = true;
     if (explicit_mark || !explicit_marks) {
         closing_tid = tid;
-        active_ended = step_close_locked(now, false);
+        active_ended = step_close_locked(now, false, &deep);
         marker_tid = tid;
     }
     pthread_mutex_unlock(&step_lock);
-    return active_ended;
+    return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0);
 }
 
 void steps_finish(struct rep_process *proc, uint64_t now)
 {
+    bool deep;
     pthread_mutex_lock(&step_lock);
-    step_close_locked(now, true);
+    step_close_locked(now, true, &deep);
     proc->steps = step_log;
     proc->nsteps = step_log_n;
     proc->steps_omitted = step_totals.omitted;
@@ -213,7 +318,13 @@ void steps_atfork_child(uint64_t now)
     memset(&step_totals, 0, sizeof step_totals);
     step_number = 0;
     atomic_store(&steps_now, 0);
-    step_events_head = step_events_tail = step_events_lost = 0;
+    /* the parent's queued steps are its own: the chunks stay mapped (the parent's memory) */
+    first_chunk.head = first_chunk.tail = 0;
+    first_chunk.next = NULL;
+    uint64_t cap = q.cap;
+    memset(&q, 0, sizeof q);
+    q.read = q.write = &first_chunk;
+    q.cap = cap;
     step_start_ns = now;
     step_launch_base = 0;
     explicit_marks = auto_marks = false;

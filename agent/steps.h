@@ -25,9 +25,12 @@ void steps_init(const struct schedule *schedule, bool trace_launches, uint64_t n
 void steps_add_sync(uint64_t blocked_ns);
 
 /* A step boundary at now. explicit_mark: syncspy_step(); otherwise an automatic source (the
- * optimizer hook), ignored once an explicit mark was seen. True when an active step ended (its
- * records are worth flushing now). */
-bool steps_mark(uint64_t now, bool explicit_mark);
+ * optimizer hook), ignored once an explicit mark was seen. Returns STEPS_MARK_ACTIVE_ENDED when
+ * an active step ended (its records are worth flushing soon), STEPS_MARK_QUEUE_DEEP when the
+ * queue of ended steps wants a drain now. */
+#define STEPS_MARK_ACTIVE_ENDED 1u
+#define STEPS_MARK_QUEUE_DEEP 2u
+unsigned steps_mark(uint64_t now, bool explicit_mark);
 
 /* At exit: closes the step still open (recorded as partial, and only if anything happened in
  * it) and fills the step fields of proc (proc->steps stays owned here): the totals, start-up
@@ -42,9 +45,12 @@ uint32_t steps_marker_tid(void);
 
 /* The ended steps queued for the trace: takes at most max, oldest first. */
 size_t steps_take_events(struct tw_step *out, size_t max);
-/* Step events that found the queue full (the trace misses them; summary.json and the report
- * do not). */
-uint64_t steps_events_lost(void);
+/* Step events that found the queue at its cap (the trace misses them; summary.json and the
+ * report do not), with the totals of the active ones among them (the trace's STEPS_LOST). */
+struct steps_lost {
+    uint64_t records, active, syncs, blocked_ns, launches, wall_ns;
+};
+struct steps_lost steps_events_lost(void);
 
 /* Fork: the step lock around fork() (taken first: see agent/threads.c); the child starts at step
  * 0 again, at now. */

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -157,23 +158,50 @@ uint64_t threads_launches_total(void)
     return n;
 }
 
-size_t threads_snapshot(struct thread_info *out, size_t cap)
+/* Copies at most cap; returns how many there are (more than cap: the caller's array was short). */
+static size_t snapshot(struct thread_info *out, size_t cap)
 {
     size_t n = 0;
     pthread_mutex_lock(&registry_lock);
-    for (struct thread_state *ts = registry; ts && n < cap; ts = ts->next) {
+    for (struct thread_state *ts = registry; ts; ts = ts->next) {
         if (!ts->live || !atomic_load_explicit(&ts->syncs.count, memory_order_relaxed))
             continue;
-        out[n].tid = ts->tid;
-        memcpy(out[n].name, ts->name, sizeof out[n].name);
-        out[n++].phase = phase_raw(&ts->syncs);
+        if (n < cap) {
+            out[n].tid = ts->tid;
+            memcpy(out[n].name, ts->name, sizeof out[n].name);
+            out[n].phase = phase_raw(&ts->syncs);
+        }
+        n++;
     }
-    for (size_t i = 0; i < nretired && n < cap; i++)
-        out[n++] = retired[i];
-    if (retired[RETIRED_MAX].phase.count && n < cap)
-        out[n++] = retired[RETIRED_MAX];
+    for (size_t i = 0; i < nretired; i++, n++)
+        if (n < cap)
+            out[n] = retired[i];
+    if (retired[RETIRED_MAX].phase.count) {
+        if (n < cap)
+            out[n] = retired[RETIRED_MAX];
+        n++;
+    }
     pthread_mutex_unlock(&registry_lock);
     return n;
+}
+
+struct thread_info *threads_snapshot(size_t *n)
+{
+    size_t cap = 64;
+    *n = 0;
+    for (int tries = 0; tries < 8; tries++) { /* threads that start meanwhile: a larger array */
+        struct thread_info *t = malloc(cap * sizeof *t);
+        if (!t)
+            return NULL;
+        size_t total = snapshot(t, cap);
+        if (total <= cap) {
+            *n = total;
+            return t;
+        }
+        free(t);
+        cap = total + 64;
+    }
+    return NULL;
 }
 
 void threads_dropped(uint64_t *syncs, uint64_t *launches)

@@ -93,9 +93,10 @@ void threads_dropped(uint64_t *syncs, uint64_t *launches);
 /* Launches of every thread so far (those that exited included). Takes the registry lock. */
 uint64_t threads_launches_total(void);
 
-/* The threads that synced (live ones, then those that exited): at most cap into out; returns
- * how many. Takes the registry lock. */
-size_t threads_snapshot(struct thread_info *out, size_t cap);
+/* Every thread that synced (live ones, then those that exited), in an array to free(); *n how
+ * many (NULL, 0 when memory ran out). Takes the registry lock; not for a recording path (it
+ * allocates: the flusher and the exit path). */
+struct thread_info *threads_snapshot(size_t *n);
 
 /* The tally tables of every thread ever registered, newest first (t->next), without a lock:
  * tables are never freed while the process runs. */

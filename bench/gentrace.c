@@ -7,7 +7,14 @@
  * spread over THREADS threads (default 8), 64 sync sites with 24-frame stacks (native frames
  * with modules and lines, and Python frames), 200 kernel names, a STEP record per step and the
  * SITE_TOTALS of every site every 50 steps (as the flusher writes them), then an END record.
- * Strings, frames and stacks come before the records that name them. Prints one JSON line. */
+ * Strings, frames and stacks come before the records that name them. Prints one JSON line.
+ *
+ *   gentrace --sites N SEED OUT_DIR
+ *
+ * writes a trace of N sync sites for the CLI's scale benchmark (`syncspy diff` of 10^6 sites):
+ * each site one Python frame (a line of one of 1,000 files) under 4 shared outer frames, 100
+ * steps, and the sites' totals; no per-event records. SEED varies the counts and moves 1 % of
+ * the sites to other lines, so two seeds make runs whose diff has every kind of row. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,37 +65,117 @@ static uint32_t string(const char *s)
     return rec.id;
 }
 
+static void header(uint64_t features)
+{
+    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
+                                  .version_minor = TRACE_VERSION_MINOR, .header_bytes = sizeof h,
+                                  .features = features, .pid = 4242, .rank = -1,
+                                  .start_mono_ns = START_NS, .start_real_ns = 1700000000000000000ull};
+    snprintf(h.schedule, sizeof h.schedule, "every step");
+    put(&h, sizeof h);
+}
+
+static FILE *open_trace(const char *dir)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        perror("gentrace: mkdir");
+        exit(1);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        perror("gentrace: open");
+        exit(1);
+    }
+    static char buf[1 << 20];
+    setvbuf(f, buf, _IOFBF, sizeof buf);
+    return f;
+}
+
+#define SITES_STEPS 100
+#define SITES_FILES 1000
+#define SITES_OUTER 4
+
+static int gen_sites(uint64_t nsites, uint32_t seed, const char *dir)
+{
+    out = open_trace(dir);
+    header(TRACE_FEATURE_PYTHON);
+    uint32_t api = string("cudaStreamSynchronize");
+    static uint32_t files[SITES_FILES];
+    for (int f = 0; f < SITES_FILES; f++) {
+        char name[96];
+        snprintf(name, sizeof name, "/home/user/project/model/layer_%d.py", f);
+        files[f] = string(name);
+    }
+    uint32_t next_frame = 1, outer[SITES_OUTER];
+    for (int f = 0; f < SITES_OUTER; f++) {
+        char fn[64];
+        snprintf(fn, sizeof fn, "train.outer_%d", f);
+        struct trace_frame rec = {.id = next_frame++, .kind = TRACE_FRAME_PYTHON, .file = files[0],
+                                  .line = (uint32_t)(900000 + f), .function = string(fn)};
+        record(&rec, sizeof rec, TREC_FRAME, NULL, 0);
+        outer[f] = rec.id;
+    }
+    uint32_t fn = string("Model.forward");
+    uint64_t total = 0, blocked = 0;
+    uint32_t rng = 12345u + seed * 7919u;
+    for (uint64_t s = 0; s < nsites; s++) {
+        rng = rng * 1664525u + 1013904223u;
+        uint64_t line = s / SITES_FILES + 1;
+        if ((rng >> 8) % 100 == 0) /* 1 % of the sites: on another line in this run */
+            line += 1000000 + seed;
+        struct trace_frame rec = {.id = next_frame++, .kind = TRACE_FRAME_PYTHON,
+                                  .file = files[s % SITES_FILES], .line = (uint32_t)line, .function = fn};
+        record(&rec, sizeof rec, TREC_FRAME, NULL, 0);
+        uint32_t ids[1 + SITES_OUTER] = {rec.id, outer[0], outer[1], outer[2], outer[3]};
+        struct trace_stack st = {.id = (uint32_t)s + 1, .nframes = 1 + SITES_OUTER};
+        record(&st, sizeof st, TREC_STACK, ids, sizeof ids);
+        uint64_t count = 1 + (rng >> 16) % 400, ns = count * (20000 + (rng >> 20) % 1000);
+        struct trace_site_totals t = {.site_id = (uint32_t)s + 1, .stack_id = (uint32_t)s + 1,
+                                      .api_name = api, .count = count, .blocked_ns = ns,
+                                      .max_ns = ns / count};
+        record(&t, sizeof t, TREC_SITE_TOTALS, NULL, 0);
+        total += count;
+        blocked += ns;
+    }
+    uint64_t t = START_NS + 1000000, per = (blocked / SITES_STEPS) * 2 + 1000;
+    for (uint64_t i = 0; i < SITES_STEPS; i++) { /* the syncs spread over the steps exactly */
+        uint64_t n = total / SITES_STEPS + (i < total % SITES_STEPS),
+                 b = blocked / SITES_STEPS + (i < blocked % SITES_STEPS);
+        struct trace_step st = {.step = i, .start_ns = t, .end_ns = t + per, .syncs = n,
+                                .blocked_ns = b, .active = 1};
+        record(&st, sizeof st, TREC_STEP, NULL, 0);
+        t += per;
+    }
+    struct trace_end end = {.end_mono_ns = t + 1000};
+    record(&end, sizeof end, TREC_END, NULL, 0);
+    if (fclose(out) != 0) {
+        perror("gentrace: close");
+        return 1;
+    }
+    printf("{\"path\": \"%s\", \"bytes\": %llu, \"sites\": %llu, \"syncs\": %llu, \"steps\": %d}\n",
+           dir, (unsigned long long)bytes, (unsigned long long)nsites, (unsigned long long)total,
+           SITES_STEPS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && strcmp(argv[1], "--sites") == 0)
+        return gen_sites(strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), argv[4]);
     if (argc < 3) {
-        fprintf(stderr, "usage: gentrace OUT_DIR RECORDS [THREADS]\n");
+        fprintf(stderr, "usage: gentrace OUT_DIR RECORDS [THREADS] | gentrace --sites N SEED OUT_DIR\n");
         return 2;
     }
     uint64_t want = strtoull(argv[2], NULL, 10);
     uint32_t threads = argc > 3 ? (uint32_t)atoi(argv[3]) : 8;
     if (threads < 1 || threads > 1000)
         threads = 8;
-    if (mkdir(argv[1], 0700) != 0 && errno != EEXIST) {
-        perror("gentrace: mkdir");
-        return 1;
-    }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", argv[1], TRACE_FILE_NAME);
-    out = fopen(path, "wb");
-    if (!out) {
-        perror("gentrace: open");
-        return 1;
-    }
-    static char buf[1 << 20];
-    setvbuf(out, buf, _IOFBF, sizeof buf);
-
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .version_minor = TRACE_VERSION_MINOR, .header_bytes = sizeof h,
-                                  .features = TRACE_FEATURE_PYTHON | TRACE_FEATURE_LAUNCHES,
-                                  .pid = 4242, .rank = -1, .start_mono_ns = START_NS,
-                                  .start_real_ns = 1700000000000000000ull};
-    snprintf(h.schedule, sizeof h.schedule, "every step");
-    put(&h, sizeof h);
+    out = open_trace(argv[1]);
+    header(TRACE_FEATURE_PYTHON | TRACE_FEATURE_LAUNCHES);
 
     uint32_t api_launch = string("cudaLaunchKernel");
     uint32_t api_sync[2] = {string("cudaStreamSynchronize"), string("cudaMemcpy")};

@@ -536,9 +536,36 @@ def bench_cli():
                 ARGS.build, n, ARGS.build, "report" if name == "report" else "export --chrome OUT.json"))
 
 
+def bench_diff():
+    """`syncspy diff` of two runs of 10^6 sync sites each (bench/gentrace.c --sites): n log n in
+    the sites (issue 22: the old line-by-line matching took 12 s at 40 k sites)."""
+    n = 100000 if Q else 1000000
+    root = os.path.join(BDIR, "diff")
+    shutil.rmtree(root, ignore_errors=True)
+    dirs = []
+    for seed in (1, 2):
+        d = os.path.join(root, "run%d" % seed, "pid4242")
+        os.makedirs(os.path.dirname(d))
+        gen = run_json([os.path.join(BDIR, "gentrace"), "--sites", str(n), str(seed), d], dict(os.environ))
+        dirs.append(d)
+    cmd = [CLI, "diff", dirs[0], dirs[1]]
+    wall, kib, rc, err = run_rusage(cmd, dict(os.environ))
+    RESULTS["diff"] = {"sites": n, "trace_bytes": gen["bytes"], "seconds": wall, "rss_mib": kib / 1024.0,
+                       "rc": rc}
+    if not ARGS.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    row("CLI: diff of two runs of %d sites" % n, "<= 10 s, 2 GiB",
+        "fails" if rc else "%.2f s, %.0f MiB" % (wall, kib / 1024.0),
+        rc == 0 and wall <= 10 and kib <= 2 * 1024 * 1024,
+        "exit %d: %s" % (rc, err.strip().splitlines()[-1] if err.strip() else "") if rc else
+        "two %.0f MB trace.bin files, every kind of row (gone, new, more, fewer, same)" % (gen["bytes"] / 1e6),
+        "%s/bench/gentrace --sites %d 1 A/pid4242; ... 2 B/pid4242; %s/syncspy diff A/pid4242 B/pid4242" % (
+            ARGS.build, n, ARGS.build))
+
+
 BENCHES = [("torch", bench_torch), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
-           ("flusher", bench_flusher), ("cli", bench_cli)]
+           ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff)]
 
 
 def machine():

@@ -143,6 +143,12 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_printf(w, ", over %.0f %s\n", v->lines.steps,
                v->one_step ? "step (no step mark: the whole run is one step)"
                            : v->lines.steps == 1 ? "training step" : "training steps");
+    char note[256];
+    if (report_steps_note(p, note, sizeof note)) {
+        fdw_puts(w, "  ");
+        fdw_puts(w, note);
+        fdw_putc(w, '\n');
+    }
     if (v->lines.startup_left_out && (v->startup_syncs || v->startup_allowed)) {
         fdw_printf(w, "  start-up (before the first step): %llu sync%s", (unsigned long long)v->startup_syncs,
                    v->startup_syncs == 1 ? "" : "s");
@@ -251,6 +257,12 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_puts(w, ", \"blocked_share\": ");
     if (v->share >= 0)
         cli_json_double(w, v->share / 100.0);
+    else
+        fdw_puts(w, "null");
+    char note[256];
+    fdw_puts(w, ", \"steps_note\": ");
+    if (report_steps_note(p, note, sizeof note))
+        fdw_json_string(w, note);
     else
         fdw_puts(w, "null");
     fdw_printf(w, ", \"over_syncs\": %s, \"over_share\": %s, \"allowed_syncs_per_step\": ",

@@ -752,6 +752,16 @@ int cli_export_chrome(const struct cli_set *set, int fd)
                    (unsigned long long)dropped_syncs, (unsigned long long)dropped_launches);
     if (omitted)
         fdw_printf(&c->w, ", \"events_not_exported\": %llu", (unsigned long long)omitted);
+    char note[256];
+    size_t notes = 0;
+    for (size_t i = 0; i < set->n; i++) /* the steps track lacks what these say */
+        if (report_steps_note(&set->items[i].rep, note, sizeof note)) {
+            fdw_puts(&c->w, notes++ ? ", " : ", \"steps_notes\": [");
+            fdw_json_string(&c->w, note);
+        }
+    if (notes)
+        fdw_putc(&c->w, ']');
+
     fdw_puts(&c->w, "}}\n");
     int saved = rc ? ENOMEM : 0;
     if (fdw_flush(&c->w) != 0)

@@ -19,9 +19,11 @@ struct run_line {
     const struct rep_line *line; /* the first process's (for where) */
     uint64_t count, blocked_ns;
     int other;                   /* the matching line of the other run, -1: none */
+    size_t seq;                  /* where its first line was met */
 };
 
 struct run {
+    const struct cli_set *set;
     struct rep_lines *per_proc;
     size_t nprocs;
     struct run_line *lines;
@@ -39,9 +41,26 @@ static void run_free(struct run *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Lines sorted by their matching keys (cli_line_key_cmp), then by where they were met: a run
+ * of equal lines begins with the first met. n log n: a linear search per line made 10^6 sites
+ * take minutes (docs/PERFORMANCE.md). */
+static int keyed_cmp(const void *pa, const void *pb)
+{
+    const struct cli_line_key *a = pa, *b = pb;
+    int c = cli_line_key_cmp(a, b);
+    return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int line_seq_cmp(const void *pa, const void *pb)
+{
+    const struct run_line *a = pa, *b = pb;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
 static int run_build(const struct cli_set *set, struct run *r)
 {
     memset(r, 0, sizeof *r);
+    r->set = set;
     size_t cap = 0;
     r->per_proc = calloc(set->n ? set->n : 1, sizeof *r->per_proc);
     if (!r->per_proc)
@@ -55,8 +74,12 @@ static int run_build(const struct cli_set *set, struct run *r)
         r->wall_ns += r->per_proc[p].wall_ns;
     }
     r->lines = calloc(cap ? cap : 1, sizeof *r->lines);
-    if (!r->lines)
+    struct cli_line_key *k = malloc((cap ? cap : 1) * sizeof *k);
+    if (!r->lines || !k) {
+        free(k);
         return -1;
+    }
+    size_t nk = 0;
     for (size_t p = 0; p < r->nprocs; p++) {
         for (size_t i = 0; i < r->per_proc[p].n; i++) {
             const struct rep_line *l = &r->per_proc[p].lines[i];
@@ -65,15 +88,25 @@ static int run_build(const struct cli_set *set, struct run *r)
                 continue; /* start-up's only */
             r->syncs += l->count;
             r->blocked_ns += l->blocked_ns;
-            size_t k = 0;
-            while (k < r->n && !cli_lines_same(r->lines[k].line, l))
-                k++;
-            if (k == r->n)
-                r->lines[r->n++] = (struct run_line){.line = l, .other = -1};
-            r->lines[k].count += l->count;
-            r->lines[k].blocked_ns += l->blocked_ns;
+            k[nk] = cli_line_key_of(l);
+            k[nk].seq = nk;
+            nk++;
         }
     }
+    qsort(k, nk, sizeof *k, keyed_cmp);
+    /* each run of equal lines merged into its first, then in the order met, as a report
+     * reads them */
+    for (size_t i = 0, j; i < nk; i = j) {
+        uint64_t count = 0, blocked = 0;
+        for (j = i; j < nk && cli_line_key_cmp(&k[i], &k[j]) == 0; j++) {
+            count += k[j].line->count;
+            blocked += k[j].line->blocked_ns;
+        }
+        r->lines[r->n++] = (struct run_line){.line = k[i].line, .count = count,
+                                             .blocked_ns = blocked, .other = -1, .seq = k[i].seq};
+    }
+    free(k);
+    qsort(r->lines, r->n, sizeof *r->lines, line_seq_cmp);
     if (r->steps < 1)
         r->steps = 1;
     return 0;
@@ -107,16 +140,43 @@ static int row_cmp(const void *pa, const void *pb)
     return (x < y) - (x > y);
 }
 
-static size_t make_rows(struct run *base, struct run *neu, struct row *rows)
+/* A run's lines' keys in the matching order (seq: the line's index; each run's lines are
+ * merged already: no two are equal). NULL when memory ran out. */
+static struct cli_line_key *matching_order(const struct run *r)
+{
+    struct cli_line_key *k = malloc((r->n ? r->n : 1) * sizeof *k);
+    if (!k)
+        return NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        k[i] = cli_line_key_of(r->lines[i].line);
+        k[i].seq = i;
+    }
+    qsort(k, r->n, sizeof *k, keyed_cmp);
+    return k;
+}
+
+/* The rows: base's lines (with their match in new), then new's unmatched ones. 0 and *ok false
+ * when memory ran out. */
+static size_t make_rows(struct run *base, struct run *neu, struct row *rows, bool *ok)
 {
     size_t n = 0;
+    struct cli_line_key *bi = matching_order(base), *ni = matching_order(neu);
+    *ok = bi && ni;
+    for (size_t i = 0, j = 0; *ok && i < base->n && j < neu->n;) { /* a merge join */
+        int c = cli_line_key_cmp(&bi[i], &ni[j]);
+        if (c == 0) {
+            base->lines[bi[i].seq].other = (int)ni[j].seq;
+            neu->lines[ni[j].seq].other = (int)bi[i].seq;
+        }
+        i += c <= 0;
+        j += c >= 0;
+    }
+    free(bi);
+    free(ni);
+    if (!*ok)
+        return 0;
     for (size_t i = 0; i < base->n; i++) {
         struct run_line *b = &base->lines[i];
-        for (size_t j = 0; j < neu->n && b->other < 0; j++)
-            if (neu->lines[j].other < 0 && cli_lines_same(b->line, neu->lines[j].line)) {
-                b->other = (int)j;
-                neu->lines[j].other = (int)i;
-            }
         rows[n++] = (struct row){.b = b, .n = b->other >= 0 ? &neu->lines[b->other] : NULL};
     }
     for (size_t j = 0; j < neu->n; j++)
@@ -143,6 +203,18 @@ static void text_run(struct fd_writer *w, const char *what, const char *path, co
                r->steps, r->steps == 1 ? "" : "s");
 }
 
+/* What the step figures of a run's processes lack (report_steps_note), a line each. */
+static void text_notes(struct fd_writer *w, const char *what, const struct run *r)
+{
+    char note[256];
+    for (size_t i = 0; i < r->set->n; i++)
+        if (report_steps_note(&r->set->procs[i], note, sizeof note)) {
+            fdw_printf(w, "  %s pid %d: ", what, r->set->procs[i].pid);
+            fdw_puts(w, note);
+            fdw_putc(w, '\n');
+        }
+}
+
 static void pair(struct fd_writer *w, int width, const char *a, const char *b)
 {
     char buf[96];
@@ -159,6 +231,8 @@ static void text_diff(struct fd_writer *w, const struct run *base, const struct 
     fdw_puts(w, "\n              ");
     text_run(w, "new ", o->new_path, neu);
     fdw_putc(w, '\n');
+    text_notes(w, "base", base);
+    text_notes(w, "new", neu);
     report_format_rate(a, sizeof a, (double)base->syncs / base->steps);
     report_format_rate(b, sizeof b, (double)neu->syncs / neu->steps);
     fdw_printf(w, "  syncs/step %s -> %s", a, b);
@@ -220,7 +294,14 @@ static void json_run(struct fd_writer *w, const char *name, const char *path, co
     cli_json_double(w, (double)r->blocked_ns / r->steps);
     fdw_puts(w, ", \"step_ns\": ");
     cli_json_double(w, r->wall_ns / r->steps);
-    fdw_printf(w, ", \"startup_syncs\": %llu}", (unsigned long long)r->startup_syncs);
+    fdw_printf(w, ", \"startup_syncs\": %llu, \"steps_notes\": [", (unsigned long long)r->startup_syncs);
+    char note[256];
+    for (size_t i = 0, k = 0; i < r->set->n; i++)
+        if (report_steps_note(&r->set->procs[i], note, sizeof note)) {
+            fdw_puts(w, k++ ? ", " : "");
+            fdw_json_string(w, note);
+        }
+    fdw_puts(w, "]}");
 }
 
 static void json_side(struct fd_writer *w, const char *name, bool present, double rate, double ns)
@@ -272,8 +353,12 @@ int cli_diff(const struct cli_set *bset, const struct cli_set *nset, const struc
         rc = 2;
     } else {
         fdw_init(w, fd);
-        size_t n = make_rows(&base, &neu, rows);
-        if (o->json)
+        bool ok;
+        size_t n = make_rows(&base, &neu, rows, &ok);
+        if (!ok) {
+            fprintf(stderr, "syncspy: out of memory\n");
+            rc = 2;
+        } else if (o->json)
             json_diff(w, &base, &neu, rows, n, o);
         else
             text_diff(w, &base, &neu, rows, n, o);

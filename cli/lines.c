@@ -112,40 +112,57 @@ static const char *path_tail(const char *path)
     return p;
 }
 
-static int cmp_int(long long a, long long b)
+/* How two lines are matched, by class: no frame, a frame with a file (its tail and line), a
+ * native frame with a function (it and its module's base name), else its offset and module. */
+enum where_class { WHERE_NONE, WHERE_FILE, WHERE_FUNCTION, WHERE_OFFSET };
+
+static enum where_class where_class(const struct rep_frame *f)
+{
+    if (!f)
+        return WHERE_NONE;
+    if (*str(f->file))
+        return WHERE_FILE;
+    return *str(f->function) ? WHERE_FUNCTION : WHERE_OFFSET;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
 {
     return (a > b) - (a < b);
 }
 
-int cli_lines_order(const struct rep_line *a, const struct rep_line *b)
+struct cli_line_key cli_line_key_of(const struct rep_line *l)
 {
-    int c = strcmp(str(a->api), str(b->api));
-    if (c || (c = cmp_int(a->kind, b->kind)))
+    const struct rep_frame *f = l->where;
+    struct cli_line_key k = {.line = l, .api = str(l->api), .kind = l->kind,
+                             .node = l->kind == REP_LINE_NODE ? l->node : "",
+                             .cls = (uint8_t)where_class(f), .name = "", .module = ""};
+    switch (k.cls) {
+    case WHERE_FILE: k.name = path_tail(f->file), k.num = f->line; break;
+    case WHERE_FUNCTION: k.name = f->function, k.module = rep_base_name(f->module); break;
+    case WHERE_OFFSET: k.num = f->offset, k.module = rep_base_name(f->module); break;
+    }
+    return k;
+}
+
+int cli_line_key_cmp(const struct cli_line_key *a, const struct cli_line_key *b)
+{
+    int c = strcmp(a->api, b->api);
+    if (c || (c = (int)a->kind - (int)b->kind) || (c = strcmp(a->node, b->node)) ||
+        (c = (int)a->cls - (int)b->cls) || (c = cmp_u64(a->num, b->num)) ||
+        (c = strcmp(a->name, b->name)))
         return c;
-    if (a->kind == REP_LINE_NODE && (c = strcmp(a->node, b->node)))
-        return c; /* a backward sync of a known forward line is that line's, whatever node */
-    const struct rep_frame *x = a->where, *y = b->where;
-    if (!x || !y)
-        return cmp_int(x != NULL, y != NULL);
-    /* a line of a file, then a native function without one, then an address */
-    bool xf = *str(x->file), yf = *str(y->file);
-    if ((c = cmp_int(yf, xf)))
-        return c;
-    if (xf)
-        return (c = cmp_int(x->line, y->line)) ? c : strcmp(path_tail(x->file), path_tail(y->file));
-    bool xn = *str(x->function), yn = *str(y->function);
-    if ((c = cmp_int(yn, xn)))
-        return c;
-    if (xn && (c = strcmp(str(x->function), str(y->function))))
-        return c;
-    if (!xn && (c = (x->offset > y->offset) - (x->offset < y->offset)))
-        return c;
-    return strcmp(rep_base_name(x->module), rep_base_name(y->module));
+    return strcmp(a->module, b->module);
+}
+
+int cli_lines_cmp(const struct rep_line *a, const struct rep_line *b)
+{
+    struct cli_line_key x = cli_line_key_of(a), y = cli_line_key_of(b);
+    return cli_line_key_cmp(&x, &y);
 }
 
 bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
 {
-    return cli_lines_order(a, b) == 0;
+    return cli_lines_cmp(a, b) == 0;
 }
 
 void cli_json_double(struct fd_writer *w, double v)

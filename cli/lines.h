@@ -34,9 +34,19 @@ bool cli_allow_matches(const struct cli_allow *a, const struct rep_line *l);
  * match), or for a native frame without a line the same function of the same module; a
  * backward sync whose forward line is unknown by its node. */
 bool cli_lines_same(const struct rep_line *a, const struct rep_line *b);
-/* A total order of lines whose equality is cli_lines_same's (<0, 0, >0): for sorting many
- * processes' lines to group the same line (cli/ranks.c). */
-int cli_lines_order(const struct rep_line *a, const struct rep_line *b);
+/* The order whose ties are cli_lines_same (for sorting lines to match them in n log n), and
+ * its key made once per line (what it compares: the API, kind, node, and the file's tail and
+ * line, or the function and module, or the offset and module). */
+int cli_lines_cmp(const struct rep_line *a, const struct rep_line *b);
+struct cli_line_key {
+    const struct rep_line *line;
+    const char *api, *node, *name, *module;
+    uint64_t num;
+    uint8_t kind, cls;
+    size_t seq; /* the caller's: where the line was met */
+};
+struct cli_line_key cli_line_key_of(const struct rep_line *l);
+int cli_line_key_cmp(const struct cli_line_key *a, const struct cli_line_key *b);
 
 /* A JSON number with the fraction a rate needs (no exponent, no NaN). */
 void cli_json_double(struct fd_writer *w, double v);

@@ -4,6 +4,7 @@
 #include "cli/load.h"
 #include "cli/progress.h"
 #include "cli/summary_read.h"
+#include "cli/validate.h"
 #include "output/summary_json.h"
 #include "output/trace_format.h"
 
@@ -172,6 +173,24 @@ static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t
 
 static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
 
+/* stat() says it is there, or cannot say it is not (the reader will name the problem). */
+static bool present(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 || errno != ENOENT;
+}
+
+/* One line and a problem when what path holds contradicts itself; then it is not used. */
+static bool consistent(const char *path, const struct rep_process *p, size_t *problems)
+{
+    char why[512];
+    if (!cli_contradiction(p, why, sizeof why))
+        return true;
+    fprintf(stderr, "syncspy: %s contradicts itself: %s\n", path, why);
+    (*problems)++;
+    return false;
+}
+
 static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, size_t *problems)
 {
     char err[PATH_MAX + 512];
@@ -185,6 +204,10 @@ static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, 
     if (failed != 0) {
         fprintf(stderr, "syncspy: %s\n", err);
         (*problems)++;
+        return false;
+    }
+    if (!consistent(path, &item->rep, problems)) {
+        trace_free(&item->rep, events ? &item->events : NULL);
         return false;
     }
     item->traced = true;
@@ -205,14 +228,46 @@ static bool load_summary(const char *path, struct cli_proc *item, size_t *proble
         (*problems)++;
         return false;
     }
+    if (!consistent(path, &item->rep, problems)) {
+        summary_free(&item->rep);
+        return false;
+    }
     return true;
 }
 
-/* stat() says it is there, or cannot say it is not (the reader will name the problem). */
-static bool present(const char *path)
+/* A trace that misses step records it has no count of: the step figures of the folder's
+ * summary.json (the same process's, exact), else the missing steps counted as active
+ * steps whose figures are unknown (estimates, said). Every command reads through here. */
+static void fill_missing_steps(const char *summary, struct cli_proc *item)
 {
-    struct stat sb;
-    return stat(path, &sb) == 0 || errno != ENOENT;
+    struct rep_process *p = &item->rep, s;
+    char err[PATH_MAX + 512];
+    if (!p->step_records_missing)
+        return;
+    if (present(summary) && summary_read_json(summary, &s, err, sizeof err) == 0) {
+        char why[512];
+        if (s.pid == p->pid && !cli_contradiction(&s, why, sizeof why)) {
+            p->steps = s.steps;
+            p->nsteps = s.nsteps;
+            p->steps_omitted = s.steps_omitted;
+            p->steps_seen = s.steps_seen;
+            p->active_steps = s.active_steps;
+            p->syncs = s.syncs;
+            p->blocked_ns = s.blocked_ns;
+            p->launches = s.launches;
+            p->wall_ns = s.wall_ns;
+            p->startup_closed = s.startup_closed;
+            p->startup = s.startup;
+            p->steps_lost = 0;
+            p->steps_basis = REP_STEPS_FROM_SUMMARY;
+            item->steps_source = s;
+            return;
+        }
+        summary_free(&s);
+    }
+    p->steps_basis = REP_STEPS_ESTIMATED;
+    p->steps_lost += p->steps_missing_active;
+    p->active_steps += p->steps_missing_active;
 }
 
 /* A process folder: its trace.bin when it has one (it is written as the process runs, so it
@@ -226,6 +281,7 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
         (*problems)++;
     } else if (present(trace)) {
         if (load_trace(trace, flags, item, problems)) {
+            fill_missing_steps(summary, item);
             set->n++;
         } else if (present(summary)) {
             fprintf(stderr, "syncspy: reading %s instead\n", summary);
@@ -352,6 +408,8 @@ void cli_set_free(struct cli_set *set)
             trace_free(&it->rep, it->has_events ? &it->events : NULL);
         else
             summary_free(&it->rep);
+        if (it->steps_source.owned)
+            summary_free(&it->steps_source);
     }
     free(set->items);
     free(set->procs);

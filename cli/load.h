@@ -17,6 +17,9 @@ struct cli_proc {
     bool traced;               /* read from trace.bin (else from summary.json) */
     bool has_events;           /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
     struct trace_events events;
+    /* a traced process whose trace misses step records: its summary.json, whose step figures
+     * rep took (rep.steps_basis REP_STEPS_FROM_SUMMARY); owns them */
+    struct rep_process steps_source;
 };
 
 /* The processes read from one DIR argument, sorted by rank (ranked ones first), then pid. */
@@ -30,8 +33,10 @@ struct cli_set {
 
 /* Reads DIR: a process folder (its trace.bin when it has one, also after kill -9, else its
  * summary.json), a SYNCSPY_OUT root (DIR/pid<P>/ and DIR/rank<R>-<host>-pid<P>/, each read the same
- * way), or a trace.bin or summary.json file itself. Each file that cannot be read gets one line
- * on stderr. Returns the number of such problems; set->n may be 0. */
+ * way), or a trace.bin or summary.json file itself. Each file that cannot be read, or that
+ * contradicts itself (cli/validate.h), gets one line on stderr. A trace.bin that misses step
+ * records without a count of them takes its step figures from the folder's summary.json (else
+ * they are estimates: rep.steps_basis). Returns the number of problems; set->n may be 0. */
 size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
 /* A process folder's name: "pid<P>", "rank<R>-<host>-pid<P>" or (no host, or an older
  * syncspy's) "rank<R>-pid<P>" (*rank -1 for the first), each with a ".<N>" suffix or not (the

@@ -55,7 +55,7 @@ static int by_share(const void *pa, const void *pb)
 static int by_line(const void *pa, const void *pb)
 {
     const struct proc_line *a = pa, *b = pb;
-    int c = cli_lines_order(a->line, b->line);
+    int c = cli_lines_cmp(a->line, b->line);
     return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
 }
 
@@ -232,7 +232,7 @@ static int put_partial_lines(struct fd_writer *w, const struct rep_process *proc
     for (size_t i = 0; i < n;) {
         size_t j = i, procs_in = 0;
         uint64_t ns = 0;
-        for (; j < n && cli_lines_order(pl[i].line, pl[j].line) == 0; j++) {
+        for (; j < n && cli_lines_cmp(pl[i].line, pl[j].line) == 0; j++) {
             procs_in += j == i || pl[j].proc != pl[j - 1].proc;
             ns += pl[j].line->blocked_ns;
         }

@@ -1,9 +1,10 @@
 /* cli/run.c: `syncspy run` (see run.h). Its options are the agent's variables, checked by the
  * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
  * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/). While
- * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM) is
- * passed on to CMD, one the terminal sent the whole foreground process group (Ctrl-C) is not
- * (CMD has its own). CLI only: never inside the target process. */
+ * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM, any
+ * signal but SIGCHLD) is passed on to CMD, one the terminal sent the whole foreground process
+ * group (Ctrl-C, a window resize) is not (CMD has its own); CMD stopping stops it too. CLI only:
+ * never inside the target process. */
 #include "cli/run.h"
 #include "cli/top.h"
 
@@ -196,7 +197,7 @@ static char *absolute(const char *path)
 }
 
 /* The agent beside this program. */
-static char *agent_path(void)
+static char *library_beside_us(void)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -320,6 +321,32 @@ static void shell_word(const char *s)
     fputc('\'', stderr);
 }
 
+/* Whether a process folder could be made under root now, as the agent makes it (mkdir -p):
+ * a folder made and removed at once in root, or in the nearest folder above it that exists.
+ * 0, or the errno that says why not. */
+static int root_unwritable(const char *root)
+{
+    char path[PATH_MAX];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s", root);
+    while (stat(path, &sb) != 0) { /* up to the nearest part that exists */
+        char *slash = strrchr(path, '/');
+        if (errno != ENOENT || !slash)
+            return errno;
+        *(slash == path ? slash + 1 : slash) = '\0';
+        if (slash == path)
+            break;
+    }
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return ENOTDIR;
+    size_t n = strlen(path);
+    snprintf(path + n, sizeof path - n, "%s.syncspy-probe-XXXXXX", path[n - 1] == '/' ? "" : "/");
+    if (!mkdtemp(path))
+        return errno;
+    rmdir(path);
+    return 0;
+}
+
 /* The closing lines: which process folders this run left, and the command that reads them. */
 static void say_where(const char *root, const struct names *before)
 {
@@ -332,7 +359,12 @@ static void say_where(const char *root, const struct names *before)
     for (size_t i = 0; made.v && i < after.n; i++)
         if (!has_name(before, after.v[i].name))
             made.v[made.n++] = after.v[i].name;
-    if (made.n == 0) {
+    int unwritable = made.n == 0 ? root_unwritable(root) : 0;
+    if (unwritable) { /* the agent said so as it found it; this is why nothing is there */
+        fputs("syncspy run: nothing recorded: the output folder ", stderr);
+        shell_word(root);
+        fprintf(stderr, " cannot be written (%s): give --out a folder that can\n", strerror(unwritable));
+    } else if (made.n == 0) {
         fputs("syncspy run: nothing recorded: no process made a CUDA call the agent saw (output "
               "folder ", stderr);
         shell_word(root);
@@ -371,17 +403,38 @@ static void say_where(const char *root, const struct names *before)
 
 /* ---- running CMD ----------------------------------------------------------------------------- */
 
-static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+/* Every signal a shell lets CMD see is passed on, so syncspy run is as if CMD ran in its place
+ * (as `env CMD` is: one process): all but SIGKILL and SIGSTOP (no handler can take them),
+ * SIGCHLD (about syncspy run's own child; CMD's are about its own) and glibc's internal 32 and
+ * 33. A fault of this program's own (SIGSEGV with a fault's si_code) is not passed on: it ends
+ * this program, which it is about. */
 static volatile pid_t child_pid;
 
+static bool forwarded_signal(int sig)
+{
+    return sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD && (sig < 32 || sig >= SIGRTMIN);
+}
+
+static bool fault_signal(int sig)
+{
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP ||
+           sig == SIGSYS;
+}
+
 /* A signal for syncspy run is CMD's: passed on, unless the terminal sent it to the whole
- * foreground process group, CMD's included (Ctrl-C, Ctrl-\, a hang-up: SI_KERNEL), when CMD
- * would get it twice (the agent and Python both take a second Ctrl-C as "now"). */
+ * foreground process group, CMD's included (Ctrl-C, Ctrl-\, Ctrl-Z, a window resize, a
+ * hang-up: SI_KERNEL), when CMD got its own (the agent and Python both take a second Ctrl-C as
+ * "now"). A stop CMD takes is mirrored in the main loop (stop_like). */
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     int saved = errno;
     pid_t c = child_pid;
+    if (fault_signal(sig) && si && si->si_code > 0) { /* our own fault: its default action */
+        signal(sig, SIG_DFL);
+        errno = saved;
+        return;
+    }
     if (c > 0 && !(si && si->si_code == SI_KERNEL && getpgid(c) == getpgrp()))
         kill(c, sig);
     errno = saved;
@@ -390,8 +443,34 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 static void forwarded_set(sigset_t *set)
 {
     sigemptyset(set);
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-        sigaddset(set, forwarded[i]);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (forwarded_signal(sig))
+            sigaddset(set, sig);
+}
+
+static void forward_all(void)
+{
+    struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (forwarded_signal(sig))
+            sigaction(sig, &sa, NULL);
+}
+
+/* CMD stopped (Ctrl-Z, SIGTSTP passed on, SIGSTOP): syncspy run stops the same way, so the shell
+ * sees the job stopped and can continue it (fg: SIGCONT to the group; to syncspy run alone, it
+ * is passed on). A process group with no parent outside it ignores the stop, as CMD's would. */
+static void stop_like(int sig)
+{
+    if (sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+        sig = SIGSTOP;
+    struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+    sigemptyset(&dfl.sa_mask);
+    if (sig != SIGSTOP)
+        sigaction(sig, &dfl, &old);
+    raise(sig);
+    if (sig != SIGSTOP)
+        sigaction(sig, &old, NULL);
 }
 
 /* Starts CMD with the signal mask this program was given. fork and exec, not posix_spawn:
@@ -494,7 +573,7 @@ int cli_run(int argc, char **argv)
     with_environment = true;
     config_parse(&eff, run_getenv);
     char *root = absolute(eff.out_dir);
-    char *agent = agent_path();
+    char *agent = library_beside_us();
     if (!root || !agent) {
         free(root);
         free(agent);
@@ -545,18 +624,23 @@ int cli_run(int argc, char **argv)
         return rc;
     }
     child_pid = pid;
-    struct sigaction sa = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
-    sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-        sigaction(forwarded[i], &sa, NULL);
+    forward_all();
     sigprocmask(SIG_SETMASK, &old, NULL);
 
     int status = 0;
     bool reaped = live_top && cli_top_beside(root, pid, &status);
     if (live_top && !reaped)
         fprintf(stderr, "syncspy run: the view is closed; %s runs on (its output: %s)\n", argv[cmd], log);
-    while (!reaped && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    while (!reaped) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (!WIFSTOPPED(status))
+            break;
+        stop_like(WSTOPSIG(status));
+    }
     child_pid = 0;
     if (live_top) {
         close(child_output);

@@ -161,7 +161,8 @@ struct reader {
     uint64_t steps_seen, step_seq;
     uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
-    uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall;
+    uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall, extra_records;
+    struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
     uint64_t end_mono_ns, unattributed;
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
@@ -515,6 +516,7 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
         r->steps_seen = sat_add(s.step, 1);
     saw_time(r, e.end_ns);
     if (r->steps.n >= TRACE_READ_MAX_STEPS) {
+        r->extra_records++;
         if (r->ev)
             r->ev->events_omitted++;
         if (e.active) { /* in the totals, not listed (rep_process.steps_omitted) */
@@ -615,6 +617,15 @@ static bool rec_drops(struct reader *r, const uint8_t *p)
     return idmap_add(r, &r->drop_ids, d.tid, (uint32_t)(r->drops.n - 1));
 }
 
+static bool rec_steps_lost(struct reader *r, const uint8_t *p)
+{
+    memcpy(&r->lost, p, sizeof r->lost); /* cumulative: the last one counts */
+    if (r->lost.active > r->lost.records)
+        return corrupt(r, "%llu active step records lost of %llu lost in all",
+                       (unsigned long long)r->lost.active, (unsigned long long)r->lost.records);
+    return true;
+}
+
 static bool rec_end(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_end e = {0};
@@ -641,6 +652,7 @@ static size_t record_min_bytes(uint32_t type)
     case TREC_THREAD: return sizeof(struct trace_thread);
     case TREC_DROPS: return sizeof(struct trace_drops);
     case TREC_END: return offsetof(struct trace_end, steps_seen); /* 24: a writer before steps_seen */
+    case TREC_STEPS_LOST: return sizeof(struct trace_steps_lost);
     default: return 0;
     }
 }
@@ -659,6 +671,7 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_THREAD: return rec_thread(r, p);
     case TREC_DROPS: return rec_drops(r, p);
     case TREC_END: return rec_end(r, p, bytes);
+    case TREC_STEPS_LOST: return rec_steps_lost(r, p);
     default: return true; /* a later minor version's record: skipped */
     }
 }
@@ -913,8 +926,9 @@ static bool build_sites(struct reader *r)
         if (!t[i].count) /* as summary.json: a site that never synced is not listed */
             continue;
         struct rep_site *s = &r->st->sites[k++];
-        *s = (struct rep_site){.api = t[i].api, .count = t[i].count,
-                               .blocked_ns = t[i].blocked_ns, .max_ns = t[i].max_ns,
+        /* a live snapshot may read the longest sync before the total it is in: clamped */
+        *s = (struct rep_site){.api = t[i].api, .count = t[i].count, .blocked_ns = t[i].blocked_ns,
+                               .max_ns = t[i].max_ns < t[i].blocked_ns ? t[i].max_ns : t[i].blocked_ns,
                                .threads = t[i].threads, .split = rep_split_of(&t[i].phase, last, partial)};
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
@@ -947,12 +961,25 @@ static bool build_steps(struct reader *r)
         active += t[i].ev.active;
     }
     r->steps.n = n;
+    /* Step numbers with no record: the agent's STEPS_LOST counts those it lost (their active
+     * ones' figures go into the totals below); any beyond are missing without a count (a file
+     * of an older agent, whose step queue dropped them, or one cut by hand). */
+    uint64_t accounted = sat_add(sat_add(n, r->extra_records), r->lost.records);
+    if (accounted > r->steps_seen)
+        r->steps_seen = accounted; /* the lost steps were the last ones */
+    r->out->step_records_missing = r->steps_seen - accounted;
+    if (n) /* as many of them active as of the records there are */
+        r->out->steps_missing_active = (uint64_t)((double)r->out->step_records_missing *
+                                                  (double)active / (double)n + 0.5);
+    r->out->steps_lost = r->lost.active;
     /* A trace that ends early (killed, _exit) has no record of the step still open then; its
      * syncs are in the site totals of the last flush: that step is made up from what they have
      * beyond the steps that ended, so the header counts what the table shows. */
     struct trace_step_event opened = {0};
     if (!r->ended) {
-        uint64_t sites_syncs = 0, sites_blocked = 0, steps_syncs = r->extra_syncs, steps_blocked = r->extra_blocked;
+        uint64_t sites_syncs = 0, sites_blocked = 0;
+        uint64_t steps_syncs = sat_add(r->extra_syncs, r->lost.syncs);
+        uint64_t steps_blocked = sat_add(r->extra_blocked, r->lost.blocked_ns);
         uint64_t begins = r->start_mono_ns;
         for (size_t i = 0; i < r->sites.n; i++) {
             sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
@@ -977,11 +1004,11 @@ static bool build_steps(struct reader *r)
         active++;
         r->steps_seen = sat_add(r->steps_seen, 1);
     }
-    out->active_steps = r->extra_active;
-    out->syncs = r->extra_syncs;
-    out->blocked_ns = r->extra_blocked;
-    out->launches = r->extra_launches;
-    out->wall_ns = r->extra_wall;
+    out->active_steps = sat_add(r->extra_active, r->lost.active);
+    out->syncs = sat_add(r->extra_syncs, r->lost.syncs);
+    out->blocked_ns = sat_add(r->extra_blocked, r->lost.blocked_ns);
+    out->launches = sat_add(r->extra_launches, r->lost.launches);
+    out->wall_ns = sat_add(r->extra_wall, r->lost.wall_ns);
     out->steps_omitted = r->extra_active;
     /* the step still open at exit with nothing recorded has no STEP record: END counts it */
     if (r->end_steps_seen > r->steps_seen)

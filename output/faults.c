@@ -1,7 +1,8 @@
 /* output/faults.c: fault injection for the reliability tests, compiled in only by the
  * fault-injection build (build/libsyncspy-faults.so, -DSYNCSPY_FAULTS); the product has none of
  * it. SYNCSPY_FAULTS=write=ENOSPC|EIO[,after=N] makes writes to files (not to the terminal's
- * fds 0-2) fail after N successful ones; open=EACCES makes every file creation fail. */
+ * fds 0-2) fail after N successful ones; open=EACCES makes every file creation fail; steps=N
+ * queues at most N ended steps for the trace (read by agent/steps.c). */
 #ifdef SYNCSPY_FAULTS
 #include <errno.h>
 #include <stdatomic.h>

@@ -78,7 +78,10 @@ struct rep_phase_raw {
 static inline struct rep_split rep_split_of(const struct rep_phase_raw *r, uint64_t last_step,
                                             bool partial)
 {
-    struct rep_split s = {r->startup_count, r->startup_ns, 0, 0};
+    /* a live snapshot of racing counters may read a part just added before its total: a part
+     * is never more than its total */
+    struct rep_split s = {r->startup_count < r->count ? r->startup_count : r->count,
+                          r->startup_ns < r->ns ? r->startup_ns : r->ns, 0, 0};
     /* no step mark came: step 0 is the step still open at exit, not a start-up that ended (the
      * parts stay a partition of the count: start-up none, all of it the open step's) */
     if (partial && last_step == 0)
@@ -130,6 +133,14 @@ struct rep_step {
     bool partial; /* the step still open at exit (no closing mark) */
 };
 
+/* Where a process's step figures come from when its trace misses step records. */
+enum rep_steps_basis {
+    REP_STEPS_RECORDED = 0,    /* the records (and the trace's counts of the lost ones): exact */
+    REP_STEPS_FROM_SUMMARY = 1, /* summary.json's, exact; the trace's timeline lacks some steps */
+    REP_STEPS_ESTIMATED = 2,   /* no summary.json: the missing steps counted as active, their
+                                * syncs, blocked and wall time unknown (not in the step totals) */
+};
+
 /* Everything one process recorded. */
 struct rep_process {
     int pid;
@@ -165,6 +176,14 @@ struct rep_process {
      * NULL when not known (a reader sets the -1s; a file older than these fields has none) */
     int local_rank, world_size, node;
     const char *host, *job_id, *launcher;
+    /* step records a trace.bin misses (the agent's step queue was full; cli/load.c):
+     * steps_lost active steps are in the totals (the trace counted them) but not listed;
+     * step_records_missing steps have neither a record nor a count (steps_missing_active of
+     * them active, estimated in the proportion of the records there are), and steps_basis says
+     * what the step figures are then */
+    uint64_t steps_lost;
+    uint64_t step_records_missing, steps_missing_active;
+    uint8_t steps_basis;      /* enum rep_steps_basis */
     /* the exit report's and a trace.bin's: */
     uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;

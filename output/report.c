@@ -732,6 +732,24 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     fdw_putc(w, '\n');
 }
 
+bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
+{
+    typedef unsigned long long ull;
+    if (p->steps_basis == REP_STEPS_FROM_SUMMARY)
+        snprintf(buf, n, "trace.bin misses %llu step records (the agent's step queue was full): "
+                 "the step figures are summary.json's", (ull)p->step_records_missing);
+    else if (p->steps_basis == REP_STEPS_ESTIMATED)
+        snprintf(buf, n, "trace.bin misses %llu step records and there is no summary.json: active "
+                 "steps and per-step rates are estimates (%llu of them counted as active steps, "
+                 "their syncs and time unknown)", (ull)p->step_records_missing, (ull)p->steps_lost);
+    else if (p->steps_lost)
+        snprintf(buf, n, "%llu active steps lost their step records (the agent's step queue was "
+                 "full): in the totals, not in the step list", (ull)p->steps_lost);
+    else
+        return false;
+    return true;
+}
+
 static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
 {
     char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
@@ -809,6 +827,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                  "(memory cap)", (unsigned long long)p->steps_omitted);
         header_note(w, note);
     }
+    if (report_steps_note(p, note, sizeof note))
+        header_note(w, note);
     if (p->trace_unfinished) {
         snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last flush%s",
                  p->trace_truncated ? "; its last record was cut" : "");

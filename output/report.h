@@ -91,6 +91,11 @@ void report_lines_free(struct rep_lines *l);
 void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
                         uint64_t *count, uint64_t *blocked_ns);
 
+/* What a process's step figures lack when its trace.bin misses step records (rep_process's
+ * steps_basis, steps_lost): one sentence into buf, or false when they lack nothing. The
+ * report's header says it; so do the CLI's check, diff and export. */
+bool report_steps_note(const struct rep_process *p, char *buf, size_t n);
+
 /* Numbers as the report shows them: a duration ("412 us", "4.10 ms"), a rate ("0.18", "41.3"). */
 void report_format_ns(char *buf, size_t n, double ns);
 void report_format_rate(char *buf, size_t n, double v);

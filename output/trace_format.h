@@ -9,7 +9,10 @@
  *
  * Counts: sync and launch records are per-event and may be dropped when a ring is full (DROPS
  * records count them); SITE_TOTALS and STEP records carry exact counts, so a report rebuilt
- * from the file is exact up to the last flush. The flusher writes SITE_TOTALS of every site
+ * from the file is exact up to the last flush. A STEP record is lost only when the agent's step
+ * queue is at its cap (a flusher stalled for ~10^6 steps): STEPS_LOST then counts the lost
+ * steps and sums their figures, so the totals stay exact; a reader that finds step numbers
+ * with neither a record nor such a count knows the file is incomplete. The flusher writes SITE_TOTALS of every site
  * that changed after each drain, so the last SITE_TOTALS of a site is its count at that flush.
  *
  * Compatibility: a reader refuses a file whose major version it does not know, with a sentence;
@@ -24,7 +27,8 @@
 #define TRACE_VERSION_MAJOR 1
 #define TRACE_VERSION_MINOR 3             /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
-                                           1.3: the header's identity part (trace_identity) */
+                                           1.3: the header's identity part (trace_identity),
+                                                STEPS_LOST, END's steps_seen */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -81,6 +85,7 @@ enum trace_record_type {
     TREC_DROPS = 9,       /* struct trace_drops */
     TREC_END = 10,        /* struct trace_end: the process finished writing (clean exit) */
     TREC_THREAD_TOTALS = 11, /* struct trace_thread_totals (1.2) */
+    TREC_STEPS_LOST = 12, /* struct trace_steps_lost (1.3) */
 };
 
 struct trace_record_header {
@@ -202,6 +207,14 @@ struct trace_drops {
     uint64_t launches_dropped;
 };
 
+/* Step records the agent had no room for (cumulative: the last one counts): how many, and the
+ * totals of the active ones among them. */
+struct trace_steps_lost {
+    struct trace_record_header h;
+    uint64_t records;          /* STEP records lost, active or not */
+    uint64_t active, syncs, blocked_ns, launches, wall_ns; /* of the active ones */
+};
+
 struct trace_end {
     struct trace_record_header h;
     uint64_t end_mono_ns;
@@ -225,5 +238,6 @@ _Static_assert(sizeof(struct trace_thread_totals) == 72, "trace_thread_totals la
 _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
 _Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");
 _Static_assert(sizeof(struct trace_end) == 32, "trace_end layout");
+_Static_assert(sizeof(struct trace_steps_lost) == 56, "trace_steps_lost layout");
 
 #endif

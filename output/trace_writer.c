@@ -44,6 +44,7 @@ struct trace_writer {
     uint64_t *site_counts;   /* by site id: the count of its last SITE_TOTALS */
     size_t nsite_counts;
     uint64_t dropped_syncs, dropped_launches; /* last written */
+    uint64_t steps_lost;                      /* last written */
     uint32_t api_ids[API_CACHE];
     struct {
         uint64_t func;
@@ -317,6 +318,17 @@ void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_
     record(w, TREC_DROPS, &rec, sizeof rec, NULL, 0);
     w->dropped_syncs = syncs_dropped;
     w->dropped_launches = launches_dropped;
+}
+
+void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *l)
+{
+    if (l->records == w->steps_lost)
+        return;
+    struct trace_steps_lost rec = {.records = l->records, .active = l->active, .syncs = l->syncs,
+                                   .blocked_ns = l->blocked_ns, .launches = l->launches,
+                                   .wall_ns = l->wall_ns};
+    record(w, TREC_STEPS_LOST, &rec, sizeof rec, NULL, 0);
+    w->steps_lost = l->records;
 }
 
 void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,

@@ -94,6 +94,12 @@ void tw_site(struct trace_writer *w, const struct tw_site *site);
 void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t);
 /* A DROPS record when the counts changed since the last one written. */
 void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped);
+/* Step records the agent had no room for (cumulative); a STEPS_LOST record when they changed. */
+struct tw_steps_lost {
+    uint64_t records;                                 /* lost, active or not */
+    uint64_t active, syncs, blocked_ns, launches, wall_ns; /* the active ones' */
+};
+void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *lost);
 /* The END record: the process finished writing. */
 void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
             uint64_t steps_seen);
