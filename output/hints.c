@@ -350,7 +350,8 @@ static bool api_key_is(const char *api, const char *key)
  * frameworks that drive the user's code (Lightning, Hugging Face's Trainer and Accelerate,
  * DeepSpeed); by the path below site-packages. */
 static const char *const framework_packages[] = {
-    "torch/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "accelerate/", "deepspeed/",
+    "torch/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "lightning_utilities/",
+    "accelerate/", "deepspeed/",
     "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
     "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};
 
@@ -399,6 +400,11 @@ static bool runtime_python_file(const char *file)
     if (framework_path(f))
         return true;
     if (strncmp(f, "<frozen ", 8) == 0)
+        return true;
+    /* the interpreter's own code objects (CPython 3.12+'s shim frame of a type's __init__:
+     * file "__init__", line 0): no source file */
+    size_t n = strlen(f);
+    if (n && !strchr(f, '/') && !(n > 3 && !strcmp(f + n - 3, ".py")) && f[0] != '<')
         return true;
     return strstr(f, "/lib/python3") && !strstr(f, "-packages/");
 }

@@ -399,6 +399,14 @@ static void test_user_frame(void **state)
     };
     struct rep_site s3 = {"cudaMemcpyAsync", 1, 1, 1, 10, fw};
     assert_int_equal(hints_user_frame(&s3), 9);
+    /* CPython 3.12+'s shim frame of a type's __init__ (no source file) is the interpreter's;
+     * a script run by a relative path and an exec'd string are the user's */
+    static const struct rep_frame shim = {"__init__", "", "__init__", 0, 0, true, 0};
+    assert_true(hints_frame_is_runtime(&shim));
+    static const struct rep_frame rel = {"main", "", "train.py", 3, 0, true, 0};
+    assert_false(hints_frame_is_runtime(&rel));
+    static const struct rep_frame str = {"<module>", "", "<string>", 1, 0, true, 0};
+    assert_false(hints_frame_is_runtime(&str));
     /* Hugging Face's models are the user's (the model), its Trainer is not */
     static const struct rep_frame hf = PYF("transformers/models/bert/modeling_bert.py", "BertModel.forward");
     assert_false(hints_frame_is_runtime(&hf));
