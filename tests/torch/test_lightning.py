@@ -6,9 +6,10 @@ thread, optimizer_step holding both, run_training_batch all three) with their sp
 blocked time and its share; the summary in Lightning's report (the log, or dirpath/filename);
 syncspy's steps ended at Lightning's batches (explicit marks, winning over the optimizer hook),
 so its own report counts the same 3 syncs per step; the same under `syncspy run` as under
-LD_PRELOAD, and without the agent durations only and a sentence saying why.; Lightning's own batch transfer from a
-pageable DataLoader (tests/torch/progs/lightning_batches.py) reported at the user's trainer.fit
-line as Lightning's, with pin_memory=False named, and no wait with pin_memory=True."""
+LD_PRELOAD, and without the agent durations only and a sentence saying why. Lightning's own
+batch transfer from a pageable DataLoader (tests/torch/progs/lightning_batches.py) is reported at
+the user's trainer.fit line as Lightning's, with pin_memory=False named; none with
+pin_memory=True."""
 import glob
 import json
 import os
