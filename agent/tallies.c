@@ -234,8 +234,8 @@ static void describe_on_flusher(struct symbolizer *sym, void *arg)
     const struct rep_frame *f = site.nframes ? &frames[u] : NULL;
     if (f && hints_frame_is_runtime(f))
         f = NULL; /* no user frame: a backward run by autograd alone, a library's own sync */
-    const char *matched;
-    const char *hint = hints_find(&site, &matched);
+    struct site_op op;
+    hints_op(&site, &op);
     char line_no[16], function[160];
     snprintf(line_no, sizeof line_no, "%u", f ? f->line : 0);
     report_display_name(f ? f->function : "", function, sizeof function);
@@ -247,7 +247,7 @@ static void describe_on_flusher(struct symbolizer *sym, void *arg)
               put_field(d->line, sizeof d->line, &at, function, '\t') &&
               put_field(d->line, sizeof d->line, &at, f && !f->python ? f->module : "", '\t') &&
               put_field(d->line, sizeof d->line, &at, node, '\t') &&
-              put_field(d->line, sizeof d->line, &at, hint, 0);
+              put_field(d->line, sizeof d->line, &at, op.hint, 0);
     free(frames);
     if (ok)
         d->len = (int)at;

@@ -100,11 +100,13 @@ static void put_process(struct fd_writer *w, const struct rep_process *p)
 
 static void put_hint(struct fd_writer *w, const struct rep_line *l)
 {
-    const char *matched;
-    const char *hint = l->heaviest ? hints_find(l->heaviest, &matched) : NULL;
-    if (hint) {
+    if (!l->heaviest)
+        return;
+    struct site_op op;
+    hints_op(l->heaviest, &op);
+    if (*op.hint) {
         fdw_puts(w, "                            hint: ");
-        fdw_puts(w, hint);
+        fdw_puts(w, op.hint);
         fdw_putc(w, '\n');
     }
 }

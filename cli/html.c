@@ -797,12 +797,13 @@ static void write_lines(struct page *pg, const struct run *r)
         jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
         ju64(w, "site", x->heaviest_site);
         fdw_printf(w, "\"top\":%d,", x->top);
-        const char *matched = NULL;
-        const char *hint = hints_find(site, &matched);
-        jstr(w, "hint", hint);
-        if (matched)
-            report_display_name(matched, buf, sizeof buf);
-        jstr(w, "matched", matched ? buf : NULL);
+        struct site_op so;
+        hints_op(site, &so);
+        jstr(w, "op", so.op);
+        jstr(w, "hint", *so.hint ? so.hint : NULL);
+        if (*so.matched)
+            report_display_name(so.matched, buf, sizeof buf);
+        jstr(w, "matched", *so.matched ? buf : NULL);
         /* the user's frame in the stack the page opens (the heaviest site's), as the report finds it */
         bool found = false;
         uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_forward_user_frame(site, &found) : 0;

@@ -1,6 +1,7 @@
 /* cli/lines.c: a report line as `syncspy check` and `syncspy diff` show and match it (see
  * lines.h). CLI only: pure functions of the report model. */
 #include "cli/lines.h"
+#include "output/hints.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -61,6 +62,11 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
     fdw_printf(w, "\"line\": %u, ", f ? f->line : 0);
     json_field(w, "function", f && *str(f->function) ? f->function : NULL);
     json_field(w, "module", f && !f->python && *str(f->module) ? f->module : NULL);
+    struct site_op op; /* which operator the line is (output/hints.h) */
+    if (l->heaviest)
+        hints_op(l->heaviest, &op);
+    json_field(w, "op", l->heaviest ? op.op : NULL);
+    json_field(w, "hint", l->heaviest && *op.hint ? op.hint : NULL);
 }
 
 int cli_allow_parse(const char *s, struct cli_allow *out)

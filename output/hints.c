@@ -9,65 +9,365 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- hints: what to do about a sync, by what the stack shows -------------------------------
- * Rules are tried in order, first match wins, so more specific patterns come first. Function
- * rules look at the frames from the CUDA call up to the user frame (the framework's own frames
- * name the op, e.g. at::native::nonzero_cuda); API rules look at the CUDA API name. Extend
- * here, with a test in tests/unit/test_hints.c. */
-struct hint_rule {
-    bool on_api;         /* match the site's CUDA API, else frame function names */
-    const char *pattern; /* a substring */
+/* ---- the operator a sync belongs to, and what to do about it -------------------------------
+ * One table keyed by exact names (shared/STYLE.md, "Rules as data"): a Python function of torch
+ * (or of a training framework) by module and qualified name, a native function of torch's Python
+ * bindings by its name, an ATen operator by its schema name (aten::name.overload; the stack shows
+ * the dispatcher's at::_ops::name_overload::call), or a CUDA API. hints_op() tries, in this
+ * order, the Python frames from the user frame inwards, the native frames likewise, the ATen
+ * operators from the outermost (the one the user called) inwards, then the API; an ATen rule may
+ * also require the innermost operator (the one that made the wait: nonzero for a boolean mask,
+ * copy_ for a CPU index copied to the device). Each row has a test in tests/unit/test_hints.c
+ * and a case on real torch in tests/torch/progs/op_hints.py. */
+enum key_kind { KEY_PYTHON, KEY_NATIVE, KEY_ATEN, KEY_API };
+
+struct op_rule {
+    enum key_kind kind;
+    const char *key;   /* exact: "torch.serialization.save", "torch::autograd::THPVariable_item",
+                        * "aten::index.Tensor", "cudaFree" */
+    const char *inner; /* KEY_ATEN: the innermost operator must be this one (NULL: any) */
+    const char *op;    /* what the report calls it */
     const char *hint;
 };
 
-static const struct hint_rule hint_rules[] = {
-    /* torch.amp.GradScaler.step: found_inf read on the host (.item()) to skip a bad step */
-    {false, "GradScaler._maybe_opt_step",
+#define PAGEABLE_COPY_HINT                                                                         \
+    "a synchronous (or pageable-memory) copy blocks the host: copy into a pinned buffer "          \
+    "(pin_memory()) with non_blocking=True and read the result a step later"
+#define NONZERO_HINT(what)                                                                         \
+    what " syncs to size its output: use torch.nonzero_static(x, size=n) (a fixed size, padded), " \
+         "or keep the full tensor and select with torch.where(cond, a, b) / a mask"
+#define UNIQUE_HINT(what)                                                                          \
+    what " syncs to size its output: when the values are bounded (class ids below C), count on "   \
+         "the device (torch.zeros(C).scatter_add_(0, t, ones), or F.one_hot(t, num_classes=C)"    \
+         ".sum(0)) and keep the result there"
+#define ITEM_HINT                                                                                  \
+    ".item() copies a scalar to the host: keep the value on the device (accumulate losses in a "   \
+    "tensor) and read it every N steps for logging"
+#define FREE_HINT                                                                                  \
+    "cudaFree synchronizes the device: caching allocator churn (empty_cache, changing shapes, "   \
+    "memory pressure): keep shapes stable, do not empty the cache in the loop"
+#define EVENT_HINT                                                                                 \
+    "Event.synchronize blocks the host until the event completes: poll with event.query(), or "    \
+    "order the work on the device with stream.wait_event(event)"
+#define BOOL_HINT                                                                                  \
+    "if t: / bool(t) / assert t reads a CUDA tensor on the host: keep the decision on the device " \
+    "(torch.where(t, a, b)), check with torch._assert_async(t), or test once outside the step"
+#define VALIDATE_HINT                                                                              \
+    "distribution argument validation checks every parameter (and sample) on the host: pass "      \
+    "validate_args=False, or torch.distributions.Distribution.set_default_validate_args(False) "  \
+    "for training"
+#define LIGHTNING_BATCH_HINT                                                                       \
+    "Lightning's batch transfer (move_data_to_device) copies each batch from pageable memory "     \
+    "because the DataLoader has pin_memory=False: pass pin_memory=True to your DataLoader"
+#define MASK_PUT_HINT                                                                              \
+    "x[mask] = v with a tensor v sizes its index on the host: use x.masked_fill_(mask, v) or "     \
+    "torch.where(mask, v, x) (a Python number v does not sync)"
+#define CPU_INDEX_HINT(what)                                                                       \
+    what " with a CPU index copies the index to the device from pageable memory and waits: "      \
+         "create the index on the device (device=... where it is built, or move it once outside "  \
+         "the loop)"
+
+static const struct op_rule op_rules[] = {
+    /* torch's own Python: the API the user called, found by its frames */
+    {KEY_PYTHON, "torch.amp.grad_scaler.GradScaler._maybe_opt_step", NULL, "GradScaler.step",
      "GradScaler.step reads found_inf on the host every step (to skip steps with inf/NaN "
      "gradients): autocast to bfloat16 needs no GradScaler; with float16 this is its price"},
+    {KEY_PYTHON, "torch.nn.utils.clip_grad.clip_grad_norm_", NULL,
+     "clip_grad_norm_(error_if_nonfinite=True)",
+     "clip_grad_norm_(error_if_nonfinite=True) reads the total norm on the host every step: leave "
+     "error_if_nonfinite=False and test torch.isfinite(norm) on the device (or every N steps)"},
+    {KEY_PYTHON, "torch.distributions.distribution.Distribution.__init__", NULL,
+     "Distribution(validate_args)", VALIDATE_HINT},
+    {KEY_PYTHON, "torch.distributions.distribution.Distribution._validate_sample", NULL,
+     "Distribution._validate_sample", VALIDATE_HINT},
+    {KEY_PYTHON, "torch.distributions.distribution.Distribution._validate_args", NULL,
+     "Distribution._validate_args", VALIDATE_HINT},
+    {KEY_PYTHON, "torch._tensor.Tensor.__format__", NULL, "Tensor.__format__",
+     "f\"{t:.3f}\" of a CUDA tensor reads it on the host (.item()): format a value read every N "
+     "steps, or accumulate on the device and format once"},
+    {KEY_PYTHON, "torch._tensor.Tensor.__repr__", NULL, "Tensor.__repr__",
+     "printing a CUDA tensor (print(t), str(t), repr(t)) copies it to the host: print less "
+     "often, or print values gathered on the device over many steps"},
+    {KEY_PYTHON, "torch.serialization.save", NULL, "torch.save",
+     "torch.save copies each CUDA storage to the host and waits: checkpoint less often, or copy "
+     "the state into pinned CPU tensors with non_blocking=True and save those (or "
+     "torch.distributed.checkpoint.async_save)"},
+    {KEY_PYTHON, "torch.cuda.streams.Event.synchronize", NULL, "Event.synchronize", EVENT_HINT},
+    {KEY_PYTHON, "torch.cuda.streams.Stream.synchronize", NULL, "Stream.synchronize",
+     "Stream.synchronize blocks the host until the stream's work is done: order streams on the "
+     "device (other.wait_stream(stream)) and keep the host wait out of the step"},
+    {KEY_PYTHON, "torch.cuda.synchronize", NULL, "torch.cuda.synchronize",
+     "explicit torch.cuda.synchronize: remove it or move it out of the step"},
+    {KEY_PYTHON, "torch.cuda.memory.empty_cache", NULL, "torch.cuda.empty_cache",
+     "torch.cuda.empty_cache() returns cached blocks with cudaFree, and cudaFree synchronizes the "
+     "device: do not call it in the loop (the caching allocator reuses its blocks)"},
+    {KEY_PYTHON, "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu", NULL,
+     "save_on_cpu",
+     "save_on_cpu(pin_memory=False) copies every tensor saved for backward to pageable memory "
+     "and waits for each: pass pin_memory=True (pinned, non-blocking copies)"},
+    {KEY_PYTHON, "torch.nn.modules.module.Module.to", NULL, "Module.to",
+     "model.to(device) copies every parameter from pageable memory and waits for each: do it "
+     "once before the loop; in the loop move only the batch, pinned, with non_blocking=True"},
+    {KEY_PYTHON, "torch.nn.functional.ctc_loss", NULL, "F.ctc_loss",
+     "ctc_loss copies input_lengths and target_lengths to the host (the kernel sizes its work "
+     "from them): build the lengths on the host (CPU tensors or lists from the data loader), "
+     "not on the device"},
+    {KEY_PYTHON, "torch.nn.modules.transformer._detect_is_causal_mask", NULL,
+     "nn.Transformer causal-mask check",
+     "nn.TransformerEncoder compares the mask with a causal one on the host "
+     "(bool((mask == causal).all())) every call: pass is_causal=True with a causal mask"},
+    /* training frameworks: the action and the user's setting behind it */
+    {KEY_PYTHON, "lightning.fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to",
+     NULL, "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+    {KEY_PYTHON, "lightning_fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to",
+     NULL, "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+    {KEY_PYTHON, "transformers.trainer.Trainer._prepare_input", NULL,
+     "Hugging Face Trainer batch transfer",
+     "the Trainer copies each batch to the device from pageable memory: keep "
+     "dataloader_pin_memory=True (the default) in TrainingArguments"},
+    {KEY_PYTHON, "accelerate.utils.operations.send_to_device", NULL, "Accelerate batch transfer",
+     "Accelerate copies each batch to the device from pageable memory: pass pin_memory=True to "
+     "the DataLoader you give accelerator.prepare()"},
+    /* torch's Python bindings: what Python called */
+    {KEY_NATIVE, "torch::autograd::THPVariable_is_nonzero(_object*, _object*)", NULL,
+     "Tensor.__bool__", BOOL_HINT},
+    {KEY_NATIVE, "torch::autograd::THPVariable_item", NULL, "Tensor.item", ITEM_HINT},
+    {KEY_NATIVE, "torch::autograd::THPVariable_float_scalar", NULL, "Tensor.__float__",
+     "float(t) copies a scalar to the host (as .item() does): keep the value on the device and "
+     "read it every N steps"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_integral_scalar", NULL, "Tensor.__int__",
+     "int(t) reads a CUDA scalar on the host: keep sizes and counts as Python ints known on the "
+     "host, or keep the value on the device"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_index_scalar", NULL, "Tensor.__index__",
+     "a CUDA tensor used as an index or a size (x[:n], range(n), torch.zeros(n)) is read on the "
+     "host: keep n a Python int, or use a fixed size with a mask"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_tolist", NULL, "Tensor.tolist",
+     ".tolist() copies the tensor to the host and waits: keep the values on the device, or copy "
+     "into a pinned buffer with non_blocking=True and read it a step later"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_cpu", NULL, "Tensor.cpu",
+     "x.cpu() copies to pageable host memory and waits: copy into a pinned buffer "
+     "(torch.empty(..., pin_memory=True).copy_(x, non_blocking=True)) and read it after an event "
+     "or a step later"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_cuda", NULL, "Tensor.cuda",
+     "x.cuda() copies from pageable host memory and waits: pin the host tensor (pin_memory(), "
+     "or DataLoader(pin_memory=True)) and call .cuda(non_blocking=True)"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_to", NULL, "Tensor.to",
+     "x.to(...) between host and device waits when the host tensor is pageable (pin_memory() "
+     "it, or DataLoader(pin_memory=True)) or non_blocking is False: pin the host side and pass "
+     "non_blocking=True"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_copy_", NULL, "Tensor.copy_",
+     "copy_ between a CUDA tensor and pageable host memory waits: pin the host tensor "
+     "(pin_memory()) and pass non_blocking=True"},
+    {KEY_NATIVE, "torch::autograd::THPVariable_arange", NULL, "torch.arange",
+     "torch.arange with a CUDA tensor bound reads it on the host: pass a Python int (a size you "
+     "know), or build the range once at full size and mask it"},
     /* the engine checks each node's outputs for NaN (item<bool>) after the node ran, outside
      * any node: only with anomaly detection on */
-    {false, "Engine::evaluate_function",
+    {KEY_NATIVE, "torch::autograd::Engine::evaluate_function", NULL, "anomaly detection",
      "autograd anomaly detection (torch.autograd.set_detect_anomaly(True) or detect_anomaly()) "
      "checks every backward output for NaN with a sync: switch it off outside debugging"},
-    {false, "index_put",
-     "x[mask] = v sizes its index on the host: use torch.where(mask, v, x) or "
-     "x.masked_fill_(mask, v)"},
-    {false, "masked_select",
+    /* ATen operators, by the one the user called; the argument kind from the innermost */
+    {KEY_ATEN, "aten::index.Tensor", "nonzero", "x[bool_mask]",
+     "x[bool_mask] syncs to size its output: use torch.where(mask, x, 0) / a fixed-size mask, or "
+     "the loss's ignore_index"},
+    {KEY_ATEN, "aten::index.Tensor", "copy_", "x[cpu_index]", CPU_INDEX_HINT("x[idx]")},
+    {KEY_ATEN, "aten::index_put_", "nonzero", "x[bool_mask] = v",
+     MASK_PUT_HINT},
+    {KEY_ATEN, "aten::index_put_", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
+    {KEY_ATEN, "aten::_index_put_impl_", "nonzero", "x[bool_mask] = v",
+     MASK_PUT_HINT},
+    {KEY_ATEN, "aten::_index_put_impl_", "copy_", "x[cpu_index] = v",
+     CPU_INDEX_HINT("x[idx] = v")},
+    {KEY_ATEN, "aten::masked_select", NULL, "torch.masked_select",
      "masked_select has a data-dependent size: keep the full tensor and multiply by the mask "
      "(or use the loss's ignore_index)"},
-    {false, "native::index(",
-     "x[bool_mask] syncs to size its output: use torch.where / a fixed-size mask, or the "
-     "loss's ignore_index"},
-    {false, "_ops::index_Tensor",
-     "x[bool_mask] syncs to size its output: use torch.where / a fixed-size mask, or the "
-     "loss's ignore_index"},
-    {false, "unique",
-     "torch.unique syncs to size its output: count on the device (torch.bincount with "
-     "minlength, or a sort-based count) and keep the result there"},
-    {false, "nonzero",
-     "torch.nonzero syncs to size its output: use torch.where(cond, a, b) / a fixed-size mask"},
-    {false, "_local_scalar_dense",
-     ".item() / float(t) / if t: copies a scalar to the host: keep the value on the device, "
-     "log less often"},
-    {false, "Tensor::item",
-     ".item() / float(t) / if t: copies a scalar to the host: keep the value on the device, "
-     "log less often"},
-    {true, "cudaDeviceSynchronize",
+    {KEY_ATEN, "aten::nonzero", NULL, "torch.nonzero", NONZERO_HINT("torch.nonzero")},
+    {KEY_ATEN, "aten::nonzero_numpy", NULL, "torch.nonzero(as_tuple=True)",
+     NONZERO_HINT("torch.nonzero(as_tuple=True)")},
+    {KEY_ATEN, "aten::where", NULL, "torch.where(cond)",
+     NONZERO_HINT("torch.where(cond) (one argument: nonzero(cond, as_tuple=True))")},
+    {KEY_ATEN, "aten::argwhere", NULL, "torch.argwhere", NONZERO_HINT("torch.argwhere")},
+    {KEY_ATEN, "aten::_unique2", NULL, "torch.unique", UNIQUE_HINT("torch.unique")},
+    {KEY_ATEN, "aten::_unique", NULL, "torch.unique", UNIQUE_HINT("torch.unique")},
+    {KEY_ATEN, "aten::unique_dim", NULL, "torch.unique(dim=)", UNIQUE_HINT("torch.unique")},
+    {KEY_ATEN, "aten::unique_consecutive", NULL, "torch.unique_consecutive",
+     UNIQUE_HINT("torch.unique_consecutive")},
+    {KEY_ATEN, "aten::one_hot", NULL, "F.one_hot",
+     "one_hot without num_classes reads t.max() on the host: pass num_classes=C"},
+    {KEY_ATEN, "aten::repeat_interleave.self_Tensor", NULL, "torch.repeat_interleave",
+     "repeat_interleave with tensor repeats reads their sum on the host to size its output: pass "
+     "output_size= (known from the shapes), or repeat by a Python int"},
+    {KEY_ATEN, "aten::repeat_interleave.Tensor", NULL, "torch.repeat_interleave",
+     "repeat_interleave with tensor repeats reads their sum on the host to size its output: pass "
+     "output_size= (known from the shapes)"},
+    {KEY_ATEN, "aten::bincount", NULL, "torch.bincount",
+     "bincount reads the input's min and max on the host to size its output (minlength does not "
+     "spare it): count into a known size with torch.zeros(n).scatter_add_(0, t, ones) or "
+     "index_add_"},
+    {KEY_ATEN, "aten::histc", NULL, "torch.histc",
+     "histc reads the input's min and max on the host (and its result's size): with known bins "
+     "count on the device (torch.bucketize(t, edges) then scatter_add_ into zeros(bins))"},
+    {KEY_ATEN, "aten::allclose", NULL, "torch.allclose",
+     "torch.allclose returns a Python bool, read on the host: keep torch.isclose(a, b).all() on "
+     "the device, or check outside the step"},
+    {KEY_ATEN, "aten::equal", NULL, "torch.equal",
+     "torch.equal returns a Python bool, read on the host: keep (a == b).all() on the device, or "
+     "check outside the step"},
+    {KEY_ATEN, "aten::is_nonzero", NULL, "torch.is_nonzero", BOOL_HINT},
+    {KEY_ATEN, "aten::item", NULL, "Tensor.item", ITEM_HINT},
+    {KEY_ATEN, "aten::_local_scalar_dense", NULL, "Tensor.item", ITEM_HINT},
+    {KEY_ATEN, "aten::copy_", NULL, "Tensor.copy_", PAGEABLE_COPY_HINT},
+    {KEY_ATEN, "aten::to.dtype_layout", NULL, "Tensor.to", PAGEABLE_COPY_HINT},
+    {KEY_ATEN, "aten::to.device", NULL, "Tensor.to", PAGEABLE_COPY_HINT},
+    {KEY_ATEN, "aten::to.dtype", NULL, "Tensor.to", PAGEABLE_COPY_HINT},
+    {KEY_ATEN, "aten::to.other", NULL, "Tensor.to", PAGEABLE_COPY_HINT},
+    {KEY_ATEN, "aten::_to_copy", NULL, "Tensor.to", PAGEABLE_COPY_HINT},
+    /* the API, when no operator says more */
+    {KEY_API, "cudaDeviceSynchronize", NULL, "cudaDeviceSynchronize",
      "explicit torch.cuda.synchronize: remove it or move it out of the step"},
-    {true, "cudaFree",
-     "cudaFree synchronizes the device: caching allocator churn (empty_cache, changing shapes, "
-     "memory pressure): keep shapes stable, do not empty the cache in the loop"},
-    {true, "cudaMemcpy",
-     "a synchronous (or pageable-memory) copy blocks the host: copy into a pinned buffer "
-     "(pin_memory()) with non_blocking=True and read the result a step later"},
+    {KEY_API, "cudaEventSynchronize", NULL, "cudaEventSynchronize", EVENT_HINT},
+    {KEY_API, "cudaFree", NULL, "cudaFree", FREE_HINT},
+    {KEY_API, "cudaFreeHost", NULL, "cudaFreeHost", FREE_HINT},
+    {KEY_API, "cudaFreeAsync", NULL, "cudaFreeAsync", FREE_HINT},
+    {KEY_API, "cudaFreeArray", NULL, "cudaFreeArray", FREE_HINT},
+    {KEY_API, "cudaMemcpy", NULL, "cudaMemcpy", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpyAsync", NULL, "cudaMemcpyAsync", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpy2D", NULL, "cudaMemcpy2D", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpy2DAsync", NULL, "cudaMemcpy2DAsync", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpy3D", NULL, "cudaMemcpy3D", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpy3DAsync", NULL, "cudaMemcpy3DAsync", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpyFromSymbol", NULL, "cudaMemcpyFromSymbol", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpyFromSymbolAsync", NULL, "cudaMemcpyFromSymbolAsync", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpyToSymbol", NULL, "cudaMemcpyToSymbol", PAGEABLE_COPY_HINT},
+    {KEY_API, "cudaMemcpyToSymbolAsync", NULL, "cudaMemcpyToSymbolAsync", PAGEABLE_COPY_HINT},
 };
-
-/* ---- which frames are the user's ---------------------------------------------------------- */
 
 static const char *str(const char *s)
 {
     return s ? s : "";
+}
+
+/* "torch/serialization.py" (below site-packages, or the standard library's folder) ->
+ * "torch.serialization"; a package's __init__.py is the package. */
+static void python_module(const char *file, char *buf, size_t cap)
+{
+    const char *f = str(file), *at = NULL;
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    for (size_t i = 0; i < 2 && !at; i++) {
+        const char *r = strstr(f, roots[i]);
+        if (r)
+            at = r + strlen(roots[i]);
+    }
+    if (!at) {
+        const char *lib = strstr(f, "/lib/python3");
+        const char *slash = lib ? strchr(lib + 12, '/') : NULL;
+        at = slash ? slash + 1 : rep_base_name(f);
+    }
+    size_t n = 0;
+    for (; *at && n + 1 < cap; at++)
+        buf[n++] = *at == '/' ? '.' : *at;
+    buf[n] = '\0';
+    if (n > 3 && !strcmp(buf + n - 3, ".py"))
+        buf[n -= 3] = '\0';
+    if (n > 9 && !strcmp(buf + n - 9, ".__init__"))
+        buf[n - 9] = '\0';
+}
+
+static bool python_key_is(const struct rep_frame *f, const char *key)
+{
+    char mod[256];
+    python_module(f->file, mod, sizeof mod);
+    size_t m = strlen(mod);
+    return m && !strncmp(key, mod, m) && key[m] == '.' && !strcmp(key + m + 1, str(f->function));
+}
+
+/* A native key names the function (its name before the parameters), or, when it has
+ * parameters of its own, the exact overload. */
+static bool native_key_is(const char *function, const char *key)
+{
+    const char *fn = str(function);
+    if (strchr(key, '('))
+        return !strcmp(fn, key);
+    size_t k = strlen(key);
+    return !strncmp(fn, key, k) && fn[k] == '(';
+}
+
+/* The dispatcher's entry of an operator: "at::_ops::index_Tensor::call(...)" -> its struct's
+ * name into buf ("index_Tensor"); false for any other frame. */
+static bool aten_struct(const char *function, char *buf, size_t cap)
+{
+    static const char prefix[] = "at::_ops::", suffix[] = "::call(";
+    const char *fn = str(function);
+    if (strncmp(fn, prefix, sizeof prefix - 1))
+        return false;
+    const char *name = fn + sizeof prefix - 1, *end = strstr(name, suffix);
+    if (!end || end == name || (size_t)(end - name) >= cap)
+        return false;
+    for (const char *c = name; c < end; c++)
+        if (*c == ':' || *c == '<')
+            return false;
+    memcpy(buf, name, (size_t)(end - name));
+    buf[end - name] = '\0';
+    return true;
+}
+
+/* "aten::index.Tensor" names the struct "index_Tensor"; "aten::nonzero" names "nonzero". */
+static bool aten_key_is(const char *key, const char *op_struct)
+{
+    static const char ns[] = "aten::";
+    if (strncmp(key, ns, sizeof ns - 1))
+        return false;
+    const char *name = key + sizeof ns - 1, *dot = strchr(name, '.');
+    if (!dot)
+        return !strcmp(name, op_struct);
+    size_t n = (size_t)(dot - name);
+    return !strncmp(name, op_struct, n) && op_struct[n] == '_' && !strcmp(dot + 1, op_struct + n + 1);
+}
+
+/* The schema name of an operator struct when the table knows it, else "aten::" + the struct. */
+static void aten_display(const char *op_struct, char *buf, size_t cap)
+{
+    for (size_t r = 0; r < sizeof op_rules / sizeof op_rules[0]; r++) {
+        if (op_rules[r].kind == KEY_ATEN && aten_key_is(op_rules[r].key, op_struct)) {
+            snprintf(buf, cap, "%s", op_rules[r].key);
+            return;
+        }
+    }
+    snprintf(buf, cap, "aten::%s", op_struct);
+}
+
+/* The API's name without the per-thread-stream suffix (cudaMemcpyAsync_ptsz -> cudaMemcpyAsync). */
+static bool api_key_is(const char *api, const char *key)
+{
+    const char *a = str(api);
+    size_t k = strlen(key);
+    return !strncmp(a, key, k) && (!a[k] || !strcmp(a + k, "_ptsz") || !strcmp(a + k, "_ptds"));
+}
+
+/* ---- which frames are the user's ---------------------------------------------------------- */
+
+/* The installed packages whose frames are never the user's line: torch, and the training
+ * frameworks that drive the user's code (Lightning, Hugging Face's Trainer and Accelerate,
+ * DeepSpeed); by the path below site-packages. */
+static const char *const framework_packages[] = {
+    "torch/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "lightning_utilities/",
+    "accelerate/", "deepspeed/",
+    "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
+    "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};
+
+static bool framework_path(const char *path)
+{
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    for (size_t r = 0; r < 2; r++) {
+        const char *at = strstr(path, roots[r]);
+        if (!at)
+            continue;
+        at += strlen(roots[r]);
+        for (size_t i = 0; i < sizeof framework_packages / sizeof framework_packages[0]; i++)
+            if (!strncmp(at, framework_packages[i], strlen(framework_packages[i])))
+                return true;
+    }
+    return false;
 }
 
 /* Runtime and framework objects: the CUDA stack, PyTorch, CPython, the C/C++ runtime, us. */
@@ -78,10 +378,11 @@ static bool runtime_module(const char *module)
         "libc10", "libpython", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
         "libsyncspy", "libgcc_s", "libffi", "_ctypes", "python3"};
     /* what pip installs with torch (its lib folder, the nvidia wheels) and CPython's own modules */
-    static const char *const folders[] = {"/site-packages/torch/", "/dist-packages/torch/",
-                                          "/site-packages/nvidia/", "/dist-packages/nvidia/",
+    static const char *const folders[] = {"/site-packages/nvidia/", "/dist-packages/nvidia/",
                                           "/lib-dynload/"};
     const char *m = str(module);
+    if (framework_path(m))
+        return true;
     for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
         if (strstr(m, folders[i]))
             return true;
@@ -92,13 +393,18 @@ static bool runtime_module(const char *module)
     return false;
 }
 
-/* Python's standard library and torch's own Python code (a heuristic on the path). */
+/* Python's standard library, torch's and the training frameworks' Python code (by the path). */
 static bool runtime_python_file(const char *file)
 {
     const char *f = str(file);
-    if (strstr(f, "/site-packages/torch/") || strstr(f, "/dist-packages/torch/"))
+    if (framework_path(f))
         return true;
     if (strncmp(f, "<frozen ", 8) == 0)
+        return true;
+    /* the interpreter's own code objects (CPython 3.12+'s shim frame of a type's __init__:
+     * file "__init__", line 0): no source file */
+    size_t n = strlen(f);
+    if (n && !strchr(f, '/') && !(n > 3 && !strcmp(f + n - 3, ".py")) && f[0] != '<')
         return true;
     return strstr(f, "/lib/python3") && !strstr(f, "-packages/");
 }
@@ -157,26 +463,39 @@ uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found)
 /* ---- backward-pass syncs: the hint follows the forward op that made the node --------------- */
 
 struct backward_rule {
-    const char *node_prefix; /* the node type's name starts with this */
+    const char *node; /* the node type's name, without its version digits (IndexBackward0) */
+    const char *op;
     const char *hint;
 };
 
 static const struct backward_rule backward_rules[] = {
-    {"IndexBackward",
+    {"IndexBackward", "backward of x[bool_mask]",
      "the backward of a boolean-mask index (x[mask] of a tensor that needs grad) syncs in "
      "index_put_ -> nonzero: select with torch.where(mask, x, 0) or x.masked_fill(~mask, 0), or "
      "let the loss skip entries (ignore_index) instead of indexing them out"},
-    {"GatherBackward",
+    {"GatherBackward", "backward of torch.gather",
      "the backward of torch.gather syncs (deterministic scatter_add): index with advanced "
      "indexing (x[idx]) instead, or relax determinism for this op"},
-    {"EmbeddingBackward",
+    {"EmbeddingBackward", "backward of nn.Embedding",
      "the backward of an embedding lookup syncs: keep the indices on the device and avoid "
      "padding_idx / scale_grad_by_freq, which count indices on the host"},
-    {"MaskedSelectBackward",
+    {"MaskedSelectBackward", "backward of torch.masked_select",
      "the backward of masked_select syncs: multiply by the mask instead of selecting"},
 };
 
-static const char *backward_hint(const char *node, bool custom)
+/* Whether node is rule's name followed only by digits (its version: IndexBackward0). */
+static bool node_is(const char *node, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(node, name, n))
+        return false;
+    for (const char *c = node + n; *c; c++)
+        if (*c < '0' || *c > '9')
+            return false;
+    return true;
+}
+
+static void backward_op(const char *node, bool custom, struct site_op *out)
 {
     static const char custom_hint[] =
         "a custom autograd.Function's backward syncs (its Python backward, in autograd's thread): "
@@ -184,12 +503,16 @@ static const char *backward_hint(const char *node, bool custom)
     static const char generic_hint[] =
         "this sync runs in the backward of the op on the forward line above: rewrite that op "
         "(a fixed-size or masked form), or its backward";
-    if (custom)
-        return custom_hint;
-    for (size_t r = 0; r < sizeof backward_rules / sizeof backward_rules[0]; r++)
-        if (!strncmp(node, backward_rules[r].node_prefix, strlen(backward_rules[r].node_prefix)))
-            return backward_rules[r].hint;
-    return generic_hint;
+    const char *hint = custom ? custom_hint : generic_hint;
+    snprintf(out->op, sizeof out->op, "backward of %s", node);
+    for (size_t r = 0; !custom && r < sizeof backward_rules / sizeof backward_rules[0]; r++) {
+        if (node_is(node, backward_rules[r].node)) {
+            snprintf(out->op, sizeof out->op, "%s", backward_rules[r].op);
+            hint = backward_rules[r].hint;
+            break;
+        }
+    }
+    snprintf(out->hint, sizeof out->hint, "%s", hint);
 }
 
 /* The node whose backward the site ran in: from its marker when attributed, else from its own
@@ -201,7 +524,7 @@ static bool site_node(const struct rep_site *s, char *buf, size_t cap, bool *cus
     struct rep_sections sec = rep_site_sections(s->frames, s->frames ? s->nframes : 0);
     uint32_t at = 0;
     bool found = s->frames && backward_node_of(s->frames, sec.own, buf, cap, &at);
-    *custom = found && strstr(str(s->frames[at].function), "torch::autograd::PyNode::apply");
+    *custom = found && native_key_is(s->frames[at].function, "torch::autograd::PyNode::apply");
     *matched = found ? s->frames[at].function : NULL;
     if (sec.node && *sec.node) {
         snprintf(buf, cap, "%s", sec.node);
@@ -218,31 +541,107 @@ bool hints_backward_node(const struct rep_site *site, char *buf, size_t cap)
     return site_node(site, buf, cap, &custom, &matched);
 }
 
-const char *hints_find(const struct rep_site *site, const char **matched)
+/* ---- the lookup ---------------------------------------------------------------------------- */
+
+static void take_rule(const struct op_rule *r, const char *matched, struct site_op *out)
 {
+    snprintf(out->op, sizeof out->op, "%s", r->op);
+    snprintf(out->hint, sizeof out->hint, "%s", r->hint);
+    snprintf(out->matched, sizeof out->matched, "%s", matched);
+}
+
+/* The first rule of kind for the frame f (ATen: for the operator struct op_struct, with inner the
+ * innermost operator; f unused). */
+static const struct op_rule *rule_for(enum key_kind kind, const struct rep_frame *f,
+                                      const char *op_struct, const char *inner)
+{
+    for (size_t r = 0; r < sizeof op_rules / sizeof op_rules[0]; r++) {
+        const struct op_rule *h = &op_rules[r];
+        if (h->kind != kind)
+            continue;
+        bool hit = kind == KEY_PYTHON   ? f->python && python_key_is(f, h->key)
+                   : kind == KEY_NATIVE ? !f->python && native_key_is(f->function, h->key)
+                                        : aten_key_is(h->key, op_struct);
+        if (hit && (!h->inner || (inner && !strcmp(h->inner, inner))))
+            return h;
+    }
+    return NULL;
+}
+
+void hints_op(const struct rep_site *site, struct site_op *out)
+{
+    memset(out, 0, sizeof *out);
     char node[96];
     bool custom;
-    if (site_node(site, node, sizeof node, &custom, matched))
-        return backward_hint(node, custom);
+    const char *matched;
+    if (site_node(site, node, sizeof node, &custom, &matched)) {
+        backward_op(node, custom, out);
+        snprintf(out->matched, sizeof out->matched, "%s", str(matched));
+        return;
+    }
     bool found;
     uint32_t u = user_frame(site, &found);
-    uint32_t scope = found ? u + 1 : site->nframes; /* CUDA call .. user frame */
-    for (size_t r = 0; r < sizeof hint_rules / sizeof hint_rules[0]; r++) {
-        const struct hint_rule *h = &hint_rules[r];
-        if (h->on_api) {
-            if (strstr(str(site->api), h->pattern)) {
-                *matched = str(site->api);
-                return h->hint;
-            }
-            continue;
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    uint32_t scope = found ? u : sec.own; /* from the CUDA call to below the user frame */
+    const struct rep_frame *f = site->frames;
+    /* the operators: the outermost and the innermost (the one that waited) */
+    char outer[96] = "", inner[96] = "", buf[96];
+    for (uint32_t i = 0; i < scope; i++) {
+        if (!f[i].python && aten_struct(f[i].function, buf, sizeof buf)) {
+            if (!*inner)
+                snprintf(inner, sizeof inner, "%s", buf);
+            snprintf(outer, sizeof outer, "%s", buf);
         }
-        for (uint32_t i = 0; i < scope && site->frames; i++) {
-            if (strstr(str(site->frames[i].function), h->pattern)) {
-                *matched = site->frames[i].function;
-                return h->hint;
+    }
+    if (*outer) {
+        aten_display(outer, out->aten, sizeof out->aten);
+        aten_display(inner, out->aten_inner, sizeof out->aten_inner);
+    }
+    /* torch's Python, then its bindings: from the user frame inwards */
+    static const enum key_kind frame_kinds[] = {KEY_PYTHON, KEY_NATIVE};
+    for (size_t k = 0; k < 2; k++) {
+        for (uint32_t i = scope; i-- > 0;) {
+            const struct op_rule *r = rule_for(frame_kinds[k], &f[i], NULL, NULL);
+            if (r) {
+                take_rule(r, r->key, out);
+                return;
             }
         }
     }
-    *matched = NULL;
-    return NULL;
+    /* the operator the user called: its rule, never an inner operator's (that is another op's
+     * advice), else a hint that names it */
+    if (*outer) {
+        const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
+        if (r) {
+            take_rule(r, r->key, out);
+            return;
+        }
+        snprintf(out->op, sizeof out->op, "%s", out->aten);
+        snprintf(out->matched, sizeof out->matched, "%s", out->aten);
+        char in[160] = "";
+        if (strcmp(out->aten, out->aten_inner))
+            snprintf(in, sizeof in, " (the wait is in %s)", out->aten_inner);
+        snprintf(out->hint, sizeof out->hint,
+                 "%s synchronizes%s: it reads a value or its output's size on the host; look for "
+                 "an argument that fixes it (a size, a count, min/max) or a fixed-size form, or "
+                 "move it out of the step",
+                 out->aten, in);
+        return;
+    }
+    for (size_t r = 0; r < sizeof op_rules / sizeof op_rules[0]; r++) {
+        if (op_rules[r].kind == KEY_API && api_key_is(site->api, op_rules[r].key)) {
+            take_rule(&op_rules[r], op_rules[r].key, out);
+            return;
+        }
+    }
+    snprintf(out->op, sizeof out->op, "%s", str(site->api)); /* no rule: the API is all we know */
+}
+
+bool hints_rule_at(size_t i, const char **key, const char **op)
+{
+    if (i >= sizeof op_rules / sizeof op_rules[0])
+        return false;
+    *key = op_rules[i].key;
+    *op = op_rules[i].op;
+    return true;
 }

@@ -29,11 +29,28 @@ uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found);
  * into buf; false when it ran in none. */
 bool hints_backward_node(const struct rep_site *site, char *buf, size_t cap);
 
-/* The advice for a site, with *matched set to what matched; NULL when no rule applies. A sync in
- * an autograd node's backward gets the rule of the forward op that made the node (by the node's
- * type, e.g. IndexBackward0: the boolean-mask index; *matched: the node's name). Any other sync:
- * the first matching rule of the table (frame function names from the CUDA call up to the user
- * frame, or the API name), *matched the function or API that matched. */
-const char *hints_find(const struct rep_site *site, const char **matched);
+/* The operator a site belongs to and the advice for it (output/hints.c's table). */
+struct site_op {
+    char op[128];        /* what the report calls it: "x[bool_mask]", "Tensor.__bool__",
+                          * "torch.save", "aten::histc" (an operator with no rule), else the API */
+    char aten[128];      /* the outermost ATen operator below the user frame, the one the user
+                          * called ("aten::index.Tensor"); "" when the stack shows none */
+    char aten_inner[128]; /* the innermost, the one that made the wait ("aten::nonzero") */
+    char matched[200];   /* the exact name the rule is keyed by (a node's marker or frame for a
+                          * backward-pass sync); "" when no rule applies */
+    char hint[400];      /* what to do about it; "" when nothing is known beyond the API */
+};
+
+/* The operator and advice of a site. A sync in an autograd node's backward gets the rule of the
+ * forward op that made the node (by the node's type, e.g. IndexBackward0: the boolean-mask index).
+ * Any other sync: among the frames from the CUDA call to below the user frame, the first rule of
+ * torch's Python functions (from the user frame inwards), then of its native bindings, then of
+ * the ATen operators (from the outermost, with the innermost deciding the argument kind), then
+ * of the API; an ATen operator with no rule gets a hint that names it. */
+void hints_op(const struct rep_site *site, struct site_op *out);
+
+/* Row i of the table (its exact key and what the report calls the op); false past the end. For
+ * tests/unit/test_hints.c, which checks that every row has a case of its own. */
+bool hints_rule_at(size_t i, const char **key, const char **op);
 
 #endif

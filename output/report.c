@@ -955,8 +955,10 @@ static void render_source(struct fd_writer *w, const struct rep_frame *f)
 /* Frames [u, last) from the user frame outwards (interpreter frames left out when the stack has
  * Python frames), the first one after `first` ("at ", "backward of "), at most
  * STACK_FRAMES_SHOWN of them, then how many more there are. */
+/* The frames [u, last) (interpreter frames left out), the first one prefixed `first` and
+ * followed by the operator of the row (op, when not NULL). */
 static void render_frame_list(struct fd_writer *w, const struct rep_frame *frames, uint32_t u,
-                              uint32_t last, bool py, const char *first)
+                              uint32_t last, bool py, const char *first, const char *op)
 {
     while (last > u + 1 && (is_startup_frame(&frames[last - 1]) || (py && is_interpreter_frame(&frames[last - 1]))))
         last--;
@@ -996,6 +998,12 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
             fdw_spaces(w, (*loc || wloc) ? (pad_loc > 0 ? pad_loc : 0) + 2 : 0);
             fdw_puts(w, tag);
         }
+        if (k == 0 && op && *op) { /* which operator the row is (DESIGN.md: every site names it) */
+            fdw_puts(w, "  op: ");
+            paint(w, SGR_BOLD);
+            fdw_puts(w, op);
+            paint_end(w, SGR_BOLD);
+        }
         fdw_putc(w, '\n');
         if (k == 0)
             render_source(w, &frames[shown[k]]);
@@ -1013,12 +1021,12 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
 
 /* A backward-pass sync: the forward line that created the node, its callers, then where the
  * backward ran (the node, the thread that called backward) and the sync's own first frames. */
-static void render_backward(struct fd_writer *w, const struct entry *e)
+static void render_backward(struct fd_writer *w, const struct entry *e, const char *op)
 {
     const struct rep_site *s = e->site;
     struct rep_sections sec = rep_site_sections(s->frames, s->nframes);
     if (e->kind == ENTRY_BACKWARD && e->user > 0) {
-        render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ");
+        render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
         fdw_printf(w, "      node %s, in autograd's thread", e->node);
         bool found;
         uint32_t cu = hints_caller_user_frame(s, &found);
@@ -1039,10 +1047,10 @@ static void render_backward(struct fd_writer *w, const struct entry *e)
         py |= s->frames[i].python;
     uint32_t u = hints_user_frame(s);
     if (sec.own)
-        render_frame_list(w, s->frames, u, sec.own, py, "in ");
+        render_frame_list(w, s->frames, u, sec.own, py, "in ", NULL);
 }
 
-static void render_stack(struct fd_writer *w, const struct entry *e)
+static void render_stack(struct fd_writer *w, const struct entry *e, const char *op)
 {
     const struct rep_site *s = e->site;
     if (s->nframes == 0) {
@@ -1050,10 +1058,10 @@ static void render_stack(struct fd_writer *w, const struct entry *e)
         return;
     }
     if (e->kind != ENTRY_PLAIN) {
-        render_backward(w, e);
+        render_backward(w, e, op);
         return;
     }
-    render_frame_list(w, s->frames, e->user, s->nframes, has_python_frames(s), "at ");
+    render_frame_list(w, s->frames, e->user, s->nframes, has_python_frames(s), "at ", op);
 }
 
 static void render_where(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
@@ -1140,21 +1148,22 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     if (g->threads > 1)
         fdw_printf(w, "  (%s%u threads)", g->threads >= 16 ? ">= " : "", g->threads);
     fdw_putc(w, '\n');
-    render_stack(w, g->heaviest);
+    struct site_op op;
+    hints_op(g->heaviest->site, &op);
+    /* the operator beside the line, unless it is no more than the API already shown */
+    render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
-    const char *matched;
-    const char *hint = hints_find(g->heaviest->site, &matched);
-    if (hint) {
+    if (*op.hint) {
         char m[NAME_MAX_CHARS + 8];
-        report_display_name(matched, m, sizeof m);
+        report_display_name(op.matched, m, sizeof m);
         fdw_puts(w, "      ");
         paint(w, SGR_GREEN);
         fdw_puts(w, "hint:");
         paint_end(w, SGR_GREEN);
         fdw_putc(w, ' ');
-        fdw_puts(w, hint);
+        fdw_puts(w, op.hint);
         fdw_puts(w, "  [matched: ");
         fdw_puts(w, m);
         fdw_puts(w, "]\n");

@@ -4,6 +4,7 @@
  * (cli/summary_read.c). */
 #include "output/summary_json.h"
 #include "output/fd_writer.h"
+#include "output/hints.h"
 #include "output/io.h"
 
 #include <errno.h>
@@ -87,6 +88,20 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
     if (sec.node) { /* a backward-pass sync: the node, for readers that skip the markers */
         fdw_puts(w, ", \"backward_node\": ");
         fdw_json_string(w, sec.node);
+    }
+    struct site_op op; /* the operator that synced and what to do (output/hints.h) */
+    hints_op(s, &op);
+    fdw_puts(w, ", \"op\": ");
+    fdw_json_string(w, op.op);
+    if (*op.aten) {
+        fdw_puts(w, ", \"aten\": ");
+        fdw_json_string(w, op.aten);
+        fdw_puts(w, ", \"aten_inner\": ");
+        fdw_json_string(w, op.aten_inner);
+    }
+    if (*op.hint) {
+        fdw_puts(w, ", \"hint\": ");
+        fdw_json_string(w, op.hint);
     }
     fdw_puts(w, ", \"frames\": [");
     for (uint32_t i = 0; i < s->nframes && s->frames; i++) {

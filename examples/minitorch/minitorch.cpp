@@ -173,6 +173,23 @@ public:
 private:
     TensorImpl *impl_;
 };
+// The dispatcher's entry of each operator (aten's generated Operators.cpp): every call from
+// Python goes through at::_ops::<name>_<overload>::call, which is how syncspy names the operator
+// the user called (output/hints.c), so the miniature keeps it.
+namespace _ops {
+struct nonzero {
+    static Tensor call(const Tensor &self);
+};
+struct _unique2 {
+    static Tensor call(const Tensor &self, bool sorted);
+};
+struct index_Tensor {
+    static Tensor call(const Tensor &self, const Tensor &indices, bool is_mask, int64_t row);
+};
+struct _local_scalar_dense {
+    static double call(const Tensor &self);
+};
+} // namespace _ops
 } // namespace at
 
 namespace c10 {
@@ -483,7 +500,7 @@ NOINLINE Tensor index(const Tensor &self, const Tensor &indices, bool is_mask, i
         return gather_rows(self, indices.data_ptr(), indices.numel(), row);
     if (indices.numel() != self.numel() / row)
         throw Error{"index: the mask's shape does not match the indexed tensor"};
-    Tensor nz = nonzero_cuda(indices);
+    Tensor nz = at::_ops::nonzero::call(indices);
     Tensor out = gather_rows(self, nz.data_ptr(), nz.numel(), row);
     c10::cuda::CUDACachingAllocator::raw_delete(nz.data_ptr(), nz.release()->bytes);
     delete nz.release();
@@ -668,6 +685,16 @@ void sgd_update_(Tensor &param, const Tensor &grad, Tensor *momentum_buffer, dou
     launch_kernel(KERNEL(sgd_kernel), param.numel());
 }
 } // namespace native
+
+namespace _ops {
+NOINLINE Tensor nonzero::call(const Tensor &self) { return at::native::nonzero_cuda(self); }
+NOINLINE Tensor _unique2::call(const Tensor &self, bool sorted) { return at::native::unique_cuda(self, sorted); }
+NOINLINE Tensor index_Tensor::call(const Tensor &self, const Tensor &indices, bool is_mask, int64_t row)
+{
+    return at::native::index(self, indices, is_mask, row);
+}
+NOINLINE double _local_scalar_dense::call(const Tensor &self) { return at::native::_local_scalar_dense_cuda(self); }
+} // namespace _ops
 } // namespace at
 
 namespace c10 {
@@ -939,22 +966,22 @@ MT_API mt_tensor *mt_linear(const mt_tensor *x, const mt_tensor *w, const mt_ten
 
 MT_API NOINLINE mt_tensor *mt_nonzero(const mt_tensor *t)
 {
-    return guarded([&] { return at::native::nonzero_cuda(T(t)).release(); }, nullptr);
+    return guarded([&] { return at::_ops::nonzero::call(T(t)).release(); }, nullptr);
 }
 
 MT_API NOINLINE mt_tensor *mt_unique(const mt_tensor *t)
 {
-    return guarded([&] { return at::native::unique_cuda(T(t), true).release(); }, nullptr);
+    return guarded([&] { return at::_ops::_unique2::call(T(t), true).release(); }, nullptr);
 }
 
 MT_API NOINLINE mt_tensor *mt_index_mask(const mt_tensor *self, const mt_tensor *mask, int64_t row)
 {
-    return guarded([&] { return at::native::index(T(self), T(mask), true, row).release(); }, nullptr);
+    return guarded([&] { return at::_ops::index_Tensor::call(T(self), T(mask), true, row).release(); }, nullptr);
 }
 
 MT_API mt_tensor *mt_index(const mt_tensor *self, const mt_tensor *index, int64_t row)
 {
-    return guarded([&] { return at::native::index(T(self), T(index), false, row).release(); }, nullptr);
+    return guarded([&] { return at::_ops::index_Tensor::call(T(self), T(index), false, row).release(); }, nullptr);
 }
 
 MT_API int mt_index_put(mt_tensor *self, const mt_tensor *index, double value)
@@ -1012,13 +1039,13 @@ MT_API mt_tensor *mt_cross_entropy(const mt_tensor *pred, const mt_tensor *targe
 
 MT_API NOINLINE int mt_item(const mt_tensor *t, double *out)
 {
-    return guarded([&] { *out = at::native::_local_scalar_dense_cuda(T(t)); return 0; }, -1);
+    return guarded([&] { *out = at::_ops::_local_scalar_dense::call(T(t)); return 0; }, -1);
 }
 
 MT_API NOINLINE int mt_item_holding_gil(const mt_tensor *t, double *out, int *gil_held)
 {
     *gil_held = gil_state();
-    return guarded([&] { *out = at::native::_local_scalar_dense_cuda(T(t)); return 0; }, -1);
+    return guarded([&] { *out = at::_ops::_local_scalar_dense::call(T(t)); return 0; }, -1);
 }
 
 MT_API int mt_gil_held(void) { return gil_state(); }

@@ -57,7 +57,7 @@ def process(pid, sites, root="/home/u/proj", training_steps=4, step_ns=40 * MS, 
 def backward_site(train, count, blocked_ns):
     """A sync in the backward of an IndexBackward0 node created at train.py:55."""
     return site("cudaStreamSynchronize",
-                [native("at::native::nonzero_cuda(at::Tensor const&)"),
+                [native("at::_ops::nonzero::call(at::Tensor const&)"),
                  native("torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)"),
                  {"function": "IndexBackward0", "module": "", "file": "", "line": 0, "python": False,
                   "marker": "backward"},
@@ -71,7 +71,7 @@ def seed_sites(root="/home/u/proj"):
     10 copies at train.py:20 in start-up only."""
     train = root + "/train.py"
     return [
-        site("cudaStreamSynchronize", [native("at::native::nonzero_cuda(at::Tensor const&)"),
+        site("cudaStreamSynchronize", [native("at::_ops::nonzero::call(at::Tensor const&)"),
                                        frame("Loss.mask", train, 61), frame("main", train, 90)],
              6, 60 * MS, startup=(1, 10 * MS), partial=(1, 10 * MS)),
         site("cudaStreamSynchronize", [native("at::native::_local_scalar_dense_cuda(at::Tensor const&)"),

@@ -21,7 +21,7 @@ def summary(pid, rank=None, sites=None, steps=None, **extra):
         sites = [
             {"api": "cudaStreamSynchronize", "count": 8, "blocked_ns": 40_000_000,
              "max_ns": 6_000_000, "frames": [
-                 {"function": "at::native::nonzero_cuda(at::Tensor const&)", "module": TORCH,
+                 {"function": "at::_ops::nonzero::call(at::Tensor const&)", "module": TORCH,
                   "file": "", "line": 0, "python": False, "offset": 4660},
                  {"function": "MaskedLoss.ignore_background", "module": "",
                   "file": "/home/u/proj/train.py", "line": 61, "python": True},
@@ -82,7 +82,7 @@ class CliTest(unittest.TestCase):
         self.assertLess(out.index("MaskedLoss.ignore_background"), out.index("loss_fn"))
         self.assertIn("10.0 ms", out)
         self.assertIn("/home/u/proj/train.py:61", out)
-        self.assertIn("[matched: at::native::nonzero_cuda]", out)
+        self.assertIn("[matched: aten::nonzero]", out)
         self.assertIn("train.cpp:42", out)
         self.assertIn("(train)", out)
 
@@ -243,7 +243,7 @@ class CliTest(unittest.TestCase):
         self.assertEqual(lines, [
             "MaskedLoss.forward (/home/u/proj/train.py:70);"
             "MaskedLoss.ignore_background (/home/u/proj/train.py:61);"
-            "at::native::nonzero_cuda;cudaStreamSynchronize 40000000",
+            "at::_ops::nonzero::call;cudaStreamSynchronize 40000000",
             "main;loss_fn;cudaMemcpy 8000000",
         ])
         for line in lines:  # the format: stack, one space, an integer weight

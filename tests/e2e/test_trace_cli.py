@@ -43,7 +43,7 @@ def frame_json(function, module="", file="", line=0, python=False, offset=0):
 
 def sample_summary(pid):
     """The summary.json the sample trace's process would have left: the same sites."""
-    nz = frame_json("at::native::nonzero_cuda(at::Tensor const&)", module=tracegen.TORCH,
+    nz = frame_json("at::_ops::nonzero::call(at::Tensor const&)", module=tracegen.TORCH,
                     offset=0x1234)
     ib = frame_json("MaskedLoss.ignore_background", file="/home/u/proj/train.py", line=61,
                     python=True)
@@ -98,7 +98,7 @@ class TraceCliTest(unittest.TestCase):
                                   r"cudaMemcpy$")
         self.assertLess(out.index("MaskedLoss.ignore_background"), out.index("loss_fn"))
         self.assertIn("/home/u/proj/train.py:61", out)
-        self.assertIn("[matched: at::native::nonzero_cuda]", out)
+        self.assertIn("[matched: aten::nonzero]", out)
         # the trace.bin file itself, and the same answer as the equivalent summary.json
         p2 = run("report", self.path("pid4242", "trace.bin"))
         self.assertEqual(p2.stdout, out)
@@ -321,7 +321,7 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual((first["name"], first["tid"], first["ts"], first["dur"]),
                          ("cudaStreamSynchronize", 100, 12000, 5000))
         self.assertEqual(first["args"]["frames"], [
-            "at::native::nonzero_cuda (libtorch_cuda.so+0x1234)",
+            "at::_ops::nonzero::call (libtorch_cuda.so+0x1234)",
             "MaskedLoss.ignore_background (/home/u/proj/train.py:61)",
             "MaskedLoss.forward (/home/u/proj/train.py:70)"])
         self.assertEqual(first["args"]["step"], 1)
@@ -401,7 +401,7 @@ class TraceCliTest(unittest.TestCase):
         self.assertEqual(p.stdout.splitlines(), [
             "MaskedLoss.forward (/home/u/proj/train.py:70);"
             "MaskedLoss.ignore_background (/home/u/proj/train.py:61);"
-            "at::native::nonzero_cuda;cudaStreamSynchronize 30000000",
+            "at::_ops::nonzero::call;cudaStreamSynchronize 30000000",
             "main;loss_fn;cudaMemcpy 6000000",
         ])
         # the same as the export of the equivalent summary.json

@@ -161,7 +161,7 @@ def sample(pid=4242, rank=-1, end=True, syncs=True):
               features=FEATURE_LAUNCHES | FEATURE_PYTHON)
     t.thread(100, "python")
     t.thread(101, "pt_autograd_0")
-    nz = t.frame("at::native::nonzero_cuda(at::Tensor const&)", module=TORCH, offset=0x1234)
+    nz = t.frame("at::_ops::nonzero::call(at::Tensor const&)", module=TORCH, offset=0x1234)
     ib = t.frame("MaskedLoss.ignore_background", file="/home/u/proj/train.py", line=61,
                  python=True)
     fw = t.frame("MaskedLoss.forward", file="/home/u/proj/train.py", line=70, python=True)

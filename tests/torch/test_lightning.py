@@ -6,7 +6,10 @@ thread, optimizer_step holding both, run_training_batch all three) with their sp
 blocked time and its share; the summary in Lightning's report (the log, or dirpath/filename);
 syncspy's steps ended at Lightning's batches (explicit marks, winning over the optimizer hook),
 so its own report counts the same 3 syncs per step; the same under `syncspy run` as under
-LD_PRELOAD, and without the agent durations only and a sentence saying why."""
+LD_PRELOAD, and without the agent durations only and a sentence saying why. Lightning's own
+batch transfer from a pageable DataLoader (tests/torch/progs/lightning_batches.py) is reported at
+the user's trainer.fit line as Lightning's, with pin_memory=False named; none with
+pin_memory=True."""
 import glob
 import json
 import os
@@ -137,6 +140,58 @@ class WithoutTheAgent(unittest.TestCase):
         self.assertEqual(table_rows(r.stderr)["run_training_batch"][5], "-")
         self.assertNotIn("syncspy: pid", r.stderr)
         self.assertEqual(os.listdir(r.out_dir), [])
+
+
+BATCHES = os.path.join(harness.PROGS, "lightning_batches.py")
+
+
+class LightningBatchTransfer(unittest.TestCase):
+    """Lightning moves each batch to the device itself (lightning/fabric/utilities/apply_func.py):
+    its frames, like torch's, are not the user's line; the row is the user's trainer.fit line,
+    named as Lightning's batch transfer, with the DataLoader's pin_memory=False behind it. With
+    pin_memory=True the copy does not wait (no such row)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pageable = harness.run(BATCHES, STEPS, python=PYTHON)
+        cls.pinned = harness.run(BATCHES, STEPS, "--pin", python=PYTHON)
+
+    def test_named_at_the_users_line(self):
+        r = self.pageable
+        self.assertEqual(r.returncode, 0, r.stderr)
+        fit = marked_lines(BATCHES)["fit"]
+        g = harness.group_at(r.stderr, "lightning_batches.py", fit)
+        self.assertIsNotNone(g, r.stderr)
+        self.assertTrue(g["at"].startswith("at main"), g["at"])
+        self.assertTrue(g["at"].endswith("op: Lightning batch transfer"), g["at"])
+        self.assertIn("cudaMemcpyAsync", g["head"])
+        self.assertRegex(g["head"], r"\s2\.00\s")  # x and y, each step
+        self.assertIn("Lightning's batch transfer (move_data_to_device)", g["hint"])
+        self.assertIn("pin_memory=False", g["hint"])
+        self.assertIn("pin_memory=True", g["hint"])
+        # no row is grouped at a frame of Lightning's
+        for other in harness.report_groups(r.stderr):
+            self.assertNotRegex(other["at"] or "", r"apply_func\.py|/lightning/", other["at"])
+        sites = [s for s in r.summary()["sites"] if s.get("op") == "Lightning batch transfer"]
+        self.assertTrue(sites)
+        for s in sites:
+            self.assertEqual(s["api"], "cudaMemcpyAsync")
+            self.assertEqual(harness.user_frame(s, BATCHES)["line"], fit)
+            self.assertTrue(any(f["file"].endswith("lightning/fabric/utilities/apply_func.py")
+                                for f in s["frames"] if f["python"]), harness.frames_text(s))
+        steps = [st for st in complete_steps(r.summary()) if st["step"] > 0]  # past start-up
+        self.assertTrue(steps)
+        self.assertEqual([st["syncs"] for st in steps], [2] * len(steps))
+
+    def test_pinned_batches_do_not_wait(self):
+        r = self.pinned
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        self.assertEqual([x for x in s["sites"] if x.get("op") == "Lightning batch transfer"], [])
+        steps = [st for st in complete_steps(s) if st["step"] > 0]  # past start-up
+        self.assertTrue(steps)
+        self.assertEqual([st["syncs"] for st in steps], [0] * len(steps))
+        self.assertIn("no host-device syncs in the training steps", r.stderr)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,11 @@ PROG = harness.DEMO
 STEPS = 8
 QUIET = ("--steps", STEPS, "--log-every", 0, "--step-times")  # no loss reads, a line per step
 MARKS = marked_lines(PROG)
-HINTS = {"nonzero": "torch.nonzero syncs to size its output",
+HINTS = {"nonzero": "torch.nonzero(as_tuple=True) syncs to size its output",
          "mask_target": "x[bool_mask] syncs to size its output",
          "mask_pred": "x[bool_mask] syncs to size its output",
          "unique": "torch.unique syncs to size its output",
-         "item": ".item() / float(t) / if t: copies a scalar to the host"}
+         "item": ".item() copies a scalar to the host"}
 
 
 def step_lines(stdout):

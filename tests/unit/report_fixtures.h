@@ -12,7 +12,7 @@
 /* native C++ training loop: loss_fn <- compute_loss <- main, under two runtime frames */
 static const struct rep_frame loss_frames[] = {
     {"cudart::cudaApiStreamSynchronize", CUDART, "", 0, 0x1234, false},
-    {"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
+    {"at::_ops::_local_scalar_dense::call(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
     {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
     {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
     {"main", "/home/u/train", "train.cpp", 120, 0x1300, false},
@@ -22,9 +22,10 @@ static const struct rep_frame loss_frames2[] = {
     {"loss_fn(float*, int)", "/home/u/train", "train.cpp", 42, 0x1100, false},
     {"compute_loss", "/home/u/train", "train.cpp", 77, 0x1200, false},
 };
-/* a Python frame reached through libtorch's nonzero */
+/* a Python frame reached through libtorch's nonzero (its dispatcher entry, as torch's stacks
+ * show it) */
 static const struct rep_frame nonzero_frames[] = {
-    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+    {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
     {"_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so.1.0", "", 0, 0x10, false},
     {"forward", "", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1501, 0,
      true},
@@ -86,8 +87,9 @@ static const struct rep_frame backward_frames[] = {
 static const struct rep_frame backward_unseen_frames[] = {BACKWARD_OWN};
 /* the forward line's own sync (the boolean-mask index itself) */
 static const struct rep_frame mask_forward_frames[] = {
-    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
-    {"at::_ops::index_Tensor::redispatch", CPU_LIB, "", 0, 0x1234, false},
+    {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+    {"at::_ops::index_Tensor::call(at::Tensor const&, c10::List<std::optional<at::Tensor> > const&)",
+     CPU_LIB, "", 0, 0x1234, false},
     {"MaskedLoss.cross_entropy", "", TRAIN_PY, 22, 0, true},
     {"main", "", TRAIN_PY, 90, 0, true},
 };

@@ -211,7 +211,9 @@ static void test_backward_markers(void **state)
     struct rep_process p = {.pid = 3, .rank = -1, .schedule = "", .sites = s, .nsites = 1}, q;
     size_t len;
     char *text = write_json(&p, &len);
-    assert_non_null(strstr(text, "\"backward_node\": \"IndexBackward0\", \"frames\": ["));
+    assert_non_null(strstr(text, "\"backward_node\": \"IndexBackward0\", \"op\": \"backward of x[bool_mask]\", "
+                                 "\"hint\": \"the backward of a boolean-mask index"));
+    assert_non_null(strstr(text, "(ignore_index) instead of indexing them out\", \"frames\": ["));
     assert_non_null(strstr(text, "\"offset\": 0, \"marker\": \"backward\"}"));
     assert_non_null(strstr(text, "\"marker\": \"backward_caller\"}"));
     char err[512];
