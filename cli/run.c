@@ -11,6 +11,7 @@
 #include "agent/config.h"
 #include "cli/load.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -347,6 +348,49 @@ static int root_unwritable(const char *root)
     return 0;
 }
 
+/* Why a run may have made no CUDA call at all: this machine's CUDA driver, asked as CMD would
+ * have asked it (the same environment, so the same libcuda.so.1 is found). Into buf, or false
+ * when a driver with a device is there (then the program simply used none). Only after CMD ended
+ * with nothing recorded. The simulated device beside this program (a build tree's sim/), when
+ * there is one, is named as the way to try without a GPU. */
+static bool no_driver_reason(char *buf, size_t n)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int rc = 0, count = 0;
+    if (cuda) {
+        int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+        int (*devices)(int *) = (int (*)(int *))dlsym(cuda, "cuDeviceGetCount");
+        if (!init || !devices)
+            rc = -1;
+        else if ((rc = init(0)) == 0 && (rc = devices(&count)) == 0 && count > 0)
+            return false; /* the driver is fine; not closed: it may have started threads */
+    }
+    int len;
+    if (!cuda)
+        len = snprintf(buf, n, "this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so "
+                       "torch and other CUDA programs run without the GPU and make no CUDA call");
+    else if (rc)
+        len = snprintf(buf, n, "the CUDA driver found no usable GPU (cuInit/cuDeviceGetCount returned "
+                       "%d), so CUDA programs run without it", rc);
+    else
+        len = snprintf(buf, n, "the CUDA driver sees no GPU, so CUDA programs run without it");
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0 && (size_t)len < n && k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash && (size_t)(slash - exe) + 20 < sizeof exe) {
+            strcpy(slash, "/sim/libcudart.so.13");
+            if (access(exe, R_OK) == 0) {
+                slash[4] = '\0';
+                snprintf(buf + len, n - (size_t)len, "; to try syncspy without a GPU, run it on the simulated "
+                         "device: LD_LIBRARY_PATH=%s syncspy run -- ...", exe);
+            }
+        }
+    }
+    return true;
+}
+
 /* The closing lines: which process folders this run left, and the command that reads them. */
 static void say_where(const char *root, const struct names *before)
 {
@@ -369,6 +413,9 @@ static void say_where(const char *root, const struct names *before)
               "folder ", stderr);
         shell_word(root);
         fputs(")\n", stderr);
+        char why[1024 + PATH_MAX];
+        if (no_driver_reason(why, sizeof why))
+            fprintf(stderr, "syncspy run: %s\n", why);
     } else if (made.n == 1) {
         size_t len = strlen(root) + strlen(made.v[0]) + 2;
         char *dir = malloc(len);

@@ -107,6 +107,22 @@ class RunsWithTheAgent(unittest.TestCase):
         self.assertIn(f"syncspy run: nothing recorded: no process made a CUDA call the agent saw "
                       f"(output folder {out})", p.stderr)
         self.assertEqual(os.listdir(out), [])
+        # with the simulated device on the library path a driver answers: no word of one missing
+        self.assertNotIn("CUDA driver", p.stderr)
+
+    def test_nothing_recorded_on_a_machine_without_a_driver_says_why(self):
+        # no libcuda.so.1 on the library path (this machine has no driver): the closing lines say
+        # why a CUDA program recorded nothing, and how to try it on the simulated device
+        e, out = agent_env(None, preload=False)
+        e.pop("LD_LIBRARY_PATH", None)
+        p = subprocess.run([CLI, "run", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn("syncspy run: this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so torch "
+                      "and other CUDA programs run without the GPU and make no CUDA call", p.stderr)
+        sim = os.path.join(os.path.dirname(os.path.realpath(CLI)), "sim")
+        self.assertIn(f"to try syncspy without a GPU, run it on the simulated device: LD_LIBRARY_PATH={sim} "
+                      "syncspy run -- ...", p.stderr)
 
 
 class RefusedBeforeTheProgram(unittest.TestCase):
