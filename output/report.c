@@ -632,9 +632,14 @@ static size_t syncing_threads(const struct rep_process *p, const struct basis *b
  * are every thread's, as the table's). */
 static void render_trainer(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
 {
-    if (!bs->trainer || syncing_threads(p, bs) < 2) /* alone: the header's figures are its own */
+    if (!bs->trainer)
         return;
     const struct rep_thread *tr = bs->trainer;
+    bool others = false; /* alone, the header's figures are the training thread's own */
+    for (size_t i = 0; i < p->nthreads && !others; i++)
+        others = &p->threads[i] != tr && basis_count(bs, p->threads[i].syncs, &p->threads[i].split) > 0;
+    if (!others)
+        return;
     double steps = bs->steps > 0 ? bs->steps : 1.0;
     double ns = (double)basis_ns(bs, tr->blocked_ns, &tr->split);
     char a[32], c[32], sh[32];

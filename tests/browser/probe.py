@@ -68,12 +68,14 @@ def probe_report(d, out):
     out["bars"] = d.execute_script("""return [...document.querySelectorAll('#run-chart g.bar')].map(g => ({
         step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs)}));""")
     out["rows"] = rows(d, "#run-sites")
-    first = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row")
+    # the heaviest row of the program's own line (not a backward row): its stack, source, hint
+    first = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=line]")
     if first:
+        out["opened_row"] = first[0].find_elements(By.CSS_SELECTOR, "td")[-1].text
         first[0].click()
         out["opened"] = {"stack": text(d, "#run-sites tr.detail .stack"), "source": text(d, "#run-sites tr.detail .source"),
                          "hint": text(d, "#run-sites tr.detail .hint"), "detail": text(d, "#run-sites tr.detail")}
-        d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row")[0].click()
+        d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=line]")[0].click()
         out["closed_details"] = len(d.find_elements(By.CSS_SELECTOR, "#run-sites tr.detail"))
     backward = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=backward]")
     if backward:

@@ -172,3 +172,24 @@ def marked_lines(path, tag="sync"):
 
 def complete_steps(summary):
     return [st for st in summary["steps"] if not st["partial"]]
+
+
+def training_thread_syncs(text):
+    """The training thread's own syncs per step, from the report's header: its line when other
+    threads synced too ("the training thread, python (tid 5), waited ... (4.00 syncs/step)"), else
+    the header's figure (it synced alone)."""
+    m = re.search(r"^  the training thread, .*?, waited \S+ \S+/step, [0-9.]+% of the step "
+                  r"\(([0-9.]+) syncs/step\)", text, re.M)
+    if m:
+        return float(m.group(1))
+    m = re.search(r"\| ([0-9.]+) syncs/step \|", text)
+    return float(m.group(1)) if m else None
+
+
+def other_thread_rates(text):
+    """The other threads on the training thread's line: [(name, tid, syncs per step)]."""
+    m = re.search(r"^  the training thread, .*$", text, re.M)
+    if not m:
+        return []
+    return [(n, int(t), float(r)) for n, t, r in
+            re.findall(r"; (\S+) \(tid (\d+)\) \S+ \S+/step \(([0-9.]+) syncs\)", m.group(0))]

@@ -91,8 +91,8 @@ class WithTheAgent(unittest.TestCase):
         self.assertEqual(self.s["step_source"], "syncspy.step()")
         training = [st for st in complete_steps(self.s) if not st.get("startup")]
         self.assertEqual([st["syncs"] for st in training], [3] * STEPS, self.s["steps"])
-        self.assertIn("steps: syncspy.step()", self.r.stderr)
-        self.assertIn(f"(rates over the {STEPS} training steps", self.r.stderr)
+        self.assertRegex(self.r.stderr, r"pid \d+: \d+ syncspy\.step\(\) marks\n")
+        self.assertIn(f"start-up runs to the first, {STEPS} steps counted", self.r.stderr)
         # the masks' line: 2 syncs a batch
         self.assertEqual(count_at(self.s, PROG, MARKS["masks"]), 2 * STEPS)
         g = harness.group_at(self.r.stderr, "lightning_fit.py", MARKS["masks"])

@@ -46,7 +46,7 @@ class SeedLoopHeader(unittest.TestCase):
         # start-up holds import torch and the set-up: far longer than a training step
         self.assertGreater(s["startup"]["wall_ns"], 20 * statistics.median(st["wall_ns"] for st in training))
         # (no loss is read after the last optimizer step: the step open at exit holds nothing)
-        self.assertIn("(rates over the 59 training steps: start-up left out)", self.r.stderr)
+        self.assertIn("60 optimizer steps\n  start-up runs to the first, 59 steps counted\n", self.r.stderr)
         self.assertRegex(self.r.stderr, r"  before the first step \(start-up, not in the rates\): [0-9.]+ s, \d+ syncs")
         # the set-up's copies (model.to(dev)) are start-up's, listed there, not in the table
         setup = marked_lines(SEG)["set_up"]
@@ -62,9 +62,10 @@ class SeedLoopHeader(unittest.TestCase):
             g = harness.group_at(self.r.stderr, "seg_loss.py", marks[name])
             self.assertIsNotNone(g, self.r.stderr)
             self.assertRegex(g["head"], r"\s1\.00\s", (name, g["head"]))
-        # the header's syncs are the training loop's thread's: the four; the backward's (autograd's
-        # engine thread) are on the other threads' line (test_threads)
-        self.assertRegex(self.r.stderr, r"\| 4\.00 syncs/step \|")
+        # the header counts every thread's, as the rows and check do: the four and the backward's;
+        # the training loop's own thread has the four (the backward's is autograd's engine thread's)
+        self.assertRegex(self.r.stderr, r"\| 5\.00 syncs/step \|")
+        self.assertEqual(harness.training_thread_syncs(self.r.stderr), 4.0, self.r.stderr)
 
     def test_threads(self):
         threads = {t["name"]: t for t in self.s["threads"]}
@@ -74,7 +75,10 @@ class SeedLoopHeader(unittest.TestCase):
         engine = [t for t in self.s["threads"] if not t["ends_steps"]]
         self.assertEqual(len(engine), 1, threads)
         self.assertEqual(engine[0]["syncs"] - engine[0]["startup_count"] - engine[0]["partial_count"], STEPS - 1)
-        self.assertRegex(self.r.stderr, r"  other threads, blocked per step: \S+ \(tid \d+\) [0-9.]+ [mun]?s, 1\.00 syncs")
+        others = harness.other_thread_rates(self.r.stderr)
+        self.assertEqual([(n, t, r) for n, t, r in others], [(engine[0]["name"], engine[0]["tid"], 1.0)],
+                         self.r.stderr)
+        self.assertIn(" during backward()", self.r.stderr)
 
 
 class FixedLoss(unittest.TestCase):

@@ -80,7 +80,8 @@ class ScheduleOverOptimizerSteps(unittest.TestCase):
         self.assertEqual([st["step"] for st in s["steps"]], [3, 4, 7, 8], s["steps"])
         self.assertEqual([st["syncs"] for st in s["steps"]], [5, 5, 5, 5], s["steps"])
         self.assertEqual(sum(x["count"] for x in s["sites"]), 20)
-        self.assertIn("4 active steps", r.stderr)
+        self.assertIn("12 optimizer steps (schedule: skip_first=1,wait=1,warmup=1,active=2,repeat=2)\n"
+                      "  4 steps counted (the schedule records 4 of 13)\n", r.stderr)
 
 
 class TorchOwnTools(unittest.TestCase):
