@@ -279,6 +279,7 @@ struct entry {
     uint32_t user;               /* index of key in site->frames */
     uint32_t proc;
     uint8_t kind;                /* enum entry_kind */
+    bool joined;                 /* an unseen backward sync joined to the only line seen (a guess) */
     char node[64];               /* backward: the node's type name */
     uint64_t count, blocked_ns;  /* of the training steps (start-up, the open step left out) */
 };
@@ -286,6 +287,7 @@ struct entry {
 struct group {
     size_t first, n; /* entries[first .. first+n) */
     uint64_t count, blocked_ns, max_ns;
+    uint64_t joined_count; /* of count: unseen backward syncs joined to this line (join_unseen) */
     uint32_t threads; /* the most threads one of its sites saw syncing (0: not known) */
     const struct entry *heaviest;
 };
@@ -393,6 +395,7 @@ static void join_unseen(struct entry *e, size_t n)
         }
         if (only && !ambiguous) {
             e[i].kind = ENTRY_BACKWARD;
+            e[i].joined = true;
             e[i].key = only->key;
             e[i].user = 0; /* its own frames hold no forward line: shown from the group's heaviest */
         }
@@ -451,6 +454,8 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
         cur->n++;
         cur->count += e[i].count;
         cur->blocked_ns += e[i].blocked_ns;
+        if (e[i].joined)
+            cur->joined_count += e[i].count;
         if (s->max_ns > cur->max_ns)
             cur->max_ns = s->max_ns;
         if (s->threads > cur->threads)
@@ -977,6 +982,12 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
         fdw_printf(w, "  (%s%u threads)", g->threads >= 16 ? ">= " : "", g->threads);
     fdw_putc(w, '\n');
     render_stack(w, g->heaviest);
+    if (g->joined_count) { /* say which part of the figure is a guess (issue 24 item 2) */
+        fmt_rate(c, sizeof c, (double)g->joined_count / t->steps);
+        fdw_printf(w, "      ~%s/step of these from steps without attribution: the same node's "
+                   "backward, at the same native stack, counted for the only forward line seen "
+                   "making it (an estimate; SYNCSPY_BACKWARD=all names each)\n", c);
+    }
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);

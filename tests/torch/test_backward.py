@@ -54,6 +54,9 @@ class SeedLoss(unittest.TestCase):
         text = "\n".join(g["lines"])
         self.assertIn("node IndexBackward0, in autograd's thread; backward() called at main", text)
         self.assertIn(f"seg_loss.py:{self.marks['backward']}", text)
+        # all but the attributed step are joined by their native stack: said to be an estimate
+        self.assertRegex(text, r"~0\.9\d/step of these from steps without attribution: the same "
+                               r"node's backward, at the same native stack")
         self.assertIn("the backward of a boolean-mask index", g["hint"])
         self.assertIn("[matched: IndexBackward0]", g["hint"])
         # the line's own (forward) sync is a group of its own, with its own hint
