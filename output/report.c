@@ -868,8 +868,11 @@ static void render_backward(struct fd_writer *w, const struct entry *e)
         }
         fdw_putc(w, '\n');
     } else {
+        /* true under every mode: the report does not know which one ran (issue 24 item 3) */
         fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded: "
-                   "SYNCSPY_BACKWARD)\n", e->node);
+                   "no step with attribution made this node from a Python op of the training "
+                   "thread; SYNCSPY_BACKWARD=auto attributes a few steps, all every one, off "
+                   "none)\n", e->node);
     }
     /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
      * backward) or, when all are the framework's, from the CUDA call */
