@@ -165,6 +165,29 @@ class Cases(unittest.TestCase):
         # two calls on one line, one on the other, in each of the 5 steps after the first
         self.assertEqual(outer, {marks["composite"]: 10, marks["composite2"]: 5}, r.stderr)
 
+    def test_checkpoint(self):
+        # non-reentrant checkpoint keeps the forward's nodes (it recomputes saved tensors in
+        # backward): the masked index's node is named by its line, inside the checkpoint call
+        r, _ = self.run_case("checkpoint")
+        s = r.summary()
+        marks = marked_lines(PROG)
+        self.assertEqual(self.forward_lines(s), {("IndexBackward0", marks["mask_pred"])})
+        for x in backward_sites(s):
+            if x.get("backward_node"):
+                lines = [f["line"] for f in user_frames(sections(x)[2]) if f["file"] == PROG]
+                self.assertIn(marks["checkpoint"], lines)
+
+    def test_node_made_in_another_thread_is_never_given_a_line(self):
+        # the mode is the training thread's: a node made in a forward thread of its own is not
+        # tagged, and not given the training thread's line that uses its output either
+        r, _ = self.run_case("thread")
+        s = r.summary()
+        self.assertEqual(self.forward_lines(s), set())
+        self.assertEqual(sum(x["count"] for x in backward_sites(s)), 6)
+        self.assertIn("backward of IndexBackward0, in autograd's thread (its forward line was not "
+                      "recorded: no step with attribution made this node from a Python op of the "
+                      "training thread", r.stderr)
+
     def test_deterministic_gather_and_embedding_do_not_sync_in_backward(self):
         for case in ("gather_det", "embedding"):
             with self.subTest(case):

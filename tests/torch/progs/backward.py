@@ -16,15 +16,20 @@ Cases:
                not make itself (and counts them): the calls it received
   ctc          F.ctc_loss with mean and with no reduction on two lines: both create
                CtcLossBackward0 inside the composite (under MeanBackward0 / SumBackward0)
-  composite    a custom Function called inside a composite of the program's own (two lines)"""
+  composite    a custom Function called inside a composite of the program's own (two lines)
+  checkpoint   the masked loss under torch.utils.checkpoint (recomputed in backward)
+  thread       the masked loss computed in a forward thread of its own, the rest on the
+               training thread"""
 import gc
 import json
 import sys
+import threading
 import traceback
 import weakref
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 dev = torch.device("cuda")
 
@@ -124,6 +129,15 @@ def run(case, steps):
         elif case == "composite":
             loss = clamped_norm(w) + clamped_norm(w * 3)  # sync: composite
             loss = loss + clamped_norm(w * 2)  # sync: composite2
+        elif case == "checkpoint":
+            ckpt = torch.utils.checkpoint.checkpoint
+            loss = ckpt(masked_loss, w * 1, target, use_reentrant=False)  # sync: checkpoint
+        elif case == "thread":
+            box = {}
+            t = threading.Thread(target=lambda: box.update(l=masked_loss(w * 1, target)))  # sync: thread
+            t.start()
+            t.join()
+            loss = box["l"] + (w * 2).sum()  # sync: thread_join
         elif case == "exception":
             loss = masked_loss(w, target)
             try:
