@@ -2,18 +2,21 @@
 # from a copy embedded in libsyncspy.so as "<syncspy>", in a namespace of its own, by
 # agent/pyhook.c when it registers the optimizer step hook). It names the forward line of each
 # backward-pass sync (agent/autograd.h): in an attribution step it pushes a TorchFunctionMode on
-# the training thread; every op whose output's grad_fn is of a node type seen syncing gets that
-# node tagged with its forward stack (kept by the agent: _syncspy_forward) and a pre hook and a
-# post hook that tell the agent, on the engine's thread, which node runs (_syncspy_enter /
-# _syncspy_leave); a backward call made meanwhile is the backward syncs' outer context. The mode
-# is popped at the step's end.
+# the training thread; after each op, every node made since the last op that made one (found by
+# walking next_functions from the op's outputs, autograd's sequence numbers telling new from
+# old) whose type is wanted (seen syncing, or every type under SYNCSPY_BACKWARD=all) is tagged
+# with the op's forward stack (kept by the agent: _syncspy_forward, _syncspy_node) and gets a pre
+# hook and a post hook that tell the agent, on the engine's thread, which node runs
+# (_syncspy_enter / _syncspy_leave); a backward call made meanwhile is the backward syncs' outer
+# context. The mode is popped at the step's end.
 #
 # It must never change the program: every hook returns None (gradients untouched), catches every
 # exception, keeps no reference to a node, tensor or graph (a hook holds one int; the tag lives
-# in the node's own metadata dict and dies with the graph), and steps aside when torch.compile is
-# in use (an active mode would recompile compiled code). The names given by pyhook.c:
-# _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_enter, _syncspy_leave, _syncspy_tf, and
-# _syncspy_debug (SYNCSPY_DEBUG's level).
+# in the node's own metadata dict and dies with the graph), reads outputs without dispatch (a
+# Tensor subclass's __torch_function__ sees only the program's calls), and steps aside when
+# torch.compile is in use (an active mode would recompile compiled code). The names given by
+# pyhook.c: _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_node, _syncspy_enter,
+# _syncspy_leave, _syncspy_tf, and _syncspy_debug (SYNCSPY_DEBUG's level).
 import sys
 
 _torch = sys.modules.get("torch")
