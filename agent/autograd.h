@@ -3,8 +3,8 @@
  * created the node in forward appended to its stack words (collectors/pyframes.h's section
  * markers), and the stack of the thread that called backward. How the agent learns which node
  * runs: Python code of the agent's own (agent/autograd_attr.py, installed with the optimizer
- * step hook by agent/pyhook.c) pushes a TorchFunctionMode for an attribution step, tags the
- * nodes of the types seen syncing with their forward stack (autograd_capture_python) and hooks
+ * step hook by agent/pyhook.c) pushes a TorchFunctionMode for an attribution step, tags every
+ * node an op makes (walking next_functions) of the types seen syncing with its forward stack (autograd_capture_python) and hooks
  * them (pre hook: autograd_enter, post hook: autograd_leave). This module keeps the tables;
  * SYNCSPY_BACKWARD decides when attribution runs (see autograd_plan). */
 #ifndef SYNCSPY_AUTOGRAD_H
@@ -48,7 +48,8 @@ int autograd_append(uintptr_t *words, int n, int max);
 /* The flusher saw a new stack whose own frames run the backward of node type `name`. */
 void autograd_seen(const char *name);
 
-/* For agent/autograd_attr.py at each step end: "<generation>|<mode>|<attribute>|<name>,<name>...":
+/* For agent/autograd_attr.py at each step end (under auto, after the flusher named the stacks
+ * made since the last plan, so that a type seen syncing is in it whatever the flusher's pace): "<generation>|<mode>|<attribute>|<name>,<name>...":
  * generation grows when a new node type is seen; mode 0 off, 1 auto, 2 all; attribute 1 when
  * the step now beginning is to be attributed (recorded by the schedule, and new types seen or
  * AUTOGRAD_EVERY_STEPS active steps since the last attribution, or mode all); the names are the

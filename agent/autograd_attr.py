@@ -2,24 +2,27 @@
 # from a copy embedded in libsyncspy.so as "<syncspy>", in a namespace of its own, by
 # agent/pyhook.c when it registers the optimizer step hook). It names the forward line of each
 # backward-pass sync (agent/autograd.h): in an attribution step it pushes a TorchFunctionMode on
-# the training thread; every op whose output's grad_fn is of a node type seen syncing gets that
-# node tagged with its forward stack (kept by the agent: _syncspy_forward) and a pre hook and a
-# post hook that tell the agent, on the engine's thread, which node runs (_syncspy_enter /
-# _syncspy_leave); a backward call made meanwhile is the backward syncs' outer context. The mode
-# is popped at the step's end.
+# the training thread; after each op, every node made since the last op that made one (found by
+# walking next_functions from the op's outputs, autograd's sequence numbers telling new from
+# old) whose type is wanted (seen syncing, or every type under SYNCSPY_BACKWARD=all) is tagged
+# with the op's forward stack (kept by the agent: _syncspy_forward, _syncspy_node) and gets a pre
+# hook and a post hook that tell the agent, on the engine's thread, which node runs
+# (_syncspy_enter / _syncspy_leave); a backward call made meanwhile is the backward syncs' outer
+# context. The mode is popped at the step's end.
 #
 # It must never change the program: every hook returns None (gradients untouched), catches every
 # exception, keeps no reference to a node, tensor or graph (a hook holds one int; the tag lives
-# in the node's own metadata dict and dies with the graph), and steps aside when torch.compile is
-# in use (an active mode would recompile compiled code). The names given by pyhook.c:
-# _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_enter, _syncspy_leave, _syncspy_tf, and
-# _syncspy_debug (SYNCSPY_DEBUG's level).
+# in the node's own metadata dict and dies with the graph), reads outputs without dispatch (a
+# Tensor subclass's __torch_function__ sees only the program's calls), and steps aside when
+# torch.compile is in use (an active mode would recompile compiled code). The names given by
+# pyhook.c: _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_node, _syncspy_enter,
+# _syncspy_leave, _syncspy_tf, and _syncspy_debug (SYNCSPY_DEBUG's level).
 import sys
 
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "gen": "", "off": False}
+_state = {"mode": None, "gen": "", "off": False, "mark": 0}
 
 
 def _backward_functions():
@@ -55,49 +58,70 @@ def _post(grad_inputs, grad_outputs):
     return None
 
 
-def _hook(g):
-    """Tags node g (if of a wanted type and not yet tagged) with the current forward stack."""
+def _hook(g, word):
+    """Tags node g (of a wanted type) with forward stack `word`, its hooks telling the agent
+    when it runs; word 0: the stack is captured now (the first tagged node of this op)."""
     name = g.name()
     if name not in _wanted and "*" not in _wanted:
-        return
-    md = g.metadata
-    if _KEY in md:
-        return
-    word = _syncspy_forward(name)
-    if not word:
-        return
-    md[_KEY] = word
-    g.register_prehook(_Pre(word))
+        return word
+    word = word or _syncspy_forward()
+    node = _syncspy_node(name, word)
+    if not node:
+        return word
+    g.metadata[_KEY] = node
+    g.register_prehook(_Pre(node))
     g.register_hook(_post)
+    return word
 
 
-def _tag_one(t):
-    if not isinstance(t, _torch.Tensor):
-        return
-    g = t.grad_fn
-    if g is None:
-        return
-    _hook(g)
-    # A node no op returned to the mode (a custom autograd.Function's: Function.apply does not go
-    # through __torch_function__) is an input of this op's node: tagged where its output is used
-    # first, usually the line that called the Function.
-    for n, _ in g.next_functions:
-        if n is not None:
-            _hook(n)
+def _grad_fn(t):
+    # The node, read without dispatch: a Tensor subclass's __torch_function__ would otherwise
+    # receive a getset_descriptor.__get__ call the program never made.
+    if type(t) is _Tensor or type(t) is _Parameter:
+        return t.grad_fn
+    with _NoSubclassTF():
+        return t.grad_fn
 
 
 def _tag(out):
-    if type(out) in (tuple, list):
-        for o in out:
-            _tag_one(o)
-    else:
-        _tag_one(out)
+    """After an op, on the training thread: every node made since the last op that made one (its
+    sequence number at or above the mark: the op's own and those of a composite's inner ops,
+    also a custom Function's, made outside any op, whose forward's own ops make no node) is
+    tagged with the op's forward stack, walking from the outputs' nodes through next_functions
+    down to older nodes. The mark moves only when the walk finds a new node."""
+    mark = _state["mark"]
+    now = _next_seq()
+    if now == mark:
+        return  # no node made since the last op (no grad mode, no input that requires grad)
+    todo = []
+    for o in (out if type(out) in (tuple, list) else (out,)):
+        if isinstance(o, _Tensor):
+            g = _grad_fn(o)
+            if g is not None:
+                todo.append(g)
+    word = 0
+    seen = set()
+    while todo:
+        g = todo.pop()
+        seq = g._sequence_nr()
+        if seq < mark or seq >= now or id(g) in seen:
+            continue  # older than the op (or AccumulateGrad: a leaf's, no sequence number)
+        seen.add(id(g))
+        _state["mark"] = now  # the nodes made before now are reached from here or never
+        if _KEY not in g.metadata:
+            word = _hook(g, word)
+        for n, _ in g.next_functions:
+            if n is not None:
+                todo.append(n)
 
 
 if _torch is not None:
     from torch.overrides import TorchFunctionMode as _Mode
 
     _BACKWARDS = _backward_functions()
+    _Tensor, _Parameter = _torch.Tensor, _torch.nn.Parameter
+    _NoSubclassTF = _torch._C.DisableTorchFunctionSubclass
+    _next_seq = _torch._C._autograd._get_sequence_nr
 
     class _SyncspyMode(_Mode):
         # _syncspy_tf is C (agent/pyhook.c): it calls the op, brackets a backward call with
@@ -154,6 +178,7 @@ def _attr_step():
         m = _SyncspyMode()
         m.__enter__()
         _state["mode"] = m
+        _state["mark"] = _next_seq()
         _state["gen"] = gen
     except BaseException:
         _state["off"] = True  # something about this torch is not as expected: never again

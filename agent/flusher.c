@@ -294,6 +294,18 @@ static void flush_locked(void)
     say_io_error();
 }
 
+static void flush_for_call(struct symbolizer *sym, void *ctx)
+{
+    (void)sym;
+    (void)ctx;
+    flush_locked();
+}
+
+bool flusher_flush_now(int timeout_ms)
+{
+    return flusher_call(flush_for_call, NULL, timeout_ms);
+}
+
 /* ---- the thread ------------------------------------------------------------------------------ */
 
 static void *flusher_main(void *arg)

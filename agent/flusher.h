@@ -44,6 +44,9 @@ void flusher_note_modules(void);
  * timeout_ms (it is then never run). Once fn has begun it is waited for to its end. */
 struct symbolizer;
 bool flusher_call(void (*fn)(struct symbolizer *sym, void *ctx), void *ctx, int timeout_ms);
+/* One drain and write of everything now, on the flusher thread, waited for (flusher_call's
+ * terms): new stacks are named and a backward sync's node type is known when it returns. */
+bool flusher_flush_now(int timeout_ms);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
 /* In a forked child: the thread does not exist there, and the file is the parent's. */

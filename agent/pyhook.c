@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent/autograd.h"
 #include "agent/core.h"
@@ -82,18 +83,29 @@ static PyObject *py_plan(PyObject *self, PyObject *args)
     return pyapi.unicode_new(buf);
 }
 
-/* _syncspy_forward(node_name): the calling thread's forward stack kept, as the word the node's
- * hooks hand back (forward id << 32 | name id), 0 when nothing could be kept. */
-static PyObject *py_forward(PyObject *self, PyObject *name)
+/* _syncspy_forward(): the calling thread's forward stack kept (its id), 0 when none could be. */
+static PyObject *py_forward(PyObject *self, PyObject *args)
 {
     (void)self;
-    const char *s = pyapi.unicode_utf8(name);
-    if (!s) {
+    (void)args;
+    return pyapi.long_from_u64(autograd_capture_python());
+}
+
+/* _syncspy_node(node_name, forward): the word a node's hooks hand back (forward id << 32 | name
+ * id), 0 when the name could not be kept. */
+static PyObject *py_node(PyObject *self, PyObject *a)
+{
+    (void)self;
+    PyObject *name = pyapi.tuple_size(a) == 2 ? pyapi.tuple_get(a, 0) : NULL;
+    PyObject *fwd = name ? pyapi.tuple_get(a, 1) : NULL;
+    const char *s = name ? pyapi.unicode_utf8(name) : NULL;
+    unsigned long long forward = s && fwd ? pyapi.long_as_u64(fwd) : 0;
+    if (pyapi.err_occurred()) {
         pyapi.err_clear();
         return pyapi.long_from_u64(0);
     }
-    uint32_t node = autograd_name_id(s), forward = node ? autograd_capture_python() : 0;
-    return pyapi.long_from_u64(forward && node ? (uint64_t)forward << 32 | node : 0);
+    uint32_t node = forward && forward <= UINT32_MAX ? autograd_name_id(s) : 0;
+    return pyapi.long_from_u64(node ? forward << 32 | node : 0);
 }
 
 static PyObject *py_enter(PyObject *self, PyObject *word)
@@ -165,7 +177,8 @@ static PyObject *py_torch_function(PyObject *self, PyObject *a)
 static struct py_method_def defs[] = {
     {"_syncspy_step", py_step, PY_METH_VARARGS, "syncspy: ends a training step"},
     {"_syncspy_plan", py_plan, PY_METH_NOARGS, "syncspy: the attribution plan of this step"},
-    {"_syncspy_forward", py_forward, PY_METH_O, "syncspy: keeps the forward stack of a node"},
+    {"_syncspy_forward", py_forward, PY_METH_NOARGS, "syncspy: keeps the forward stack of an op"},
+    {"_syncspy_node", py_node, PY_METH_VARARGS, "syncspy: a node's word (its type, its stack)"},
     {"_syncspy_enter", py_enter, PY_METH_O, "syncspy: a tagged node runs"},
     {"_syncspy_leave", py_leave, PY_METH_NOARGS, "syncspy: the node is done"},
     {"_syncspy_tf", py_torch_function, PY_METH_VARARGS, "syncspy: the mode's __torch_function__"},

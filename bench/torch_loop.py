@@ -7,6 +7,7 @@ venv, `make torch-vision-venv`).
 
     python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit] [--pairs N]
                                 [--steps N] [--inproc N] [--json OUT] [--quick]
+                                [--env NAME=VALUE ...] [--only-inproc]
 
 Figures:
 - time, alternating processes: each pair is one process without the agent and one with it, in
@@ -53,10 +54,14 @@ def parse():
     p.add_argument("--python", default="", help="the venv's python (default: BUILD's main venv)")
     p.add_argument("--json", default="")
     p.add_argument("--quick", action="store_true", help="2 pairs of 100 steps (a smoke run)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable for the runs with the agent (e.g. SYNCSPY_BACKWARD=all)")
+    p.add_argument("--only-inproc", action="store_true", help="the in-process figure alone")
     a = p.parse_args()
     if a.quick:
         a.pairs, a.steps, a.inproc = 2, 100, 1
     a.build = os.path.abspath(os.path.join(ROOT, a.build))
+    a.agent_env = dict(kv.split("=", 1) for kv in a.env)
     a.agent = os.path.abspath(a.agent) if a.agent else os.path.join(a.build, "libsyncspy.so")
     if not a.python and a.loop == "vit":
         a.python = os.path.join(a.build, "vision-venv", "bin", "python")
@@ -80,6 +85,7 @@ def env_for(args, agent, extra=None):
     e["PYTHONDONTWRITEBYTECODE"] = "1"
     if agent:
         e["LD_PRELOAD"] = args.agent
+        e.update(args.agent_env)
     if extra:
         e.update(extra)
     return e
@@ -227,7 +233,12 @@ def main():
     for path, what in ((args.python, "venv python (make torch-venv)"), (args.agent, "agent")):
         if not os.path.exists(path):
             raise SystemExit(f"torch_loop: no {what} at {path}")
-    res = {"loop": args.loop, "steps": args.steps, "python": args.python, "agent": args.agent}
+    res = {"loop": args.loop, "steps": args.steps, "python": args.python, "agent": args.agent,
+           "agent_env": args.agent_env}
+    if args.only_inproc:
+        res["in_process"] = in_process(args)
+        print(json.dumps(res, indent=1))
+        return
     res["recorded"] = summarize(pairs(args, args.pairs, args.steps))
     res["unrecorded"] = summarize(pairs(args, args.pairs, args.steps,
                                         {"SYNCSPY_SCHEDULE": f"skip_first={args.steps * 10},active=1"}))

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/apis.h"
@@ -69,20 +70,36 @@ static SYNCSPY_TLS struct cupti_thread tl;
                    "static runtime, such as cuBLAS, cuDNN and NCCL, and driver-API calls, such " \
                    "as Triton's, are not seen)"
 
+/* SYNCSPY_CUPTI=eager subscribes in every process of a wrapper chain (shells, launchers) as it
+ * loads: why CUPTI is not there is said by the first process of the tree only, which leaves
+ * this marker in the environment its children inherit (set while the process starts, in the
+ * agent's constructor, before any thread of the program's could read the environment). 35
+ * processes of one run said it 35 times (issue 22 item 10). */
+#define TREE_SAID_VAR "SYNCSPY_CUPTI_SAID"
+static bool tree_said; /* an ancestor said it */
+
+/* A failure that is not to be said (a start that the first CUDA call tries again, or a tree
+ * that said it already): debug output only. */
+static bool quiet;
+
 static void notice_once(_Atomic bool *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void notice_once(_Atomic bool *said, const char *fmt, ...)
 {
-    if (atomic_exchange(said, true))
+    if (quiet ? atomic_load(said) : atomic_exchange(said, true))
         return;
     char buf[480];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    agent_log("%s", buf);
+    if (quiet)
+        dbg(1, "%s", buf);
+    else
+        agent_log("%s", buf);
 }
 
 static _Atomic bool said_unavailable, said_aside;
+
 
 static const char *result_text(CUptiResult r)
 {
@@ -239,7 +256,7 @@ static void enable_sync_family(void)
         dbg(1, "CUPTI: %zu callbacks could not be enabled", failed);
 }
 
-static void subscribe(void)
+static bool subscribe(void)
 {
     char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64] = "";
     CUpti_SubscriberParams params = {.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
@@ -252,12 +269,12 @@ static void subscribe(void)
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         notice_once(&said_unavailable, "no CUPTI (in use by another tool: %s): " SHIM_ALONE,
                     old[0] ? old : "a profiler, Nsight or a debugger");
-        return;
+        return false;
     }
     if (r != CUPTI_SUCCESS) {
         notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE, lib_path,
                     result_text(r));
-        return;
+        return false;
     }
     real_resolve(REAL_cuPointerGetAttribute); /* the driver in use, for the copy rules */
     /* the skipped frames of a CUPTI-delivered call: the CUDA objects it came through */
@@ -266,6 +283,25 @@ static void subscribe(void)
     enable_sync_family();
     atomic_store(&active, true);
     dbg(1, "CUPTI: %s subscribed (driver and runtime syncs)", lib_path);
+    return true;
+}
+
+/* Loads and subscribes; false (said, unless quiet) when CUPTI is not there. Under state_lock. */
+static bool start_locked(const struct config *cfg)
+{
+    tl.in_cupti = true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
+    bool ok = false;
+    if (cfg->cupti == CUPTI_OFF) {
+        notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
+    } else {
+        char why[PATH_MAX + 160];
+        if (cupti_load(cfg, lib_path, sizeof lib_path, why, sizeof why))
+            ok = subscribe();
+        else
+            notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
+    }
+    tl.in_cupti = false;
+    return ok;
 }
 
 void cupti_start(const struct config *cfg)
@@ -273,19 +309,39 @@ void cupti_start(const struct config *cfg)
     if (atomic_exchange(&started, true))
         return;
     pthread_mutex_lock(&state_lock);
-    tl.in_cupti = true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
-    if (cfg->cupti == CUPTI_OFF) {
-        notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
-    } else {
-        char why[PATH_MAX + 160];
-        if (cupti_load(cfg, lib_path, sizeof lib_path, why, sizeof why))
-            subscribe();
-        else
-            notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
-    }
+    quiet = cfg->cupti == CUPTI_EAGER && tree_said;
+    bool ok = start_locked(cfg);
+    quiet = false;
     /* SYNCSPY_GPU=1: the agent starts its collector with this libcupti, or says why not */
-    agent_cupti_ready(atomic_load(&active) ? real_cupti_symbol : NULL);
-    tl.in_cupti = false;
+    agent_cupti_ready(ok ? real_cupti_symbol : NULL);
+    pthread_mutex_unlock(&state_lock);
+}
+
+void cupti_start_eager(const struct config *cfg)
+{
+    const char *v = getenv(TREE_SAID_VAR);
+    tree_said = v && *v;
+    cupti_start(cfg);
+    if (!tree_said && atomic_load(&said_unavailable) && cfg->cupti == CUPTI_EAGER)
+        setenv(TREE_SAID_VAR, "1", 1);
+}
+
+void cupti_start_early(const struct config *cfg, const char *cudart)
+{
+    if (cfg->cupti == CUPTI_OFF || atomic_load(&started))
+        return;
+    pthread_mutex_lock(&state_lock);
+    if (!atomic_load(&started)) {
+        quiet = true;
+        cupti_load_expect(cudart);
+        if (start_locked(cfg)) {
+            atomic_store(&started, true);
+            agent_cupti_ready(real_cupti_symbol);
+            dbg(1, "CUPTI: subscribed as a libcudart is loaded with dlopen (its calls may never "
+                   "reach the shim)");
+        }
+        quiet = false;
+    }
     pthread_mutex_unlock(&state_lock);
 }
 

@@ -22,6 +22,16 @@
  * process. */
 void cupti_start(const struct config *cfg);
 
+/* SYNCSPY_CUPTI=eager's start, at load: cupti_start, whose failure is said by the first process
+ * of a process tree only (an environment marker its children inherit). */
+void cupti_start_eager(const struct config *cfg);
+
+/* A libcudart is being loaded with dlopen before any CUDA call reached the shim (entry/dlopen.c):
+ * a program calling it through the handle (ctypes.CDLL, dlsym) never reaches the shim, so CUPTI
+ * subscribes now (SYNCSPY_CUPTI auto or a path; auto looks beside that libcudart). Quiet when it cannot: the first CUDA call the
+ * shim sees tries again and says why. */
+void cupti_start_early(const struct config *cfg, const char *cudart);
+
 /* SYNCSPY_GPU=1: the correlation ids of the runtime and driver calls that returned on this
  * thread inside call (from its start on) go into it; the thread's notes are cleared. */
 void cupti_take_correlation(struct sync_call *call);

@@ -219,6 +219,33 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+static char coming[PATH_MAX];
+
+/* Where the loader will find `file` (a name without '/': the first absolute LD_LIBRARY_PATH
+ * folder holding it, as the loader looks there first for a caller without DT_RPATH): only a
+ * hint of where its CUPTI is, never what the program loads. */
+void cupti_load_expect(const char *file)
+{
+    coming[0] = 0;
+    if (strchr(file, '/')) {
+        if (file[0] == '/')
+            snprintf(coming, sizeof coming, "%s", file);
+        return;
+    }
+    const char *p = getenv("LD_LIBRARY_PATH");
+    while (p && *p) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char buf[PATH_MAX];
+        int k = snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, file);
+        if (p[0] == '/' && k > 0 && (size_t)k < sizeof buf && is_file(buf)) {
+            memcpy(coming, buf, (size_t)k + 1);
+            return;
+        }
+        p = end ? end + 1 : NULL;
+    }
+}
+
 /* SYNCSPY_CUPTI=auto: the candidates of cupti_search_paths, first loadable one wins (its path
  * in path). */
 static bool load_auto(char *path, size_t pathlen, char *why, size_t whylen)
@@ -226,6 +253,8 @@ static bool load_auto(char *path, size_t pathlen, char *why, size_t whylen)
     static struct loaded_list loaded; /* once, under state_lock: off the recording path's stack */
     static char candidates[CUPTI_CANDIDATES_MAX][PATH_MAX];
     loaded.n = loaded.nrelative = 0;
+    if (coming[0]) /* a libcudart being loaded (entry/dlopen.c): as if loaded already */
+        loaded.paths[loaded.n++] = coming;
     dl_iterate_phdr(list_loaded, &loaded);
     resolve_relative(&loaded);
     const char *home = getenv("CUDA_HOME");

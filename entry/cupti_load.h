@@ -27,6 +27,10 @@ struct cupti_search {
 /* Writes the candidates, duplicates left out, into out; returns how many. */
 size_t cupti_search_paths(const struct cupti_search *in, char (*out)[PATH_MAX], size_t max);
 
+/* A libcudart named `file` (dlopen's argument) is about to be loaded: the next search treats it
+ * as loaded (step 2 above). Under entry/cupti.c's lock. */
+void cupti_load_expect(const char *file);
+
 /* Loads libcupti as cfg says (SYNCSPY_CUPTI=auto|eager: the search above; a path: that file)
  * and binds its symbols. True with its path in path; false with why in why. */
 bool cupti_load(const struct config *cfg, char *path, size_t pathlen, char *why, size_t whylen);

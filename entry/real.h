@@ -39,6 +39,7 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
     X(__sysv_signal, REAL_LIBC, REAL_OPTIONAL)              /* signal() under -std=c99 */     \
     X(sigset, REAL_LIBC, REAL_OPTIONAL)                                                        \
     X(dlclose, REAL_LIBC, REAL_REQUIRED)                    /* entry/dlclose.c, own handles */ \
+    X(dlopen, REAL_LIBC, REAL_REQUIRED)                     /* entry/dlopen.c */              \
     X(_exit, REAL_LIBC, REAL_REQUIRED)                      /* entry/exit.c */                \
     X(_Exit, REAL_LIBC, REAL_REQUIRED)                                                         \
     X(cuptiSubscribe, REAL_CUPTI, REAL_REQUIRED)            /* entry/cupti.c */               \

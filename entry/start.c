@@ -16,7 +16,7 @@
 static void at_start(const struct config *cfg)
 {
     if (cfg->cupti == CUPTI_EAGER)
-        cupti_start(cfg); /* the user said every CUDA call bypasses the interposed runtime */
+        cupti_start_eager(cfg); /* the user said every CUDA call bypasses the interposed runtime */
 }
 
 static void at_first_use(const struct config *cfg)

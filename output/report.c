@@ -293,6 +293,7 @@ struct entry {
     uint32_t user;               /* index of key in site->frames */
     uint32_t proc;
     uint8_t kind;                /* enum entry_kind */
+    bool joined;                 /* an unseen backward sync joined to the only line seen (a guess) */
     char node[64];               /* backward: the node's type name */
     uint64_t count, blocked_ns;  /* of the training steps (start-up, the open step left out) */
 };
@@ -300,6 +301,7 @@ struct entry {
 struct group {
     size_t first, n; /* entries[first .. first+n) */
     uint64_t count, blocked_ns, max_ns;
+    uint64_t joined_count; /* of count: unseen backward syncs joined to this line (join_unseen) */
     uint32_t threads; /* the most threads one of its sites saw syncing (0: not known) */
     const struct entry *heaviest;
 };
@@ -407,6 +409,7 @@ static void join_unseen(struct entry *e, size_t n)
         }
         if (only && !ambiguous) {
             e[i].kind = ENTRY_BACKWARD;
+            e[i].joined = true;
             e[i].key = only->key;
             e[i].user = 0; /* its own frames hold no forward line: shown from the group's heaviest */
         }
@@ -465,6 +468,8 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
         cur->n++;
         cur->count += e[i].count;
         cur->blocked_ns += e[i].blocked_ns;
+        if (e[i].joined)
+            cur->joined_count += e[i].count;
         if (s->max_ns > cur->max_ns)
             cur->max_ns = s->max_ns;
         if (s->threads > cur->threads)
@@ -1042,8 +1047,11 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
         }
         fdw_putc(w, '\n');
     } else {
+        /* true under every mode: the report does not know which one ran (issue 24 item 3) */
         fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded: "
-                   "SYNCSPY_BACKWARD)\n", e->node);
+                   "no step with attribution made this node from a Python op of the training "
+                   "thread; SYNCSPY_BACKWARD=auto attributes a few steps, all every one, off "
+                   "none)\n", e->node);
     }
     /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
      * backward) or, when all are the framework's, from the CUDA call */
@@ -1157,6 +1165,12 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     hints_op(g->heaviest->site, &op);
     /* the operator beside the line, unless it is no more than the API already shown */
     render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
+    if (g->joined_count) { /* say which part of the figure is a guess (issue 24 item 2) */
+        fmt_rate(c, sizeof c, (double)g->joined_count / t->steps);
+        fdw_printf(w, "      ~%s/step of these from steps without attribution: the same node's "
+                   "backward, at the same native stack, counted for the only forward line seen "
+                   "making it (an estimate; SYNCSPY_BACKWARD=all names each)\n", c);
+    }
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);

@@ -21,7 +21,13 @@ $(BUILD)/progs/rtld_local $(BUILD)/progs/dlclose_lib: $(BUILD)/progs/%: tests/pr
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl
 
-test-build: $(PROG_LIBS)
+# The same program with a DT_RUNPATH of $ORIGIN/lib, given the bare name libdlcuda.so: only
+# its own RUNPATH finds the library (dlopen searches its caller's: entry/dlopen.c keeps it).
+$(BUILD)/progs/rtld_local_runpath: tests/progs/rtld_local.c $(BUILD)/progs/lib/libdlcuda.so
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g $(WARN) -o $@ $< -ldl -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/lib'
+
+test-build: $(PROG_LIBS) $(BUILD)/progs/rtld_local_runpath
 
 # Linked against the toolkit's real runtime: the agent in front of the real libcudart.
 $(BUILD)/progs/real_runtime: tests/progs/real_runtime.c

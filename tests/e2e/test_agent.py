@@ -272,10 +272,10 @@ class Library(unittest.TestCase):
         for n in names:
             # the CUDA entry points, the public API, _exit/_Exit (entry/exit.c), sigaction and the signal() family
             # (entry/signals.c answers the program as if the default action were still there
-            # where the agent's handler stands in for it), dlclose (entry/dlclose.c) and the
+            # where the agent's handler stands in for it), dlclose and dlopen (entry/dlclose.c, dlopen.c) and the
             # CUPTI calls of another tool, for which syncspy steps aside (entry/cupti.c)
             self.assertRegex(n, r"^(cuda[A-Z]\w*|__cuda\w+|syncspy_\w+|_exit|_Exit|sigaction|signal|bsd_signal|"
-                                r"sysv_signal|__sysv_signal|sigset|dlclose|"
+                                r"sysv_signal|__sysv_signal|sigset|dlclose|dlopen|"
                                 r"cuptiSubscribe|cuptiSubscribe_v2|cuptiActivityRegisterCallbacks)$")
             self.assertNotIn("@", n)
 

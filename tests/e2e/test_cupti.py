@@ -7,7 +7,8 @@ after a sync."""
 import os
 import unittest
 
-from util import MS, ROOT, SIM, frames_text, prog, run, site_by_function
+import util
+from util import MS, PYPROGS, ROOT, SIM, frames_text, prog, run, site_by_function, source_line
 
 SIM_CUPTI = os.path.join(SIM, "libcupti.so.13")
 CUDA_OBJECTS = ("libsyncspy", "libcupti", "libcuda.so", "libcudart")
@@ -244,6 +245,54 @@ class ShimNeverSeesACall(unittest.TestCase):
         s = r.summary()
         sites = [x for x in s["sites"] if x["frames"] and x["frames"][0]["function"] == "drvlib_stream_sync"]
         self.assertEqual(sum(x["count"] for x in sites), 3, s["sites"])
+
+
+class LoadedWithDlopen(unittest.TestCase):
+    """A program that loads libcudart itself and calls it through the handle (ctypes.CDLL):
+    none of its calls reaches the shim, so CUPTI subscribes as that libcudart is loaded
+    (entry/dlopen.c). dlopen itself behaves as without the agent."""
+
+    CTYPES = os.path.join(PYPROGS, "ctypes_cudart.py")
+
+    def test_ctypes_cudart_recorded_under_auto(self):
+        r = run(["python3", self.CTYPES, "3"])
+        plain = run(["python3", self.CTYPES, "3"], preload=False)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+        self.assertEqual(r.stdout, "ctypes_cudart: 3 rounds\n")
+        self.assertEqual(cupti_lines(r.stderr), [])
+        s = r.summary()
+        for api, marker in (("cudaMemcpy", "device to host"), ("cudaDeviceSynchronize", "cudaDeviceSynchronize() == 0")):
+            line = source_line(self.CTYPES, marker)
+            sites = [x for x in s["sites"] if x["api"] == api and any(
+                f.get("python") and f["file"] == self.CTYPES and f["line"] == line for f in x["frames"])]
+            self.assertEqual(sum(x["count"] for x in sites), 3, (api, [frames_text(x) for x in s["sites"]]))
+
+    def test_dlopen_searches_its_callers_runpath(self):
+        # only the program's own DT_RUNPATH ($ORIGIN/lib) finds the bare name: dlopen must see
+        # the program as its caller, not the agent
+        argv = [prog("rtld_local_runpath"), "libdlcuda.so"]
+        r, plain = run(argv), run(argv, preload=False)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+        if util.SANITIZER_PRELOAD:
+            # ASan's own dlopen interceptor (preloaded in both runs) searches its RUNPATH, not
+            # the program's: the bare name is not found, with the agent or without
+            self.assertEqual(plain.returncode, 2, plain.stderr)
+            return
+        self.assertEqual((r.returncode, r.stdout), (0, "rtld_local: ok\n"), r.stderr)
+        self.assertEqual(sum(x["count"] for x in r.summary()["sites"]), 3)
+
+    def test_eager_says_why_not_once_per_process_tree(self):
+        # a wrapper chain of shells under SYNCSPY_CUPTI=eager, where the toolkit's libcupti
+        # (CUDA_HOME's, found first) refuses a subscriber on this machine: one line, not one
+        # per process
+        chain = ["bash", "-c", "bash -c 'bash -c \"python3 -c pass\"; echo one'; echo two"]
+        env = {"SYNCSPY_CUPTI": "eager", "CUDA_HOME": "/usr/local/cuda"}
+        r, plain = run(chain, env=env), run(chain, env=env, preload=False)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        self.assertEqual(r.stdout, "one\ntwo\n")
+        lines = [l for l in r.stderr.splitlines() if l.startswith("syncspy: no CUPTI")]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertNotIn("SYNCSPY_CUPTI_SAID", plain.stderr)
 
 
 if __name__ == "__main__":

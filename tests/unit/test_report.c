@@ -223,7 +223,9 @@ static void test_backward_unseen(void **state)
     struct rep_process p = backward_proc(alone, 1);
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "   backward of IndexBackward0, in autograd's thread (its forward line was not "
-                  "recorded: SYNCSPY_BACKWARD)\n");
+                  "recorded: no step with attribution made this node from a Python op of the "
+                  "training thread; SYNCSPY_BACKWARD=auto attributes a few steps, all every one, "
+                  "off none)\n");
     assert_has(t, "   in at::native::nonzero_cuda");
     assert_has(t, "hint: the backward of a boolean-mask index");
     assert_has(t, "[matched: torch::autograd::generated::IndexBackward0::apply]");
@@ -257,7 +259,7 @@ static void test_backward_custom_function(void **state)
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "backward of ClampGradBackward, in autograd's thread");
     /* its own frames from the user's backward, past the runtime's */
-    assert_row(t, " (its forward line was not recorded: SYNCSPY_BACKWARD)\n"
+    assert_row(t, " SYNCSPY_BACKWARD=auto attributes a few steps, all every one, off none)\n"
                   " in ClampGrad.backward /home/u/proj/train.py:12 [py]\n");
     assert_has(t, "hint: a custom autograd.Function's backward syncs");
     free(t);

@@ -11,14 +11,25 @@ Cases:
   no_grad      a boolean-mask index under torch.no_grad, then one that needs grad
   cpu_mix      a CPU model trained in the same steps as a CUDA loss whose backward syncs
   weakref      whether the step's graph is freed after the step (weak references to it)
-  exception    a forward op that raises (caught): the traceback the program sees"""
+  exception    a forward op that raises (caught): the traceback the program sees
+  strict       a Tensor subclass whose __torch_function__ raises on any call the program does
+               not make itself (and counts them): the calls it received
+  ctc          F.ctc_loss with mean and with no reduction on two lines: both create
+               CtcLossBackward0 inside the composite (under MeanBackward0 / SumBackward0)
+  composite    a custom Function called inside a composite of the program's own (two lines)
+  checkpoint   the masked loss under torch.utils.checkpoint (recomputed in backward)
+  thread       the masked loss computed in a forward thread of its own, the rest on the
+               training thread"""
 import gc
 import json
 import sys
+import threading
 import traceback
 import weakref
 
 import torch
+import torch.nn.functional as F
+import torch.utils.checkpoint
 
 dev = torch.device("cuda")
 
@@ -36,9 +47,31 @@ class ClampGrad(torch.autograd.Function):
         return grad if norm < 1e9 else grad * 0
 
 
+class Strict(torch.Tensor):
+    """Refuses (raises on) every __torch_function__ call but those this program makes itself,
+    and counts what it received (refusals included)."""
+    calls = {}
+    EXPECTED = {"__mul__", "__getitem__", "sum", "__add__", "__gt__", "backward"}
+    reading = False  # set by the program around its own attribute reads
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", str(func))
+        cls.calls[name] = cls.calls.get(name, 0) + 1
+        if name not in cls.EXPECTED and not (name == "__get__" and cls.reading):
+            cls.calls["refused"] = cls.calls.get("refused", 0) + 1
+            raise RuntimeError(f"Strict: unexpected call {name}")
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
 def masked_loss(pred, target):
     mask = target > 0
     return pred[mask].sum()  # sync: mask_pred
+
+
+def clamped_norm(x):
+    """A composite of the program's own around a custom Function."""
+    return (ClampGrad.apply(x) * 2).sum()
 
 
 def run(case, steps):
@@ -79,6 +112,32 @@ def run(case, steps):
             refs.append(weakref.ref(pred))
             loss = masked_loss(pred, target)
             del pred
+        elif case == "strict":
+            x = (w * 1).as_subclass(Strict)
+            loss = masked_loss(x, target)  # sync: strict
+            if step == 0:
+                Strict.reading = True
+                out["grad_fn"] = type(x.grad_fn).__name__  # the program's own read
+                Strict.reading = False
+        elif case == "ctc":
+            lp = w.view(16, 2, 8).log_softmax(2)
+            tgt = torch.randint(1, 8, (2, 5), device=dev)
+            il = torch.full((2,), 16, dtype=torch.long, device=dev)
+            tl = torch.full((2,), 5, dtype=torch.long, device=dev)
+            loss = F.ctc_loss(lp, tgt, il, tl)  # sync: ctc_mean
+            loss = loss + F.ctc_loss(lp, tgt, il, tl, reduction="none").sum()  # sync: ctc_none
+        elif case == "composite":
+            loss = clamped_norm(w) + clamped_norm(w * 3)  # sync: composite
+            loss = loss + clamped_norm(w * 2)  # sync: composite2
+        elif case == "checkpoint":
+            ckpt = torch.utils.checkpoint.checkpoint
+            loss = ckpt(masked_loss, w * 1, target, use_reentrant=False)  # sync: checkpoint
+        elif case == "thread":
+            box = {}
+            t = threading.Thread(target=lambda: box.update(l=masked_loss(w * 1, target)))  # sync: thread
+            t.start()
+            t.join()
+            loss = box["l"] + (w * 2).sum()  # sync: thread_join
         elif case == "exception":
             loss = masked_loss(w, target)
             try:
@@ -90,6 +149,8 @@ def run(case, steps):
         opt.step()
     if case == "cpu_mix":
         out["cpu_weights"] = [round(v, 6) for v in cpu.weight.detach().flatten().tolist()]
+    if case == "strict":
+        out["calls"] = dict(sorted(Strict.calls.items()))
     if case == "weakref":
         del loss
         gc.collect()
