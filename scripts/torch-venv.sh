@@ -25,7 +25,7 @@ if ! "$py" -c 'import sys; sys.exit(not ((3, 11) <= sys.version_info[:2] <= (3, 
 fi
 rm -rf "$dir"
 "$py" -m venv "$dir"
-echo "torch-venv: installing the pinned PyTorch into $dir (about 540 MB the first time)" >&2
+echo "torch-venv: installing the pinned PyTorch into $dir (about 1.1 GB to download and 2.1 GB on disk the first time)" >&2
 if ! "$dir/bin/python" -m pip install --disable-pip-version-check --no-deps \
         --only-binary=:all: --progress-bar on -r "$pins" >&2; then
     echo "torch-venv: could not install tests/torch/requirements.txt${extra:+ and $extra} for $py (no network or no wheel)" >&2
