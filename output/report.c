@@ -565,7 +565,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
      * a site per parameter kind) */
     struct sgroup {
         const struct rep_site *site;
-        const struct rep_frame *key;
+        struct entry e; /* its line as the table groups it (a backward sync: its forward line) */
         uint64_t count, ns;
     } *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
     size_t ng = 0;
@@ -575,12 +575,12 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         apart_of(s, which, &c, &t);
         if (!c)
             continue;
-        const struct rep_frame *key = s->nframes && s->frames ? &s->frames[hints_user_frame(s)] : NULL;
+        struct entry e = make_entry(s, 0);
         size_t k = 0;
-        while (k < ng && !(cmp_str(g[k].site->api, s->api) == 0 && key_cmp(g[k].key, key) == 0))
+        while (k < ng && !(cmp_str(g[k].site->api, s->api) == 0 && group_key_cmp(&g[k].e, &e) == 0))
             k++;
         if (k == ng)
-            g[ng++] = (struct sgroup){.site = s, .key = key};
+            g[ng++] = (struct sgroup){.site = s, .e = e};
         g[k].count += c;
         g[k].ns += t;
     }
@@ -597,9 +597,13 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
         fmt_ns(a, sizeof a, (double)g[k].ns);
         fdw_printf(w, "    %llu x %s, %s", (unsigned long long)g[k].count, str(g[k].site->api), a);
-        if (g[k].key) {
-            frame_texts(g[k].key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
-            fdw_printf(w, ", at %s  %s", name, *loc ? loc : tag);
+        const struct entry *e = &g[k].e;
+        if (e->kind == ENTRY_BACKWARD_UNSEEN) {
+            fdw_printf(w, ", in the backward of %s", e->node);
+        } else if (e->key) {
+            frame_texts(e->key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+            fdw_printf(w, ", %s %s  %s", e->kind == ENTRY_BACKWARD ? "backward of" : "at", name,
+                       *loc ? loc : tag);
         }
         fdw_putc(w, '\n');
     }

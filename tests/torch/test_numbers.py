@@ -5,6 +5,7 @@ the program's own clock; summary.json says which step is start-up; the optimizer
 place for the first optimizer.step() even when the process's first CUDA call came before torch
 was imported and the schedule starts with steps it does not record; when no hook can be
 registered, the report says so."""
+import json
 import re
 import statistics
 import unittest
@@ -114,6 +115,74 @@ class StepHook(unittest.TestCase):
         self.assertTrue(s["no_step_hook"])
         self.assertIsNone(s["step_source"])
         self.assertEqual(r.stderr.count("no step mark: torch.optim's optimizer step hook could not be registered"), 1)
+
+
+class FirstScreen(unittest.TestCase):
+    """Issue 25 on real torch: the header counts what the rows and `syncspy check` count, the
+    steps read as the user made them, the time after the last step has its line, the user line's
+    code is under its row, a run with no step mark says so, and the report starts on a line of
+    its own."""
+
+    @classmethod
+    def setUpClass(cls):
+        # 10 optimizer steps, loss.item() after every 5th: the last read comes after the last step
+        cls.r = harness.run(SEG, "--steps", 10, "--log-every", 5)
+        cls.s = cls.r.summary()
+        d = cls.r.process_dirs()[0]
+        p = harness.cli("check", "--json", "--max-syncs-per-step", "1000", d)
+        assert p.returncode == 0, p.stdout + p.stderr
+        cls.check = json.loads(p.stdout)["processes"][0]
+
+    def test_header_is_the_rows_sum_and_checks_figure(self):
+        self.assertEqual(self.r.returncode, 0, self.r.stderr)
+        head = float(re.search(r"\| ([0-9.]+) syncs/step \|", self.r.stderr).group(1))
+        rows = [float(m.group(1)) for m in re.finditer(r"^\s{1,4}\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s",
+                                                       self.r.stderr, re.M)]
+        self.assertAlmostEqual(sum(rows), head, delta=0.011 * len(rows))
+        self.assertAlmostEqual(self.check["syncs_per_step"], head, delta=0.006)
+        # the loss's four lines, the backward's, and .item() once in the 9 training steps
+        self.assertAlmostEqual(head, 5 + 1 / 9, delta=0.006)
+        # summary.json: the same count over the training steps
+        training = sum(x["count"] - x["startup_count"] - x["partial_count"] for x in self.s["sites"])
+        self.assertEqual(training, round(head * 9))
+        # the training thread's own: all but the backward's (autograd's engine thread)
+        self.assertAlmostEqual(harness.training_thread_syncs(self.r.stderr), 4 + 1 / 9, delta=0.006)
+
+    def test_steps_as_the_user_counts_them(self):
+        self.assertRegex(self.r.stderr, r"\nsyncspy: pid \d+: 10 optimizer steps\n  start-up runs to the first, "
+                                        r"9 steps counted, the time after the last is shown apart\n")
+        self.assertTrue(self.r.stderr.startswith("\nsyncspy: pid ") or "\n\nsyncspy: pid " in self.r.stderr,
+                        self.r.stderr[:300])
+
+    def test_after_the_last_step_has_its_line(self):
+        item = marked_lines(SEG)["item"]
+        m = re.search(r"^  after the last step \(not in the rates\): \S+ \S+, (\d+) syncs?, blocked .*\n"
+                      r"    (\d+) x cudaStreamSynchronize, \S+ \S+, at main  \S*seg_loss\.py:(\d+)\n",
+                      self.r.stderr, re.M)
+        self.assertIsNotNone(m, self.r.stderr)
+        self.assertEqual((m.group(1), m.group(2), int(m.group(3))), ("1", "1", item))
+        partial = sum(x["partial_count"] for x in self.s["sites"])
+        self.assertEqual(partial, 1)
+
+    def test_the_user_lines_code_under_its_row(self):
+        marks = marked_lines(SEG)
+        with open(SEG) as f:
+            code = f.read().splitlines()
+        for name in ("nonzero", "unique", "mask_target"):
+            line = marks[name]
+            g = harness.group_at(self.r.stderr, "seg_loss.py", line)
+            self.assertIsNotNone(g, self.r.stderr)
+            self.assertIn(f"      {line} | {code[line - 1].strip()}", g["lines"], g["lines"])
+        self.assertNotIn("runtime frames)", self.r.stderr)  # the unexplained "via" line is gone
+
+    def test_no_step_mark_says_whole_run_totals(self):
+        r = harness.run("no_optim.py")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stderr, r"syncspy: pid \d+: no step found: whole-run totals\n  wall \S+ \S+ \| 3 syncs \|")
+        s = r.summary()
+        self.assertIsNone(s["startup"])
+        for x in s["sites"]:  # the parts partition the count: all of it the one open step's
+            self.assertEqual((x["startup_count"], x["partial_count"]), (0, x["count"]), x)
 
 
 if __name__ == "__main__":
