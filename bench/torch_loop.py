@@ -3,9 +3,10 @@
 pinned wheel over the simulated device. The headline of `make bench` (bench/run.py). With
 --loop vit, seed 000's ViT loop instead (tests/torch/progs/seed_models.py vit --no-pin --workers
 0: timm's VisionTransformer, deep module stacks, ~275 launches and 2 syncs per step; the vision
-venv, `make torch-vision-venv`).
+venv, `make torch-vision-venv`). With --loop tiny, bench/tiny_step.py (issue 26 item 3: one op
+and one optimizer step, ~30 us, no sync): what a step's end costs.
 
-    python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit] [--pairs N]
+    python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit|tiny] [--pairs N]
                                 [--steps N] [--inproc N] [--json OUT] [--quick]
                                 [--env NAME=VALUE ...] [--only-inproc]
 
@@ -41,12 +42,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "seg_loss.py")
 SEEDS = os.path.join(ROOT, "tests", "torch", "progs", "seed_models.py")
+TINY = os.path.join(ROOT, "bench", "tiny_step.py")
 
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", default="build")
-    p.add_argument("--loop", choices=("seg", "vit"), default="seg")
+    p.add_argument("--loop", choices=("seg", "vit", "tiny"), default="seg")
     p.add_argument("--agent", default="", help="the libsyncspy.so to measure (default: BUILD's)")
     p.add_argument("--pairs", type=int, default=10)
     p.add_argument("--steps", type=int, default=400)
@@ -129,6 +131,8 @@ def one_try(args, agent, steps, extra=None, sample=False, last=False):
     if args.loop == "vit":
         cmd = [args.python, SEEDS, "vit", "--no-pin", "--workers", "0", "--steps", str(steps),
                "--end-stamp"]
+    elif args.loop == "tiny":
+        cmd = [args.python, TINY, "--steps", str(steps), "--end-stamp"]
     else:
         cmd = [args.python, DEMO, "--steps", str(steps), "--log-every", "0", "--step-times",
                "--end-stamp"]
