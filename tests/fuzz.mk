@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
 FUZZ_SRCS := cli/trace_read.c cli/chunks.c cli/input.c cli/folded.c cli/chrome.c cli/progress.c \
-             cli/check.c cli/diff.c cli/lines.c cli/merge.c cli/html.c \
+             cli/check.c cli/diff.c cli/lines.c cli/merge.c cli/html.c cli/ranks.c \
              output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c \
              output/source.c
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
