@@ -198,7 +198,8 @@ static char *absolute(const char *path)
 }
 
 /* The agent beside this program. */
-static char *library_beside_us(void)
+/* The path of NAME in this program's folder (malloc'ed), or NULL. */
+static char *beside_us(const char *name)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -209,11 +210,16 @@ static char *library_beside_us(void)
     if (!slash)
         return NULL;
     slash[1] = '\0';
-    size_t len = strlen(exe) + sizeof AGENT_FILE;
+    size_t len = strlen(exe) + strlen(name) + 1;
     char *p = malloc(len);
     if (p)
-        snprintf(p, len, "%s%s", exe, AGENT_FILE);
+        snprintf(p, len, "%s%s", exe, name);
     return p;
+}
+
+static char *library_beside_us(void)
+{
+    return beside_us(AGENT_FILE);
 }
 
 static const char *base_name(const char *p, size_t len, size_t *blen)
@@ -374,20 +380,13 @@ static bool no_driver_reason(char *buf, size_t n)
                        "%d), so CUDA programs run without it", rc);
     else
         len = snprintf(buf, n, "the CUDA driver sees no GPU, so CUDA programs run without it");
-    char exe[PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0 && (size_t)len < n && k > 0) {
-        exe[k] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash && (size_t)(slash - exe) + 20 < sizeof exe) {
-            strcpy(slash, "/sim/libcudart.so.13");
-            if (access(exe, R_OK) == 0) {
-                slash[4] = '\0';
-                snprintf(buf + len, n - (size_t)len, "; to try syncspy without a GPU, run it on the simulated "
-                         "device: LD_LIBRARY_PATH=%s syncspy run -- ...", exe);
-            }
-        }
+    char *sim = len > 0 && (size_t)len < n ? beside_us("sim/libcudart.so.13") : NULL;
+    if (sim && access(sim, R_OK) == 0) {
+        *strrchr(sim, '/') = '\0'; /* the folder LD_LIBRARY_PATH names */
+        snprintf(buf + len, n - (size_t)len, "; to try syncspy without a GPU, run it on the simulated "
+                 "device: LD_LIBRARY_PATH=%s syncspy run -- ...", sim);
     }
+    free(sim);
     return true;
 }
 

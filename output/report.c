@@ -695,6 +695,12 @@ static uint64_t step_marks(const struct rep_process *p)
     return p->steps_seen - 1;
 }
 
+/* Whether the program marked steps at all (else the whole run is one step). */
+static bool steps_marked(const struct rep_process *p)
+{
+    return p->startup_closed || p->steps_seen > 1;
+}
+
 /* How the user counts the steps: "30 optimizer steps", "12 syncspy.step() marks". */
 static const char *marks_unit(const struct rep_process *p, uint64_t marks)
 {
@@ -721,7 +727,7 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     if (p->rank >= 0 && p->host && *p->host)
         fdw_printf(w, " (%s)", p->host);
     fdw_puts(w, ": ");
-    bool marked = p->startup_closed || p->steps_seen > 1;
+    bool marked = steps_marked(p);
     uint64_t marks = step_marks(p);
     if (!marked)
         fdw_puts(w, "no step found: whole-run totals");
@@ -788,7 +794,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     const char *sgr = share_colour(blocked, bs.wall_ns);
     bool several = syncing_threads(p, &bs) > 1;
     double med, mean, dev;
-    if (p->active_steps && (p->startup_closed || p->steps_seen > 1)) {
+    if (p->active_steps && steps_marked(p)) {
         if (step_stats(&bs, &med, &mean, &dev)) {
             fmt_ns(m, sizeof m, med); /* the mean stays the totals' (exact when steps are omitted) */
             fmt_ns(sd, sizeof sd, dev);
@@ -828,7 +834,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     if (p->no_step_hook)
         header_note(w, "no step mark: torch.optim's optimizer step hook could not be registered (torch.optim "
                        "was never imported): mark steps with syncspy.step()");
-    else if (!(p->startup_closed || p->steps_seen > 1) && p->active_steps)
+    else if (!steps_marked(p) && p->active_steps)
         header_note(w, "no step mark came (no optimizer.step(), no syncspy.step()): the whole run is one "
                        "step; mark steps with syncspy.step() for per-step rates");
     if (p->unattributed_syncs) {

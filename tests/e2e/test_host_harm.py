@@ -13,7 +13,8 @@ import tempfile
 import time
 import unittest
 
-from util import BUILD, CLI, SANITIZER_PRELOAD, SIM, agent_env, prog, report_steps, run, site_by_function
+from util import (BUILD, CLI, SANITIZER_PRELOAD, SIM, agent_env, prog, report_steps, run, site_by_function,
+                  table_rates)
 
 DLCUDA = os.path.join(BUILD, "progs", "lib", "libdlcuda.so")
 FAKEDW = os.path.join(BUILD, "progs", "fakedw")
@@ -398,12 +399,6 @@ def header_rate(text):
     """The header's syncs per step (a run with no step: its whole-run count)."""
     m = re.search(r"\| ([\d.]+) syncs/step \|", text) or re.search(r"^  wall \S+ \S+ \| (\d+) syncs? \|", text, re.M)
     return float(m.group(1))
-
-
-def table_rates(text):
-    """The table's syncs/step column, row by row."""
-    return [float(m.group(1)) for m in
-            re.finditer(r"^\s+\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s", text, re.M)]
 
 
 class ReportNumbers(unittest.TestCase):

@@ -35,6 +35,13 @@ def check_summary_parts(s, where=""):
         assert listed == s["syncs"], f"{where}: steps add up to {listed} syncs, the process {s['syncs']}"
 
 
+def table_rates(text):
+    """The report table's syncs/step column, row by row (rows start with their rank)."""
+    import re
+    return [float(m.group(1)) for m in
+            re.finditer(r"^\s{1,4}\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s", text, re.M)]
+
+
 def check_report_sums(text):
     """Every exit report in text: the header's syncs/step is the sum of its rows' (when every row
     is shown). Raises AssertionError."""
@@ -44,8 +51,7 @@ def check_report_sums(text):
         head = re.search(r"\| ([\d.]+) syncs/step \|", block.split("\n\n")[0])
         if not head or "more site" in block or "#  blocked/step" not in block:
             continue
-        rows = [float(m.group(1)) for m in
-                re.finditer(r"^\s{1,4}\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s", block, re.M)]
+        rows = table_rates(block)
         assert abs(sum(rows) - float(head.group(1))) <= 0.011 * max(1, len(rows)), \
             f"header {head.group(1)} syncs/step, rows {rows}:\n{block}"
 

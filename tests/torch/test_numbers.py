@@ -11,6 +11,7 @@ import statistics
 import unittest
 
 import harness
+import util
 from harness import complete_steps, marked_lines
 
 SEG = harness.DEMO
@@ -136,8 +137,7 @@ class FirstScreen(unittest.TestCase):
     def test_header_is_the_rows_sum_and_checks_figure(self):
         self.assertEqual(self.r.returncode, 0, self.r.stderr)
         head = float(re.search(r"\| ([0-9.]+) syncs/step \|", self.r.stderr).group(1))
-        rows = [float(m.group(1)) for m in re.finditer(r"^\s{1,4}\d+\s+\S+ [mun]?s\s+\S+\s+([\d.]+)\s",
-                                                       self.r.stderr, re.M)]
+        rows = util.table_rates(self.r.stderr)
         self.assertAlmostEqual(sum(rows), head, delta=0.011 * len(rows))
         self.assertAlmostEqual(self.check["syncs_per_step"], head, delta=0.006)
         # the loss's four lines, the backward's, and .item() once in the 9 training steps
