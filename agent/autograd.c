@@ -52,15 +52,30 @@ static uint32_t active_since_attribution;
 
 /* The node running on this (engine) thread, and the backward call in progress. */
 static SYNCSPY_TLS struct {
-    uint32_t forward, name;
+    uint32_t forward, name, cause;
     uint64_t epoch;
 } running;
+/* The step's state (enum backward_cause: NONE while attributing), and the one that ended. */
+static _Atomic uint32_t state = BACKWARD_CAUSE_NO_HOOK;
 static _Atomic uint64_t epoch;
 static _Atomic uint32_t caller;
 
 void autograd_init(enum backward_mode m)
 {
     mode = m;
+    if (m == BACKWARD_OFF)
+        atomic_store(&state, BACKWARD_CAUSE_OFF);
+}
+
+void autograd_set_state(uint32_t cause)
+{
+    if (cause < BACKWARD_CAUSES && mode != BACKWARD_OFF)
+        atomic_store(&state, cause);
+}
+
+bool autograd_step_attributed(void)
+{
+    return atomic_load_explicit(&state, memory_order_relaxed) == BACKWARD_CAUSE_NONE;
 }
 
 /* ---- names ------------------------------------------------------------------------------------ */
@@ -159,16 +174,18 @@ static const struct kept_stack *kept(uint32_t id)
 
 /* ---- who runs --------------------------------------------------------------------------------- */
 
-void autograd_enter(uint32_t forward, uint32_t name)
+void autograd_enter(uint32_t forward, uint32_t name, uint32_t cause)
 {
     running.forward = forward;
     running.name = name;
+    running.cause = forward ? BACKWARD_CAUSE_NONE : cause < BACKWARD_CAUSES ? cause : 0;
     running.epoch = atomic_load_explicit(&epoch, memory_order_relaxed);
 }
 
 void autograd_leave(void)
 {
     running.forward = 0;
+    running.cause = 0;
 }
 
 void autograd_caller_begin(void)
@@ -194,11 +211,25 @@ static int append_kept(uintptr_t *words, int n, int max, uintptr_t mark, uint32_
     return n + (int)k->n;
 }
 
-int autograd_append(uintptr_t *words, int n, int max)
+/* Why no forward line: the hooked node's own cause (found untagged before backward), else the
+ * step's state (an attribution step: the node was not hooked). */
+static int append_cause(uintptr_t *words, int n, int max, bool current)
 {
-    if (likely(running.forward == 0) ||
-        running.epoch != atomic_load_explicit(&epoch, memory_order_relaxed))
+    uint32_t cause = current && running.cause ? running.cause
+                     : atomic_load_explicit(&state, memory_order_relaxed);
+    if (cause == BACKWARD_CAUSE_NONE)
+        cause = BACKWARD_CAUSE_UNTAGGED;
+    if (n >= max)
         return n;
+    words[n] = STACK_MARK_UNSEEN | cause;
+    return n + 1;
+}
+
+int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread)
+{
+    bool current = running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
+    if (likely(running.forward == 0) || !current)
+        return autograd_thread ? append_cause(words, n, max, current) : n;
     int with_node = append_kept(words, n, max, STACK_MARK_BACKWARD | running.name, running.forward);
     if (with_node == n)
         return n;

@@ -30,10 +30,34 @@ const char *autograd_name(uint32_t id);
  * kept. Their names are resolved now, while the frames run. Call with the GIL held. */
 uint32_t autograd_capture_python(void);
 
+/* Why a backward sync has no forward line, as the agent knew it when the sync was made: a
+ * marker (STACK_MARK_UNSEEN | cause) among its stack words, named by output/backward.h
+ * (backward_cause_key). NONE: the step is an attribution step (the state), nothing missing. */
+enum backward_cause {
+    BACKWARD_CAUSE_NONE = 0,
+    BACKWARD_CAUSE_STEP = 1,      /* auto: this step was not an attribution step */
+    BACKWARD_CAUSE_COMPILE = 2,   /* torch.compile in use: attribution stepped aside */
+    BACKWARD_CAUSE_OFF = 3,       /* SYNCSPY_BACKWARD=off */
+    BACKWARD_CAUSE_NO_HOOK = 4,   /* no optimizer step seen yet (start-up, or no torch.optim) */
+    BACKWARD_CAUSE_UNTAGGED = 5,  /* attribution step, but the node was not hooked (its type not
+                                   * yet seen syncing when the step began) */
+    BACKWARD_CAUSE_THREAD = 6,    /* not made by this step's ops on the training thread: in
+                                   * another thread (or before the step) */
+    BACKWARD_CAUSE_NO_OP = 7,     /* made on the training thread in this step, by no Python op */
+    BACKWARD_CAUSE_BROKEN = 8,    /* attribution stopped: this torch is not as expected */
+    BACKWARD_CAUSES
+};
+
 /* Node hooks, on the engine's thread with the GIL: the node of name id `name` created by forward
- * stack `forward` runs now / is done. */
-void autograd_enter(uint32_t forward, uint32_t name);
+ * stack `forward` (0: none known, for `cause`) runs now / is done. */
+void autograd_enter(uint32_t forward, uint32_t name, uint32_t cause);
 void autograd_leave(void);
+
+/* From agent/autograd_attr.py at each step end: the state of the step now beginning (NONE: it is
+ * attributed; else why not). */
+void autograd_set_state(uint32_t cause);
+/* Whether the step now ending was attributed (agent/steps.c, for its step record). */
+bool autograd_step_attributed(void);
 
 /* Around a backward call (Tensor.backward, torch.autograd.backward/grad), on the thread that
  * makes it: its stack is the caller's section of the backward syncs meanwhile. */
@@ -41,9 +65,11 @@ void autograd_caller_begin(void);
 void autograd_caller_end(void);
 
 /* On the recording path (the sync's thread, no lock, no allocation): when a node runs on this
- * thread, appends its section markers and the kept stacks to words[0..n); returns the new
- * length (at most max). */
-int autograd_append(uintptr_t *words, int n, int max);
+ * thread, appends its section markers and the kept stacks to words[0..n); on autograd's own
+ * thread (autograd_thread: torch names it pt_autograd_<device>; every sync there is a backward
+ * sync) with no node known, one STACK_MARK_UNSEEN marker saying why. Returns the new length (at
+ * most max). */
+int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread);
 
 /* The flusher saw a new stack whose own frames run the backward of node type `name`. */
 void autograd_seen(const char *name);

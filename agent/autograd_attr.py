@@ -16,13 +16,20 @@
 # Tensor subclass's __torch_function__ sees only the program's calls), and steps aside when
 # torch.compile is in use (an active mode would recompile compiled code). The names given by
 # pyhook.c: _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_node, _syncspy_enter,
-# _syncspy_leave, _syncspy_tf, and _syncspy_debug (SYNCSPY_DEBUG's level).
+# _syncspy_leave, _syncspy_state, _syncspy_tf, and _syncspy_debug (SYNCSPY_DEBUG's level).
+#
+# Why a backward sync has no forward line is told to the agent as it happens (agent/autograd.h
+# enum backward_cause): each step's state (_syncspy_state: attributed, or why not), and, before
+# an attribution step's backward call, the nodes of a wanted type the ops left untagged are hooked
+# with their own cause (made in another thread, or by no Python op of the training thread).
 import sys
 
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "gen": "", "off": False, "mark": 0}
+_state = {"mode": None, "gen": "", "off": False, "mark": 0, "start": 0}
+# agent/autograd.h enum backward_cause
+_ATTRIBUTING, _NOT_THIS_STEP, _COMPILED, _THREAD, _NO_OP, _BROKEN = 0, 1, 2, 6, 7, 8
 
 
 def _backward_functions():
@@ -115,6 +122,42 @@ def _tag(out):
                 todo.append(n)
 
 
+def _roots(arg):
+    return [arg] if isinstance(arg, _Tensor) else [t for t in arg if isinstance(t, _Tensor)] \
+        if type(arg) in (tuple, list) else []
+
+
+def _before_backward(args):
+    """Before a backward call in an attribution step, on the training thread: every node of a
+    wanted type the ops left untagged gets hooks that tell the agent why it has no forward line:
+    made on this thread since the step began by no Python op (its sequence number is in the
+    step's range), else in another thread (autograd numbers each thread's nodes apart) or
+    before the step."""
+    if not args:
+        return
+    start, now = _state["start"], _next_seq()
+    todo = [g for g in (_grad_fn(t) for t in _roots(args[0])) if g is not None]
+    seen = set()
+    while todo:
+        g = todo.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        seq = g._sequence_nr()
+        name = g.name()
+        if seq < (1 << 62) and _KEY not in g.metadata and (name in _wanted or "*" in _wanted):
+            cause = _NO_OP if start <= seq < now else _THREAD
+            node = _syncspy_node(name, 1) & 0xffffffff  # the name's id (forward 1: a placeholder)
+            if node:
+                word = cause << 56 | node
+                g.metadata[_KEY] = word
+                g.register_prehook(_Pre(word))
+                g.register_hook(_post)
+        for n, _ in g.next_functions:
+            if n is not None:
+                todo.append(n)
+
+
 if _torch is not None:
     from torch.overrides import TorchFunctionMode as _Mode
 
@@ -162,8 +205,10 @@ def _attr_step():
     try:
         if not _pop_ours():
             return
+        _syncspy_state(_NOT_THIS_STEP)
         if _compiled_anything():
             _state["off"] = True  # torch.compile in use: an active mode would recompile
+            _syncspy_state(_COMPILED)
             return
         gen, mode, attribute, names = _syncspy_plan().split("|", 3)
         if mode == "0":
@@ -178,10 +223,15 @@ def _attr_step():
         m = _SyncspyMode()
         m.__enter__()
         _state["mode"] = m
-        _state["mark"] = _next_seq()
+        _state["mark"] = _state["start"] = _next_seq()
         _state["gen"] = gen
+        _syncspy_state(_ATTRIBUTING)
     except BaseException:
         _state["off"] = True  # something about this torch is not as expected: never again
+        try:
+            _syncspy_state(_BROKEN)
+        except BaseException:
+            pass
         if _syncspy_debug >= 1:
             import traceback
             sys.stderr.write("syncspy: backward attribution off: "

@@ -315,7 +315,8 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         n = pyframes_merge(b->native, depth, b->py, n_py, b->words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
     else
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
-    n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words));
+    n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
+                        !strncmp(ts->name, "pt_autograd_", 12));
     return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth);
 }
 

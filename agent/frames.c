@@ -8,6 +8,7 @@
 #include "agent/pynames.h"
 #include "collectors/pyframes.h"
 #include "collectors/symbolize.h"
+#include "output/backward.h"
 
 #define PYTHON_KEY (1ull << 63)
 #define MARK_KEY (1ull << 62)   /* a section marker (collectors/pyframes.h STACK_MARK_*) */
@@ -43,10 +44,13 @@ void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep
         return;
     }
     if (key.b & MARK_KEY) {
-        bool node = (key.a & PYFRAME_MARK_MASK) == STACK_MARK_BACKWARD;
-        const char *name = node ? autograd_name((uint32_t)key.a) : NULL;
+        uint64_t top = key.a & PYFRAME_MARK_MASK;
+        bool node = top == STACK_MARK_BACKWARD, unseen = top == STACK_MARK_UNSEEN;
+        const char *name = node ? autograd_name((uint32_t)key.a)
+                           : unseen ? backward_cause_key((uint32_t)key.a) : NULL;
         *out = (struct rep_frame){.function = name ? name : "", .module = "", .file = "",
-                                  .mark = node ? REP_MARK_BACKWARD : REP_MARK_CALLER};
+                                  .mark = node ? REP_MARK_BACKWARD
+                                          : unseen ? REP_MARK_UNSEEN : REP_MARK_CALLER};
         return;
     }
     uintptr_t pc = (uintptr_t)key.a;

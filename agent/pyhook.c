@@ -108,14 +108,30 @@ static PyObject *py_node(PyObject *self, PyObject *a)
     return pyapi.long_from_u64(node ? forward << 32 | node : 0);
 }
 
+/* _syncspy_enter(word): a hooked node runs. word: forward id << 32 | name id (a tagged node), or
+ * cause << 56 | name id (a node found untagged before backward: why it has no forward line). */
 static PyObject *py_enter(PyObject *self, PyObject *word)
 {
     (void)self;
     unsigned long long w = pyapi.long_as_u64(word);
     if (pyapi.err_occurred())
         pyapi.err_clear();
+    else if (w >> 56)
+        autograd_enter(0, (uint32_t)w, (uint32_t)(w >> 56));
     else
-        autograd_enter((uint32_t)(w >> 32), (uint32_t)w);
+        autograd_enter((uint32_t)(w >> 32), (uint32_t)w, 0);
+    return pyapi_none();
+}
+
+/* _syncspy_state(cause): the attribution state of the step now beginning (autograd_set_state). */
+static PyObject *py_state(PyObject *self, PyObject *cause)
+{
+    (void)self;
+    unsigned long long c = pyapi.long_as_u64(cause);
+    if (pyapi.err_occurred())
+        pyapi.err_clear();
+    else if (c <= UINT32_MAX)
+        autograd_set_state((uint32_t)c);
     return pyapi_none();
 }
 
@@ -131,7 +147,22 @@ static PyObject *py_leave(PyObject *self, PyObject *args)
  * no frame to the traceback of an exception the op raises. A backward call is bracketed by
  * autograd_caller_begin/end; any other op's result goes to _tag (a Python function of
  * autograd_attr.py; its errors are swallowed, never the op's). */
-static PyObject *tag_fn, *backward_fns;
+static PyObject *tag_fn, *backward_fns, *before_backward_fn;
+
+/* fn(arg), its result and errors dropped: the agent's Python never fails the op. */
+static void call_helper(PyObject *fn, PyObject *arg)
+{
+    PyObject *t = pyapi.tuple_new(1);
+    if (t) {
+        pyapi.incref(arg);
+        pyapi.tuple_set(t, 0, arg);
+        PyObject *x = pyapi.call_object(fn, t);
+        if (x)
+            pyapi.decref(x);
+        pyapi.decref(t);
+    }
+    pyapi.err_clear();
+}
 
 static PyObject *py_torch_function(PyObject *self, PyObject *a)
 {
@@ -152,23 +183,15 @@ static PyObject *py_torch_function(PyObject *self, PyObject *a)
         pyapi.err_clear();
         bw = 0;
     }
+    if (bw && before_backward_fn && args)
+        call_helper(before_backward_fn, args); /* the nodes left untagged: why */
     if (bw)
         autograd_caller_begin();
     PyObject *r = args ? pyapi.call(func, args, kwargs) : NULL;
     if (bw)
         autograd_caller_end();
-    if (r && !bw && tag_fn) {
-        PyObject *t = pyapi.tuple_new(1);
-        if (t) {
-            pyapi.incref(r);
-            pyapi.tuple_set(t, 0, r);
-            PyObject *x = pyapi.call_object(tag_fn, t);
-            if (x)
-                pyapi.decref(x);
-            pyapi.decref(t);
-        }
-        pyapi.err_clear(); /* tagging never fails the op */
-    }
+    if (r && !bw && tag_fn)
+        call_helper(tag_fn, r); /* tagging never fails the op */
     if (empty)
         pyapi.decref(empty);
     return r;
@@ -181,6 +204,7 @@ static struct py_method_def defs[] = {
     {"_syncspy_node", py_node, PY_METH_VARARGS, "syncspy: a node's word (its type, its stack)"},
     {"_syncspy_enter", py_enter, PY_METH_O, "syncspy: a tagged node runs"},
     {"_syncspy_leave", py_leave, PY_METH_NOARGS, "syncspy: the node is done"},
+    {"_syncspy_state", py_state, PY_METH_O, "syncspy: the attribution state of this step"},
     {"_syncspy_tf", py_torch_function, PY_METH_VARARGS, "syncspy: the mode's __torch_function__"},
 };
 
@@ -218,11 +242,16 @@ static bool run(PyObject *g, const char *code)
 static void keep_helper(PyObject *g)
 {
     PyObject *t = pyapi.dict_get(g, "_tag"), *b = pyapi.dict_get(g, "_BACKWARDS");
+    PyObject *u = pyapi.dict_get(g, "_before_backward");
     if (t && b) {
         pyapi.incref(t);
         pyapi.incref(b);
         tag_fn = t;
         backward_fns = b;
+    }
+    if (u) {
+        pyapi.incref(u);
+        before_backward_fn = u;
     }
 }
 

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/autograd.h"
 #include "agent/core.h"
 #include "agent/threads.h"
 
@@ -30,6 +31,7 @@ static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct schedule *schedule;
 static bool trace_launches;
 static uint64_t step_number, step_start_ns, step_launch_base;
+static uint64_t attribution_steps; /* active steps attributed (agent/autograd.h), under step_lock */
 struct step_chunk {
     struct step_chunk *next;
     uint32_t head, tail; /* written [0, head), read [0, tail) */
@@ -219,12 +221,16 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
     uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
     uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
+    bool attributed = autograd_step_attributed();
+    if (was_active && attributed)
+        attribution_steps++;
     if (!final || syncs || launches - step_launch_base)
         *deep = step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
                                           .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
                                           .launches = launches - step_launch_base,
                                           .active = was_active, .partial = final,
                                           .tid = final ? 0 : closing_tid,
+                                          .attributed = was_active && attributed,
                                           .source = final ? TRACE_STEP_SOURCE_NONE
                                                   : explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
                                                                    : TRACE_STEP_SOURCE_AUTO});
@@ -243,6 +249,7 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
             .blocked_ns = blocked,
             .launches = launches - step_launch_base,
             .partial = final,
+            .attributed = attributed,
         };
         if (!final || st.syncs || st.launches)
             step_log_append(&st);
@@ -281,6 +288,7 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     proc->steps = step_log;
     proc->nsteps = step_log_n;
     proc->steps_omitted = step_totals.omitted;
+    proc->attribution_steps = attribution_steps;
     proc->steps_seen = step_number; /* the final close advanced past the last step */
     proc->active_steps = step_totals.active;
     proc->syncs = step_totals.syncs;

@@ -18,6 +18,9 @@ struct verdict {
     struct rep_lines lines;
     bool *allowed;                 /* per line */
     uint64_t syncs, blocked_ns;    /* the counted lines', in the training steps */
+    uint64_t estimated_syncs;      /* of syncs: estimated (backward syncs of steps without
+                                    * attribution, split between their forward lines): counted,
+                                    * a budget is about what the steps cost */
     uint64_t allowed_syncs;
     uint64_t startup_syncs, startup_ns, startup_allowed;
     double syncs_per_step, blocked_per_step, share; /* share in % of the steps' wall time, -1: none */
@@ -55,6 +58,7 @@ static int judge(const struct rep_process *p, const struct check_opts *o, struct
             continue;
         }
         v->syncs += l->count;
+        v->estimated_syncs += l->estimated_count;
         v->blocked_ns += l->blocked_ns;
         v->startup_syncs += l->startup_count;
         v->startup_ns += l->startup_ns;
@@ -122,6 +126,10 @@ static void put_line_row(struct fd_writer *w, const struct verdict *v, const str
     fdw_puts(w, l->api);
     fdw_puts(w, " ");
     fdw_puts(w, where);
+    if (l->estimated_count) {
+        report_format_rate(a, sizeof a, (double)l->estimated_count / v->lines.steps);
+        fdw_printf(w, " (~%s/step of it estimated)", a);
+    }
     fdw_putc(w, '\n');
 }
 
@@ -145,6 +153,13 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_printf(w, ", over %.0f %s\n", v->lines.steps,
                v->one_step ? "step (no step mark: the whole run is one step)"
                            : v->lines.steps == 1 ? "training step" : "training steps");
+    if (v->estimated_syncs) { /* counted: the budget is the steps' cost, exact or estimated */
+        report_format_rate(a, sizeof a, (double)v->estimated_syncs / v->lines.steps);
+        fdw_printf(w, "  %s syncs/step of these are estimated (backward syncs of steps without "
+                   "attribution, split between the forward lines seen making them in %llu "
+                   "attribution step%s); counted\n", a, (unsigned long long)v->lines.attribution_steps,
+                   v->lines.attribution_steps == 1 ? "" : "s");
+    }
     char note[256];
     if (report_steps_note(p, note, sizeof note)) {
         fdw_puts(w, "  ");
@@ -270,6 +285,9 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_printf(w, ", \"over_syncs\": %s, \"over_share\": %s, \"allowed_syncs_per_step\": ",
                v->over_syncs ? "true" : "false", v->over_share ? "true" : "false");
     cli_json_double(w, (double)v->allowed_syncs / v->lines.steps);
+    fdw_puts(w, ", \"estimated_syncs_per_step\": "); /* of syncs_per_step (issue 24: counted) */
+    cli_json_double(w, (double)v->estimated_syncs / v->lines.steps);
+    fdw_printf(w, ", \"attribution_steps\": %llu", (unsigned long long)v->lines.attribution_steps);
     fdw_printf(w, ",\n   \"startup\": {\"apart\": %s, \"checked\": %s, \"syncs\": %llu, \"blocked_ns\": %llu, "
                "\"ok\": %s},\n   \"sites\": [", v->lines.startup_left_out ? "true" : "false",
                v->startup_checked ? "true" : "false", (unsigned long long)v->startup_syncs,
@@ -282,6 +300,10 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
         cli_json_double(w, (double)l->count / v->lines.steps);
         fdw_puts(w, ", \"blocked_per_step_ns\": ");
         cli_json_double(w, (double)l->blocked_ns / v->lines.steps);
+        fdw_puts(w, ", \"exact_syncs_per_step\": ");
+        cli_json_double(w, (double)(l->count - l->estimated_count) / v->lines.steps);
+        fdw_puts(w, ", \"estimated_syncs_per_step\": ");
+        cli_json_double(w, (double)l->estimated_count / v->lines.steps);
         fdw_printf(w, ", \"startup_syncs\": %llu, \"allowed\": %s}", (unsigned long long)l->startup_count,
                    v->allowed[i] ? "true" : "false");
     }

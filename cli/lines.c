@@ -1,6 +1,7 @@
 /* cli/lines.c: a report line as `syncspy check` and `syncspy diff` show and match it (see
  * lines.h). CLI only: pure functions of the report model. */
 #include "cli/lines.h"
+#include "output/backward.h"
 #include "output/hints.h"
 
 #include <math.h>
@@ -67,6 +68,22 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
         hints_op(l->heaviest, &op);
     json_field(w, "op", l->heaviest ? op.op : NULL);
     json_field(w, "hint", l->heaviest && *op.hint ? op.hint : NULL);
+    /* issue 24: the estimated part of a backward line's figure, and why a node line has none */
+    fdw_printf(w, "\"estimated_syncs\": %llu, \"estimated_blocked_ns\": %llu, ",
+               (unsigned long long)l->estimated_count, (unsigned long long)l->estimated_ns);
+    fdw_printf(w, "\"estimate_split_lines\": %u, \"unseen_causes\": ", l->estimated_count ? l->split_lines : 0);
+    if (l->kind != REP_LINE_NODE) {
+        fdw_puts(w, "null, ");
+        return;
+    }
+    fdw_putc(w, '[');
+    for (uint32_t i = 0; i < l->ncauses; i++) {
+        fdw_puts(w, i ? ", {" : "{");
+        json_field(w, "cause", l->causes[i].cause);
+        json_field(w, "why", l->causes[i].cause ? backward_cause_text(l->causes[i].cause) : NULL);
+        fdw_printf(w, "\"syncs\": %llu}", (unsigned long long)l->causes[i].count);
+    }
+    fdw_puts(w, "], ");
 }
 
 int cli_allow_parse(const char *s, struct cli_allow *out)

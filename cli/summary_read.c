@@ -188,8 +188,11 @@ static bool read_marker(struct summary_reader *r, uint8_t *mark)
         *mark = REP_MARK_BACKWARD;
     else if (n == 15 && !memcmp(s, "backward_caller", 15))
         *mark = REP_MARK_CALLER;
+    else if (n == 15 && !memcmp(s, "backward_unseen", 15))
+        *mark = REP_MARK_UNSEEN;
     else
-        return json_fail(&r->in, at, "a marker that is not \"backward\" or \"backward_caller\"");
+        return json_fail(&r->in, at, "a marker that is not \"backward\", \"backward_caller\" or "
+                                     "\"backward_unseen\"");
     return true;
 }
 
@@ -314,9 +317,9 @@ static bool read_site(struct summary_reader *r)
     return true;
 }
 
-enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_STARTUP, T_N };
+enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_STARTUP, T_ATTRIBUTED, T_N };
 static const char *const step_keys[T_N] = {"step", "wall_ns", "syncs", "blocked_ns",
-                                           "launches", "partial", "startup"};
+                                           "launches", "partial", "startup", "attributed"};
 
 static bool step_field(struct summary_reader *r, void *obj, int k)
 {
@@ -329,6 +332,7 @@ static bool step_field(struct summary_reader *r, void *obj, int k)
     case T_BLOCKED: return json_u64(in, &s->blocked_ns);
     case T_LAUNCHES: return json_u64(in, &s->launches);
     case T_PARTIAL: return json_bool(in, &s->partial);
+    case T_ATTRIBUTED: return json_bool(in, &s->attributed);
     case T_STARTUP: { /* the start-up step (step 0): its own object says the rest */
         bool startup;
         return json_bool(in, &startup);
@@ -443,13 +447,14 @@ static bool read_array(struct summary_reader *r, bool (*one)(struct summary_read
 enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
-    P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER, P_N
+    P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
+    P_ATTRIBUTION_STEPS, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
     "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
-    "host", "job_id", "launcher"};
+    "host", "job_id", "launcher", "attribution_steps"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -534,6 +539,7 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
     case P_BLOCKED: return json_u64(in, &p->blocked_ns);
     case P_LAUNCHES: return json_u64(in, &p->launches);
     case P_UNATTRIBUTED: return json_u64(in, &p->unattributed_syncs);
+    case P_ATTRIBUTION_STEPS: return json_u64(in, &p->attribution_steps);
     case P_STEPS: in->field = NULL; return read_array(r, read_step, "an array of steps");
     case P_SITES: in->field = NULL; return read_array(r, read_site, "an array of sites");
     case P_TOOL: return read_string_into(r, &tool);

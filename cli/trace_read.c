@@ -161,6 +161,7 @@ struct reader {
     uint64_t steps_seen, step_seq;
     uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
+    uint64_t extra_attributed;
     uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall, extra_records;
     struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
     uint64_t end_mono_ns, unattributed;
@@ -380,6 +381,7 @@ static bool rec_frame(struct reader *r, const uint8_t *p)
                            .python = f.kind == TRACE_FRAME_PYTHON,
                            .mark = f.kind == TRACE_FRAME_BACKWARD ? REP_MARK_BACKWARD
                                    : f.kind == TRACE_FRAME_CALLER ? REP_MARK_CALLER
+                                   : f.kind == TRACE_FRAME_UNSEEN ? REP_MARK_UNSEEN
                                                                   : REP_MARK_NONE};
     if (!(rf.function = string_ref(r, f.function, what)) ||
         !(rf.module = string_ref(r, f.module, what)) || !(rf.file = string_ref(r, f.file, what)))
@@ -511,7 +513,8 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
                                  .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
                                  .syncs = s.syncs, .blocked_ns = s.blocked_ns,
                                  .launches = s.launches, .active = s.active != 0,
-                                 .partial = s.partial != 0, .tid = s.tid, .source = s.source};
+                                 .partial = s.partial != 0, .tid = s.tid, .source = s.source,
+                                 .attributed = s.attributed != 0};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
     saw_time(r, e.end_ns);
@@ -521,6 +524,7 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
             r->ev->events_omitted++;
         if (e.active) { /* in the totals, not listed (rep_process.steps_omitted) */
             r->extra_active++;
+            r->extra_attributed += e.attributed;
             r->extra_syncs = sat_add(r->extra_syncs, e.syncs);
             r->extra_blocked = sat_add(r->extra_blocked, e.blocked_ns);
             r->extra_launches = sat_add(r->extra_launches, e.launches);
@@ -1010,6 +1014,7 @@ static bool build_steps(struct reader *r)
     out->launches = sat_add(r->extra_launches, r->lost.launches);
     out->wall_ns = sat_add(r->extra_wall, r->lost.wall_ns);
     out->steps_omitted = r->extra_active;
+    out->attribution_steps = r->extra_attributed;
     /* the step still open at exit with nothing recorded has no STEP record: END counts it */
     if (r->end_steps_seen > r->steps_seen)
         r->steps_seen = r->end_steps_seen;
@@ -1026,8 +1031,10 @@ static bool build_steps(struct reader *r)
             continue;
         r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
                                               .syncs = e->syncs, .blocked_ns = e->blocked_ns,
-                                              .launches = e->launches, .partial = e->partial};
+                                              .launches = e->launches, .partial = e->partial,
+                                              .attributed = e->attributed};
         out->active_steps++;
+        out->attribution_steps += e->attributed;
         out->syncs = sat_add(out->syncs, e->syncs);
         out->blocked_ns = sat_add(out->blocked_ns, e->blocked_ns);
         out->launches = sat_add(out->launches, e->launches);

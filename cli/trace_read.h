@@ -41,6 +41,7 @@ struct trace_step_event {
     uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
     bool active, partial;
     uint32_t tid, source; /* the marking thread, enum trace_step_source (0 before 1.2) */
+    bool attributed;      /* backward syncs attributed to their forward lines (1.4) */
 };
 
 struct trace_thread_name {

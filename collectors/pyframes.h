@@ -29,10 +29,12 @@ static inline bool pyframe_word(uintptr_t w)
  * backward. A sync's own frames come first. */
 #define STACK_MARK_BACKWARD 0xfffd000000000000ull
 #define STACK_MARK_CALLER 0xfffc000000000000ull
+/* A backward sync with no forward line: why (agent/autograd.h enum backward_cause, low bits). */
+#define STACK_MARK_UNSEEN 0xfffb000000000000ull
 static inline bool stack_mark_word(uintptr_t w)
 {
     uintptr_t top = w & PYFRAME_MARK_MASK;
-    return top == STACK_MARK_BACKWARD || top == STACK_MARK_CALLER;
+    return top == STACK_MARK_BACKWARD || top == STACK_MARK_CALLER || top == STACK_MARK_UNSEEN;
 }
 
 struct py_raw_frame {

@@ -58,3 +58,36 @@ bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, siz
     }
     return false;
 }
+
+/* Indexed by agent/autograd.h enum backward_cause. */
+static const struct {
+    const char *key, *text;
+} causes[] = {
+    {NULL, NULL},
+    {BACKWARD_CAUSE_KEY_STEP, "made in steps without attribution (SYNCSPY_BACKWARD=auto attributes "
+                              "the step after a node type first syncs, then 1 in 100; =all every one)"},
+    {"torch_compile", "torch.compile is in use: attribution steps aside (it would recompile)"},
+    {"backward_off", "SYNCSPY_BACKWARD=off"},
+    {"no_optimizer_step", "made before the first optimizer.step() (attribution begins there; "
+                          "none with SYNCSPY_STEP=manual or without torch.optim)"},
+    {"not_looked_for", "made in an attribution step that did not look for this node type yet "
+                       "(it first synced in that step)"},
+    {"other_thread", "made in another thread than the training thread's ops (or before the "
+                     "step), where attribution does not look"},
+    {"no_python_op", "made on the training thread by no Python op (C++ code called directly)"},
+    {"attribution_failed", "attribution stopped: this torch did not behave as expected "
+                           "(SYNCSPY_DEBUG=1 says why)"},
+};
+
+const char *backward_cause_key(unsigned cause)
+{
+    return cause < sizeof causes / sizeof causes[0] ? causes[cause].key : NULL;
+}
+
+const char *backward_cause_text(const char *key)
+{
+    for (size_t i = 1; key && i < sizeof causes / sizeof causes[0]; i++)
+        if (!strcmp(causes[i].key, key))
+            return causes[i].text;
+    return NULL;
+}

@@ -18,4 +18,14 @@
  * there. */
 bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, size_t cap, uint32_t *at);
 
+/* Why a backward sync has no forward line (agent/autograd.h enum backward_cause, recorded with
+ * the sync): its key, as files carry it (the marker frame's function: "not_attributed_step",
+ * "other_thread", ...), NULL for a code without one; and a key's words for the report ("made
+ * in a step without attribution ..."), NULL for a key it does not know. One table. */
+const char *backward_cause_key(unsigned cause);
+const char *backward_cause_text(const char *key);
+/* The key of the cause whose syncs the report estimates for the forward lines seen making the
+ * same node at the same native stack (the steps without attribution under auto). */
+#define BACKWARD_CAUSE_KEY_STEP "not_attributed_step"
+
 #endif

@@ -13,8 +13,9 @@
  * code but where a section begins. A sync's own frames come first; after REP_MARK_BACKWARD
  * (function: the autograd node's type, e.g. "IndexBackward0") the forward stack that created
  * the node, innermost first; after REP_MARK_CALLER the stack of the thread that called
- * backward. */
-enum rep_mark { REP_MARK_NONE = 0, REP_MARK_BACKWARD = 1, REP_MARK_CALLER = 2 };
+ * backward; REP_MARK_UNSEEN (function: why, output/backward.h backward_cause_key) ends the own
+ * frames of a backward sync that has no forward line. */
+enum rep_mark { REP_MARK_NONE = 0, REP_MARK_BACKWARD = 1, REP_MARK_CALLER = 2, REP_MARK_UNSEEN = 3 };
 
 /* One frame, already symbolized. Any string may be NULL or "" when unknown. */
 struct rep_frame {
@@ -33,13 +34,14 @@ struct rep_frame {
 struct rep_sections {
     uint32_t own;
     const char *node;
+    const char *unseen; /* a backward sync without its forward line: why (cause key), else NULL */
     uint32_t forward, nforward;
     uint32_t caller, ncaller;
 };
 
 static inline struct rep_sections rep_site_sections(const struct rep_frame *f, uint32_t n)
 {
-    struct rep_sections s = {n, NULL, 0, 0, 0, 0};
+    struct rep_sections s = {n, NULL, NULL, 0, 0, 0, 0};
     uint32_t *open = NULL;
     for (uint32_t i = 0; i < n; i++) {
         if (f[i].mark == REP_MARK_NONE) {
@@ -49,7 +51,10 @@ static inline struct rep_sections rep_site_sections(const struct rep_frame *f, u
         }
         if (s.own == n)
             s.own = i;
-        if (f[i].mark == REP_MARK_BACKWARD) {
+        if (f[i].mark == REP_MARK_UNSEEN) {
+            s.unseen = f[i].function ? f[i].function : "";
+            open = NULL;
+        } else if (f[i].mark == REP_MARK_BACKWARD) {
             s.node = f[i].function;
             s.forward = i + 1;
             open = &s.nforward;
@@ -131,6 +136,7 @@ struct rep_step {
     uint64_t blocked_ns;
     uint64_t launches;
     bool partial; /* the step still open at exit (no closing mark) */
+    bool attributed; /* backward syncs were attributed to their forward lines (agent/autograd.h) */
 };
 
 /* Where a process's step figures come from when its trace misses step records. */
@@ -159,6 +165,8 @@ struct rep_process {
     uint64_t launches;
     uint64_t wall_ns;
     uint64_t unattributed_syncs; /* syncs whose stack could not be kept (table full): still in totals */
+    uint64_t attribution_steps;  /* active steps whose backward syncs were attributed to their
+                                  * forward lines (rep_step.attributed; listed or not) */
     /* start-up: step 0, from the process's start to the first step mark, kept out of per-step
      * rates; startup_closed false when no step mark came (the run is one step) */
     bool startup_closed;

@@ -5,6 +5,7 @@
  * the fd it is given, through an fd_writer (no stdio FILE*). */
 #include "output/report.h"
 #include "common/clock.h"
+#include "output/backward.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
 #include "output/source.h"
@@ -293,7 +294,12 @@ struct entry {
     uint32_t user;               /* index of key in site->frames */
     uint32_t proc;
     uint8_t kind;                /* enum entry_kind */
-    bool joined;                 /* an unseen backward sync joined to the only line seen (a guess) */
+    bool estimated;              /* a share of an unseen backward site's syncs, estimated for the
+                                  * forward line of site `target` (split_unseen) */
+    bool first_share;            /* estimated: the share that carries the site's start-up part */
+    const char *cause;           /* unseen: why it has no forward line (a cause key; NULL: the
+                                  * file does not say) */
+    const struct rep_site *target; /* estimated: the forward site whose line it is counted for */
     char node[64];               /* backward: the node's type name */
     uint64_t count, blocked_ns;  /* of the training steps (start-up, the open step left out) */
 };
@@ -301,7 +307,7 @@ struct entry {
 struct group {
     size_t first, n; /* entries[first .. first+n) */
     uint64_t count, blocked_ns, max_ns;
-    uint64_t joined_count; /* of count: unseen backward syncs joined to this line (join_unseen) */
+    uint64_t estimated_count, estimated_ns; /* of count: estimated (split_unseen) */
     uint32_t threads; /* the most threads one of its sites saw syncing (0: not known) */
     const struct entry *heaviest;
 };
@@ -389,31 +395,117 @@ static bool same_own_frames(const struct rep_site *a, const struct rep_site *b)
     return true;
 }
 
-/* A backward sync whose forward line was not recorded joins the group of the same sync (same own
- * frames, same process) recorded with its forward line, when exactly one such line exists: the
- * steps without attribution (SYNCSPY_BACKWARD=auto) then count for that line too. */
-static void join_unseen(struct entry *e, size_t n)
+/* Whether the report may estimate an unseen backward sync's forward line: it was made in a step
+ * without attribution (SYNCSPY_BACKWARD=auto), or the file does not say why (written before the
+ * agent recorded causes). Syncs of attribution steps that had no tag (another thread, no Python
+ * op, ...) are evidence of their own and are never given to a line. */
+static bool estimable(const struct entry *e)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (e[i].kind != ENTRY_BACKWARD_UNSEEN)
+    return e->kind == ENTRY_BACKWARD_UNSEEN && (!e->cause || !strcmp(e->cause, BACKWARD_CAUSE_KEY_STEP));
+}
+
+#define SPLIT_MAX 64 /* forward sites one unseen site is split between (the heaviest kept) */
+
+/* total split in proportion of w[0..k) (largest remainders: the parts add up to total). */
+static void split_u64(uint64_t total, const uint64_t *w, size_t k, uint64_t *out)
+{
+    unsigned __int128 sum = 0;
+    for (size_t i = 0; i < k; i++)
+        sum += w[i];
+    if (sum == 0) { /* no weight: evenly */
+        for (size_t i = 0; i < k; i++)
+            out[i] = total / k + (i < total % k);
+        return;
+    }
+    uint64_t given = 0;
+    unsigned __int128 rem[SPLIT_MAX];
+    for (size_t i = 0; i < k; i++) {
+        unsigned __int128 x = (unsigned __int128)total * w[i];
+        out[i] = (uint64_t)(x / sum);
+        rem[i] = x % sum;
+        given += out[i];
+    }
+    while (given < total) { /* fewer than k left: one each to the largest remainders */
+        size_t best = 0;
+        for (size_t i = 1; i < k; i++)
+            if (rem[i] > rem[best])
+                best = i;
+        out[best]++;
+        rem[best] = 0;
+        given++;
+    }
+}
+
+/* The forward-line entries an unseen entry u is split between: the same sync (same own frames,
+ * same process) recorded with its forward line in attribution steps. */
+static size_t split_targets(const struct entry *e, size_t n, size_t u, size_t *t)
+{
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (e[j].kind != ENTRY_BACKWARD || e[j].estimated || e[j].proc != e[u].proc ||
+            !same_own_frames(e[u].site, e[j].site))
             continue;
-        const struct entry *only = NULL;
-        bool ambiguous = false;
-        for (size_t j = 0; j < n && !ambiguous; j++) {
-            if (e[j].kind != ENTRY_BACKWARD || e[j].proc != e[i].proc ||
-                !same_own_frames(e[i].site, e[j].site))
-                continue;
-            if (only && key_cmp(only->key, e[j].key) != 0)
-                ambiguous = true;
-            only = &e[j];
+        if (k < SPLIT_MAX) {
+            t[k++] = j;
+            continue;
         }
-        if (only && !ambiguous) {
-            e[i].kind = ENTRY_BACKWARD;
-            e[i].joined = true;
-            e[i].key = only->key;
-            e[i].user = 0; /* its own frames hold no forward line: shown from the group's heaviest */
+        size_t light = 0; /* full: the heaviest SPLIT_MAX are kept */
+        for (size_t i = 1; i < k; i++)
+            if (e[t[i]].site->count < e[t[light]].site->count)
+                light = i;
+        if (e[j].site->count > e[t[light]].site->count)
+            t[light] = j;
+    }
+    return k;
+}
+
+/* Issue 24 item 2: a backward sync of a step without attribution is split between the forward
+ * lines seen making the same node at the same native stack in the attribution steps, in the
+ * proportion seen there (their sites' counts, and blocked times for the time), never given to
+ * one line of several; each share is an entry of its own, marked estimated. The entries grow
+ * (*e reallocated, *n updated); -1 when out of memory (nothing estimated then). */
+static int split_unseen(struct entry **pe, size_t *pn)
+{
+    struct entry *e = *pe;
+    size_t n = *pn, extra = 0, t[SPLIT_MAX];
+    for (size_t u = 0; u < n; u++) {
+        size_t k = estimable(&e[u]) ? split_targets(e, n, u, t) : 0;
+        extra += k > 1 ? k - 1 : 0;
+    }
+    if (extra) {
+        struct entry *grown = realloc(e, (n + extra) * sizeof *e);
+        if (!grown)
+            return -1;
+        *pe = e = grown;
+    }
+    size_t end = n;
+    for (size_t u = 0; u < n; u++) {
+        size_t k = estimable(&e[u]) ? split_targets(e, n, u, t) : 0;
+        if (k == 0)
+            continue;
+        uint64_t wc[SPLIT_MAX], wn[SPLIT_MAX], cs[SPLIT_MAX], ns[SPLIT_MAX];
+        for (size_t i = 0; i < k; i++) {
+            wc[i] = e[t[i]].site->count;
+            wn[i] = e[t[i]].site->blocked_ns;
+        }
+        split_u64(e[u].count, wc, k, cs);
+        split_u64(e[u].blocked_ns, wn, k, ns);
+        struct entry from = e[u];
+        for (size_t i = 0; i < k; i++) {
+            struct entry *x = i == 0 ? &e[u] : &e[end++];
+            *x = from;
+            x->kind = ENTRY_BACKWARD;
+            x->estimated = true;
+            x->first_share = i == 0;
+            x->target = e[t[i]].site;
+            x->key = e[t[i]].key;
+            x->user = 0; /* its own frames hold no forward line: shown from the group's heaviest */
+            x->count = cs[i];
+            x->blocked_ns = ns[i];
         }
     }
+    *pn = end;
+    return 0;
 }
 
 static struct entry make_entry(const struct rep_site *s, uint32_t proc)
@@ -427,6 +519,7 @@ static struct entry make_entry(const struct rep_site *s, uint32_t proc)
     } else if (hints_backward_node(s, e.node, sizeof e.node)) {
         e.kind = ENTRY_BACKWARD_UNSEEN;
         e.user = hints_user_frame(s);
+        e.cause = rep_site_sections(s->frames, s->nframes).unseen;
     } else {
         e.user = hints_user_frame(s);
     }
@@ -436,10 +529,14 @@ static struct entry make_entry(const struct rep_site *s, uint32_t proc)
     return e;
 }
 
+/* The entries of every site in the training steps' figures, the unseen backward syncs of steps
+ * without attribution split between their forward lines (*pe malloc'd; may be reallocated).
+ * Returns their number, or (size_t)-1 when out of memory. */
 static size_t build_entries(const struct rep_process *procs, size_t nprocs,
-                            const struct basis *bases, struct entry *e)
+                            const struct basis *bases, struct entry **pe)
 {
     size_t n = 0;
+    struct entry *e = *pe;
     for (size_t p = 0; p < nprocs; p++) {
         for (size_t i = 0; i < procs[p].nsites && procs[p].sites; i++) {
             const struct rep_site *s = &procs[p].sites[i];
@@ -452,8 +549,9 @@ static size_t build_entries(const struct rep_process *procs, size_t nprocs,
                 e[n++] = x;
         }
     }
-    join_unseen(e, n);
-    qsort(e, n, sizeof *e, entry_cmp);
+    if (split_unseen(pe, &n) != 0)
+        return (size_t)-1;
+    qsort(*pe, n, sizeof **pe, entry_cmp);
     return n;
 }
 
@@ -468,8 +566,10 @@ static size_t build_groups(const struct entry *e, size_t n, struct group *g)
         cur->n++;
         cur->count += e[i].count;
         cur->blocked_ns += e[i].blocked_ns;
-        if (e[i].joined)
-            cur->joined_count += e[i].count;
+        if (e[i].estimated) {
+            cur->estimated_count += e[i].count;
+            cur->estimated_ns += e[i].blocked_ns;
+        }
         if (s->max_ns > cur->max_ns)
             cur->max_ns = s->max_ns;
         if (s->threads > cur->threads)
@@ -1057,11 +1157,8 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
         }
         fdw_putc(w, '\n');
     } else {
-        /* true under every mode: the report does not know which one ran (issue 24 item 3) */
-        fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded: "
-                   "no step with attribution made this node from a Python op of the training "
-                   "thread; SYNCSPY_BACKWARD=auto attributes a few steps, all every one, off "
-                   "none)\n", e->node);
+        fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded)\n",
+                   e->node); /* why: render_causes */
     }
     /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
      * backward) or, when all are the framework's, from the CUDA call */
@@ -1144,8 +1241,92 @@ static void render_gpu_idle(struct fd_writer *w, const struct entry *e, size_t n
     fdw_putc(w, '\n');
 }
 
+/* An unseen backward group: why its syncs have no forward line, as the agent recorded it with
+ * each sync (issue 24 item 3), each cause with its rate. */
+static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, const struct totals *t)
+{
+    static const char *const untold = "not recorded with the syncs (a file of an older syncspy, or a "
+                                       "backward run on another thread than autograd's)";
+    bool in_attribution_step = false; /* a cause only an attribution step records */
+    for (size_t i = 0; i < n; i++)
+        in_attribution_step |= e[i].cause && strcmp(e[i].cause, BACKWARD_CAUSE_KEY_STEP) &&
+                               strcmp(e[i].cause, "no_optimizer_step") && strcmp(e[i].cause, "backward_off") &&
+                               strcmp(e[i].cause, "torch_compile");
+    for (size_t i = 0; i < n; i++) {
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = cmp_str(e[j].cause, e[i].cause) != 0;
+        if (!first)
+            continue;
+        uint64_t count = 0;
+        for (size_t j = i; j < n; j++)
+            if (cmp_str(e[j].cause, e[i].cause) == 0)
+                count += e[j].count;
+        const char *text = e[i].cause ? backward_cause_text(e[i].cause) : untold;
+        char c[32];
+        fmt_rate(c, sizeof c, (double)count / t->steps);
+        fdw_printf(w, "      why (%s/step): %s", c, text ? text : e[i].cause);
+        if (e[i].cause && !strcmp(e[i].cause, BACKWARD_CAUSE_KEY_STEP) && !in_attribution_step)
+            fdw_puts(w, "; no attribution step saw this node made (it first synced after the last one)");
+        fdw_putc(w, '\n');
+    }
+}
+
+/* The part of a forward line's figure estimated (split_unseen): how much, and the lines it was
+ * split with, each with its share (entries: all of them, to find the other lines' shares). */
+#define SPLIT_SHOWN 6
+static void render_estimate(struct fd_writer *w, const struct group *g, const struct entry *all,
+                            size_t nall, const struct totals *t, const struct rep_process *procs)
+{
+    const struct entry *mine = all + g->first;
+    struct { const struct entry *e; uint64_t count; } other[SPLIT_SHOWN];
+    size_t nother = 0, more = 0;
+    for (size_t i = 0; i < nall; i++) {
+        const struct entry *y = &all[i];
+        if (!y->estimated || (size_t)(y - mine) < g->n || !y->count)
+            continue;
+        bool shared = false; /* split from a site this line has a share of */
+        for (size_t k = 0; k < g->n && !shared; k++)
+            shared = mine[k].estimated && mine[k].site == y->site;
+        if (!shared)
+            continue;
+        size_t k = 0;
+        while (k < nother && group_key_cmp(other[k].e, y) != 0)
+            k++;
+        if (k < nother)
+            other[k].count += y->count;
+        else if (nother < SPLIT_SHOWN)
+            other[nother++] = (typeof(other[0])){y, y->count};
+        else
+            more++;
+    }
+    uint64_t steps = procs[g->heaviest->proc].attribution_steps;
+    char c[32];
+    fmt_rate(c, sizeof c, (double)g->estimated_count / t->steps);
+    fdw_printf(w, "      ~%s/step of these estimated: the same node's syncs at the same native stack "
+               "in steps without attribution, ", c);
+    if (!nother) {
+        fdw_printf(w, "counted for the only forward line seen making it in the %llu attribution "
+                   "step%s (an estimate; SYNCSPY_BACKWARD=all names each)\n",
+                   (unsigned long long)steps, steps == 1 ? "" : "s");
+        return;
+    }
+    fdw_printf(w, "split as in the %llu attribution step%s: ~%s/step here", (unsigned long long)steps,
+               steps == 1 ? "" : "s", c);
+    for (size_t k = 0; k < nother; k++) {
+        char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
+        fmt_rate(c, sizeof c, (double)other[k].count / t->steps);
+        if (other[k].e->key)
+            frame_texts(other[k].e->key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        fdw_printf(w, ", ~%s/step from %s", c, other[k].e->key ? loc : "(no stack)");
+    }
+    if (more)
+        fdw_printf(w, " and %zu more", more);
+    fdw_puts(w, "\n");
+}
+
 static void render_group(struct fd_writer *w, int rank, const struct group *g,
-                         const struct entry *entries, const struct totals *t,
+                         const struct entry *entries, size_t nentries, const struct totals *t,
                          const struct rep_process *procs, size_t nprocs, bool *mark)
 {
     char a[32], b[32], c[32], d[32], e[32];
@@ -1175,12 +1356,10 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     hints_op(g->heaviest->site, &op);
     /* the operator beside the line, unless it is no more than the API already shown */
     render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
-    if (g->joined_count) { /* say which part of the figure is a guess (issue 24 item 2) */
-        fmt_rate(c, sizeof c, (double)g->joined_count / t->steps);
-        fdw_printf(w, "      ~%s/step of these from steps without attribution: the same node's "
-                   "backward, at the same native stack, counted for the only forward line seen "
-                   "making it (an estimate; SYNCSPY_BACKWARD=all names each)\n", c);
-    }
+    if (g->estimated_count) /* which part of the figure is an estimate (issue 24 item 2) */
+        render_estimate(w, g, entries, nentries, t, procs);
+    if (g->heaviest->kind == ENTRY_BACKWARD_UNSEEN)
+        render_causes(w, entries + g->first, g->n, t);
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
@@ -1209,7 +1388,8 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     if (nsites == 0)
         return 0;
     struct entry *entries = malloc(nsites * sizeof *entries);
-    struct group *groups = malloc(nsites * sizeof *groups);
+    size_t n = entries ? build_entries(procs, nprocs, bases, &entries) : (size_t)-1;
+    struct group *groups = n != (size_t)-1 ? malloc((n ? n : 1) * sizeof *groups) : NULL;
     bool *mark = calloc(nprocs, sizeof *mark);
     if (!entries || !groups || !mark) {
         free(entries);
@@ -1219,7 +1399,6 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
         errno = ENOMEM;
         return -1;
     }
-    size_t n = build_entries(procs, nprocs, bases, entries);
     size_t ng = build_groups(entries, n, groups);
     int top = opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT;
     if (ng == 0) { /* every sync was start-up's (or the open step's): the header says it */
@@ -1239,7 +1418,7 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     paint_end(w, SGR_DIM);
     fdw_putc(w, '\n');
     for (size_t i = 0; i < ng && i < (size_t)top; i++)
-        render_group(w, (int)i + 1, &groups[i], entries, t, procs, nprocs, mark);
+        render_group(w, (int)i + 1, &groups[i], entries, n, t, procs, nprocs, mark);
     if (ng > (size_t)top) {
         uint64_t rest = 0;
         for (size_t i = (size_t)top; i < ng; i++)
@@ -1275,6 +1454,57 @@ static int line_cmp(const void *pa, const void *pb)
     return cmp_str(a->api, b->api);
 }
 
+/* A line's figures from one of its entries (s: its site; with_startup: start-up is apart). */
+static void line_add(struct rep_line *l, const struct entry *x, bool with_startup)
+{
+    const struct rep_site *s = x->site;
+    l->count += x->count;
+    l->blocked_ns += x->blocked_ns;
+    if (with_startup && (!x->estimated || x->first_share)) {
+        l->startup_count += s->split.startup_count;
+        l->startup_ns += s->split.startup_ns;
+    }
+    if (s->max_ns > l->max_ns)
+        l->max_ns = s->max_ns;
+    if (x->estimated) {
+        l->estimated_count += x->count;
+        l->estimated_ns += x->blocked_ns;
+        return;
+    }
+    if (!l->heaviest || s->blocked_ns > l->heaviest->blocked_ns)
+        l->heaviest = s; /* one of its own sites, never a share (of_site names its line) */
+    if (x->kind != ENTRY_BACKWARD_UNSEEN)
+        return;
+    uint32_t k = 0;
+    while (k < l->ncauses && cmp_str(l->causes[k].cause, x->cause) != 0)
+        k++;
+    if (k == l->ncauses && k < REP_LINE_CAUSES_MAX)
+        l->causes[l->ncauses++] = (struct rep_line_cause){x->cause, 0};
+    if (k < l->ncauses)
+        l->causes[k].count += x->count;
+}
+
+/* How many lines the estimated shares of this line (e[first, end)) were split between: this one
+ * and the others with a share of the same sites. */
+static uint32_t split_lines_of(const struct entry *e, size_t n, size_t first, size_t end)
+{
+    const struct entry *other[SPLIT_MAX];
+    uint32_t nother = 0;
+    for (size_t i = 0; i < n && nother < SPLIT_MAX; i++) {
+        if (!e[i].estimated || (i >= first && i < end))
+            continue;
+        bool shared = false;
+        for (size_t k = first; k < end && !shared; k++)
+            shared = e[k].estimated && e[k].site == e[i].site;
+        bool known = false;
+        for (uint32_t k = 0; k < nother && !known; k++)
+            known = line_entry_cmp(other[k], &e[i]) == 0;
+        if (shared && !known)
+            other[nother++] = &e[i];
+    }
+    return 1 + nother;
+}
+
 int report_lines(const struct rep_process *p, struct rep_lines *out)
 {
     memset(out, 0, sizeof *out);
@@ -1283,22 +1513,10 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
     out->startup_left_out = b.startup_left_out;
     out->partial_left_out = b.partial_left_out;
+    out->attribution_steps = p->attribution_steps;
     size_t n = 0, cap = p->sites ? p->nsites : 0;
     struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
-    struct rep_line *lines = malloc((cap ? cap : 1) * sizeof *lines);
-    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
-    uint32_t *moved = malloc((cap ? cap : 1) * sizeof *moved);
-    if (!e || !lines || !of_site || !moved) {
-        free(e);
-        free(lines);
-        free(of_site);
-        free(moved);
-        errno = ENOMEM;
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++)
-        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
-    for (size_t i = 0; i < cap; i++) {
+    for (size_t i = 0; e && i < cap; i++) {
         const struct rep_site *s = &p->sites[i];
         if (!s->frames && s->nframes)
             continue;
@@ -1308,12 +1526,28 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
         if (x.count || (b.startup_left_out && s->split.startup_count))
             e[n++] = x;
     }
-    join_unseen(e, n);
+    bool ok = e && split_unseen(&e, &n) == 0;
+    struct rep_line *lines = ok ? malloc((n ? n : 1) * sizeof *lines) : NULL;
+    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
+    uint32_t *moved = malloc((n ? n : 1) * sizeof *moved);
+    if (!ok || !lines || !of_site || !moved) {
+        free(e);
+        free(lines);
+        free(of_site);
+        free(moved);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
     qsort(e, n, sizeof *e, line_entry_cmp);
-    size_t nl = 0;
+    size_t nl = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const struct rep_site *s = e[i].site;
         if (i == 0 || line_entry_cmp(&e[i - 1], &e[i]) != 0) {
+            if (nl && lines[nl - 1].estimated_count)
+                lines[nl - 1].split_lines = split_lines_of(e, n, first, i);
+            first = i;
             struct rep_line *l = &lines[nl++];
             memset(l, 0, sizeof *l);
             l->kind = e[i].kind == ENTRY_BACKWARD ? REP_LINE_BACKWARD
@@ -1322,22 +1556,15 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
             if (l->kind == REP_LINE_NODE && l->where && hints_frame_is_runtime(l->where))
                 l->where = NULL;
             l->api = str(s->api);
-            l->heaviest = s;
             snprintf(l->node, sizeof l->node, "%s", e[i].node);
         }
-        struct rep_line *l = &lines[nl - 1];
-        l->count += e[i].count;
-        l->blocked_ns += e[i].blocked_ns;
-        if (b.startup_left_out) {
-            l->startup_count += s->split.startup_count;
-            l->startup_ns += s->split.startup_ns;
-        }
-        if (s->max_ns > l->max_ns)
-            l->max_ns = s->max_ns;
-        if (s->blocked_ns > l->heaviest->blocked_ns)
-            l->heaviest = s;
-        of_site[s - p->sites] = (struct rep_site_line){(uint32_t)(nl - 1), e[i].count, e[i].blocked_ns};
+        line_add(&lines[nl - 1], &e[i], b.startup_left_out);
+        struct rep_site_line *sl = &of_site[s - p->sites];
+        if (sl->line == REP_NO_LINE || e[i].count > sl->count) /* split: its largest share's line */
+            *sl = (struct rep_site_line){(uint32_t)(nl - 1), e[i].count, e[i].blocked_ns};
     }
+    if (nl && lines[nl - 1].estimated_count)
+        lines[nl - 1].split_lines = split_lines_of(e, n, first, n);
     free(e);
     qsort(lines, nl, sizeof *lines, line_cmp);
     /* each line's heaviest site is one of its own: it says where the sort moved the line */
@@ -1351,6 +1578,45 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     out->n = nl;
     out->of_site = of_site;
     return 0;
+}
+
+long report_estimate_shares(const struct rep_process *p, struct rep_estimate_share **out)
+{
+    *out = NULL;
+    size_t n = 0, cap = p->sites ? p->nsites : 0;
+    struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
+    for (size_t i = 0; e && i < cap; i++) {
+        const struct rep_site *s = &p->sites[i];
+        if (!s->frames && s->nframes)
+            continue;
+        struct entry x = make_entry(s, 0);
+        x.count = s->count; /* the whole count: summary.json's sites partition it */
+        x.blocked_ns = s->blocked_ns;
+        if (x.count)
+            e[n++] = x;
+    }
+    if (!e || split_unseen(&e, &n) != 0) {
+        free(e);
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].estimated)
+            e[k++] = e[i];
+    struct rep_estimate_share *sh = k ? malloc(k * sizeof *sh) : NULL;
+    if (k && !sh) {
+        free(e);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < k; i++)
+        sh[i] = (struct rep_estimate_share){(uint32_t)(e[i].site - p->sites),
+                                            (uint32_t)(e[i].target - p->sites), e[i].count,
+                                            e[i].blocked_ns};
+    free(e);
+    *out = sh;
+    return (long)k;
 }
 
 void report_lines_free(struct rep_lines *l)

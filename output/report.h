@@ -53,6 +53,7 @@ enum rep_line_kind {
                             * its own user frame, NULL when it has none (autograd ran it alone) */
 };
 
+#define REP_LINE_CAUSES_MAX 10
 struct rep_line {
     const struct rep_frame *where;   /* NULL: no stack (or none of the user's, REP_LINE_NODE) */
     const struct rep_site *heaviest; /* its site with the most blocked time (hint, stack) */
@@ -62,6 +63,18 @@ struct rep_line {
     uint64_t count, blocked_ns;      /* in the training steps (the report's rates) */
     uint64_t startup_count, startup_ns; /* before the first step mark, when the rates leave it out */
     uint64_t max_ns;
+    /* REP_LINE_BACKWARD: the part of count and blocked_ns estimated (the node's syncs in steps
+     * without attribution, split between the forward lines seen making it, as in the process's
+     * attribution_steps); the rest is exact */
+    uint64_t estimated_count, estimated_ns;
+    uint32_t split_lines;            /* the lines that estimate was split between (1: this alone) */
+    /* REP_LINE_NODE: why its syncs have no forward line, each cause (a key of output/backward.h,
+     * NULL: not recorded) with its syncs in the training steps */
+    struct rep_line_cause {
+        const char *cause;
+        uint64_t count;
+    } causes[REP_LINE_CAUSES_MAX];
+    uint32_t ncauses;
 };
 
 struct rep_lines {
@@ -71,7 +84,9 @@ struct rep_lines {
     double wall_ns;                  /* their wall time */
     bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
     bool partial_left_out;           /* the step still open at exit is left out */
-    struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates */
+    struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates (a
+                                      * site split between lines: the line of its largest share) */
+    uint64_t attribution_steps;      /* the process's (rep_process.attribution_steps) */
 };
 
 /* A site's place among its process's lines (syncspy html draws sites by the report's lines). */
@@ -80,6 +95,16 @@ struct rep_site_line {
     uint64_t count, blocked_ns;      /* in the training steps, as the line counts them */
 };
 #define REP_NO_LINE UINT32_MAX
+
+/* An unseen backward site's syncs estimated for a forward site's line (the report's split, issue
+ * 24 item 2): from, to index p->sites; count and blocked_ns out of the site's whole count (start-up
+ * and the open step in). The shares of one `from` add up to its count and blocked_ns. */
+struct rep_estimate_share {
+    uint32_t from, to;
+    uint64_t count, blocked_ns;
+};
+/* The shares of process p (*out malloc'd, NULL when none). Returns their number, or -1 (ENOMEM). */
+long report_estimate_shares(const struct rep_process *p, struct rep_estimate_share **out);
 
 /* The lines of one process. Returns 0, or -1 (errno ENOMEM). */
 int report_lines(const struct rep_process *p, struct rep_lines *out);

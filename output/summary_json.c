@@ -1,11 +1,16 @@
 /* output/summary_json.c: summary.json, the one file every process leaves (DESIGN.md,
- * "Contracts"), written inside the target process at exit: no stdio FILE*, no malloc, one fixed
- * buffer (output/fd_writer.h), the file put in place with a rename. Its reader is the CLI's
- * (cli/summary_read.c). */
+ * "Contracts"), written inside the target process at exit: no stdio FILE*, one fixed buffer
+ * (output/fd_writer.h), the file put in place with a rename; no malloc but the table of the
+ * report's estimates (report_estimate_shares: without memory the file goes without them). Its
+ * reader is the CLI's (cli/summary_read.c). */
 #include "output/summary_json.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
 #include "output/io.h"
+#include "output/backward.h"
+#include "output/report.h"
+
+#include <stdlib.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +32,8 @@ static void write_step(struct fd_writer *w, const struct rep_step *st, bool star
     put_u64_field(w, ", \"blocked_ns\": ", st->blocked_ns);
     put_u64_field(w, ", \"launches\": ", st->launches);
     fdw_puts(w, st->partial ? ", \"partial\": true" : ", \"partial\": false");
+    if (st->attributed)
+        fdw_puts(w, ", \"attributed\": true");
     fdw_puts(w, startup ? ", \"startup\": true}" : "}");
 }
 
@@ -62,11 +69,56 @@ static void write_frame(struct fd_writer *w, const struct rep_frame *f)
     put_u64_field(w, ", \"offset\": ", f->offset);
     if (f->mark) /* a section marker of a backward-pass sync (output/model.h) */
         fdw_puts(w, f->mark == REP_MARK_BACKWARD ? ", \"marker\": \"backward\""
+                    : f->mark == REP_MARK_UNSEEN ? ", \"marker\": \"backward_unseen\""
                                                  : ", \"marker\": \"backward_caller\"");
     fdw_putc(w, '}');
 }
 
-static void write_site(struct fd_writer *w, const struct rep_site *s)
+/* The report's estimate (issue 24 item 2), in both directions: a forward site's "estimate" (the
+ * syncs of steps without attribution counted for its line: its count stays exact), and an unseen
+ * site's "estimated_for" (its count split between those sites, by index: the parts add up to
+ * count and blocked_ns). */
+struct site_estimates {
+    const struct rep_estimate_share *sh;
+    long n;
+    uint64_t attribution_steps;
+};
+
+static void write_estimates(struct fd_writer *w, const struct site_estimates *est, uint32_t site)
+{
+    uint64_t count = 0, ns = 0;
+    bool from = false;
+    for (long i = 0; i < est->n; i++) {
+        if (est->sh[i].to == site) {
+            count += est->sh[i].count;
+            ns += est->sh[i].blocked_ns;
+        }
+        from |= est->sh[i].from == site;
+    }
+    if (count || ns) {
+        put_u64_field(w, ", \"estimate\": {\"count\": ", count);
+        put_u64_field(w, ", \"blocked_ns\": ", ns);
+        put_u64_field(w, ", \"attribution_steps\": ", est->attribution_steps);
+        fdw_putc(w, '}');
+    }
+    if (!from)
+        return;
+    fdw_puts(w, ", \"estimated_for\": [");
+    bool first = true;
+    for (long i = 0; i < est->n; i++) {
+        if (est->sh[i].from != site)
+            continue;
+        put_u64_field(w, first ? "{\"site\": " : ", {\"site\": ", est->sh[i].to);
+        put_u64_field(w, ", \"count\": ", est->sh[i].count);
+        put_u64_field(w, ", \"blocked_ns\": ", est->sh[i].blocked_ns);
+        fdw_putc(w, '}');
+        first = false;
+    }
+    fdw_putc(w, ']');
+}
+
+static void write_site(struct fd_writer *w, const struct rep_site *s, const struct site_estimates *est,
+                       uint32_t index)
 {
     fdw_puts(w, "  {\"api\": ");
     fdw_json_string(w, s->api);
@@ -89,6 +141,16 @@ static void write_site(struct fd_writer *w, const struct rep_site *s)
         fdw_puts(w, ", \"backward_node\": ");
         fdw_json_string(w, sec.node);
     }
+    if (sec.unseen) { /* one without its forward line: why, as the agent recorded it */
+        fdw_puts(w, ", \"unseen_cause\": ");
+        fdw_json_string(w, sec.unseen);
+        const char *text = backward_cause_text(sec.unseen);
+        if (text) {
+            fdw_puts(w, ", \"unseen_why\": ");
+            fdw_json_string(w, text);
+        }
+    }
+    write_estimates(w, est, index);
     struct site_op op; /* the operator that synced and what to do (output/hints.h) */
     hints_op(s, &op);
     fdw_puts(w, ", \"op\": ");
@@ -165,6 +227,7 @@ int summary_write_json(const struct rep_process *p, int fd)
     put_u64_field(&w, ", \"blocked_ns\": ", p->blocked_ns);
     put_u64_field(&w, ", \"launches\": ", p->launches);
     put_u64_field(&w, ", \"unattributed_syncs\": ", p->unattributed_syncs);
+    put_u64_field(&w, ", \"attribution_steps\": ", p->attribution_steps);
     /* start-up: step 0, from the process's start to the first step mark (not a training step) */
     fdw_puts(&w, ",\n \"startup\": ");
     if (p->startup_closed) {
@@ -194,10 +257,14 @@ int summary_write_json(const struct rep_process *p, int fd)
         write_step(&w, &p->steps[i], p->startup_closed && p->steps[i].step == 0);
     }
     fdw_puts(&w, "],\n \"sites\": [");
+    struct rep_estimate_share *shares = NULL;
+    long nshares = report_estimate_shares(p, &shares);
+    struct site_estimates est = {shares, nshares > 0 ? nshares : 0, p->attribution_steps};
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");
-        write_site(&w, &p->sites[i]);
+        write_site(&w, &p->sites[i], &est, (uint32_t)i);
     }
+    free(shares);
     fdw_puts(&w, "]}\n");
     return fdw_flush(&w);
 }

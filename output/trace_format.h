@@ -25,10 +25,12 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 3             /* 1.1: backward-section frames (kinds 2 and 3);
+#define TRACE_VERSION_MINOR 4             /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
                                            1.3: the header's identity part (trace_identity),
-                                                STEPS_LOST, END's steps_seen */
+                                                STEPS_LOST, END's steps_seen;
+                                           1.4: frame kind 4 (why a backward sync has no forward
+                                                line), STEP's attributed */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -103,7 +105,9 @@ struct trace_string {
  * TRACE_FRAME_BACKWARD (function: the autograd node's type) is followed by the forward stack that
  * created the node, TRACE_FRAME_CALLER by the stack of the thread that called backward. */
 enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1, TRACE_FRAME_BACKWARD = 2,
-                        TRACE_FRAME_CALLER = 3 };
+                        TRACE_FRAME_CALLER = 3,
+                        TRACE_FRAME_UNSEEN = 4 /* (1.4) a backward sync without its forward line:
+                                                * function is why (output/backward.h) */ };
 
 struct trace_frame {
     struct trace_record_header h;
@@ -161,6 +165,9 @@ struct trace_step {
     /* 1.2 (a 1.0/1.1 record is 64 bytes: these read as 0) */
     uint32_t tid;              /* the thread whose mark ended it (0: none, or the exit) */
     uint32_t source;           /* enum trace_step_source */
+    /* 1.4 (a 1.2/1.3 record is 72 bytes: these read as 0) */
+    uint32_t attributed;       /* backward syncs attributed to their forward lines (auto: some steps) */
+    uint32_t pad;
 };
 #define TRACE_STEP_V10_BYTES 64
 
@@ -232,7 +239,7 @@ _Static_assert(sizeof(struct trace_frame) == 40, "trace_frame layout");
 _Static_assert(sizeof(struct trace_stack) == 16, "trace_stack layout");
 _Static_assert(sizeof(struct trace_sync) == 64, "trace_sync layout");
 _Static_assert(sizeof(struct trace_launch) == 48, "trace_launch layout");
-_Static_assert(sizeof(struct trace_step) == 72, "trace_step layout");
+_Static_assert(sizeof(struct trace_step) == 80, "trace_step layout");
 _Static_assert(sizeof(struct trace_site_totals) == 88, "trace_site_totals layout");
 _Static_assert(sizeof(struct trace_thread_totals) == 72, "trace_thread_totals layout");
 _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");

@@ -187,6 +187,7 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
     w->namer.frame(w->namer.ctx, key, &f);
     uint32_t kind = f.mark == REP_MARK_BACKWARD ? TRACE_FRAME_BACKWARD
                     : f.mark == REP_MARK_CALLER ? TRACE_FRAME_CALLER
+                    : f.mark == REP_MARK_UNSEEN ? TRACE_FRAME_UNSEEN
                     : f.python                  ? TRACE_FRAME_PYTHON
                                                 : TRACE_FRAME_NATIVE;
     struct trace_frame rec = {.id = w->next_frame++,
@@ -260,7 +261,7 @@ void tw_step(struct trace_writer *w, const struct tw_step *s)
     struct trace_step rec = {.step = s->step, .start_ns = s->start_ns, .end_ns = s->end_ns,
                              .syncs = s->syncs, .blocked_ns = s->blocked_ns,
                              .launches = s->launches, .active = s->active, .partial = s->partial,
-                             .tid = s->tid, .source = s->source};
+                             .tid = s->tid, .source = s->source, .attributed = s->attributed};
     record(w, TREC_STEP, &rec, sizeof rec, NULL, 0);
 }
 

@@ -37,6 +37,7 @@ struct tw_step {
     uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
     bool active, partial;
     uint32_t tid, source; /* the marking thread, enum trace_step_source */
+    bool attributed;      /* backward syncs attributed in it (agent/autograd.h) */
 };
 
 /* One site's totals now (exact, cumulative; phase: count and blocked ns with their parts). */

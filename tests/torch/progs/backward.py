@@ -19,7 +19,11 @@ Cases:
   composite    a custom Function called inside a composite of the program's own (two lines)
   checkpoint   the masked loss under torch.utils.checkpoint (recomputed in backward)
   thread       the masked loss computed in a forward thread of its own, the rest on the
-               training thread"""
+               training thread
+  ctc_split    CtcLossBackward0 made at three lines through one composite: mean once, none
+               once, none twice on one line (so the lines' true shares are 1:1:2)
+  compiled     the masked loss on the output of a torch.compile'd function (backend aot_eager:
+               no Triton needed)"""
 import gc
 import json
 import sys
@@ -88,6 +92,7 @@ def run(case, steps):
     opt = torch.optim.SGD(params, lr=0.01)
     out = {"case": case}
     refs = []
+    compiled = None
     for step in range(steps):
         target = torch.randint(-1, 3, (256,), device=dev)
         if case == "gather_det":
@@ -126,6 +131,18 @@ def run(case, steps):
             tl = torch.full((2,), 5, dtype=torch.long, device=dev)
             loss = F.ctc_loss(lp, tgt, il, tl)  # sync: ctc_mean
             loss = loss + F.ctc_loss(lp, tgt, il, tl, reduction="none").sum()  # sync: ctc_none
+        elif case == "ctc_split":
+            lp = w.view(16, 2, 8).log_softmax(2)
+            tgt = torch.randint(1, 8, (2, 5), device=dev)
+            il = torch.full((2,), 16, dtype=torch.long, device=dev)
+            tl = torch.full((2,), 5, dtype=torch.long, device=dev)
+            loss = F.ctc_loss(lp, tgt, il, tl)  # sync: split_mean
+            loss = loss + F.ctc_loss(lp, tgt, il, tl, reduction="none").sum()  # sync: split_none
+            loss = loss + F.ctc_loss(lp, tgt, il, tl, reduction="none").sum() + F.ctc_loss(lp, tgt, il, tl, reduction="none").sum()  # sync: split_twice
+        elif case == "compiled":
+            if compiled is None:
+                compiled = torch.compile(lambda x: (x * 2).sin(), backend="aot_eager")
+            loss = masked_loss(compiled(w), target)  # sync: compiled
         elif case == "composite":
             loss = clamped_norm(w) + clamped_norm(w * 3)  # sync: composite
             loss = loss + clamped_norm(w * 2)  # sync: composite2
