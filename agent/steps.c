@@ -222,8 +222,6 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
     uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     bool attributed = autograd_step_attributed();
-    if (was_active && attributed)
-        attribution_steps++;
     if (!final || syncs || launches - step_launch_base)
         *deep = step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
                                           .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
@@ -251,8 +249,10 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
             .partial = final,
             .attributed = attributed,
         };
-        if (!final || st.syncs || st.launches)
+        if (!final || st.syncs || st.launches) {
             step_log_append(&st);
+            attribution_steps += attributed; /* as the steps listed (or omitted) count them */
+        }
     }
     step_number++;
     atomic_store_explicit(&steps_now, step_number, memory_order_relaxed);

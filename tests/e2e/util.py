@@ -33,6 +33,35 @@ def check_summary_parts(s, where=""):
     if not s.get("steps_omitted") and s.get("steps") is not None:
         listed = sum(st["syncs"] for st in s["steps"])
         assert listed == s["syncs"], f"{where}: steps add up to {listed} syncs, the process {s['syncs']}"
+        attributed = sum(1 for st in s["steps"] if st.get("attributed"))
+        assert attributed == s.get("attribution_steps", 0), \
+            f"{where}: {attributed} steps attributed, attribution_steps {s.get('attribution_steps')}"
+    check_estimate_parts(s, where)
+
+
+def check_estimate_parts(s, where=""):
+    """The report's estimate in summary.json (issue 24): an unseen backward site's estimated_for
+    shares add up to its count and blocked_ns, each names a site with its forward line, and each
+    such site's estimate is the sum of the shares it got. Raises AssertionError."""
+    sites = s.get("sites") or []
+    got = {}
+    for i, x in enumerate(sites):
+        shares = x.get("estimated_for")
+        if shares is None:
+            continue
+        assert x.get("unseen_cause") in (None, "not_attributed_step"), (where, i, x.get("unseen_cause"))
+        assert sum(p["count"] for p in shares) == x["count"], f"{where}: site {i} shares {shares}, count {x['count']}"
+        assert sum(p["blocked_ns"] for p in shares) == x["blocked_ns"], f"{where}: site {i} shares {shares}"
+        for p in shares:
+            assert sites[p["site"]].get("backward_node"), f"{where}: site {i} shared to {p['site']}, no forward line"
+            c, ns = got.get(p["site"], (0, 0))
+            got[p["site"]] = (c + p["count"], ns + p["blocked_ns"])
+    for i, x in enumerate(sites):
+        e = x.get("estimate")
+        have = (e["count"], e["blocked_ns"]) if e else (0, 0)
+        assert have == got.get(i, (0, 0)), f"{where}: site {i} estimate {e}, shares {got.get(i)}"
+        if e:
+            assert e["attribution_steps"] == s.get("attribution_steps"), (where, i, e)
 
 
 def table_rates(text):

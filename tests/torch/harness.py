@@ -137,6 +137,8 @@ def sections(site):
             node, cur = f["function"], forward
         elif f.get("marker") == "backward_caller":
             cur = caller
+        elif f.get("marker") == "backward_unseen":
+            continue  # why it has no forward line (site["unseen_cause"])
         else:
             cur.append(f)
     return own, node, forward, caller

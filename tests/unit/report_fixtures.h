@@ -83,8 +83,14 @@ static const struct rep_frame backward_frames[] = {
     {"Tensor.backward", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 614, 0, true},
     {"main", "", TRAIN_PY, 93, 0, true},
 };
-/* the same sync in a step without attribution: its own frames only */
+/* the same sync in a step without attribution: its own frames only (a file that does not say why) */
 static const struct rep_frame backward_unseen_frames[] = {BACKWARD_OWN};
+/* the same, with why as the agent records it (agent/autograd.h): a step without attribution, and
+ * a node made in another thread */
+static const struct rep_frame backward_step_frames[] = {
+    BACKWARD_OWN, {"not_attributed_step", "", "", 0, 0, false, REP_MARK_UNSEEN}};
+static const struct rep_frame backward_thread_frames[] = {
+    BACKWARD_OWN, {"other_thread", "", "", 0, 0, false, REP_MARK_UNSEEN}};
 /* the forward line's own sync (the boolean-mask index itself) */
 static const struct rep_frame mask_forward_frames[] = {
     {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},

@@ -212,8 +212,8 @@ static void test_backward_group(void **state)
     free(t);
 }
 
-/* Without any recorded forward line the backward sync stays apart, named by its node; with two
- * forward lines for one native stack it cannot say which, and stays apart too. */
+/* Without any recorded forward line the backward sync stays apart, named by its node, with why;
+ * with two forward lines for one native stack it is split between them (issue 24 item 2). */
 static void test_backward_unseen(void **state)
 {
     (void)state;
@@ -223,9 +223,8 @@ static void test_backward_unseen(void **state)
     struct rep_process p = backward_proc(alone, 1);
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "   backward of IndexBackward0, in autograd's thread (its forward line was not "
-                  "recorded: no step with attribution made this node from a Python op of the "
-                  "training thread; SYNCSPY_BACKWARD=auto attributes a few steps, all every one, "
-                  "off none)\n");
+                  "recorded)\n");
+    assert_has(t, "      why (0.75/step): not recorded with the syncs (a file of an older syncspy");
     assert_has(t, "   in at::native::nonzero_cuda");
     assert_has(t, "hint: the backward of a boolean-mask index");
     assert_has(t, "[matched: torch::autograd::generated::IndexBackward0::apply]");
@@ -241,10 +240,75 @@ static void test_backward_unseen(void **state)
         {"cudaStreamSynchronize", 4, 4000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
     };
     p = backward_proc(two, 3);
+    p.attribution_steps = 2;
     t = render(&p, 1, 10, NULL);
     assert_has(t, "backward of MaskedLoss.cross_entropy  /home/u/proj/train.py:22");
     assert_has(t, "backward of MaskedLoss.cross_entropy  /home/u/proj/train.py:33");
-    assert_has(t, "backward of IndexBackward0, in autograd's thread (its forward line was not recorded");
+    assert_lacks(t, "not recorded");
+    assert_row(t, " 1 500 us 5.0% 0.50 1.00 ms 1.00 ms cudaStreamSynchronize\n");
+    assert_row(t, " 2 500 us 5.0% 0.50 1.00 ms 1.00 ms cudaStreamSynchronize\n");
+    assert_has(t, "~0.25/step of these estimated: the same node's syncs at the same native stack in "
+                  "steps without attribution, split as in the 2 attribution steps: ~0.25/step here, "
+                  "~0.25/step from /home/u/proj/train.py:33\n");
+    free(t);
+}
+
+/* The split follows the proportion seen in the attribution steps (1:3 here, counts and times
+ * each their own), its parts add up to the sync's count (the rows to the header), and only the
+ * syncs of steps without attribution are split: a node made in another thread stays apart, with
+ * why. */
+static void test_backward_split_proportion(void **state)
+{
+    (void)state;
+    static struct rep_frame other[sizeof backward_frames / sizeof backward_frames[0]];
+    memcpy(other, backward_frames, sizeof other);
+    other[7].line = 33;
+    struct rep_site s[] = {
+        {"cudaStreamSynchronize", 1, 1000000, 1000000, NFR(backward_frames), backward_frames},
+        {"cudaStreamSynchronize", 3, 6000000, 2000000, NFR(other), other},
+        {"cudaStreamSynchronize", 10, 10000000, 1000000, NFR(backward_step_frames), backward_step_frames},
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_thread_frames), backward_thread_frames},
+    };
+    struct rep_process p = backward_proc(s, 4);
+    p.syncs = 16;
+    p.attribution_steps = 1;
+    struct rep_lines l;
+    assert_int_equal(report_lines(&p, &l), 0);
+    uint64_t total = 0, estimated = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        total += l.lines[i].count;
+        estimated += l.lines[i].estimated_count;
+        if (l.lines[i].kind == REP_LINE_BACKWARD) {
+            uint32_t line = l.lines[i].where->line;
+            /* 10 split 1:3 by count: 2.5 -> 3 and 7.5 -> 7 (largest remainders, 7.5 first) */
+            assert_int_equal(l.lines[i].count, line == 22 ? 1 + 3 : 3 + 7);
+            assert_int_equal(l.lines[i].estimated_count, line == 22 ? 3 : 7);
+            /* 10 ms split 1:6 by time */
+            assert_int_equal(l.lines[i].estimated_ns, line == 22 ? 1428571 : 8571429);
+            assert_int_equal(l.lines[i].split_lines, 2);
+        } else {
+            assert_int_equal(l.lines[i].kind, REP_LINE_NODE);
+            assert_int_equal(l.lines[i].count, 2);
+            assert_int_equal(l.lines[i].ncauses, 1);
+            assert_string_equal(l.lines[i].causes[0].cause, "other_thread");
+        }
+    }
+    assert_int_equal(total, 16);
+    assert_int_equal(estimated, 10);
+    assert_int_equal(l.attribution_steps, 1);
+    report_lines_free(&l);
+
+    struct rep_estimate_share *sh;
+    long n = report_estimate_shares(&p, &sh);
+    assert_int_equal(n, 2);
+    assert_int_equal(sh[0].from, 2);
+    assert_int_equal(sh[0].count + sh[1].count, 10);
+    assert_int_equal(sh[0].blocked_ns + sh[1].blocked_ns, 10000000);
+    free(sh);
+
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "split as in the 1 attribution step: ~0.88/step here, ~0.38/step from /home/u/proj/train.py:22\n");
+    assert_has(t, "      why (0.25/step): made in another thread than the training thread's ops");
     free(t);
 }
 
@@ -259,7 +323,7 @@ static void test_backward_custom_function(void **state)
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "backward of ClampGradBackward, in autograd's thread");
     /* its own frames from the user's backward, past the runtime's */
-    assert_row(t, " SYNCSPY_BACKWARD=auto attributes a few steps, all every one, off none)\n"
+    assert_row(t, " backward of ClampGradBackward, in autograd's thread (its forward line was not recorded)\n"
                   " in ClampGrad.backward /home/u/proj/train.py:12 [py]\n");
     assert_has(t, "hint: a custom autograd.Function's backward syncs");
     free(t);
@@ -514,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_long_stack),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_backward_group),
+        cmocka_unit_test(test_backward_split_proportion),
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
         cmocka_unit_test(test_lines_of_sites),
