@@ -20,6 +20,7 @@
 #include "cli/lines.h"
 #include "cli/merge.h"
 #include "cli/version.h"
+#include "output/backward.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
 #include "output/report.h"
@@ -173,7 +174,8 @@ static uint32_t str_id(struct intern *t, const char *s)
 }
 
 /* A frame as the page shows it: [function, file, line, module, flags] (flags: 1 Python, 2 the
- * runtime's or a framework's, 4 a backward marker, 8 a caller marker). */
+ * runtime's or a framework's, 4 a backward marker, 8 a caller marker, 16 why a backward sync
+ * has no forward line: the function is the words). */
 struct pframe {
     uint32_t fn, file, line, module, flags;
 };
@@ -387,6 +389,8 @@ static uint32_t page_frame(struct page *pg, const struct rep_frame *f)
         snprintf(name, sizeof name, "%s+0x%llx", rep_base_name(f->module), (unsigned long long)f->offset);
     else if (f->mark == REP_MARK_NONE)
         report_display_name(f->function, name, sizeof name);
+    else if (f->mark == REP_MARK_UNSEEN && backward_cause_text(f->function)) /* why, in words */
+        snprintf(name, sizeof name, "%s", backward_cause_text(f->function));
     else
         snprintf(name, sizeof name, "%s", str(f->function));
     struct pframe pf = {
@@ -395,7 +399,8 @@ static uint32_t page_frame(struct page *pg, const struct rep_frame *f)
         .line = f->line,
         .module = str_id(&pg->strings, f->python ? "" : rep_base_name(f->module)),
         .flags = (f->python ? 1u : 0u) | (f->mark == REP_MARK_NONE && hints_frame_is_runtime(f) ? 2u : 0u) |
-                 (f->mark == REP_MARK_BACKWARD ? 4u : 0u) | (f->mark == REP_MARK_CALLER ? 8u : 0u),
+                 (f->mark == REP_MARK_BACKWARD ? 4u : 0u) | (f->mark == REP_MARK_CALLER ? 8u : 0u) |
+                 (f->mark == REP_MARK_UNSEEN ? 16u : 0u),
     };
     uint32_t id = pf.fn == UINT32_MAX || pf.file == UINT32_MAX || pf.module == UINT32_MAX
                       ? UINT32_MAX : intern(&pg->frames, &pf, sizeof pf);

@@ -48,7 +48,7 @@
   function frame(i) {
     const k = 5 * i;
     return { fn: S[F[k]], file: S[F[k + 1]], line: F[k + 2], module: S[F[k + 3]], py: !!(F[k + 4] & 1),
-             runtime: !!(F[k + 4] & 2), backward: !!(F[k + 4] & 4), caller: !!(F[k + 4] & 8) };
+             runtime: !!(F[k + 4] & 2), backward: !!(F[k + 4] & 4), caller: !!(F[k + 4] & 8), unseen: !!(F[k + 4] & 16) };
   }
   function frameLabel(f) {
     if (f.py || f.file) return f.fn + " (" + baseName(f.file) + (f.line ? ":" + f.line : "") + ")";
@@ -408,7 +408,7 @@
     const box = el("div", { class: "stack" });
     if (!site || !site[5].length) { box.append(el("div", { text: "(no stack)" })); return box; }
     const fr = site[5].map(frame);
-    let own = fr.findIndex((f) => f.backward || f.caller);
+    let own = fr.findIndex((f) => f.backward || f.caller || f.unseen);
     if (own < 0) own = fr.length;
     const user = l.user >= 0 && l.user < own ? l.user : -1;
     const runtime = user > 0 ? user : 0;
@@ -434,10 +434,11 @@
     for (let i = runtime; i < fr.length; i++) {
       const f = fr[i];
       const isUser = i === user || (l.kind === "backward" && i === l.user);
-      if (f.runtime && !isUser && !f.backward && !f.caller && i > runtime) { folded.push(f); continue; }
+      if (f.runtime && !isUser && !f.backward && !f.caller && !f.unseen && i > runtime) { folded.push(f); continue; }
       flush();
       if (f.backward) { box.append(el("div", { class: "sect", text: `backward of ${f.fn}: the forward stack that created the node` })); continue; }
       if (f.caller) { box.append(el("div", { class: "sect", text: "the thread that called backward()" })); continue; }
+      if (f.unseen) { box.append(el("div", { class: "sect", text: `no forward line: ${f.fn}` })); continue; }
       box.append(frameRow(f, isUser ? "user" : f.runtime ? "runtime" : ""));
     }
     flush();

@@ -229,6 +229,55 @@ static void test_backward_markers(void **state)
     assert_non_null(strstr(err, "marker"));
 }
 
+/* Why a backward sync has no forward line, and the report's estimate (issue 24): the unseen site
+ * names its cause and how its count was split; each forward site its estimated part; the marker
+ * round-trips; attribution_steps and a step's "attributed" too. */
+static void test_backward_unseen_and_estimate(void **state)
+{
+    (void)state;
+    static const struct rep_frame fa[] = {
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
+        {"f", "", "/u/train.py", 22, 0, true},
+    };
+    static const struct rep_frame fb[] = {
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
+        {"f", "", "/u/train.py", 33, 0, true},
+    };
+    static const struct rep_frame fu[] = {
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"not_attributed_step", "", "", 0, 0, false, REP_MARK_UNSEEN},
+    };
+    static const struct rep_site s[] = {{"cudaStreamSynchronize", 1, 10, 10, 3, fa},
+                                        {"cudaStreamSynchronize", 3, 30, 10, 3, fb},
+                                        {"cudaStreamSynchronize", 8, 80, 10, 2, fu}};
+    static const struct rep_step st[] = {{1, 100, 4, 40, 0, false, true}, {2, 100, 8, 80, 0, false, false}};
+    struct rep_process p = {.pid = 3, .rank = -1, .schedule = "", .sites = s, .nsites = 3,
+                            .steps = st, .nsteps = 2, .active_steps = 2, .syncs = 12,
+                            .attribution_steps = 1}, q;
+    size_t len;
+    char *text = write_json(&p, &len);
+    assert_non_null(strstr(text, "\"attribution_steps\": 1,"));
+    assert_non_null(strstr(text, "\"partial\": false, \"attributed\": true}"));
+    assert_non_null(strstr(text, "\"unseen_cause\": \"not_attributed_step\", \"unseen_why\": \"made in steps without attribution"));
+    assert_non_null(strstr(text, "\"estimated_for\": [{\"site\": 0, \"count\": 2, \"blocked_ns\": 20}, "
+                                 "{\"site\": 1, \"count\": 6, \"blocked_ns\": 60}]"));
+    assert_non_null(strstr(text, "\"estimate\": {\"count\": 2, \"blocked_ns\": 20, \"attribution_steps\": 1}"));
+    assert_non_null(strstr(text, "\"estimate\": {\"count\": 6, \"blocked_ns\": 60, \"attribution_steps\": 1}"));
+    assert_non_null(strstr(text, "\"marker\": \"backward_unseen\"}"));
+    char err[512];
+    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
+    assert_same(&p, &q);
+    assert_int_equal(q.attribution_steps, 1);
+    assert_true(q.steps[0].attributed);
+    assert_false(q.steps[1].attributed);
+    assert_int_equal(q.sites[2].frames[1].mark, REP_MARK_UNSEEN);
+    assert_string_equal(q.sites[2].frames[1].function, "not_attributed_step");
+    summary_free(&q);
+    free(text);
+}
+
 static void test_escaping(void **state)
 {
     (void)state;
@@ -518,6 +567,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_backward_unseen_and_estimate),
         cmocka_unit_test(test_backward_markers),
         cmocka_unit_test(test_every_prefix),
         cmocka_unit_test(test_version),
