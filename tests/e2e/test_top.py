@@ -15,10 +15,12 @@ import shutil
 import signal
 import struct
 import subprocess
+import tempfile
 import termios
 import time
 import unittest
 
+import tracegen
 import util
 
 CLI = util.CLI
@@ -202,6 +204,43 @@ class TopThreads(unittest.TestCase):
             self.assertEqual(top.quit(), 0)
         finally:
             top.kill()
+
+
+class TopFollows(unittest.TestCase):
+    """Each refresh reads only what was appended: a trace written in two parts, the first cut in
+    the middle of a record, shows after the second part what `top --once` shows of the whole
+    file, even when the bytes read already were spoilt in between (they are not read again)."""
+
+    def test_appended_records_are_read_from_where_it_stopped(self):
+        tmp = tempfile.mkdtemp(prefix="syncspy-top-follow-")
+        try:
+            data = tracegen.sample(pid=4242).data()
+            path = os.path.join(tmp, "pid4242", "trace.bin")
+            os.makedirs(os.path.dirname(path))
+            with open(path, "wb") as f:
+                f.write(data)
+            whole = subprocess.run([CLI, "top", "--once", path], capture_output=True, text=True)
+            self.assertEqual(whole.returncode, 0, whole.stderr)
+            cut = len(data) * 2 // 3 + 4  # inside a record
+            with open(path, "wb") as f:
+                f.write(data[:cut])
+            top = Screen(self, path)
+            try:
+                first = top.frame(1.0)
+                self.assertIn("running", first)  # no END record yet
+                with open(path, "r+b") as f:
+                    f.write(b"X" * 8)            # the magic, read already: not read again
+                    f.seek(0, os.SEEK_END)
+                    f.write(data[cut:])
+                text = top.frame(1.0)
+                self.assertEqual(top.quit(), 0)
+            finally:
+                top.kill()
+            body = lambda t: [re.sub(r"\d\d:\d\d:\d\d$", "", line).rstrip() for line in t.strip().splitlines()]
+            self.assertEqual(body(text), body(whole.stdout))
+            self.assertIn("ended", text)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
