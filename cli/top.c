@@ -1,9 +1,10 @@
-/* cli/top.c: `syncspy top DIR` (see top.h): a live view of a running job, read again every
- * interval from the files its processes' flushers append (trace.bin: steps, site totals and
- * thread totals at every flush, about every 100 ms), so it works from another node over a
- * shared filesystem. "Last 10 s" is the run's own last 10 s of steps (their wall times summed
- * from the newest back), never this machine's clock against theirs. It only reads DIR. CLI
- * only: stdio, termios, malloc. */
+/* cli/top.c: `syncspy top DIR` (see top.h): a live view of a running job, refreshed every
+ * interval from the files its processes' flushers append (trace.bin: steps, sync records, site
+ * totals and thread totals at every flush, about every 100 ms), each refresh reading only what
+ * was appended (cli/top_feed.h), so it works from another node over a shared filesystem.
+ * "Last 10 s" is the run's own last 10 s of steps (their wall times summed from the newest
+ * back), never this machine's clock against theirs. It only reads DIR. CLI only: stdio,
+ * termios, malloc. */
 #include "cli/top.h"
 
 #include <errno.h>

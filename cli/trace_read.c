@@ -1346,7 +1346,9 @@ int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint6
                                                                               : r->steps_seen;
     if (last_step)
         *last_step = last;
-    uint64_t used = r->mem_used; /* freed at the next snapshot: not charged for good */
+    /* the arrays are freed at the next snapshot: not charged for good (the frames a stack's
+     * first use builds stay charged to within a snapshot's worth) */
+    uint64_t used = r->mem_used;
     struct tsite *copy = r->sites.n ? malloc(r->sites.n * sizeof *copy) : NULL;
     size_t nsites = 0;
     bool ok = !r->sites.n || copy;
