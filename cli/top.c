@@ -83,6 +83,9 @@ static void out(struct screen *s, const char *fmt, ...)
     size_t k = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     if (s->cols > 0 && k > (size_t)s->cols) /* one screen row each: cut to the terminal's width */
         k = (size_t)s->cols;
+    for (size_t i = 0; i < k; i++) /* names from a file: none of them moves the cursor */
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     if (s->len + k + 8 > s->cap) {
         size_t ncap = (s->cap ? s->cap * 2 : 8192) + k;
         char *nb = realloc(s->buf, ncap);
