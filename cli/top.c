@@ -1,9 +1,10 @@
-/* cli/top.c: `syncspy top DIR` (see top.h): a live view of a running job, read again every
- * interval from the files its processes' flushers append (trace.bin: steps, site totals and
- * thread totals at every flush, about every 100 ms), so it works from another node over a
- * shared filesystem. "Last 10 s" is the run's own last 10 s of steps (their wall times summed
- * from the newest back), never this machine's clock against theirs. It only reads DIR. CLI
- * only: stdio, termios, malloc. */
+/* cli/top.c: `syncspy top DIR` (see top.h): a live view of a running job, refreshed every
+ * interval from the files its processes' flushers append (trace.bin: steps, sync records, site
+ * totals and thread totals at every flush, about every 100 ms), each refresh reading only what
+ * was appended (cli/top_feed.h), so it works from another node over a shared filesystem.
+ * "Last 10 s" is the run's own last 10 s of steps (their wall times summed from the newest
+ * back), never this machine's clock against theirs. It only reads DIR. CLI only: stdio,
+ * termios, malloc. */
 #include "cli/top.h"
 
 #include <errno.h>
@@ -19,49 +20,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "cli/lines.h"
 #include "cli/load.h"
 #include "cli/merge.h"
+#include "cli/top_feed.h"
 #include "output/fd_writer.h"
 #include "output/report.h"
+#include "output/trace_format.h"
 
-#define WINDOW_NS 10000000000ull /* "last 10 s" */
 #define LINES_SHOWN_MAX 50
+#define WATCHED_MAX 65536 /* process folders of a root (cli/load.c's cap) */
 
-enum sort_key { SORT_BLOCKED, SORT_SYNCS, SORT_WHERE, SORT_KEYS };
-static const char *const sort_names[SORT_KEYS] = {"blocked/step", "syncs/step", "where"};
+enum sort_key { SORT_BLOCKED_WINDOW, SORT_SYNCS_WINDOW, SORT_BLOCKED, SORT_SYNCS, SORT_WHERE, SORT_KEYS };
+static const char *const sort_names[SORT_KEYS] = {"blocked/step, last 10 s", "syncs/step, last 10 s",
+                                                  "blocked/step", "syncs/step", "where"};
+
+/* A process top watches: its trace, followed from where the last refresh stopped. */
+struct watched {
+    char *path; /* its trace.bin */
+    char *folder; /* its folder's name under a root ("" for a folder or file named itself) */
+    int rank, pid;
+    struct top_feed *feed; /* NULL until its trace could be opened */
+    char err[512];         /* why it cannot be read (opened or polled) */
+};
 
 struct top_state {
     const char *dir;
     int interval_ms;
     bool once;
     enum sort_key sort;
-    int thread;        /* the thread picked with 't': an index over the threads shown; -1 none */
+    char thread[96];   /* the thread whose lines are shown ('t'); "" all threads */
+    bool next_thread;  /* 't' was pressed: the next thread at the next frame */
     int cols, rows;
+    int kind;          /* what dir is: 0 not known yet, 1 a trace file, 2 a process folder, 3 a root */
+    struct watched *w;
+    size_t nw;
 };
-
-/* The figures of a stretch of a process's training steps. */
-struct window {
-    double steps, wall_ns, syncs, blocked_ns;
-};
-
-/* The newest training steps of p whose wall times add up to the window (all of them when the
- * run is shorter): the report's training steps (start-up and the open step left out). */
-static struct window last_window(const struct rep_process *p, const struct rep_lines *l)
-{
-    struct window w = {0};
-    if (!p->steps || !p->nsteps)
-        return w;
-    size_t first = l->startup_left_out ? 1 : 0, last = p->nsteps - (l->partial_left_out ? 1 : 0);
-    for (size_t i = last; i > first && w.wall_ns < (double)WINDOW_NS; i--) {
-        const struct rep_step *s = &p->steps[i - 1];
-        w.steps += 1;
-        w.wall_ns += (double)s->wall_ns;
-        w.syncs += (double)s->syncs;
-        w.blocked_ns += (double)s->blocked_ns;
-    }
-    return w;
-}
 
 /* ---- the screen ------------------------------------------------------------------------------ */
 
@@ -87,6 +83,9 @@ static void out(struct screen *s, const char *fmt, ...)
     size_t k = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     if (s->cols > 0 && k > (size_t)s->cols) /* one screen row each: cut to the terminal's width */
         k = (size_t)s->cols;
+    for (size_t i = 0; i < k; i++) /* names from a file: none of them moves the cursor */
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     if (s->len + k + 8 > s->cap) {
         size_t ncap = (s->cap ? s->cap * 2 : 8192) + k;
         char *nb = realloc(s->buf, ncap);
@@ -126,44 +125,247 @@ static void proc_name(char *buf, size_t n, const struct rep_process *p)
         snprintf(buf, n, "pid %d", p->pid);
 }
 
-struct sorted_line {
-    const struct cli_mline *m;
+/* ---- the processes watched ------------------------------------------------------------------- */
+
+static char *join_path(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static bool add_watched(struct top_state *st, const char *path, const char *folder, int rank, int pid)
+{
+    struct watched *nw = realloc(st->w, (st->nw + 1) * sizeof *nw);
+    if (!nw)
+        return false;
+    st->w = nw;
+    struct watched *w = &st->w[st->nw];
+    memset(w, 0, sizeof *w);
+    w->path = strdup(path);
+    w->folder = strdup(folder);
+    w->rank = rank;
+    w->pid = pid;
+    if (!w->path || !w->folder) {
+        free(w->path);
+        free(w->folder);
+        return false;
+    }
+    st->nw++;
+    return true;
+}
+
+static int watched_cmp(const void *pa, const void *pb)
+{
+    const struct watched *a = pa, *b = pb; /* as a merged report: ranked first by rank, then pid */
+    if ((a->rank >= 0) != (b->rank >= 0))
+        return a->rank >= 0 ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    return strcmp(a->folder, b->folder);
+}
+
+static bool present(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* What dir names (once), and under a root the process folders that appeared since. */
+static void find_processes(struct top_state *st)
+{
+    if (!st->kind) {
+        struct stat sb;
+        char *trace = join_path(st->dir, TRACE_FILE_NAME);
+        char *summary = join_path(st->dir, "summary.json");
+        if (stat(st->dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+            st->kind = 1;
+        else if (trace && summary && (present(trace) || present(summary)))
+            st->kind = 2;
+        else
+            st->kind = 3;
+        if (st->kind == 1)
+            add_watched(st, st->dir, "", -1, 0);
+        if (st->kind == 2 && trace)
+            add_watched(st, trace, "", -1, 0);
+        free(trace);
+        free(summary);
+    }
+    if (st->kind != 3)
+        return;
+    struct cli_folder *f = NULL;
+    bool more = false;
+    long n = cli_process_folders(st->dir, WATCHED_MAX, &f, &more);
+    bool added = false;
+    for (long i = 0; i < n; i++) {
+        bool known = false;
+        for (size_t k = 0; k < st->nw && !known; k++)
+            known = strcmp(st->w[k].folder, f[i].name) == 0;
+        char *dir = known ? NULL : join_path(st->dir, f[i].name);
+        char *trace = dir ? join_path(dir, TRACE_FILE_NAME) : NULL;
+        if (trace)
+            added |= add_watched(st, trace, f[i].name, f[i].rank, f[i].pid);
+        free(dir);
+        free(trace);
+    }
+    if (n > 0)
+        cli_folders_free(f, (size_t)n);
+    if (added && st->nw > 1)
+        qsort(st->w, st->nw, sizeof *st->w, watched_cmp);
+}
+
+/* Opens the traces that can be opened now and reads what each one's process appended since the
+ * last refresh. Returns how many could not be read. */
+static size_t refresh(struct top_state *st)
+{
+    find_processes(st);
+    size_t problems = 0;
+    for (size_t i = 0; i < st->nw; i++) {
+        struct watched *w = &st->w[i];
+        if (!w->feed)
+            w->feed = top_feed_open(w->path, w->err, sizeof w->err);
+        if (w->feed && top_feed_poll(w->feed, w->err, sizeof w->err) != 0 && !w->err[0])
+            snprintf(w->err, sizeof w->err, "%s: out of memory", w->path);
+        problems += w->err[0] != 0;
+    }
+    return problems;
+}
+
+static void watched_free(struct top_state *st)
+{
+    for (size_t i = 0; i < st->nw; i++) {
+        top_feed_free(st->w[i].feed);
+        free(st->w[i].path);
+        free(st->w[i].folder);
+    }
+    free(st->w);
+    st->w = NULL;
+    st->nw = 0;
+}
+
+/* ---- the threads ------------------------------------------------------------------------------- */
+
+/* One thread name of the job (the threads of that name in every process, together). */
+struct thread_row {
+    char label[96];
+    uint64_t syncs, blocked_ns;
+    bool ends_steps;
+};
+
+/* The job's threads by name, in order of first appearance (process order, then the trace's);
+ * tid 0 (threads that exited, together) is not one of them. Returns how many (<= cap). */
+static size_t thread_rows(const struct top_state *st, struct thread_row *rows, size_t cap)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < st->nw; p++) {
+        if (!st->w[p].feed)
+            continue;
+        const struct rep_process *rp = top_feed_process(st->w[p].feed);
+        for (size_t i = 0; rp->threads && i < rp->nthreads; i++) {
+            const struct rep_thread *t = &rp->threads[i];
+            if (!t->tid)
+                continue;
+            char label[96];
+            top_thread_label(t, label, sizeof label);
+            size_t k = 0;
+            while (k < n && strcmp(rows[k].label, label) != 0)
+                k++;
+            if (k == n) {
+                if (n == cap)
+                    continue;
+                memset(&rows[n], 0, sizeof rows[n]);
+                snprintf(rows[n].label, sizeof rows[n].label, "%s", label);
+                n++;
+            }
+            rows[k].syncs += t->syncs;
+            rows[k].blocked_ns += t->blocked_ns;
+            rows[k].ends_steps |= t->ends_steps;
+        }
+    }
+    return n;
+}
+
+/* 't': all threads, then each thread in turn, then all threads again. */
+static void pick_next_thread(struct top_state *st, const struct thread_row *rows, size_t n)
+{
+    size_t k = 0;
+    if (st->thread[0])
+        while (k < n && strcmp(rows[k].label, st->thread) != 0)
+            k++;
+    size_t next = st->thread[0] ? k + 1 : 0;
+    if (next < n)
+        snprintf(st->thread, sizeof st->thread, "%s", rows[next].label);
+    else
+        st->thread[0] = '\0';
+}
+
+/* ---- the lines --------------------------------------------------------------------------------- */
+
+/* A row of the lines table: a line since start and the same line in the last 10 s. */
+struct row {
+    const struct rep_line *line; /* since start's, else the window's */
+    uint64_t count, blocked_ns, win_count, win_blocked_ns;
     char where[512];
 };
 
 static enum sort_key sort_by;
 
-static int line_order(const void *pa, const void *pb)
+static int row_order(const void *pa, const void *pb)
 {
-    const struct sorted_line *a = pa, *b = pb;
+    const struct row *a = pa, *b = pb;
     if (sort_by == SORT_WHERE)
         return strcmp(a->where, b->where);
-    uint64_t x = sort_by == SORT_SYNCS ? a->m->count : a->m->blocked_ns;
-    uint64_t y = sort_by == SORT_SYNCS ? b->m->count : b->m->blocked_ns;
-    return (x < y) - (x > y);
+    uint64_t x = sort_by == SORT_SYNCS ? a->count : sort_by == SORT_BLOCKED ? a->blocked_ns
+               : sort_by == SORT_SYNCS_WINDOW ? a->win_count : a->win_blocked_ns;
+    uint64_t y = sort_by == SORT_SYNCS ? b->count : sort_by == SORT_BLOCKED ? b->blocked_ns
+               : sort_by == SORT_SYNCS_WINDOW ? b->win_count : b->win_blocked_ns;
+    if (x != y)
+        return (x < y) - (x > y);
+    return (a->blocked_ns < b->blocked_ns) - (a->blocked_ns > b->blocked_ns);
 }
 
-static void draw_lines(struct screen *s, const struct cli_merged *m, enum sort_key key, int room)
+static void draw_lines(struct screen *s, const struct cli_merged *since, const struct cli_merged *win,
+                       enum sort_key key, int room)
 {
-    struct sorted_line *v = calloc(m->n ? m->n : 1, sizeof *v);
+    struct row *v = calloc(since->n + win->n + 1, sizeof *v);
     if (!v)
         return;
     size_t n = 0;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->lines[i].count) {
-            v[n].m = &m->lines[i];
-            cli_line_where(m->lines[i].line, v[n].where, sizeof v[n].where);
-            n++;
-        }
+    for (size_t i = 0; i < since->n; i++)
+        if (since->lines[i].count)
+            v[n++] = (struct row){.line = since->lines[i].line, .count = since->lines[i].count,
+                                  .blocked_ns = since->lines[i].blocked_ns};
+    size_t matched_upto = n;
+    for (size_t i = 0; i < win->n; i++) {
+        const struct cli_mline *l = &win->lines[i];
+        size_t k = 0;
+        while (k < matched_upto && !cli_lines_same(v[k].line, l->line))
+            k++;
+        if (k == matched_upto)
+            v[k = n++] = (struct row){.line = l->line};
+        v[k].win_count += l->count;
+        v[k].win_blocked_ns += l->blocked_ns;
+    }
+    for (size_t i = 0; i < n; i++)
+        cli_line_where(v[i].line, v[i].where, sizeof v[i].where);
     sort_by = key;
-    qsort(v, n, sizeof *v, line_order);
-    out(s, "%12s  %10s  %9s  %s", "blocked/step", "syncs/step", "syncs/s", "api / where");
+    qsort(v, n, sizeof *v, row_order);
+    out(s, "%12s %10s  %12s %10s %9s  %s", "last 10 s:", "", "since start:", "", "", "");
+    out(s, "%12s %10s  %12s %10s %9s  %s", "blocked/step", "syncs/step", "blocked/step", "syncs/step",
+        "syncs/s", "api / where");
+    double wall_per_proc = since->wall_ns / (double)(since->nprocs ? since->nprocs : 1);
     for (size_t i = 0; i < n && (int)i < room; i++) {
-        char a[32], b[32], c[32];
-        report_format_ns(a, sizeof a, (double)v[i].m->blocked_ns / m->steps);
-        rate_text(b, sizeof b, (double)v[i].m->count / m->steps);
-        rate_text(c, sizeof c, m->wall_ns > 0 ? (double)v[i].m->count * 1e9 / (m->wall_ns / (double)m->nprocs) : 0);
-        out(s, "%12s  %10s  %9s  %s %s", a, b, c, v[i].m->line->api, v[i].where);
+        char a[32], b[32], c[32], d[32], e[32];
+        report_format_ns(a, sizeof a, (double)v[i].win_blocked_ns / win->steps);
+        rate_text(b, sizeof b, (double)v[i].win_count / win->steps);
+        report_format_ns(c, sizeof c, (double)v[i].blocked_ns / since->steps);
+        rate_text(d, sizeof d, (double)v[i].count / since->steps);
+        rate_text(e, sizeof e, wall_per_proc > 0 ? (double)v[i].count * 1e9 / wall_per_proc : 0);
+        out(s, "%12s %10s  %12s %10s %9s  %s %s", a, b, c, d, e, v[i].line->api, v[i].where);
     }
     if (!n)
         out(s, "  no host-device syncs in the training steps yet");
@@ -172,94 +374,188 @@ static void draw_lines(struct screen *s, const struct cli_merged *m, enum sort_k
     free(v);
 }
 
-static void draw(const struct top_state *st, const struct cli_set *set, size_t problems, struct screen *s)
+/* ---- the frame --------------------------------------------------------------------------------- */
+
+/* The views of every process that could be read, for the thread shown. */
+struct views {
+    struct top_view *v;
+    struct watched **w;
+    struct rep_process *since, *win;
+    size_t n;
+};
+
+static void views_free(struct views *vs)
 {
-    struct cli_merged m;
-    if (cli_merge_lines(set, &m) != 0) {
-        cli_merged_free(&m);
-        out(s, "syncspy top: out of memory");
-        return;
+    for (size_t i = 0; i < vs->n; i++)
+        top_view_free(&vs->v[i]);
+    free(vs->v);
+    free(vs->w);
+    free(vs->since);
+    free(vs->win);
+    memset(vs, 0, sizeof *vs);
+}
+
+static int views_of(struct top_state *st, struct views *vs)
+{
+    memset(vs, 0, sizeof *vs);
+    size_t cap = st->nw ? st->nw : 1;
+    vs->v = calloc(cap, sizeof *vs->v);
+    vs->w = calloc(cap, sizeof *vs->w);
+    vs->since = calloc(cap, sizeof *vs->since);
+    vs->win = calloc(cap, sizeof *vs->win);
+    if (!vs->v || !vs->w || !vs->since || !vs->win)
+        return -1;
+    for (size_t i = 0; i < st->nw; i++) {
+        if (!st->w[i].feed)
+            continue;
+        if (top_feed_view(st->w[i].feed, st->thread[0] ? st->thread : NULL, &vs->v[vs->n]) != 0) {
+            top_view_free(&vs->v[vs->n]);
+            return -1;
+        }
+        vs->w[vs->n] = &st->w[i];
+        vs->since[vs->n] = vs->v[vs->n].since;
+        vs->win[vs->n] = vs->v[vs->n].window;
+        vs->n++;
     }
-    struct window w = {0};
-    bool running = false;
-    uint64_t steps_seen = 0;
+    return 0;
+}
+
+static void draw_header(const struct top_state *st, const struct views *vs, const struct cli_merged *m,
+                        const struct cli_merged *mw, size_t problems, struct screen *s)
+{
+    struct top_window w = {0};
+    bool running = false, short_of_steps = false;
+    uint64_t steps_seen = 0, missing = 0, thread_syncs = 0, thread_blocked = 0, thread_win_syncs = 0,
+             thread_win_blocked = 0;
     double syncs = 0, blocked = 0;
-    for (size_t p = 0; p < set->n; p++) {
-        struct window x = last_window(&set->procs[p], &m.per_proc[p]);
-        w.steps += x.steps;
-        w.wall_ns += x.wall_ns;
-        w.syncs += x.syncs;
-        w.blocked_ns += x.blocked_ns;
-        running |= set->procs[p].trace_unfinished;
-        steps_seen += set->procs[p].steps_seen;
-        for (size_t i = 0; i < m.per_proc[p].n; i++) {
-            syncs += (double)m.per_proc[p].lines[i].count;
-            blocked += (double)m.per_proc[p].lines[i].blocked_ns;
+    for (size_t p = 0; p < vs->n; p++) {
+        const struct top_view *v = &vs->v[p];
+        w.steps += v->w.steps;
+        w.wall_ns += v->w.wall_ns;
+        w.syncs += v->w.syncs;
+        w.blocked_ns += v->w.blocked_ns;
+        short_of_steps |= v->w.short_of_steps;
+        running |= v->since.trace_unfinished;
+        steps_seen += v->since.steps_seen;
+        missing += v->records_missing;
+        thread_syncs += v->thread_syncs;
+        thread_blocked += v->thread_blocked_ns;
+        thread_win_syncs += v->thread_win_syncs;
+        thread_win_blocked += v->thread_win_blocked_ns;
+        for (size_t i = 0; i < m->per_proc[p].n; i++) {
+            syncs += (double)m->per_proc[p].lines[i].count;
+            blocked += (double)m->per_proc[p].lines[i].blocked_ns;
         }
     }
+    (void)mw;
     char now[32] = "";
     time_t t = time(NULL);
     struct tm tm;
     if (localtime_r(&t, &tm))
         strftime(now, sizeof now, "%H:%M:%S", &tm);
-    out(s, "syncspy top  %s  %zu process%s, %s  (q quit, s sort, t thread)  %s", st->dir, set->n,
-        set->n == 1 ? "" : "es", running ? "running" : "ended", now);
+    out(s, "syncspy top  %s  %zu process%s, %s  (q quit, s sort, t thread)  %s", st->dir, vs->n,
+        vs->n == 1 ? "" : "es", running ? "running" : "ended", now);
+    for (size_t i = 0, shown = 0; i < st->nw && shown < 3; i++)
+        if (st->w[i].err[0]) {
+            out(s, "  %s", st->w[i].err);
+            shown++;
+        }
     if (problems)
-        out(s, "  %zu file%s could not be read (a process starting?)", problems, problems == 1 ? "" : "s");
-    double np = set->n ? (double)set->n : 1.0;
+        out(s, "  %zu trace%s could not be read (a process starting?)", problems, problems == 1 ? "" : "s");
+    double np = vs->n ? (double)vs->n : 1.0;
+    bool one = st->thread[0] != 0;
     char a[32], b[32], c[32], d[32], e[32], f[32];
     /* steps/s of the job: each process's steps over its own time, averaged over processes */
     rate_text(a, sizeof a, w.wall_ns > 0 ? w.steps * 1e9 / (w.wall_ns / np) / np : 0);
-    rate_text(b, sizeof b, m.wall_ns > 0 ? m.steps * 1e9 / (m.wall_ns / np) / np : 0);
-    rate_text(c, sizeof c, w.steps ? w.syncs / w.steps : 0);
-    rate_text(d, sizeof d, syncs / m.steps);
-    share_text(e, sizeof e, w.blocked_ns, w.wall_ns);
-    share_text(f, sizeof f, blocked, m.wall_ns);
+    rate_text(b, sizeof b, m->wall_ns > 0 ? m->steps * 1e9 / (m->wall_ns / np) / np : 0);
+    rate_text(c, sizeof c, w.steps ? (one ? (double)thread_win_syncs : w.syncs) / w.steps : 0);
+    rate_text(d, sizeof d, (one ? (double)thread_syncs : syncs) / m->steps);
+    share_text(e, sizeof e, one ? (double)thread_win_blocked : w.blocked_ns, w.wall_ns);
+    share_text(f, sizeof f, one ? (double)thread_blocked : blocked, m->wall_ns);
+    char whose[128];
+    if (one)
+        snprintf(whose, sizeof whose, "(thread %s's)", st->thread);
+    else
+        snprintf(whose, sizeof whose, "(every thread's)");
     out(s, "%-16s %14s %14s", "", "last 10 s", "since start");
     out(s, "%-16s %14s %14s", "steps/s", a, b);
-    out(s, "%-16s %14s %14s   (every thread's)", "syncs/step", c, d);
-    out(s, "%-16s %14s %14s", "blocked share", e, f);
-    out(s, "%-16s %14.0f %14.0f   (training steps; %llu begun)", "steps", w.steps, m.steps,
-        (unsigned long long)steps_seen);
+    out(s, "%-16s %14s %14s   %s", "syncs/step", c, d, whose);
+    out(s, "%-16s %14s %14s   %s", "blocked share", e, f, whose);
+    out(s, "%-16s %14.0f %14.0f   (training steps; %llu begun)%s", "steps", w.steps, m->steps,
+        (unsigned long long)steps_seen, short_of_steps ? "  (last 10 s: the newest steps kept)" : "");
+    if (missing)
+        out(s, "  %llu sync record%s not in the trace (the agent's rings were full): the last 10 s and "
+            "one thread's lines count the %s there are", (unsigned long long)missing, missing == 1 ? "" : "s",
+            "records");
     out(s, "%s", "");
-    if (set->n > 1) {
-        out(s, "%-24s %8s %9s %11s %8s  %s", "process", "steps", "steps/s", "syncs/step", "blocked", "state");
-        for (size_t p = 0; p < set->n && s->rows_left > 8; p++) {
-            const struct rep_process *rp = &set->procs[p];
-            struct window x = last_window(rp, &m.per_proc[p]);
-            char name[64];
-            proc_name(name, sizeof name, rp);
-            rate_text(a, sizeof a, x.wall_ns > 0 ? x.steps * 1e9 / x.wall_ns : 0);
-            rate_text(c, sizeof c, x.steps ? x.syncs / x.steps : 0);
-            share_text(e, sizeof e, x.blocked_ns, x.wall_ns);
-            out(s, "%-24s %8.0f %9s %11s %8s  %s", name, m.per_proc[p].steps, a, c, e,
-                rp->trace_unfinished ? "running" : "ended");
-        }
-        out(s, "%s", "");
+}
+
+static void draw_processes(const struct views *vs, const struct cli_merged *m, struct screen *s)
+{
+    if (vs->n <= 1)
+        return;
+    out(s, "%-24s %8s %9s %11s %8s  %s", "process", "steps", "steps/s", "syncs/step", "blocked", "state");
+    for (size_t p = 0; p < vs->n && s->rows_left > 8; p++) {
+        const struct top_window *x = &vs->v[p].w;
+        char name[64], a[32], c[32], e[32];
+        proc_name(name, sizeof name, &vs->v[p].since);
+        rate_text(a, sizeof a, x->wall_ns > 0 ? x->steps * 1e9 / x->wall_ns : 0);
+        rate_text(c, sizeof c, x->steps ? x->syncs / x->steps : 0);
+        share_text(e, sizeof e, x->blocked_ns, x->wall_ns);
+        out(s, "%-24s %8.0f %9s %11s %8s  %s", name, m->per_proc[p].steps, a, c, e,
+            vs->v[p].since.trace_unfinished ? "running" : "ended");
     }
-    /* the threads that synced (totals since start), 't' picks one */
-    int nthreads = 0;
-    for (size_t p = 0; p < set->n; p++)
-        nthreads += (int)set->procs[p].nthreads;
-    if (nthreads) {
-        out(s, "%-34s %10s %12s", "thread (t: next)", "syncs", "blocked");
-        int k = 0;
-        for (size_t p = 0; p < set->n; p++)
-            for (size_t i = 0; i < set->procs[p].nthreads && s->rows_left > 6; i++, k++) {
-                const struct rep_thread *th = &set->procs[p].threads[i];
-                char name[96];
-                snprintf(name, sizeof name, "%s tid %u%s", th->name && *th->name ? th->name : "?", th->tid,
-                         th->ends_steps ? " (marks the steps)" : "");
-                report_format_ns(a, sizeof a, (double)th->blocked_ns);
-                out(s, "%c %-32s %10llu %12s", k == st->thread % (nthreads ? nthreads : 1) && st->thread >= 0 ? '>' : ' ',
-                    name, (unsigned long long)th->syncs, a);
-            }
-        out(s, "%s", "");
+    out(s, "%s", "");
+}
+
+static void draw_threads(const struct top_state *st, const struct thread_row *rows, size_t n, struct screen *s)
+{
+    if (!n)
+        return;
+    out(s, "%-40s %10s %12s", "thread (t: next)", "syncs", "blocked");
+    out(s, "%c %-38s", st->thread[0] ? ' ' : '>', "all threads");
+    for (size_t i = 0; i < n && s->rows_left > 6; i++) {
+        char a[32], name[128];
+        snprintf(name, sizeof name, "%s%s", rows[i].label, rows[i].ends_steps ? " (marks the steps)" : "");
+        report_format_ns(a, sizeof a, (double)rows[i].blocked_ns);
+        out(s, "%c %-38s %10llu %12s", strcmp(st->thread, rows[i].label) == 0 ? '>' : ' ', name,
+            (unsigned long long)rows[i].syncs, a);
     }
-    out(s, "top lines, since start (sorted by %s):", sort_names[st->sort]);
-    int room = s->rows_left - 2;
-    draw_lines(s, &m, st->sort, room < 1 ? 1 : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX : room);
+    out(s, "%s", "");
+}
+
+#define THREAD_ROWS_MAX 256
+
+static void draw(struct top_state *st, size_t problems, struct screen *s)
+{
+    struct thread_row *rows = calloc(THREAD_ROWS_MAX, sizeof *rows);
+    size_t nrows = rows ? thread_rows(st, rows, THREAD_ROWS_MAX) : 0;
+    if (st->next_thread) {
+        pick_next_thread(st, rows, nrows);
+        st->next_thread = false;
+    }
+    struct views vs;
+    struct cli_merged m = {0}, mw = {0};
+    struct cli_set since = {0}, win = {0};
+    if (views_of(st, &vs) == 0) {
+        since = (struct cli_set){.procs = vs.since, .n = vs.n};
+        win = (struct cli_set){.procs = vs.win, .n = vs.n};
+    }
+    if (!rows || !vs.v || cli_merge_lines(&since, &m) != 0 || cli_merge_lines(&win, &mw) != 0) {
+        out(s, "syncspy top: out of memory");
+    } else {
+        draw_header(st, &vs, &m, &mw, problems, s);
+        draw_processes(&vs, &m, s);
+        draw_threads(st, rows, nrows, s);
+        out(s, "top lines of %s (sorted by %s):", st->thread[0] ? st->thread : "all threads",
+            sort_names[st->sort]);
+        int room = s->rows_left - 2;
+        draw_lines(s, &m, &mw, st->sort, room < 1 ? 1 : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX : room);
+    }
     cli_merged_free(&m);
+    cli_merged_free(&mw);
+    views_free(&vs);
+    free(rows);
 }
 
 /* ---- the terminal ------------------------------------------------------------------------------ */
@@ -316,17 +612,21 @@ static void size_of_terminal(struct top_state *st)
 
 static int frame(struct top_state *st)
 {
-    struct cli_set set;
-    /* a process still writing may have a trace whose last record is cut: read up to it */
-    size_t problems = cli_load(st->dir, 0, &set);
+    size_t problems = refresh(st);
     size_of_terminal(st);
     bool tty = !st->once && isatty(STDOUT_FILENO);
     struct screen s = {.rows_left = st->rows - 1, .cols = st->cols, .tty = tty};
-    if (set.n == 0)
+    bool any = false;
+    for (size_t i = 0; i < st->nw; i++)
+        any |= st->w[i].feed != NULL;
+    if (!any) {
         out(&s, "syncspy top  %s: no process has written a trace yet (waiting)", st->dir);
-    else
-        draw(st, &set, problems, &s);
-    cli_set_free(&set);
+        for (size_t i = 0; i < st->nw && i < 3; i++)
+            if (st->w[i].err[0])
+                out(&s, "  %s", st->w[i].err);
+    } else {
+        draw(st, problems, &s);
+    }
     struct fd_writer *w = malloc(sizeof *w);
     int rc = -1;
     if (w) {
@@ -348,7 +648,7 @@ static const char top_usage[] =
 
 int cli_top(int argc, char **argv)
 {
-    struct top_state st = {.interval_ms = 1000, .thread = -1};
+    struct top_state st = {.interval_ms = 1000};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--once") == 0) {
@@ -384,9 +684,9 @@ int cli_top(int argc, char **argv)
         fprintf(stderr, "syncspy top: cannot read %s: %s\n", st.dir, strerror(errno));
         return 2;
     }
-    if (st.once)
-        return frame(&st) == 0 ? 0 : 1;
-    return top_loop(&st, 0, NULL);
+    int rc = st.once ? (frame(&st) == 0 ? 0 : 1) : top_loop(&st, 0, NULL);
+    watched_free(&st);
+    return rc;
 }
 
 /* Refreshes until q, a signal, or (child > 0) the child's exit, its status in *status. Returns
@@ -420,7 +720,7 @@ static int top_loop(struct top_state *st, pid_t child, int *status)
             if (got == 1 && c == 's')
                 st->sort = (enum sort_key)((st->sort + 1) % SORT_KEYS);
             if (got == 1 && c == 't')
-                st->thread++;
+                st->next_thread = true;
         }
     }
     tty_restore();
@@ -431,6 +731,8 @@ static int top_loop(struct top_state *st, pid_t child, int *status)
 
 bool cli_top_beside(const char *dir, pid_t child, int *status)
 {
-    struct top_state st = {.dir = dir, .interval_ms = 1000, .thread = -1};
-    return top_loop(&st, child, status) == 3;
+    struct top_state st = {.dir = dir, .interval_ms = 1000};
+    bool ended = top_loop(&st, child, status) == 3;
+    watched_free(&st);
+    return ended;
 }

@@ -168,6 +168,10 @@ struct reader {
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
     uint32_t marker_tid; /* the thread whose mark ended the last step */
+    /* trace_follow (syncspy top): steps and syncs go to the sink, not kept */
+    const struct trace_follow_sink *sink;
+    uint64_t next_off;          /* where the walk stopped: the first record not read */
+    uint64_t exit_step_plus1;   /* the step of the last partial STEP record, + 1 (0: none) */
 };
 
 static bool fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -463,9 +467,9 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     if (!api || !stack_ref(r, s.stack_id, "a sync", &stack))
         return false;
     saw_time(r, s.end_ns);
-    if (!r->ev)
+    if (!r->ev && !r->sink)
         return true;
-    if (r->syncs.n + r->launches.n >= r->max_events) {
+    if (!r->sink && r->syncs.n + r->launches.n >= r->max_events) {
         r->ev->events_omitted++;
         return true;
     }
@@ -475,6 +479,11 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
                                  .tid = s.tid, .dir = s.dir, .api = api};
     if (stack != NO_INDEX && !(e.frames = stack_frames(r, stack, &e.nframes)) && e.nframes)
         return false;
+    if (r->sink) { /* followed: to the sink, not kept */
+        if (r->sink->sync)
+            r->sink->sync(r->sink->ctx, &e);
+        return true;
+    }
     struct trace_sync_event *slot = event_slot(r, &r->syncs, sizeof *slot);
     if (slot)
         *slot = e;
@@ -518,6 +527,15 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
     saw_time(r, e.end_ns);
+    if (r->sink) { /* followed: the sink keeps what it needs of them */
+        if (e.partial)
+            r->exit_step_plus1 = sat_add(e.step, 1);
+        else if (e.source) /* as build_startup: the thread whose mark ended the last step */
+            r->marker_tid = e.tid;
+        if (r->sink->step)
+            r->sink->step(r->sink->ctx, &e);
+        return true;
+    }
     if (r->steps.n >= TRACE_READ_MAX_STEPS) {
         r->extra_records++;
         if (r->ev)
@@ -842,6 +860,7 @@ static bool read_records(struct reader *r, struct src *s, uint64_t off)
         r->at = off;
         if (s->rerr)
             return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
+        r->next_off = off;
         if (got == 0)
             return true;
         if (got < sizeof(struct trace_record_header)) {
@@ -909,27 +928,23 @@ static void last_step(const struct reader *r, uint64_t *last, bool *partial)
             *last = t[i].ev.step;
 }
 
-static bool build_sites(struct reader *r)
+/* The sites of t[0..n) that synced, in that order, as the report model's (into *out, allocated
+ * here; *k how many), their splits against the run's last step. */
+static bool sites_model(struct reader *r, const struct tsite *t, size_t n, uint64_t last, bool partial,
+                        struct rep_site **out, size_t *k)
 {
-    struct tsite *t = r->sites.p;
-    if (r->sites.n)
-        qsort(t, r->sites.n, sizeof *t, site_cmp);
-    size_t n = 0;
-    for (size_t i = 0; i < r->sites.n; i++)
-        n += t[i].count != 0;
-    if (!n)
+    size_t synced = 0;
+    *k = 0;
+    for (size_t i = 0; i < n; i++)
+        synced += t[i].count != 0;
+    if (!synced)
         return true;
-    if (!charge(r, n * sizeof(struct rep_site)) ||
-        !(r->st->sites = calloc(n, sizeof *r->st->sites)))
+    if (!charge(r, synced * sizeof(struct rep_site)) || !(*out = calloc(synced, sizeof **out)))
         return nomem(r);
-    size_t k = 0;
-    uint64_t last;
-    bool partial;
-    last_step(r, &last, &partial);
-    for (size_t i = 0; i < r->sites.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (!t[i].count) /* as summary.json: a site that never synced is not listed */
             continue;
-        struct rep_site *s = &r->st->sites[k++];
+        struct rep_site *s = &(*out)[(*k)++];
         /* a live snapshot may read the longest sync before the total it is in: clamped */
         *s = (struct rep_site){.api = t[i].api, .count = t[i].count, .blocked_ns = t[i].blocked_ns,
                                .max_ns = t[i].max_ns < t[i].blocked_ns ? t[i].max_ns : t[i].blocked_ns,
@@ -938,6 +953,20 @@ static bool build_sites(struct reader *r)
             s->nframes)
             return false;
     }
+    return true;
+}
+
+static bool build_sites(struct reader *r)
+{
+    struct tsite *t = r->sites.p;
+    if (r->sites.n)
+        qsort(t, r->sites.n, sizeof *t, site_cmp);
+    uint64_t last;
+    bool partial;
+    last_step(r, &last, &partial);
+    size_t k = 0;
+    if (!sites_model(r, t, r->sites.n, last, partial, &r->st->sites, &k))
+        return false;
     r->out->sites = r->st->sites;
     r->out->nsites = k;
     return true;
@@ -1084,29 +1113,36 @@ static void build_startup(struct reader *r)
                        : source == TRACE_STEP_SOURCE_AUTO ? "optimizer.step()" : NULL;
 }
 
-/* The threads' totals (THREAD_TOTALS) with their names (THREAD). */
-static bool build_threads(struct reader *r)
+/* The threads' totals (THREAD_TOTALS) with their names (THREAD), into *out (allocated here). */
+static bool threads_model(struct reader *r, uint64_t last, bool partial, struct rep_thread **out)
 {
     const struct tthread *t = r->totals.p;
     if (!r->totals.n)
         return true;
     if (!charge(r, r->totals.n * sizeof(struct rep_thread)) ||
-        !(r->st->totals = calloc(r->totals.n, sizeof *r->st->totals)))
+        !(*out = calloc(r->totals.n, sizeof **out)))
         return nomem(r);
-    uint64_t last;
-    bool partial;
-    last_step(r, &last, &partial);
     const struct trace_thread_name *names = r->threads.p;
     for (size_t i = 0; i < r->totals.n; i++) {
         uint32_t ni = idmap_get(&r->thread_ids, t[i].tid);
-        r->st->totals[i] = (struct rep_thread){
+        (*out)[i] = (struct rep_thread){
             .tid = t[i].tid, .name = t[i].tid == 0 ? "(others)" : ni != NO_INDEX ? names[ni].name : "",
             .syncs = t[i].phase.count, .blocked_ns = t[i].phase.ns,
             .split = rep_split_of(&t[i].phase, last, partial),
             .ends_steps = t[i].tid && t[i].tid == r->marker_tid};
     }
+    return true;
+}
+
+static bool build_threads(struct reader *r)
+{
+    uint64_t last;
+    bool partial;
+    last_step(r, &last, &partial);
+    if (!threads_model(r, last, partial, &r->st->totals))
+        return false;
     r->out->threads = r->st->totals;
-    r->out->nthreads = r->totals.n;
+    r->out->nthreads = r->st->totals ? r->totals.n : 0;
     return true;
 }
 
@@ -1245,4 +1281,122 @@ void trace_free(struct rep_process *out, struct trace_events *events)
 {
     store_free(out->owned);
     clear(out, events);
+}
+
+/* ---- following a trace that grows (syncspy top) ------------------------------------------- */
+
+struct trace_follow {
+    struct reader r;
+    struct src s;
+    struct rep_process head;    /* what the header said, and the flags of the records read */
+    struct trace_follow_sink sink;
+    struct rep_site *sites;     /* the last snapshot's */
+    struct rep_thread *threads;
+    char *err;
+    size_t errlen;
+};
+
+struct trace_follow *trace_follow_open(const char *path, const struct trace_follow_sink *sink,
+                                       char *err, size_t errlen)
+{
+    struct trace_follow *f = calloc(1, sizeof *f);
+    struct stat sb;
+    int fd = f ? cli_open_input(path, &sb, err, errlen) : -1;
+    if (!f || fd < 0) {
+        if (!f)
+            snprintf(err, errlen, "out of memory reading %s", path);
+        free(f);
+        return NULL;
+    }
+    f->sink = *sink;
+    f->s = (struct src){.fd = fd, .buf = malloc(WINDOW_BYTES), .file_bytes = (uint64_t)sb.st_size};
+    clear(&f->head, NULL);
+    f->r = (struct reader){.name = path, .err = err, .errlen = errlen, .out = &f->head,
+                           .sink = &f->sink, .max_events = TRACE_READ_MAX_EVENTS};
+    f->r.st = calloc(1, sizeof *f->r.st);
+    err[0] = '\0';
+    if (!f->s.buf || !f->r.st) {
+        fail(&f->r, "out of memory reading %s", path);
+        trace_follow_free(f);
+        return NULL;
+    }
+    if (!read_header(&f->r, &f->s, &f->r.next_off)) {
+        trace_follow_free(f);
+        return NULL;
+    }
+    f->head.owned = f->r.st;
+    return f;
+}
+
+int trace_follow_poll(struct trace_follow *f, char *err, size_t errlen)
+{
+    struct reader *r = &f->r;
+    if (r->failed)
+        return -1;
+    r->err = err;
+    r->errlen = errlen;
+    err[0] = '\0';
+    f->s.eof = false; /* what was the end may have grown since */
+    f->head.trace_truncated = false;
+    return read_records(r, &f->s, r->next_off) ? 0 : -1;
+}
+
+int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint64_t *last_step)
+{
+    struct reader *r = &f->r;
+    free(f->sites);
+    free(f->threads);
+    f->sites = NULL;
+    f->threads = NULL;
+    /* the run's last step: the exit's partial one, else the one still open */
+    uint64_t last = r->exit_step_plus1 && r->exit_step_plus1 >= r->steps_seen ? r->exit_step_plus1 - 1
+                                                                              : r->steps_seen;
+    if (last_step)
+        *last_step = last;
+    /* the arrays are freed at the next snapshot: not charged for good (the frames a stack's
+     * first use builds stay charged to within a snapshot's worth) */
+    uint64_t used = r->mem_used;
+    struct tsite *copy = r->sites.n ? malloc(r->sites.n * sizeof *copy) : NULL;
+    size_t nsites = 0;
+    bool ok = !r->sites.n || copy;
+    if (copy) {
+        memcpy(copy, r->sites.p, r->sites.n * sizeof *copy);
+        qsort(copy, r->sites.n, sizeof *copy, site_cmp);
+        ok = sites_model(r, copy, r->sites.n, last, true, &f->sites, &nsites);
+    }
+    free(copy);
+    ok = ok && threads_model(r, last, true, &f->threads);
+    r->mem_used = used;
+    r->failed = false; /* out of memory now is not a bad file: the next snapshot tries again */
+    *out = f->head;
+    out->owned = NULL;
+    if (!ok)
+        return -1;
+    out->sites = f->sites;
+    out->nsites = f->sites ? nsites : 0;
+    out->threads = f->threads;
+    out->nthreads = f->threads ? r->totals.n : 0;
+    out->steps_seen = r->end_steps_seen > r->steps_seen ? r->end_steps_seen : r->steps_seen;
+    out->unattributed_syncs = r->unattributed;
+    out->trace_unfinished = !r->ended || f->head.trace_truncated;
+    const struct tdrops *d = r->drops.p;
+    for (size_t i = 0; i < r->drops.n; i++) {
+        out->syncs_dropped = sat_add(out->syncs_dropped, d[i].syncs);
+        out->launches_dropped = sat_add(out->launches_dropped, d[i].launches);
+    }
+    return 0;
+}
+
+void trace_follow_free(struct trace_follow *f)
+{
+    if (!f)
+        return;
+    reader_free(&f->r);
+    store_free(f->r.st);
+    free(f->sites);
+    free(f->threads);
+    free(f->s.buf);
+    if (f->s.fd >= 0)
+        close(f->s.fd);
+    free(f);
 }

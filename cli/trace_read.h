@@ -92,6 +92,32 @@ int trace_read_buf(const void *buf, size_t len, const char *name,
 /* Frees what a successful read keeps; events may be NULL. Both are zeroed. */
 void trace_free(struct rep_process *out, struct trace_events *events);
 
+/* Following a trace that is still being written (syncspy top): each poll reads only the records
+ * appended since the last one (from where it stopped: a record cut by the end waits for its
+ * tail), so a long run's file is read once in all. Its STEP and SYNC records go to the sink, in
+ * file order, and are not kept (memory stays that of the strings, stacks, sites and threads);
+ * each e->api and e->frames lives as long as the trace_follow. */
+struct trace_follow_sink {
+    void *ctx;
+    void (*step)(void *ctx, const struct trace_step_event *e);
+    void (*sync)(void *ctx, const struct trace_sync_event *e);
+};
+struct trace_follow;
+/* NULL, with one sentence in err, when the file cannot be opened or its header is bad or not
+ * all written yet (a process starting: try again later). */
+struct trace_follow *trace_follow_open(const char *path, const struct trace_follow_sink *sink,
+                                       char *err, size_t errlen);
+/* Reads what was appended: 0, or -1 with one sentence in err for a bad record (every later poll
+ * fails the same way; what was read before stays). */
+int trace_follow_poll(struct trace_follow *f, char *err, size_t errlen);
+/* The process as read so far, without its steps (the sink had them): identity, sites (heaviest
+ * first, their splits against the last step, still open unless the process ended), threads,
+ * drops, steps_seen, trace_unfinished; *last_step (when not NULL) the step those splits take
+ * as the last (rep_split_of, partial). Its storage lives until the next snapshot or the free.
+ * 0, or -1 when out of memory. */
+int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint64_t *last_step);
+void trace_follow_free(struct trace_follow *f);
+
 /* Whether buf starts like a trace file (its magic, or as much of it as len holds). */
 bool trace_looks_like(const void *buf, size_t len);
 

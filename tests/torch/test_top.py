@@ -3,7 +3,9 @@ many steps, on the simulated device): after 3 s the loop is frozen (SIGSTOP, so 
 changing), and the screen top then shows matches the files: its training steps, syncs/step
 and blocked share since start are `check --json`'s, its last 10 s are the newest steps of the
 trace whose wall times make 10 s (read through `export --chrome`'s steps track), its heaviest
-line is check's. q quits it; it wrote nothing into the folder."""
+line is check's. q quits it; it wrote nothing into the folder. `t` over a loop whose backward
+pass syncs (tests/torch/progs/backward.py no_grad) shows autograd's engine thread's lines alone,
+with the figures of that thread's sync records in the trace, and "all threads" comes back."""
 import fcntl
 import glob
 import json
@@ -37,9 +39,13 @@ class Top(unittest.TestCase):
         env = dict(os.environ)
         env.update(harness.torch_env({"SYNCSPY_OUT": self.out, "SYNCSPY_REPORT": "off"}))
         env["LD_PRELOAD"] = harness.LIB
-        self.loop = subprocess.Popen([harness.PYTHON, harness.DEMO, "--steps", "100000", "--log-every", "100000"],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.env = env
+        self.loop = None
         self.top = None
+
+    def start(self, *argv):
+        self.loop = subprocess.Popen([harness.PYTHON, *argv], env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
 
     def tearDown(self):
         for p in (self.loop, self.top):
@@ -47,7 +53,7 @@ class Top(unittest.TestCase):
                 p.send_signal(signal.SIGCONT) if p is self.loop else None
                 p.kill()
                 p.wait()
-        if self.loop.stderr:
+        if self.loop and self.loop.stderr:
             self.loop.stderr.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -77,9 +83,65 @@ class Top(unittest.TestCase):
         frames = data.decode("utf-8", "replace").split("\x1b[H")
         whole = [f for f in frames if "\x1b[J" in f]
         self.assertTrue(whole, data[-2000:])
-        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", whole[-1])
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", whole[-1]).replace("\r", "")
+
+    def show(self, fd, thread):
+        """Presses t until the lines shown are thread's ("all threads": every thread's)."""
+        text = self.screen(fd, 1.5)
+        for _ in range(6):
+            if f"top lines of {thread} (" in text:
+                return text
+            os.write(fd, b"t")
+            text = self.screen(fd, 1.5)
+        self.fail(f"t never showed {thread}:\n{text}")
+
+    def test_t_shows_the_engine_threads_lines(self):
+        self.start(os.path.join(harness.PROGS, "backward.py"), "no_grad", "1000000")
+        self.wait_for_steps(20)
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        self.top = subprocess.Popen([harness.CLI, "top", self.out], stdin=slave, stdout=slave, stderr=slave,
+                                    close_fds=True, start_new_session=True)
+        os.close(slave)
+        lines = lambda text: re.findall(r"(?m)^\s*\S+ \S+\s+(\S+)\s+\S+ \S+\s+(\S+)\s+\S+\s+"
+                                        r"cudaStreamSynchronize (at \S+|backward of \S+)", text)
+        text = self.show(master, "all threads")
+        self.assertEqual({w for _, _, w in lines(text)}, {"at run", "at masked_loss", "backward of masked_loss"}, text)
+        text = self.show(master, "pt_autograd_0")
+        self.loop.send_signal(signal.SIGSTOP)  # the files stop changing
+        time.sleep(0.5)
+        text = self.screen(master, 2.5)
+        self.assertIn("top lines of pt_autograd_0 (", text)
+        shown = lines(text)
+        self.assertEqual([w for _, _, w in shown], ["backward of masked_loss"], text)  # the engine's own line
+        self.assertNotIn("not in the trace", text)
+        d = glob.glob(os.path.join(self.out, "pid*"))[0]
+        trace = json.loads(harness.cli("export", "--chrome", "-", d).stdout)["traceEvents"]
+        tid = [e["tid"] for e in trace if e.get("name") == "thread_name" and e["args"]["name"] == "pt_autograd_0"]
+        self.assertEqual(len(tid), 1, tid)
+        steps = sorted((e["args"]["step"], e["dur"]) for e in trace if e.get("cat") == "step"
+                       and e["args"]["active"] and e["args"]["step"] > 0 and not e["args"]["partial"])
+        window, wall = set(), 0.0
+        for step, dur in reversed(steps):
+            if wall >= 10e6:
+                break
+            window.add(step)
+            wall += dur
+        mine = [e for e in trace if e.get("cat") == "sync" and e["tid"] == tid[0]
+                and 0 < e["args"]["step"] <= steps[-1][0]]
+        win = [e for e in mine if e["args"]["step"] in window]
+        self.assertEqual(shown[0][:2], (rate(len(win) / len(window)), rate(len(mine) / len(steps))), text)
+        row = re.search(r"(?m)^syncs/step\s+(\S+)\s+(\S+)\s+\(thread pt_autograd_0's\)$", text)
+        self.assertIsNotNone(row, text)
+        self.assertEqual(row.groups(), (rate(len(win) / len(window)), rate(len(mine) / len(steps))), text)
+        text = self.show(master, "all threads")  # and back
+        self.assertEqual(len(lines(text)), 3, text)
+        os.write(master, b"q")
+        self.assertEqual(self.top.wait(timeout=10), 0)
+        os.close(master)
 
     def test_figures_after_3_s_match_the_files(self):
+        self.start(harness.DEMO, "--steps", "100000", "--log-every", "100000")
         self.wait_for_steps(5)
         before = sorted(os.listdir(self.out)), sorted(os.listdir(glob.glob(os.path.join(self.out, "pid*"))[0]))
         master, slave = pty.openpty()
