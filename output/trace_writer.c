@@ -42,6 +42,7 @@ struct share {
 
 #define SAMPLE_NONE 64     /* a sample level's shift that keeps no step's detail */
 #define SAMPLE_LEVELS 80   /* at most 63 halvings, the first and the cut */
+#define SAMPLE_FIRST_SHIFT 3 /* past the half, every 8th step's detail at first */
 #define RUN_BASE_STEPS 4096 /* a run past the exact levels holds 4096 << (level - 2) steps at most */
 #define NAME_SLACK (TRACE_MAX_STRING_BYTES + 16) /* a kernel's name a launch record may bring */
 
@@ -271,7 +272,7 @@ static void add_level(struct trace_writer *w, uint64_t from_step, unsigned shift
 static void start_sampling(struct trace_writer *w)
 {
     w->sampling = true;
-    add_level(w, w->max_step + 1, 1);
+    add_level(w, w->max_step + 1, SAMPLE_FIRST_SHIFT);
 }
 
 /* Whether a record of len bytes of a policy-controlled kind may still be written in full (below
@@ -287,12 +288,31 @@ static bool below_half(struct trace_writer *w, uint64_t len)
     return false;
 }
 
+/* The sample thins as the run goes on: in the j-th doubling of the step number since sampling
+ * began (steps base * 2^j .. base * 2^(j+1) - 1) a level's stride is 2^j times longer, so each
+ * doubling of the run keeps about as many steps' detail as the one before. */
+static unsigned octave(const struct trace_writer *w, uint64_t step)
+{
+    uint64_t base = w->levels[0].from_step ? w->levels[0].from_step : 1;
+    return step / base ? 63u - (unsigned)__builtin_clzll(step / base) : 0;
+}
+
+static unsigned level_shift(const struct trace_writer *w, unsigned i, uint64_t step)
+{
+    unsigned shift = w->levels[i].shift;
+    if (shift >= SAMPLE_NONE)
+        return SAMPLE_NONE;
+    shift += octave(w, step);
+    return shift < 63 ? shift : 63;
+}
+
 static bool step_sampled(const struct trace_writer *w, uint64_t step)
 {
     for (unsigned i = w->nlevels; i-- > 0;) {
-        const struct sample_level *l = &w->levels[i];
-        if (step >= l->from_step)
-            return l->shift < SAMPLE_NONE && (step & ((1ull << l->shift) - 1)) == 0;
+        if (step >= w->levels[i].from_step) {
+            unsigned shift = level_shift(w, i, step);
+            return shift < SAMPLE_NONE && (step & ((1ull << shift) - 1)) == 0;
+        }
     }
     return true; /* before sampling began */
 }
@@ -311,13 +331,20 @@ static uint64_t detail_steps(const struct trace_writer *w, uint64_t seen)
     if (!w->nlevels)
         return seen;
     uint64_t n = w->levels[0].from_step < seen ? w->levels[0].from_step : seen;
+    uint64_t base = w->levels[0].from_step ? w->levels[0].from_step : 1;
     for (unsigned i = 0; i < w->nlevels; i++) {
         uint64_t lo = w->levels[i].from_step;
         uint64_t hi = i + 1 < w->nlevels ? w->levels[i + 1].from_step : seen;
         if (hi > seen)
             hi = seen;
-        if (lo < hi && w->levels[i].shift < SAMPLE_NONE)
-            n += multiples(lo, hi, w->levels[i].shift);
+        while (lo < hi && w->levels[i].shift < SAMPLE_NONE) { /* octave by octave */
+            unsigned j = octave(w, lo);
+            uint64_t end = j < 62 && base <= (UINT64_MAX >> (j + 1)) ? base << (j + 1) : UINT64_MAX;
+            if (end > hi)
+                end = hi;
+            n += multiples(lo, end, level_shift(w, i, lo));
+            lo = end;
+        }
     }
     return n;
 }
@@ -346,7 +373,7 @@ static void detail_spent(struct trace_writer *w)
         return;
     w->detail_level = w->detail.level;
     if (w->nlevels && w->levels[w->nlevels - 1].shift < SAMPLE_NONE)
-        add_level(w, w->max_step + 1, w->detail_level + 1);
+        add_level(w, w->max_step + 1, w->detail_level + SAMPLE_FIRST_SHIFT);
 }
 
 static void write_run(struct trace_writer *w)
