@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 import unittest
 
-from util import CLI, prog, report_steps, run
+import tracegen
+from util import CLI, MS, prog, report_steps, run
 
 STEPS = 300000
 BOUND = 1 << 20
@@ -150,6 +151,56 @@ class TraceBound(unittest.TestCase):
         top = cli("top", "--once", d)
         self.assertEqual(top.returncode, 0, top.stderr)
         self.assertIn("step_sync", top.stdout)
+
+
+class HandMadeRecords(unittest.TestCase):
+    """1.4's records as an independent writer (tracegen.py) lays them out: a STEP_RUN's steps are
+    in every count, a BOUND record's figures are what the report says, a run that contradicts
+    itself is bad input (exit 2, one line), and a file without them (1.0) reads as before."""
+
+    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True):
+        t = tracegen.sample(end=False)
+        first, last, steps, active, lo, hi, syncs = run
+        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, 200 * active, 40 * MS * active)
+        t.site_totals("cudaStreamSynchronize", 1, 6 + syncs, 30 * MS + 12 * MS * active, 6 * MS, site_id=1)
+        if bound:
+            t.bound(1 << 20, 3, 3, last + 1, steps)
+        t.end(120 * MS)
+        return t
+
+    def report(self, t):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = t.write(os.path.join(tmp, "pid4242", "trace.bin"))
+            return cli("report", path), cli("check", "--json", "--max-syncs-per-step", "100", path)
+
+    def test_runs_count_in_every_figure(self):
+        rep, chk = self.report(self.trace())
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertEqual(report_steps(rep.stdout), (1003, 1003), rep.stdout)
+        self.assertIn("1000 active steps are in the totals but not listed one by one", rep.stdout)
+        self.assertIn("per-event detail kept for 3 of 1004 steps: SYNCSPY_TRACE_MB=1 "
+                      "(every event before step 3, then a sample; counts stay exact)", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertEqual(p["training_steps"], 1003)
+        self.assertAlmostEqual(p["syncs_per_step"], (9 + 3000) / 1003, places=6)
+
+    def test_a_run_that_contradicts_itself_is_bad_input(self):
+        for run in ((4, 1003, 0, 0, 0, 0, 0),          # no step
+                    (10, 4, 1, 1, 3, 3, 3),             # ends before it begins
+                    (4, 13, 11, 11, 3, 3, 33),          # more steps than numbers
+                    (4, 1003, 1000, 1001, 3, 3, 3000),  # more active than steps
+                    (4, 1003, 1000, 1000, 4, 3, 3000)):  # fewest above most
+            with self.subTest(run=run):
+                rep, _ = self.report(self.trace(run=run))
+                self.assertEqual(rep.returncode, 2, rep.stdout)
+                self.assertEqual(len(rep.stderr.strip().splitlines()), 1, rep.stderr)
+                self.assertIn("is corrupt at byte", rep.stderr)
+
+    def test_older_files_say_nothing_of_a_bound(self):
+        rep, _ = self.report(tracegen.sample())
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertNotIn("per-event detail", rep.stdout)
+        self.assertNotIn("not listed one by one", rep.stdout)
 
 
 if __name__ == "__main__":
