@@ -153,6 +153,41 @@ class TraceBound(unittest.TestCase):
         self.assertIn("step_sync", top.stdout)
 
 
+class KilledPastTheHalf(unittest.TestCase):
+    """kill -9 of a bounded process well past half its bound: the file is still under the bound,
+    and every command reads it (the counts of its last totals rewrite, said as such)."""
+
+    def test_killed_run_reads(self):
+        import signal
+        import time
+        from util import agent_env
+        env, out = agent_env({"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "1"}, True)
+        p = subprocess.Popen([prog("steps_fast"), "100000000"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the file has passed its half (sampling)
+            dirs = os.listdir(out) if os.path.isdir(out) else []
+            trace = os.path.join(out, dirs[0], "trace.bin") if dirs else ""
+            if trace and os.path.exists(trace) and os.path.getsize(trace) > BOUND * 3 // 4:
+                break
+            time.sleep(0.2)
+        time.sleep(2)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        d = os.path.join(out, os.listdir(out)[0])
+        self.assertLessEqual(os.path.getsize(os.path.join(d, "trace.bin")), BOUND)
+        rep = cli("report", d)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("trace ends early (the process was killed?)", rep.stdout)
+        self.assertRegex(rep.stdout, r"per-event detail kept for \d+ of \d+ steps: SYNCSPY_TRACE_MB=1")
+        marks, counted = report_steps(rep.stdout)
+        self.assertGreater(marks, 10000)
+        for args in (("check", "--max-syncs-per-step", "5", d), ("diff", d, d), ("top", "--once", d),
+                     ("html", d, "-o", os.path.join(out, "p.html"))):
+            r = cli(*args)
+            self.assertEqual(r.returncode, 0, (args, r.stdout, r.stderr))
+
+
 class HandMadeRecords(unittest.TestCase):
     """1.4's records as an independent writer (tracegen.py) lays them out: a STEP_RUN's steps are
     in every count, a BOUND record's figures are what the report says, a run that contradicts
