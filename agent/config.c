@@ -125,7 +125,8 @@ static bool copy_path(char *dst, size_t cap, const char *src)
 const char *const config_variables[] = {
     "SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
     "SYNCSPY_MAX_DEPTH", "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_BACKWARD",
-    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", "SYNCSPY_STACK_CACHE", NULL};
+    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", "SYNCSPY_STACK_CACHE",
+    "SYNCSPY_TRACE_MB", NULL};
 
 void config_parse(struct config *cfg, config_getenv_fn get)
 {
@@ -168,6 +169,8 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     parse_int_var(cfg, get, "SYNCSPY_TOP", 1, REPORT_TOP_MAX, REPORT_TOP_DEFAULT, &cfg->top);
     parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
     parse_int_var(cfg, get, "SYNCSPY_BUFFER_MB", 1, 1024, 8, &cfg->buffer_mb);
+    parse_int_var(cfg, get, "SYNCSPY_TRACE_MB", 0, CONFIG_TRACE_MB_MAX, CONFIG_TRACE_MB_DEFAULT,
+                  &cfg->trace_mb);
 
     cfg->trace_launches = parse_pair(cfg, get, "SYNCSPY_LAUNCHES", "count", "trace", 0);
 

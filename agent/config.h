@@ -20,6 +20,11 @@ enum cupti_mode { CUPTI_AUTO, CUPTI_OFF, CUPTI_PATH, CUPTI_EAGER };
 
 #define CONFIG_WARNINGS_MAX 1024
 
+/* SYNCSPY_TRACE_MB: past half of it per-event detail is kept for a sample of steps
+ * (output/trace_writer.h); 1 GiB holds a week of 100 ms steps with every step's record. */
+#define CONFIG_TRACE_MB_DEFAULT 1024
+#define CONFIG_TRACE_MB_MAX 1048576
+
 struct config {
     char out_dir[PATH_MAX];        /* SYNCSPY_OUT, default ./syncspy-out */
     struct schedule schedule;      /* SYNCSPY_SCHEDULE, default every step */
@@ -32,6 +37,7 @@ struct config {
     bool gpu;                      /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */
     int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
     int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
+    int trace_mb;                  /* SYNCSPY_TRACE_MB: trace.bin's bound (0: none), default 1024 */
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
     enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|off: forward lines of backward syncs */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */

@@ -274,22 +274,28 @@ static void flush_locked(void)
     while ((n = steps_take_events(steps, 256)) > 0)
         for (size_t i = 0; i < n; i++)
             tw_step(fl.tw, &steps[i]);
-    struct steps_lost lost = steps_events_lost();
-    tw_steps_lost(fl.tw, &(struct tw_steps_lost){lost.records, lost.active, lost.syncs,
-                                                 lost.blocked_ns, lost.launches, lost.wall_ns});
-
+    size_t nthreads; /* every thread's (a snapshot of 64 lost the others' without a word) */
+    struct thread_info *threads = threads_snapshot(&nthreads);
+    /* past half of SYNCSPY_TRACE_MB the totals are rewritten at doubling intervals */
+    bool totals = tw_totals_due(fl.tw, clock_mono_ns(), nsites, nthreads);
+    if (totals) {
+        struct steps_lost lost = steps_events_lost();
+        tw_steps_lost(fl.tw, &(struct tw_steps_lost){lost.records, lost.active, lost.syncs,
+                                                     lost.blocked_ns, lost.launches, lost.wall_ns});
+    } else {
+        nsites = nthreads = 0;
+    }
     for (size_t i = 0; i < nsites; i++)
         tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
                                          .api = sites[i].api, .threads = sites[i].threads,
                                          .max_ns = sites[i].max_ns,
                                          .phase = sites[i].phase});
     free(sites);
-    size_t nthreads; /* every thread's (a snapshot of 64 lost the others' without a word) */
-    struct thread_info *threads = threads_snapshot(&nthreads);
     for (size_t i = 0; i < nthreads; i++)
         tw_thread_totals(fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});
     free(threads);
-    tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
+    if (totals)
+        tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
     tw_flush(fl.tw);
     say_io_error();
 }
@@ -362,7 +368,7 @@ static int open_trace_file(const char *dir)
     return -1;
 }
 
-void flusher_start(const char *dir, const struct trace_file_header *header,
+void flusher_start(const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
                    void (*on_finish_request)(void))
 {
     bool was = atomic_exchange(&fl.started, true);
@@ -374,6 +380,8 @@ void flusher_start(const char *dir, const struct trace_file_header *header,
     fl.fd = dir ? open_trace_file(dir) : -1;
     if (fl.fd >= 0) {
         fl.tw = tw_open(fl.fd, header, &namer);
+        if (fl.tw)
+            tw_set_bound(fl.tw, bound_bytes);
         fl.sym = symbolizer_new();
         say_io_error();
     }
@@ -464,6 +472,7 @@ void flusher_close(uint64_t unattributed_syncs, uint64_t steps_seen)
 {
     pthread_mutex_lock(&fl.flush_lock);
     if (fl.tw) {
+        tw_finishing(fl.tw);
         flush_locked();
         tw_end(fl.tw, clock_mono_ns(), unattributed_syncs, steps_seen);
         tw_flush(fl.tw);

@@ -230,7 +230,7 @@ static void start_trace(void)
     memcpy(hv.id.job_id, agent_id.job_id, strlen(agent_id.job_id) + 1);
     if (agent_id.launcher)
         snprintf(hv.id.launcher, sizeof hv.id.launcher, "%s", agent_id.launcher);
-    flusher_start(dir, hp, finish_on_flusher);
+    flusher_start(dir, hp, (uint64_t)agent_cfg.trace_mb << 20, finish_on_flusher);
 }
 
 /* The process's first CUDA call's work: the trace, CUPTI's loading (its path search, dlopen

@@ -563,9 +563,68 @@ def bench_diff():
             ARGS.build, n, ARGS.build))
 
 
+def bench_bound():
+    """Runs of days (issue 26 item 1): a 10^7-step loop (1 launch and 1 sync a step, bench_cuda train) under the
+    agent with no bound, the default SYNCSPY_TRACE_MB and a small one; the trace's size, and the
+    time and peak RSS of every command that reads it (the readers keep a fixed memory)."""
+    steps = 1000000 if Q else 10000000
+    bounds = (("0", "no bound"), (None, "default (1024)"), ("64", "64"))
+    res = {}
+    root = os.path.join(BDIR, "bound")
+    for mb, label in bounds:
+        out = os.path.join(root, "mb-" + (mb or "default"))
+        shutil.rmtree(out, ignore_errors=True)
+        extra = {"SYNCSPY_OUT": out}
+        if mb is not None:
+            extra["SYNCSPY_TRACE_MB"] = mb
+        env = env_for("sim", True, extra=extra, defaults=True)
+        t0 = time.monotonic()
+        r = subprocess.run([BENCH, "train", str(steps), "1", "1", "0"], env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=1800)
+        run_s = time.monotonic() - t0
+        if r.returncode != 0:
+            raise RuntimeError("train failed: " + r.stderr[-500:])
+        [folder] = [os.path.join(out, x) for x in os.listdir(out)]
+        trace_bytes = os.path.getsize(os.path.join(folder, "trace.bin"))
+        chrome, folded, page = (os.path.join(root, x) for x in ("chrome.json", "folded.txt", "page.html"))
+        cmds = {"report": [CLI, "report", folder],
+                "check": [CLI, "check", "--max-syncs-per-step", "1", folder],
+                "diff": [CLI, "diff", folder, folder],
+                "top --once": [CLI, "top", "--once", folder],
+                "export --chrome": [CLI, "export", "--chrome", chrome, folder],
+                "export --folded": [CLI, "export", "--folded", folded, folder],
+                "html": [CLI, "html", folder, "-o", page]}
+        one = {"run_seconds": run_s, "trace_bytes": trace_bytes, "commands": {}}
+        for name, cmd in cmds.items():
+            wall, kib, rc, err = run_rusage(cmd, dict(os.environ))
+            one["commands"][name] = {"seconds": wall, "rss_mib": kib / 1024.0, "rc": rc,
+                                     "error": err.strip().splitlines()[-1] if rc and err.strip() else ""}
+        rep = subprocess.run([CLI, "report", folder], capture_output=True, text=True)
+        m = re.search(r"per-event detail kept for \d+ of \d+ steps[^\n]*", rep.stdout)
+        one["sampled"] = m.group(0) if m else ""
+        res[label] = one
+        worst = max(c["rss_mib"] for c in one["commands"].values())
+        slow = max(c["seconds"] for c in one["commands"].values())
+        ok = worst <= 64 and all(c["rc"] == 0 for c in one["commands"].values()) and (
+            mb in (None, "64") and trace_bytes <= (int(mb or 1024) << 20) or mb == "0")
+        row("trace bound: %d M steps, SYNCSPY_TRACE_MB %s" % (steps // 1000000, label),
+            "file <= bound, CLI <= 64 MiB", "%.0f MB, CLI <= %.0f MiB, %.1f s" % (trace_bytes / 1e6, worst, slow), ok,
+            "; ".join("%s %.2f s %.0f MiB" % (n, c["seconds"], c["rss_mib"]) for n, c in one["commands"].items())
+            + ("; " + one["sampled"] if one["sampled"] else ""),
+            "SYNCSPY_TRACE_MB=%s LD_PRELOAD=%s/libsyncspy.so %s/bench/bench_cuda train %d 1 1 0; "
+            "bench/peakrss syncspy <command> DIR" % (mb if mb is not None else "(unset)", ARGS.build,
+                                                     ARGS.build, steps))
+        if not ARGS.keep:
+            shutil.rmtree(out, ignore_errors=True)
+            for x in (chrome, folded, page):
+                if os.path.exists(x):
+                    os.unlink(x)
+    RESULTS["bound"] = res
+
+
 BENCHES = [("torch", bench_torch), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
-           ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff)]
+           ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff), ("bound", bench_bound)]
 
 
 def machine():

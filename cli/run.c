@@ -56,6 +56,7 @@ const char cli_run_help[] =
     "                              --color auto|always|never SYNCSPY_COLOR\n"
     "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
     "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
+    "                              --trace-mb N           SYNCSPY_TRACE_MB\n"
     "                            --top alone (no number after it) opens `syncspy top` on this\n"
     "                            terminal while CMD runs, CMD's output (and its report) going\n"
     "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"

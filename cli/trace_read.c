@@ -158,7 +158,11 @@ struct reader {
     struct vec drops;      /* struct tdrops, parallel to drop_ids */
     struct vec totals;     /* struct tthread, parallel to totals_ids */
 
+    struct tstep *tail;      /* the latest steps past TRACE_READ_MAX_STEPS: a ring */
+    size_t tail_n, tail_at;  /* how many it holds; the slot of the oldest */
     uint64_t steps_seen, step_seq;
+    struct trace_bound bound; /* the last BOUND record (bound_bytes 0: none) */
+    uint64_t steps_folded;    /* steps of the STEP_RUN records read */
     uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
     /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
     uint64_t extra_attributed;
@@ -514,6 +518,41 @@ static void copy_record(void *dst, size_t size, const uint8_t *p, uint32_t bytes
     memcpy(dst, p, bytes < size ? bytes : size);
 }
 
+/* A step in the totals only, not listed (rep_process.steps_omitted). */
+static void omit_step(struct reader *r, const struct trace_step_event *e)
+{
+    r->extra_records++;
+    if (r->ev)
+        r->ev->events_omitted++;
+    if (!e->active)
+        return;
+    r->extra_active++;
+    r->extra_attributed += e->attributed;
+    r->extra_syncs = sat_add(r->extra_syncs, e->syncs);
+    r->extra_blocked = sat_add(r->extra_blocked, e->blocked_ns);
+    r->extra_launches = sat_add(r->extra_launches, e->launches);
+    r->extra_wall = sat_add(r->extra_wall, e->end_ns - e->start_ns);
+}
+
+/* Past the first TRACE_READ_MAX_STEPS steps: into the ring of the latest ones, the oldest of a
+ * full ring going to the totals only. */
+static bool tail_step(struct reader *r, const struct tstep *t)
+{
+    if (!r->tail) {
+        if (!charge(r, TRACE_READ_TAIL_STEPS * sizeof *r->tail) ||
+            !(r->tail = malloc(TRACE_READ_TAIL_STEPS * sizeof *r->tail)))
+            return nomem(r);
+    }
+    if (r->tail_n < TRACE_READ_TAIL_STEPS) {
+        r->tail[(r->tail_at + r->tail_n++) % TRACE_READ_TAIL_STEPS] = *t;
+        return true;
+    }
+    omit_step(r, &r->tail[r->tail_at].ev);
+    r->tail[r->tail_at] = *t;
+    r->tail_at = (r->tail_at + 1) % TRACE_READ_TAIL_STEPS;
+    return true;
+}
+
 static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_step s;
@@ -536,24 +575,48 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
             r->sink->step(r->sink->ctx, &e);
         return true;
     }
-    if (r->steps.n >= TRACE_READ_MAX_STEPS) {
-        r->extra_records++;
-        if (r->ev)
-            r->ev->events_omitted++;
-        if (e.active) { /* in the totals, not listed (rep_process.steps_omitted) */
-            r->extra_active++;
-            r->extra_attributed += e.attributed;
-            r->extra_syncs = sat_add(r->extra_syncs, e.syncs);
-            r->extra_blocked = sat_add(r->extra_blocked, e.blocked_ns);
-            r->extra_launches = sat_add(r->extra_launches, e.launches);
-            r->extra_wall = sat_add(r->extra_wall, e.end_ns - e.start_ns);
-        }
-        return true;
-    }
+    struct tstep t = {.ev = e, .seq = r->step_seq++};
+    if (r->steps.n >= TRACE_READ_MAX_STEPS)
+        return tail_step(r, &t);
     struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
     if (!slot)
         return false;
-    *slot = (struct tstep){.ev = e, .seq = r->step_seq++};
+    *slot = t;
+    return true;
+}
+
+/* 1.4: steps folded past half the bound: in the totals, not listed. */
+static bool rec_step_run(struct reader *r, const uint8_t *p)
+{
+    struct trace_step_run t;
+    memcpy(&t, p, sizeof t);
+    if (t.steps == 0 || t.last_step < t.first_step || t.steps - 1 > t.last_step - t.first_step ||
+        t.active > t.steps || (t.active && t.syncs_min > t.syncs_max))
+        return corrupt(r, "a run of %llu steps (%llu active) numbered %llu to %llu with %llu to %llu "
+                       "syncs a step", (unsigned long long)t.steps, (unsigned long long)t.active,
+                       (unsigned long long)t.first_step, (unsigned long long)t.last_step,
+                       (unsigned long long)t.syncs_min, (unsigned long long)t.syncs_max);
+    if (sat_add(t.last_step, 1) > r->steps_seen)
+        r->steps_seen = sat_add(t.last_step, 1);
+    r->extra_records = sat_add(r->extra_records, t.steps);
+    r->extra_active = sat_add(r->extra_active, t.active);
+    r->extra_syncs = sat_add(r->extra_syncs, t.syncs);
+    r->extra_blocked = sat_add(r->extra_blocked, t.blocked_ns);
+    r->extra_launches = sat_add(r->extra_launches, t.launches);
+    r->extra_wall = sat_add(r->extra_wall, t.wall_ns);
+    r->steps_folded = sat_add(r->steps_folded, t.steps);
+    return true;
+}
+
+static bool rec_bound(struct reader *r, const uint8_t *p)
+{
+    struct trace_bound b;
+    memcpy(&b, p, sizeof b); /* cumulative: the last one counts */
+    if (b.detail_steps > b.steps_seen || b.sampled_from > b.steps_seen)
+        return corrupt(r, "the bound's record says %llu steps (from step %llu on, a sample) of %llu "
+                       "have their events", (unsigned long long)b.detail_steps,
+                       (unsigned long long)b.sampled_from, (unsigned long long)b.steps_seen);
+    r->bound = b;
     return true;
 }
 
@@ -675,6 +738,8 @@ static size_t record_min_bytes(uint32_t type)
     case TREC_DROPS: return sizeof(struct trace_drops);
     case TREC_END: return offsetof(struct trace_end, steps_seen); /* 24: a writer before steps_seen */
     case TREC_STEPS_LOST: return sizeof(struct trace_steps_lost);
+    case TREC_STEP_RUN: return sizeof(struct trace_step_run);
+    case TREC_BOUND: return sizeof(struct trace_bound);
     default: return 0;
     }
 }
@@ -694,6 +759,8 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_DROPS: return rec_drops(r, p);
     case TREC_END: return rec_end(r, p, bytes);
     case TREC_STEPS_LOST: return rec_steps_lost(r, p);
+    case TREC_STEP_RUN: return rec_step_run(r, p);
+    case TREC_BOUND: return rec_bound(r, p);
     default: return true; /* a later minor version's record: skipped */
     }
 }
@@ -985,6 +1052,14 @@ static bool build_steps(struct reader *r)
     struct rep_process *out = r->out;
     struct tstep *t = r->steps.p;
     size_t n = 0, active = 0;
+    for (size_t i = 0; i < r->tail_n; i++) { /* the latest steps after the first ones */
+        struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
+        if (!slot)
+            return false;
+        *slot = r->tail[(r->tail_at + i) % TRACE_READ_TAIL_STEPS];
+    }
+    r->tail_n = 0;
+    t = r->steps.p;
     if (r->steps.n)
         qsort(t, r->steps.n, sizeof *t, step_cmp);
     for (size_t i = 0; i < r->steps.n; i++) { /* one per step number: the last written */
@@ -1155,6 +1230,11 @@ static bool finish(struct reader *r)
     if (!build_threads(r))
         return false;
     out->unattributed_syncs = r->unattributed;
+    out->trace_bound_bytes = r->bound.bound_bytes;
+    out->sampled_from = r->bound.sampled_from;
+    /* steps after the BOUND record (a killed process's last ones) have none of their events */
+    out->detail_steps = r->bound.detail_steps;
+    out->steps_folded = r->steps_folded;
     out->trace_unfinished = !r->ended || out->trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {
@@ -1206,6 +1286,7 @@ static void reader_free(struct reader *r)
                           &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops, &r->totals};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]->p);
+    free(r->tail);
 }
 
 static void clear(struct rep_process *out, struct trace_events *ev)

@@ -13,8 +13,13 @@
 #include "output/model.h"
 
 #define TRACE_READ_MAX_MEMORY (2ull << 30)   /* tables, strings, frames, sites: else an error */
-#define TRACE_READ_MAX_STEPS (4u << 20)      /* steps kept one by one; more go to totals only */
-#define TRACE_READ_MAX_EVENTS (16u << 20)    /* syncs and launches kept; more are counted, not kept */
+/* What is kept stays within a fixed memory at any length of trace (with the tables, under
+ * 64 MiB for a trace of 64 sites: docs/PERFORMANCE.md): the first TRACE_READ_MAX_STEPS steps and
+ * the last TRACE_READ_TAIL_STEPS one by one, the others in the totals only (steps_omitted); the
+ * first max_events syncs and launches of the timeline, the others counted (events_omitted). */
+#define TRACE_READ_MAX_STEPS (1u << 16)      /* the first steps kept one by one */
+#define TRACE_READ_TAIL_STEPS (1u << 14)     /* and the last ones */
+#define TRACE_READ_MAX_EVENTS (1u << 18)     /* syncs and launches kept; more are counted, not kept */
 #define TRACE_READ_MAX_HEADER_BYTES 65536    /* a header_bytes above this is corrupt */
 
 /* One sync as the timeline shows it. Strings are never NULL ("" when unknown). */
@@ -54,7 +59,8 @@ struct trace_thread_name {
 struct trace_events {
     uint64_t start_mono_ns, start_real_ns; /* from the header: step 0 begins */
     uint64_t end_mono_ns;                  /* from the END record; 0 when there is none */
-    const struct trace_step_event *steps;  /* by step number; a step written twice: the last */
+    const struct trace_step_event *steps;  /* by step number; a step written twice: the last;
+                                            * the first and last ones (TRACE_READ_MAX_STEPS) */
     size_t nsteps;
     const struct trace_sync_event *syncs;  /* file order */
     size_t nsyncs;

@@ -192,6 +192,11 @@ struct rep_process {
     uint64_t steps_lost;
     uint64_t step_records_missing, steps_missing_active;
     uint8_t steps_basis;      /* enum rep_steps_basis */
+    /* a trace.bin that reached half of its bound (SYNCSPY_TRACE_MB, 1.4's BOUND record; 0 when
+     * not): every event of the steps before sampled_from is in it, then those of a sample;
+     * detail_steps of steps_seen have all their events; steps_folded steps are in STEP_RUN
+     * records (their figures in the totals, not listed one by one: steps_omitted) */
+    uint64_t trace_bound_bytes, sampled_from, detail_steps, steps_folded;
     /* the exit report's and a trace.bin's: */
     uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;

@@ -943,8 +943,16 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
         header_note(w, note);
     }
     if (p->steps_omitted) {
-        snprintf(note, sizeof note, "%llu active steps are in the totals but not listed in summary.json "
-                 "(memory cap)", (unsigned long long)p->steps_omitted);
+        snprintf(note, sizeof note, "%llu active steps are in the totals but not listed one by one (%s)",
+                 (unsigned long long)p->steps_omitted,
+                 p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap" : "memory cap");
+        header_note(w, note);
+    }
+    if (p->trace_bound_bytes) {
+        snprintf(note, sizeof note, "per-event detail kept for %llu of %llu steps: SYNCSPY_TRACE_MB=%llu "
+                 "(every event before step %llu, then a sample; counts stay exact)",
+                 (unsigned long long)p->detail_steps, (unsigned long long)p->steps_seen,
+                 (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
         header_note(w, note);
     }
     if (report_steps_note(p, note, sizeof note))

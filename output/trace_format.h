@@ -17,7 +17,17 @@
  *
  * Compatibility: a reader refuses a file whose major version it does not know, with a sentence;
  * it ignores record types it does not know (forward compatible minor additions) and
- * feature bits it does not know, except bits in TRACE_FEATURES_REQUIRED_MASK. */
+ * feature bits it does not know, except bits in TRACE_FEATURES_REQUIRED_MASK.
+ *
+ * The bound (1.4, SYNCSPY_TRACE_MB, output/trace_writer.h): a file reaching half of it goes on
+ * with exact counts in less room. Every STEP of a step is still written until the steps' share
+ * (a quarter of the bound) is half spent; then consecutive steps are folded into STEP_RUN
+ * records (exact per-step syncs while the run's steps have the same count: syncs_min ==
+ * syncs_max). SYNC and LAUNCH records are kept only for a sample of steps (every 2^k-th, k
+ * growing as their share fills); SITE_TOTALS, THREAD_TOTALS, DROPS and STEPS_LOST are rewritten
+ * at doubling intervals (1 s, 2 s, 4 s, ...). A BOUND record, cumulative (the last counts),
+ * says what was sampled. A reader that knows neither (1.3) skips them: its totals miss the
+ * folded steps. */
 #ifndef SYNCSPY_TRACE_FORMAT_H
 #define SYNCSPY_TRACE_FORMAT_H
 
@@ -30,7 +40,8 @@
                                            1.3: the header's identity part (trace_identity),
                                                 STEPS_LOST, END's steps_seen;
                                            1.4: frame kind 4 (why a backward sync has no forward
-                                                line), STEP's attributed */
+                                                line), STEP's attributed,
+                                                STEP_RUN and BOUND (SYNCSPY_TRACE_MB) */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -88,6 +99,8 @@ enum trace_record_type {
     TREC_END = 10,        /* struct trace_end: the process finished writing (clean exit) */
     TREC_THREAD_TOTALS = 11, /* struct trace_thread_totals (1.2) */
     TREC_STEPS_LOST = 12, /* struct trace_steps_lost (1.3) */
+    TREC_STEP_RUN = 13,   /* struct trace_step_run (1.4) */
+    TREC_BOUND = 14,      /* struct trace_bound (1.4) */
 };
 
 struct trace_record_header {
@@ -222,6 +235,32 @@ struct trace_steps_lost {
     uint64_t active, syncs, blocked_ns, launches, wall_ns; /* of the active ones */
 };
 
+/* Steps folded into one record past half the bound (1.4): the STEP records of steps numbered
+ * first_step .. last_step (steps of them: fewer when the agent lost some, which STEPS_LOST
+ * counts), each ended by a mark (the exit's partial step keeps its STEP record). The sums are of
+ * the active ones, as the report counts them; syncs_min and syncs_max are an active step's
+ * fewest and most syncs (equal: every active step of the run had exactly that many; both 0 when
+ * none is active). */
+struct trace_step_run {
+    struct trace_record_header h;
+    uint64_t first_step, last_step;
+    uint64_t steps;            /* 1 .. last_step - first_step + 1 */
+    uint64_t active;           /* <= steps */
+    uint64_t syncs_min, syncs_max;
+    uint64_t syncs, blocked_ns, launches, wall_ns;
+};
+
+/* What the bound kept (1.4; cumulative: the last one counts). Written once the file reached half
+ * of bound_bytes, with every rewrite of the totals. */
+struct trace_bound {
+    struct trace_record_header h;
+    uint64_t bound_bytes;      /* SYNCSPY_TRACE_MB in bytes */
+    uint64_t sampled_from;     /* steps before it: every event kept; from it on: a sample */
+    uint64_t detail_steps;     /* steps (of steps_seen) whose every SYNC and LAUNCH is in the file */
+    uint64_t steps_seen;       /* steps begun when this record was written */
+    uint64_t steps_folded;     /* steps in STEP_RUN records */
+};
+
 struct trace_end {
     struct trace_record_header h;
     uint64_t end_mono_ns;
@@ -246,5 +285,7 @@ _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
 _Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");
 _Static_assert(sizeof(struct trace_end) == 32, "trace_end layout");
 _Static_assert(sizeof(struct trace_steps_lost) == 56, "trace_steps_lost layout");
+_Static_assert(sizeof(struct trace_step_run) == 88, "trace_step_run layout");
+_Static_assert(sizeof(struct trace_bound) == 48, "trace_bound layout");
 
 #endif

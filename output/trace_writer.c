@@ -1,7 +1,8 @@
 /* output/trace_writer.c: trace.bin's encoder (see trace_writer.h). Runs on the flusher thread or
  * at exit; writes through the one buffered writer (output/fd_writer.h) with a 64 KiB buffer of
  * its own, and keeps the file's ids in hash maps that may allocate (a failed add is skipped,
- * never an exit). */
+ * never an exit). Owns the bound's policy (SYNCSPY_TRACE_MB): which records a file past half of
+ * it still gets; it never drops a count, only per-event detail and intermediate rewrites. */
 #include "output/trace_writer.h"
 #include "output/fd_writer.h"
 
@@ -32,8 +33,38 @@ struct bitset {
     size_t nwords;
 };
 
+/* A part of the bound: its bytes, those spent, and how many halves of its rest are spent
+ * (level k: spent >= size - size / 2^k), which sets how rare its records become. */
+struct share {
+    uint64_t size, spent;
+    unsigned level;
+};
+
+#define SAMPLE_NONE 64     /* a sample level's shift that keeps no step's detail */
+#define SAMPLE_LEVELS 80   /* at most 63 halvings, the first and the cut */
+#define SAMPLE_FIRST_SHIFT 3 /* past the half, every 8th step's detail at first */
+#define RUN_BASE_STEPS 4096 /* a run past the exact levels holds 4096 << (level - 2) steps at most */
+#define NAME_SLACK (TRACE_MAX_STRING_BYTES + 16) /* a kernel's name a launch record may bring */
+
+/* From step from_step on, the detail of the steps whose number is a multiple of 2^shift. */
+struct sample_level {
+    uint64_t from_step;
+    unsigned shift;
+};
+
 struct trace_writer {
     struct fd_writer out;
+    /* the bound (0: none) and its policy */
+    uint64_t bound, bytes;
+    bool sampling, final;
+    struct share steps, detail, totals, reserve;
+    struct share *charge;  /* the share the records being written are spent from (NULL: none) */
+    struct share *totals_charge;
+    struct sample_level levels[SAMPLE_LEVELS];
+    unsigned nlevels, detail_level;
+    uint64_t max_step, steps_seen, last_totals_ns, steps_folded;
+    bool have_run;
+    struct trace_step_run run;
     struct tw_namer namer;
     uint32_t next_string, next_frame;
     struct tw_string *strings;
@@ -104,6 +135,20 @@ static void bit_set(struct bitset *b, uint32_t i)
     b->words[i / 64] |= 1ull << (i % 64);
 }
 
+/* ---- the bound's shares ------------------------------------------------------------------------ */
+
+static void share_spend(struct share *s, uint64_t n)
+{
+    s->spent += n;
+    while (s->level < 62 && s->spent >= s->size - (s->size >> (s->level + 1)))
+        s->level++;
+}
+
+static bool share_fits(const struct share *s, uint64_t n)
+{
+    return s->spent + n <= s->size;
+}
+
 /* ---- records --------------------------------------------------------------------------------- */
 
 /* Appends one record of the given type (the struct after its record header: its header is filled
@@ -117,6 +162,9 @@ static void record(struct trace_writer *w, enum trace_record_type type, void *re
     struct trace_record_header *h = rec;
     h->type = type;
     h->bytes = (uint32_t)padded;
+    w->bytes += padded;
+    if (w->charge)
+        share_spend(w->charge, padded);
     fdw_write(&w->out, rec, rec_len);
     if (extra_len)
         fdw_write(&w->out, extra, extra_len);
@@ -204,6 +252,248 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
     return rec.id;
 }
 
+
+/* ---- the bound's policy ---------------------------------------------------------------------- */
+
+static void note_step(struct trace_writer *w, uint64_t step)
+{
+    if (step > w->max_step)
+        w->max_step = step;
+}
+
+static void add_level(struct trace_writer *w, uint64_t from_step, unsigned shift)
+{
+    while (w->nlevels && w->levels[w->nlevels - 1].from_step >= from_step)
+        w->nlevels--; /* a cut at an earlier step than a later level's start replaces it */
+    if (w->nlevels < SAMPLE_LEVELS)
+        w->levels[w->nlevels++] = (struct sample_level){from_step, shift};
+}
+
+/* The file reached half the bound: the steps after the latest one seen are sampled. */
+static void start_sampling(struct trace_writer *w)
+{
+    w->sampling = true;
+    add_level(w, w->max_step + 1, SAMPLE_FIRST_SHIFT);
+}
+
+/* Whether a record of len bytes of a policy-controlled kind may still be written in full (below
+ * half the bound, or no bound); else sampling starts. */
+static bool below_half(struct trace_writer *w, uint64_t len)
+{
+    if (!w->bound)
+        return true;
+    if (!w->sampling && w->bytes + len <= w->bound / 2)
+        return true;
+    if (!w->sampling)
+        start_sampling(w);
+    return false;
+}
+
+/* The sample thins as the run goes on: in the j-th doubling of the step number since sampling
+ * began (steps base * 2^j .. base * 2^(j+1) - 1) a level's stride is 2^j times longer, so each
+ * doubling of the run keeps about as many steps' detail as the one before. */
+static unsigned octave(const struct trace_writer *w, uint64_t step)
+{
+    uint64_t base = w->levels[0].from_step ? w->levels[0].from_step : 1;
+    return step / base ? 63u - (unsigned)__builtin_clzll(step / base) : 0;
+}
+
+static unsigned level_shift(const struct trace_writer *w, unsigned i, uint64_t step)
+{
+    unsigned shift = w->levels[i].shift;
+    if (shift >= SAMPLE_NONE)
+        return SAMPLE_NONE;
+    shift += octave(w, step);
+    return shift < 63 ? shift : 63;
+}
+
+static bool step_sampled(const struct trace_writer *w, uint64_t step)
+{
+    for (unsigned i = w->nlevels; i-- > 0;) {
+        if (step >= w->levels[i].from_step) {
+            unsigned shift = level_shift(w, i, step);
+            return shift < SAMPLE_NONE && (step & ((1ull << shift) - 1)) == 0;
+        }
+    }
+    return true; /* before sampling began */
+}
+
+/* Multiples of 2^shift in [lo, hi). */
+static uint64_t multiples(uint64_t lo, uint64_t hi, unsigned shift)
+{
+    uint64_t m = (1ull << shift) - 1;
+    uint64_t a = (lo >> shift) + ((lo & m) != 0), b = (hi >> shift) + ((hi & m) != 0);
+    return b > a ? b - a : 0;
+}
+
+/* Steps (of the first `seen`) whose every event is in the file. */
+static uint64_t detail_steps(const struct trace_writer *w, uint64_t seen)
+{
+    if (!w->nlevels)
+        return seen;
+    uint64_t n = w->levels[0].from_step < seen ? w->levels[0].from_step : seen;
+    uint64_t base = w->levels[0].from_step ? w->levels[0].from_step : 1;
+    for (unsigned i = 0; i < w->nlevels; i++) {
+        uint64_t lo = w->levels[i].from_step;
+        uint64_t hi = i + 1 < w->nlevels ? w->levels[i + 1].from_step : seen;
+        if (hi > seen)
+            hi = seen;
+        while (lo < hi && w->levels[i].shift < SAMPLE_NONE) { /* octave by octave */
+            unsigned j = octave(w, lo);
+            uint64_t end = j < 62 && base <= (UINT64_MAX >> (j + 1)) ? base << (j + 1) : UINT64_MAX;
+            if (end > hi)
+                end = hi;
+            n += multiples(lo, end, level_shift(w, i, lo));
+            lo = end;
+        }
+    }
+    return n;
+}
+
+/* Whether an event of step `step` (a record of len bytes) is written. */
+static bool detail_kept(struct trace_writer *w, uint64_t step, uint64_t len)
+{
+    note_step(w, step);
+    w->charge = NULL;
+    if (below_half(w, len))
+        return true;
+    if (!step_sampled(w, step))
+        return false;
+    if (!share_fits(&w->detail, len + NAME_SLACK)) { /* full: no step's detail from this one on */
+        add_level(w, step, SAMPLE_NONE);
+        return false;
+    }
+    w->charge = &w->detail;
+    return true;
+}
+
+/* After an event written from the detail share: a new level halves the sample of later steps. */
+static void detail_spent(struct trace_writer *w)
+{
+    if (w->charge != &w->detail || w->detail.level == w->detail_level)
+        return;
+    w->detail_level = w->detail.level;
+    if (w->nlevels && w->levels[w->nlevels - 1].shift < SAMPLE_NONE)
+        add_level(w, w->max_step + 1, w->detail_level + SAMPLE_FIRST_SHIFT);
+}
+
+static void write_run(struct trace_writer *w)
+{
+    if (!w->have_run)
+        return;
+    struct trace_step_run rec = w->run;
+    record(w, TREC_STEP_RUN, &rec, sizeof rec, NULL, 0);
+    w->have_run = false;
+}
+
+static void write_bound(struct trace_writer *w)
+{
+    struct tw_bound_state b;
+    tw_bound_state(w, &b);
+    struct trace_bound rec = {.bound_bytes = w->bound, .sampled_from = b.sampled_from,
+                              .detail_steps = b.detail_steps, .steps_seen = b.steps_seen,
+                              .steps_folded = b.steps_folded};
+    record(w, TREC_BOUND, &rec, sizeof rec, NULL, 0);
+}
+
+/* Whether step s extends the open run: the next records, alike while the steps' share is at its
+ * exact levels (all active with the same syncs, or all inactive), else up to a length that
+ * doubles with the level; any step once the share has no room to close the run. */
+static bool run_extends(const struct trace_writer *w, const struct tw_step *s)
+{
+    const struct trace_step_run *r = &w->run;
+    if (!w->have_run)
+        return false;
+    if (!share_fits(&w->steps, sizeof(struct trace_step_run)))
+        return true;
+    if (w->steps.level >= 2) {
+        unsigned shift = w->steps.level - 2 < 40 ? w->steps.level - 2 : 40;
+        return r->steps < ((uint64_t)RUN_BASE_STEPS << shift);
+    }
+    if (s->step != r->last_step + 1)
+        return false;
+    return s->active ? r->active == r->steps && r->syncs_min == s->syncs : r->active == 0;
+}
+
+static void fold_step(struct trace_writer *w, const struct tw_step *s)
+{
+    if (!run_extends(w, s)) {
+        w->charge = &w->steps;
+        write_run(w);
+        w->run = (struct trace_step_run){.first_step = s->step, .syncs_min = UINT64_MAX};
+        w->have_run = true;
+    }
+    struct trace_step_run *r = &w->run;
+    if (s->step > r->last_step)
+        r->last_step = s->step;
+    if (s->step < r->first_step)
+        r->first_step = s->step;
+    r->steps++;
+    w->steps_folded++;
+    if (!s->active)
+        return;
+    r->active++;
+    if (s->syncs < r->syncs_min)
+        r->syncs_min = s->syncs;
+    if (s->syncs > r->syncs_max)
+        r->syncs_max = s->syncs;
+    r->syncs += s->syncs;
+    r->blocked_ns += s->blocked_ns;
+    r->launches += s->launches;
+    r->wall_ns += s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+}
+
+void tw_set_bound(struct trace_writer *w, uint64_t bound_bytes)
+{
+    w->bound = bound_bytes;
+    w->steps = (struct share){.size = bound_bytes / 4};
+    w->detail = (struct share){.size = bound_bytes / 8};
+    w->totals = (struct share){.size = bound_bytes / 16};
+    w->reserve = (struct share){.size = bound_bytes / 16};
+}
+
+void tw_finishing(struct trace_writer *w)
+{
+    w->final = true;
+}
+
+bool tw_totals_due(struct trace_writer *w, uint64_t now_ns, size_t nsites, size_t nthreads)
+{
+    w->totals_charge = NULL;
+    if (!w->sampling)
+        return true; /* below half the bound (or none): every flush, as always */
+    uint64_t cost = (uint64_t)nsites * (sizeof(struct trace_site_totals) + 8) +
+                    (uint64_t)nthreads * sizeof(struct trace_thread_totals) +
+                    sizeof(struct trace_drops) + sizeof(struct trace_steps_lost) +
+                    sizeof(struct trace_step_run) + sizeof(struct trace_bound);
+    if (w->final) {
+        w->totals_charge = &w->reserve;
+    } else {
+        unsigned shift = w->totals.level < 40 ? w->totals.level : 40;
+        if ((w->last_totals_ns && now_ns - w->last_totals_ns < (1000000000ull << shift)) ||
+            !share_fits(&w->totals, cost))
+            return false;
+        w->totals_charge = &w->totals;
+    }
+    w->last_totals_ns = now_ns;
+    w->charge = w->totals_charge;
+    write_run(w);
+    write_bound(w);
+    return true;
+}
+
+void tw_bound_state(const struct trace_writer *w, struct tw_bound_state *out)
+{
+    *out = (struct tw_bound_state){.bytes = w->bytes};
+    if (!w->sampling)
+        return;
+    out->sampling = true;
+    out->steps_seen = w->steps_seen > w->max_step + 1 ? w->steps_seen : w->max_step + 1;
+    out->sampled_from = w->nlevels ? w->levels[0].from_step : out->steps_seen;
+    out->detail_steps = detail_steps(w, out->steps_seen);
+    out->steps_folded = w->steps_folded;
+}
+
 /* ---- the batches ----------------------------------------------------------------------------- */
 
 bool tw_thread_written(const struct trace_writer *w, uint32_t tid)
@@ -215,6 +505,7 @@ void tw_thread(struct trace_writer *w, uint32_t tid, const char *name)
 {
     if (tw_thread_written(w, tid))
         return;
+    w->charge = NULL;
     struct trace_thread rec = {.tid = tid, .name = string_id(w, name)};
     record(w, TREC_THREAD, &rec, sizeof rec, NULL, 0);
     map_put(&w->threads, tid, 0, 1);
@@ -229,6 +520,7 @@ void tw_stack(struct trace_writer *w, uint32_t stack_id, const struct tw_frame_k
               uint32_t nframes)
 {
     uint32_t ids[TRACE_MAX_FRAMES];
+    w->charge = NULL;
     uint32_t n = nframes < TRACE_MAX_FRAMES ? nframes : TRACE_MAX_FRAMES;
     for (uint32_t i = 0; i < n; i++)
         ids[i] = frame_id(w, frames[i]);
@@ -241,8 +533,11 @@ void tw_events(struct trace_writer *w, const struct tw_event *events, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct tw_event *r = &events[i];
+        bool sync = r->kind == TW_SYNC;
+        if (!detail_kept(w, r->step, sync ? sizeof(struct trace_sync) : sizeof(struct trace_launch)))
+            continue;
         uint32_t api = api_string(w, r->api);
-        if (r->kind == TW_SYNC) {
+        if (sync) {
             struct trace_sync rec = {.start_ns = r->t0, .end_ns = r->t1, .stream = r->stream,
                                      .bytes = r->arg, .step = r->step, .tid = r->tid,
                                      .stack_id = r->stack_id, .dir = r->dir, .api_name = api};
@@ -253,11 +548,24 @@ void tw_events(struct trace_writer *w, const struct tw_event *events, size_t n)
                                        .kernel_name = kernel_name(w, r->arg)};
             record(w, TREC_LAUNCH, &rec, sizeof rec, NULL, 0);
         }
+        detail_spent(w);
     }
 }
 
 void tw_step(struct trace_writer *w, const struct tw_step *s)
 {
+    note_step(w, s->step);
+    if (s->step + 1 > w->steps_seen)
+        w->steps_seen = s->step + 1;
+    w->charge = NULL;
+    if (!below_half(w, sizeof(struct trace_step))) {
+        /* the exit's partial step keeps its record (the report leaves it out of rates) */
+        if (!s->partial && (w->steps.level > 0 || !share_fits(&w->steps, sizeof(struct trace_step)))) {
+            fold_step(w, s);
+            return;
+        }
+        w->charge = s->partial ? &w->reserve : &w->steps;
+    }
     struct trace_step rec = {.step = s->step, .start_ns = s->start_ns, .end_ns = s->end_ns,
                              .syncs = s->syncs, .blocked_ns = s->blocked_ns,
                              .launches = s->launches, .active = s->active, .partial = s->partial,
@@ -287,6 +595,7 @@ void tw_site(struct trace_writer *w, const struct tw_site *s)
     uint64_t *last = site_count_slot(w, s->site_id);
     if (last && *last == s->phase.count)
         return;
+    w->charge = w->totals_charge;
     const struct rep_phase_raw *p = &s->phase;
     struct trace_site_totals rec = {.site_id = s->site_id, .stack_id = s->stack_id,
                                     .api_name = api_string(w, s->api), .threads = s->threads,
@@ -303,6 +612,7 @@ void tw_site(struct trace_writer *w, const struct tw_site *s)
 void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t)
 {
     const struct rep_phase_raw *p = &t->phase;
+    w->charge = w->totals_charge;
     struct trace_thread_totals rec = {.tid = t->tid, .count = p->count, .blocked_ns = p->ns,
                                       .startup_count = p->startup_count, .startup_ns = p->startup_ns,
                                       .seen_step = p->seen_step, .base_count = p->base_count,
@@ -314,6 +624,7 @@ void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_
 {
     if (syncs_dropped == w->dropped_syncs && launches_dropped == w->dropped_launches)
         return;
+    w->charge = w->totals_charge;
     struct trace_drops rec = {.tid = 0, .syncs_dropped = syncs_dropped,
                               .launches_dropped = launches_dropped};
     record(w, TREC_DROPS, &rec, sizeof rec, NULL, 0);
@@ -325,6 +636,7 @@ void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *l)
 {
     if (l->records == w->steps_lost)
         return;
+    w->charge = w->totals_charge;
     struct trace_steps_lost rec = {.records = l->records, .active = l->active, .syncs = l->syncs,
                                    .blocked_ns = l->blocked_ns, .launches = l->launches,
                                    .wall_ns = l->wall_ns};
@@ -335,6 +647,8 @@ void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *l)
 void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
             uint64_t steps_seen)
 {
+    w->charge = w->sampling ? &w->reserve : NULL;
+    write_run(w); /* a run still open (its share full, no rewrite since) */
     struct trace_end rec = {.end_mono_ns = end_mono_ns, .unattributed_syncs = unattributed_syncs,
                             .steps_seen = steps_seen};
     record(w, TREC_END, &rec, sizeof rec, NULL, 0);
@@ -353,7 +667,9 @@ struct trace_writer *tw_open(int fd, const struct trace_file_header *header,
     w->next_string = 1;
     w->next_frame = 1;
     /* header_bytes: the header and the parts that follow it (struct trace_file_header_v13) */
-    fdw_write(&w->out, header, header->header_bytes > sizeof *header ? header->header_bytes : sizeof *header);
+    size_t header_bytes = header->header_bytes > sizeof *header ? header->header_bytes : sizeof *header;
+    fdw_write(&w->out, header, header_bytes);
+    w->bytes = header_bytes;
     tw_flush(w);
     return w;
 }

@@ -105,6 +105,31 @@ void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *lost);
 void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
             uint64_t steps_seen);
 
+/* The bound on the file (SYNCSPY_TRACE_MB in bytes; 0: none, the default). Below half of it
+ * every record is written. Past it (output/trace_format.h, "The bound"), the rest is shared out:
+ * a quarter for the steps (STEP records, then folded into STEP_RUN records), an eighth for the
+ * SYNC and LAUNCH records of a sample of steps (every 2^k-th step, k + 1 each time half of the
+ * share's rest is spent, none once it is full), a sixteenth for the rewrites of the totals
+ * (tw_totals_due: at intervals of 1 s, doubling in the same way), and a sixteenth kept for the
+ * exit's records. What may pass the bound: the exit's records when they need more than their
+ * sixteenth, and the records that name what appears after the half (strings, frames, stacks,
+ * threads), both bounded by the agent's tables. Call before the first record. */
+void tw_set_bound(struct trace_writer *w, uint64_t bound_bytes);
+/* Whether this flush writes the totals (tw_site, tw_thread_totals, tw_drops, tw_steps_lost):
+ * always below half the bound, and at exit (tw_finishing); past it at doubling intervals of
+ * now_ns while their share has room for nsites sites and nthreads threads. When it says yes, the
+ * open STEP_RUN and a BOUND record are written first. */
+bool tw_totals_due(struct trace_writer *w, uint64_t now_ns, size_t nsites, size_t nthreads);
+/* The exit's flush comes next: everything it writes is due, from the exit's share. */
+void tw_finishing(struct trace_writer *w);
+/* What the bound kept so far (all 0 and false before the file reached half of it). */
+struct tw_bound_state {
+    bool sampling;           /* past the half */
+    uint64_t bytes;          /* written (buffered included) */
+    uint64_t sampled_from, detail_steps, steps_seen, steps_folded;
+};
+void tw_bound_state(const struct trace_writer *w, struct tw_bound_state *out);
+
 /* Writes out what is buffered. 0, or -1 with errno of the first failed write. */
 int tw_flush(struct trace_writer *w);
 /* errno of the first failed write, 0 if none. */

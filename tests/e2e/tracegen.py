@@ -11,6 +11,7 @@ FEATURE_PYTHON, FEATURE_LAUNCHES = 1 << 0, 1 << 1
 MAX_RECORD_BYTES, MAX_STRING_BYTES, MAX_FRAMES = 1 << 20, 4096, 512
 
 STRING, FRAME, STACK, SYNC, LAUNCH, STEP, SITE_TOTALS, THREAD, DROPS, END = range(1, 11)
+STEP_RUN, BOUND = 13, 14  # 1.4: SYNCSPY_TRACE_MB
 DIR_NONE, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H = range(5)
 
 # Each layout includes the 8-byte record header (type, bytes).
@@ -26,11 +27,13 @@ L_SITE_TOTALS = struct.Struct("<IIIIIIQQQ")
 L_THREAD = struct.Struct("<IIII")
 L_DROPS = struct.Struct("<IIIIQQ")
 L_END = struct.Struct("<IIQQ")
+L_STEP_RUN = struct.Struct("<II10Q")
+L_BOUND = struct.Struct("<II5Q")
 
 # The C sizes (trace_format.h's _Static_asserts).
 for layout, size in [(HEADER, 112), (L_STRING, 16), (L_FRAME, 40), (L_STACK, 16), (L_SYNC, 64),
                      (L_LAUNCH, 48), (L_STEP, 64), (L_SITE_TOTALS, 48), (L_THREAD, 16),
-                     (L_DROPS, 32), (L_END, 24)]:
+                     (L_DROPS, 32), (L_END, 24), (L_STEP_RUN, 88), (L_BOUND, 48)]:
     assert layout.size == size, (layout.format, layout.size, size)
 
 
@@ -136,6 +139,15 @@ class Trace:
     def drops(self, tid, syncs, launches):
         return self.raw(L_DROPS.pack(DROPS, L_DROPS.size, tid, 0, syncs, launches))
 
+    def step_run(self, first, last, steps, active, syncs_min, syncs_max, syncs, blocked_ns=0,
+                 launches=0, wall_ns=0):
+        return self.raw(L_STEP_RUN.pack(STEP_RUN, L_STEP_RUN.size, first, last, steps, active,
+                                        syncs_min, syncs_max, syncs, blocked_ns, launches, wall_ns))
+
+    def bound(self, bound_bytes, sampled_from, detail_steps, steps_seen, steps_folded):
+        return self.raw(L_BOUND.pack(BOUND, L_BOUND.size, bound_bytes, sampled_from, detail_steps,
+                                     steps_seen, steps_folded))
+
     def end(self, end_ns, unattributed=0):
         return self.raw(L_END.pack(END, L_END.size, self.start + end_ns, unattributed))
 
@@ -214,6 +226,11 @@ def write_corpus(folder):
     t = Trace()
     t.stack([7])  # a frame id nothing defines
     cases["undefined_frame.bin"] = t.data()
+    t = sample(end=False)  # 1.4: steps 4..1003 folded past the bound, then the exit's
+    t.step_run(4, 1003, 1000, 1000, 3, 3, 3000, 12 * MS * 1000, 200 * 1000, 40 * MS * 1000)
+    t.bound(1 << 20, 3, 3, 1004, 1000)
+    t.end(120 * MS)
+    cases["bounded.bin"] = t.data()
     for name, data in cases.items():
         with open(os.path.join(folder, name), "wb") as fh:
             fh.write(data)

@@ -52,6 +52,7 @@ static void test_defaults(void **state)
     assert_int_equal(c.cupti, CUPTI_AUTO);
     assert_int_equal(c.max_depth, 64);
     assert_int_equal(c.buffer_mb, 8);
+    assert_int_equal(c.trace_mb, 1024);
     assert_true(c.stack_cache);
     assert_false(c.trace_launches);
     assert_false(c.gpu);
@@ -67,7 +68,7 @@ static void test_good_values(void **state)
                               {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
                               {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
                               {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
-                              {"SYNCSPY_LAUNCHES", "trace"}, {"SYNCSPY_GPU", "1"}};
+                              {"SYNCSPY_TRACE_MB", "3"}, {"SYNCSPY_LAUNCHES", "trace"}, {"SYNCSPY_GPU", "1"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         env_names[env_n] = pairs[i][0];
         env_values[env_n++] = pairs[i][1];
@@ -84,12 +85,25 @@ static void test_good_values(void **state)
     assert_int_equal(c.cupti, CUPTI_PATH);
     assert_int_equal(c.max_depth, 128);
     assert_int_equal(c.buffer_mb, 64);
+    assert_int_equal(c.trace_mb, 3);
     assert_true(c.trace_launches);
     assert_true(c.gpu);
     set_env("SYNCSPY_GPU", "0");
     config_parse(&c, fake_getenv);
     assert_false(c.gpu);
     assert_string_equal(c.warnings, "");
+    /* SYNCSPY_TRACE_MB: 0 is no bound; 1 TiB the most; one more is refused with its range */
+    set_env("SYNCSPY_TRACE_MB", "0");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.trace_mb, 0);
+    assert_string_equal(c.warnings, "");
+    set_env("SYNCSPY_TRACE_MB", "1048576");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.trace_mb, 1048576);
+    set_env("SYNCSPY_TRACE_MB", "1048577");
+    config_parse(&c, fake_getenv);
+    assert_int_equal(c.trace_mb, 1024);
+    assert_non_null(strstr(c.warnings, "SYNCSPY_TRACE_MB='1048577' is not an integer in 0..1048576; using 1024"));
     set_env("SYNCSPY_REPORT", "stdout");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.report, REPORT_STDOUT);
@@ -151,6 +165,7 @@ static void test_bad_values(void **state)
             assert_int_equal(c.cupti, d.cupti);
             assert_int_equal(c.max_depth, d.max_depth);
             assert_int_equal(c.buffer_mb, d.buffer_mb);
+            assert_int_equal(c.trace_mb, d.trace_mb);
             assert_int_equal(c.trace_launches, d.trace_launches);
             assert_int_equal(c.gpu, d.gpu);
             assert_int_equal(c.schedule.every_step, d.schedule.every_step);

@@ -1,7 +1,8 @@
 /* Unit tests: trace.bin's encoder (output/trace_writer.c) keeps the file's bookkeeping: a thread,
  * a stack, a frame and a kernel are written (and named by the namer) once; a site's totals and
  * the drop counts only when they changed; and what it writes reads back through the CLI's
- * reader (cli/trace_read.c) as the same process. */
+ * reader (cli/trace_read.c) as the same process. The bound (SYNCSPY_TRACE_MB): a loop far past
+ * it stays under it with exact counts, and says truly which steps kept their events. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -181,11 +182,249 @@ static void test_backward_markers_read_back(void **state)
     free(buf);
 }
 
+/* ---- the bound (SYNCSPY_TRACE_MB) -------------------------------------------------------------- */
+
+#define LOOP_SITE_SYNC 1 /* api ids of the namer: 1 a sync, 2 a launch */
+
+/* A training loop as the flusher hands it over: each step `syncs_of(step)` syncs of one site and
+ * two launches, its STEP record, and a flush every `per_flush` steps (totals when due), the
+ * clock moving 1 ms a step. Returns the file's bytes (caller frees) and its length; killed: no
+ * exit's records. */
+static uint8_t *run_loop(uint64_t bound, uint64_t nsteps, uint64_t (*syncs_of)(uint64_t),
+                         bool killed, size_t *len_out, uint64_t *syncs_out)
+{
+    int fd = memfd_create("trace", 0);
+    assert_true(fd >= 0);
+    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
+                                  .header_bytes = sizeof h, .pid = 44, .rank = -1};
+    struct trace_writer *w = tw_open(fd, &h, &namer);
+    assert_non_null(w);
+    tw_set_bound(w, bound);
+    const struct tw_frame_key frames[1] = {{0x1000, 0}};
+    tw_thread(w, 9, "main");
+    tw_stack(w, 1, frames, 1);
+    uint64_t count = 0, ns = 0, t = 1000000;
+    struct tw_event ev[64];
+    for (uint64_t s = 1; s <= nsteps; s++) {
+        uint64_t k = syncs_of(s), n = 0, start = t;
+        for (uint64_t i = 0; i < k; i++, t += 1000)
+            ev[n++] = (struct tw_event){.t0 = t, .t1 = t + 500, .step = s, .stack_id = 1, .tid = 9,
+                                        .api = LOOP_SITE_SYNC, .kind = TW_SYNC};
+        for (int i = 0; i < 2; i++, t += 100)
+            ev[n++] = (struct tw_event){.t0 = t, .arg = 0x4000, .step = s, .tid = 9, .api = 2,
+                                        .kind = TW_LAUNCH};
+        tw_events(w, ev, n);
+        count += k;
+        ns += 500 * k;
+        t = start + 1000000;
+        tw_step(w, &(struct tw_step){.step = s, .start_ns = start, .end_ns = t, .syncs = k,
+                                     .blocked_ns = 500 * k, .launches = 2, .active = true,
+                                     .tid = 9, .source = TRACE_STEP_SOURCE_EXPLICIT});
+        bool last = s == nsteps;
+        if (last && !killed)
+            tw_finishing(w);
+        if (s % 64 == 0 || last) {
+            if (tw_totals_due(w, t, 1, 1)) {
+                tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 500,
+                                             .phase = {.count = count, .ns = ns}});
+                tw_thread_totals(w, &(struct tw_thread_totals){.tid = 9, .phase = {.count = count,
+                                                                                   .ns = ns}});
+                tw_drops(w, 0, 0);
+            }
+            assert_int_equal(tw_flush(w), 0);
+        }
+    }
+    if (killed) {
+        tw_discard(w); /* what was flushed stays: kill -9 after the last flush */
+    } else {
+        tw_end(w, t, 0, nsteps + 1);
+        tw_close(w);
+    }
+    off_t len = lseek(fd, 0, SEEK_END);
+    uint8_t *buf = malloc((size_t)len);
+    assert_non_null(buf);
+    assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
+    close(fd);
+    *len_out = (size_t)len;
+    *syncs_out = count;
+    return buf;
+}
+
+static uint64_t one_sync(uint64_t step)
+{
+    (void)step;
+    return 1;
+}
+
+static uint64_t varying_syncs(uint64_t step)
+{
+    return (step / 1000) % 3 + (step % 7 == 0); /* runs of equal counts, and steps apart */
+}
+
+/* Per step of the file: its SYNC and LAUNCH records (steps 0 .. n-1). */
+static void events_per_step(const uint8_t *buf, size_t len, uint32_t *per_step, uint64_t n)
+{
+    size_t at = sizeof(struct trace_file_header);
+    while (at + sizeof(struct trace_record_header) <= len) {
+        const struct trace_record_header *h = (const void *)(buf + at);
+        uint64_t step = UINT64_MAX;
+        if (h->type == TREC_SYNC)
+            step = ((const struct trace_sync *)h)->step;
+        if (h->type == TREC_LAUNCH)
+            step = ((const struct trace_launch *)h)->step;
+        if (step < n)
+            per_step[step]++;
+        at += h->bytes;
+    }
+}
+
+/* A loop far past its bound: the file stays under it, every count reads back exact, and the
+ * steps said to have their detail are exactly the steps whose every event is in the file. */
+static void check_bounded_loop(uint64_t (*syncs_of)(uint64_t), uint64_t nsteps)
+{
+    const uint64_t bound = 1 << 20;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(bound, nsteps, syncs_of, false, &len, &syncs);
+    assert_true(len <= bound);
+    assert_true(count_records(buf, len, TREC_STEP_RUN) > 0);
+    assert_true(count_records(buf, len, TREC_BOUND) > 0);
+    /* totals rewritten at doubling intervals past the half: a few dozen, not one per flush */
+    assert_true(count_records(buf, len, TREC_THREAD_TOTALS) < (int)(nsteps / 64 / 4));
+
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_false(p.trace_unfinished);
+    assert_int_equal(p.active_steps, nsteps);
+    assert_int_equal(p.syncs, syncs);
+    assert_int_equal(p.launches, 2 * nsteps);
+    assert_int_equal(p.wall_ns, nsteps * 1000000);
+    assert_int_equal(p.nsites, 1);
+    assert_int_equal(p.sites[0].count, syncs);
+    assert_int_equal(p.steps_seen, nsteps + 1);
+    assert_int_equal(p.trace_bound_bytes, bound);
+    assert_true(p.steps_folded > 0);
+    assert_true(p.steps_omitted >= p.steps_folded);
+
+    uint32_t *per_step = calloc(nsteps + 1, sizeof *per_step);
+    assert_non_null(per_step);
+    events_per_step(buf, len, per_step, nsteps + 1);
+    uint64_t complete = 1, partial = 0; /* step 0: nothing to keep, kept */
+    for (uint64_t s = 1; s <= nsteps; s++) {
+        uint64_t want = syncs_of(s) + 2;
+        complete += per_step[s] == want;
+        partial += per_step[s] && per_step[s] != want;
+    }
+    assert_int_equal(p.detail_steps, complete);
+    assert_true(partial <= 1); /* the step whose detail found its share full */
+    assert_true(p.detail_steps < nsteps / 2);
+    assert_true(p.sampled_from > 1000);
+    /* the sample spreads over the run: steps of its last quarter have their detail */
+    uint64_t late = 0;
+    for (uint64_t s = nsteps / 4 * 3; s <= nsteps; s++)
+        late += per_step[s] != 0;
+    assert_true(late > 0);
+    free(per_step);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
+static void test_bound_one_sync_per_step(void **state)
+{
+    (void)state;
+    check_bounded_loop(one_sync, 200000);
+}
+
+static void test_bound_varying_syncs(void **state)
+{
+    (void)state;
+    check_bounded_loop(varying_syncs, 200000);
+}
+
+/* Runs at the exact levels hold steps of one count (syncs_min == syncs_max); every run's sums
+ * agree with its count range. */
+static void test_bound_runs_are_exact_first(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 200000, varying_syncs, false, &len, &syncs);
+    size_t at = sizeof(struct trace_file_header);
+    int runs = 0, exact = 0;
+    uint64_t run_syncs = 0;
+    while (at + sizeof(struct trace_record_header) <= len) {
+        const struct trace_record_header *h = (const void *)(buf + at);
+        if (h->type == TREC_STEP_RUN) {
+            const struct trace_step_run *r = (const void *)h;
+            runs++;
+            exact += r->syncs_min == r->syncs_max;
+            assert_true(r->syncs >= r->syncs_min * r->active && r->syncs <= r->syncs_max * r->active);
+            if (r->syncs_min == r->syncs_max) /* a run of alike steps: exactly those */
+                for (uint64_t s = r->first_step; s <= r->last_step; s++)
+                    assert_int_equal(varying_syncs(s), r->syncs_min);
+            run_syncs += r->syncs;
+        }
+        at += h->bytes;
+    }
+    assert_true(runs > 10);
+    assert_true(exact > runs / 2);
+    assert_true(run_syncs < syncs);
+    free(buf);
+}
+
+/* Without a bound (0) every record is written, as before 1.4: no run, no BOUND record. */
+static void test_no_bound_writes_everything(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(0, 20000, one_sync, false, &len, &syncs);
+    assert_int_equal(count_records(buf, len, TREC_STEP), 20000);
+    assert_int_equal(count_records(buf, len, TREC_SYNC), 20000);
+    assert_int_equal(count_records(buf, len, TREC_LAUNCH), 40000);
+    assert_int_equal(count_records(buf, len, TREC_STEP_RUN), 0);
+    assert_int_equal(count_records(buf, len, TREC_BOUND), 0);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_int_equal(p.trace_bound_bytes, 0);
+    assert_int_equal(p.syncs, 20000);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
+/* Killed past the half: the file reads back as unfinished, under the bound, and its counts are
+ * those of a flush (never more than the run made, the rows and the header alike). */
+static void test_bound_killed(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 150000, one_sync, true, &len, &syncs);
+    assert_true(len <= 1 << 20);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_true(p.trace_unfinished);
+    assert_int_equal(p.nsites, 1);
+    assert_true(p.sites[0].count > syncs / 2 && p.sites[0].count <= syncs);
+    assert_true(p.syncs <= syncs);
+    assert_true(p.trace_bound_bytes == 1 << 20);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bookkeeping_and_read_back),
         cmocka_unit_test(test_backward_markers_read_back),
+        cmocka_unit_test(test_bound_one_sync_per_step),
+        cmocka_unit_test(test_bound_varying_syncs),
+        cmocka_unit_test(test_bound_runs_are_exact_first),
+        cmocka_unit_test(test_no_bound_writes_everything),
+        cmocka_unit_test(test_bound_killed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

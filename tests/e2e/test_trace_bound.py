@@ -1,0 +1,242 @@
+"""tests/e2e/test_trace_bound.py: SYNCSPY_TRACE_MB, the bound on a process's trace.bin (issue 26
+item 1). A loop of 300,000 short steps (one sync each) is run with SYNCSPY_TRACE_MB=1, with no
+bound (0) and without the agent: the program's output and exit status do not change; the bounded
+file stays under 1 MiB where the unbounded one takes tens; every command that reads the trace
+(report, check, diff, top, export --chrome/--folded, html) gives the unbounded run's counts; and
+the report says for how many steps the per-event detail was kept, which is what the file holds.
+(The CLI's memory on such files is a benchmark's: docs/PERFORMANCE.md, not a test.)"""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import unittest
+
+import tracegen
+from util import CLI, MS, prog, report_steps, run
+
+STEPS = 300000
+BOUND = 1 << 20
+STEP, SYNC, STEP_RUN, BOUND_REC = 6, 4, 13, 14
+
+
+def records(path):
+    """(type, body) of every record of a trace.bin."""
+    with open(path, "rb") as f:
+        data = f.read()
+    (header_bytes,) = struct.unpack_from("<I", data, 12)
+    off, out = header_bytes, []
+    while off + 8 <= len(data):
+        typ, n = struct.unpack_from("<II", data, off)
+        if n < 8:
+            break
+        out.append((typ, data[off:off + n]))
+        off += n
+    return out
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300)
+
+
+def folder(r):
+    [d] = [os.path.join(r.out_dir, x) for x in os.listdir(r.out_dir)]
+    return d
+
+
+class TraceBound(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        argv = [prog("steps_fast"), str(STEPS)]
+        cls.bare = run(argv, preload=False, timeout=300)
+        cls.bounded = run(argv, env={"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "1"}, timeout=300)
+        cls.unbounded = run(argv, env={"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "0"}, timeout=300)
+        cls.trace = os.path.join(folder(cls.bounded), "trace.bin")
+
+    def test_host_sees_no_difference(self):
+        for r in (self.bounded, self.unbounded):
+            self.assertEqual(r.returncode, self.bare.returncode)
+            self.assertEqual(r.stdout, self.bare.stdout)
+            self.assertEqual(r.stdout, f"steps: done {STEPS}\n")
+            self.assertEqual(r.stderr, "")
+
+    def test_the_file_stays_under_the_bound(self):
+        size = os.path.getsize(self.trace)
+        unbounded = os.path.getsize(os.path.join(folder(self.unbounded), "trace.bin"))
+        self.assertLessEqual(size, BOUND)
+        self.assertGreater(unbounded, 20 * BOUND)  # the bound had work to do
+        types = [t for t, _ in records(self.trace)]
+        self.assertIn(STEP_RUN, types)
+        self.assertIn(BOUND_REC, types)
+
+    def same_figures(self, a, b):
+        """report, check and diff read the same counts from folders a and b."""
+        ra, rb = cli("report", a), cli("report", b)
+        self.assertEqual((ra.returncode, rb.returncode), (0, 0), ra.stderr + rb.stderr)
+        self.assertEqual(report_steps(ra.stdout), (STEPS, STEPS - 1), ra.stdout)
+        self.assertEqual(report_steps(ra.stdout), report_steps(rb.stdout))
+        for text in (ra.stdout, rb.stdout):
+            self.assertIn("| 1.00 syncs/step |", text)
+            self.assertIn("1 x cudaStreamSynchronize", text)  # start-up's one sync, apart
+        ca = cli("check", "--json", "--max-syncs-per-step", "1", a)
+        cb = cli("check", "--json", "--max-syncs-per-step", "1", b)
+        self.assertEqual((ca.returncode, cb.returncode), (0, 0), ca.stdout + cb.stdout)
+        [pa], [pb] = json.loads(ca.stdout)["processes"], json.loads(cb.stdout)["processes"]
+        for key in ("training_steps", "syncs_per_step", "ok"):
+            self.assertEqual(pa[key], pb[key], key)
+        self.assertEqual(pa["training_steps"], STEPS - 1)
+        self.assertEqual(pa["startup"]["syncs"], pb["startup"]["syncs"])
+        self.assertEqual([s["syncs_per_step"] for s in pa["sites"]], [s["syncs_per_step"] for s in pb["sites"]])
+        d = cli("diff", "--json", a, b)
+        self.assertEqual(d.returncode, 0, d.stderr)
+        doc = json.loads(d.stdout)
+        self.assertEqual(doc["base"]["training_steps"], doc["new"]["training_steps"])
+        self.assertEqual(doc["base"]["syncs_per_step"], doc["new"]["syncs_per_step"])
+        return ra
+
+    def test_counts_equal_an_unbounded_run(self):
+        self.same_figures(folder(self.bounded), folder(self.unbounded))
+
+    def test_the_trace_alone_has_the_counts(self):
+        """Without summary.json (a process killed before its exit writes it)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            alone = os.path.join(tmp, "pid1")
+            os.mkdir(alone)
+            shutil.copy(self.trace, alone)
+            self.same_figures(alone, folder(self.unbounded))
+
+    def test_the_report_says_what_was_sampled(self):
+        rep = cli("report", folder(self.bounded))
+        m = re.search(r"per-event detail kept for (\d+) of (\d+) steps: SYNCSPY_TRACE_MB=1 "
+                      r"\(every event before step (\d+), then a sample; counts stay exact\)", rep.stdout)
+        self.assertIsNotNone(m, rep.stdout)
+        kept, seen, first = (int(x) for x in m.groups())
+        self.assertEqual(seen, STEPS + 1)  # the marks, and the step open at exit
+        self.assertLess(kept, seen // 10)
+        self.assertGreater(first, 1000)
+        # the steps with a SYNC record: every one up to `first`, then the sample (a step whose
+        # sync the ring had no room for has none, and the report counts those apart)
+        recs = records(self.trace)
+        steps = {struct.unpack_from("<Q", b, 40)[0] for t, b in recs if t == SYNC}
+        dropped = re.search(r"(\d+) sync and \d+ launch events found the trace buffers full", rep.stdout)
+        dropped = int(dropped.group(1)) if dropped else 0
+        self.assertLessEqual(len(steps), kept + 1)
+        self.assertGreaterEqual(len(steps), kept - dropped - 1)
+        self.assertTrue(any(s > STEPS * 3 // 4 for s in steps), "the sample reaches the run's end")
+        # the unbounded run says nothing of the kind
+        self.assertNotIn("per-event detail kept", cli("report", folder(self.unbounded)).stdout)
+
+    def test_every_reader_takes_it(self):
+        d = folder(self.bounded)
+        with tempfile.TemporaryDirectory() as tmp:
+            chrome = os.path.join(tmp, "t.json")
+            r = cli("export", "--chrome", chrome, d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(chrome) as f:
+                events = json.load(f)
+            events = events["traceEvents"] if isinstance(events, dict) else events
+            syncs = [e for e in events if e.get("name") == "cudaStreamSynchronize"]
+            self.assertGreater(len(syncs), 1000)
+            folded = os.path.join(tmp, "f.txt")
+            r = cli("export", "--folded", folded, d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(folded) as f:
+                self.assertIn("step_sync", f.read())
+            page = os.path.join(tmp, "p.html")
+            r = cli("html", d, "-o", page)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertGreater(os.path.getsize(page), 10000)
+        top = cli("top", "--once", d)
+        self.assertEqual(top.returncode, 0, top.stderr)
+        self.assertIn("step_sync", top.stdout)
+
+
+class KilledPastTheHalf(unittest.TestCase):
+    """kill -9 of a bounded process well past half its bound: the file is still under the bound,
+    and every command reads it (the counts of its last totals rewrite, said as such)."""
+
+    def test_killed_run_reads(self):
+        import signal
+        import time
+        from util import agent_env
+        env, out = agent_env({"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "1"}, True)
+        p = subprocess.Popen([prog("steps_fast"), "100000000"], env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the file has passed its half (sampling)
+            dirs = os.listdir(out) if os.path.isdir(out) else []
+            trace = os.path.join(out, dirs[0], "trace.bin") if dirs else ""
+            if trace and os.path.exists(trace) and os.path.getsize(trace) > BOUND * 3 // 4:
+                break
+            time.sleep(0.2)
+        time.sleep(2)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        d = os.path.join(out, os.listdir(out)[0])
+        self.assertLessEqual(os.path.getsize(os.path.join(d, "trace.bin")), BOUND)
+        rep = cli("report", d)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("trace ends early (the process was killed?)", rep.stdout)
+        self.assertRegex(rep.stdout, r"per-event detail kept for \d+ of \d+ steps: SYNCSPY_TRACE_MB=1")
+        marks, counted = report_steps(rep.stdout)
+        self.assertGreater(marks, 10000)
+        for args in (("check", "--max-syncs-per-step", "5", d), ("diff", d, d), ("top", "--once", d),
+                     ("html", d, "-o", os.path.join(out, "p.html"))):
+            r = cli(*args)
+            self.assertEqual(r.returncode, 0, (args, r.stdout, r.stderr))
+
+
+class HandMadeRecords(unittest.TestCase):
+    """1.4's records as an independent writer (tracegen.py) lays them out: a STEP_RUN's steps are
+    in every count, a BOUND record's figures are what the report says, a run that contradicts
+    itself is bad input (exit 2, one line), and a file without them (1.0) reads as before."""
+
+    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True):
+        t = tracegen.sample(end=False)
+        first, last, steps, active, lo, hi, syncs = run
+        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, 200 * active, 40 * MS * active)
+        t.site_totals("cudaStreamSynchronize", 1, 6 + syncs, 30 * MS + 12 * MS * active, 6 * MS, site_id=1)
+        if bound:
+            t.bound(1 << 20, 3, 3, last + 1, steps)
+        t.end(120 * MS)
+        return t
+
+    def report(self, t):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = t.write(os.path.join(tmp, "pid4242", "trace.bin"))
+            return cli("report", path), cli("check", "--json", "--max-syncs-per-step", "100", path)
+
+    def test_runs_count_in_every_figure(self):
+        rep, chk = self.report(self.trace())
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertEqual(report_steps(rep.stdout), (1003, 1003), rep.stdout)
+        self.assertIn("1000 active steps are in the totals but not listed one by one", rep.stdout)
+        self.assertIn("per-event detail kept for 3 of 1004 steps: SYNCSPY_TRACE_MB=1 "
+                      "(every event before step 3, then a sample; counts stay exact)", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertEqual(p["training_steps"], 1003)
+        self.assertAlmostEqual(p["syncs_per_step"], (9 + 3000) / 1003, places=6)
+
+    def test_a_run_that_contradicts_itself_is_bad_input(self):
+        for run in ((4, 1003, 0, 0, 0, 0, 0),          # no step
+                    (10, 4, 1, 1, 3, 3, 3),             # ends before it begins
+                    (4, 13, 11, 11, 3, 3, 33),          # more steps than numbers
+                    (4, 1003, 1000, 1001, 3, 3, 3000),  # more active than steps
+                    (4, 1003, 1000, 1000, 4, 3, 3000)):  # fewest above most
+            with self.subTest(run=run):
+                rep, _ = self.report(self.trace(run=run))
+                self.assertEqual(rep.returncode, 2, rep.stdout)
+                self.assertEqual(len(rep.stderr.strip().splitlines()), 1, rep.stderr)
+                self.assertIn("is corrupt at byte", rep.stderr)
+
+    def test_older_files_say_nothing_of_a_bound(self):
+        rep, _ = self.report(tracegen.sample())
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertNotIn("per-event detail", rep.stdout)
+        self.assertNotIn("not listed one by one", rep.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
