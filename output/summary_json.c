@@ -130,8 +130,7 @@ static void put_string_or_null(struct fd_writer *w, const char *key, const char 
         fdw_puts(w, "null");
 }
 
-/* The process's place in its job (agent/identity.h), each null when not known. */
-static void write_identity(struct fd_writer *w, const struct rep_process *p)
+void summary_write_identity(struct fd_writer *w, const struct rep_process *p)
 {
     put_int_or_null(w, ", \"local_rank\": ", p->local_rank, 0);
     put_int_or_null(w, ", \"world_size\": ", p->world_size, 1);
@@ -154,7 +153,7 @@ int summary_write_json(const struct rep_process *p, int fd)
         fdw_u64(&w, (uint64_t)p->rank);
     else
         fdw_puts(&w, "null");
-    write_identity(&w, p);
+    summary_write_identity(&w, p);
     fdw_puts(&w, ",\n \"schedule\": ");
     fdw_json_string(&w, p->schedule);
     put_u64_field(&w, ", \"steps_seen\": ", p->steps_seen);
