@@ -1,7 +1,8 @@
 /* cli/html.c: `syncspy html` (see html.h). The page is the compiled-in skeleton, style and script
  * of cli/html/ around one JSON block built here from the report model: the report's own text
  * (its header shown as it is), the report's lines (report_lines, merged over processes as
- * `syncspy diff` merges them, cli/lines.h), their sites and stacks, the steps, and from a
+ * `syncspy diff` merges them, cli/lines.h), their sites and stacks, the steps, of many processes
+ * the report's per-rank view (cli/ranks.h: the same figures its text section prints), and from a
  * trace.bin the per-step blocked time by line and a few steps' timelines; the diff form embeds
  * `syncspy diff --json` as it is. CLI only: it mallocs and reads source files; the page it
  * writes never asks the network for anything (its Content-Security-Policy forbids it). */

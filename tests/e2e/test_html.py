@@ -2,8 +2,9 @@
 independent writer of the format): a SYNCSPY_OUT root of two ranks, merged by default with a
 rank selector and the per-rank spread, opened in Debian's chromium (headless, through
 tests/browser/probe.py): no console message, no request but the page; the merged rows are the
-report's merged lines; the timeline shows a step's syncs and launches. And the command's bad
-input: exit 2 and one clear line."""
+report's merged lines; the timeline shows a step's syncs and launches. The per-rank card over
+four real ranks (tests/progs/rank_work.c): the text report's per-rank section, the straggler,
+the rank with no step. And the command's bad input: exit 2 and one clear line."""
 import json
 import os
 import re
@@ -101,25 +102,6 @@ class Ranks(unittest.TestCase):
         self.assertEqual(names, ["at::_ops::nonzero::call", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
 
 
-def rank_section(report_text):
-    """The per-rank section of `syncspy report ROOT` as {"header", "no_step", "syncs", "share",
-    "waits_most", "stragglers", "partial": [(where, on)], "lines"}."""
-    sec = report_text[report_text.index("\n  per rank:") + 1:]
-    lines = sec.rstrip("\n").split("\n")
-    out = {"header": lines[0].strip(), "lines": lines, "partial": []}
-    for i, l in enumerate(lines):
-        m = re.match(r"    (syncs/step|blocked share)\s+min (\S+ \(.*?\))  median (\S+)  max (\S+ \(.*?\))$", l)
-        if m:
-            out["syncs" if m[1] == "syncs/step" else "share"] = {"min": m[2], "median": m[3], "max": m[4]}
-        for key, head in (("no_step", "    no step mark"), ("waits_most", "    waits most:"),
-                          ("stragglers", "    stragglers:")):
-            if l.startswith(head):
-                out[key] = re.sub(r"\s+", " ", l.strip())
-        if re.match(r"      \S", l) and not l.startswith("      +"):
-            out["partial"].append((l.strip(), lines[i + 1].strip()))
-    return out
-
-
 class RankPage(unittest.TestCase):
     """The per-rank card over a root of four real ranks (tests/progs/rank_work.c under the agent,
     RANK set): rank 2 waits for 10 ms kernels where the others wait 2 ms (the straggler), rank 1
@@ -145,7 +127,7 @@ class RankPage(unittest.TestCase):
         rep = run("report", cls.root)
         assert rep.returncode == 0, rep.stderr
         cls.report = rep.stdout
-        cls.text = rank_section(rep.stdout)
+        cls.text = util.rank_section(rep.stdout)
 
     @classmethod
     def tearDownClass(cls):
