@@ -12,7 +12,7 @@
 
 #include "output/fd_writer.h"
 #include "output/hints.h"
-#include "output/summary_json.h"
+#include "output/identity_json.h"
 
 /* One process's figures. */
 struct verdict {
@@ -251,7 +251,7 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
         fdw_printf(w, "%d", p->rank);
     else
         fdw_puts(w, "null");
-    summary_write_identity(w, p); /* as summary.json names the process's place in its job */
+    identity_write_json(w, p); /* as summary.json names the process's place in its job */
     fdw_printf(w, ",\n   \"ok\": %s, \"training_steps\": ", over(v) ? "false" : "true");
     cli_json_double(w, v->lines.steps);
     fdw_printf(w, ", \"whole_run_as_one_step\": %s, \"syncs_per_step\": ", v->one_step ? "true" : "false");

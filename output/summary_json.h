@@ -6,7 +6,6 @@
 
 #include <stddef.h>
 
-#include "output/fd_writer.h"
 #include "output/model.h"
 
 #define SUMMARY_VERSION 1
@@ -14,11 +13,6 @@
 
 /* The document into fd. Returns 0 or -1 on a write error (errno set). */
 int summary_write_json(const struct rep_process *proc, int fd);
-
-/* The process's place in its job (agent/identity.h) as summary.json carries it, each null when
- * not known: `, "local_rank": 1, "world_size": 8, "node": 0, "host": "n0", "job_id": "77",
- * "launcher": "slurm"` (after a member; `syncspy check --json` writes the same). */
-void summary_write_identity(struct fd_writer *w, const struct rep_process *p);
 
 /* dir/summary.json through a temporary file created with O_EXCL|O_NOFOLLOW, then renamed into
  * place: a planted symlink is never followed and a reader never sees half a file. path gets the
