@@ -12,6 +12,7 @@
 
 #include "output/fd_writer.h"
 #include "output/hints.h"
+#include "output/identity_json.h"
 
 /* One process's figures. */
 struct verdict {
@@ -94,12 +95,12 @@ static void verdict_free(struct verdict *v)
 
 #define CHECK_NAMED_MAX 32 /* processes named in the closing line before "+N more" */
 
+/* As the report's title names it, the host with the rank: "rank 3 pid 1234 (node-a)". */
 static void put_process(struct fd_writer *w, const struct rep_process *p)
 {
-    if (p->rank >= 0)
-        fdw_printf(w, "rank %d pid %d", p->rank, p->pid);
-    else
-        fdw_printf(w, "pid %d", p->pid);
+    char who[160];
+    report_process_label(p, who, sizeof who);
+    fdw_puts(w, who);
 }
 
 static void put_hint(struct fd_writer *w, const struct rep_line *l)
@@ -265,7 +266,8 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
         fdw_printf(w, "%d", p->rank);
     else
         fdw_puts(w, "null");
-    fdw_printf(w, ", \"ok\": %s, \"training_steps\": ", over(v) ? "false" : "true");
+    identity_write_json(w, p); /* as summary.json names the process's place in its job */
+    fdw_printf(w, ",\n   \"ok\": %s, \"training_steps\": ", over(v) ? "false" : "true");
     cli_json_double(w, v->lines.steps);
     fdw_printf(w, ", \"whole_run_as_one_step\": %s, \"syncs_per_step\": ", v->one_step ? "true" : "false");
     cli_json_double(w, v->syncs_per_step);
@@ -310,6 +312,34 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_puts(w, "]}");
 }
 
+/* The closing members: the processes over budget named as the text's closing line names them
+ * ("rank 3 on node-b"), each with its pid, rank and host; then "ok". */
+static void json_over(struct fd_writer *w, const struct cli_set *set, const struct verdict *v, size_t nover)
+{
+    fdw_puts(w, "],\n \"over_budget\": [");
+    char name[128];
+    for (size_t i = 0, k = 0; i < set->n; i++) {
+        const struct rep_process *p = &set->procs[i];
+        if (!over(&v[i]))
+            continue;
+        cli_rank_name(p, name, sizeof name);
+        fdw_printf(w, "%s{\"name\": ", k++ ? ",\n  " : "\n  ");
+        fdw_json_string(w, name);
+        fdw_printf(w, ", \"pid\": %d, \"rank\": ", p->pid);
+        if (p->rank >= 0)
+            fdw_printf(w, "%d", p->rank);
+        else
+            fdw_puts(w, "null");
+        fdw_puts(w, ", \"host\": ");
+        if (p->host && *p->host)
+            fdw_json_string(w, p->host);
+        else
+            fdw_puts(w, "null");
+        fdw_putc(w, '}');
+    }
+    fdw_printf(w, "],\n \"ok\": %s}\n", nover ? "false" : "true");
+}
+
 int cli_check(const struct cli_set *set, const struct check_opts *o, int fd)
 {
     struct fd_writer *w = malloc(sizeof *w);
@@ -341,7 +371,7 @@ int cli_check(const struct cli_set *set, const struct check_opts *o, int fd)
                 text_process(w, &set->procs[i], o, &v[i]);
         }
         if (o->json)
-            fdw_printf(w, "],\n \"ok\": %s}\n", nover ? "false" : "true");
+            json_over(w, set, v, nover);
         else if (nover)
             put_over_closing(w, set, v, nover, o);
         else

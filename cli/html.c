@@ -1,7 +1,8 @@
 /* cli/html.c: `syncspy html` (see html.h). The page is the compiled-in skeleton, style and script
  * of cli/html/ around one JSON block built here from the report model: the report's own text
  * (its header shown as it is), the report's lines (report_lines, merged over processes as
- * `syncspy diff` merges them, cli/lines.h), their sites and stacks, the steps, and from a
+ * `syncspy diff` merges them, cli/lines.h), their sites and stacks, the steps, of many processes
+ * the report's per-rank view (cli/ranks.h: the same figures its text section prints), and from a
  * trace.bin the per-step blocked time by line and a few steps' timelines; the diff form embeds
  * `syncspy diff --json` as it is. CLI only: it mallocs and reads source files; the page it
  * writes never asks the network for anything (its Content-Security-Policy forbids it). */
@@ -19,6 +20,7 @@
 #include "cli/diff.h"
 #include "cli/lines.h"
 #include "cli/merge.h"
+#include "cli/ranks.h"
 #include "cli/version.h"
 #include "output/backward.h"
 #include "output/fd_writer.h"
@@ -40,6 +42,7 @@ static const char page_js[] =
 #define SOURCE_MAX_BYTES (8u << 20)
 #define SOURCE_LINE_CHARS 240
 #define LINE_THREADS 8          /* threads named per line */
+#define TIMELINE_PROCS 16       /* processes whose timelines the page carries (of a job's ranks) */
 
 static const char *str(const char *s)
 {
@@ -199,6 +202,9 @@ struct run {
     size_t *first_site;          /* per process: the run-wide index of its first site */
     uint32_t top[TOP_LINES];
     size_t ntop;
+    struct ranks_view ranks;     /* of two processes or more (cli/ranks.h: the report's section) */
+    bool has_ranks;
+    bool *timeline_of;           /* per process: the page carries its timeline */
 };
 
 static void run_free(struct run *r)
@@ -206,6 +212,31 @@ static void run_free(struct run *r)
     cli_merged_free(&r->m);
     free(r->x);
     free(r->first_site);
+    if (r->has_ranks)
+        cli_ranks_free(&r->ranks);
+    free(r->timeline_of);
+}
+
+/* The processes whose timelines the page carries: all of them when they are few, else the
+ * first, the least and the median blocked, and the most blocked (the stragglers first). */
+static void pick_timeline_procs(struct run *r)
+{
+    size_t n = r->set->n;
+    if (n <= TIMELINE_PROCS || !r->has_ranks) {
+        for (size_t p = 0; p < n; p++)
+            r->timeline_of[p] = true;
+        return;
+    }
+    const size_t *by = r->ranks.by_share;
+    r->timeline_of[0] = r->timeline_of[by[0]] = r->timeline_of[by[n / 2]] = true;
+    size_t picked = 0;
+    for (size_t p = 0; p < n; p++)
+        picked += r->timeline_of[p];
+    for (size_t k = n; k-- > 0 && picked < TIMELINE_PROCS;)
+        if (!r->timeline_of[by[k]]) {
+            r->timeline_of[by[k]] = true;
+            picked++;
+        }
 }
 
 static int run_build(const struct cli_set *set, struct run *r)
@@ -216,8 +247,17 @@ static int run_build(const struct cli_set *set, struct run *r)
         return -1;
     r->x = calloc(r->m.n ? r->m.n : 1, sizeof *r->x);
     r->first_site = calloc(set->n ? set->n : 1, sizeof *r->first_site);
-    if (!r->x || !r->first_site)
+    r->timeline_of = calloc(set->n ? set->n : 1, sizeof *r->timeline_of);
+    if (!r->x || !r->first_site || !r->timeline_of)
         return -1;
+    if (set->n >= 2) { /* the lines the report's section counts: the same report_lines */
+        if (cli_ranks_build(set->procs, set->n, r->m.per_proc, &r->ranks) != 0) {
+            cli_ranks_free(&r->ranks);
+            return -1;
+        }
+        r->has_ranks = true;
+    }
+    pick_timeline_procs(r);
     size_t sites = 0;
     for (size_t p = 0; p < set->n; p++) {
         r->first_site[p] = sites;
@@ -616,7 +656,7 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
 {
     struct fd_writer *w = &pg->w;
     const struct trace_events *ev = &r->set->items[p].events;
-    if (!r->set->items[p].has_events || !ev->nsteps)
+    if (!r->set->items[p].has_events || !ev->nsteps || !r->timeline_of[p])
         return;
     uint32_t *events_of = calloc(ev->nsteps, sizeof *events_of);
     long *slot = malloc(ev->nsteps * sizeof *slot);
@@ -693,6 +733,98 @@ static void add_tid(struct mextra *m, uint32_t tid)
         m->tids[m->ntids++] = tid;
 }
 
+/* A process's place in its job and its figures of the per-rank view, as the report's section
+ * names and prints them. */
+static void write_rank_figures(struct fd_writer *w, const struct run *r, size_t p)
+{
+    const struct rep_process *rp = &r->set->procs[p];
+    const struct ranks_fig *f = &r->ranks.fig[p];
+    char buf[128];
+    cli_rank_name(rp, buf, sizeof buf);
+    jstr(w, "name", buf);
+    jstr(w, "host", rp->host && *rp->host ? rp->host : NULL);
+    fdw_printf(w, "\"local_rank\":%d,\"node\":%d,\"world_size\":%d,", rp->local_rank, rp->node,
+               rp->world_size);
+    jnum(w, "rank_syncs_per_step", f->syncs_per_step);
+    cli_ranks_format(buf, sizeof buf, f->syncs_per_step, false);
+    jstr(w, "rank_syncs_text", buf);
+    jnum(w, "rank_share", f->share);
+    cli_ranks_format(buf, sizeof buf, f->share, true);
+    jstr(w, "rank_share_text", buf);
+    fdw_printf(w, "\"no_step\":%s,\"straggler\":%s,", f->no_step ? "true" : "false",
+               f->straggler ? "true" : "false");
+}
+
+/* One spread of the per-rank view: {"min": proc, "max": proc, "*_text": as the section prints}. */
+static void write_spread(struct fd_writer *w, const struct ranks_view *v, const char *name, bool share)
+{
+    const size_t *order = share ? v->by_share : v->by_syncs;
+    size_t lo = order[0], hi = order[v->nprocs - 1];
+    char buf[32];
+    key(w, name);
+    fdw_printf(w, "{\"min\":%zu,\"max\":%zu,", lo, hi);
+    cli_ranks_format(buf, sizeof buf, share ? v->fig[lo].share : v->fig[lo].syncs_per_step, share);
+    jstr(w, "min_text", buf);
+    cli_ranks_format(buf, sizeof buf, share ? v->share_median : v->syncs_median, share);
+    jstr(w, "median_text", buf);
+    cli_ranks_format(buf, sizeof buf, share ? v->fig[hi].share : v->fig[hi].syncs_per_step, share);
+    jstr(w, "max_text", buf);
+    close_obj(w);
+    fdw_putc(w, ',');
+}
+
+/* "ranks": the report's per-rank section (cli/ranks.h) as data: the processes by index into
+ * "procs", the lines on some ranks only by index into "lines" (each with the processes of its
+ * shorter side, as the section names them: those it is on, or those it is not on). */
+static void write_ranks(struct page *pg, const struct run *r)
+{
+    struct fd_writer *w = &pg->w;
+    const struct ranks_view *v = &r->ranks;
+    char buf[256];
+    key(w, "ranks");
+    fdw_putc(w, '{');
+    cli_ranks_header(v, buf, sizeof buf);
+    jstr(w, "header", buf);
+    cli_ranks_rule(buf, sizeof buf, v->nstragglers == 0);
+    jstr(w, "rule", buf);
+    write_spread(w, v, "syncs", false);
+    write_spread(w, v, "share", true);
+    key(w, "waits_most");
+    for (size_t k = 0; k < RANKS_WAITS_MOST && k < v->nprocs; k++)
+        fdw_printf(w, k ? ",%zu" : "[%zu", v->by_share[v->nprocs - 1 - k]);
+    fdw_puts(w, "],");
+    key(w, "stragglers");
+    fdw_putc(w, '[');
+    for (size_t k = 0; k < v->nstragglers; k++)
+        fdw_printf(w, k ? ",%zu" : "%zu", v->by_share[v->nprocs - 1 - k]);
+    fdw_puts(w, "],");
+    key(w, "no_step");
+    fdw_putc(w, '[');
+    for (size_t p = 0, any = 0; p < v->nprocs; p++)
+        if (v->fig[p].no_step)
+            fdw_printf(w, any++ ? ",%zu" : "%zu", p);
+    fdw_puts(w, "],");
+    key(w, "partial");
+    fdw_putc(w, '[');
+    for (size_t i = 0; i < v->npartial; i++) {
+        const struct ranks_line *g = &v->partial[i];
+        bool on = g->k * 2 <= v->nprocs;
+        fdw_printf(w, "%s{\"line\":%u,\"k\":%zu,\"on\":%s,\"procs\":[", i ? "," : "",
+                   r->m.merged[g->at[0].proc][g->at[0].line], g->k, on ? "true" : "false");
+        for (size_t p = 0, any = 0; p < v->nprocs; p++)
+            if (cli_ranks_line_on(g, p) == on)
+                fdw_printf(w, any++ ? ",%zu" : "%zu", p);
+        fdw_puts(w, "]}");
+    }
+    fdw_puts(w, "],");
+    size_t carried = 0;
+    for (size_t p = 0; p < v->nprocs; p++)
+        carried += r->timeline_of[p] && r->set->items[p].has_events;
+    ju64(w, "timelines", carried);
+    close_obj(w);
+    fdw_putc(w, ',');
+}
+
 static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
 {
     struct fd_writer *w = &pg->w;
@@ -712,6 +844,8 @@ static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
         fdw_puts(w, p ? ",{" : "{");
         jstr(w, "label", label);
         fdw_printf(w, "\"pid\":%d,\"rank\":%d,", rp->pid, rp->rank);
+        if (r->has_ranks)
+            write_rank_figures(w, r, p);
         jnum(w, "training_steps", pl->steps);
         jnum(w, "wall_ns", pl->wall_ns);
         ju64(w, "syncs", syncs);
@@ -859,7 +993,9 @@ static int render_report(void *ctx, int fd)
 {
     const struct report_ctx *c = ctx;
     struct report_opts o = {.top = c->top, .color = false};
-    return report_render_text(c->set->procs, c->set->n, &o, fd);
+    if (report_render_text(c->set->procs, c->set->n, &o, fd) != 0)
+        return -1;
+    return cli_ranks_render(c->set->procs, c->set->n, fd); /* as `syncspy report` ends */
 }
 
 static void write_run(struct page *pg, const struct cli_set *set, const char *path, int top)
@@ -869,6 +1005,8 @@ static void write_run(struct page *pg, const struct cli_set *set, const char *pa
     struct sitemap *maps = calloc(set->n ? set->n : 1, sizeof *maps);
     if (!maps || run_build(set, &r) != 0) {
         pg->err = ENOMEM;
+        if (maps)
+            run_free(&r);
         free(maps);
         return;
     }
@@ -892,6 +1030,8 @@ static void write_run(struct page *pg, const struct cli_set *set, const char *pa
     fdw_puts(w, "],");
     if (!pg->err) {
         write_procs(pg, &r, maps); /* before the lines: it finds their threads */
+        if (r.has_ranks)
+            write_ranks(pg, &r);
         write_lines(pg, &r);
         write_sites(pg, &r);
     }

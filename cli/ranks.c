@@ -1,5 +1,6 @@
-/* cli/ranks.c: the per-rank section of a merged report (see ranks.h). Memory: one small record
- * per process and one per (process, line), freed before it returns. CLI only. */
+/* cli/ranks.c: the per-rank view of a merged report and its text section (see ranks.h).
+ * Memory: one small record per process and one per (process, line), freed by cli_ranks_free.
+ * CLI only. */
 #include "cli/ranks.h"
 
 #include <errno.h>
@@ -9,19 +10,6 @@
 
 #include "cli/lines.h"
 #include "output/fd_writer.h"
-#include "output/report.h"
-
-struct rank_fig {
-    size_t proc;
-    double syncs_per_step, share; /* share in %, -1 when the steps have no wall time */
-    bool no_step;                 /* no step mark came: the whole run is one step */
-};
-
-/* One line of one process. */
-struct proc_line {
-    const struct rep_line *line;
-    size_t proc;
-};
 
 void cli_rank_name(const struct rep_process *p, char *buf, size_t n)
 {
@@ -33,282 +21,358 @@ void cli_rank_name(const struct rep_process *p, char *buf, size_t n)
         snprintf(buf, n, "pid %d", p->pid);
 }
 
+void cli_ranks_format(char *buf, size_t n, double v, bool share)
+{
+    if (share)
+        snprintf(buf, n, "%.1f%%", v);
+    else
+        report_format_rate(buf, n, v);
+}
+
+void cli_ranks_rule(char *buf, size_t n, bool none)
+{
+    if (none)
+        snprintf(buf, n, "(no rank blocked %.1fx the median share and %.0f points above it)",
+                 RANKS_STRAGGLER_RATIO, RANKS_STRAGGLER_POINTS);
+    else
+        snprintf(buf, n, "(blocked share %.1fx the median or more, and %.0f points above it)",
+                 RANKS_STRAGGLER_RATIO, RANKS_STRAGGLER_POINTS);
+}
+
+bool cli_ranks_line_on(const struct ranks_line *l, size_t proc)
+{
+    size_t lo = 0, hi = l->nat; /* at[] is by process */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l->at[mid].proc < proc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < l->nat && l->at[lo].proc == proc;
+}
+
+/* ---- the view -------------------------------------------------------------------------------- */
+
 static int cmp_double(double a, double b)
 {
     return (a > b) - (a < b);
 }
 
-static int by_syncs(const void *pa, const void *pb)
+static int cmp_size(size_t a, size_t b)
 {
-    const struct rank_fig *a = pa, *b = pb;
-    int c = cmp_double(a->syncs_per_step, b->syncs_per_step);
-    return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
+    return (a > b) - (a < b);
 }
 
-static int by_share(const void *pa, const void *pb)
+static int by_syncs(const void *pa, const void *pb, void *ctx)
 {
-    const struct rank_fig *a = pa, *b = pb;
-    int c = cmp_double(a->share, b->share);
-    return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
+    const struct ranks_fig *f = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int c = cmp_double(f[a].syncs_per_step, f[b].syncs_per_step);
+    return c ? c : cmp_size(a, b);
 }
 
-static int by_line(const void *pa, const void *pb)
+static int by_share(const void *pa, const void *pb, void *ctx)
 {
-    const struct proc_line *a = pa, *b = pb;
-    int c = cli_lines_cmp(a->line, b->line);
-    return c ? c : (a->proc > b->proc) - (a->proc < b->proc);
+    const struct ranks_fig *f = ctx;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int c = cmp_double(f[a].share, f[b].share);
+    return c ? c : cmp_size(a, b);
+}
+
+static int by_line(const void *pa, const void *pb, void *ctx)
+{
+    const struct rep_lines *lines = ctx;
+    const struct ranks_at *a = pa, *b = pb;
+    int c = cli_lines_cmp(&lines[a->proc].lines[a->line], &lines[b->proc].lines[b->line]);
+    return c ? c : cmp_size(a->proc, b->proc) ? cmp_size(a->proc, b->proc) : cmp_size(a->line, b->line);
+}
+
+static int by_blocked(const void *pa, const void *pb)
+{
+    const struct ranks_line *a = pa, *b = pb;
+    if (a->blocked_ns != b->blocked_ns)
+        return a->blocked_ns < b->blocked_ns ? 1 : -1;
+    return (a->at > b->at) - (a->at < b->at); /* the line order: the same on every run */
 }
 
 static int by_host(const void *pa, const void *pb)
 {
     const char *a = *(const char *const *)pa, *b = *(const char *const *)pb;
-    return strcmp(a ? a : "", b ? b : "");
+    return strcmp(a, b);
 }
 
-/* The median of sorted figures f[0..n) by the field get reads. */
-static double median(const struct rank_fig *f, size_t n, double (*get)(const struct rank_fig *))
+static double median(const struct ranks_fig *f, const size_t *order, size_t n, bool share)
 {
-    return n % 2 ? get(&f[n / 2]) : (get(&f[n / 2 - 1]) + get(&f[n / 2])) / 2;
+    double lo = share ? f[order[(n - 1) / 2]].share : f[order[(n - 1) / 2]].syncs_per_step;
+    double hi = share ? f[order[n / 2]].share : f[order[n / 2]].syncs_per_step;
+    return (lo + hi) / 2;
 }
 
-static double get_syncs(const struct rank_fig *f)
+static int count_hosts(struct ranks_view *v)
 {
-    return f->syncs_per_step;
+    const char **hosts = malloc(v->nprocs * sizeof *hosts);
+    if (!hosts)
+        return -1;
+    size_t nhosts = 0;
+    for (size_t i = 0; i < v->nprocs; i++) {
+        const struct rep_process *p = &v->procs[i];
+        v->ranked += p->rank >= 0;
+        if (p->host)
+            hosts[nhosts++] = p->host;
+        if (p->job_id && !v->job)
+            v->job = p->job_id;
+        else if (p->job_id && strcmp(p->job_id, v->job) != 0)
+            v->jobs_differ = true;
+    }
+    qsort(hosts, nhosts, sizeof *hosts, by_host);
+    for (size_t i = 0; i < nhosts; i++)
+        v->hosts += i == 0 || strcmp(hosts[i - 1], hosts[i]) != 0;
+    free(hosts);
+    return 0;
 }
 
-static double get_share(const struct rank_fig *f)
+/* Groups every process's lines by line (one sort, not a pairwise match) and keeps the groups
+ * that miss a process. */
+static int find_partial(struct ranks_view *v)
 {
-    return f->share;
+    size_t total = 0;
+    for (size_t p = 0; p < v->nprocs; p++)
+        total += v->lines[p].n;
+    v->at = malloc((total ? total : 1) * sizeof *v->at);
+    v->partial = malloc((total ? total : 1) * sizeof *v->partial);
+    if (!v->at || !v->partial)
+        return -1;
+    size_t n = 0;
+    for (size_t p = 0; p < v->nprocs; p++)
+        for (size_t i = 0; i < v->lines[p].n; i++)
+            if (v->lines[p].lines[i].count)
+                v->at[n++] = (struct ranks_at){p, i};
+    qsort_r(v->at, n, sizeof *v->at, by_line, (void *)v->lines);
+    for (size_t i = 0; i < n;) {
+        const struct rep_line *first = &v->lines[v->at[i].proc].lines[v->at[i].line];
+        size_t j = i, k = 0;
+        uint64_t ns = 0;
+        for (; j < n; j++) {
+            const struct rep_line *l = &v->lines[v->at[j].proc].lines[v->at[j].line];
+            if (cli_lines_cmp(first, l) != 0)
+                break;
+            k += j == i || v->at[j].proc != v->at[j - 1].proc;
+            ns += l->blocked_ns;
+        }
+        if (k < v->nprocs)
+            v->partial[v->npartial++] = (struct ranks_line){&v->at[i], j - i, k, ns};
+        i = j;
+    }
+    qsort(v->partial, v->npartial, sizeof *v->partial, by_blocked);
+    return 0;
 }
 
-static void put_name(struct fd_writer *w, const struct rep_process *procs, size_t proc)
+static int build(struct ranks_view *v)
+{
+    if (!v->lines) {
+        if (!(v->own_lines = calloc(v->nprocs, sizeof *v->own_lines)))
+            return -1;
+        for (size_t p = 0; p < v->nprocs; p++)
+            if (report_lines(&v->procs[p], &v->own_lines[p]) != 0)
+                return -1;
+        v->lines = v->own_lines;
+    }
+    v->fig = calloc(v->nprocs, sizeof *v->fig);
+    v->by_syncs = malloc(v->nprocs * sizeof *v->by_syncs);
+    v->by_share = malloc(v->nprocs * sizeof *v->by_share);
+    if (!v->fig || !v->by_syncs || !v->by_share || count_hosts(v) != 0)
+        return -1;
+    for (size_t p = 0; p < v->nprocs; p++) {
+        const struct rep_lines *l = &v->lines[p];
+        uint64_t syncs = 0, ns = 0;
+        for (size_t i = 0; i < l->n; i++) {
+            syncs += l->lines[i].count;
+            ns += l->lines[i].blocked_ns;
+        }
+        v->fig[p].syncs_per_step = (double)syncs / l->steps;
+        v->fig[p].share = l->wall_ns > 0 ? 100.0 * (double)ns / l->wall_ns : 0;
+        v->fig[p].no_step = !v->procs[p].startup_closed;
+        v->nno_step += v->fig[p].no_step;
+        v->by_syncs[p] = v->by_share[p] = p;
+    }
+    qsort_r(v->by_syncs, v->nprocs, sizeof *v->by_syncs, by_syncs, v->fig);
+    qsort_r(v->by_share, v->nprocs, sizeof *v->by_share, by_share, v->fig);
+    v->syncs_median = median(v->fig, v->by_syncs, v->nprocs, false);
+    v->share_median = median(v->fig, v->by_share, v->nprocs, true);
+    /* the stragglers: from the most blocked down, while each waits clearly more than the median */
+    for (size_t k = v->nprocs; k-- > 0;) {
+        double s = v->fig[v->by_share[k]].share, mid = v->share_median;
+        if (s < mid * RANKS_STRAGGLER_RATIO || s - mid < RANKS_STRAGGLER_POINTS)
+            break;
+        v->fig[v->by_share[k]].straggler = true;
+        v->nstragglers++;
+    }
+    return find_partial(v);
+}
+
+int cli_ranks_build(const struct rep_process *procs, size_t nprocs, const struct rep_lines *lines,
+                    struct ranks_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->procs = procs;
+    v->nprocs = nprocs;
+    v->lines = lines;
+    if (nprocs == 0 || build(v) == 0)
+        return 0;
+    errno = ENOMEM;
+    return -1;
+}
+
+void cli_ranks_free(struct ranks_view *v)
+{
+    for (size_t p = 0; v->own_lines && p < v->nprocs; p++)
+        report_lines_free(&v->own_lines[p]);
+    free(v->own_lines);
+    free(v->fig);
+    free(v->by_syncs);
+    free(v->by_share);
+    free(v->at);
+    free(v->partial);
+    memset(v, 0, sizeof *v);
+}
+
+void cli_ranks_header(const struct ranks_view *v, char *buf, size_t n)
+{
+    size_t len = 0;
+#define PUT(...) (len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, __VA_ARGS__))
+    PUT("per %s: %zu process%s", v->ranked ? "rank" : "process", v->nprocs, v->nprocs == 1 ? "" : "es");
+    if (v->ranked && v->ranked < v->nprocs)
+        PUT(" (%zu with a rank)", v->ranked);
+    if (v->hosts)
+        PUT(" on %zu host%s", v->hosts, v->hosts == 1 ? "" : "s");
+    if (v->jobs_differ)
+        PUT(", of more than one job");
+    else if (v->job)
+        PUT(", job %s", v->job);
+    PUT(" (per step: each rank's own training steps)");
+#undef PUT
+}
+
+/* ---- the text section ------------------------------------------------------------------------ */
+
+static void put_name(struct fd_writer *w, const struct ranks_view *v, size_t proc)
 {
     char name[128];
-    cli_rank_name(&procs[proc], name, sizeof name);
+    cli_rank_name(&v->procs[proc], name, sizeof name);
     fdw_puts(w, name);
 }
 
-/* "  syncs/step      min 4.00 (rank 3)  median 5.00  max 9.00 (rank 7)" */
-static void put_spread(struct fd_writer *w, const char *what, const struct rep_process *procs,
-                       const struct rank_fig *f, size_t n, double (*get)(const struct rank_fig *), bool share)
+/* "    syncs/step     min 4.00 (rank 3)  median 5.00  max 9.00 (rank 7)" */
+static void put_spread(struct fd_writer *w, const struct ranks_view *v, const char *what, bool share)
 {
+    const size_t *order = share ? v->by_share : v->by_syncs;
+    size_t lo = order[0], hi = order[v->nprocs - 1];
     char a[32], b[32], c[32];
-    double lo = get(&f[0]), mid = median(f, n, get), hi = get(&f[n - 1]);
-    if (share) {
-        snprintf(a, sizeof a, "%.1f%%", lo);
-        snprintf(b, sizeof b, "%.1f%%", mid);
-        snprintf(c, sizeof c, "%.1f%%", hi);
-    } else {
-        report_format_rate(a, sizeof a, lo);
-        report_format_rate(b, sizeof b, mid);
-        report_format_rate(c, sizeof c, hi);
-    }
+    cli_ranks_format(a, sizeof a, share ? v->fig[lo].share : v->fig[lo].syncs_per_step, share);
+    cli_ranks_format(b, sizeof b, share ? v->share_median : v->syncs_median, share);
+    cli_ranks_format(c, sizeof c, share ? v->fig[hi].share : v->fig[hi].syncs_per_step, share);
     fdw_printf(w, "    %-14s min %s (", what, a);
-    put_name(w, procs, f[0].proc);
+    put_name(w, v, lo);
     fdw_printf(w, ")  median %s  max %s (", b, c);
-    put_name(w, procs, f[n - 1].proc);
+    put_name(w, v, hi);
     fdw_puts(w, ")\n");
 }
 
-static void put_header(struct fd_writer *w, const struct rep_process *procs, size_t nprocs)
+static void put_stragglers(struct fd_writer *w, const struct ranks_view *v)
 {
-    const char **hosts = malloc(nprocs * sizeof *hosts);
-    size_t nhosts = 0, ranked = 0;
-    const char *job = NULL;
-    bool jobs_differ = false;
-    for (size_t i = 0; i < nprocs; i++) {
-        ranked += procs[i].rank >= 0;
-        if (hosts && procs[i].host)
-            hosts[nhosts++] = procs[i].host;
-        if (procs[i].job_id && !job)
-            job = procs[i].job_id;
-        else if (procs[i].job_id && strcmp(procs[i].job_id, job) != 0)
-            jobs_differ = true;
-    }
-    size_t distinct = 0;
-    if (hosts && nhosts) {
-        qsort(hosts, nhosts, sizeof *hosts, by_host);
-        for (size_t i = 0; i < nhosts; i++)
-            distinct += i == 0 || strcmp(hosts[i - 1], hosts[i]) != 0;
-    }
-    free(hosts);
-    fdw_printf(w, "\n  per %s: %zu process%s", ranked ? "rank" : "process", nprocs, nprocs == 1 ? "" : "es");
-    if (ranked && ranked < nprocs)
-        fdw_printf(w, " (%zu with a rank)", ranked);
-    if (distinct)
-        fdw_printf(w, " on %zu host%s", distinct, distinct == 1 ? "" : "s");
-    if (jobs_differ)
-        fdw_puts(w, ", of more than one job");
-    else if (job)
-        fdw_printf(w, ", job %s", job);
-    fdw_puts(w, " (per step: each rank's own training steps)\n");
-}
-
-/* The ranks with the highest blocked share, and the stragglers among them. */
-static void put_stragglers(struct fd_writer *w, const struct rep_process *procs,
-                           const struct rank_fig *f, size_t n)
-{
-    double mid = median(f, n, get_share);
+    char rule[128], s[32];
     fdw_puts(w, "    waits most:    ");
-    for (size_t k = 0; k < 3 && k < n; k++) {
+    for (size_t k = 0; k < RANKS_WAITS_MOST && k < v->nprocs; k++) {
+        size_t p = v->by_share[v->nprocs - 1 - k];
         fdw_puts(w, k ? ", " : "");
-        put_name(w, procs, f[n - 1 - k].proc);
-        fdw_printf(w, " %.1f%%", f[n - 1 - k].share);
+        put_name(w, v, p);
+        cli_ranks_format(s, sizeof s, v->fig[p].share, true);
+        fdw_printf(w, " %s", s);
     }
     fdw_putc(w, '\n');
-    size_t named = 0, over = 0;
-    for (size_t k = n; k-- > 0;) {
-        double s = f[k].share;
-        if (s < mid * RANKS_STRAGGLER_RATIO || s - mid < RANKS_STRAGGLER_POINTS)
-            break;
-        if (over++ == 0)
-            fdw_puts(w, "    stragglers:    ");
-        if (named < RANKS_NAMED_MAX) {
-            fdw_puts(w, named++ ? ", " : "");
-            put_name(w, procs, f[k].proc);
-        }
+    cli_ranks_rule(rule, sizeof rule, v->nstragglers == 0);
+    if (!v->nstragglers) {
+        fdw_printf(w, "    stragglers:    none %s\n", rule);
+        return;
     }
-    if (over > named)
-        fdw_printf(w, ", +%zu more", over - named);
-    if (over)
-        fdw_printf(w, " (blocked share %.1fx the median or more, and %.0f points above it)\n",
-                   RANKS_STRAGGLER_RATIO, RANKS_STRAGGLER_POINTS);
-    else
-        fdw_printf(w, "    stragglers:    none (no rank blocked %.1fx the median share and %.0f points "
-                   "above it)\n", RANKS_STRAGGLER_RATIO, RANKS_STRAGGLER_POINTS);
+    fdw_puts(w, "    stragglers:    ");
+    size_t named = 0;
+    for (; named < v->nstragglers && named < RANKS_NAMED_MAX; named++) {
+        fdw_puts(w, named ? ", " : "");
+        put_name(w, v, v->by_share[v->nprocs - 1 - named]);
+    }
+    if (v->nstragglers > named)
+        fdw_printf(w, ", +%zu more", v->nstragglers - named);
+    fdw_printf(w, " %s\n", rule);
 }
 
-/* A group of one line's processes, g[0..k): on k of nprocs processes. */
-struct line_group {
-    size_t first, k;
-    uint64_t blocked_ns;
-};
-
-static int by_blocked(const void *pa, const void *pb)
+/* The processes line l syncs on (in), or those it does not (!in), up to RANKS_NAMED_MAX. */
+static void put_ranks_of(struct fd_writer *w, const struct ranks_view *v, const struct ranks_line *l, bool in)
 {
-    const struct line_group *a = pa, *b = pb;
-    return (a->blocked_ns < b->blocked_ns) - (a->blocked_ns > b->blocked_ns);
-}
-
-/* A list of processes: those in pl[first..first+k) (in), or those not in it (!in). */
-static void put_ranks_of(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
-                         const struct proc_line *pl, const struct line_group *g, bool in)
-{
-    size_t named = 0, total = in ? g->k : nprocs - g->k, j = 0;
-    for (size_t p = 0; p < nprocs && named < RANKS_NAMED_MAX; p++) {
-        while (j < g->k && pl[g->first + j].proc < p)
-            j++;
-        bool has = j < g->k && pl[g->first + j].proc == p;
-        if (has != in)
+    size_t named = 0, total = in ? l->k : v->nprocs - l->k;
+    for (size_t p = 0; p < v->nprocs && named < RANKS_NAMED_MAX; p++) {
+        if (cli_ranks_line_on(l, p) != in)
             continue;
         fdw_puts(w, named++ ? ", " : " ");
-        put_name(w, procs, p);
+        put_name(w, v, p);
     }
     if (total > named)
         fdw_printf(w, ", +%zu more", total - named);
     fdw_putc(w, '\n');
 }
 
-static int put_partial_lines(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
-                             const struct rep_lines *lines)
+static void put_partial_lines(struct fd_writer *w, const struct ranks_view *v)
 {
-    size_t total = 0;
-    for (size_t p = 0; p < nprocs; p++)
-        total += lines[p].n;
-    struct proc_line *pl = malloc((total ? total : 1) * sizeof *pl);
-    struct line_group *g = malloc((total ? total : 1) * sizeof *g);
-    if (!pl || !g) {
-        free(pl);
-        free(g);
-        return -1;
-    }
-    size_t n = 0;
-    for (size_t p = 0; p < nprocs; p++)
-        for (size_t i = 0; i < lines[p].n; i++)
-            if (lines[p].lines[i].count)
-                pl[n++] = (struct proc_line){&lines[p].lines[i], p};
-    qsort(pl, n, sizeof *pl, by_line);
-    size_t ng = 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i, procs_in = 0;
-        uint64_t ns = 0;
-        for (; j < n && cli_lines_cmp(pl[i].line, pl[j].line) == 0; j++) {
-            procs_in += j == i || pl[j].proc != pl[j - 1].proc;
-            ns += pl[j].line->blocked_ns;
-        }
-        if (procs_in < nprocs)
-            g[ng++] = (struct line_group){i, j - i, ns};
-        i = j;
-    }
-    qsort(g, ng, sizeof *g, by_blocked);
-    if (ng == 0)
+    if (v->npartial == 0)
         fdw_puts(w, "    lines on some ranks only: none (every line syncs on every rank)\n");
     else
-        fdw_printf(w, "    lines on some ranks only (%zu):\n", ng);
+        fdw_printf(w, "    lines on some ranks only (%zu):\n", v->npartial);
     char where[1024];
-    for (size_t i = 0; i < ng && i < RANKS_LINES_MAX; i++) {
-        const struct rep_line *l = pl[g[i].first].line;
+    for (size_t i = 0; i < v->npartial && i < RANKS_LINES_MAX; i++) {
+        const struct ranks_line *g = &v->partial[i];
+        const struct rep_line *l = &v->lines[g->at[0].proc].lines[g->at[0].line];
         cli_line_where(l, where, sizeof where);
         fdw_printf(w, "      %s %s\n", l->api, where);
-        if (g[i].k * 2 <= nprocs) {
-            fdw_printf(w, "        on %zu of %zu:", g[i].k, nprocs);
-            put_ranks_of(w, procs, nprocs, pl, &g[i], true);
+        if (g->k * 2 <= v->nprocs) {
+            fdw_printf(w, "        on %zu of %zu:", g->k, v->nprocs);
+            put_ranks_of(w, v, g, true);
         } else {
-            fdw_printf(w, "        not on %zu of %zu:", nprocs - g[i].k, nprocs);
-            put_ranks_of(w, procs, nprocs, pl, &g[i], false);
+            fdw_printf(w, "        not on %zu of %zu:", v->nprocs - g->k, v->nprocs);
+            put_ranks_of(w, v, g, false);
         }
     }
-    if (ng > RANKS_LINES_MAX)
-        fdw_printf(w, "      +%zu more lines\n", ng - RANKS_LINES_MAX);
-    free(pl);
-    free(g);
-    return 0;
+    if (v->npartial > RANKS_LINES_MAX)
+        fdw_printf(w, "      +%zu more lines\n", v->npartial - RANKS_LINES_MAX);
 }
 
-static void put_no_step(struct fd_writer *w, const struct rep_process *procs, const struct rank_fig *f,
-                        size_t n)
+static void put_no_step(struct fd_writer *w, const struct ranks_view *v)
 {
-    size_t none = 0, named = 0;
-    for (size_t i = 0; i < n; i++)
-        none += f[i].no_step;
-    if (!none)
+    if (!v->nno_step)
         return;
-    fdw_printf(w, "    no step mark (the whole run is one step): %zu:", none);
-    for (size_t i = 0; i < n && named < RANKS_NAMED_MAX; i++) {
-        if (!f[i].no_step)
+    size_t named = 0;
+    fdw_printf(w, "    no step mark (the whole run is one step): %zu:", v->nno_step);
+    for (size_t p = 0; p < v->nprocs && named < RANKS_NAMED_MAX; p++) {
+        if (!v->fig[p].no_step)
             continue;
         fdw_puts(w, named++ ? ", " : " ");
-        put_name(w, procs, f[i].proc);
+        put_name(w, v, p);
     }
-    if (none > named)
-        fdw_printf(w, ", +%zu more", none - named);
+    if (v->nno_step > named)
+        fdw_printf(w, ", +%zu more", v->nno_step - named);
     fdw_putc(w, '\n');
 }
 
-static int render(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
-                  struct rep_lines *lines, struct rank_fig *f)
+static void render(struct fd_writer *w, const struct ranks_view *v)
 {
-    for (size_t p = 0; p < nprocs; p++) {
-        if (report_lines(&procs[p], &lines[p]) != 0)
-            return -1;
-        uint64_t syncs = 0, ns = 0;
-        for (size_t i = 0; i < lines[p].n; i++) {
-            syncs += lines[p].lines[i].count;
-            ns += lines[p].lines[i].blocked_ns;
-        }
-        f[p].proc = p;
-        f[p].syncs_per_step = (double)syncs / lines[p].steps;
-        f[p].share = lines[p].wall_ns > 0 ? 100.0 * (double)ns / lines[p].wall_ns : 0;
-        f[p].no_step = !procs[p].startup_closed;
-    }
-    put_header(w, procs, nprocs);
-    put_no_step(w, procs, f, nprocs);
-    qsort(f, nprocs, sizeof *f, by_syncs);
-    put_spread(w, "syncs/step", procs, f, nprocs, get_syncs, false);
-    qsort(f, nprocs, sizeof *f, by_share);
-    put_spread(w, "blocked share", procs, f, nprocs, get_share, true);
-    put_stragglers(w, procs, f, nprocs);
-    return put_partial_lines(w, procs, nprocs, lines);
+    char header[256];
+    cli_ranks_header(v, header, sizeof header);
+    fdw_printf(w, "\n  %s\n", header);
+    put_no_step(w, v);
+    put_spread(w, v, "syncs/step", false);
+    put_spread(w, v, "blocked share", true);
+    put_stragglers(w, v);
+    put_partial_lines(w, v);
 }
 
 int cli_ranks_render(const struct rep_process *procs, size_t nprocs, int fd)
@@ -316,24 +380,17 @@ int cli_ranks_render(const struct rep_process *procs, size_t nprocs, int fd)
     if (nprocs < 2)
         return 0;
     struct fd_writer *w = malloc(sizeof *w);
-    struct rep_lines *lines = calloc(nprocs, sizeof *lines);
-    struct rank_fig *f = calloc(nprocs, sizeof *f);
+    struct ranks_view v;
     int rc = -1;
-    if (w && lines && f) {
+    if (w && cli_ranks_build(procs, nprocs, NULL, &v) == 0) {
         fdw_init(w, fd);
-        rc = render(w, procs, nprocs, lines, f);
-        int saved = errno;
-        if (fdw_flush(w) != 0)
-            rc = -1;
-        else if (rc != 0)
-            errno = saved;
+        render(w, &v);
+        rc = fdw_flush(w);
     } else {
         errno = ENOMEM;
     }
-    for (size_t p = 0; lines && p < nprocs; p++)
-        report_lines_free(&lines[p]);
-    free(lines);
-    free(f);
+    if (w)
+        cli_ranks_free(&v);
     free(w);
     return rc;
 }

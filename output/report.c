@@ -816,16 +816,24 @@ static bool every_step(const struct rep_process *p)
     return !p->schedule || !*p->schedule || !strcmp(p->schedule, "every step");
 }
 
+void report_process_label(const struct rep_process *p, char *buf, size_t n)
+{
+    if (p->rank >= 0 && p->host && *p->host)
+        snprintf(buf, n, "rank %d pid %d (%s)", p->rank, p->pid, p->host);
+    else if (p->rank >= 0)
+        snprintf(buf, n, "rank %d pid %d", p->rank, p->pid);
+    else
+        snprintf(buf, n, "pid %d", p->pid);
+}
+
 /* The first two lines: who, how many steps the user made and which of them the rates count. */
 static void render_title(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
 {
     paint(w, SGR_BOLD);
+    char who[160];
+    report_process_label(p, who, sizeof who);
     fdw_puts(w, "syncspy: ");
-    if (p->rank >= 0)
-        fdw_printf(w, "rank %d ", p->rank);
-    fdw_printf(w, "pid %d", p->pid);
-    if (p->rank >= 0 && p->host && *p->host)
-        fdw_printf(w, " (%s)", p->host);
+    fdw_puts(w, who);
     fdw_puts(w, ": ");
     bool marked = steps_marked(p);
     uint64_t marks = step_marks(p);

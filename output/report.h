@@ -123,6 +123,9 @@ bool report_steps_note(const struct rep_process *p, char *buf, size_t n);
 
 /* Numbers as the report shows them: a duration ("412 us", "4.10 ms"), a rate ("0.18", "41.3"). */
 void report_format_ns(char *buf, size_t n, double ns);
+/* A process as the report's title names it: "rank 3 pid 1234 (node-a)", "rank 3 pid 1234",
+ * "pid 1234". */
+void report_process_label(const struct rep_process *p, char *buf, size_t n);
 void report_format_rate(char *buf, size_t n, double v);
 
 /* A function name as the report shows it: a C++ name without its parameter list, cut to 80

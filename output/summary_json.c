@@ -6,6 +6,7 @@
 #include "output/summary_json.h"
 #include "output/fd_writer.h"
 #include "output/hints.h"
+#include "output/identity_json.h"
 #include "output/io.h"
 #include "output/backward.h"
 #include "output/report.h"
@@ -173,36 +174,6 @@ static void write_site(struct fd_writer *w, const struct rep_site *s, const stru
     fdw_puts(w, "]}");
 }
 
-/* A number, or null when not known (below lo). */
-static void put_int_or_null(struct fd_writer *w, const char *key, int v, int lo)
-{
-    fdw_puts(w, key);
-    if (v >= lo)
-        fdw_u64(w, (uint64_t)v);
-    else
-        fdw_puts(w, "null");
-}
-
-static void put_string_or_null(struct fd_writer *w, const char *key, const char *v)
-{
-    fdw_puts(w, key);
-    if (v && *v)
-        fdw_json_string(w, v);
-    else
-        fdw_puts(w, "null");
-}
-
-/* The process's place in its job (agent/identity.h), each null when not known. */
-static void write_identity(struct fd_writer *w, const struct rep_process *p)
-{
-    put_int_or_null(w, ", \"local_rank\": ", p->local_rank, 0);
-    put_int_or_null(w, ", \"world_size\": ", p->world_size, 1);
-    put_int_or_null(w, ", \"node\": ", p->node, 0);
-    put_string_or_null(w, ",\n \"host\": ", p->host);
-    put_string_or_null(w, ", \"job_id\": ", p->job_id);
-    put_string_or_null(w, ", \"launcher\": ", p->launcher);
-}
-
 int summary_write_json(const struct rep_process *p, int fd)
 {
     struct fd_writer w; /* 8 KiB of stack; no heap inside the target process */
@@ -216,7 +187,7 @@ int summary_write_json(const struct rep_process *p, int fd)
         fdw_u64(&w, (uint64_t)p->rank);
     else
         fdw_puts(&w, "null");
-    write_identity(&w, p);
+    identity_write_json(&w, p);
     fdw_puts(&w, ",\n \"schedule\": ");
     fdw_json_string(&w, p->schedule);
     put_u64_field(&w, ", \"steps_seen\": ", p->steps_seen);

@@ -11,6 +11,7 @@
   const COLORS = ["#2f6fdf", "#f79009", "#12b76a", "#e04f5f", "#7a5af8", "#0ba5ec", "#ee46bc", "#84a33c"];
   const OTHER = "#98a2b3", IDLE = "#e4e7ec";
   const ROWS_SHOWN = 300, BARS_MAX = 1200;
+  const FLAME_PROCS = 16; // a merged flame graph has one root per process up to this many
 
   // ---- helpers ---------------------------------------------------------------------------
   function el(tag, attrs, ...kids) {
@@ -238,25 +239,113 @@
     return d;
   }
 
+  // ---- the report's per-rank section (cli/ranks.c), as the CLI computed it --------------------
+  // a rank's name, a link that shows that process alone
+  function rankLink(run, i, onPick, extra) {
+    return el("a", { href: "#", class: "rank", "data-proc": i, text: run.procs[i].name + (extra || ""),
+      onclick: (e) => { e.preventDefault(); onPick(i); } });
+  }
+  // names of processes, the first `shown` and a "+N more" that shows the rest
+  function rankList(run, procs, onPick, shown, extra) {
+    const span = el("span", { class: "ranklist" });
+    const put = (from, to) => { for (let k = from; k < to; k++) { if (k) span.append(", "); span.append(rankLink(run, procs[k], onPick, extra ? extra(procs[k]) : "")); } };
+    put(0, Math.min(shown, procs.length));
+    if (procs.length > shown) {
+      const more = el("a", { href: "#", class: "more-ranks", text: `, +${procs.length - shown} more`,
+        onclick: (e) => { e.preventDefault(); more.remove(); put(shown, procs.length); } });
+      span.append(more);
+    }
+    return span;
+  }
+
+  const NAMED = 8, PARTIAL_SHOWN = 10;
+  function ranksCard(run, state, onPick) {
+    const R = run.ranks, n = run.procs.length;
+    const c = card("Ranks", "the report's per-rank section; click a rank to show it alone");
+    c.id = state.id + "-ranks";
+    c.append(el("div", { class: "rank-header", text: R.header }));
+    const t = el("table", { class: "rankfig" }, el("tr", {}, el("th", { class: "l" }), el("th", { text: "min" }), el("th", { text: "median" }), el("th", { text: "max" })));
+    for (const [key, title] of [["syncs", "syncs/step"], ["share", "blocked share"]]) {
+      const f = R[key];
+      t.append(el("tr", { "data-fig": key }, el("th", { class: "l", text: title }),
+        el("td", { class: "min" }, f.min_text + " (", rankLink(run, f.min, onPick), ")"),
+        el("td", { class: "median", text: f.median_text }),
+        el("td", { class: "max" }, f.max_text + " (", rankLink(run, f.max, onPick), ")")));
+    }
+    const row = (cls, label, ...kids) => el("div", { class: "rank-row " + cls }, el("b", { text: label }), ...kids);
+    if (R.no_step.length) c.append(row("no-step", `no step mark (the whole run is one step): ${R.no_step.length}: `, rankList(run, R.no_step, onPick, NAMED)));
+    c.append(t);
+    c.append(row("waits-most", "waits most: ", rankList(run, R.waits_most, onPick, NAMED, (i) => " " + run.procs[i].rank_share_text)));
+    c.append(R.stragglers.length ? row("stragglers", "stragglers: ", rankList(run, R.stragglers, onPick, NAMED), " " + R.rule)
+      : row("stragglers", "stragglers: ", "none " + R.rule));
+    const pl = el("div", { class: "rank-row partial" }, el("b", { text: R.partial.length ? `lines on some ranks only (${R.partial.length}):` : "lines on some ranks only: " }));
+    if (!R.partial.length) pl.append("none (every line syncs on every rank)");
+    const list = el("div", { class: "partial-lines" });
+    const putLines = (from, to) => R.partial.slice(from, to).forEach((g) => {
+      const l = run.lines[g.line];
+      list.append(el("div", { class: "partial-line", "data-line": g.line },
+        el("code", { text: l.api + " " + l.where }),
+        el("div", { class: "on" }, g.on ? `on ${g.k} of ${n}: ` : `not on ${n - g.k} of ${n}: `, rankList(run, g.procs, onPick, NAMED))));
+    });
+    putLines(0, PARTIAL_SHOWN);
+    if (R.partial.length > PARTIAL_SHOWN) {
+      const b = el("button", { text: `show ${R.partial.length - PARTIAL_SHOWN} more lines`, onclick: () => { b.remove(); putLines(PARTIAL_SHOWN, R.partial.length); } });
+      list.append(b);
+    }
+    pl.append(list);
+    c.append(pl);
+    const mark = () => c.querySelectorAll("a.rank").forEach((a) => a.classList.toggle("sel", Number(a.dataset.proc) === state.proc));
+    mark.part = "ranks";
+    state.redraw.push(mark);
+    return c;
+  }
+
   // ---- which processes wait more ---------------------------------------------------------------
+  const PROCS_SHOWN = 32;
   function spreadCard(run, state, onPick) {
-    const c = card("Processes", "blocked time and syncs per training step of each process; click one to show it alone");
-    const t = el("table", { class: "spread" });
-    t.append(el("tr", {}, el("th", { class: "l", text: "process" }), el("th", { text: "steps" }), el("th", { text: "step (mean)" }),
-      el("th", { text: "blocked/step" }), el("th", { text: "" }), el("th", { text: "syncs/step" })));
+    const ranked = !!run.ranks;
+    const c = card("Processes", "blocked time and syncs per training step of each process; click one to show it alone" + (ranked ? ", a column to sort" : ""));
+    const t = el("table", { class: "spread", id: state.id + "-procs" });
+    const cols = [["proc", "process", (p, i) => i], ["steps", "steps", (p) => p.training_steps], ["step", "step (mean)", (p) => p.wall_ns / (p.training_steps || 1)],
+      ["blocked", "blocked/step", (p) => p.blocked_ns / (p.training_steps || 1)]];
+    if (ranked) cols.push(["share", "blocked share", (p) => p.rank_share]);
+    cols.push(["syncs", "syncs/step", (p) => p.syncs / (p.training_steps || 1)]);
+    let sortBy = "proc", desc = false, shown = PROCS_SHOWN;
+    const head = el("tr");
+    cols.forEach(([k, title], j) => {
+      head.append(el("th", { class: j ? "" : "l", "data-sort": k, text: title, onclick: () => { desc = sortBy === k ? !desc : k !== "proc"; sortBy = k; render(); } }));
+      if (k === "blocked") head.append(el("th", { text: "" }));
+    });
+    const tbody = el("tbody"), more = el("div", { class: "more" });
+    t.append(el("thead", {}, head), tbody);
     let max = 0;
     for (const p of run.procs) max = Math.max(max, p.blocked_ns / (p.training_steps || 1));
-    run.procs.forEach((p, i) => {
-      const b = p.blocked_ns / (p.training_steps || 1);
-      const tr = el("tr", { "data-proc": i, onclick: () => onPick(state.proc === i ? -1 : i) },
-        el("td", { class: "l", text: p.label }), el("td", { text: String(p.training_steps) }),
-        el("td", { text: fmtNs(p.wall_ns / (p.training_steps || 1)) }), el("td", { text: fmtNs(b) }),
-        el("td", { class: "l" }, el("span", { class: "bar", style: `width:${Math.round((160 * b) / (max || 1))}px` })),
-        el("td", { text: fmtRate(p.syncs / (p.training_steps || 1)) }));
-      t.append(tr);
-    });
-    state.redraw.push(() => t.querySelectorAll("tr[data-proc]").forEach((tr) => tr.classList.toggle("sel", Number(tr.dataset.proc) === state.proc)));
-    c.append(t);
+    function render() {
+      const get = cols.find((x) => x[0] === sortBy)[2];
+      const order = run.procs.map((p, i) => i);
+      order.sort((a, b) => (desc ? -1 : 1) * (get(run.procs[a], a) - get(run.procs[b], b)) || a - b);
+      tbody.textContent = "";
+      for (const i of order.slice(0, shown)) {
+        const p = run.procs[i], b = p.blocked_ns / (p.training_steps || 1);
+        const name = el("td", { class: "l", text: p.label });
+        if (p.straggler) name.append(el("span", { class: "kind straggler", text: "straggler" }));
+        if (p.no_step) name.append(el("span", { class: "kind", text: "no step mark" }));
+        const tr = el("tr", { "data-proc": i, class: state.proc === i ? "sel" : "", onclick: () => onPick(state.proc === i ? -1 : i) },
+          name, el("td", { text: String(p.training_steps) }),
+          el("td", { text: fmtNs(p.wall_ns / (p.training_steps || 1)) }), el("td", { text: fmtNs(b) }),
+          el("td", { class: "l" }, el("span", { class: "bar", style: `width:${Math.round((160 * b) / (max || 1))}px` })));
+        if (ranked) tr.append(el("td", { text: p.rank_share_text }));
+        tr.append(el("td", { text: ranked ? p.rank_syncs_text : fmtRate(p.syncs / (p.training_steps || 1)) }));
+        tbody.append(tr);
+      }
+      more.textContent = "";
+      if (order.length > shown) more.append(el("button", { text: `show ${Math.min(PROCS_SHOWN * 4, order.length - shown)} more of ${order.length - shown}`, onclick: () => { shown += PROCS_SHOWN * 4; render(); } }));
+      // the selected process stays in sight
+      if (state.proc >= 0 && order.indexOf(state.proc) >= shown) tbody.prepend(el("tr", { class: "sel", "data-proc": state.proc }, el("td", { class: "l", text: run.procs[state.proc].label + " (selected)" })));
+    }
+    render.part = "procs";
+    state.redraw.push(render);
+    c.append(t, more);
     return c;
   }
 
@@ -467,7 +556,7 @@
         let node = root;
         node.ns += ns;
         const path = [];
-        if (run.procs.length > 1 && state.proc < 0) path.push(run.procs[s[0]].label);
+        if (run.procs.length > 1 && run.procs.length <= FLAME_PROCS && state.proc < 0) path.push(run.procs[s[0]].label);
         const fr = s[5];
         let own = fr.length;
         for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
@@ -548,6 +637,12 @@
       body.textContent = "";
       const pi = state.proc >= 0 ? state.proc : run.procs.findIndex((p) => p.timeline);
       const p = run.procs[pi];
+      if (p && p.traced && !p.timeline && run.ranks) {
+        const have = run.procs.map((q, i) => i).filter((i) => run.procs[i].timeline);
+        body.append(el("div", { class: "empty" }, `${p.name}: its timeline is not in the page; it carries ${have.length} of ${run.procs.length} processes' timelines ` +
+          "(the first, the least and the median blocked, the most blocked): ", rankList(run, have, state.pick, have.length)));
+        return;
+      }
       if (!p || !p.timeline || !p.timeline.steps.length) {
         body.append(el("div", { class: "empty", text: "no timeline: the page was made from summary.json (a trace.bin holds each sync's time)" }));
         return;
@@ -621,12 +716,14 @@
     hc.append(full);
     frag.append(hc);
     const pickProc = (i) => { state.proc = i; if (sel) sel.value = i; state.redraw.forEach((f) => f()); };
+    state.pick = pickProc;
     let sel = null;
     if (run.procs.length > 1) {
       sel = el("select", { id: id + "-proc" }, el("option", { value: -1, text: `all ${run.procs.length} processes, merged` }),
         ...run.procs.map((p, i) => el("option", { value: i, text: p.label })));
       sel.addEventListener("change", () => pickProc(Number(sel.value)));
       hc.append(el("div", { class: "controls", style: "margin-top:10px" }, el("label", { text: "show:" }), sel));
+      if (run.ranks) frag.append(ranksCard(run, state, pickProc));
       frag.append(spreadCard(run, state, pickProc));
     }
     frag.append(chartCard(run, state));

@@ -108,6 +108,40 @@ def probe_report(d, out):
     out["procs"] = len(d.find_elements(By.CSS_SELECTOR, "#run-proc option"))
 
 
+def probe_ranks(d, out):
+    """The per-rank card (#run-ranks) as shown, then a click on the first straggler's name (or
+    the most blocked rank's): what the page then shows of that process alone."""
+    card = d.find_elements(By.CSS_SELECTOR, "#run-ranks")
+    if not card:
+        return
+    out["ranks"] = d.execute_script("""
+        const c = document.querySelector('#run-ranks');
+        const row = (cls) => { const r = c.querySelector('.rank-row.' + cls); return r ? {text: r.innerText,
+            procs: [...r.querySelectorAll('a.rank')].map(a => Number(a.dataset.proc))} : null; };
+        const fig = (k) => { const r = c.querySelector('tr[data-fig=' + k + ']'); return {
+            min: r.querySelector('td.min').innerText, median: r.querySelector('td.median').innerText,
+            max: r.querySelector('td.max').innerText,
+            procs: [...r.querySelectorAll('a.rank')].map(a => Number(a.dataset.proc))}; };
+        return {header: c.querySelector('.rank-header').innerText, syncs: fig('syncs'), share: fig('share'),
+            waits_most: row('waits-most'), stragglers: row('stragglers'), no_step: row('no-step'),
+            partial_title: c.querySelector('.rank-row.partial > b').innerText,
+            partial: [...c.querySelectorAll('.partial-line')].map(l => ({line: Number(l.dataset.line),
+                where: l.querySelector('code').innerText, on: l.querySelector('.on').innerText,
+                procs: [...l.querySelectorAll('a.rank')].map(a => Number(a.dataset.proc))})),
+            procs: [...document.querySelectorAll('#run-procs tbody tr[data-proc]')].map(tr => ({
+                proc: Number(tr.dataset.proc), cells: [...tr.children].map(td => td.innerText)}))};""")
+    links = d.find_elements(By.CSS_SELECTOR, "#run-ranks .rank-row.stragglers a.rank") or \
+        d.find_elements(By.CSS_SELECTOR, "#run-ranks .rank-row.waits-most a.rank")
+    if links:
+        links[0].click()
+        out["ranks_picked"] = d.execute_script("""return {proc: Number(document.querySelector('#run-proc').value),
+            selected_rows: [...document.querySelectorAll('#run-procs tr.sel')].map(tr => Number(tr.dataset.proc)),
+            selected_links: [...document.querySelectorAll('#run-ranks a.rank.sel')].map(a => a.innerText),
+            bars: document.querySelectorAll('#run-chart g.bar').length,
+            timeline: (document.querySelector('#run-timeline').innerText || '').slice(0, 300),
+            controls: (document.querySelector('#run-step') ? document.querySelector('#run-step').parentElement.innerText : '')};""")
+
+
 def probe_diff(d, out):
     out["diff_header"] = text(d, "#diff-header")
     out["diff_counts"] = [e.text for e in d.find_elements(By.CSS_SELECTOR, "#diff-counts .change")]
@@ -123,6 +157,7 @@ def main():
     ap.add_argument("--height", type=int, default=1000)
     ap.add_argument("--open-first", action="store_true", help="open the first row before the screenshot")
     ap.add_argument("--full", action="store_true", help="the screenshot holds the whole page")
+    ap.add_argument("--at", help="the screenshot starts at this element (a CSS selector)")
     ap.add_argument("--load-only", action="store_true", help="only load it (a timing)")
     ap.add_argument("--timeout", type=float, default=120)
     a = ap.parse_args()
@@ -135,7 +170,11 @@ def main():
         out["timings"] = d.execute_script("return window.syncspyTimings || null")
         if out["load_ms"] is not None and not a.load_only:
             (probe_diff if a.diff else probe_report)(d, out)
+            if not a.diff:
+                probe_ranks(d, out)
         if a.screenshot:
+            if a.at:
+                d.execute_script("const e = document.querySelector(arguments[0]); if (e) window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY - 8);", a.at)
             if a.open_first:
                 d.execute_script("window.scrollTo(0,0); const r = document.querySelector('#run-sites tr.row'); if (r) r.click();")
             if a.full:

@@ -2,8 +2,9 @@
 independent writer of the format): a SYNCSPY_OUT root of two ranks, merged by default with a
 rank selector and the per-rank spread, opened in Debian's chromium (headless, through
 tests/browser/probe.py): no console message, no request but the page; the merged rows are the
-report's merged lines; the timeline shows a step's syncs and launches. And the command's bad
-input: exit 2 and one clear line."""
+report's merged lines; the timeline shows a step's syncs and launches. The per-rank card over
+four real ranks (tests/progs/rank_work.c): the text report's per-rank section, the straggler,
+the rank with no step. And the command's bad input: exit 2 and one clear line."""
 import json
 import os
 import re
@@ -99,6 +100,108 @@ class Ranks(unittest.TestCase):
         site = run_["sites"][line["site"]]
         names = [d["strings"][d["frames"][5 * f]] for f in site[5]]
         self.assertEqual(names, ["at::_ops::nonzero::call", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
+
+
+class RankPage(unittest.TestCase):
+    """The per-rank card over a root of four real ranks (tests/progs/rank_work.c under the agent,
+    RANK set): rank 2 waits for 10 ms kernels where the others wait 2 ms (the straggler), rank 1
+    also copies at fetch_copy (a line on one rank only), rank 3 never marks a step. Its figures
+    are the text report's per-rank section's, and each rank's row summary.json's."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-ranks-")
+        cls.root = os.path.join(cls.tmp, "out")
+        for rank, args in ((0, ()), (1, ("copy",)), (2, ()), (3, ("nostep",))):
+            kernel_ms = "10" if rank == 2 else "2"
+            p = util.run([util.prog("rank_work"), "8", "2", kernel_ms, *args],
+                         env={"SYNCSPY_OUT": cls.root, "SYNCSPY_REPORT": "off", "RANK": str(rank), "WORLD_SIZE": "4",
+                              "SLURM_JOB_ID": "991"})
+            assert p.returncode == 0, p.stderr
+        cls.folders = sorted(os.listdir(cls.root))
+        cls.page = os.path.join(cls.tmp, "ranks.html")
+        p = run("html", cls.root, "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.shot = os.path.join(cls.tmp, "ranks.png")
+        cls.seen = util.browse(cls.page, "--screenshot", cls.shot, "--at", "#run-ranks")
+        rep = run("report", cls.root)
+        assert rep.returncode == 0, rep.stderr
+        cls.report = rep.stdout
+        cls.text = util.rank_section(rep.stdout)
+
+    @classmethod
+    def tearDownClass(cls):
+        if os.environ.get("SYNCSPY_KEEP_SHOT"):  # the picture docs/ shows: SYNCSPY_KEEP_SHOT=PATH
+            shutil.copy(cls.shot, os.environ["SYNCSPY_KEEP_SHOT"])
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_clean_and_offline(self):
+        self.assertEqual(self.seen["console"], [])
+        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+        self.assertEqual([f.split("-")[0] for f in self.folders], ["rank0", "rank1", "rank2", "rank3"])
+        self.assertTrue(os.path.getsize(self.shot) > 10000)
+
+    def test_figures_are_the_text_sections(self):
+        r, t = self.seen["ranks"], self.text
+        self.assertEqual(r["header"], t["header"])
+        self.assertIn("per rank: 4 processes on 1 host, job 991", r["header"])
+        for key in ("syncs", "share"):
+            self.assertEqual({k: r[key][k] for k in ("min", "median", "max")}, t[key])
+        self.assertEqual(r["waits_most"]["text"], t["waits_most"])
+        self.assertEqual(r["stragglers"]["text"], t["stragglers"])
+        self.assertEqual(r["no_step"]["text"], t["no_step"])
+        self.assertEqual([(p["where"], p["on"]) for p in r["partial"]], t["partial"])
+        self.assertEqual(r["partial_title"], t["lines"][[i for i, l in enumerate(t["lines"])
+                                                          if "lines on some ranks only" in l][0]].strip())
+        # the page's whole text report ends with the same section
+        self.assertTrue(page_data(self.page)["runs"][0]["report"].endswith("\n".join(t["lines"]) + "\n"))
+
+    def test_the_straggler_and_the_rank_with_no_step(self):
+        r = self.seen["ranks"]
+        self.assertEqual(r["stragglers"]["procs"], [2])  # its kernels take 10 ms, the others' 2
+        self.assertRegex(r["stragglers"]["text"], r"^stragglers: rank 2 on \S+ \(blocked share 1\.5x")
+        self.assertEqual(r["waits_most"]["procs"][0], 2)
+        self.assertEqual(r["share"]["procs"][1], 2)  # the max
+        self.assertEqual(r["no_step"]["procs"], [3])
+        self.assertRegex(r["no_step"]["text"], r"^no step mark \(the whole run is one step\): 1: rank 3 on ")
+        copy = [p for p in r["partial"] if "fetch_copy" in p["where"]]
+        self.assertEqual(len(copy), 1)
+        self.assertEqual(copy[0]["procs"], [1])
+        self.assertTrue(copy[0]["where"].startswith("cudaMemcpy at fetch_copy  "), copy[0]["where"])
+        self.assertRegex(copy[0]["on"], r"^on 1 of 4: rank 1 on ")
+        rows = {p["proc"]: p["cells"] for p in r["procs"]}
+        self.assertIn("straggler", rows[2][0])
+        self.assertIn("no step mark", rows[3][0])
+        self.assertEqual(sum("straggler" in c[0] for c in rows.values()), 1)
+
+    def test_each_row_is_summary_json(self):
+        rows = {p["proc"]: p["cells"] for p in self.seen["ranks"]["procs"]}
+        for i, folder in enumerate(self.folders):
+            with self.subTest(folder=folder):
+                with open(os.path.join(self.root, folder, "summary.json")) as f:
+                    s = json.load(f)
+                if i == 3:  # no step mark: the whole run is one step
+                    training = s["steps"]
+                    syncs, wall, blocked = s["syncs"], s["wall_ns"], s["blocked_ns"]
+                else:
+                    training = [x for x in s["steps"] if not x.get("startup") and not x.get("partial")]
+                    syncs = sum(x["syncs"] for x in training)
+                    wall = sum(x["wall_ns"] for x in training)
+                    blocked = sum(x["blocked_ns"] for x in training)
+                cells = rows[i]
+                self.assertTrue(cells[0].startswith(f"rank {i} pid {s['pid']}"), cells[0])
+                self.assertEqual(cells[1], str(1 if i == 3 else len(training)))
+                self.assertEqual(cells[5], f"{100 * blocked / wall:.1f}%")
+                n = 1 if i == 3 else len(training)
+                self.assertEqual(float(cells[6]), round(syncs / n, 2 if syncs / n < 9.995 else 1))
+
+    def test_a_rank_link_shows_that_process(self):
+        p = self.seen["ranks_picked"]
+        self.assertEqual(p["proc"], 2)  # the selector shows the straggler alone
+        self.assertEqual(p["selected_rows"], [2])
+        self.assertTrue(p["selected_links"] and all(x.startswith("rank 2 on ") for x in p["selected_links"]))
+        self.assertEqual(p["bars"], 7)  # its 7 training steps
+        self.assertTrue(p["controls"].startswith("rank 2 pid "), p["controls"])
 
 
 class BadInput(unittest.TestCase):

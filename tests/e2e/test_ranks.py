@@ -152,6 +152,48 @@ class LauncherTest(unittest.TestCase):
         self.assertIn("  per rank: 2 processes on 2 hosts", rep.stdout)
         self.assertIn("(rank 1 on node-b.cluster)", rep.stdout)
 
+    def test_check_json_names_each_process_in_its_job(self):
+        """Three Slurm ranks on two "nodes" (their own host names): rank 2 syncs 3 times a step,
+        the others once; `check --json` carries each process's identity as summary.json does,
+        and names the rank over budget with its host, as the text does."""
+        for r, host, syncs in ((0, "node-a", "1"), (1, "node-a", "1"), (2, "node-b", "3")):
+            env = {"SLURM_JOB_ID": "5151", "SLURM_NTASKS": "3", "SLURM_PROCID": str(r), "SLURM_LOCALID": str(r % 2),
+                   "SLURM_NODEID": str(r // 2)}
+            p = util.run(["unshare", "--uts", "sh", "-c", f'hostname {host} && exec "$0" "$@"',
+                          util.prog("rank_work"), "4", syncs, "1"],
+                         env={"SYNCSPY_OUT": self.root, "SYNCSPY_REPORT": "off", **env})
+            self.assertEqual(p.returncode, 0, p.stderr)
+        docs = self.docs()
+        self.assertEqual(len(docs), 3, docs.keys())
+        chk = cli("check", "--json", "--max-syncs-per-step", "2", self.root)
+        self.assertEqual(chk.returncode, 1, chk.stderr)
+        out = json.loads(chk.stdout)
+        fields = ("pid", "rank", "local_rank", "world_size", "node", "host", "job_id", "launcher")
+        got = [{k: p[k] for k in fields} for p in out["processes"]]
+        self.assertEqual(got, [{k: d[k] for k in fields} for d in docs.values()])
+        self.assertEqual([(g["rank"], g["local_rank"], g["world_size"], g["node"], g["host"], g["job_id"])
+                          for g in got], [(0, 0, 3, 0, "node-a", "5151"), (1, 1, 3, 0, "node-a", "5151"),
+                                          (2, 0, 3, 1, "node-b", "5151")])
+        self.assertEqual([p["ok"] for p in out["processes"]], [True, True, False])
+        self.assertEqual(out["over_budget"], [{"name": "rank 2 on node-b", "pid": got[2]["pid"], "rank": 2,
+                                               "host": "node-b"}])
+        self.assertFalse(out["ok"])
+        text = cli("check", "--max-syncs-per-step", "2", self.root).stdout
+        self.assertIn(f"syncspy check: rank 2 pid {got[2]['pid']} (node-b): over budget: 3.00 syncs/step", text)
+        self.assertIn(f"syncspy check: rank 0 pid {got[0]['pid']} (node-a): within budget", text)
+        self.assertIn("syncspy check: 1 of 3 processes over budget (--max-syncs-per-step 2): rank 2 on node-b\n", text)
+        # a process with no rank: nulls, named by its pid
+        shutil.rmtree(self.root)
+        p = util.run([util.prog("rank_work"), "2", "3", "1"], env={"SYNCSPY_OUT": self.root, "SYNCSPY_REPORT": "off"})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(cli("check", "--json", "--max-syncs-per-step", "2", self.root).stdout)
+        [proc] = out["processes"]
+        self.assertEqual({k: proc[k] for k in fields[1:]}, {"rank": None, "local_rank": None, "world_size": None,
+                                                            "node": None, "host": socket.gethostname(),
+                                                            "job_id": None, "launcher": None})
+        self.assertEqual(out["over_budget"], [{"name": f"pid {proc['pid']}", "pid": proc["pid"], "rank": None,
+                                               "host": socket.gethostname()}])
+
     def test_colliding_pids_on_one_shared_folder_stay_apart(self):
         """Processes in pid namespaces of their own (containers, nodes) all run as pid 1: each
         makes a folder of its own (.2, .3, ...), every one read by the report."""

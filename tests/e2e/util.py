@@ -3,6 +3,7 @@ what it left: the report text, summary.json, the exit status."""
 import glob
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -284,3 +285,22 @@ def browse(page, *args, timeout=300):
                        timeout=timeout)
     assert p.returncode == 0, f"tests/browser/probe.py {page} failed ({p.returncode}):\n{p.stderr[-3000:]}"
     return json.loads(p.stdout)
+
+
+def rank_section(report_text):
+    """The per-rank section of `syncspy report ROOT` as {"header", "no_step", "syncs", "share",
+    "waits_most", "stragglers", "partial": [(where, on)], "lines"}."""
+    sec = report_text[report_text.index("\n  per rank:") + 1:]
+    lines = sec.rstrip("\n").split("\n")
+    out = {"header": lines[0].strip(), "lines": lines, "partial": []}
+    for i, l in enumerate(lines):
+        m = re.match(r"    (syncs/step|blocked share)\s+min (\S+ \(.*?\))  median (\S+)  max (\S+ \(.*?\))$", l)
+        if m:
+            out["syncs" if m[1] == "syncs/step" else "share"] = {"min": m[2], "median": m[3], "max": m[4]}
+        for key, head in (("no_step", "    no step mark"), ("waits_most", "    waits most:"),
+                          ("stragglers", "    stragglers:")):
+            if l.startswith(head):
+                out[key] = re.sub(r"\s+", " ", l.strip())
+        if re.match(r"      \S", l) and not l.startswith("      +"):
+            out["partial"].append((l.strip(), lines[i + 1].strip()))
+    return out

@@ -7,6 +7,8 @@ import glob
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -136,6 +138,62 @@ class DemoPage(unittest.TestCase):
         text = harness.cli("diff", self.dir, fixed).stdout
         self.assertIn("5 gone", text)
         self.assertEqual(seen["diff_header"], header_of(text))
+
+
+    def test_per_rank_card_of_eight_ranks(self):
+        """Eight ranks synthesized by bench/synth_ranks.py from the two real runs: seven of the
+        --fixed run, rank 3 of the demo (it syncs at 5 lines more and waits most: the straggler,
+        those lines on 1 of 8). The card's figures are the text report's per-rank section's, each
+        rank's row its summary.json's."""
+        root, other = os.path.join(self.tmp, "ranks"), os.path.join(self.tmp, "ranks-demo")
+        fixed = glob.glob(os.path.join(self.fixed, "pid*"))[0]
+        synth = os.path.join(harness.ROOT, "bench", "synth_ranks.py")
+        for src, out in ((fixed, root), (self.dir, other)):
+            p = subprocess.run([sys.executable, synth, src, out, "8"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        [slow] = [d for d in os.listdir(root) if d.startswith("rank3-")]
+        shutil.rmtree(os.path.join(root, slow))
+        shutil.copytree(os.path.join(other, slow), os.path.join(root, slow))
+        page = os.path.join(self.tmp, "ranks.html")
+        p = harness.cli("html", root, "-o", page)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        shot = os.path.join(self.tmp, "ranks.png")
+        seen = util.browse(page, "--screenshot", shot, "--at", "#run-ranks")
+        if os.environ.get("SYNCSPY_KEEP_SHOT"):  # the picture docs/ shows: SYNCSPY_KEEP_SHOT=PATH
+            shutil.copy(shot, os.environ["SYNCSPY_KEEP_SHOT"])
+        self.assertEqual(seen["console"], [])
+        self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
+        rep = harness.cli("report", root)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        t, r = util.rank_section(rep.stdout), seen["ranks"]
+        self.assertEqual(r["header"], t["header"])
+        self.assertIn("per rank: 8 processes on 1 host, job 4242", r["header"])
+        for key in ("syncs", "share"):
+            self.assertEqual({k: r[key][k] for k in ("min", "median", "max")}, t[key])
+        for key in ("waits_most", "stragglers"):
+            self.assertEqual(r[key]["text"], t[key])
+        self.assertEqual(r["stragglers"]["procs"], [3])
+        self.assertTrue(t["stragglers"].startswith("stragglers: rank 3 on node0000 (blocked share"), t["stragglers"])
+        self.assertEqual(r["share"]["procs"][1], 3)
+        self.assertEqual([(x["where"], x["on"]) for x in r["partial"]], t["partial"][:len(r["partial"])])
+        self.assertEqual(len(r["partial"]), 5)  # the 5 lines --fixed removes
+        for x in r["partial"]:
+            self.assertEqual((x["on"], x["procs"]), ("on 1 of 8: rank 3 on node0000", [3]))
+        self.assertIsNone(r["no_step"])  # every rank marked its steps
+        rows = {x["proc"]: x["cells"] for x in r["procs"]}
+        for i, folder in enumerate(sorted(os.listdir(root), key=lambda d: int(d[4:].split("-")[0]))):
+            with open(os.path.join(root, folder, "summary.json")) as f:
+                s = json.load(f)
+            training = [x for x in s["steps"] if not x.get("startup") and not x.get("partial")]
+            cells = rows[i]
+            self.assertTrue(cells[0].startswith(f"rank {i} pid {s['pid']}"), cells[0])
+            self.assertEqual(("straggler" in cells[0]), i == 3)
+            self.assertEqual(cells[1], str(len(training)))
+            share = 100 * sum(x["blocked_ns"] for x in training) / sum(x["wall_ns"] for x in training)
+            self.assertEqual(cells[5], f"{share:.1f}%")
+            self.assertAlmostEqual(float(cells[6]), sum(x["syncs"] for x in training) / len(training), places=2)
+        self.assertEqual(seen["ranks_picked"]["proc"], 3)  # its name shows it alone
+        self.assertEqual(seen["ranks_picked"]["selected_rows"], [3])
 
 
 if __name__ == "__main__":
