@@ -10,6 +10,7 @@
 
 #include "agent/phase.h"
 #include "cli/trace_read.h"
+#include "output/trace_format.h"
 #include "output/report.h"
 
 struct top_key { /* one (thread, api, stack) of the sync records */
@@ -202,6 +203,20 @@ static void on_step(void *ctx, const struct trace_step_event *e)
     }
 }
 
+/* Folded steps (a long run past half its SYNCSPY_TRACE_MB): in the since-start figures; the
+ * window, made of listed steps, has none of them. */
+static void on_run(void *ctx, const struct trace_step_run *r)
+{
+    struct top_feed *f = ctx;
+    f->startup_closed = true;
+    f->active += r->active;
+    f->wall_ns += r->wall_ns;
+    f->syncs += r->syncs;
+    f->blocked_ns += r->blocked_ns;
+    f->launches += r->launches;
+    f->training_steps += r->active;
+}
+
 static void on_sync(void *ctx, const struct trace_sync_event *e)
 {
     struct top_feed *f = ctx;
@@ -238,7 +253,7 @@ struct top_feed *top_feed_open(const char *path, char *err, size_t errlen)
     }
     f->steps = (struct ring){.elem = sizeof(struct top_step), .max = TOP_FEED_STEPS};
     f->events = (struct ring){.elem = sizeof(struct top_event), .max = TOP_FEED_EVENTS};
-    struct trace_follow_sink sink = {.ctx = f, .step = on_step, .sync = on_sync};
+    struct trace_follow_sink sink = {.ctx = f, .step = on_step, .sync = on_sync, .run = on_run};
     if (!(f->follow = trace_follow_open(path, &sink, err, errlen))) {
         free(f);
         return NULL;

@@ -598,6 +598,11 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
                        (unsigned long long)t.syncs_min, (unsigned long long)t.syncs_max);
     if (sat_add(t.last_step, 1) > r->steps_seen)
         r->steps_seen = sat_add(t.last_step, 1);
+    if (r->sink) {
+        if (r->sink->run)
+            r->sink->run(r->sink->ctx, &t);
+        return true;
+    }
     r->extra_records = sat_add(r->extra_records, t.steps);
     r->extra_active = sat_add(r->extra_active, t.active);
     r->extra_syncs = sat_add(r->extra_syncs, t.syncs);

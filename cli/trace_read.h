@@ -103,10 +103,13 @@ void trace_free(struct rep_process *out, struct trace_events *events);
  * tail), so a long run's file is read once in all. Its STEP and SYNC records go to the sink, in
  * file order, and are not kept (memory stays that of the strings, stacks, sites and threads);
  * each e->api and e->frames lives as long as the trace_follow. */
+struct trace_step_run; /* output/trace_format.h */
 struct trace_follow_sink {
     void *ctx;
     void (*step)(void *ctx, const struct trace_step_event *e);
     void (*sync)(void *ctx, const struct trace_sync_event *e);
+    /* 1.4: steps folded past half the bound (their sums; no step of them is listed) */
+    void (*run)(void *ctx, const struct trace_step_run *r);
 };
 struct trace_follow;
 /* NULL, with one sentence in err, when the file cannot be opened or its header is bad or not

@@ -151,6 +151,10 @@ class TraceBound(unittest.TestCase):
         top = cli("top", "--once", d)
         self.assertEqual(top.returncode, 0, top.stderr)
         self.assertIn("step_sync", top.stdout)
+        # the folded steps count since start: every training step, one sync each
+        since = re.search(r"^steps\s+\d+\s+(\d+)", top.stdout, re.M)
+        self.assertEqual(int(since.group(1)), STEPS - 1, top.stdout)
+        self.assertRegex(top.stdout, r"syncs/step\s+\S+\s+1\.00\b")
 
 
 class KilledPastTheHalf(unittest.TestCase):
