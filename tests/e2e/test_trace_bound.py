@@ -15,26 +15,12 @@ import tempfile
 import unittest
 
 import tracegen
+from test_lost_steps import records
 from util import CLI, MS, prog, report_steps, run
 
 STEPS = 300000
 BOUND = 1 << 20
 STEP, SYNC, STEP_RUN, BOUND_REC = 6, 4, 13, 14
-
-
-def records(path):
-    """(type, body) of every record of a trace.bin."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (header_bytes,) = struct.unpack_from("<I", data, 12)
-    off, out = header_bytes, []
-    while off + 8 <= len(data):
-        typ, n = struct.unpack_from("<II", data, off)
-        if n < 8:
-            break
-        out.append((typ, data[off:off + n]))
-        off += n
-    return out
 
 
 def cli(*args):
