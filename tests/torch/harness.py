@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+sys.path.append(os.path.join(os.path.dirname(HERE), "e2e"))
 import util  # noqa: E402
 from util import (BUILD, CLI, LIB, MS, ROOT, SIM, Run, count_at, frames_text,  # noqa: E402,F401
                   python_frames, sites_at, user_frame)

@@ -9,6 +9,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main():
+    # harness.py puts tests/e2e on sys.path for util.py: a module named in both folders would be
+    # imported from the wrong one, so a clash stops the run before any test does.
+    e2e = os.path.join(os.path.dirname(HERE), "e2e")
+    clash = sorted(set(n for n in os.listdir(HERE) if n.startswith("test_") and n.endswith(".py"))
+                   & set(os.listdir(e2e)))
+    if clash:
+        print("tests/torch and tests/e2e both hold " + ", ".join(clash) + ": rename one",
+              file=sys.stderr)
+        return 2
     sys.path.insert(0, HERE)
     pattern = (sys.argv[1] if len(sys.argv) > 1 else "test_") + "*.py"
     if not pattern.startswith("test_"):
