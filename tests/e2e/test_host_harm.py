@@ -496,15 +496,30 @@ class OwnStacks(unittest.TestCase):
         self.assertEqual(sum(x["count"] for x in syncs), 12, r.stderr)
         return r, syncs
 
+    def plain_limit(self, kib):
+        """The most bytes (to 64) a thread of kib KiB can use before its first CUDA call without
+        the agent: found by bisection on this machine, since the program's own need differs by
+        CPU (ld.so's lazy binding saves the vector registers: ~1.5 KiB more with AVX-512)."""
+        lo, hi = 0, (kib or 16) * 1024
+        while hi - lo > 64:
+            mid = (lo + hi) // 2 // 64 * 64
+            if run([prog("stack_harm"), "small", str(kib), str(mid)], preload=False).returncode == 0:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
     def test_threads_with_small_stacks_sync_after_using_most_of_them(self):
         # issue 22: a 32 KiB thread using 7 KiB crashed in the agent (4 KiB path buffers at the
         # first call, 12-15 KiB of capture buffers, then unw_backtrace). Without the agent the
-        # limits are 8,554 bytes used of 16 KiB and 24,960 of 32 KiB (tests/progs/stack_harm.c,
-        # bisected), with it 8,242 and 24,648: the uses below sit within 0.5 KiB of them. Under
-        # ASan (its redzones in the agent's frames) the program alone reaches 6,250 and 22,656,
-        # with the agent 5,625 and 22,031: the same cases 2.5 KiB lower.
+        # limits were 8,554 bytes used of 16 KiB and 24,960 of 32 KiB on the machine where this
+        # was written (tests/progs/stack_harm.c, bisected; 1.5 KiB less on another CPU), with it
+        # 312 bytes lower: the uses below sit 0.5 KiB under this machine's plain limit. Under
+        # ASan (its redzones in the agent's frames) the agent costs 625 bytes more than the
+        # program alone: the margin is 1 KiB.
         asan = bool(SANITIZER_PRELOAD)
-        for kib, used in ((0, 5120 if asan else 7680), (32, 21504 if asan else 24064)):
+        for kib in (0, 32):
+            used = self.plain_limit(kib) - (1024 if asan else 512)
             with self.subTest(kib=kib, used=used):
                 r, syncs = self.small_stack(kib, used)
                 # less than 8 KiB left at the capture: no unwinding, said once at exit
