@@ -905,32 +905,39 @@ static void write_sites(struct page *pg, const struct run *r)
 
 /* The lines (run-wide) line k's estimate was split with (issue 24 item 2): the shares of the
  * unseen sites it has a share of, summed by line; cnt/ns indexed by run-wide line, [k]: its own.
- * Returns the attribution steps of the first process with a share (0: k has no estimate). */
-static uint64_t estimate_parts(const struct run *r, size_t k, uint64_t *cnt, uint64_t *ns)
+ * Returns the attribution steps of the first process with a share (0: k has no estimate, or
+ * out of memory: *oom set). */
+static uint64_t estimate_parts(const struct run *r, size_t k, uint64_t *cnt, uint64_t *ns, bool *oom)
 {
     uint64_t steps = 0;
-    bool any = false;
     memset(cnt, 0, r->m.n * sizeof *cnt);
     memset(ns, 0, r->m.n * sizeof *ns);
     for (size_t p = 0; p < r->set->n; p++) {
         const struct rep_lines *pl = &r->m.per_proc[p];
-        for (size_t i = 0; i < pl->nshares; i++) {
+        uint32_t *mine = pl->nshares ? malloc(pl->nshares * sizeof *mine) : NULL;
+        if (pl->nshares && !mine) {
+            *oom = true;
+            return 0;
+        }
+        size_t nmine = 0; /* the unseen sites line k has a share of */
+        for (size_t i = 0; i < pl->nshares; i++)
+            if (r->m.merged[p][pl->shares[i].line] == k)
+                mine[nmine++] = pl->shares[i].from;
+        for (size_t i = 0; nmine && i < pl->nshares; i++) {
             const struct rep_line_share *y = &pl->shares[i];
-            bool shared = false; /* split from a site line k has a share of */
-            for (size_t j = 0; j < pl->nshares && !shared; j++)
-                shared = r->m.merged[p][pl->shares[j].line] == k && pl->shares[j].from == y->from;
+            bool shared = false;
+            for (size_t j = 0; j < nmine && !shared; j++)
+                shared = mine[j] == y->from;
             if (!shared)
                 continue;
-            uint32_t l = r->m.merged[p][y->line];
-            cnt[l] += y->count;
-            ns[l] += y->blocked_ns;
-            if (l == k && !any) {
-                any = true;
-                steps = pl->attribution_steps;
-            }
+            cnt[r->m.merged[p][y->line]] += y->count;
+            ns[r->m.merged[p][y->line]] += y->blocked_ns;
         }
+        if (nmine && !steps)
+            steps = pl->attribution_steps ? pl->attribution_steps : 1;
+        free(mine);
     }
-    return any && (cnt[k] || ns[k]) ? (steps ? steps : 1) : 0;
+    return cnt[k] || ns[k] ? steps : 0;
 }
 
 static void write_share(struct fd_writer *w, const struct run *r, size_t line, bool here,
@@ -959,7 +966,8 @@ static void write_estimate(struct page *pg, const struct run *r, size_t k)
     struct fd_writer *w = &pg->w;
     uint64_t *cnt = malloc(r->m.n * 2 * sizeof *cnt);
     size_t *order = malloc(r->m.n * sizeof *order);
-    uint64_t steps = cnt && order ? estimate_parts(r, k, cnt, cnt + r->m.n) : 0;
+    bool oom = !cnt || !order;
+    uint64_t steps = oom ? 0 : estimate_parts(r, k, cnt, cnt + r->m.n, &oom);
     uint64_t *ns = cnt ? cnt + r->m.n : NULL;
     size_t n = 0;
     for (size_t j = 0; steps && j < r->m.n; j++)
@@ -994,7 +1002,7 @@ static void write_estimate(struct page *pg, const struct run *r, size_t k)
         }
         fdw_puts(w, "]},");
         free(text);
-    } else if (!cnt || !order) {
+    } else if (oom) {
         pg->err = ENOMEM;
     }
     free(cnt);
