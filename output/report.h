@@ -128,7 +128,7 @@ struct rep_estimate_other {
  * here, ~5.85/step from .../train.py:12" (others: the n lines shown, `more` not shown), into buf
  * (cut to size, NUL-terminated; no newline). */
 #define REPORT_ESTIMATE_SHOWN 6        /* other lines named (the rest: "and N more") */
-#define REPORT_ESTIMATE_WORDS_MAX 4096 /* room for the words with every name shown */
+#define REPORT_ESTIMATE_WORDS_MAX 1280 /* the words with every name shown (at most ~1000) */
 void report_estimate_words(char *buf, size_t size, double here_per_step, uint64_t attribution_steps,
                            const struct rep_estimate_other *others, size_t n, size_t more);
 /* A frame's place as the report's table prints it ("f.py:12", long paths cut at the front). */
