@@ -238,7 +238,7 @@ def check_json(r, *args):
 
 def rate_text(v):
     """A per-step rate as the report prints it (three figures: 2.92, 11.7)."""
-    return f"{v:.2f}" if v < 10 else f"{v:.1f}" if v < 100 else f"{v:.0f}"
+    return f"{v:.2f}" if v < 9.995 else f"{v:.1f}" if v < 99.95 else f"{v:.0f}"
 
 
 def backward_rates(proc):
