@@ -903,6 +903,112 @@ static void write_sites(struct page *pg, const struct run *r)
     fdw_puts(w, "],");
 }
 
+/* The lines (run-wide) line k's estimate was split with (issue 24 item 2): the shares of the
+ * unseen sites it has a share of, summed by line; cnt/ns indexed by run-wide line, [k]: its own.
+ * Returns the attribution steps of the first process with a share (0: k has no estimate, or
+ * out of memory: *oom set). */
+static uint64_t estimate_parts(const struct run *r, size_t k, uint64_t *cnt, uint64_t *ns, bool *oom)
+{
+    uint64_t steps = 0;
+    memset(cnt, 0, r->m.n * sizeof *cnt);
+    memset(ns, 0, r->m.n * sizeof *ns);
+    for (size_t p = 0; p < r->set->n; p++) {
+        const struct rep_lines *pl = &r->m.per_proc[p];
+        uint32_t *mine = pl->nshares ? malloc(pl->nshares * sizeof *mine) : NULL;
+        if (pl->nshares && !mine) {
+            *oom = true;
+            return 0;
+        }
+        size_t nmine = 0; /* the unseen sites line k has a share of */
+        for (size_t i = 0; i < pl->nshares; i++)
+            if (r->m.merged[p][pl->shares[i].line] == k)
+                mine[nmine++] = pl->shares[i].from;
+        for (size_t i = 0; nmine && i < pl->nshares; i++) {
+            const struct rep_line_share *y = &pl->shares[i];
+            bool shared = false;
+            for (size_t j = 0; j < nmine && !shared; j++)
+                shared = mine[j] == y->from;
+            if (!shared)
+                continue;
+            cnt[r->m.merged[p][y->line]] += y->count;
+            ns[r->m.merged[p][y->line]] += y->blocked_ns;
+        }
+        if (nmine && !steps)
+            steps = pl->attribution_steps ? pl->attribution_steps : 1;
+        free(mine);
+    }
+    return cnt[k] || ns[k] ? steps : 0;
+}
+
+static void write_share(struct fd_writer *w, const struct run *r, size_t line, bool here,
+                        uint64_t count, uint64_t ns)
+{
+    char buf[512];
+    fdw_putc(w, '{');
+    ju64(w, "line", line);
+    fdw_printf(w, "\"here\":%s,", here ? "true" : "false");
+    ju64(w, "count", count);
+    ju64(w, "blocked_ns", ns);
+    jnum(w, "syncs_per_step", (double)count / r->m.steps);
+    report_format_rate(buf, sizeof buf, (double)count / r->m.steps);
+    jstr(w, "syncs_per_step_text", buf);
+    report_format_ns(buf, sizeof buf, (double)ns / r->m.steps);
+    jstr(w, "blocked_per_step_text", buf);
+    report_frame_loc(r->m.lines[line].line->where, buf, sizeof buf);
+    jstr(w, "where", buf);
+    close_obj(w);
+}
+
+/* "estimate": the report's words on line k's estimated part and one share per line it was split
+ * between (its own first, then the heaviest), or nothing when its figure is exact. */
+static void write_estimate(struct page *pg, const struct run *r, size_t k)
+{
+    struct fd_writer *w = &pg->w;
+    uint64_t *cnt = malloc(r->m.n * 2 * sizeof *cnt);
+    size_t *order = malloc(r->m.n * sizeof *order);
+    bool oom = !cnt || !order;
+    uint64_t steps = oom ? 0 : estimate_parts(r, k, cnt, cnt + r->m.n, &oom);
+    uint64_t *ns = cnt ? cnt + r->m.n : NULL;
+    size_t n = 0;
+    for (size_t j = 0; steps && j < r->m.n; j++)
+        if (j != k && (cnt[j] || ns[j])) {
+            size_t at = n++; /* heaviest (count) first, then by line */
+            while (at && cnt[order[at - 1]] < cnt[j]) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = j;
+        }
+    if (steps) {
+        struct rep_estimate_other o[REPORT_ESTIMATE_SHOWN];
+        size_t shown = n < REPORT_ESTIMATE_SHOWN ? n : REPORT_ESTIMATE_SHOWN;
+        for (size_t i = 0; i < shown; i++)
+            o[i] = (struct rep_estimate_other){r->m.lines[order[i]].line->where,
+                                               (double)cnt[order[i]] / r->m.steps};
+        char *text = malloc(REPORT_ESTIMATE_WORDS_MAX);
+        if (text)
+            report_estimate_words(text, REPORT_ESTIMATE_WORDS_MAX, (double)cnt[k] / r->m.steps, steps, o,
+                                  shown, n - shown);
+        key(w, "estimate");
+        fdw_putc(w, '{');
+        jstr(w, "text", text);
+        ju64(w, "attribution_steps", steps);
+        key(w, "shares");
+        fdw_putc(w, '[');
+        write_share(w, r, k, true, cnt[k], ns[k]);
+        for (size_t i = 0; i < n; i++) {
+            fdw_putc(w, ',');
+            write_share(w, r, order[i], false, cnt[order[i]], ns[order[i]]);
+        }
+        fdw_puts(w, "]},");
+        free(text);
+    } else if (oom) {
+        pg->err = ENOMEM;
+    }
+    free(cnt);
+    free(order);
+}
+
 static void write_lines(struct page *pg, const struct run *r)
 {
     struct fd_writer *w = &pg->w;
@@ -976,6 +1082,8 @@ static void write_lines(struct page *pg, const struct run *r)
                     any = true;
                 }
         fdw_puts(w, "],");
+        if (l->kind == REP_LINE_BACKWARD)
+            write_estimate(pg, r, k);
         write_source(w, &sc, l->where);
         close_obj(w);
     }

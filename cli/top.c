@@ -25,6 +25,7 @@
 #include "cli/lines.h"
 #include "cli/load.h"
 #include "cli/merge.h"
+#include "cli/summary_read.h"
 #include "cli/top_feed.h"
 #include "output/fd_writer.h"
 #include "output/report.h"
@@ -43,6 +44,10 @@ struct watched {
     char *folder; /* its folder's name under a root ("" for a folder or file named itself) */
     int rank, pid;
     struct top_feed *feed; /* NULL until its trace could be opened */
+    char *summary;         /* its folder's summary.json (NULL: a trace file named itself) */
+    struct rep_process done; /* with ended: summary.json read, no trace.bin (the process ended
+                              * without one, SYNCSPY_TRACE_MB=0 or the trace removed) */
+    bool ended;
     char err[512];         /* why it cannot be read (opened or polled) */
 };
 
@@ -136,7 +141,10 @@ static char *join_path(const char *a, const char *b)
     return p;
 }
 
-static bool add_watched(struct top_state *st, const char *path, const char *folder, int rank, int pid)
+/* A process to watch: its trace at path, under a root its folder's name (rank, pid), and the
+ * summary.json shown while there is no trace (dir: its folder; NULL for a trace named itself). */
+static bool add_watched(struct top_state *st, const char *path, const char *folder, int rank, int pid,
+                        const char *dir)
 {
     struct watched *nw = realloc(st->w, (st->nw + 1) * sizeof *nw);
     if (!nw)
@@ -148,9 +156,11 @@ static bool add_watched(struct top_state *st, const char *path, const char *fold
     w->folder = strdup(folder);
     w->rank = rank;
     w->pid = pid;
-    if (!w->path || !w->folder) {
+    w->summary = dir ? join_path(dir, "summary.json") : NULL;
+    if (!w->path || !w->folder || (dir && !w->summary)) {
         free(w->path);
         free(w->folder);
+        free(w->summary);
         return false;
     }
     st->nw++;
@@ -189,9 +199,9 @@ static void find_processes(struct top_state *st)
         else
             st->kind = 3;
         if (st->kind == 1)
-            add_watched(st, st->dir, "", -1, 0);
+            add_watched(st, st->dir, "", -1, 0, NULL);
         if (st->kind == 2 && trace)
-            add_watched(st, trace, "", -1, 0);
+            add_watched(st, trace, "", -1, 0, st->dir);
         free(trace);
         free(summary);
     }
@@ -208,7 +218,7 @@ static void find_processes(struct top_state *st)
         char *dir = known ? NULL : join_path(st->dir, f[i].name);
         char *trace = dir ? join_path(dir, TRACE_FILE_NAME) : NULL;
         if (trace)
-            added |= add_watched(st, trace, f[i].name, f[i].rank, f[i].pid);
+            added |= add_watched(st, trace, f[i].name, f[i].rank, f[i].pid, dir);
         free(dir);
         free(trace);
     }
@@ -216,6 +226,31 @@ static void find_processes(struct top_state *st)
         cli_folders_free(f, (size_t)n);
     if (added && st->nw > 1)
         qsort(st->w, st->nw, sizeof *st->w, watched_cmp);
+}
+
+/* A process with no trace (yet): its summary.json, when it has one, says what it did (its
+ * trace, should one appear, is followed instead). A summary still being written reads as bad:
+ * the next refresh tries again. */
+static void read_ended(struct watched *w)
+{
+    if (w->ended)
+        w->err[0] = '\0'; /* read already: the trace's absence is no problem */
+    if (w->ended || !w->summary || !present(w->summary))
+        return;
+    char err[512];
+    if (summary_read_json(w->summary, &w->done, err, sizeof err) == 0) {
+        w->ended = true;
+        w->err[0] = '\0';
+    } else {
+        snprintf(w->err, sizeof w->err, "%s", err);
+    }
+}
+
+static void forget_ended(struct watched *w)
+{
+    if (w->ended)
+        summary_free(&w->done);
+    w->ended = false;
 }
 
 /* Opens the traces that can be opened now and reads what each one's process appended since the
@@ -226,8 +261,13 @@ static size_t refresh(struct top_state *st)
     size_t problems = 0;
     for (size_t i = 0; i < st->nw; i++) {
         struct watched *w = &st->w[i];
-        if (!w->feed)
+        if (!w->feed) {
             w->feed = top_feed_open(w->path, w->err, sizeof w->err);
+            if (w->feed)
+                forget_ended(w);
+            else
+                read_ended(w);
+        }
         if (w->feed && top_feed_poll(w->feed, w->err, sizeof w->err) != 0 && !w->err[0])
             snprintf(w->err, sizeof w->err, "%s: out of memory", w->path);
         problems += w->err[0] != 0;
@@ -239,6 +279,8 @@ static void watched_free(struct top_state *st)
 {
     for (size_t i = 0; i < st->nw; i++) {
         top_feed_free(st->w[i].feed);
+        forget_ended(&st->w[i]);
+        free(st->w[i].summary);
         free(st->w[i].path);
         free(st->w[i].folder);
     }
@@ -406,6 +448,17 @@ static int views_of(struct top_state *st, struct views *vs)
     if (!vs->v || !vs->w || !vs->since || !vs->win)
         return -1;
     for (size_t i = 0; i < st->nw; i++) {
+        if (!st->w[i].feed && st->w[i].ended && !st->thread[0]) {
+            /* summary.json alone: since start its figures, nothing in the last 10 s; a thread's
+             * lines need its sync records (a trace), so it is in the all-threads view only */
+            const struct rep_process *d = &st->w[i].done;
+            vs->v[vs->n] = (struct top_view){.since = *d, .window = {.pid = d->pid, .rank = d->rank}};
+            vs->w[vs->n] = &st->w[i];
+            vs->since[vs->n] = vs->v[vs->n].since;
+            vs->win[vs->n] = vs->v[vs->n].window;
+            vs->n++;
+            continue;
+        }
         if (!st->w[i].feed)
             continue;
         if (top_feed_view(st->w[i].feed, st->thread[0] ? st->thread : NULL, &vs->v[vs->n]) != 0) {
@@ -462,6 +515,13 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
         }
     if (problems)
         out(s, "  %zu trace%s could not be read (a process starting?)", problems, problems == 1 ? "" : "s");
+    for (size_t i = 0, shown = 0; i < st->nw && shown < 3; i++)
+        if (!st->w[i].feed && st->w[i].ended) {
+            out(s, "  %s: no %s there; the figures are its summary.json's (the process ended)%s",
+                st->w[i].folder[0] ? st->w[i].folder : st->dir, TRACE_FILE_NAME,
+                st->thread[0] ? ", left out of a thread's view" : "");
+            shown++;
+        }
     double np = vs->n ? (double)vs->n : 1.0;
     bool one = st->thread[0] != 0;
     char a[32], b[32], c[32], d[32], e[32], f[32];
@@ -618,7 +678,7 @@ static int frame(struct top_state *st)
     struct screen s = {.rows_left = st->rows - 1, .cols = st->cols, .tty = tty};
     bool any = false;
     for (size_t i = 0; i < st->nw; i++)
-        any |= st->w[i].feed != NULL;
+        any |= st->w[i].feed != NULL || st->w[i].ended;
     if (!any) {
         out(&s, "syncspy top  %s: no process has written a trace yet (waiting)", st->dir);
         for (size_t i = 0; i < st->nw && i < 3; i++)

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1288,9 +1289,61 @@ static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, 
     }
 }
 
+/* Appends to buf[*len .. size) (cut at size, always NUL-terminated). */
+static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    if (*len >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *len, size - *len, fmt, ap);
+    va_end(ap);
+    *len = k < 0 ? *len : *len + (size_t)k < size ? *len + (size_t)k : size - 1;
+}
+
+void report_frame_loc(const struct rep_frame *f, char *buf, size_t size)
+{
+    if (f)
+        display_loc(f, buf, size);
+    else
+        snprintf(buf, size, "(no stack)");
+}
+
+void report_estimate_words(char *buf, size_t size, double here_per_step, uint64_t attribution_steps,
+                           const struct rep_estimate_other *others, size_t n, size_t more)
+{
+    size_t len = 0;
+    char c[32];
+    if (!size)
+        return;
+    buf[0] = '\0';
+    fmt_rate(c, sizeof c, here_per_step);
+    buf_printf(buf, size, &len, "~%s/step of these estimated: the same node's syncs at the same native "
+               "stack in steps without attribution, ", c);
+    const char *s = attribution_steps == 1 ? "" : "s";
+    if (!n) {
+        buf_printf(buf, size, &len, "counted for the only forward line seen making it in the %llu "
+                   "attribution step%s (an estimate; SYNCSPY_BACKWARD=all names each)",
+                   (unsigned long long)attribution_steps, s);
+        return;
+    }
+    buf_printf(buf, size, &len, "split as in the %llu attribution step%s: ~%s/step here",
+               (unsigned long long)attribution_steps, s, c);
+    for (size_t k = 0; k < n; k++) {
+        char loc[NAME_MAX_CHARS + 24];
+        report_frame_loc(others[k].where, loc, sizeof loc);
+        fmt_rate(c, sizeof c, others[k].per_step);
+        buf_printf(buf, size, &len, ", ~%s/step from %s", c, loc);
+    }
+    if (more)
+        buf_printf(buf, size, &len, " and %zu more", more);
+}
+
 /* The part of a forward line's figure estimated (split_unseen): how much, and the lines it was
  * split with, each with its share (entries: all of them, to find the other lines' shares). */
-#define SPLIT_SHOWN 6
+#define SPLIT_SHOWN REPORT_ESTIMATE_SHOWN
 static void render_estimate(struct fd_writer *w, const struct group *g, const struct entry *all,
                             size_t nall, const struct totals *t, const struct rep_process *procs)
 {
@@ -1316,29 +1369,15 @@ static void render_estimate(struct fd_writer *w, const struct group *g, const st
         else
             more++;
     }
-    uint64_t steps = procs[g->heaviest->proc].attribution_steps;
-    char c[32];
-    fmt_rate(c, sizeof c, (double)g->estimated_count / t->steps);
-    fdw_printf(w, "      ~%s/step of these estimated: the same node's syncs at the same native stack "
-               "in steps without attribution, ", c);
-    if (!nother) {
-        fdw_printf(w, "counted for the only forward line seen making it in the %llu attribution "
-                   "step%s (an estimate; SYNCSPY_BACKWARD=all names each)\n",
-                   (unsigned long long)steps, steps == 1 ? "" : "s");
-        return;
-    }
-    fdw_printf(w, "split as in the %llu attribution step%s: ~%s/step here", (unsigned long long)steps,
-               steps == 1 ? "" : "s", c);
-    for (size_t k = 0; k < nother; k++) {
-        char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
-        fmt_rate(c, sizeof c, (double)other[k].count / t->steps);
-        if (other[k].e->key)
-            frame_texts(other[k].e->key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
-        fdw_printf(w, ", ~%s/step from %s", c, other[k].e->key ? loc : "(no stack)");
-    }
-    if (more)
-        fdw_printf(w, " and %zu more", more);
-    fdw_puts(w, "\n");
+    struct rep_estimate_other o[SPLIT_SHOWN];
+    for (size_t k = 0; k < nother; k++)
+        o[k] = (struct rep_estimate_other){other[k].e->key, (double)other[k].count / t->steps};
+    char text[REPORT_ESTIMATE_WORDS_MAX];
+    report_estimate_words(text, sizeof text, (double)g->estimated_count / t->steps,
+                          procs[g->heaviest->proc].attribution_steps, o, nother, more);
+    fdw_puts(w, "      ");
+    fdw_puts(w, text);
+    fdw_putc(w, '\n');
 }
 
 static void render_group(struct fd_writer *w, int rank, const struct group *g,
@@ -1521,6 +1560,45 @@ static uint32_t split_lines_of(const struct entry *e, size_t n, size_t first, si
     return 1 + nother;
 }
 
+/* The entries of process p's sites, the unseen backward syncs of steps without attribution split
+ * between their forward lines (split_unseen), unsorted: with b, each site's figures in the
+ * training steps b counts (a site of start-up alone kept when start-up is apart); without, its
+ * whole count (summary.json's sites partition it). NULL when out of memory (errno ENOMEM). */
+static struct entry *entries_of(const struct rep_process *p, const struct basis *b, size_t *pn)
+{
+    size_t n = 0, cap = p->sites ? p->nsites : 0;
+    struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
+    for (size_t i = 0; e && i < cap; i++) {
+        const struct rep_site *s = &p->sites[i];
+        if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
+            continue;
+        struct entry x = make_entry(s, 0);
+        x.count = b ? basis_count(b, s->count, &s->split) : s->count;
+        x.blocked_ns = b ? basis_ns(b, s->blocked_ns, &s->split) : s->blocked_ns;
+        if (x.count || (b && b->startup_left_out && s->split.startup_count))
+            e[n++] = x;
+    }
+    if (!e || split_unseen(&e, &n) != 0) {
+        free(e);
+        errno = ENOMEM;
+        return NULL;
+    }
+    *pn = n;
+    return e;
+}
+
+/* The estimated entries of e[0..n) as lines' shares (line: into the unsorted lines, of_line). */
+static size_t shares_of(const struct entry *e, size_t n, const uint32_t *of_line,
+                        const struct rep_site *sites, struct rep_line_share *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (e[i].estimated && (e[i].count || e[i].blocked_ns))
+            out[k++] = (struct rep_line_share){of_line[i], (uint32_t)(e[i].site - sites), e[i].count,
+                                               e[i].blocked_ns};
+    return k;
+}
+
 int report_lines(const struct rep_process *p, struct rep_lines *out)
 {
     memset(out, 0, sizeof *out);
@@ -1531,26 +1609,21 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     out->partial_left_out = b.partial_left_out;
     out->attribution_steps = p->attribution_steps;
     size_t n = 0, cap = p->sites ? p->nsites : 0;
-    struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
-    for (size_t i = 0; e && i < cap; i++) {
-        const struct rep_site *s = &p->sites[i];
-        if (!s->frames && s->nframes)
-            continue;
-        struct entry x = make_entry(s, 0);
-        x.count = basis_count(&b, s->count, &s->split);
-        x.blocked_ns = basis_ns(&b, s->blocked_ns, &s->split);
-        if (x.count || (b.startup_left_out && s->split.startup_count))
-            e[n++] = x;
-    }
-    bool ok = e && split_unseen(&e, &n) == 0;
-    struct rep_line *lines = ok ? malloc((n ? n : 1) * sizeof *lines) : NULL;
+    struct entry *e = entries_of(p, &b, &n);
+    struct rep_line *lines = e ? malloc((n ? n : 1) * sizeof *lines) : NULL;
     struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
+    uint64_t *largest = malloc((cap ? cap : 1) * sizeof *largest); /* a site's largest share */
     uint32_t *moved = malloc((n ? n : 1) * sizeof *moved);
-    if (!ok || !lines || !of_site || !moved) {
+    uint32_t *of_line = malloc((n ? n : 1) * sizeof *of_line); /* each entry's line */
+    struct rep_line_share *shares = malloc((n ? n : 1) * sizeof *shares);
+    if (!e || !lines || !of_site || !largest || !moved || !of_line || !shares) {
         free(e);
         free(lines);
         free(of_site);
+        free(largest);
         free(moved);
+        free(of_line);
+        free(shares);
         errno = ENOMEM;
         return -1;
     }
@@ -1575,13 +1648,22 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
             snprintf(l->node, sizeof l->node, "%s", e[i].node);
         }
         line_add(&lines[nl - 1], &e[i], b.startup_left_out);
-        struct rep_site_line *sl = &of_site[s - p->sites];
-        if (sl->line == REP_NO_LINE || e[i].count > sl->count) /* split: its largest share's line */
-            *sl = (struct rep_site_line){(uint32_t)(nl - 1), e[i].count, e[i].blocked_ns};
+        of_line[i] = (uint32_t)(nl - 1);
+        size_t si = (size_t)(s - p->sites);
+        struct rep_site_line *sl = &of_site[si];
+        if (sl->line == REP_NO_LINE || e[i].count > largest[si]) { /* split: its largest share's line */
+            sl->line = (uint32_t)(nl - 1);
+            largest[si] = e[i].count;
+        }
+        sl->count += e[i].count; /* every share: the site's whole figure */
+        sl->blocked_ns += e[i].blocked_ns;
     }
     if (nl && lines[nl - 1].estimated_count)
         lines[nl - 1].split_lines = split_lines_of(e, n, first, n);
+    size_t nshares = shares_of(e, n, of_line, p->sites, shares);
     free(e);
+    free(of_line);
+    free(largest);
     qsort(lines, nl, sizeof *lines, line_cmp);
     /* each line's heaviest site is one of its own: it says where the sort moved the line */
     for (size_t k = 0; k < nl; k++)
@@ -1589,33 +1671,24 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     for (size_t i = 0; i < cap; i++)
         if (of_site[i].line != REP_NO_LINE)
             of_site[i].line = moved[of_site[i].line];
+    for (size_t i = 0; i < nshares; i++)
+        shares[i].line = moved[shares[i].line];
     free(moved);
     out->lines = lines;
     out->n = nl;
     out->of_site = of_site;
+    out->shares = shares;
+    out->nshares = nshares;
     return 0;
 }
 
 long report_estimate_shares(const struct rep_process *p, struct rep_estimate_share **out)
 {
     *out = NULL;
-    size_t n = 0, cap = p->sites ? p->nsites : 0;
-    struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
-    for (size_t i = 0; e && i < cap; i++) {
-        const struct rep_site *s = &p->sites[i];
-        if (!s->frames && s->nframes)
-            continue;
-        struct entry x = make_entry(s, 0);
-        x.count = s->count; /* the whole count: summary.json's sites partition it */
-        x.blocked_ns = s->blocked_ns;
-        if (x.count)
-            e[n++] = x;
-    }
-    if (!e || split_unseen(&e, &n) != 0) {
-        free(e);
-        errno = ENOMEM;
+    size_t n = 0;
+    struct entry *e = entries_of(p, NULL, &n);
+    if (!e)
         return -1;
-    }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (e[i].estimated)
@@ -1637,6 +1710,7 @@ long report_estimate_shares(const struct rep_process *p, struct rep_estimate_sha
 
 void report_lines_free(struct rep_lines *l)
 {
+    free(l->shares);
     free(l->of_site);
     free(l->lines);
     memset(l, 0, sizeof *l);

@@ -85,8 +85,19 @@ struct rep_lines {
     bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
     bool partial_left_out;           /* the step still open at exit is left out */
     struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates (a
-                                      * site split between lines: the line of its largest share) */
+                                      * site split between lines: the line of its largest share,
+                                      * the counts of all its shares) */
     uint64_t attribution_steps;      /* the process's (rep_process.attribution_steps) */
+    struct rep_line_share *shares;   /* the estimated parts of the lines (issue 24 item 2) */
+    size_t nshares;
+};
+
+/* An unseen backward site's syncs in the training steps estimated for a line (the report's
+ * split): the parts of one site add up to its figure in the rates. */
+struct rep_line_share {
+    uint32_t line;                   /* index into lines */
+    uint32_t from;                   /* index into p->sites: the unseen site */
+    uint64_t count, blocked_ns;
 };
 
 /* A site's place among its process's lines (syncspy html draws sites by the report's lines). */
@@ -105,6 +116,23 @@ struct rep_estimate_share {
 };
 /* The shares of process p (*out malloc'd, NULL when none). Returns their number, or -1 (ENOMEM). */
 long report_estimate_shares(const struct rep_process *p, struct rep_estimate_share **out);
+
+/* A line the estimate of another was split with: where it is, its share per step. */
+struct rep_estimate_other {
+    const struct rep_frame *where;   /* NULL: no stack */
+    double per_step;
+};
+/* The report's words on the estimated part of a forward line's figure (issue 24 item 2), as its
+ * table prints them under the line: "~11.7/step of these estimated: the same node's syncs at the
+ * same native stack in steps without attribution, split as in the 1 attribution step: ~11.7/step
+ * here, ~5.85/step from .../train.py:12" (others: the n lines shown, `more` not shown), into buf
+ * (cut to size, NUL-terminated; no newline). */
+#define REPORT_ESTIMATE_SHOWN 6        /* other lines named (the rest: "and N more") */
+#define REPORT_ESTIMATE_WORDS_MAX 1280 /* the words with every name shown (at most ~1000) */
+void report_estimate_words(char *buf, size_t size, double here_per_step, uint64_t attribution_steps,
+                           const struct rep_estimate_other *others, size_t n, size_t more);
+/* A frame's place as the report's table prints it ("f.py:12", long paths cut at the front). */
+void report_frame_loc(const struct rep_frame *f, char *buf, size_t size);
 
 /* The lines of one process. Returns 0, or -1 (errno ENOMEM). */
 int report_lines(const struct rep_process *p, struct rep_lines *out);

@@ -442,6 +442,7 @@
         tr.append(where);
         tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
         frag.append(tr);
+        if (l.estimate) estimateRows(l).forEach((r) => frag.append(r));
         if (open.has(l.index)) frag.append(el("tr", { class: "detail", "data-detail": l.index }, el("td", { colspan: COLUMNS.length + 1 }, detail(run, l))));
       });
       tbody.append(frag);
@@ -454,6 +455,26 @@
     render.part = "sites";
     state.redraw.push(render);
     return c;
+  }
+
+  // issue 24: the part of a backward line's figure estimated (its node's syncs in steps without
+  // attribution, split between the forward lines seen making it), in the report's words, and one
+  // sub-row per line of the split with its share
+  function estimateRows(l) {
+    const e = l.estimate, span = COLUMNS.length - 1;
+    const note = el("tr", { class: "est est-note", "data-line": l.index },
+      el("td"), el("td", { class: "l", colspan: span + 1 }, el("span", { class: "kind estimate", text: "estimate" }), " " + e.text));
+    const rows = [note];
+    for (const sh of e.shares) {
+      rows.push(el("tr", { class: "est est-share" + (sh.here ? " here" : ""), "data-line": l.index, "data-share-line": sh.line,
+        "data-here": sh.here ? "1" : "0", "data-where": sh.where, "data-count": sh.count, "data-blocked-ns": sh.blocked_ns,
+        "data-syncs-per-step": sh.syncs_per_step },
+        el("td"), el("td", { text: "~" + sh.blocked_per_step_text }), el("td"), el("td", { text: "~" + sh.syncs_per_step_text }),
+        el("td"), el("td"), el("td", { class: "l", text: l.api }),
+        el("td", { class: "where l" }, el("span", { class: "fn", text: `~${sh.syncs_per_step_text}/step ${sh.here ? "here" : "from " + sh.where}` }),
+          el("span", { class: "kind estimate", text: "estimate" }))));
+    }
+    return rows;
   }
 
   function detail(run, l) {

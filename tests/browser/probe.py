@@ -68,6 +68,11 @@ def probe_report(d, out):
     out["bars"] = d.execute_script("""return [...document.querySelectorAll('#run-chart g.bar')].map(g => ({
         step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs)}));""")
     out["rows"] = rows(d, "#run-sites")
+    # issue 24: the estimated part of backward rows, the report's words and one sub-row per line
+    out["estimate_notes"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-note')].map(tr => ({
+        line: Number(tr.dataset.line), text: tr.innerText}));""")
+    out["estimate_shares"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-share')].map(tr => ({
+        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText)}));""")
     # the heaviest row of the program's own line (not a backward row): its stack, source, hint
     first = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=line]")
     if first:

@@ -206,6 +206,71 @@ class TopThreads(unittest.TestCase):
             top.kill()
 
 
+class TopSummaryOnly(unittest.TestCase):
+    """A process folder that holds summary.json and no trace.bin (SYNCSPY_TRACE_MB=0, or the
+    trace removed): top shows what summary.json has, says where the figures come from, and under
+    a root keeps waiting until such a folder appears; a summary it cannot read is named."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env, cls.out = util.agent_env()
+        cls.env["SYNCSPY_REPORT"] = "off"
+        p = subprocess.run([util.prog("threads_loop"), "40"], env=cls.env, capture_output=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        cls.folder = glob.glob(os.path.join(cls.out, "pid*"))[0]
+        os.remove(os.path.join(cls.folder, "trace.bin"))
+        with open(os.path.join(cls.folder, "summary.json")) as f:
+            cls.doc = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.out, ignore_errors=True)
+
+    def check_shown(self, text):
+        self.assertNotIn("cannot open", text)
+        self.assertIn("no trace.bin there; the figures are its summary.json's (the process ended)", text)
+        self.assertIn("1 process, ended", text)
+        training = [s for s in self.doc["steps"] if not s.get("startup") and not s["partial"]]
+        self.assertEqual(header(text, "steps")[1], str(len(training)), text)
+        syncs = sum(s["syncs"] for s in training)
+        self.assertEqual(header(text, "syncs/step")[1], sig3(syncs / len(training)), text)
+        shown = lines_shown(text)
+        self.assertEqual(set(shown), set(LINES.values()), text)
+        for name in LINES.values():
+            site = [s for s in self.doc["sites"] if s["frames"][0]["function"] == name][0]
+            self.assertEqual(shown[name][3], sig3(site["count"] / len(training)), text)
+
+    def test_folder_and_root_show_summary_json(self):
+        for d in (self.folder, self.out):
+            with self.subTest(dir=d):
+                p = subprocess.run([CLI, "top", "--once", d], capture_output=True, text=True, timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.check_shown(p.stdout)
+
+    def test_root_waits_for_the_folder(self):
+        root = tempfile.mkdtemp(prefix="syncspy-top-summary-")
+        try:
+            top = Screen(self, root)
+            try:
+                first = top.frame(1.0)
+                self.assertIn("no process has written a trace yet (waiting)", first)
+                bad = os.path.join(root, "pid77")
+                os.makedirs(bad)
+                with open(os.path.join(bad, "summary.json"), "w") as f:
+                    f.write('{"version": 1, "pid": 77, "steps": [')  # still being written
+                text = top.frame(1.0)
+                self.assertIn("no process has written a trace yet (waiting)", text)
+                self.assertIn("summary.json", text)  # the reader's sentence names the file
+                shutil.copy(os.path.join(self.folder, "summary.json"), os.path.join(bad, "summary.json"))
+                text = top.frame(1.2)
+                self.assertEqual(top.quit(), 0)
+            finally:
+                top.kill()
+            self.check_shown(text)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
 class TopFollows(unittest.TestCase):
     """Each refresh reads only what was appended: a trace written in two parts, the first cut in
     the middle of a record, shows after the second part what `top --once` shows of the whole

@@ -6,9 +6,14 @@ their backward is what torch 2.15 does here (docs/TORCH.md): the boolean-mask in
 (IndexBackward0), a custom Function whose backward reads .item() does, and the deterministic
 gather and the embedding do not."""
 import json
+import os
+import re
+import shutil
+import tempfile
 import unittest
 
 import harness
+import util
 from harness import backward_sites, marked_lines, sections
 
 SEG = harness.DEMO
@@ -231,6 +236,11 @@ def check_json(r, *args):
     return json.loads(c.stdout)["processes"][0]
 
 
+def rate_text(v):
+    """A per-step rate as the report prints it (three figures: 2.92, 11.7)."""
+    return f"{v:.2f}" if v < 9.995 else f"{v:.1f}" if v < 99.95 else f"{v:.0f}"
+
+
 def backward_rates(proc):
     """{forward line: (syncs/step, estimated syncs)} of check --json's backward lines."""
     out = {}
@@ -308,6 +318,67 @@ class Estimates(unittest.TestCase):
                                rf"steps?: ~11\.\d+/step here, ~5\.\d+/step from \S+backward\.py:"
                                rf"({m['split_mean']}|{m['split_none']}), ~5\.\d+/step from \S+backward\.py:")
         self.assertNotIn("not recorded", self.auto.stderr)
+
+    def test_html_shows_the_split(self):
+        # issue 24 in `syncspy html`: each backward row's estimate in the report's words, and one
+        # sub-row per forward line of the split with its share; figures of summary.json
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-split-")
+        try:
+            page = os.path.join(tmp, "split.html")
+            p = harness.cli("html", self.auto.out_dir, "-o", page)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            seen = util.browse(page, "--screenshot", os.path.join(tmp, "split.png"), "--at", "#run-sites")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.assertIsNotNone(seen["load_ms"], "the page never finished drawing")
+        self.assertEqual(seen["console"], [])
+        self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
+        s = self.auto.summary()
+        steps = check_json(self.auto)["training_steps"]
+        line_of = {}  # summary.json's forward (backward-pass) sites: (api, forward line)
+        for i, x in enumerate(s["sites"]):
+            if x.get("backward_node") and not x.get("unseen_cause"):
+                self.assertNotIn("split", x)  # no start-up part: its whole count is the steps'
+                line_of[i] = (x["api"], user_frames(sections(x)[2])[0]["line"])
+        rows = {(r["data"]["api"], int(r["data"]["lineno"])): r for r in seen["rows"] if r["data"]["kind"] == "backward"}
+        self.assertEqual(set(rows), set(line_of.values()))
+        shares = {}
+        for sh in seen["estimate_shares"]:
+            shares.setdefault(int(sh["data"]["line"]), []).append(sh)
+        notes = {n["line"]: n["text"].strip() for n in seen["estimate_notes"]}
+        for key, row in rows.items():
+            mine = [i for i, k in line_of.items() if k == key]
+            exact = sum(s["sites"][i]["count"] for i in mine)
+            estimated = sum(s["sites"][i]["estimate"]["count"] for i in mine if "estimate" in s["sites"][i])
+            self.assertGreater(estimated, 0, key)
+            self.assertEqual(int(row["data"]["count"]), exact + estimated, key)
+            # the unseen sites split to this line, and each line's part of them
+            parts = {}
+            for x in s["sites"]:
+                split = x.get("estimated_for", [])
+                if any(line_of.get(q["site"]) == key for q in split):
+                    for q in split:
+                        parts[line_of[q["site"]][1]] = parts.get(line_of[q["site"]][1], 0) + q["count"]
+            subs = shares[int(row["data"]["line"])]
+            self.assertEqual(subs[0]["data"]["here"], "1")  # its own share first
+            self.assertEqual({int(re.search(r":(\d+)$", x["data"]["where"])[1]): int(x["data"]["count"]) for x in subs},
+                             parts, key)
+            self.assertEqual(parts[key[1]], estimated, key)
+            for x in subs:
+                self.assertAlmostEqual(float(x["data"]["syncsPerStep"]), int(x["data"]["count"]) / steps, places=5)
+                self.assertEqual(x["cells"][3], "~" + rate_text(int(x["data"]["count"]) / steps))
+                self.assertIn("estimate", x["cells"][-1])
+            # the words of the text report's table, with these figures
+            others = ", ".join(f"~{rate_text(int(x['data']['count']) / steps)}/step from {x['data']['where']}"
+                               for x in subs[1:])
+            here = rate_text(estimated / steps)
+            k = s["attribution_steps"]
+            self.assertEqual(notes[int(row["data"]["line"])],
+                             f"estimate ~{here}/step of these estimated: the same node's syncs at the same native "
+                             f"stack in steps without attribution, split as in the {k} attribution "
+                             f"step{'' if k == 1 else 's'}: ~{here}/step here, {others}")
+        self.assertRegex(self.auto.stderr, r"split as in the \d+ attribution steps?: ~\S+/step here, ~\S+/step "
+                                           r"from \.\.\./progs/backward\.py:\d+")  # the same place names
 
     def test_step_without_attribution_and_thread_causes(self):
         # the masked loss made in a forward thread: in the steps without attribution the sync

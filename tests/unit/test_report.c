@@ -296,7 +296,28 @@ static void test_backward_split_proportion(void **state)
     assert_int_equal(total, 16);
     assert_int_equal(estimated, 10);
     assert_int_equal(l.attribution_steps, 1);
+    /* each line's shares (syncspy html's sub-rows): of site 2, on the lines that count them */
+    assert_int_equal(l.nshares, 2);
+    for (size_t i = 0; i < l.nshares; i++) {
+        const struct rep_line *x = &l.lines[l.shares[i].line];
+        assert_int_equal(l.shares[i].from, 2);
+        assert_int_equal(l.shares[i].count, x->estimated_count);
+        assert_int_equal(l.shares[i].blocked_ns, x->estimated_ns);
+    }
+    /* the split site counted whole (the flame graph), on the line of its largest share (line 33) */
+    assert_int_equal(l.of_site[2].count, 10);
+    assert_int_equal(l.of_site[2].blocked_ns, 10000000);
+    assert_int_equal(l.lines[l.of_site[2].line].where->line, 33);
+    char words[REPORT_ESTIMATE_WORDS_MAX];
+    struct rep_estimate_other o = {l.lines[l.of_site[0].line].where, 3.0 / 4};
+    report_estimate_words(words, sizeof words, 7.0 / 4, 1, &o, 1, 0);
+    assert_string_equal(words, "~1.75/step of these estimated: the same node's syncs at the same native stack "
+                               "in steps without attribution, split as in the 1 attribution step: ~1.75/step "
+                               "here, ~0.75/step from /home/u/proj/train.py:22");
+    report_estimate_words(words, 40, 7.0 / 4, 2, &o, 1, 3); /* cut to its room */
+    assert_int_equal(strlen(words), 39);
     report_lines_free(&l);
+    assert_null(l.shares);
 
     struct rep_estimate_share *sh;
     long n = report_estimate_shares(&p, &sh);

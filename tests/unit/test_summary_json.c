@@ -89,6 +89,13 @@ static void expect_error(const char *text, const char *fragment)
         fail_msg("error \"%s\" lacks \"%s\" (input %.200s)", err, fragment, text);
 }
 
+/* text holds want (else the test fails naming it). */
+static void assert_has(const char *text, const char *want)
+{
+    if (!strstr(text, want))
+        fail_msg("no \"%s\" in:\n%.2000s", want, text);
+}
+
 /* ---- a process to write ------------------------------------------------------------------- */
 
 static const struct rep_frame frames_a[] = {
@@ -159,36 +166,42 @@ static void assert_same(const struct rep_process *a, const struct rep_process *b
     }
 }
 
+/* text (of write_json) reads back into *q as p: the caller frees q. */
+static void read_back(const char *text, size_t len, const struct rep_process *p, struct rep_process *q)
+{
+    char err[512];
+    if (read_text(text, len, q, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_same(p, q);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
     struct rep_process p = sample(), q;
     size_t len;
     char *text = write_json(&p, &len);
-    assert_non_null(strstr(text, "{\"version\": 1, "));
-    assert_non_null(strstr(text, "\"rank\": null"));
-    assert_non_null(strstr(text, "\"function\": \"\", \"module\": \"/x/libfoo.so\", \"file\": "
-                                 "\"\", \"line\": 0"));
-    assert_non_null(strstr(text, "\"count\": 18446744073709551615"));
-    assert_non_null(strstr(text, "\"frames\": []"));
-    char err[512];
-    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
-    assert_same(&p, &q);
+    assert_has(text, "{\"version\": 1, ");
+    assert_has(text, "\"rank\": null");
+    assert_has(text, "\"function\": \"\", \"module\": \"/x/libfoo.so\", \"file\": "
+                     "\"\", \"line\": 0");
+    assert_has(text, "\"count\": 18446744073709551615");
+    assert_has(text, "\"frames\": []");
+    read_back(text, len, &p, &q);
     summary_free(&q);
     assert_null(q.owned);
     /* with a rank */
     p.rank = 7;
     free(text);
     text = write_json(&p, &len);
-    assert_non_null(strstr(text, "\"rank\": 7"));
-    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
-    assert_same(&p, &q);
+    assert_has(text, "\"rank\": 7");
+    read_back(text, len, &p, &q);
     summary_free(&q);
     free(text);
     /* empty process */
     struct rep_process e = {.pid = 1, .rank = -1};
     text = write_json(&e, &len);
-    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
+    read_back(text, len, &e, &q);
     assert_int_equal(q.nsteps, 0);
     assert_int_equal(q.nsites, 0);
     assert_string_equal(q.schedule, "");
@@ -211,22 +224,19 @@ static void test_backward_markers(void **state)
     struct rep_process p = {.pid = 3, .rank = -1, .schedule = "", .sites = s, .nsites = 1}, q;
     size_t len;
     char *text = write_json(&p, &len);
-    assert_non_null(strstr(text, "\"backward_node\": \"IndexBackward0\", \"op\": \"backward of x[bool_mask]\", "
-                                 "\"hint\": \"the backward of a boolean-mask index"));
-    assert_non_null(strstr(text, "(ignore_index) instead of indexing them out\", \"frames\": ["));
-    assert_non_null(strstr(text, "\"offset\": 0, \"marker\": \"backward\"}"));
-    assert_non_null(strstr(text, "\"marker\": \"backward_caller\"}"));
-    char err[512];
-    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
-    assert_same(&p, &q);
+    assert_has(text, "\"backward_node\": \"IndexBackward0\", \"op\": \"backward of x[bool_mask]\", "
+                     "\"hint\": \"the backward of a boolean-mask index");
+    assert_has(text, "(ignore_index) instead of indexing them out\", \"frames\": [");
+    assert_has(text, "\"offset\": 0, \"marker\": \"backward\"}");
+    assert_has(text, "\"marker\": \"backward_caller\"}");
+    read_back(text, len, &p, &q);
     summary_free(&q);
     free(text);
     /* a marker the reader does not know: refused with a sentence */
     const char bad[] = "{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [{\"api\": \"x\", "
                        "\"count\": 1, \"blocked_ns\": 1, \"max_ns\": 1, \"frames\": [{\"function\": "
                        "\"f\", \"python\": false, \"marker\": \"sideways\"}]}]}";
-    assert_int_not_equal(read_text(bad, sizeof bad - 1, &q, err, sizeof err), 0);
-    assert_non_null(strstr(err, "marker"));
+    expect_error(bad, "marker");
 }
 
 /* Why a backward sync has no forward line, and the report's estimate (issue 24): the unseen site
@@ -258,17 +268,15 @@ static void test_backward_unseen_and_estimate(void **state)
                             .attribution_steps = 1}, q;
     size_t len;
     char *text = write_json(&p, &len);
-    assert_non_null(strstr(text, "\"attribution_steps\": 1,"));
-    assert_non_null(strstr(text, "\"partial\": false, \"attributed\": true}"));
-    assert_non_null(strstr(text, "\"unseen_cause\": \"not_attributed_step\", \"unseen_why\": \"made in steps without attribution"));
-    assert_non_null(strstr(text, "\"estimated_for\": [{\"site\": 0, \"count\": 2, \"blocked_ns\": 20}, "
-                                 "{\"site\": 1, \"count\": 6, \"blocked_ns\": 60}]"));
-    assert_non_null(strstr(text, "\"estimate\": {\"count\": 2, \"blocked_ns\": 20, \"attribution_steps\": 1}"));
-    assert_non_null(strstr(text, "\"estimate\": {\"count\": 6, \"blocked_ns\": 60, \"attribution_steps\": 1}"));
-    assert_non_null(strstr(text, "\"marker\": \"backward_unseen\"}"));
-    char err[512];
-    assert_int_equal(read_text(text, len, &q, err, sizeof err), 0);
-    assert_same(&p, &q);
+    assert_has(text, "\"attribution_steps\": 1,");
+    assert_has(text, "\"partial\": false, \"attributed\": true}");
+    assert_has(text, "\"unseen_cause\": \"not_attributed_step\", \"unseen_why\": \"made in steps without attribution");
+    assert_has(text, "\"estimated_for\": [{\"site\": 0, \"count\": 2, \"blocked_ns\": 20}, "
+                     "{\"site\": 1, \"count\": 6, \"blocked_ns\": 60}]");
+    assert_has(text, "\"estimate\": {\"count\": 2, \"blocked_ns\": 20, \"attribution_steps\": 1}");
+    assert_has(text, "\"estimate\": {\"count\": 6, \"blocked_ns\": 60, \"attribution_steps\": 1}");
+    assert_has(text, "\"marker\": \"backward_unseen\"}");
+    read_back(text, len, &p, &q);
     assert_int_equal(q.attribution_steps, 1);
     assert_true(q.steps[0].attributed);
     assert_false(q.steps[1].attributed);
@@ -291,12 +299,12 @@ static void test_escaping(void **state)
                             .schedule = "a\"b"};
     size_t len;
     char *text = write_json(&p, &len);
-    assert_non_null(strstr(text, "\"say \\\"hi\\\"\\\\ now\\nnext\\ttab\\u0001\\u001f\""));
-    assert_non_null(strstr(text, "\"caf\xc3\xa9 \xf0\x9f\x98\x80\""));
-    assert_non_null(strstr(text, "\"bad\\ufffd\\ufffd.py\""));
-    assert_non_null(strstr(text, "\"overlong\\ufffd\\ufffd surrogate\\ufffd\\ufffd\\ufffd "
-                                 "cut\\ufffd\\ufffd\""));
-    assert_non_null(strstr(text, "\"a\\\"b\""));
+    assert_has(text, "\"say \\\"hi\\\"\\\\ now\\nnext\\ttab\\u0001\\u001f\"");
+    assert_has(text, "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+    assert_has(text, "\"bad\\ufffd\\ufffd.py\"");
+    assert_has(text, "\"overlong\\ufffd\\ufffd surrogate\\ufffd\\ufffd\\ufffd "
+                     "cut\\ufffd\\ufffd\"");
+    assert_has(text, "\"a\\\"b\"");
     for (size_t i = 0; i < len; i++) /* nothing but printable ASCII, newlines and UTF-8 */
         assert_true((unsigned char)text[i] >= 0x20 || text[i] == '\n');
     struct rep_process q;

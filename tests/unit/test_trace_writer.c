@@ -50,6 +50,31 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
 
 static const struct tw_namer namer = {NULL, name_api, name_kernel, name_frame};
 
+/* A writer of a trace of process pid into a fresh memfd (*fd). */
+static struct trace_writer *open_writer(int32_t pid, int *fd)
+{
+    *fd = memfd_create("trace", 0);
+    assert_true(*fd >= 0);
+    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
+                                  .header_bytes = sizeof h, .pid = pid, .rank = -1};
+    struct trace_writer *w = tw_open(*fd, &h, &namer);
+    assert_non_null(w);
+    return w;
+}
+
+/* The bytes the writer left in fd (malloc'd), fd closed. */
+static uint8_t *file_bytes(int fd, size_t *len)
+{
+    off_t end = lseek(fd, 0, SEEK_END);
+    assert_true(end >= 0);
+    uint8_t *buf = malloc((size_t)end ? (size_t)end : 1);
+    assert_non_null(buf);
+    assert_int_equal(pread(fd, buf, (size_t)end, 0), end);
+    close(fd);
+    *len = (size_t)end;
+    return buf;
+}
+
 /* The records of one type in the file (headers walked, as a reader would). */
 static int count_records(const uint8_t *buf, size_t len, uint32_t type)
 {
@@ -66,12 +91,8 @@ static int count_records(const uint8_t *buf, size_t len, uint32_t type)
 static void test_bookkeeping_and_read_back(void **state)
 {
     (void)state;
-    int fd = memfd_create("trace", 0);
-    assert_true(fd >= 0);
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .header_bytes = sizeof h, .pid = 42, .rank = -1};
-    struct trace_writer *w = tw_open(fd, &h, &namer);
-    assert_non_null(w);
+    int fd;
+    struct trace_writer *w = open_writer(42, &fd);
 
     const struct tw_frame_key frames[3] = {{0x1000, 0}, {0x77, 3 | 1ull << 63}, {0x2000, 0}};
     for (int flush = 0; flush < 2; flush++) { /* two flushes with the same state */
@@ -101,23 +122,20 @@ static void test_bookkeeping_and_read_back(void **state)
     assert_int_equal(api_asked, 2);
     assert_int_equal(kernel_asked, 1);
     assert_int_equal(frame_asked, 3);
-    off_t len = lseek(fd, 0, SEEK_END);
-    uint8_t *buf = malloc((size_t)len);
-    assert_non_null(buf);
-    assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
-    close(fd);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_THREAD), 1);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_STACK), 1);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_FRAME), 3);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_SITE_TOTALS), 2); /* 5, then 6 */
-    assert_int_equal(count_records(buf, (size_t)len, TREC_DROPS), 1);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_SYNC), 2);
-    assert_int_equal(count_records(buf, (size_t)len, TREC_LAUNCH), 4);
+    size_t len;
+    uint8_t *buf = file_bytes(fd, &len);
+    assert_int_equal(count_records(buf, len, TREC_THREAD), 1);
+    assert_int_equal(count_records(buf, len, TREC_STACK), 1);
+    assert_int_equal(count_records(buf, len, TREC_FRAME), 3);
+    assert_int_equal(count_records(buf, len, TREC_SITE_TOTALS), 2); /* 5, then 6 */
+    assert_int_equal(count_records(buf, len, TREC_DROPS), 1);
+    assert_int_equal(count_records(buf, len, TREC_SYNC), 2);
+    assert_int_equal(count_records(buf, len, TREC_LAUNCH), 4);
 
     struct rep_process p;
     struct trace_events ev;
     char err[256];
-    assert_int_equal(trace_read_buf(buf, (size_t)len, "T", NULL, &p, &ev, err, sizeof err), 0);
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, &ev, err, sizeof err), 0);
     assert_int_equal(p.pid, 42);
     assert_false(p.trace_unfinished);
     assert_int_equal(p.nsites, 1);
@@ -141,12 +159,8 @@ static void test_bookkeeping_and_read_back(void **state)
 static void test_backward_markers_read_back(void **state)
 {
     (void)state;
-    int fd = memfd_create("trace", 0);
-    assert_true(fd >= 0);
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .header_bytes = sizeof h, .pid = 43, .rank = -1};
-    struct trace_writer *w = tw_open(fd, &h, &namer);
-    assert_non_null(w);
+    int fd;
+    struct trace_writer *w = open_writer(43, &fd);
     const struct tw_frame_key frames[5] = {{0x1000, 0}, {0xb0, 0}, {0x77, 3 | 1ull << 63},
                                            {0xca, 0}, {0x78, 4 | 1ull << 63}};
     tw_stack(w, 1, frames, 5);
@@ -154,15 +168,12 @@ static void test_backward_markers_read_back(void **state)
                                  .phase = {.count = 2, .ns = 20}});
     tw_end(w, 1000, 0, 0);
     tw_close(w);
-    off_t len = lseek(fd, 0, SEEK_END);
-    uint8_t *buf = malloc((size_t)len);
-    assert_non_null(buf);
-    assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
-    close(fd);
+    size_t len;
+    uint8_t *buf = file_bytes(fd, &len);
     struct rep_process p;
     struct trace_events ev;
     char err[256];
-    assert_int_equal(trace_read_buf(buf, (size_t)len, "T", NULL, &p, &ev, err, sizeof err), 0);
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, &ev, err, sizeof err), 0);
     assert_int_equal(p.nsites, 1);
     const struct rep_frame *f = p.sites[0].frames;
     assert_int_equal(p.sites[0].nframes, 5);
@@ -193,12 +204,8 @@ static void test_backward_markers_read_back(void **state)
 static uint8_t *run_loop(uint64_t bound, uint64_t nsteps, uint64_t (*syncs_of)(uint64_t),
                          bool killed, size_t *len_out, uint64_t *syncs_out)
 {
-    int fd = memfd_create("trace", 0);
-    assert_true(fd >= 0);
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .header_bytes = sizeof h, .pid = 44, .rank = -1};
-    struct trace_writer *w = tw_open(fd, &h, &namer);
-    assert_non_null(w);
+    int fd;
+    struct trace_writer *w = open_writer(44, &fd);
     tw_set_bound(w, bound);
     const struct tw_frame_key frames[1] = {{0x1000, 0}};
     tw_thread(w, 9, "main");
@@ -240,11 +247,8 @@ static uint8_t *run_loop(uint64_t bound, uint64_t nsteps, uint64_t (*syncs_of)(u
         tw_end(w, t, 0, nsteps + 1);
         tw_close(w);
     }
-    off_t len = lseek(fd, 0, SEEK_END);
-    uint8_t *buf = malloc((size_t)len);
-    assert_non_null(buf);
-    assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
-    close(fd);
+    size_t len;
+    uint8_t *buf = file_bytes(fd, &len);
     *len_out = (size_t)len;
     *syncs_out = count;
     return buf;
