@@ -126,6 +126,26 @@ struct tdrops {
     uint64_t syncs, launches;
 };
 
+/* Steps counted in the totals, not listed: records (active or not), and the active ones' sums;
+ * folded: those of STEP_RUN records. */
+struct step_sums {
+    uint64_t records, active, attributed, syncs, blocked, launches, wall, folded;
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b);
+
+static void sums_add(struct step_sums *to, const struct step_sums *a)
+{
+    to->records = sat_add(to->records, a->records);
+    to->active = sat_add(to->active, a->active);
+    to->attributed = sat_add(to->attributed, a->attributed);
+    to->syncs = sat_add(to->syncs, a->syncs);
+    to->blocked = sat_add(to->blocked, a->blocked);
+    to->launches = sat_add(to->launches, a->launches);
+    to->wall = sat_add(to->wall, a->wall);
+    to->folded = sat_add(to->folded, a->folded);
+}
+
 /* A growable array: the element count in use and the capacity. */
 struct vec {
     void *p;
@@ -162,11 +182,13 @@ struct reader {
     size_t tail_n, tail_at;  /* how many it holds; the slot of the oldest */
     uint64_t steps_seen, step_seq;
     struct trace_bound bound; /* the last BOUND record (bound_bytes 0: none) */
-    uint64_t steps_folded;    /* steps of the STEP_RUN records read */
+    uint64_t bound_seq;       /* step_seq at the last BOUND record */
+    uint64_t bound_steps_seen; /* steps_seen then */
     uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
-    /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
-    uint64_t extra_attributed;
-    uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall, extra_records;
+    /* steps in the totals only (past TRACE_READ_MAX_STEPS, or folded): those read before the
+     * last BOUND record, and those after it (past the half, the totals are rewritten with a
+     * BOUND record: a killed process's steps after its last one are not in its site totals) */
+    struct step_sums extra, pending;
     struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
     uint64_t end_mono_ns, unattributed;
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
@@ -519,19 +541,17 @@ static void copy_record(void *dst, size_t size, const uint8_t *p, uint32_t bytes
 }
 
 /* A step in the totals only, not listed (rep_process.steps_omitted). */
-static void omit_step(struct reader *r, const struct trace_step_event *e)
+static void omit_step(struct reader *r, const struct tstep *t)
 {
-    r->extra_records++;
+    const struct trace_step_event *e = &t->ev;
+    struct step_sums a = {.records = 1};
     if (r->ev)
         r->ev->events_omitted++;
-    if (!e->active)
-        return;
-    r->extra_active++;
-    r->extra_attributed += e->attributed;
-    r->extra_syncs = sat_add(r->extra_syncs, e->syncs);
-    r->extra_blocked = sat_add(r->extra_blocked, e->blocked_ns);
-    r->extra_launches = sat_add(r->extra_launches, e->launches);
-    r->extra_wall = sat_add(r->extra_wall, e->end_ns - e->start_ns);
+    if (e->active)
+        a = (struct step_sums){.records = 1, .active = 1, .attributed = e->attributed, .syncs = e->syncs,
+                               .blocked = e->blocked_ns, .launches = e->launches,
+                               .wall = e->end_ns - e->start_ns};
+    sums_add(t->seq < r->bound_seq ? &r->extra : &r->pending, &a);
 }
 
 /* Past the first TRACE_READ_MAX_STEPS steps: into the ring of the latest ones, the oldest of a
@@ -547,7 +567,7 @@ static bool tail_step(struct reader *r, const struct tstep *t)
         r->tail[(r->tail_at + r->tail_n++) % TRACE_READ_TAIL_STEPS] = *t;
         return true;
     }
-    omit_step(r, &r->tail[r->tail_at].ev);
+    omit_step(r, &r->tail[r->tail_at]);
     r->tail[r->tail_at] = *t;
     r->tail_at = (r->tail_at + 1) % TRACE_READ_TAIL_STEPS;
     return true;
@@ -603,13 +623,9 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
             r->sink->run(r->sink->ctx, &t);
         return true;
     }
-    r->extra_records = sat_add(r->extra_records, t.steps);
-    r->extra_active = sat_add(r->extra_active, t.active);
-    r->extra_syncs = sat_add(r->extra_syncs, t.syncs);
-    r->extra_blocked = sat_add(r->extra_blocked, t.blocked_ns);
-    r->extra_launches = sat_add(r->extra_launches, t.launches);
-    r->extra_wall = sat_add(r->extra_wall, t.wall_ns);
-    r->steps_folded = sat_add(r->steps_folded, t.steps);
+    sums_add(&r->pending, &(struct step_sums){.records = t.steps, .active = t.active, .syncs = t.syncs,
+                                             .blocked = t.blocked_ns, .launches = t.launches,
+                                             .wall = t.wall_ns, .folded = t.steps});
     return true;
 }
 
@@ -622,6 +638,10 @@ static bool rec_bound(struct reader *r, const uint8_t *p)
                        "have their events", (unsigned long long)b.detail_steps,
                        (unsigned long long)b.sampled_from, (unsigned long long)b.steps_seen);
     r->bound = b;
+    sums_add(&r->extra, &r->pending); /* the totals that follow count the steps before it */
+    r->pending = (struct step_sums){0};
+    r->bound_seq = r->step_seq;
+    r->bound_steps_seen = r->steps_seen;
     return true;
 }
 
@@ -1052,11 +1072,44 @@ static int step_cmp(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* A trace that ends without its END record, past half its bound: the site totals are those of
+ * the last BOUND record's rewrite, so the steps recorded after it (their records reached the file,
+ * their syncs not the totals) are left out, counted in steps_after_totals: the header counts what
+ * the rows count. Else the steps after it count as the others. */
+static void cut_after_totals(struct reader *r)
+{
+    if (r->ended || !r->bound.bound_bytes) {
+        sums_add(&r->extra, &r->pending);
+        r->pending = (struct step_sums){0};
+        return;
+    }
+    uint64_t cut = r->pending.records;
+    r->pending = (struct step_sums){0};
+    struct tstep *t = r->steps.p;
+    size_t k = 0;
+    for (size_t i = 0; i < r->steps.n; i++)
+        if (t[i].seq < r->bound_seq)
+            t[k++] = t[i];
+    cut += r->steps.n - k;
+    r->steps.n = k;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->tail_n; i++) {
+        struct tstep *e = &r->tail[(r->tail_at + i) % TRACE_READ_TAIL_STEPS];
+        if (e->seq < r->bound_seq)
+            r->tail[(r->tail_at + kept++) % TRACE_READ_TAIL_STEPS] = *e;
+    }
+    cut += r->tail_n - kept;
+    r->tail_n = kept;
+    r->steps_seen = r->bound_steps_seen;
+    r->out->steps_after_totals = cut;
+}
+
 static bool build_steps(struct reader *r)
 {
     struct rep_process *out = r->out;
     struct tstep *t = r->steps.p;
     size_t n = 0, active = 0;
+    cut_after_totals(r);
     for (size_t i = 0; i < r->tail_n; i++) { /* the latest steps after the first ones */
         struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
         if (!slot)
@@ -1077,7 +1130,7 @@ static bool build_steps(struct reader *r)
     /* Step numbers with no record: the agent's STEPS_LOST counts those it lost (their active
      * ones' figures go into the totals below); any beyond are missing without a count (a file
      * of an older agent, whose step queue dropped them, or one cut by hand). */
-    uint64_t accounted = sat_add(sat_add(n, r->extra_records), r->lost.records);
+    uint64_t accounted = sat_add(sat_add(n, r->extra.records), r->lost.records);
     if (accounted > r->steps_seen)
         r->steps_seen = accounted; /* the lost steps were the last ones */
     r->out->step_records_missing = r->steps_seen - accounted;
@@ -1091,8 +1144,8 @@ static bool build_steps(struct reader *r)
     struct trace_step_event opened = {0};
     if (!r->ended) {
         uint64_t sites_syncs = 0, sites_blocked = 0;
-        uint64_t steps_syncs = sat_add(r->extra_syncs, r->lost.syncs);
-        uint64_t steps_blocked = sat_add(r->extra_blocked, r->lost.blocked_ns);
+        uint64_t steps_syncs = sat_add(r->extra.syncs, r->lost.syncs);
+        uint64_t steps_blocked = sat_add(r->extra.blocked, r->lost.blocked_ns);
         uint64_t begins = r->start_mono_ns;
         for (size_t i = 0; i < r->sites.n; i++) {
             sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
@@ -1117,13 +1170,13 @@ static bool build_steps(struct reader *r)
         active++;
         r->steps_seen = sat_add(r->steps_seen, 1);
     }
-    out->active_steps = sat_add(r->extra_active, r->lost.active);
-    out->syncs = sat_add(r->extra_syncs, r->lost.syncs);
-    out->blocked_ns = sat_add(r->extra_blocked, r->lost.blocked_ns);
-    out->launches = sat_add(r->extra_launches, r->lost.launches);
-    out->wall_ns = sat_add(r->extra_wall, r->lost.wall_ns);
-    out->steps_omitted = r->extra_active;
-    out->attribution_steps = r->extra_attributed;
+    out->active_steps = sat_add(r->extra.active, r->lost.active);
+    out->syncs = sat_add(r->extra.syncs, r->lost.syncs);
+    out->blocked_ns = sat_add(r->extra.blocked, r->lost.blocked_ns);
+    out->launches = sat_add(r->extra.launches, r->lost.launches);
+    out->wall_ns = sat_add(r->extra.wall, r->lost.wall_ns);
+    out->steps_omitted = r->extra.active;
+    out->attribution_steps = r->extra.attributed;
     /* the step still open at exit with nothing recorded has no STEP record: END counts it */
     if (r->end_steps_seen > r->steps_seen)
         r->steps_seen = r->end_steps_seen;
@@ -1239,7 +1292,7 @@ static bool finish(struct reader *r)
     out->sampled_from = r->bound.sampled_from;
     /* steps after the BOUND record (a killed process's last ones) have none of their events */
     out->detail_steps = r->bound.detail_steps;
-    out->steps_folded = r->steps_folded;
+    out->steps_folded = r->extra.folded;
     out->trace_unfinished = !r->ended || out->trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {

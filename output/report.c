@@ -966,8 +966,14 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     if (report_steps_note(p, note, sizeof note))
         header_note(w, note);
     if (p->trace_unfinished) {
-        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last flush%s",
-                 p->trace_truncated ? "; its last record was cut" : "");
+        char cut[200] = "";
+        if (p->steps_after_totals)
+            snprintf(cut, sizeof cut, "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
+                     "rewrites the totals at growing intervals and the last rewrite does not count them)",
+                     (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
+        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last %s%s%s",
+                 p->steps_after_totals ? "rewrite of the totals" : "flush",
+                 p->trace_truncated ? "; its last record was cut" : "", cut);
         header_note(w, note);
     }
     if (p->syncs_dropped || p->launches_dropped) {

@@ -415,6 +415,35 @@ static void test_bound_killed(void **state)
     free(buf);
 }
 
+/* Killed past the half while runs of steps are written between the totals' rewrites (counts
+ * that vary close runs often): the figures are those of the last rewrite, the header's and the
+ * rows' alike, and the steps recorded after it are said to be left out. */
+static void test_bound_killed_header_matches_rows(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 5000, varying_syncs, true, &len, &syncs);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_true(p.trace_unfinished);
+    assert_int_equal(p.nsites, 1);
+    /* the loop's totals are the exact sums through a step: no step open at the kill */
+    assert_int_equal(p.syncs, p.sites[0].count);
+    uint64_t through = 0, n = 0;
+    while (through < p.sites[0].count)
+        through += varying_syncs(++n);
+    assert_int_equal(through, p.sites[0].count);
+    assert_true(p.active_steps <= n + 1 && p.active_steps + 1 >= n);
+    assert_true(p.steps_seen <= n + 2);
+    assert_int_equal(p.trace_bound_bytes, 1 << 20);
+    assert_true(p.steps_after_totals > 0);
+    assert_true(p.steps_after_totals <= 5000 - n);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_bound_runs_are_exact_first),
         cmocka_unit_test(test_no_bound_writes_everything),
         cmocka_unit_test(test_bound_killed),
+        cmocka_unit_test(test_bound_killed_header_matches_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
