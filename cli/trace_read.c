@@ -130,6 +130,7 @@ struct tdrops {
  * folded: those of STEP_RUN records. */
 struct step_sums {
     uint64_t records, active, attributed, syncs, blocked, launches, wall, folded;
+    uint64_t summed; /* active steps of runs that keep only their sums (no per-step counts) */
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b);
@@ -144,6 +145,7 @@ static void sums_add(struct step_sums *to, const struct step_sums *a)
     to->launches = sat_add(to->launches, a->launches);
     to->wall = sat_add(to->wall, a->wall);
     to->folded = sat_add(to->folded, a->folded);
+    to->summed = sat_add(to->summed, a->summed);
 }
 
 /* A growable array: the element count in use and the capacity. */
@@ -605,8 +607,50 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
     return true;
 }
 
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* A run's per-step counts (trace_format.h) against its sums; false after an error. */
+static bool run_counts(struct reader *r, const struct trace_step_run *t, const uint8_t *p,
+                       const uint8_t *end)
+{
+    uint64_t steps = 0, syncs = 0, launches = 0, lo = UINT64_MAX, hi = 0;
+    while (steps < t->active) {
+        uint64_t n, s, l;
+        if (!get_varint(&p, end, &n) || !get_varint(&p, end, &s) || !get_varint(&p, end, &l) ||
+            n == 0 || n > t->active - steps)
+            return corrupt(r, "a run's per-step counts are cut or do not add up to its %llu active "
+                           "steps", (unsigned long long)t->active);
+        steps += n;
+        syncs = sat_add(syncs, s > UINT64_MAX / n ? UINT64_MAX : s * n);
+        launches = sat_add(launches, l > UINT64_MAX / n ? UINT64_MAX : l * n);
+        lo = s < lo ? s : lo;
+        hi = s > hi ? s : hi;
+    }
+    for (; p < end; p++)
+        if (*p)
+            return corrupt(r, "a run's per-step counts go on past its %llu active steps",
+                           (unsigned long long)t->active);
+    if (syncs != t->syncs || launches != t->launches || (t->active && (lo != t->syncs_min || hi != t->syncs_max)))
+        return corrupt(r, "a run's per-step counts add up to %llu syncs and %llu launches (%llu to %llu a "
+                       "step), its sums say %llu and %llu (%llu to %llu)", (unsigned long long)syncs,
+                       (unsigned long long)launches, (unsigned long long)lo, (unsigned long long)hi,
+                       (unsigned long long)t->syncs, (unsigned long long)t->launches,
+                       (unsigned long long)t->syncs_min, (unsigned long long)t->syncs_max);
+    return true;
+}
+
 /* 1.4: steps folded past half the bound: in the totals, not listed. */
-static bool rec_step_run(struct reader *r, const uint8_t *p)
+static bool rec_step_run(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_step_run t;
     memcpy(&t, p, sizeof t);
@@ -616,6 +660,10 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
                        "syncs a step", (unsigned long long)t.steps, (unsigned long long)t.active,
                        (unsigned long long)t.first_step, (unsigned long long)t.last_step,
                        (unsigned long long)t.syncs_min, (unsigned long long)t.syncs_max);
+    if (bytes > sizeof t && !run_counts(r, &t, p + sizeof t, p + bytes))
+        return false;
+    /* per-step counts known: listed after the record, or one count for every active step */
+    bool counted = bytes > sizeof t || t.active == 0 || t.syncs_min == t.syncs_max;
     if (sat_add(t.last_step, 1) > r->steps_seen)
         r->steps_seen = sat_add(t.last_step, 1);
     if (r->sink) {
@@ -625,7 +673,8 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
     }
     sums_add(&r->pending, &(struct step_sums){.records = t.steps, .active = t.active, .syncs = t.syncs,
                                              .blocked = t.blocked_ns, .launches = t.launches,
-                                             .wall = t.wall_ns, .folded = t.steps});
+                                             .wall = t.wall_ns, .folded = t.steps,
+                                             .summed = counted ? 0 : t.active});
     return true;
 }
 
@@ -784,7 +833,7 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_DROPS: return rec_drops(r, p);
     case TREC_END: return rec_end(r, p, bytes);
     case TREC_STEPS_LOST: return rec_steps_lost(r, p);
-    case TREC_STEP_RUN: return rec_step_run(r, p);
+    case TREC_STEP_RUN: return rec_step_run(r, p, bytes);
     case TREC_BOUND: return rec_bound(r, p);
     default: return true; /* a later minor version's record: skipped */
     }
@@ -1293,6 +1342,7 @@ static bool finish(struct reader *r)
     /* steps after the BOUND record (a killed process's last ones) have none of their events */
     out->detail_steps = r->bound.detail_steps;
     out->steps_folded = r->extra.folded;
+    out->steps_summed = r->extra.summed;
     out->trace_unfinished = !r->ended || out->trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {

@@ -963,6 +963,12 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                  (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
         header_note(w, note);
     }
+    if (p->steps_summed) {
+        snprintf(note, sizeof note, "per-step counts of %llu folded steps are known only as their sums "
+                 "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
+                 (unsigned long long)p->steps_summed);
+        header_note(w, note);
+    }
     if (report_steps_note(p, note, sizeof note))
         header_note(w, note);
     if (p->trace_unfinished) {

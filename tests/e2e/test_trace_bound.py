@@ -183,10 +183,12 @@ class HandMadeRecords(unittest.TestCase):
     in every count, a BOUND record's figures are what the report says, a run that contradicts
     itself is bad input (exit 2, one line), and a file without them (1.0) reads as before."""
 
-    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True):
+    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True, counts=None):
         t = tracegen.sample(end=False)
         first, last, steps, active, lo, hi, syncs = run
-        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, 200 * active, 40 * MS * active)
+        launches = 3 * active if counts else 200 * active  # counts: 3 launches a step
+        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, launches, 40 * MS * active,
+                   counts=counts)
         t.site_totals("cudaStreamSynchronize", 1, 6 + syncs, 30 * MS + 12 * MS * active, 6 * MS, site_id=1)
         if bound:
             t.bound(1 << 20, 3, 3, last + 1, steps)
@@ -220,6 +222,55 @@ class HandMadeRecords(unittest.TestCase):
                 self.assertEqual(rep.returncode, 2, rep.stdout)
                 self.assertEqual(len(rep.stderr.strip().splitlines()), 1, rep.stderr)
                 self.assertIn("is corrupt at byte", rep.stderr)
+
+    def test_a_run_of_different_counts_carries_them(self):
+        # 1000 steps: 600 of 2 syncs, 400 of 4 (and 3 launches each): 2800 syncs
+        counts = [(600, 2, 3), (400, 4, 3)]
+        rep, chk = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800), counts=counts))
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertNotIn("known only as their sums", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertAlmostEqual(p["syncs_per_step"], (9 + 2800) / 1003, places=6)
+        for bad in ([(600, 2, 3), (300, 4, 3)],            # fewer steps than the run's
+                    [(600, 2, 3), (400, 4, 3), (1, 1, 1)],  # more
+                    [(600, 2, 3), (400, 5, 3)],            # other syncs than its sum
+                    [(600, 2, 3), (400, 4, 2)]):           # other launches
+            with self.subTest(counts=bad):
+                rep, _ = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800), counts=bad))
+                self.assertEqual(rep.returncode, 2, rep.stdout)
+                self.assertIn("is corrupt at byte", rep.stderr)
+                self.assertIn("per-step counts", rep.stderr)
+
+    def test_a_run_of_sums_alone_is_said(self):
+        rep, _ = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800)))
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("per-step counts of 1000 folded steps are known only as their sums "
+                      "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact", rep.stdout)
+        rep, _ = self.report(self.trace())  # 3 syncs each: known
+        self.assertNotIn("known only as their sums", rep.stdout)
+
+    def test_killed_after_the_totals_counts_what_the_rows_count(self):
+        """Steps recorded after the last rewrite of the totals (a BOUND record with them) of a
+        trace without END: their syncs are not in the site totals, so they are left out, said."""
+        t = tracegen.sample(end=False)
+        t.step_run(4, 1003, 1000, 1000, 3, 3, 3000, 12 * MS * 1000, 0, 40 * MS * 1000)
+        t.bound(1 << 20, 3, 3, 1004, 1000)
+        t.site_totals("cudaStreamSynchronize", 1, 6 + 3000, 30 * MS + 12 * MS * 1000, 6 * MS, site_id=1)
+        t.step_run(1004, 1503, 500, 500, 3, 3, 1500, 6 * MS * 500, 0, 20 * MS * 500)
+        for k in range(1504, 1507):
+            t.step(k, 0, 40 * MS, syncs=3, blocked_ns=12 * MS)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = t.write(os.path.join(tmp, "pid4242", "trace.bin"))
+            rep = cli("report", path)
+            chk = cli("check", "--json", "--max-syncs-per-step", "100", path)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertEqual(report_steps(rep.stdout), (1003, 1003), rep.stdout)
+        self.assertIn("trace ends early (the process was killed?): up to the last rewrite of the totals; "
+                      "the records of 503 later steps are left out", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertEqual(p["training_steps"], 1003)
+        # the header's rate is the rows' (every sync of the training steps at the one site)
+        self.assertAlmostEqual(p["syncs_per_step"], sum(x["syncs_per_step"] for x in p["sites"]), places=6)
 
     def test_older_files_say_nothing_of_a_bound(self):
         rep, _ = self.report(tracegen.sample())
