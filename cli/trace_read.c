@@ -192,6 +192,7 @@ struct reader {
      * BOUND record: a killed process's steps after its last one are not in its site totals) */
     struct step_sums extra, pending;
     struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
+    uint64_t first_steps_end; /* the timeline's first steps: those before this one */
     uint64_t end_mono_ns, unattributed;
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
@@ -465,10 +466,59 @@ static bool rec_stack(struct reader *r, const uint8_t *p, uint32_t bytes)
     return idmap_add(r, &r->stack_ids, s.id, (uint32_t)(r->stacks.n - 1));
 }
 
-/* Room for one more timeline event, or NULL (counted as omitted) past the cap. */
-static void *event_slot(struct reader *r, struct vec *v, size_t elem)
+/* Drops the kept events of the steps from sample_from on that the stride now leaves out. */
+static void thin_events(struct reader *r)
 {
-    if (r->syncs.n + r->launches.n >= r->max_events) {
+    struct trace_events *ev = r->ev;
+    uint64_t stride = ev->sample_stride;
+    struct trace_sync_event *s = r->syncs.p;
+    struct trace_launch_event *l = r->launches.p;
+    size_t k = 0;
+    for (size_t i = 0; i < r->syncs.n; i++)
+        if (s[i].step < ev->sample_from || s[i].step % stride == 0)
+            s[k++] = s[i];
+    ev->events_omitted += r->syncs.n - k;
+    r->syncs.n = k;
+    k = 0;
+    for (size_t i = 0; i < r->launches.n; i++)
+        if (l[i].step < ev->sample_from || l[i].step % stride == 0)
+            l[k++] = l[i];
+    ev->events_omitted += r->launches.n - k;
+    r->launches.n = k;
+}
+
+/* Whether the timeline keeps an event of step `step` (else it is counted as omitted): every
+ * event until half the cap is used (the first steps), then from the step after those on the
+ * events of every stride-th step (step % stride == 0), the stride doubling whenever the cap is
+ * full (the kept events of the steps it then leaves out dropped), so what is kept spreads over
+ * the whole trace in fixed memory. */
+static bool timeline_keeps(struct reader *r, uint64_t step)
+{
+    struct trace_events *ev = r->ev;
+    size_t n = r->syncs.n + r->launches.n;
+    if (!ev->sample_stride) {
+        if (n < r->max_events / 2) {
+            if (step >= r->first_steps_end)
+                r->first_steps_end = sat_add(step, 1);
+            return true;
+        }
+        ev->sample_stride = 1;
+        ev->sample_from = r->first_steps_end;
+    }
+    if (step < ev->sample_from) /* a late event of one of the first steps */
+        return n < r->max_events;
+    while (n >= r->max_events && step % ev->sample_stride == 0 && ev->sample_stride < (1ull << 62)) {
+        ev->sample_stride *= 2;
+        thin_events(r);
+        n = r->syncs.n + r->launches.n;
+    }
+    return step % ev->sample_stride == 0 && n < r->max_events;
+}
+
+/* Room for one more timeline event of step `step`, or NULL (counted as omitted). */
+static void *event_slot(struct reader *r, struct vec *v, size_t elem, uint64_t step)
+{
+    if (!timeline_keeps(r, step)) {
         r->ev->events_omitted++;
         return NULL;
     }
@@ -497,7 +547,7 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     saw_time(r, s.end_ns);
     if (!r->ev && !r->sink)
         return true;
-    if (!r->sink && r->syncs.n + r->launches.n >= r->max_events) {
+    if (!r->sink && !timeline_keeps(r, s.step)) {
         r->ev->events_omitted++;
         return true;
     }
@@ -512,7 +562,7 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
             r->sink->sync(r->sink->ctx, &e);
         return true;
     }
-    struct trace_sync_event *slot = event_slot(r, &r->syncs, sizeof *slot);
+    struct trace_sync_event *slot = vec_push(r, &r->syncs, sizeof *slot);
     if (slot)
         *slot = e;
     return !r->failed;
@@ -527,7 +577,7 @@ static bool rec_launch(struct reader *r, const uint8_t *p)
         return false;
     if (!r->ev)
         return true;
-    struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot);
+    struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot, l.step);
     if (slot)
         *slot = (struct trace_launch_event){.time_ns = l.time_ns, .stream = l.stream,
                                             .step = l.step, .tid = l.tid, .api = api,
@@ -1265,6 +1315,99 @@ static bool build_steps(struct reader *r)
     return true;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The index of step in the sorted steps[0..n), or -1. */
+static long step_at(const struct trace_step_event *steps, size_t n, uint64_t step)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (steps[mid].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && steps[lo].step == step ? (long)lo : -1;
+}
+
+static void span(struct trace_step_event *e, uint64_t t0, uint64_t t1)
+{
+    if (t0 < e->start_ns)
+        e->start_ns = t0;
+    if (t1 > e->end_ns)
+        e->end_ns = t1;
+}
+
+/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for each step whose
+ * events are kept but whose STEP record is not, so every kept event has its step. */
+static bool timeline_steps(struct reader *r)
+{
+    struct trace_events *ev = r->ev;
+    size_t nev = r->syncs.n + r->launches.n;
+    if (!nev)
+        return true;
+    const struct trace_sync_event *sy = r->syncs.p;
+    const struct trace_launch_event *la = r->launches.p;
+    uint64_t *u = malloc(nev * sizeof *u);
+    if (!u || !charge(r, nev * sizeof *u)) {
+        free(u);
+        return nomem(r);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < r->syncs.n; i++)
+        if (step_at(ev->steps, ev->nsteps, sy[i].step) < 0)
+            u[k++] = sy[i].step;
+    for (size_t i = 0; i < r->launches.n; i++)
+        if (step_at(ev->steps, ev->nsteps, la[i].step) < 0)
+            u[k++] = la[i].step;
+    qsort(u, k, sizeof *u, u64_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!m || u[i] != u[m - 1])
+            u[m++] = u[i];
+    bool ok = true;
+    if (m) {
+        size_t total = ev->nsteps + m;
+        struct trace_step_event *all = charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
+        ok = all != NULL;
+        if (all) {
+            size_t a = 0, b = 0, o = 0;
+            while (a < ev->nsteps || b < m) {
+                if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
+                    all[o++] = ev->steps[a++];
+                else
+                    all[o++] = (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX,
+                                                         .spanned = true};
+            }
+            for (size_t i = 0; i < r->syncs.n; i++) {
+                struct trace_step_event *e = &all[step_at(all, total, sy[i].step)];
+                if (e->spanned) {
+                    span(e, sy[i].start_ns, sy[i].end_ns);
+                    e->syncs++;
+                }
+            }
+            for (size_t i = 0; i < r->launches.n; i++) {
+                struct trace_step_event *e = &all[step_at(all, total, la[i].step)];
+                if (e->spanned) {
+                    span(e, la[i].time_ns, la[i].time_ns);
+                    e->launches++;
+                }
+            }
+            free(r->st->step_events);
+            r->st->step_events = all;
+            ev->steps = all;
+            ev->nsteps = total;
+        }
+    }
+    free(u);
+    return ok || nomem(r);
+}
+
 static int thread_cmp(const void *a, const void *b)
 {
     const struct trace_thread_name *x = a, *y = b;
@@ -1351,6 +1494,8 @@ static bool finish(struct reader *r)
     }
     if (!r->ev)
         return true;
+    if (!timeline_steps(r))
+        return false;
     struct trace_events *ev = r->ev;
     ev->end_mono_ns = r->ended ? r->end_mono_ns : 0;
     /* the arrays pass to the store as they are: vec_push charged them already */

@@ -143,6 +143,53 @@ class TraceBound(unittest.TestCase):
         self.assertRegex(top.stdout, r"syncs/step\s+\S+\s+1\.00\b")
 
 
+class TimelineSample(unittest.TestCase):
+    """A trace with more events than the readers keep (an unbounded run's 300,000 syncs, past the
+    262,144 a timeline holds): export --chrome and html show every event of the first steps, then
+    those of steps spread over the rest of the run, and say so."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.unbounded = run([prog("steps_fast"), str(STEPS)],
+                            env={"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "0"}, timeout=300)
+
+    def test_chrome_spreads_its_events(self):
+        d = folder(self.unbounded)
+        with tempfile.TemporaryDirectory() as tmp:
+            chrome = os.path.join(tmp, "t.json")
+            r = cli("export", "--chrome", chrome, d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(chrome) as f:
+                doc = json.load(f)
+        steps = sorted(e["args"]["step"] for e in doc["traceEvents"]
+                       if e.get("name") == "cudaStreamSynchronize" and e.get("ph") == "X" and "args" in e
+                       and "step" in e["args"] and e.get("cat") != "step")
+        self.assertGreater(len(steps), 100000)
+        self.assertEqual(steps[:1000], list(range(steps[0], steps[0] + 1000)))  # the first steps, all
+        self.assertGreater(steps[-1], STEPS * 9 // 10)  # and the run's end
+        [note] = doc["otherData"]["timeline_notes"]
+        m = re.search(r"drawn: every event kept of the steps before (\d+), then those of one step in (\d+)", note)
+        self.assertIsNotNone(m, note)
+        first, stride = int(m.group(1)), int(m.group(2))
+        self.assertTrue(all(s < first or s % stride == 0 for s in steps))
+        self.assertGreaterEqual(doc["otherData"]["events_not_exported"], STEPS - len(steps))
+
+    def test_html_timeline_spreads_its_steps(self):
+        import test_html
+        d = folder(self.unbounded)
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "p.html")
+            r = cli("html", d, "-o", page)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            data = test_html.page_data(page)
+        [proc] = data["runs"][0]["procs"] if "runs" in data else data["procs"]
+        tl = proc["timeline"]
+        self.assertIn("sample", tl)
+        steps = [s["step"] for s in tl["steps"]]
+        self.assertTrue(any(70000 < s < STEPS - 20000 for s in steps), steps)  # past the listed ones
+        self.assertTrue(any(s.get("spanned") and s["syncs"] for s in tl["steps"]))
+
+
 class KilledPastTheHalf(unittest.TestCase):
     """kill -9 of a bounded process well past half its bound: the file is still under the bound,
     and every command reads it (the counts of its last totals rewrite, said as such)."""
