@@ -1712,6 +1712,9 @@ int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint6
     out->nthreads = f->threads ? r->totals.n : 0;
     out->steps_seen = r->end_steps_seen > r->steps_seen ? r->end_steps_seen : r->steps_seen;
     out->unattributed_syncs = r->unattributed;
+    out->trace_bound_bytes = r->bound.bound_bytes; /* the sync records are a sample's past it */
+    out->sampled_from = r->bound.sampled_from;
+    out->detail_steps = r->bound.detail_steps;
     out->trace_unfinished = !r->ended || f->head.trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {

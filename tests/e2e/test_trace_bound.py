@@ -141,6 +141,16 @@ class TraceBound(unittest.TestCase):
         since = re.search(r"^steps\s+\d+\s+(\d+)", top.stdout, re.M)
         self.assertEqual(int(since.group(1)), STEPS - 1, top.stdout)
         self.assertRegex(top.stdout, r"syncs/step\s+\S+\s+1\.00\b")
+        # the last 10 s are the newest steps, folded ones too (their exact counts: one sync each),
+        # not the last steps listed one by one before the folding began; the lines of its sync
+        # records are a sample's, said
+        window = re.search(r"^steps\s+(\d+)\s+\d+", top.stdout, re.M)
+        self.assertGreater(int(window.group(1)), 10000, top.stdout)
+        self.assertRegex(top.stdout, r"syncs/step\s+1\.00\s+1\.00\b")
+        self.assertIn("last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole", top.stdout)
+        self.assertIn("past half of SYNCSPY_TRACE_MB=1 the trace keeps the sync records of a sample of steps "
+                      "(every one before step ", top.stdout)
+        self.assertIn("the last 10 s's lines are that sample's, not exact", top.stdout)
 
 
 class TimelineSample(unittest.TestCase):
