@@ -1343,8 +1343,9 @@ static void span(struct trace_step_event *e, uint64_t t0, uint64_t t1)
         e->end_ns = t1;
 }
 
-/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for each step whose
- * events are kept but whose STEP record is not, so every kept event has its step. */
+/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
+ * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
+ * spaced), so the html timeline can show steps from the whole run. */
 static bool timeline_steps(struct reader *r)
 {
     struct trace_events *ev = r->ev;
@@ -1370,6 +1371,12 @@ static bool timeline_steps(struct reader *r)
     for (size_t i = 0; i < k; i++)
         if (!m || u[i] != u[m - 1])
             u[m++] = u[i];
+    if (m > TRACE_READ_SPANNED_STEPS) { /* evenly spaced ones */
+        size_t every = (m + TRACE_READ_SPANNED_STEPS - 1) / TRACE_READ_SPANNED_STEPS, j = 0;
+        for (size_t i = 0; i < m; i += every)
+            u[j++] = u[i];
+        m = j;
+    }
     bool ok = true;
     if (m) {
         size_t total = ev->nsteps + m;
@@ -1385,15 +1392,17 @@ static bool timeline_steps(struct reader *r)
                                                          .spanned = true};
             }
             for (size_t i = 0; i < r->syncs.n; i++) {
-                struct trace_step_event *e = &all[step_at(all, total, sy[i].step)];
-                if (e->spanned) {
+                long at = step_at(all, total, sy[i].step);
+                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+                if (e && e->spanned) {
                     span(e, sy[i].start_ns, sy[i].end_ns);
                     e->syncs++;
                 }
             }
             for (size_t i = 0; i < r->launches.n; i++) {
-                struct trace_step_event *e = &all[step_at(all, total, la[i].step)];
-                if (e->spanned) {
+                long at = step_at(all, total, la[i].step);
+                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+                if (e && e->spanned) {
                     span(e, la[i].time_ns, la[i].time_ns);
                     e->launches++;
                 }

@@ -23,6 +23,7 @@
 #define TRACE_READ_TAIL_STEPS (1u << 14)     /* and the last ones */
 #define TRACE_READ_MAX_EVENTS (1u << 18)     /* syncs and launches kept; more are counted, not kept */
 #define TRACE_READ_MAX_HEADER_BYTES 65536    /* a header_bytes above this is corrupt */
+#define TRACE_READ_SPANNED_STEPS 4096        /* timeline steps made of their events, at most */
 
 /* One sync as the timeline shows it. Strings are never NULL ("" when unknown). */
 struct trace_sync_event {
@@ -50,7 +51,8 @@ struct trace_step_event {
     uint32_t tid, source; /* the marking thread, enum trace_step_source (0 before 1.2) */
     bool attributed;      /* backward syncs attributed to their forward lines (1.4) */
     /* the timeline's only (trace_events.steps): a step with events kept but no STEP record
-     * kept (folded past half the bound, or not among the steps kept one by one): its bounds are
+     * kept (folded past half the bound, or not among the steps kept one by one; at most
+     * TRACE_READ_SPANNED_STEPS of them, evenly spaced): its bounds are
      * its events' span, syncs and launches the events kept; not active, not in any count */
     bool spanned;
 };
