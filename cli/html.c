@@ -631,11 +631,17 @@ static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t 
         if (shown(&ev->steps[i]))
             order[k++] = i;
     size_t budget = TIMELINE_EVENTS;
-    for (size_t j = 0; j < TIMELINE_PICKED / 2 && j < k; j++) /* evenly spaced */
-        if (events_of[order[j * k / (TIMELINE_PICKED / 2)]] <= budget) {
-            pick[n++] = order[j * k / (TIMELINE_PICKED / 2)];
+    /* evenly spaced by step number (the steps listed crowd the run's start and end) */
+    uint64_t s0 = k ? ev->steps[order[0]].step : 0, s1 = k ? ev->steps[order[k - 1]].step : 0;
+    for (size_t j = 0, at = 0; j < TIMELINE_PICKED / 2 && at < k; j++) {
+        uint64_t target = s0 + (uint64_t)((double)(s1 - s0) * (double)j / (TIMELINE_PICKED / 2));
+        while (at + 1 < k && ev->steps[order[at]].step < target)
+            at++;
+        if (events_of[order[at]] <= budget && (!n || pick[n - 1] != order[at])) {
+            pick[n++] = order[at];
             budget -= events_of[pick[n - 1]];
         }
+    }
     qsort_r(order, k, sizeof *order, wall_desc, (void *)ev);
     for (size_t j = 0; j < k && n < TIMELINE_PICKED; j++) {
         bool have = false;
