@@ -597,6 +597,23 @@ static int tracks_build(const struct trace_events *ev, struct tracks *ts, uint32
     return 0;
 }
 
+/* "pid P's events: ...": the sample of steps whose events a timeline has (the trace's, past
+ * half its SYNCSPY_TRACE_MB, and the reader's, past its cap). */
+static void timeline_note(const struct rep_process *p, const struct trace_events *ev, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "pid %d's events:", p->pid);
+    if (p->trace_bound_bytes && k >= 0 && (size_t)k < n)
+        k += snprintf(buf + k, n - (size_t)k, " the trace keeps every event of the steps before %llu, then "
+                      "those of a sample spread over the run (%llu of %llu steps: SYNCSPY_TRACE_MB=%llu);",
+                      (unsigned long long)p->sampled_from, (unsigned long long)p->detail_steps,
+                      (unsigned long long)p->steps_seen, (unsigned long long)(p->trace_bound_bytes >> 20));
+    if (ev->sample_stride > 1 && k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " drawn: every event kept of the steps before %llu, then those of "
+                 "one step in %llu", (unsigned long long)ev->sample_from, (unsigned long long)ev->sample_stride);
+    else if (k >= 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " drawn: every event kept");
+}
+
 static int trace_tracks(struct chrome *c, const struct rep_process *p,
                         const struct trace_events *ev)
 {
@@ -604,6 +621,8 @@ static int trace_tracks(struct chrome *c, const struct rep_process *p,
         metadata(c, "thread_name", c->pid, ev->threads[i].tid, "name", ev->threads[i].name, 0);
     for (size_t i = 0; i < ev->nsteps; i++) {
         const struct trace_step_event *s = &ev->steps[i];
+        if (s->spanned) /* no STEP record: its events are drawn, not a step made up of them */
+            continue;
         step_slice(c, c->pid, since(c, s->start_ns), s->end_ns - s->start_ns, s->step, s->syncs,
                    s->blocked_ns, s->launches, s->active, s->partial);
     }
@@ -752,13 +771,24 @@ int cli_export_chrome(const struct cli_set *set, int fd)
                    (unsigned long long)dropped_syncs, (unsigned long long)dropped_launches);
     if (omitted)
         fdw_printf(&c->w, ", \"events_not_exported\": %llu", (unsigned long long)omitted);
-    char note[256];
+    char note[400];
     size_t notes = 0;
     for (size_t i = 0; i < set->n; i++) /* the steps track lacks what these say */
         if (report_steps_note(&set->items[i].rep, note, sizeof note)) {
             fdw_puts(&c->w, notes++ ? ", " : ", \"steps_notes\": [");
             fdw_json_string(&c->w, note);
         }
+    if (notes)
+        fdw_putc(&c->w, ']');
+    notes = 0;
+    for (size_t i = 0; i < set->n; i++) { /* which steps' events the timeline has */
+        const struct cli_proc *it = &set->items[i];
+        if (!it->has_events || (!it->rep.trace_bound_bytes && it->events.sample_stride <= 1))
+            continue;
+        timeline_note(&it->rep, &it->events, note, sizeof note);
+        fdw_puts(&c->w, notes++ ? ", " : ", \"timeline_notes\": [");
+        fdw_json_string(&c->w, note);
+    }
     if (notes)
         fdw_putc(&c->w, ']');
 

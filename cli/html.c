@@ -601,19 +601,25 @@ static int wall_desc(const void *pa, const void *pb, void *ctx)
     return (x < y) - (x > y);
 }
 
+/* A step the timeline may show: an active one, or one spanned by its sampled events. */
+static bool shown(const struct trace_step_event *s)
+{
+    return s->active || s->spanned;
+}
+
 /* The steps whose timelines the page carries: every step when they are few, else the slowest
  * and evenly spaced ones (by trace step index); returns how many, in step order. */
 static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t *events_of, size_t *pick)
 {
     size_t total = 0, n = 0, cand = 0;
     for (size_t i = 0; i < ev->nsteps; i++)
-        if (ev->steps[i].active) {
+        if (shown(&ev->steps[i])) {
             total += events_of[i];
             cand++;
         }
     if (cand <= TIMELINE_STEPS_ALL && total <= TIMELINE_EVENTS) {
         for (size_t i = 0; i < ev->nsteps; i++)
-            if (ev->steps[i].active)
+            if (shown(&ev->steps[i]))
                 pick[n++] = i;
         return n;
     }
@@ -622,14 +628,20 @@ static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t 
         return 0;
     size_t k = 0;
     for (size_t i = 0; i < ev->nsteps; i++)
-        if (ev->steps[i].active)
+        if (shown(&ev->steps[i]))
             order[k++] = i;
     size_t budget = TIMELINE_EVENTS;
-    for (size_t j = 0; j < TIMELINE_PICKED / 2 && j < k; j++) /* evenly spaced */
-        if (events_of[order[j * k / (TIMELINE_PICKED / 2)]] <= budget) {
-            pick[n++] = order[j * k / (TIMELINE_PICKED / 2)];
+    /* evenly spaced by step number (the steps listed crowd the run's start and end) */
+    uint64_t s0 = k ? ev->steps[order[0]].step : 0, s1 = k ? ev->steps[order[k - 1]].step : 0;
+    for (size_t j = 0, at = 0; j < TIMELINE_PICKED / 2 && at < k; j++) {
+        uint64_t target = s0 + (uint64_t)((double)(s1 - s0) * (double)j / (TIMELINE_PICKED / 2));
+        while (at + 1 < k && ev->steps[order[at]].step < target)
+            at++;
+        if (events_of[order[at]] <= budget && (!n || pick[n - 1] != order[at])) {
+            pick[n++] = order[at];
             budget -= events_of[pick[n - 1]];
         }
+    }
     qsort_r(order, k, sizeof *order, wall_desc, (void *)ev);
     for (size_t j = 0; j < k && n < TIMELINE_PICKED; j++) {
         bool have = false;
@@ -685,13 +697,17 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
         fdw_json_string(w, ev->threads[i].name);
         fdw_putc(w, ']');
     }
-    fdw_printf(w, "],\"omitted\":%llu,\"steps\":[", (unsigned long long)ev->events_omitted);
+    fdw_printf(w, "],\"omitted\":%llu,", (unsigned long long)ev->events_omitted);
+    if (ev->sample_stride > 1) /* what the reader kept: the first steps' events, then a spread */
+        fdw_printf(w, "\"sample\":[%llu,%llu],", (unsigned long long)ev->sample_from,
+                   (unsigned long long)ev->sample_stride);
+    fdw_puts(w, "\"steps\":[");
     for (size_t k = 0; k < n; k++) {
         const struct trace_step_event *st = &ev->steps[pick[k]];
         bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
-        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,\"syncs\":[", k ? "," : "",
+        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,%s\"syncs\":[", k ? "," : "",
                    (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns),
-                   apart ? "true" : "false");
+                   apart ? "true" : "false", st->spanned ? "\"spanned\":true," : "");
         bool any = false;
         for (size_t i = 0; i < ev->nsyncs; i++) {
             const struct trace_sync_event *e = &ev->syncs[i];

@@ -477,7 +477,8 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
                         const struct cli_merged *mw, size_t problems, struct screen *s)
 {
     struct top_window w = {0};
-    bool running = false, short_of_steps = false;
+    bool running = false, short_of_steps = false, folded = false;
+    uint64_t bound = 0, sampled_from = UINT64_MAX;
     uint64_t steps_seen = 0, missing = 0, thread_syncs = 0, thread_blocked = 0, thread_win_syncs = 0,
              thread_win_blocked = 0;
     double syncs = 0, blocked = 0;
@@ -488,6 +489,11 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
         w.syncs += v->w.syncs;
         w.blocked_ns += v->w.blocked_ns;
         short_of_steps |= v->w.short_of_steps;
+        folded |= v->w.folded;
+        if (v->since.trace_bound_bytes) {
+            bound = v->since.trace_bound_bytes;
+            sampled_from = v->since.sampled_from < sampled_from ? v->since.sampled_from : sampled_from;
+        }
         running |= v->since.trace_unfinished;
         steps_seen += v->since.steps_seen;
         missing += v->records_missing;
@@ -543,6 +549,17 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
     out(s, "%-16s %14s %14s   %s", "blocked share", e, f, whose);
     out(s, "%-16s %14.0f %14.0f   (training steps; %llu begun)%s", "steps", w.steps, m->steps,
         (unsigned long long)steps_seen, short_of_steps ? "  (last 10 s: the newest steps kept)" : "");
+    if (folded) {
+        char span[32];
+        report_format_ns(span, sizeof span, w.wall_ns / np);
+        out(s, "  last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole (%s): their "
+            "counts are exact", span);
+    }
+    if (bound)
+        out(s, "  past half of SYNCSPY_TRACE_MB=%llu the trace keeps the sync records of a sample of steps "
+            "(every one before step %llu): the last 10 s's lines%s are that sample's, not exact; the "
+            "steps and every thread's figures stay exact", (unsigned long long)(bound >> 20),
+            (unsigned long long)sampled_from, one ? " and this thread's lines and last-10-s figures" : "");
     if (missing)
         out(s, "  %llu sync record%s not in the trace (the agent's rings were full): the last 10 s and "
             "one thread's lines count the %s there are", (unsigned long long)missing, missing == 1 ? "" : "s",

@@ -22,8 +22,9 @@ struct top_key { /* one (thread, api, stack) of the sync records */
     uint64_t max_ns;
 };
 
-struct top_step { /* a training step: active, ended by a mark, not start-up */
-    uint64_t step, wall_ns, syncs, blocked_ns;
+struct top_step { /* a training step (active, ended by a mark, not start-up), or a run of them folded
+                   * past half the bound (steps numbered step .. last, n of them active: their sums) */
+    uint64_t step, last, n, wall_ns, syncs, blocked_ns;
 };
 
 struct top_event { /* a sync record kept for the window */
@@ -183,7 +184,7 @@ static void on_step(void *ctx, const struct trace_step_event *e)
     if (f->has_active && e->step == f->last.step) { /* written again: the later record counts */
         count_step(f, &f->last, -1);
         struct top_step *newest = f->steps.n ? ring_at(&f->steps, f->steps.n - 1) : NULL;
-        if (newest && newest->step == e->step) {
+        if (newest && newest->n == 1 && newest->step == e->step) {
             f->steps.n--;
             f->training_steps--;
         }
@@ -198,13 +199,13 @@ static void on_step(void *ctx, const struct trace_step_event *e)
     bool overwrote;
     struct top_step *t = ring_push(&f->steps, &overwrote);
     if (t) {
-        *t = (struct top_step){e->step, s.wall_ns, s.syncs, s.blocked_ns};
+        *t = (struct top_step){e->step, e->step, 1, s.wall_ns, s.syncs, s.blocked_ns};
         f->training_steps++;
     }
 }
 
-/* Folded steps (a long run past half its SYNCSPY_TRACE_MB): in the since-start figures; the
- * window, made of listed steps, has none of them. */
+/* Folded steps (a long run past half its SYNCSPY_TRACE_MB): in the since-start figures, and one
+ * entry of the window's ring (their sums are exact; the window takes the run whole). */
 static void on_run(void *ctx, const struct trace_step_run *r)
 {
     struct top_feed *f = ctx;
@@ -214,7 +215,14 @@ static void on_run(void *ctx, const struct trace_step_run *r)
     f->syncs += r->syncs;
     f->blocked_ns += r->blocked_ns;
     f->launches += r->launches;
-    f->training_steps += r->active;
+    if (!r->active)
+        return;
+    bool overwrote;
+    struct top_step *t = ring_push(&f->steps, &overwrote);
+    if (t) {
+        *t = (struct top_step){r->first_step, r->last_step, r->active, r->wall_ns, r->syncs, r->blocked_ns};
+        f->training_steps += r->active;
+    }
 }
 
 static void on_sync(void *ctx, const struct trace_sync_event *e)
@@ -317,15 +325,17 @@ static struct top_window window_of(const struct top_feed *f)
     size_t i = f->steps.n;
     for (; i > 0 && w.wall_ns < (double)TOP_FEED_WINDOW_NS; i--) {
         const struct top_step *s = ring_at(&f->steps, i - 1);
-        w.steps += 1;
+        w.steps += (double)s->n;
         w.wall_ns += (double)s->wall_ns;
         w.syncs += (double)s->syncs;
         w.blocked_ns += (double)s->blocked_ns;
         w.first_step = s->step;
+        w.folded |= s->n > 1 || s->last != s->step;
         if (i == f->steps.n)
-            w.last_step = s->step;
+            w.last_step = s->last;
+        w.entries++;
     }
-    w.short_of_steps = i == 0 && w.wall_ns < (double)TOP_FEED_WINDOW_NS && f->training_steps > f->steps.n;
+    w.short_of_steps = i == 0 && w.wall_ns < (double)TOP_FEED_WINDOW_NS && f->training_steps > (double)w.steps;
     return w;
 }
 
@@ -335,13 +345,13 @@ static bool in_window(const struct top_feed *f, const struct top_window *w, uint
 {
     if (!w->steps || step < w->first_step || step > w->last_step)
         return false;
-    size_t lo = f->steps.n - (size_t)w->steps, hi = f->steps.n;
+    size_t lo = f->steps.n - w->entries, hi = f->steps.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        uint64_t s = ((const struct top_step *)ring_at(&f->steps, mid))->step;
-        if (s == step)
+        const struct top_step *s = ring_at(&f->steps, mid);
+        if (step >= s->step && step <= s->last)
             return true;
-        if (s < step)
+        if (s->last < step)
             lo = mid + 1;
         else
             hi = mid;

@@ -31,7 +31,10 @@ void top_feed_free(struct top_feed *f);
 struct top_window {
     double steps, wall_ns, syncs, blocked_ns;
     uint64_t first_step, last_step;
+    size_t entries;      /* of the ring: steps, and runs of folded steps */
     bool short_of_steps; /* the ring of steps ran out before 10 s of them */
+    bool folded;         /* it holds runs of folded steps (SYNCSPY_TRACE_MB): whole runs, so it may
+                          * span more than 10 s */
 };
 
 /* One view of a process: its figures as the report model, over all its threads (thread NULL)

@@ -126,6 +126,28 @@ struct tdrops {
     uint64_t syncs, launches;
 };
 
+/* Steps counted in the totals, not listed: records (active or not), and the active ones' sums;
+ * folded: those of STEP_RUN records. */
+struct step_sums {
+    uint64_t records, active, attributed, syncs, blocked, launches, wall, folded;
+    uint64_t summed; /* active steps of runs that keep only their sums (no per-step counts) */
+};
+
+static uint64_t sat_add(uint64_t a, uint64_t b);
+
+static void sums_add(struct step_sums *to, const struct step_sums *a)
+{
+    to->records = sat_add(to->records, a->records);
+    to->active = sat_add(to->active, a->active);
+    to->attributed = sat_add(to->attributed, a->attributed);
+    to->syncs = sat_add(to->syncs, a->syncs);
+    to->blocked = sat_add(to->blocked, a->blocked);
+    to->launches = sat_add(to->launches, a->launches);
+    to->wall = sat_add(to->wall, a->wall);
+    to->folded = sat_add(to->folded, a->folded);
+    to->summed = sat_add(to->summed, a->summed);
+}
+
 /* A growable array: the element count in use and the capacity. */
 struct vec {
     void *p;
@@ -162,12 +184,15 @@ struct reader {
     size_t tail_n, tail_at;  /* how many it holds; the slot of the oldest */
     uint64_t steps_seen, step_seq;
     struct trace_bound bound; /* the last BOUND record (bound_bytes 0: none) */
-    uint64_t steps_folded;    /* steps of the STEP_RUN records read */
+    uint64_t bound_seq;       /* step_seq at the last BOUND record */
+    uint64_t bound_steps_seen; /* steps_seen then */
     uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
-    /* active steps past TRACE_READ_MAX_STEPS: in the totals only */
-    uint64_t extra_attributed;
-    uint64_t extra_active, extra_syncs, extra_blocked, extra_launches, extra_wall, extra_records;
+    /* steps in the totals only (past TRACE_READ_MAX_STEPS, or folded): those read before the
+     * last BOUND record, and those after it (past the half, the totals are rewritten with a
+     * BOUND record: a killed process's steps after its last one are not in its site totals) */
+    struct step_sums extra, pending;
     struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
+    uint64_t first_steps_end; /* the timeline's first steps: those before this one */
     uint64_t end_mono_ns, unattributed;
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
@@ -441,10 +466,59 @@ static bool rec_stack(struct reader *r, const uint8_t *p, uint32_t bytes)
     return idmap_add(r, &r->stack_ids, s.id, (uint32_t)(r->stacks.n - 1));
 }
 
-/* Room for one more timeline event, or NULL (counted as omitted) past the cap. */
-static void *event_slot(struct reader *r, struct vec *v, size_t elem)
+/* Drops the kept events of the steps from sample_from on that the stride now leaves out. */
+static void thin_events(struct reader *r)
 {
-    if (r->syncs.n + r->launches.n >= r->max_events) {
+    struct trace_events *ev = r->ev;
+    uint64_t stride = ev->sample_stride;
+    struct trace_sync_event *s = r->syncs.p;
+    struct trace_launch_event *l = r->launches.p;
+    size_t k = 0;
+    for (size_t i = 0; i < r->syncs.n; i++)
+        if (s[i].step < ev->sample_from || s[i].step % stride == 0)
+            s[k++] = s[i];
+    ev->events_omitted += r->syncs.n - k;
+    r->syncs.n = k;
+    k = 0;
+    for (size_t i = 0; i < r->launches.n; i++)
+        if (l[i].step < ev->sample_from || l[i].step % stride == 0)
+            l[k++] = l[i];
+    ev->events_omitted += r->launches.n - k;
+    r->launches.n = k;
+}
+
+/* Whether the timeline keeps an event of step `step` (else it is counted as omitted): every
+ * event until half the cap is used (the first steps), then from the step after those on the
+ * events of every stride-th step (step % stride == 0), the stride doubling whenever the cap is
+ * full (the kept events of the steps it then leaves out dropped), so what is kept spreads over
+ * the whole trace in fixed memory. */
+static bool timeline_keeps(struct reader *r, uint64_t step)
+{
+    struct trace_events *ev = r->ev;
+    size_t n = r->syncs.n + r->launches.n;
+    if (!ev->sample_stride) {
+        if (n < r->max_events / 2) {
+            if (step >= r->first_steps_end)
+                r->first_steps_end = sat_add(step, 1);
+            return true;
+        }
+        ev->sample_stride = 1;
+        ev->sample_from = r->first_steps_end;
+    }
+    if (step < ev->sample_from) /* a late event of one of the first steps */
+        return n < r->max_events;
+    while (n >= r->max_events && step % ev->sample_stride == 0 && ev->sample_stride < (1ull << 62)) {
+        ev->sample_stride *= 2;
+        thin_events(r);
+        n = r->syncs.n + r->launches.n;
+    }
+    return step % ev->sample_stride == 0 && n < r->max_events;
+}
+
+/* Room for one more timeline event of step `step`, or NULL (counted as omitted). */
+static void *event_slot(struct reader *r, struct vec *v, size_t elem, uint64_t step)
+{
+    if (!timeline_keeps(r, step)) {
         r->ev->events_omitted++;
         return NULL;
     }
@@ -473,7 +547,7 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     saw_time(r, s.end_ns);
     if (!r->ev && !r->sink)
         return true;
-    if (!r->sink && r->syncs.n + r->launches.n >= r->max_events) {
+    if (!r->sink && !timeline_keeps(r, s.step)) {
         r->ev->events_omitted++;
         return true;
     }
@@ -488,7 +562,7 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
             r->sink->sync(r->sink->ctx, &e);
         return true;
     }
-    struct trace_sync_event *slot = event_slot(r, &r->syncs, sizeof *slot);
+    struct trace_sync_event *slot = vec_push(r, &r->syncs, sizeof *slot);
     if (slot)
         *slot = e;
     return !r->failed;
@@ -503,7 +577,7 @@ static bool rec_launch(struct reader *r, const uint8_t *p)
         return false;
     if (!r->ev)
         return true;
-    struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot);
+    struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot, l.step);
     if (slot)
         *slot = (struct trace_launch_event){.time_ns = l.time_ns, .stream = l.stream,
                                             .step = l.step, .tid = l.tid, .api = api,
@@ -519,19 +593,17 @@ static void copy_record(void *dst, size_t size, const uint8_t *p, uint32_t bytes
 }
 
 /* A step in the totals only, not listed (rep_process.steps_omitted). */
-static void omit_step(struct reader *r, const struct trace_step_event *e)
+static void omit_step(struct reader *r, const struct tstep *t)
 {
-    r->extra_records++;
+    const struct trace_step_event *e = &t->ev;
+    struct step_sums a = {.records = 1};
     if (r->ev)
         r->ev->events_omitted++;
-    if (!e->active)
-        return;
-    r->extra_active++;
-    r->extra_attributed += e->attributed;
-    r->extra_syncs = sat_add(r->extra_syncs, e->syncs);
-    r->extra_blocked = sat_add(r->extra_blocked, e->blocked_ns);
-    r->extra_launches = sat_add(r->extra_launches, e->launches);
-    r->extra_wall = sat_add(r->extra_wall, e->end_ns - e->start_ns);
+    if (e->active)
+        a = (struct step_sums){.records = 1, .active = 1, .attributed = e->attributed, .syncs = e->syncs,
+                               .blocked = e->blocked_ns, .launches = e->launches,
+                               .wall = e->end_ns - e->start_ns};
+    sums_add(t->seq < r->bound_seq ? &r->extra : &r->pending, &a);
 }
 
 /* Past the first TRACE_READ_MAX_STEPS steps: into the ring of the latest ones, the oldest of a
@@ -547,7 +619,7 @@ static bool tail_step(struct reader *r, const struct tstep *t)
         r->tail[(r->tail_at + r->tail_n++) % TRACE_READ_TAIL_STEPS] = *t;
         return true;
     }
-    omit_step(r, &r->tail[r->tail_at].ev);
+    omit_step(r, &r->tail[r->tail_at]);
     r->tail[r->tail_at] = *t;
     r->tail_at = (r->tail_at + 1) % TRACE_READ_TAIL_STEPS;
     return true;
@@ -585,8 +657,50 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
     return true;
 }
 
+static bool get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* A run's per-step counts (trace_format.h) against its sums; false after an error. */
+static bool run_counts(struct reader *r, const struct trace_step_run *t, const uint8_t *p,
+                       const uint8_t *end)
+{
+    uint64_t steps = 0, syncs = 0, launches = 0, lo = UINT64_MAX, hi = 0;
+    while (steps < t->active) {
+        uint64_t n, s, l;
+        if (!get_varint(&p, end, &n) || !get_varint(&p, end, &s) || !get_varint(&p, end, &l) ||
+            n == 0 || n > t->active - steps)
+            return corrupt(r, "a run's per-step counts are cut or do not add up to its %llu active "
+                           "steps", (unsigned long long)t->active);
+        steps += n;
+        syncs = sat_add(syncs, s > UINT64_MAX / n ? UINT64_MAX : s * n);
+        launches = sat_add(launches, l > UINT64_MAX / n ? UINT64_MAX : l * n);
+        lo = s < lo ? s : lo;
+        hi = s > hi ? s : hi;
+    }
+    for (; p < end; p++)
+        if (*p)
+            return corrupt(r, "a run's per-step counts go on past its %llu active steps",
+                           (unsigned long long)t->active);
+    if (syncs != t->syncs || launches != t->launches || (t->active && (lo != t->syncs_min || hi != t->syncs_max)))
+        return corrupt(r, "a run's per-step counts add up to %llu syncs and %llu launches (%llu to %llu a "
+                       "step), its sums say %llu and %llu (%llu to %llu)", (unsigned long long)syncs,
+                       (unsigned long long)launches, (unsigned long long)lo, (unsigned long long)hi,
+                       (unsigned long long)t->syncs, (unsigned long long)t->launches,
+                       (unsigned long long)t->syncs_min, (unsigned long long)t->syncs_max);
+    return true;
+}
+
 /* 1.4: steps folded past half the bound: in the totals, not listed. */
-static bool rec_step_run(struct reader *r, const uint8_t *p)
+static bool rec_step_run(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_step_run t;
     memcpy(&t, p, sizeof t);
@@ -596,6 +710,10 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
                        "syncs a step", (unsigned long long)t.steps, (unsigned long long)t.active,
                        (unsigned long long)t.first_step, (unsigned long long)t.last_step,
                        (unsigned long long)t.syncs_min, (unsigned long long)t.syncs_max);
+    if (bytes > sizeof t && !run_counts(r, &t, p + sizeof t, p + bytes))
+        return false;
+    /* per-step counts known: listed after the record, or one count for every active step */
+    bool counted = bytes > sizeof t || t.active == 0 || t.syncs_min == t.syncs_max;
     if (sat_add(t.last_step, 1) > r->steps_seen)
         r->steps_seen = sat_add(t.last_step, 1);
     if (r->sink) {
@@ -603,13 +721,10 @@ static bool rec_step_run(struct reader *r, const uint8_t *p)
             r->sink->run(r->sink->ctx, &t);
         return true;
     }
-    r->extra_records = sat_add(r->extra_records, t.steps);
-    r->extra_active = sat_add(r->extra_active, t.active);
-    r->extra_syncs = sat_add(r->extra_syncs, t.syncs);
-    r->extra_blocked = sat_add(r->extra_blocked, t.blocked_ns);
-    r->extra_launches = sat_add(r->extra_launches, t.launches);
-    r->extra_wall = sat_add(r->extra_wall, t.wall_ns);
-    r->steps_folded = sat_add(r->steps_folded, t.steps);
+    sums_add(&r->pending, &(struct step_sums){.records = t.steps, .active = t.active, .syncs = t.syncs,
+                                             .blocked = t.blocked_ns, .launches = t.launches,
+                                             .wall = t.wall_ns, .folded = t.steps,
+                                             .summed = counted ? 0 : t.active});
     return true;
 }
 
@@ -622,6 +737,10 @@ static bool rec_bound(struct reader *r, const uint8_t *p)
                        "have their events", (unsigned long long)b.detail_steps,
                        (unsigned long long)b.sampled_from, (unsigned long long)b.steps_seen);
     r->bound = b;
+    sums_add(&r->extra, &r->pending); /* the totals that follow count the steps before it */
+    r->pending = (struct step_sums){0};
+    r->bound_seq = r->step_seq;
+    r->bound_steps_seen = r->steps_seen;
     return true;
 }
 
@@ -764,7 +883,7 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     case TREC_DROPS: return rec_drops(r, p);
     case TREC_END: return rec_end(r, p, bytes);
     case TREC_STEPS_LOST: return rec_steps_lost(r, p);
-    case TREC_STEP_RUN: return rec_step_run(r, p);
+    case TREC_STEP_RUN: return rec_step_run(r, p, bytes);
     case TREC_BOUND: return rec_bound(r, p);
     default: return true; /* a later minor version's record: skipped */
     }
@@ -1052,11 +1171,44 @@ static int step_cmp(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+/* A trace that ends without its END record, past half its bound: the site totals are those of
+ * the last BOUND record's rewrite, so the steps recorded after it (their records reached the file,
+ * their syncs not the totals) are left out, counted in steps_after_totals: the header counts what
+ * the rows count. Else the steps after it count as the others. */
+static void cut_after_totals(struct reader *r)
+{
+    if (r->ended || !r->bound.bound_bytes) {
+        sums_add(&r->extra, &r->pending);
+        r->pending = (struct step_sums){0};
+        return;
+    }
+    uint64_t cut = r->pending.records;
+    r->pending = (struct step_sums){0};
+    struct tstep *t = r->steps.p;
+    size_t k = 0;
+    for (size_t i = 0; i < r->steps.n; i++)
+        if (t[i].seq < r->bound_seq)
+            t[k++] = t[i];
+    cut += r->steps.n - k;
+    r->steps.n = k;
+    size_t kept = 0;
+    for (size_t i = 0; i < r->tail_n; i++) {
+        struct tstep *e = &r->tail[(r->tail_at + i) % TRACE_READ_TAIL_STEPS];
+        if (e->seq < r->bound_seq)
+            r->tail[(r->tail_at + kept++) % TRACE_READ_TAIL_STEPS] = *e;
+    }
+    cut += r->tail_n - kept;
+    r->tail_n = kept;
+    r->steps_seen = r->bound_steps_seen;
+    r->out->steps_after_totals = cut;
+}
+
 static bool build_steps(struct reader *r)
 {
     struct rep_process *out = r->out;
     struct tstep *t = r->steps.p;
     size_t n = 0, active = 0;
+    cut_after_totals(r);
     for (size_t i = 0; i < r->tail_n; i++) { /* the latest steps after the first ones */
         struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
         if (!slot)
@@ -1077,7 +1229,7 @@ static bool build_steps(struct reader *r)
     /* Step numbers with no record: the agent's STEPS_LOST counts those it lost (their active
      * ones' figures go into the totals below); any beyond are missing without a count (a file
      * of an older agent, whose step queue dropped them, or one cut by hand). */
-    uint64_t accounted = sat_add(sat_add(n, r->extra_records), r->lost.records);
+    uint64_t accounted = sat_add(sat_add(n, r->extra.records), r->lost.records);
     if (accounted > r->steps_seen)
         r->steps_seen = accounted; /* the lost steps were the last ones */
     r->out->step_records_missing = r->steps_seen - accounted;
@@ -1091,8 +1243,8 @@ static bool build_steps(struct reader *r)
     struct trace_step_event opened = {0};
     if (!r->ended) {
         uint64_t sites_syncs = 0, sites_blocked = 0;
-        uint64_t steps_syncs = sat_add(r->extra_syncs, r->lost.syncs);
-        uint64_t steps_blocked = sat_add(r->extra_blocked, r->lost.blocked_ns);
+        uint64_t steps_syncs = sat_add(r->extra.syncs, r->lost.syncs);
+        uint64_t steps_blocked = sat_add(r->extra.blocked, r->lost.blocked_ns);
         uint64_t begins = r->start_mono_ns;
         for (size_t i = 0; i < r->sites.n; i++) {
             sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
@@ -1117,13 +1269,13 @@ static bool build_steps(struct reader *r)
         active++;
         r->steps_seen = sat_add(r->steps_seen, 1);
     }
-    out->active_steps = sat_add(r->extra_active, r->lost.active);
-    out->syncs = sat_add(r->extra_syncs, r->lost.syncs);
-    out->blocked_ns = sat_add(r->extra_blocked, r->lost.blocked_ns);
-    out->launches = sat_add(r->extra_launches, r->lost.launches);
-    out->wall_ns = sat_add(r->extra_wall, r->lost.wall_ns);
-    out->steps_omitted = r->extra_active;
-    out->attribution_steps = r->extra_attributed;
+    out->active_steps = sat_add(r->extra.active, r->lost.active);
+    out->syncs = sat_add(r->extra.syncs, r->lost.syncs);
+    out->blocked_ns = sat_add(r->extra.blocked, r->lost.blocked_ns);
+    out->launches = sat_add(r->extra.launches, r->lost.launches);
+    out->wall_ns = sat_add(r->extra.wall, r->lost.wall_ns);
+    out->steps_omitted = r->extra.active;
+    out->attribution_steps = r->extra.attributed;
     /* the step still open at exit with nothing recorded has no STEP record: END counts it */
     if (r->end_steps_seen > r->steps_seen)
         r->steps_seen = r->end_steps_seen;
@@ -1161,6 +1313,108 @@ static bool build_steps(struct reader *r)
         r->ev->nsteps = n;
     }
     return true;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The index of step in the sorted steps[0..n), or -1. */
+static long step_at(const struct trace_step_event *steps, size_t n, uint64_t step)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (steps[mid].step < step)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && steps[lo].step == step ? (long)lo : -1;
+}
+
+static void span(struct trace_step_event *e, uint64_t t0, uint64_t t1)
+{
+    if (t0 < e->start_ns)
+        e->start_ns = t0;
+    if (t1 > e->end_ns)
+        e->end_ns = t1;
+}
+
+/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
+ * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
+ * spaced), so the html timeline can show steps from the whole run. */
+static bool timeline_steps(struct reader *r)
+{
+    struct trace_events *ev = r->ev;
+    size_t nev = r->syncs.n + r->launches.n;
+    if (!nev)
+        return true;
+    const struct trace_sync_event *sy = r->syncs.p;
+    const struct trace_launch_event *la = r->launches.p;
+    uint64_t *u = malloc(nev * sizeof *u);
+    if (!u || !charge(r, nev * sizeof *u)) {
+        free(u);
+        return nomem(r);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < r->syncs.n; i++)
+        if (step_at(ev->steps, ev->nsteps, sy[i].step) < 0)
+            u[k++] = sy[i].step;
+    for (size_t i = 0; i < r->launches.n; i++)
+        if (step_at(ev->steps, ev->nsteps, la[i].step) < 0)
+            u[k++] = la[i].step;
+    qsort(u, k, sizeof *u, u64_cmp);
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (!m || u[i] != u[m - 1])
+            u[m++] = u[i];
+    if (m > TRACE_READ_SPANNED_STEPS) { /* evenly spaced ones */
+        size_t every = (m + TRACE_READ_SPANNED_STEPS - 1) / TRACE_READ_SPANNED_STEPS, j = 0;
+        for (size_t i = 0; i < m; i += every)
+            u[j++] = u[i];
+        m = j;
+    }
+    bool ok = true;
+    if (m) {
+        size_t total = ev->nsteps + m;
+        struct trace_step_event *all = charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
+        ok = all != NULL;
+        if (all) {
+            size_t a = 0, b = 0, o = 0;
+            while (a < ev->nsteps || b < m) {
+                if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
+                    all[o++] = ev->steps[a++];
+                else
+                    all[o++] = (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX,
+                                                         .spanned = true};
+            }
+            for (size_t i = 0; i < r->syncs.n; i++) {
+                long at = step_at(all, total, sy[i].step);
+                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+                if (e && e->spanned) {
+                    span(e, sy[i].start_ns, sy[i].end_ns);
+                    e->syncs++;
+                }
+            }
+            for (size_t i = 0; i < r->launches.n; i++) {
+                long at = step_at(all, total, la[i].step);
+                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+                if (e && e->spanned) {
+                    span(e, la[i].time_ns, la[i].time_ns);
+                    e->launches++;
+                }
+            }
+            free(r->st->step_events);
+            r->st->step_events = all;
+            ev->steps = all;
+            ev->nsteps = total;
+        }
+    }
+    free(u);
+    return ok || nomem(r);
 }
 
 static int thread_cmp(const void *a, const void *b)
@@ -1239,7 +1493,8 @@ static bool finish(struct reader *r)
     out->sampled_from = r->bound.sampled_from;
     /* steps after the BOUND record (a killed process's last ones) have none of their events */
     out->detail_steps = r->bound.detail_steps;
-    out->steps_folded = r->steps_folded;
+    out->steps_folded = r->extra.folded;
+    out->steps_summed = r->extra.summed;
     out->trace_unfinished = !r->ended || out->trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {
@@ -1248,6 +1503,8 @@ static bool finish(struct reader *r)
     }
     if (!r->ev)
         return true;
+    if (!timeline_steps(r))
+        return false;
     struct trace_events *ev = r->ev;
     ev->end_mono_ns = r->ended ? r->end_mono_ns : 0;
     /* the arrays pass to the store as they are: vec_push charged them already */
@@ -1464,6 +1721,9 @@ int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint6
     out->nthreads = f->threads ? r->totals.n : 0;
     out->steps_seen = r->end_steps_seen > r->steps_seen ? r->end_steps_seen : r->steps_seen;
     out->unattributed_syncs = r->unattributed;
+    out->trace_bound_bytes = r->bound.bound_bytes; /* the sync records are a sample's past it */
+    out->sampled_from = r->bound.sampled_from;
+    out->detail_steps = r->bound.detail_steps;
     out->trace_unfinished = !r->ended || f->head.trace_truncated;
     const struct tdrops *d = r->drops.p;
     for (size_t i = 0; i < r->drops.n; i++) {

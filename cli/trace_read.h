@@ -15,12 +15,15 @@
 #define TRACE_READ_MAX_MEMORY (2ull << 30)   /* tables, strings, frames, sites: else an error */
 /* What is kept stays within a fixed memory at any length of trace (with the tables, under
  * 64 MiB for a trace of 64 sites: docs/PERFORMANCE.md): the first TRACE_READ_MAX_STEPS steps and
- * the last TRACE_READ_TAIL_STEPS one by one, the others in the totals only (steps_omitted); the
- * first max_events syncs and launches of the timeline, the others counted (events_omitted). */
+ * the last TRACE_READ_TAIL_STEPS one by one, the others in the totals only (steps_omitted); of the
+ * timeline's syncs and launches, max_events: every event of the first steps (half the cap), then
+ * those of a sample of steps spread over the rest (trace_events.sample_from, sample_stride), the
+ * others counted (events_omitted). */
 #define TRACE_READ_MAX_STEPS (1u << 16)      /* the first steps kept one by one */
 #define TRACE_READ_TAIL_STEPS (1u << 14)     /* and the last ones */
 #define TRACE_READ_MAX_EVENTS (1u << 18)     /* syncs and launches kept; more are counted, not kept */
 #define TRACE_READ_MAX_HEADER_BYTES 65536    /* a header_bytes above this is corrupt */
+#define TRACE_READ_SPANNED_STEPS 4096        /* timeline steps made of their events, at most */
 
 /* One sync as the timeline shows it. Strings are never NULL ("" when unknown). */
 struct trace_sync_event {
@@ -47,6 +50,11 @@ struct trace_step_event {
     bool active, partial;
     uint32_t tid, source; /* the marking thread, enum trace_step_source (0 before 1.2) */
     bool attributed;      /* backward syncs attributed to their forward lines (1.4) */
+    /* the timeline's only (trace_events.steps): a step with events kept but no STEP record
+     * kept (folded past half the bound, or not among the steps kept one by one; at most
+     * TRACE_READ_SPANNED_STEPS of them, evenly spaced): its bounds are
+     * its events' span, syncs and launches the events kept; not active, not in any count */
+    bool spanned;
 };
 
 struct trace_thread_name {
@@ -69,6 +77,9 @@ struct trace_events {
     const struct trace_thread_name *threads;   /* by tid; the last THREAD record of each */
     size_t nthreads;
     uint64_t events_omitted;               /* events past the cap: counted, not kept */
+    /* past half the cap, the events kept from step sample_from on are those of every
+     * sample_stride-th step (step % sample_stride == 0; 0: every event was kept, up to the cap) */
+    uint64_t sample_from, sample_stride;
 };
 
 struct trace_read_opts {

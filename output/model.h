@@ -197,6 +197,12 @@ struct rep_process {
      * detail_steps of steps_seen have all their events; steps_folded steps are in STEP_RUN
      * records (their figures in the totals, not listed one by one: steps_omitted) */
     uint64_t trace_bound_bytes, sampled_from, detail_steps, steps_folded;
+    /* a trace.bin past its half that ends without END (killed): the step records written after
+     * the totals' last rewrite, left out of every figure (its site totals do not count them) */
+    uint64_t steps_after_totals;
+    /* of the folded steps: active ones whose runs keep only their sums (the steps' share was
+     * full), so their per-step counts are not known one by one */
+    uint64_t steps_summed;
     /* the exit report's and a trace.bin's: */
     uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;

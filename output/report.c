@@ -964,11 +964,23 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
                  (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
         header_note(w, note);
     }
+    if (p->steps_summed) {
+        snprintf(note, sizeof note, "per-step counts of %llu folded steps are known only as their sums "
+                 "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
+                 (unsigned long long)p->steps_summed);
+        header_note(w, note);
+    }
     if (report_steps_note(p, note, sizeof note))
         header_note(w, note);
     if (p->trace_unfinished) {
-        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last flush%s",
-                 p->trace_truncated ? "; its last record was cut" : "");
+        char cut[200] = "";
+        if (p->steps_after_totals)
+            snprintf(cut, sizeof cut, "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
+                     "rewrites the totals at growing intervals and the last rewrite does not count them)",
+                     (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
+        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last %s%s%s",
+                 p->steps_after_totals ? "rewrite of the totals" : "flush",
+                 p->trace_truncated ? "; its last record was cut" : "", cut);
         header_note(w, note);
     }
     if (p->syncs_dropped || p->launches_dropped) {

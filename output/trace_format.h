@@ -22,8 +22,9 @@
  * The bound (1.4, SYNCSPY_TRACE_MB, output/trace_writer.h): a file reaching half of it goes on
  * with exact counts in less room. Every STEP of a step is still written until the steps' share
  * (a quarter of the bound) is half spent; then consecutive steps are folded into STEP_RUN
- * records (exact per-step syncs while the run's steps have the same count: syncs_min ==
- * syncs_max). SYNC and LAUNCH records are kept only for a sample of steps (every 2^k-th, k
+ * records, each with its steps' counts (syncs and launches of each active step, in order: a
+ * few bytes for a change of count, none for a run of alike steps) while the share has room;
+ * past that, runs keep the sums alone, which readers say. SYNC and LAUNCH records are kept only for a sample of steps (every 2^k-th, k
  * growing as their share fills); SITE_TOTALS, THREAD_TOTALS, DROPS and STEPS_LOST are rewritten
  * at doubling intervals (1 s, 2 s, 4 s, ...). A BOUND record, cumulative (the last counts),
  * says what was sampled. A reader that knows neither (1.3) skips them: its totals miss the
@@ -239,8 +240,13 @@ struct trace_steps_lost {
  * first_step .. last_step (steps of them: fewer when the agent lost some, which STEPS_LOST
  * counts), each ended by a mark (the exit's partial step keeps its STEP record). The sums are of
  * the active ones, as the report counts them; syncs_min and syncs_max are an active step's
- * fewest and most syncs (equal: every active step of the run had exactly that many; both 0 when
- * none is active). */
+ * fewest and most syncs (both 0 when none is active).
+ * The counts: a record longer than the struct holds each active step's counts, in step order, as
+ * groups of three LEB128 varints (repeat >= 1, syncs, launches: the next repeat active steps had
+ * those counts), zero-padded to 8; the groups' repeats add up to active and their counts to
+ * syncs and launches. A record of just the struct: every active step had syncs_min syncs (and
+ * launches / active launches) when syncs_min == syncs_max; else (the steps' share was full) only
+ * the sums are known. */
 struct trace_step_run {
     struct trace_record_header h;
     uint64_t first_step, last_step;

@@ -43,7 +43,8 @@ struct share {
 #define SAMPLE_NONE 64     /* a sample level's shift that keeps no step's detail */
 #define SAMPLE_LEVELS 80   /* at most 63 halvings, the first and the cut */
 #define SAMPLE_FIRST_SHIFT 3 /* past the half, every 8th step's detail at first */
-#define RUN_BASE_STEPS 4096 /* a run past the exact levels holds 4096 << (level - 2) steps at most */
+#define RUN_COUNTS_BYTES 4096 /* a run's per-step counts, after its record, at most */
+#define GROUP_MAX_BYTES 30   /* one group of them: three LEB128 varints */
 #define NAME_SLACK (TRACE_MAX_STRING_BYTES + 16) /* a kernel's name a launch record may bring */
 
 /* From step from_step on, the detail of the steps whose number is a multiple of 2^shift. */
@@ -63,8 +64,12 @@ struct trace_writer {
     struct sample_level levels[SAMPLE_LEVELS];
     unsigned nlevels, detail_level;
     uint64_t max_step, steps_seen, last_totals_ns, steps_folded;
-    bool have_run;
+    bool have_run, run_summed;  /* run_summed: the steps' share had no room for its counts */
     struct trace_step_run run;
+    /* the run's per-step counts (trace_format.h): the groups so far, and the one still open */
+    uint8_t run_counts[RUN_COUNTS_BYTES];
+    size_t run_len;
+    uint64_t group_repeat, group_syncs, group_launches;
     struct tw_namer namer;
     uint32_t next_string, next_frame;
     struct tw_string *strings;
@@ -377,13 +382,37 @@ static void detail_spent(struct trace_writer *w)
         add_level(w, w->max_step + 1, w->detail_level + SAMPLE_FIRST_SHIFT);
 }
 
+static void put_varint(struct trace_writer *w, uint64_t v)
+{
+    do {
+        w->run_counts[w->run_len++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void close_group(struct trace_writer *w)
+{
+    if (!w->group_repeat)
+        return;
+    put_varint(w, w->group_repeat);
+    put_varint(w, w->group_syncs);
+    put_varint(w, w->group_launches);
+    w->group_repeat = 0;
+}
+
+/* The open run's record: its per-step counts follow it unless its active steps are all alike
+ * (one group: syncs_min == syncs_max says them) or the share had no room for them. */
 static void write_run(struct trace_writer *w)
 {
     if (!w->have_run)
         return;
     struct trace_step_run rec = w->run;
-    record(w, TREC_STEP_RUN, &rec, sizeof rec, NULL, 0);
+    bool one_group = w->run_len == 0;
+    close_group(w);
+    size_t n = w->run_summed || one_group ? 0 : w->run_len;
+    record(w, TREC_STEP_RUN, &rec, sizeof rec, w->run_counts, n);
     w->have_run = false;
+    w->run_len = 0;
 }
 
 static void write_bound(struct trace_writer *w)
@@ -396,32 +425,30 @@ static void write_bound(struct trace_writer *w)
     record(w, TREC_BOUND, &rec, sizeof rec, NULL, 0);
 }
 
-/* Whether step s extends the open run: the next records, alike while the steps' share is at its
- * exact levels (all active with the same syncs, or all inactive), else up to a length that
- * doubles with the level; any step once the share has no room to close the run. */
-static bool run_extends(const struct trace_writer *w, const struct tw_step *s)
+/* Whether the steps' share has room for the open run's record with extra more bytes of counts. */
+static bool run_room(const struct trace_writer *w, uint64_t extra)
 {
-    const struct trace_step_run *r = &w->run;
-    if (!w->have_run)
-        return false;
-    if (!share_fits(&w->steps, sizeof(struct trace_step_run)))
-        return true;
-    if (w->steps.level >= 2) {
-        unsigned shift = w->steps.level - 2 < 40 ? w->steps.level - 2 : 40;
-        return r->steps < ((uint64_t)RUN_BASE_STEPS << shift);
-    }
-    if (s->step != r->last_step + 1)
-        return false;
-    return s->active ? r->active == r->steps && r->syncs_min == s->syncs : r->active == 0;
+    return share_fits(&w->steps, sizeof(struct trace_step_run) + w->run_len + extra);
 }
 
+/* Step s into the open run: the next step while the run's counts have room (in the run and in
+ * the steps' share), else a new run; a run begun with no room in the share for its counts keeps
+ * only their sums (run_summed) and takes every step until a rewrite of the totals closes it. */
 static void fold_step(struct trace_writer *w, const struct tw_step *s)
 {
-    if (!run_extends(w, s)) {
+    if (w->have_run && !w->run_summed &&
+        !(s->step == w->run.last_step + 1 && w->run_len + 2 * GROUP_MAX_BYTES <= RUN_COUNTS_BYTES &&
+          run_room(w, 2 * GROUP_MAX_BYTES))) {
         w->charge = &w->steps;
         write_run(w);
-        w->run = (struct trace_step_run){.first_step = s->step, .syncs_min = UINT64_MAX};
+    }
+    if (!w->have_run) {
+        w->run = (struct trace_step_run){.first_step = s->step, .last_step = s->step,
+                                         .syncs_min = UINT64_MAX};
         w->have_run = true;
+        w->run_len = 0;
+        w->group_repeat = 0;
+        w->run_summed = !run_room(w, 2 * GROUP_MAX_BYTES);
     }
     struct trace_step_run *r = &w->run;
     if (s->step > r->last_step)
@@ -441,6 +468,16 @@ static void fold_step(struct trace_writer *w, const struct tw_step *s)
     r->blocked_ns += s->blocked_ns;
     r->launches += s->launches;
     r->wall_ns += s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+    if (w->run_summed)
+        return;
+    if (w->group_repeat && w->group_syncs == s->syncs && w->group_launches == s->launches) {
+        w->group_repeat++;
+        return;
+    }
+    close_group(w);
+    w->group_repeat = 1;
+    w->group_syncs = s->syncs;
+    w->group_launches = s->launches;
 }
 
 void tw_set_bound(struct trace_writer *w, uint64_t bound_bytes)
@@ -465,7 +502,8 @@ bool tw_totals_due(struct trace_writer *w, uint64_t now_ns, size_t nsites, size_
     uint64_t cost = (uint64_t)nsites * (sizeof(struct trace_site_totals) + 8) +
                     (uint64_t)nthreads * sizeof(struct trace_thread_totals) +
                     sizeof(struct trace_drops) + sizeof(struct trace_steps_lost) +
-                    sizeof(struct trace_step_run) + sizeof(struct trace_bound);
+                    sizeof(struct trace_step_run) + w->run_len + GROUP_MAX_BYTES + 8 +
+                    sizeof(struct trace_bound);
     if (w->final) {
         w->totals_charge = &w->reserve;
     } else {

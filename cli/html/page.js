@@ -671,10 +671,10 @@
       const tl = p.timeline;
       const sel = el("select", { id: state.id + "-step" });
       // the slowest training step (start-up, step 0, is apart when the rates leave it out)
-      let slowest = tl.steps.findIndex((s) => !s.apart);
+      let slowest = tl.steps.findIndex((s) => !s.apart && !s.spanned);
       if (slowest < 0) slowest = 0;
-      tl.steps.forEach((s, i) => { if (!s.apart && s.dur > tl.steps[slowest].dur) slowest = i; });
-      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
+      tl.steps.forEach((s, i) => { if (!s.apart && !s.spanned && s.dur > tl.steps[slowest].dur) slowest = i; });
+      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.spanned ? ", its events' span" : ""}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
       if (pick === null || pick >= tl.steps.length) pick = slowest;
       sel.value = pick;
       sel.addEventListener("change", () => { pick = Number(sel.value); draw(); });
@@ -720,7 +720,9 @@
       }
       body.append(svg);
       body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs and ${st.launches.length / 2} launches in step ${st.step}` +
-        (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") }));
+        (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") +
+        (tl.sample ? `; the timeline has every event of the steps before ${tl.sample[0]}, then those of one step in ${tl.sample[1]}` : "") +
+        (st.spanned ? `; step ${st.step} has no step record (SYNCSPY_TRACE_MB folded it): its span is its events'` : "") }));
     }
     draw.part = "timeline";
     state.redraw.push(draw);

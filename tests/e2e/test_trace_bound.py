@@ -27,6 +27,16 @@ def cli(*args):
     return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=300)
 
 
+def chrome_doc(d):
+    """export --chrome of folder d, parsed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        chrome = os.path.join(tmp, "t.json")
+        r = cli("export", "--chrome", chrome, d)
+        assert r.returncode == 0, r.stderr
+        with open(chrome) as f:
+            return json.load(f)
+
+
 def folder(r):
     [d] = [os.path.join(r.out_dir, x) for x in os.listdir(r.out_dir)]
     return d
@@ -116,15 +126,10 @@ class TraceBound(unittest.TestCase):
 
     def test_every_reader_takes_it(self):
         d = folder(self.bounded)
+        events = chrome_doc(d)["traceEvents"]
+        syncs = [e for e in events if e.get("name") == "cudaStreamSynchronize"]
+        self.assertGreater(len(syncs), 1000)
         with tempfile.TemporaryDirectory() as tmp:
-            chrome = os.path.join(tmp, "t.json")
-            r = cli("export", "--chrome", chrome, d)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(chrome) as f:
-                events = json.load(f)
-            events = events["traceEvents"] if isinstance(events, dict) else events
-            syncs = [e for e in events if e.get("name") == "cudaStreamSynchronize"]
-            self.assertGreater(len(syncs), 1000)
             folded = os.path.join(tmp, "f.txt")
             r = cli("export", "--folded", folded, d)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -141,6 +146,61 @@ class TraceBound(unittest.TestCase):
         since = re.search(r"^steps\s+\d+\s+(\d+)", top.stdout, re.M)
         self.assertEqual(int(since.group(1)), STEPS - 1, top.stdout)
         self.assertRegex(top.stdout, r"syncs/step\s+\S+\s+1\.00\b")
+        # the last 10 s are the newest steps, folded ones too (their exact counts: one sync each),
+        # not the last steps listed one by one before the folding began; the lines of its sync
+        # records are a sample's, said
+        window = re.search(r"^steps\s+(\d+)\s+\d+", top.stdout, re.M)
+        self.assertGreater(int(window.group(1)), 10000, top.stdout)
+        self.assertRegex(top.stdout, r"syncs/step\s+1\.00\s+1\.00\b")
+        self.assertIn("last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole", top.stdout)
+        self.assertIn("past half of SYNCSPY_TRACE_MB=1 the trace keeps the sync records of a sample of steps "
+                      "(every one before step ", top.stdout)
+        self.assertIn("the last 10 s's lines are that sample's, not exact", top.stdout)
+
+
+class TimelineSample(unittest.TestCase):
+    """A trace with more events than the readers keep (an unbounded run's 300,000 syncs, past the
+    262,144 a timeline holds): export --chrome and html show every event of the first steps, then
+    those of steps spread over the rest of the run, and say so."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.unbounded = run([prog("steps_fast"), str(STEPS)],
+                            env={"SYNCSPY_REPORT": "off", "SYNCSPY_TRACE_MB": "0"}, timeout=300)
+
+    def test_chrome_spreads_its_events(self):
+        doc = chrome_doc(folder(self.unbounded))
+        steps = sorted(e["args"]["step"] for e in doc["traceEvents"]
+                       if e.get("name") == "cudaStreamSynchronize" and e.get("ph") == "X" and "args" in e
+                       and "step" in e["args"] and e.get("cat") != "step")
+        self.assertGreater(len(steps), 100000)
+        [note] = doc["otherData"]["timeline_notes"]
+        m = re.search(r"drawn: every event kept of the steps before (\d+), then those of one step in (\d+)", note)
+        self.assertIsNotNone(m, note)
+        first, stride = int(m.group(1)), int(m.group(2))
+        self.assertGreater(first, 50000)
+        self.assertGreater(stride, 1)
+        # the first steps' events (but those the agent's ring had no room for), then a spread to
+        # the run's end
+        self.assertGreater(len({s for s in steps if s < first}), first * 8 // 10)
+        self.assertTrue(all(s < first or s % stride == 0 for s in steps))
+        self.assertGreater(steps[-1], STEPS * 9 // 10)
+        self.assertGreaterEqual(doc["otherData"]["events_not_exported"], STEPS - len(steps))
+
+    def test_html_timeline_spreads_its_steps(self):
+        import test_html
+        d = folder(self.unbounded)
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "p.html")
+            r = cli("html", d, "-o", page)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            data = test_html.page_data(page)
+        [proc] = data["runs"][0]["procs"] if "runs" in data else data["procs"]
+        tl = proc["timeline"]
+        self.assertIn("sample", tl)
+        steps = [s["step"] for s in tl["steps"]]
+        self.assertTrue(any(70000 < s < STEPS - 20000 for s in steps), steps)  # past the listed ones
+        self.assertTrue(any(s.get("spanned") and s["syncs"] for s in tl["steps"]))
 
 
 class KilledPastTheHalf(unittest.TestCase):
@@ -183,10 +243,12 @@ class HandMadeRecords(unittest.TestCase):
     in every count, a BOUND record's figures are what the report says, a run that contradicts
     itself is bad input (exit 2, one line), and a file without them (1.0) reads as before."""
 
-    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True):
+    def trace(self, run=(4, 1003, 1000, 1000, 3, 3, 3000), bound=True, counts=None):
         t = tracegen.sample(end=False)
         first, last, steps, active, lo, hi, syncs = run
-        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, 200 * active, 40 * MS * active)
+        launches = 3 * active if counts else 200 * active  # counts: 3 launches a step
+        t.step_run(first, last, steps, active, lo, hi, syncs, 12 * MS * active, launches, 40 * MS * active,
+                   counts=counts)
         t.site_totals("cudaStreamSynchronize", 1, 6 + syncs, 30 * MS + 12 * MS * active, 6 * MS, site_id=1)
         if bound:
             t.bound(1 << 20, 3, 3, last + 1, steps)
@@ -220,6 +282,55 @@ class HandMadeRecords(unittest.TestCase):
                 self.assertEqual(rep.returncode, 2, rep.stdout)
                 self.assertEqual(len(rep.stderr.strip().splitlines()), 1, rep.stderr)
                 self.assertIn("is corrupt at byte", rep.stderr)
+
+    def test_a_run_of_different_counts_carries_them(self):
+        # 1000 steps: 600 of 2 syncs, 400 of 4 (and 3 launches each): 2800 syncs
+        counts = [(600, 2, 3), (400, 4, 3)]
+        rep, chk = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800), counts=counts))
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertNotIn("known only as their sums", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertAlmostEqual(p["syncs_per_step"], (9 + 2800) / 1003, places=6)
+        for bad in ([(600, 2, 3), (300, 4, 3)],            # fewer steps than the run's
+                    [(600, 2, 3), (400, 4, 3), (1, 1, 1)],  # more
+                    [(600, 2, 3), (400, 5, 3)],            # other syncs than its sum
+                    [(600, 2, 3), (400, 4, 2)]):           # other launches
+            with self.subTest(counts=bad):
+                rep, _ = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800), counts=bad))
+                self.assertEqual(rep.returncode, 2, rep.stdout)
+                self.assertIn("is corrupt at byte", rep.stderr)
+                self.assertIn("per-step counts", rep.stderr)
+
+    def test_a_run_of_sums_alone_is_said(self):
+        rep, _ = self.report(self.trace(run=(4, 1003, 1000, 1000, 2, 4, 2800)))
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertIn("per-step counts of 1000 folded steps are known only as their sums "
+                      "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact", rep.stdout)
+        rep, _ = self.report(self.trace())  # 3 syncs each: known
+        self.assertNotIn("known only as their sums", rep.stdout)
+
+    def test_killed_after_the_totals_counts_what_the_rows_count(self):
+        """Steps recorded after the last rewrite of the totals (a BOUND record with them) of a
+        trace without END: their syncs are not in the site totals, so they are left out, said."""
+        t = tracegen.sample(end=False)
+        t.step_run(4, 1003, 1000, 1000, 3, 3, 3000, 12 * MS * 1000, 0, 40 * MS * 1000)
+        t.bound(1 << 20, 3, 3, 1004, 1000)
+        t.site_totals("cudaStreamSynchronize", 1, 6 + 3000, 30 * MS + 12 * MS * 1000, 6 * MS, site_id=1)
+        t.step_run(1004, 1503, 500, 500, 3, 3, 1500, 6 * MS * 500, 0, 20 * MS * 500)
+        for k in range(1504, 1507):
+            t.step(k, 0, 40 * MS, syncs=3, blocked_ns=12 * MS)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = t.write(os.path.join(tmp, "pid4242", "trace.bin"))
+            rep = cli("report", path)
+            chk = cli("check", "--json", "--max-syncs-per-step", "100", path)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        self.assertEqual(report_steps(rep.stdout), (1003, 1003), rep.stdout)
+        self.assertIn("trace ends early (the process was killed?): up to the last rewrite of the totals; "
+                      "the records of 503 later steps are left out", rep.stdout)
+        [p] = json.loads(chk.stdout)["processes"]
+        self.assertEqual(p["training_steps"], 1003)
+        # the header's rate is the rows' (every sync of the training steps at the one site)
+        self.assertAlmostEqual(p["syncs_per_step"], sum(x["syncs_per_step"] for x in p["sites"]), places=6)
 
     def test_older_files_say_nothing_of_a_bound(self):
         rep, _ = self.report(tracegen.sample())

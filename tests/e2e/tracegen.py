@@ -41,6 +41,16 @@ def pad8(b):
     return b + b"\0" * (-len(b) % 8)
 
 
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
 class Trace:
     """Builds a trace in memory, record by record. Ids are handed out from 1 unless given."""
 
@@ -140,9 +150,14 @@ class Trace:
         return self.raw(L_DROPS.pack(DROPS, L_DROPS.size, tid, 0, syncs, launches))
 
     def step_run(self, first, last, steps, active, syncs_min, syncs_max, syncs, blocked_ns=0,
-                 launches=0, wall_ns=0):
-        return self.raw(L_STEP_RUN.pack(STEP_RUN, L_STEP_RUN.size, first, last, steps, active,
-                                        syncs_min, syncs_max, syncs, blocked_ns, launches, wall_ns))
+                 launches=0, wall_ns=0, counts=None):
+        """counts: the active steps' (repeat, syncs, launches) groups, written after the record as
+        LEB128 varints (1.4's per-step counts)."""
+        tail = b"".join(varint(v) for group in counts or () for v in group)
+        tail = pad8(tail) if tail else b""
+        return self.raw(L_STEP_RUN.pack(STEP_RUN, L_STEP_RUN.size + len(tail), first, last, steps,
+                                        active, syncs_min, syncs_max, syncs, blocked_ns, launches,
+                                        wall_ns) + tail)
 
     def bound(self, bound_bytes, sampled_from, detail_steps, steps_seen, steps_folded):
         return self.raw(L_BOUND.pack(BOUND, L_BOUND.size, bound_bytes, sampled_from, detail_steps,

@@ -265,6 +265,11 @@ static uint64_t varying_syncs(uint64_t step)
     return (step / 1000) % 3 + (step % 7 == 0); /* runs of equal counts, and steps apart */
 }
 
+static uint64_t changing_syncs(uint64_t step)
+{
+    return step % 3 + (step % 11 == 0); /* a count that changes with every step */
+}
+
 /* Per step of the file: its SYNC and LAUNCH records (steps 0 .. n-1). */
 static void events_per_step(const uint8_t *buf, size_t len, uint32_t *per_step, uint64_t n)
 {
@@ -346,34 +351,104 @@ static void test_bound_varying_syncs(void **state)
     check_bounded_loop(varying_syncs, 200000);
 }
 
-/* Runs at the exact levels hold steps of one count (syncs_min == syncs_max); every run's sums
- * agree with its count range. */
-static void test_bound_runs_are_exact_first(void **state)
+static uint64_t varint(const uint8_t **p)
 {
-    (void)state;
-    size_t len;
-    uint64_t syncs;
-    uint8_t *buf = run_loop(1 << 20, 200000, varying_syncs, false, &len, &syncs);
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+/* Every STEP_RUN of a loop's file: its steps' counts, as its record has them, are the loop's
+ * (each step's syncs and its 2 launches), or the record keeps only sums and the reader counts its
+ * steps in steps_summed. Returns the active steps of runs that keep only sums. */
+static uint64_t check_runs(const uint8_t *buf, size_t len, uint64_t (*syncs_of)(uint64_t),
+                           int *runs_out, int *counted_out)
+{
     size_t at = sizeof(struct trace_file_header);
-    int runs = 0, exact = 0;
-    uint64_t run_syncs = 0;
+    int runs = 0, counted = 0;
+    uint64_t summed = 0;
     while (at + sizeof(struct trace_record_header) <= len) {
         const struct trace_record_header *h = (const void *)(buf + at);
         if (h->type == TREC_STEP_RUN) {
             const struct trace_step_run *r = (const void *)h;
             runs++;
-            exact += r->syncs_min == r->syncs_max;
             assert_true(r->syncs >= r->syncs_min * r->active && r->syncs <= r->syncs_max * r->active);
-            if (r->syncs_min == r->syncs_max) /* a run of alike steps: exactly those */
+            assert_int_equal(r->steps, r->last_step - r->first_step + 1); /* none lost here */
+            assert_int_equal(r->active, r->steps);
+            if (h->bytes > sizeof *r) { /* the counts, group by group */
+                const uint8_t *p = (const uint8_t *)(r + 1);
+                uint64_t step = r->first_step;
+                while (step <= r->last_step) {
+                    uint64_t n = varint(&p), k = varint(&p), l = varint(&p);
+                    assert_true(n >= 1 && step + n - 1 <= r->last_step);
+                    for (uint64_t i = 0; i < n; i++, step++) {
+                        assert_int_equal(syncs_of(step), k);
+                        assert_int_equal(l, 2);
+                    }
+                }
+                assert_true((const uint8_t *)h + h->bytes - p < 8);
+                counted++;
+            } else if (r->syncs_min == r->syncs_max) { /* a run of alike steps: exactly those */
                 for (uint64_t s = r->first_step; s <= r->last_step; s++)
-                    assert_int_equal(varying_syncs(s), r->syncs_min);
-            run_syncs += r->syncs;
+                    assert_int_equal(syncs_of(s), r->syncs_min);
+                counted++;
+            } else {
+                summed += r->active;
+            }
         }
         at += h->bytes;
     }
-    assert_true(runs > 10);
-    assert_true(exact > runs / 2);
-    assert_true(run_syncs < syncs);
+    *runs_out = runs;
+    *counted_out = counted;
+    return summed;
+}
+
+/* A run merges steps of different counts only with their counts after it (until the steps' share
+ * is full: then sums alone, which the reader says): the per-step counts stay exact. */
+static void test_bound_runs_keep_per_step_counts(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 200000, varying_syncs, false, &len, &syncs);
+    int runs, counted;
+    uint64_t summed = check_runs(buf, len, varying_syncs, &runs, &counted);
+    assert_true(runs > 1);
+    assert_int_equal(summed, 0); /* this loop's counts fit in the steps' share */
+    assert_int_equal(counted, runs);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_int_equal(p.steps_summed, 0);
+    assert_int_equal(p.syncs, syncs);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
+/* A count that changes every step fills the share: the runs after that keep sums, said. */
+static void test_bound_runs_past_the_steps_share(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 400000, changing_syncs, false, &len, &syncs);
+    assert_true(len <= 1 << 20);
+    int runs, counted;
+    uint64_t summed = check_runs(buf, len, changing_syncs, &runs, &counted);
+    assert_true(counted > 10);
+    assert_true(summed > 0);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_int_equal(p.steps_summed, summed);
+    assert_true(p.steps_summed < p.steps_folded);
+    assert_int_equal(p.syncs, syncs);
+    assert_int_equal(p.active_steps, 400000);
+    trace_free(&p, NULL);
     free(buf);
 }
 
@@ -419,6 +494,35 @@ static void test_bound_killed(void **state)
     free(buf);
 }
 
+/* Killed past the half while runs of steps are written between the totals' rewrites (counts
+ * that vary close runs often): the figures are those of the last rewrite, the header's and the
+ * rows' alike, and the steps recorded after it are said to be left out. */
+static void test_bound_killed_header_matches_rows(void **state)
+{
+    (void)state;
+    size_t len;
+    uint64_t syncs;
+    uint8_t *buf = run_loop(1 << 20, 60000, changing_syncs, true, &len, &syncs);
+    struct rep_process p;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, NULL, err, sizeof err), 0);
+    assert_true(p.trace_unfinished);
+    assert_int_equal(p.nsites, 1);
+    /* the loop's totals are the exact sums through a step: no step open at the kill */
+    assert_int_equal(p.syncs, p.sites[0].count);
+    uint64_t through = 0, n = 0;
+    while (through < p.sites[0].count)
+        through += changing_syncs(++n);
+    assert_int_equal(through, p.sites[0].count);
+    assert_true(p.active_steps <= n + 1 && p.active_steps + 1 >= n);
+    assert_true(p.steps_seen <= n + 2);
+    assert_int_equal(p.trace_bound_bytes, 1 << 20);
+    assert_true(p.steps_after_totals > 0);
+    assert_true(p.steps_after_totals <= 60000 - n);
+    trace_free(&p, NULL);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,9 +530,11 @@ int main(void)
         cmocka_unit_test(test_backward_markers_read_back),
         cmocka_unit_test(test_bound_one_sync_per_step),
         cmocka_unit_test(test_bound_varying_syncs),
-        cmocka_unit_test(test_bound_runs_are_exact_first),
+        cmocka_unit_test(test_bound_runs_keep_per_step_counts),
+        cmocka_unit_test(test_bound_runs_past_the_steps_share),
         cmocka_unit_test(test_no_bound_writes_everything),
         cmocka_unit_test(test_bound_killed),
+        cmocka_unit_test(test_bound_killed_header_matches_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
