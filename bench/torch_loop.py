@@ -204,26 +204,31 @@ def active_steps(args):
     raise SystemExit("torch_loop: the run left no summary.json")
 
 
+def neighbours(t, active):
+    """Each recorded step (in active) of t ({step: ms}) after the first 20 % against the mean of
+    the unrecorded steps either side of it: {added_us, step_ms, added_pct, recorded} (medians).
+    Also bench/peers.py's in-process figure."""
+    first = len(t) // 5
+    diffs, bases = [], []
+    for i in sorted(t):
+        if i >= first and i in active and i - 1 in t and i + 1 in t and \
+                i - 1 not in active and i + 1 not in active:
+            base = (t[i - 1] + t[i + 1]) / 2
+            diffs.append(t[i] - base)
+            bases.append(base)
+    if not diffs:
+        raise SystemExit("torch_loop: no recorded step between two unrecorded ones")
+    d, b = statistics.median(diffs), statistics.median(bases)
+    return {"added_us": d * 1000, "step_ms": b, "added_pct": 100 * d / b, "recorded": len(diffs)}
+
+
 def in_process(args):
     """Recorded steps against their unrecorded neighbours, SYNCSPY_SCHEDULE=wait=1,active=1."""
     steps = max(args.steps * 3, 300)
     each = []
     for _ in range(args.inproc):
         r = one_run(args, True, steps, {"SYNCSPY_SCHEDULE": "wait=1,active=1"})
-        t, active = r["times"], active_steps(args)
-        first = len(t) // 5
-        diffs, bases = [], []
-        for i in sorted(t):
-            if i >= first and i in active and i - 1 in t and i + 1 in t and \
-                    i - 1 not in active and i + 1 not in active:
-                base = (t[i - 1] + t[i + 1]) / 2
-                diffs.append(t[i] - base)
-                bases.append(base)
-        if not diffs:
-            raise SystemExit("torch_loop: no recorded step between two unrecorded ones")
-        d, b = statistics.median(diffs), statistics.median(bases)
-        each.append({"added_us": d * 1000, "step_ms": b, "added_pct": 100 * d / b,
-                     "recorded": len(diffs)})
+        each.append(neighbours(r["times"], active_steps(args)))
     return {"added_us": statistics.median(e["added_us"] for e in each),
             "added_pct": statistics.median(e["added_pct"] for e in each),
             "added_pct_min": min(e["added_pct"] for e in each),
