@@ -46,19 +46,11 @@ def with_profiler(stack, out, inproc, prog):
             prof.export_chrome_trace(out)
         return
     sched = schedule(wait=1, warmup=0, active=1)
-    on = []
     with profile(activities=acts, with_stack=stack, schedule=sched) as prof:
-        def hook(optimizer, args, kwargs):
-            prof.step()  # the step that starts now is prof.step_num
-            if sched(prof.step_num) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
-                on.append(prof.step_num)
-        handle = register_optimizer_step_post_hook(hook)
-        try:
-            run_program(prog)
-        finally:
-            handle.remove()
-            with open(out, "w") as f:
-                json.dump(on, f)
+        def switch(step):
+            prof.step()  # prof.step_num becomes the step that starts now
+            return sched(prof.step_num) in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+        run_switched(switch, out, prog)
 
 
 def with_sync_debug(out, inproc, prog):
@@ -67,12 +59,22 @@ def with_sync_debug(out, inproc, prog):
         run_program(prog)
         return
     torch.cuda.set_sync_debug_mode(0)  # step 0 off, then every other step on
+
+    def switch(step):
+        torch.cuda.set_sync_debug_mode("warn" if step % 2 else 0)
+        return step % 2 == 1
+    run_switched(switch, out, prog)
+
+
+def run_switched(switch, out, prog):
+    """Runs the program with switch(step) called as each step starts (in the optimizer-step
+    hook, step 1 first): it turns the tool on or off and says which; writes the numbers of the
+    steps it was on to out."""
     on, steps = [], [0]
 
     def hook(optimizer, args, kwargs):
         steps[0] += 1
-        torch.cuda.set_sync_debug_mode("warn" if steps[0] % 2 else 0)
-        if steps[0] % 2:
+        if switch(steps[0]):
             on.append(steps[0])
     handle = register_optimizer_step_post_hook(hook)
     try:

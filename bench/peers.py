@@ -32,7 +32,8 @@ Figures, per tool:
   innermost line of the loop's file in each section of each site of summary.json (own frames,
   and for a backward sync the forward frames and the caller's); the profiler a sync call (a
   cuda_runtime or cuda_driver event of SYNC_CALLS) inside a python_function event at the line;
-  the sync-debug mode the file:line of its warnings; py-spy a sample whose stack holds the line
+  the sync-debug mode the file:line of its warnings (the innermost Python frame: where that is
+  torch's own, the place is listed as "elsewhere"); py-spy a sample whose stack holds the line
   and, deeper, a frame of SYNC_CALLS. Lines named that are not among the 7 are listed apart.
 Prints one JSON document (also written to --json); --table prints the markdown table after it."""
 import argparse
@@ -42,9 +43,7 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -161,31 +160,17 @@ def one_run(a, tool, steps, inproc=False):
         os.unlink(out)
     os.makedirs(a.work, exist_ok=True)
     argv, env = command(a, tool, steps, out, inproc)
-    p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    peaks, stop = {}, threading.Event()
-    sampler = threading.Thread(target=tree_hwm, args=(p.pid, peaks, stop), daemon=True)
-    sampler.start()
-    bufs = {}
-    readers = [threading.Thread(target=lambda k, f: bufs.__setitem__(k, f.read()), args=(k, f))
-               for k, f in (("out", p.stdout), ("err", p.stderr))]
-    for r in readers:
-        r.start()
-    _, status, usage = os.wait4(p.pid, 0)
-    ended = time.time()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    stop.set()
-    sampler.join()
-    for r in readers:
-        r.join()
-    stdout, stderr = bufs["out"], bufs["err"]
+    peaks = {}
+    stdout, stderr, code, usage, ended = torch_loop.run_watched(
+        argv, env, lambda pid, stop: tree_hwm(pid, peaks, stop))
     note = ""
-    if p.returncode != 0 and tool == "py-spy" and "No child process (os error 10)" in stderr \
+    if code != 0 and tool == "py-spy" and "No child process (os error 10)" in stderr \
             and "Wrote raw flamegraph data" in stdout:
         # py-spy 0.4.1 reaps the child in its sampler thread, then waits for it again and exits
         # 1 after writing its output (benfred/py-spy#759): the output is whole
         note = "py-spy exited 1 after writing its output: 'No child process' (py-spy#759)"
-    elif p.returncode != 0:
-        raise SystemExit(f"peers: {tool}: {' '.join(argv)} failed ({p.returncode}):\n"
+    elif code != 0:
+        raise SystemExit(f"peers: {tool}: {' '.join(argv)} failed ({code}):\n"
                          f"{stderr[-2000:]}")
     times = {int(m.group(1)): float(m.group(2)) for m in map(STEP_LINE.match, stdout.splitlines())
              if m}
@@ -193,7 +178,7 @@ def one_run(a, tool, steps, inproc=False):
         raise SystemExit(f"peers: {tool}: {len(times)} step lines of {steps}:\n{stderr[-2000:]}")
     kept = [times[i] for i in sorted(times) if i >= len(times) // 5]
     stamp = [float(ln.split()[1]) for ln in stdout.splitlines() if ln.startswith("end ")]
-    r = {"step_ms": statistics.median(kept), "times": times, "rc": p.returncode, "note": note,
+    r = {"step_ms": statistics.median(kept), "times": times, "rc": code, "note": note,
          "exit_s": ended - stamp[-1] if stamp else None,
          "peak_kib": max(usage.ru_maxrss, sum(peaks.values()))}
     if inproc:
@@ -206,7 +191,18 @@ def one_run(a, tool, steps, inproc=False):
     r["lines_seen"] = sorted(seen & marks)
     if tool == "syncspy":
         r["counts"] = syncspy_counts(out)
+    if tool == "sync-debug":
+        r["elsewhere"] = warned_elsewhere(stderr)
     return r
+
+
+def warned_elsewhere(stderr):
+    """The sync-debug warnings' places outside the loop's file (torch's own frames: a warning
+    names the innermost Python frame), package paths cut to what follows site-packages/."""
+    places = re.findall(r"^(\S+):(\d+): UserWarning: called a synchronizing CUDA operation",
+                        stderr, re.M)
+    return sorted({"%s:%s" % (f.split("site-packages/")[-1], n) for f, n in places
+                   if not in_loop(f)})
 
 
 def active_steps(tool, out):
@@ -356,9 +352,11 @@ def summarize(a, rows):
                   "lines": last["lines"], "other_lines": last["other_lines"],
                   "lines_seen": last["lines_seen"],
                   "lines_each_round": [r[t]["lines"] for r in rows],
-                  "notes": sorted({r[t]["note"] for r in rows if r[t]["note"]})}
-        if t == "syncspy":
-            res[t]["counts"] = last["counts"]
+                  "notes": sorted({r[t]["note"] for r in rows if r[t]["note"]}),
+                  "exit_codes": [r[t]["rc"] for r in rows]}
+        for key in ("counts", "elsewhere"):
+            if key in last:
+                res[t][key] = last[key]
     return res
 
 

@@ -2,12 +2,13 @@
 (examples/seg_loss.py) run once, unmodified, under each tool, and what each tool's output says
 about the loop's 7 "# sync:" lines. syncspy names all 7 with their counts (the oracle: the
 program's markers, one sync per step on each line, the loss read every 10 steps, the set-up's
-copy before the first step); torch.cuda.set_sync_debug_mode("warn") names only the ops whose
-sync torch itself warns about; torch.profiler names none as a wait (on this simulated device its
-CUDA activity holds no runtime call) though with_stack shows every line; py-spy samples, and can
-never name the backward pass's sync (autograd's thread has no Python frame). The parsers of the
-profiler's and py-spy's output are checked on small inputs with known answers. Needs `make
-pyspy-venv` (make test-torch makes it). About 90 s."""
+copy before the first step). torch.cuda.set_sync_debug_mode("warn") warns once at each place,
+but names the loop's line for 4 only (for the other 3 a frame of torch's own). torch.profiler
+names none as a wait (on this simulated device its CUDA activity holds no runtime call), though
+with_stack shows the lines that call a Python function. py-spy samples, and can never name the
+backward pass's sync (autograd's thread has no Python frame). The parsers of the profiler's and
+py-spy's output are checked on small inputs with known answers. Needs `make pyspy-venv` (make
+test-torch makes it first). About 70 s on a quiet machine, 150 s at a load of 15 on 2 cores."""
 import json
 import os
 import shutil
@@ -25,10 +26,11 @@ import peers  # noqa: E402
 STEPS = peers.QUICK_STEPS
 MARKS = {name: line for line, name in peers.marked_lines().items()}
 FORWARD = ("mask_target", "mask_pred", "nonzero", "unique")
-# the ops of the loop whose sync torch's own sync-debug mode reports (c10's warning in
-# item(), nonzero and boolean-mask indexing); torch.unique, the set-up's copy and the backward's
-# index_put sync without it
+# torch's sync-debug mode warns once at each of the 7, but a warning names the innermost Python
+# frame: for torch.unique, the set-up's model.to() and loss.backward() that is torch's own
+# (torch/functional.py, torch/nn/modules/module.py, torch/autograd/graph.py), not the loop's
 TORCH_WARNS = ("mask_target", "mask_pred", "nonzero", "item")
+WARNED_IN_TORCH = ("torch/functional.py", "torch/nn/modules/module.py", "torch/autograd/graph.py")
 
 
 class Peers(unittest.TestCase):
@@ -78,6 +80,8 @@ class Peers(unittest.TestCase):
         r = self.tool("sync-debug")
         self.assertEqual(self.names("sync-debug"), set(TORCH_WARNS), r)
         self.assertTrue(self.names("sync-debug") < self.names("syncspy"))
+        self.assertEqual(sorted(p.rsplit(":", 1)[0] for p in r["elsewhere"]),
+                         sorted(WARNED_IN_TORCH), r)
         self.assertGreater(r["out_bytes"], 0)
 
     def test_profiler_names_no_line_as_a_wait(self):
