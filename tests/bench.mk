@@ -4,7 +4,7 @@
 # cores, 4 of them the real-torch headline, bench/torch_loop.py, which needs `make torch-venv`)
 # and ends with a table (target, measured, ok/MISSED); then syncspy against its peers on the same
 # loop (bench/peers.py: torch.profiler, set_sync_debug_mode, py-spy from `make pyspy-venv`, which
-# `make bench` makes first; about 10 min). Not part of `make test`.
+# `make bench` makes first; 15 min at a load of 13 on 2 cores). Not part of `make test`.
 # BENCH_ARGS passes options to bench/run.py (e.g. BENCH_ARGS=--quick, --only launch,sync).
 # Included by the top Makefile (BUILD, CC, CPPFLAGS, WARN, LIB, CLI, SIM_LIB).
 
