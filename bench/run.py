@@ -18,6 +18,8 @@ Method (docs/PERFORMANCE.md says more):
 - Real torch (bench/torch_loop.py, skipped with a note when the venv is missing): processes
   with and without the agent alternate (ratio of their median step times, spread printed),
   recorded steps against unrecorded ones in one process, peak RSS, exit time.
+- Peers (bench/peers.py, skipped with a note without the torch and py-spy venvs): the same loop
+  under torch.profiler, set_sync_debug_mode("warn") and py-spy: information rows, no target.
 Results: the table on stdout, $BUILD/bench/results.json and $BUILD/bench/results.md.
 """
 import argparse
@@ -274,6 +276,39 @@ def bench_torch():
         "from the program's last line to the end of the process, agent - plain: %+.2f s at %d "
         "steps, %+.2f s at %d" % (rec.get("added_exit_s", 0), res["steps"],
                                   long_.get("added_exit_s", 0), long_["steps"]), c)
+
+
+def bench_peers():
+    """syncspy against torch.profiler, set_sync_debug_mode and py-spy (bench/peers.py): one
+    information row per tool (no target: the figures are docs/PERFORMANCE.md's "Peers")."""
+    ver = "%d.%d" % sys.version_info[:2]
+    need = [os.path.join(BUILD, "torch-venv", ver, "bin", "python"),
+            os.path.join(BUILD, "pyspy-venv", "bin", "py-spy")]
+    missing = [p for p in need if not os.path.exists(p)]
+    if missing:
+        row("peers", "-", "skipped", "info", "no %s (make torch-venv pyspy-venv)" % ", ".join(
+            os.path.relpath(p, ROOT) for p in missing), "")
+        return
+    out = os.path.join(BDIR, "peers.json")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "peers.py"), "--build", BUILD, "--json",
+           out] + (["--quick"] if Q else [])
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, timeout=3600)
+    with open(out) as f:
+        res = json.load(f)
+    RESULTS["peers"] = res
+    c = "python3 bench/peers.py --build %s" % ARGS.build + (" --quick" if Q else "")
+    marks = len(res["marked_lines"])
+    for tool, r in res["tools"].items():
+        if tool == "plain":
+            continue
+        inp = res["in_process"].get(tool)
+        row("peers: " + tool, "-", "x%.3f" % r["ratio"], "info",
+            "step time against no tool, median of %d rounds of %d steps (%s); in process %s; "
+            "RSS %+.0f MiB; exit %+.2f s; output %d bytes; sync lines named %d of %d%s" % (
+                res["rounds"], res["steps"], ", ".join("%.3f" % x for x in r["ratios"]),
+                "%+.2f %%" % inp["added_pct"] if inp else "-", r["added_peak_mib"],
+                r["added_exit_s"] or 0, r["out_bytes"], len(r["lines"]), marks,
+                " (" + "; ".join(r["notes"]) + ")" if r["notes"] else ""), c)
 
 
 def bench_launch():
@@ -622,7 +657,7 @@ def bench_bound():
     RESULTS["bound"] = res
 
 
-BENCHES = [("torch", bench_torch), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
+BENCHES = [("torch", bench_torch), ("peers", bench_peers), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
            ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff), ("bound", bench_bound)]
 

@@ -107,6 +107,32 @@ def sample_rss(pid, samples, stop):
         stop.wait(0.02)
 
 
+def run_watched(cmd, env, watch=None):
+    """Runs cmd to its end, reading its stdout and stderr; watch(pid, stop), when given, runs in
+    a thread until the process has ended (stop, a threading.Event, is then set). Returns (stdout,
+    stderr, exit code, wait4's rusage: ru_maxrss covers the whole life, exit report included,
+    time.time() at the end). Also bench/peers.py's."""
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch, args=(p.pid, stop), daemon=True) if watch else None
+    if watcher:
+        watcher.start()
+    bufs = {}
+    readers = [threading.Thread(target=lambda k, f: bufs.__setitem__(k, f.read()), args=(k, f))
+               for k, f in (("out", p.stdout), ("err", p.stderr))]
+    for r in readers:
+        r.start()
+    _, status, usage = os.wait4(p.pid, 0)
+    ended = time.time()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    stop.set()
+    if watcher:
+        watcher.join()
+    for r in readers:
+        r.join()
+    return bufs["out"], bufs["err"], p.returncode, usage, ended
+
+
 # Runs that died of SIGABRT and were run again: on the simulator, torch's ViT loop (with the agent
 # or without) now and then aborts with "terminate called without an active exception"; the
 # figures come from the second try, and the JSON lists each first try ("retried").
@@ -136,28 +162,14 @@ def one_try(args, agent, steps, extra=None, sample=False, last=False):
     else:
         cmd = [args.python, DEMO, "--steps", str(steps), "--log-every", "0", "--step-times",
                "--end-stamp"]
-    p = subprocess.Popen(cmd, env=env_for(args, agent, extra), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    samples, stop = [], threading.Event()
-    t = threading.Thread(target=sample_rss, args=(p.pid, samples, stop), daemon=True)
-    if sample:
-        t.start()
-    bufs = {}
-    readers = [threading.Thread(target=lambda k, f: bufs.__setitem__(k, f.read()), args=(k, f))
-               for k, f in (("out", p.stdout), ("err", p.stderr))]
-    for r in readers:
-        r.start()
-    _, status, usage = os.wait4(p.pid, 0)  # ru_maxrss: the whole life, exit report included
-    ended = time.time()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    stop.set()
-    for r in readers:
-        r.join()
-    out, err = bufs["out"], bufs["err"]
-    if p.returncode == -6 and not last:
+    samples = []
+    out, err, code, usage, ended = run_watched(
+        cmd, env_for(args, agent, extra),
+        (lambda pid, stop: sample_rss(pid, samples, stop)) if sample else None)
+    if code == -6 and not last:
         raise Aborted(err[-2000:])
-    if p.returncode != 0:
-        raise SystemExit(f"torch_loop: {' '.join(cmd)} failed ({p.returncode}):\n{err[-2000:]}")
+    if code != 0:
+        raise SystemExit(f"torch_loop: {' '.join(cmd)} failed ({code}):\n{err[-2000:]}")
     times = {int(ln.split()[1]): float(ln.split()[2]) for ln in out.splitlines()
              if ln.startswith("step ")}
     kept = [times[i] for i in sorted(times) if i >= len(times) // 5]
@@ -204,26 +216,31 @@ def active_steps(args):
     raise SystemExit("torch_loop: the run left no summary.json")
 
 
+def neighbours(t, active):
+    """Each recorded step (in active) of t ({step: ms}) after the first 20 % against the mean of
+    the unrecorded steps either side of it: {added_us, step_ms, added_pct, recorded} (medians).
+    Also bench/peers.py's in-process figure."""
+    first = len(t) // 5
+    diffs, bases = [], []
+    for i in sorted(t):
+        if i >= first and i in active and i - 1 in t and i + 1 in t and \
+                i - 1 not in active and i + 1 not in active:
+            base = (t[i - 1] + t[i + 1]) / 2
+            diffs.append(t[i] - base)
+            bases.append(base)
+    if not diffs:
+        raise SystemExit("torch_loop: no recorded step between two unrecorded ones")
+    d, b = statistics.median(diffs), statistics.median(bases)
+    return {"added_us": d * 1000, "step_ms": b, "added_pct": 100 * d / b, "recorded": len(diffs)}
+
+
 def in_process(args):
     """Recorded steps against their unrecorded neighbours, SYNCSPY_SCHEDULE=wait=1,active=1."""
     steps = max(args.steps * 3, 300)
     each = []
     for _ in range(args.inproc):
         r = one_run(args, True, steps, {"SYNCSPY_SCHEDULE": "wait=1,active=1"})
-        t, active = r["times"], active_steps(args)
-        first = len(t) // 5
-        diffs, bases = [], []
-        for i in sorted(t):
-            if i >= first and i in active and i - 1 in t and i + 1 in t and \
-                    i - 1 not in active and i + 1 not in active:
-                base = (t[i - 1] + t[i + 1]) / 2
-                diffs.append(t[i] - base)
-                bases.append(base)
-        if not diffs:
-            raise SystemExit("torch_loop: no recorded step between two unrecorded ones")
-        d, b = statistics.median(diffs), statistics.median(bases)
-        each.append({"added_us": d * 1000, "step_ms": b, "added_pct": 100 * d / b,
-                     "recorded": len(diffs)})
+        each.append(neighbours(r["times"], active_steps(args)))
     return {"added_us": statistics.median(e["added_us"] for e in each),
             "added_pct": statistics.median(e["added_pct"] for e in each),
             "added_pct_min": min(e["added_pct"] for e in each),

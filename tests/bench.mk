@@ -2,7 +2,9 @@
 # bench programs, a null CUDA runtime (the agent's own cost without the simulator's), the trace
 # generator and reader of the CLI benchmark; bench/run.py runs everything (about 6 min on 2
 # cores, 4 of them the real-torch headline, bench/torch_loop.py, which needs `make torch-venv`)
-# and ends with a table (target, measured, ok/MISSED). Not part of `make test`.
+# and ends with a table (target, measured, ok/MISSED); then syncspy against its peers on the same
+# loop (bench/peers.py: torch.profiler, set_sync_debug_mode, py-spy from `make pyspy-venv`, which
+# `make bench` makes first; 15 min at a load of 13 on 2 cores). Not part of `make test`.
 # BENCH_ARGS passes options to bench/run.py (e.g. BENCH_ARGS=--quick, --only launch,sync).
 # Included by the top Makefile (BUILD, CC, CPPFLAGS, WARN, LIB, CLI, SIM_LIB).
 
@@ -36,7 +38,7 @@ $(BENCH_DIR)/%: bench/%.c output/trace_format.h
 
 bench-build: $(LIB) $(CLI) $(SIM_LIB) $(BENCH_CUDA) $(BENCH_NULLRT) $(BENCH_PYLIB) $(BENCH_TOOLS)
 
-bench: bench-build
+bench: bench-build pyspy-venv
 	python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
 
 .PHONY: bench bench-build
