@@ -17,6 +17,15 @@ runs).
 
     python3 bench/step_end.py --wall ROUNDS [--steps N] [--arms ...]
 
+    python3 bench/step_end.py --inproc [--steps N] [--arms ...]
+
+In process, per arm: the optimizer step hooks the process has (none without the agent) called
+directly as torch calls them, hook(optimizer, args, kwargs), N times in batches of 1,000, each
+batch against the same loop with no hook; the median difference in ns per call: a step end's
+cost without the rest of the step (each call is a step mark; no attribution: no sync seen).
+
+    python3 bench/step_end.py --wall ROUNDS [--steps N] [--arms ...]
+
 The same arms in wall-clock time instead: ROUNDS rounds of one bench/tiny_step.py process per
 arm (the order turned each round), each process's median step (perf_counter) after its first
 20 %; per arm the median over rounds of its difference with the round's plain process, in us
@@ -54,6 +63,63 @@ def child(args):
     win.cg_window_end()
 
 
+def child_inproc(args):
+    """In one process: the registered optimizer step hooks called as torch calls them, in batches
+    of 1,000, against the same loop with nothing in it; prints the median ns per call."""
+    import statistics
+    import time
+    import torch
+    from torch.optim import optimizer as optim_mod
+    dev = torch.device("cuda")
+    w = torch.zeros(16, device=dev, requires_grad=True)
+    w.grad = torch.ones(16, device=dev)
+    x = torch.zeros(16, device=dev)
+    opt = torch.optim.SGD([w], lr=0.001)
+    for _ in range(args.warmup):
+        x.add_(1.0)
+        opt.step()
+    hooks = list(optim_mod._global_optimizer_post_hooks.values())
+    clock, batch, a, k = time.perf_counter_ns, range(1000), (), {}
+    hook_ns, empty_ns = [], []
+    for _ in range(args.steps // 1000):
+        t = clock()
+        for _ in batch:
+            for h in hooks:
+                h(opt, a, k)
+        hook_ns.append((clock() - t) / 1000)
+        t = clock()
+        for _ in batch:
+            for h in ():
+                h(opt, a, k)
+        empty_ns.append((clock() - t) / 1000)
+    print(json.dumps({"hooks": len(hooks), "hook_ns": statistics.median(hook_ns),
+                      "empty_ns": statistics.median(empty_ns),
+                      "added_ns": statistics.median(h - e for h, e in zip(hook_ns, empty_ns))}))
+
+
+def inproc(args, arms):
+    res = {}
+    for a in arms:
+        env = dict(os.environ)
+        env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
+        env["SYNCSPY_REPORT"] = "off"
+        env.pop("LD_PRELOAD", None)
+        if ARMS[a] is not None:
+            env.update(ARMS[a])
+            env["LD_PRELOAD"] = args.base if a == "base" else args.agent
+        r = subprocess.run([args.python, os.path.abspath(__file__), "--child", "--inproc",
+                            "--steps", str(args.steps), "--warmup", str(args.warmup)],
+                           env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr[-4000:])
+            raise SystemExit(f"step_end: arm {a} exited {r.returncode}")
+        res[a] = json.loads(r.stdout.strip().splitlines()[-1])
+        print(f"{a:14s} {res[a]['hooks']} hook(s): {res[a]['added_ns']:8.0f} ns per step end "
+              f"(batch medians: {res[a]['hook_ns']:.0f} ns with, {res[a]['empty_ns']:.0f} without)",
+              flush=True)
+    return res
+
+
 def total_ir(path):
     with open(path) as f:
         for line in f:
@@ -67,13 +133,14 @@ def run_arm(args, name, env_add):
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
     env["SYNCSPY_REPORT"] = "off"
+    env["PYTHONHASHSEED"] = "0"  # the same dict layouts in every run: counts that repeat
     env.pop("LD_PRELOAD", None)
     preload = []
     if env_add is not None:
         env.update(env_add)
         preload = [f"LD_PRELOAD={args.base if name == 'base' else args.agent}"]
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
+        out = os.path.join(args.keep or tmp, f"callgrind.{name}.out")
         cmd = ["env", *preload, "valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--collect-atstart=no", f"--callgrind-out-file={out}", "--dump-instr=no",
                args.python, os.path.abspath(__file__), "--child", "--lib", args.lib,
@@ -135,22 +202,31 @@ def main():
     p.add_argument("--base", default=None, help="the arm base's agent library")
     p.add_argument("--wall", type=int, default=0, metavar="ROUNDS",
                    help="wall-clock rounds of bench/tiny_step.py instead of instruction counts")
+    p.add_argument("--no-plain", action="store_true",
+                   help="counts only the arms given (no plain run; no difference printed)")
+    p.add_argument("--inproc", action="store_true",
+                   help="in process: the step hook called directly, ns per call (--steps calls)")
+    p.add_argument("--keep", default=None, metavar="DIR",
+                   help="callgrind's output kept there (callgrind.ARM.out: callgrind_annotate it)")
     p.add_argument("--child", action="store_true")
     p.add_argument("--lib", default=None)
     args = p.parse_args()
     args.build = os.path.abspath(args.build)
+    if args.keep:
+        args.keep = os.path.abspath(args.keep)
+        os.makedirs(args.keep, exist_ok=True)
     if args.child:
-        return child(args)
+        return child_inproc(args) if args.inproc else child(args)
     args.python = args.python or os.path.join(args.build, "torch-venv", "3.11", "bin", "python")
     args.agent = os.path.abspath(args.agent or os.path.join(args.build, "libsyncspy.so"))
     args.lib = args.lib or os.path.join(args.build, "bench", "libcgwindow.so")
     arms = args.arms.split(",")
-    if "plain" not in arms:
+    if "plain" not in arms and (args.wall or not args.no_plain):
         arms.insert(0, "plain")
     if args.base:
         args.base = os.path.abspath(args.base)
-    if args.wall:
-        out = wall(args, arms)
+    if args.wall or args.inproc:
+        out = wall(args, arms) if args.wall else inproc(args, arms)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(out, f, indent=1)
@@ -160,7 +236,8 @@ def main():
         res[a] = run_arm(args, a, ARMS[a])
         print(f"{a:14s} {res[a] / args.steps:10.0f} Ir/step", flush=True)
     out = {"steps": args.steps, "warmup": args.warmup, "ir": res,
-           "added_per_step": {a: (res[a] - res["plain"]) / args.steps for a in arms if a != "plain"}}
+           "added_per_step": {a: (res[a] - res["plain"]) / args.steps for a in arms
+                              if a != "plain" and "plain" in res}}
     for a, v in out["added_per_step"].items():
         print(f"{a:14s} {v:+10.0f} Ir per step end over plain")
     if args.json:
