@@ -45,6 +45,17 @@ ARMS = {"plain": None, "agent": {}, "manual": {"SYNCSPY_STEP": "manual"},
         "backward-off": {"SYNCSPY_BACKWARD": "off"}, "base": {}}
 
 
+def arm_env(args, name):
+    """The environment of an arm's process (its preload, when it has the agent, apart)."""
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
+    env["SYNCSPY_REPORT"] = "off"
+    env.pop("LD_PRELOAD", None)
+    if ARMS[name] is not None:
+        env.update(ARMS[name])
+    return env, None if ARMS[name] is None else args.base if name == "base" else args.agent
+
+
 def child(args):
     import torch
     win = ctypes.CDLL(args.lib)
@@ -100,13 +111,9 @@ def child_inproc(args):
 def inproc(args, arms):
     res = {}
     for a in arms:
-        env = dict(os.environ)
-        env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
-        env["SYNCSPY_REPORT"] = "off"
-        env.pop("LD_PRELOAD", None)
-        if ARMS[a] is not None:
-            env.update(ARMS[a])
-            env["LD_PRELOAD"] = args.base if a == "base" else args.agent
+        env, lib = arm_env(args, a)
+        if lib:
+            env["LD_PRELOAD"] = lib
         r = subprocess.run([args.python, os.path.abspath(__file__), "--child", "--inproc",
                             "--steps", str(args.steps), "--warmup", str(args.warmup)],
                            env=env, capture_output=True, text=True)
@@ -129,16 +136,10 @@ def total_ir(path):
     raise SystemExit(f"step_end: no total in {path}")
 
 
-def run_arm(args, name, env_add):
-    env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
-    env["SYNCSPY_REPORT"] = "off"
+def run_arm(args, name):
+    env, lib = arm_env(args, name)
     env["PYTHONHASHSEED"] = "0"  # the same dict layouts in every run: counts that repeat
-    env.pop("LD_PRELOAD", None)
-    preload = []
-    if env_add is not None:
-        env.update(env_add)
-        preload = [f"LD_PRELOAD={args.base if name == 'base' else args.agent}"]
+    preload = [f"LD_PRELOAD={lib}"] if lib else []  # valgrind hands it on to the program
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(args.keep or tmp, f"callgrind.{name}.out")
         cmd = ["env", *preload, "valgrind", "--tool=callgrind", "--instr-atstart=no",
@@ -160,13 +161,9 @@ def wall(args, arms):
         order = arms if i % 2 == 0 else arms[::-1]
         row = {}
         for a in order:
-            env = dict(os.environ)
-            env["LD_LIBRARY_PATH"] = os.path.join(args.build, "sim") + ":/usr/local/cuda/lib64"
-            env["SYNCSPY_REPORT"] = "off"
-            env.pop("LD_PRELOAD", None)
-            if ARMS[a] is not None:
-                env.update(ARMS[a])
-                env["LD_PRELOAD"] = args.base if a == "base" else args.agent
+            env, lib = arm_env(args, a)
+            if lib:
+                env["LD_PRELOAD"] = lib
             r = subprocess.run([args.python, tiny, "--steps", str(args.steps)], env=env,
                                capture_output=True, text=True)
             if r.returncode != 0:
@@ -233,7 +230,7 @@ def main():
         return
     res = {}
     for a in arms:
-        res[a] = run_arm(args, a, ARMS[a])
+        res[a] = run_arm(args, a)
         print(f"{a:14s} {res[a] / args.steps:10.0f} Ir/step", flush=True)
     out = {"steps": args.steps, "warmup": args.warmup, "ir": res,
            "added_per_step": {a: (res[a] - res["plain"]) / args.steps for a in arms
