@@ -56,9 +56,9 @@ def arm_env(args, name):
     return env, None if ARMS[name] is None else args.base if name == "base" else args.agent
 
 
-def child(args):
+def warmed_up(args):
+    """bench/tiny_step.py's tensors and optimizer, after --warmup steps: (x, opt)."""
     import torch
-    win = ctypes.CDLL(args.lib)
     dev = torch.device("cuda")
     w = torch.zeros(16, device=dev, requires_grad=True)
     w.grad = torch.ones(16, device=dev)
@@ -67,6 +67,12 @@ def child(args):
     for _ in range(args.warmup):
         x.add_(1.0)
         opt.step()
+    return x, opt
+
+
+def child(args):
+    win = ctypes.CDLL(args.lib)
+    x, opt = warmed_up(args)
     win.cg_window_begin()
     for _ in range(args.steps):
         x.add_(1.0)
@@ -79,16 +85,8 @@ def child_inproc(args):
     of 1,000, against the same loop with nothing in it; prints the median ns per call."""
     import statistics
     import time
-    import torch
     from torch.optim import optimizer as optim_mod
-    dev = torch.device("cuda")
-    w = torch.zeros(16, device=dev, requires_grad=True)
-    w.grad = torch.ones(16, device=dev)
-    x = torch.zeros(16, device=dev)
-    opt = torch.optim.SGD([w], lr=0.001)
-    for _ in range(args.warmup):
-        x.add_(1.0)
-        opt.step()
+    x, opt = warmed_up(args)
     hooks = list(optim_mod._global_optimizer_post_hooks.values())
     clock, batch, a, k = time.perf_counter_ns, range(1000), (), {}
     hook_ns, empty_ns = [], []
