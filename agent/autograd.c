@@ -277,7 +277,7 @@ static void learn_new_types(void)
     sites_known = n;
 }
 
-void autograd_plan(char *buf, size_t cap)
+bool autograd_plan(char *buf, size_t cap)
 {
     learn_new_types(); /* before the lock: the flusher takes it in autograd_seen */
     pthread_mutex_lock(&lock);
@@ -293,11 +293,12 @@ void autograd_plan(char *buf, size_t cap)
             active_since_attribution = 0;
         }
     }
-    int k = snprintf(buf, cap, "%u|%d|%d|", gen, mode == BACKWARD_OFF ? 0 : mode == BACKWARD_ALL ? 2 : 1,
-                     attribute);
-    if (mode == BACKWARD_ALL && k > 0 && (size_t)k < cap)
-        snprintf(buf + k, cap - (size_t)k, "*");
-    for (uint32_t i = 0; mode != BACKWARD_ALL && i < nseen && k > 0 && (size_t)k < cap; i++)
+    int k = 0;
+    buf[0] = 0;
+    if (attribute && mode == BACKWARD_ALL)
+        snprintf(buf, cap, "*");
+    for (uint32_t i = 0; attribute && mode != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap; i++)
         k += snprintf(buf + k, cap - (size_t)k, "%s%s", i ? "," : "", names[seen[i] - 1]);
     pthread_mutex_unlock(&lock);
+    return attribute;
 }

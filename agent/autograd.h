@@ -74,13 +74,13 @@ int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread);
 /* The flusher saw a new stack whose own frames run the backward of node type `name`. */
 void autograd_seen(const char *name);
 
-/* For agent/autograd_attr.py at each step end (under auto, after the flusher named the stacks
- * made since the last plan, so that a type seen syncing is in it whatever the flusher's pace): "<generation>|<mode>|<attribute>|<name>,<name>...":
- * generation grows when a new node type is seen; mode 0 off, 1 auto, 2 all; attribute 1 when
- * the step now beginning is to be attributed (recorded by the schedule, and new types seen or
- * AUTOGRAD_EVERY_STEPS active steps since the last attribution, or mode all); the names are the
- * node types to tag ("*": every one). Writes at most cap bytes, NUL-terminated. */
-void autograd_plan(char *buf, size_t cap);
+/* At each step end, from agent/pyhook.c's optimizer step hook (under auto, after the flusher
+ * named the stacks made since the last plan, so that a type seen syncing is in it whatever the
+ * flusher's pace): whether the step now beginning is to be attributed (recorded by the schedule,
+ * and new types seen or AUTOGRAD_EVERY_STEPS active steps since the last attribution, or mode
+ * all); if so, buf gets the node types to tag, "<name>,<name>..." ("*": every one), at most cap
+ * bytes, NUL-terminated (empty when not). */
+bool autograd_plan(char *buf, size_t cap);
 
 /* At the start (SYNCSPY_BACKWARD), and in a fork's child (it keeps the tables). */
 void autograd_init(enum backward_mode mode);

@@ -14,9 +14,11 @@
 # exception, keeps no reference to a node, tensor or graph (a hook holds one int; the tag lives
 # in the node's own metadata dict and dies with the graph), reads outputs without dispatch (a
 # Tensor subclass's __torch_function__ sees only the program's calls), and steps aside when
-# torch.compile is in use (an active mode would recompile compiled code). The names given by
-# pyhook.c: _syncspy_step, _syncspy_plan, _syncspy_forward, _syncspy_node, _syncspy_enter,
-# _syncspy_leave, _syncspy_state, _syncspy_tf, and _syncspy_debug (SYNCSPY_DEBUG's level).
+# torch.compile is in use (an active mode would recompile compiled code; the hook looks at
+# torch._dynamo's counters). The names given by pyhook.c: _syncspy_forward, _syncspy_node,
+# _syncspy_enter, _syncspy_leave, _syncspy_state, _syncspy_tf, and _syncspy_debug
+# (SYNCSPY_DEBUG's level). The optimizer step hook is C (pyhook.c): it ends the step, and calls
+# _attr_pop / _attr_begin only at an attribution step's end and beginning.
 #
 # Why a backward sync has no forward line is told to the agent as it happens (agent/autograd.h
 # enum backward_cause): each step's state (_syncspy_state: attributed, or why not), and, before
@@ -27,7 +29,7 @@ import sys
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "gen": "", "off": False, "mark": 0, "start": 0}
+_state = {"mode": None, "mark": 0, "start": 0}
 # agent/autograd.h enum backward_cause
 _ATTRIBUTING, _NOT_THIS_STEP, _COMPILED, _THREAD, _NO_OP, _BROKEN = 0, 1, 2, 6, 7, 8
 
@@ -178,13 +180,6 @@ def _mode_stack():
     return get() if get is not None else None
 
 
-def _compiled_anything():
-    """Whether torch.compile compiled a frame (its counters; read without creating a key)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    frames = getattr(utils, "counters", {}).get("frames") if utils is not None else None
-    return bool(frames and frames.get("ok", 0))
-
-
 def _pop_ours():
     """Pops the agent's mode when it is on top of this thread's stack; True when it is gone."""
     m = _state["mode"]
@@ -198,41 +193,45 @@ def _pop_ours():
     return True
 
 
-def _attr_step():
-    """At every step's end, on the training thread (from the optimizer step hook)."""
-    if _torch is None or _state["off"]:
-        return
+def _broken():
+    """Something about this torch is not as expected: attribution off for good (-1 to the hook)."""
     try:
-        if not _pop_ours():
-            return
-        _syncspy_state(_NOT_THIS_STEP)
-        if _compiled_anything():
-            _state["off"] = True  # torch.compile in use: an active mode would recompile
-            _syncspy_state(_COMPILED)
-            return
-        gen, mode, attribute, names = _syncspy_plan().split("|", 3)
-        if mode == "0":
-            _state["off"] = True
-            return
-        if attribute != "1":
-            return
+        _syncspy_state(_BROKEN)
+    except BaseException:
+        pass
+    if _syncspy_debug >= 1:
+        import traceback
+        sys.stderr.write("syncspy: backward attribution off: "
+                         + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")
+    return -1
+
+
+def _attr_pop():
+    """At the end of an attribution step, on the training thread (agent/pyhook.c's optimizer step
+    hook, which calls this Python only when there is work: the mode to pop, a step to attribute):
+    1 when the mode is popped, 0 while the program's own mode is on top of it (asked again at the
+    next step's end), -1 when attribution is off for good."""
+    try:
+        return 1 if _pop_ours() else 0
+    except BaseException:
+        return _broken()
+
+
+def _attr_begin(names):
+    """The step now beginning is attributed (agent/autograd.c autograd_plan decided; the state,
+    torch.compile's counters were looked at by the hook): the mode pushed for the node types
+    `names` ("a,b", "*": every one). 1: pushed (_attr_pop at the step's end), 0: nothing to tag,
+    -1: attribution off for good."""
+    try:
         _wanted.clear()
         _wanted.update(n for n in names.split(",") if n)
         if not _wanted:
-            return
+            return 0
         m = _SyncspyMode()
         m.__enter__()
         _state["mode"] = m
         _state["mark"] = _state["start"] = _next_seq()
-        _state["gen"] = gen
         _syncspy_state(_ATTRIBUTING)
+        return 1
     except BaseException:
-        _state["off"] = True  # something about this torch is not as expected: never again
-        try:
-            _syncspy_state(_BROKEN)
-        except BaseException:
-            pass
-        if _syncspy_debug >= 1:
-            import traceback
-            sys.stderr.write("syncspy: backward attribution off: "
-                             + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")
+        return _broken()

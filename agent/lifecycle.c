@@ -322,9 +322,18 @@ void agent_step(bool explicit_mark)
     struct agent_work w;
     struct agent_hold h;
     agent_work_begin(&w);
-    agent_hold_signals(&h); /* the step lock, the registry lock */
+    /* The step lock, the registry lock: signals held for syncspy_step(), which any C program may
+     * call, so that a handler of its own that longjmps out cannot leave them taken. Not for the
+     * optimizer hook (issue 26 item 3: the pair of rt_sigprocmask calls was ~1.5 us of a step's
+     * end on a loaded VM): it runs inside the interpreter's own code, with the GIL, where a
+     * handler that longjmps breaks the interpreter, agent or none; the agent's SIGTERM/SIGINT
+     * handler waits for this agent work to end (agent_defer_signal), and a handler that marks a
+     * step while this thread marks one is ignored (steps_mark) instead of waiting on itself. */
+    if (explicit_mark)
+        agent_hold_signals(&h);
     unsigned ended = steps_mark(now, explicit_mark);
-    agent_release_signals(&h);
+    if (explicit_mark)
+        agent_release_signals(&h);
     if (ended & STEPS_MARK_QUEUE_DEEP)
         flusher_kick(); /* many steps queued: drained now, never lost to a late flusher */
     else if (ended & STEPS_MARK_ACTIVE_ENDED)

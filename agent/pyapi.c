@@ -43,6 +43,12 @@ static void resolve(void)
     SYM(long_as_u64, "PyLong_AsUnsignedLongLong");
     SYM(unicode_utf8, "PyUnicode_AsUTF8");
     SYM(unicode_new, "PyUnicode_FromString");
+    SYM(unicode_intern, "PyUnicode_InternFromString");
+    SYM(modules, "PyImport_GetModuleDict");
+    SYM(dict_get_item, "PyDict_GetItem");
+    SYM(getattr, "PyObject_GetAttr");
+    SYM(is_true, "PyObject_IsTrue");
+    SYM(long_as_long, "PyLong_AsLong");
     SYM(none, "_Py_NoneStruct");
 #undef SYM
     void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");

@@ -12,6 +12,7 @@ typedef struct py_object PyObject;
 
 #define PY_FILE_INPUT 257  /* Py_file_input */
 #define PY_METH_VARARGS 1
+#define PY_METH_KEYWORDS 2
 #define PY_METH_NOARGS 4
 #define PY_METH_O 8
 
@@ -49,6 +50,12 @@ struct pyapi {
     unsigned long long (*long_as_u64)(PyObject *);
     const char *(*unicode_utf8)(PyObject *);                            /* PyUnicode_AsUTF8 */
     PyObject *(*unicode_new)(const char *);                             /* PyUnicode_FromString */
+    PyObject *(*unicode_intern)(const char *);                          /* PyUnicode_InternFromString */
+    PyObject *(*modules)(void);                                         /* PyImport_GetModuleDict, borrowed */
+    PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed, no error set */
+    PyObject *(*getattr)(PyObject *, PyObject *);                       /* PyObject_GetAttr */
+    int (*is_true)(PyObject *);                                         /* PyObject_IsTrue */
+    long (*long_as_long)(PyObject *);                                   /* PyLong_AsLong */
     PyObject *none;
 };
 

@@ -52,36 +52,113 @@ static const char attr_code[] =
 
 static const char register_code[] =
     "import sys\n"
-    "if '_attr_step' not in globals():\n"   /* autograd_attr.py did not run: steps still count */
-    "    def _attr_step(): pass\n"
     "_m = sys.modules.get('torch.optim.optimizer')\n"
     "_reg = getattr(_m, 'register_optimizer_step_post_hook', None)\n"
-    "def _syncspy_hook(*a, **k):\n"
-    "    _syncspy_step()\n"
-    "    _attr_step()\n"
     "if _reg is not None and not sys.is_finalizing():\n"
     "    _handle = _reg(_syncspy_hook)\n"
     "    ok = True\n";
 
-/* ---- the bridge: what agent/autograd_attr.py calls --------------------------------------------- */
+/* ---- the optimizer step hook ------------------------------------------------------------------- */
+
+/* A training loop ends thousands of steps a second (issue 26 item 3): the hook is C, ends the step
+ * and runs no Python of the agent's in a step that is not attributed. What it reads and keeps is
+ * touched only with the GIL held (the hook, register_hook). */
+static PyObject *attr_pop_fn, *attr_begin_fn; /* autograd_attr.py's; NULL: no attribution */
+static bool attr_mode_on;                     /* an attribution step's mode is still to be popped */
+static bool attr_off;                         /* attribution stopped for good */
+static PyObject *key_dynamo_utils, *key_counters, *key_frames, *key_ok; /* interned */
+
+/* Whether torch.compile compiled a frame: torch._dynamo.utils.counters["frames"]["ok"], read
+ * without creating a key (counters is a defaultdict) and without raising. */
+static bool compiled_anything(void)
+{
+    PyObject *mods = pyapi.modules();
+    PyObject *utils = mods ? pyapi.dict_get_item(mods, key_dynamo_utils) : NULL;
+    if (!utils)
+        return false; /* torch._dynamo never imported: nothing compiled */
+    PyObject *counters = pyapi.getattr(utils, key_counters);
+    if (!counters) {
+        pyapi.err_clear();
+        return false;
+    }
+    PyObject *frames = pyapi.dict_get_item(counters, key_frames);
+    PyObject *ok = frames ? pyapi.dict_get_item(frames, key_ok) : NULL;
+    int yes = ok ? pyapi.is_true(ok) : 0;
+    pyapi.decref(counters);
+    if (yes < 0)
+        pyapi.err_clear();
+    return yes > 0;
+}
+
+/* fn(arg) of autograd_attr.py (1, 0, -1: its answer; -1 too when it raised). */
+static long call_attr(PyObject *fn, PyObject *arg)
+{
+    PyObject *t = pyapi.tuple_new(arg ? 1 : 0);
+    PyObject *r = NULL;
+    if (t) {
+        if (arg) {
+            pyapi.incref(arg);
+            pyapi.tuple_set(t, 0, arg);
+        }
+        r = pyapi.call_object(fn, t);
+        pyapi.decref(t);
+    }
+    long v = r ? pyapi.long_as_long(r) : -1;
+    if (r)
+        pyapi.decref(r);
+    if (pyapi.err_occurred()) {
+        pyapi.err_clear();
+        v = -1;
+    }
+    return v;
+}
+
+/* Backward attribution at a step's end (the order agent/autograd_attr.py had): the mode of an
+ * attribution step popped (not while the program's own mode is on top of it: again at the next
+ * step's end); the next step's state; torch.compile in use: attribution off for good; else the
+ * plan, and the mode pushed when the next step is attributed. */
+static void attr_step_end(void)
+{
+    if (attr_mode_on) {
+        long popped = call_attr(attr_pop_fn, NULL);
+        dbg(2, "step end: backward attribution's mode %s", popped > 0 ? "popped" : "not popped");
+        attr_off = popped < 0;
+        if (popped <= 0)
+            return;
+        attr_mode_on = false;
+    }
+    autograd_set_state(BACKWARD_CAUSE_STEP);
+    if (compiled_anything()) {
+        attr_off = true; /* an active mode would recompile compiled code */
+        autograd_set_state(BACKWARD_CAUSE_COMPILE);
+        return;
+    }
+    char names[2048];
+    if (!autograd_plan(names, sizeof names))
+        return;
+    PyObject *arg = pyapi.unicode_new(names);
+    long pushed = arg ? call_attr(attr_begin_fn, arg) : 0;
+    if (arg)
+        pyapi.decref(arg);
+    pyapi.err_clear();
+    dbg(2, "step end: backward attribution's mode %s", pushed > 0 ? "pushed" : "not pushed");
+    attr_off = pushed < 0;
+    attr_mode_on = pushed > 0;
+}
 
 /* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). */
-static PyObject *py_step(PyObject *self, PyObject *args)
+static PyObject *py_hook(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     (void)args;
+    (void)kwargs;
     agent_step(false);
+    if (attr_begin_fn && !attr_off)
+        attr_step_end();
     return pyapi_none();
 }
 
-static PyObject *py_plan(PyObject *self, PyObject *args)
-{
-    (void)self;
-    (void)args;
-    char buf[2048];
-    autograd_plan(buf, sizeof buf);
-    return pyapi.unicode_new(buf);
-}
+/* ---- the bridge: what agent/autograd_attr.py calls --------------------------------------------- */
 
 /* _syncspy_forward(): the calling thread's forward stack kept (its id), 0 when none could be. */
 static PyObject *py_forward(PyObject *self, PyObject *args)
@@ -198,8 +275,8 @@ static PyObject *py_torch_function(PyObject *self, PyObject *a)
 }
 
 static struct py_method_def defs[] = {
-    {"_syncspy_step", py_step, PY_METH_VARARGS, "syncspy: ends a training step"},
-    {"_syncspy_plan", py_plan, PY_METH_NOARGS, "syncspy: the attribution plan of this step"},
+    {"_syncspy_hook", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_hook,
+     PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: the optimizer step hook (ends a training step)"},
     {"_syncspy_forward", py_forward, PY_METH_NOARGS, "syncspy: keeps the forward stack of an op"},
     {"_syncspy_node", py_node, PY_METH_VARARGS, "syncspy: a node's word (its type, its stack)"},
     {"_syncspy_enter", py_enter, PY_METH_O, "syncspy: a tagged node runs"},
@@ -238,21 +315,33 @@ static bool run(PyObject *g, const char *code)
     return r != NULL;
 }
 
-/* The attribution helper's pieces the C side calls into (kept for the process's life). */
+static PyObject *kept(PyObject *g, const char *name)
+{
+    PyObject *v = pyapi.dict_get(g, name);
+    if (v)
+        pyapi.incref(v);
+    return v;
+}
+
+/* The attribution helper's pieces the C side calls into (kept for the process's life); none
+ * when the process had no torch imported (autograd_attr.py then defines none of them). */
 static void keep_helper(PyObject *g)
 {
-    PyObject *t = pyapi.dict_get(g, "_tag"), *b = pyapi.dict_get(g, "_BACKWARDS");
-    PyObject *u = pyapi.dict_get(g, "_before_backward");
-    if (t && b) {
-        pyapi.incref(t);
-        pyapi.incref(b);
-        tag_fn = t;
-        backward_fns = b;
-    }
-    if (u) {
-        pyapi.incref(u);
-        before_backward_fn = u;
-    }
+    if (!pyapi.dict_get(g, "_tag") || !pyapi.dict_get(g, "_BACKWARDS") ||
+        !pyapi.dict_get(g, "_attr_pop") || !pyapi.dict_get(g, "_attr_begin"))
+        return;
+    key_dynamo_utils = pyapi.unicode_intern("torch._dynamo.utils");
+    key_counters = pyapi.unicode_intern("counters");
+    key_frames = pyapi.unicode_intern("frames");
+    key_ok = pyapi.unicode_intern("ok");
+    pyapi.err_clear();
+    if (!key_dynamo_utils || !key_counters || !key_frames || !key_ok)
+        return;
+    tag_fn = kept(g, "_tag");
+    backward_fns = kept(g, "_BACKWARDS");
+    before_backward_fn = kept(g, "_before_backward");
+    attr_pop_fn = kept(g, "_attr_pop");
+    attr_begin_fn = kept(g, "_attr_begin");
 }
 
 /* Runs with the GIL on the main thread, between two bytecodes. Always returns 0: an error here

@@ -13,6 +13,7 @@
 #include "agent/autograd.h"
 #include "agent/core.h"
 #include "agent/threads.h"
+#include "common/compiler.h"
 
 #define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
 /* Ended steps queued for the flusher (it drains them every 100 ms, sooner when the queue is
@@ -59,6 +60,10 @@ static struct {
 } step_totals;
 
 static _Atomic uint64_t unrecorded_steps; /* begun, not recorded by the schedule */
+/* The calling thread's id, for the step mark (a training loop marks thousands of steps a second:
+ * no gettid syscall each). 0: not known yet; reset in a fork's child (its one thread is new). */
+static SYNCSPY_TLS uint32_t own_tid;
+static SYNCSPY_TLS bool marking; /* this thread is in steps_mark (a signal handler's mark: none) */
 
 static void set_active(bool active)
 {
@@ -265,7 +270,12 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
 unsigned steps_mark(uint64_t now, bool explicit_mark)
 {
     bool active_ended = false, deep = false;
-    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    if (unlikely(marking))
+        return 0; /* a handler interrupted this thread's mark: the step lock is held below */
+    uint32_t tid = own_tid;
+    if (unlikely(tid == 0))
+        own_tid = tid = (uint32_t)syscall(SYS_gettid);
+    marking = true;
     pthread_mutex_lock(&step_lock);
     if (explicit_mark)
         explicit_marks = true;
@@ -277,6 +287,7 @@ unsigned steps_mark(uint64_t now, bool explicit_mark)
         marker_tid = tid;
     }
     pthread_mutex_unlock(&step_lock);
+    marking = false;
     return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0);
 }
 
@@ -319,6 +330,7 @@ void steps_atfork_parent(void) { pthread_mutex_unlock(&step_lock); }
 
 void steps_atfork_child(uint64_t now)
 {
+    own_tid = 0; /* the thread that forked: a new id in the child */
     if (step_log)
         munmap(step_log, STEPS_LISTED_MAX * sizeof(struct rep_step));
     step_log = NULL;

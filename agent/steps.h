@@ -27,7 +27,9 @@ void steps_add_sync(uint64_t blocked_ns);
 /* A step boundary at now. explicit_mark: syncspy_step(); otherwise an automatic source (the
  * optimizer hook), ignored once an explicit mark was seen. Returns STEPS_MARK_ACTIVE_ENDED when
  * an active step ended (its records are worth flushing soon), STEPS_MARK_QUEUE_DEEP when the
- * queue of ended steps wants a drain now. */
+ * queue of ended steps wants a drain now. A mark made while the same thread is in steps_mark
+ * (from a signal handler) is ignored (returns 0): the step lock is held by the code it
+ * interrupted. */
 #define STEPS_MARK_ACTIVE_ENDED 1u
 #define STEPS_MARK_QUEUE_DEEP 2u
 unsigned steps_mark(uint64_t now, bool explicit_mark);

@@ -12,6 +12,7 @@ BENCH_DIR    := $(BUILD)/bench
 BENCH_CUDA   := $(BENCH_DIR)/bench_cuda
 BENCH_NULLRT := $(BENCH_DIR)/null/libcudart.so.13
 BENCH_PYLIB  := $(BENCH_DIR)/libbenchlib.so
+BENCH_CGWIN  := $(BENCH_DIR)/libcgwindow.so
 BENCH_TOOLS  := $(BENCH_DIR)/gentrace $(BENCH_DIR)/tracestat $(BENCH_DIR)/peakrss
 BENCH_ARGS   ?=
 BENCH_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer $(WARN)
@@ -32,11 +33,16 @@ $(BENCH_PYLIB): bench/benchlib.c $(SIM_LIB)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $< \
 	      -L$(BUILD)/sim -Wl,-rpath-link,$(BUILD)/sim -lcudart -ldl
 
+# bench/step_end.py's instruction window (valgrind's client requests; nothing outside valgrind).
+$(BENCH_CGWIN): bench/callgrind_window.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
 $(BENCH_DIR)/%: bench/%.c output/trace_format.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_CFLAGS) -o $@ $<
 
-bench-build: $(LIB) $(CLI) $(SIM_LIB) $(BENCH_CUDA) $(BENCH_NULLRT) $(BENCH_PYLIB) $(BENCH_TOOLS)
+bench-build: $(LIB) $(CLI) $(SIM_LIB) $(BENCH_CUDA) $(BENCH_NULLRT) $(BENCH_PYLIB) $(BENCH_CGWIN) $(BENCH_TOOLS)
 
 bench: bench-build pyspy-venv
 	python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
