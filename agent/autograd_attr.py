@@ -27,7 +27,7 @@ import sys
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "gen": "", "off": False, "mark": 0, "start": 0}
+_state = {"mode": None, "gen": "", "off": False, "mark": 0, "start": 0, "nodes": None}
 # agent/autograd.h enum backward_cause
 _ATTRIBUTING, _NOT_THIS_STEP, _COMPILED, _THREAD, _NO_OP, _BROKEN = 0, 1, 2, 6, 7, 8
 
@@ -198,11 +198,68 @@ def _pop_ours():
     return True
 
 
+class _Chain:
+    """Four C++ nodes of known sequence numbers, and a custom Function's PyNode, made on the CPU
+    by the agent (its calibration: agent/autograd_nodes.h)."""
+
+    @staticmethod
+    def run():
+        with _torch._C.DisableTorchFunction(), _torch.enable_grad():
+            x = _torch.ones(2, device="cpu", requires_grad=True)
+            ys = [x]
+            for _ in range(4):
+                ys.append(ys[-1] * 2.0)
+            fns = tuple(y.grad_fn for y in ys[1:])
+            if not _syncspy_calibrate(fns, tuple(f._sequence_nr() for f in fns)):
+                return False
+            found = []
+
+            class _Probe(_torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a):
+                    return a * 1.0
+
+                @staticmethod
+                def backward(ctx, g):
+                    found.append(_syncspy_probe(ctx))
+                    return g
+
+            _Probe.apply(x).sum().backward()
+            return bool(found and found[0])
+
+
+def _nodes_engine():
+    """Whether the anomaly engine can be used: calibrated once (on the first attribution step),
+    then torch.fx.traceback.format_stack and torch.autograd._engine_run_backward replaced by the
+    agent's C functions (they delegate to the originals)."""
+    if _state["nodes"] is not None:
+        return _state["nodes"]
+    _state["nodes"] = False
+    try:
+        import torch.fx.traceback as fxt
+        import torch.autograd as ag
+        orig, run_bw = fxt.format_stack, ag._engine_run_backward
+        if _torch.is_anomaly_enabled() or not _Chain.run():
+            raise RuntimeError("anomaly engine calibration failed")
+        _syncspy_take_over(orig, fxt.__dict__, True, run_bw)
+        fxt.format_stack = format_stack
+        ag._engine_run_backward = _engine_run_backward
+        _state["nodes"] = True
+    except BaseException:
+        if _syncspy_debug >= 1:
+            import traceback
+            sys.stderr.write("syncspy: backward attribution's anomaly engine off (the mode is used): "
+                             + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")
+    return _state["nodes"]
+
+
 def _attr_step():
     """At every step's end, on the training thread (from the optimizer step hook)."""
     if _torch is None or _state["off"]:
         return
     try:
+        if _state["nodes"]:
+            _syncspy_anomaly(0)
         if not _pop_ours():
             return
         _syncspy_state(_NOT_THIS_STEP)
@@ -219,6 +276,10 @@ def _attr_step():
         _wanted.clear()
         _wanted.update(n for n in names.split(",") if n)
         if not _wanted:
+            return
+        if _nodes_engine() and _syncspy_anomaly(1):
+            _state["gen"] = gen
+            _syncspy_state(_ATTRIBUTING)
             return
         m = _SyncspyMode()
         m.__enter__()

@@ -12,6 +12,7 @@ typedef struct py_object PyObject;
 
 #define PY_FILE_INPUT 257  /* Py_file_input */
 #define PY_METH_VARARGS 1
+#define PY_METH_KEYWORDS 2
 #define PY_METH_NOARGS 4
 #define PY_METH_O 8
 

@@ -219,6 +219,20 @@ class Cases(unittest.TestCase):
         _, out = self.run_case("weakref")
         self.assertEqual(out["alive"], 0)
 
+    def test_backward_error_unchanged(self):
+        # the anomaly mode attribution turns on is off inside a backward call: a node that
+        # raises gets no "Error detected in BoomBackward" warning (run_case compares the output)
+        for env in (ALL, None):
+            with self.subTest(env=env):
+                _, out = self.run_case("raises", env=env)
+                self.assertEqual(out["error"], "boom in backward")
+                self.assertEqual(out["warnings"], [])
+
+    def test_double_backward(self):
+        # create_graph: nodes made inside a backward call; the masked index still named
+        r, _ = self.run_case("double")
+        self.assertIn(("IndexBackward0", marked_lines(PROG)["mask_pred"]), self.forward_lines(r.summary()))
+
     def test_exception_traceback_unchanged(self):
         _, out = self.run_case("exception")
         self.assertTrue(out["traceback"][-1].startswith("RuntimeError"), out["traceback"])
