@@ -117,31 +117,9 @@ static uint64_t hash_words(const uintptr_t *w, uint32_t n)
     return h | 1;
 }
 
-static uint32_t keep_locked(const uintptr_t *words, uint32_t n, uint64_t h)
-{
-    size_t i = (size_t)h & (STACK_SLOTS - 1);
-    for (uint32_t id; (id = atomic_load_explicit(&slots[i], memory_order_relaxed)); i = (i + 1) & (STACK_SLOTS - 1)) {
-        const struct kept_stack *k = atomic_load_explicit(&stacks[id], memory_order_relaxed);
-        if (k->hash == h && k->n == n && !memcmp(k->words, words, n * sizeof *words))
-            return id;
-    }
-    if (nstacks == STACKS_MAX)
-        return 0;
-    struct kept_stack *k = arena_alloc(&arena, sizeof *k + n * sizeof *words);
-    if (!k)
-        return 0;
-    k->hash = h;
-    k->n = n;
-    memcpy(k->words, words, n * sizeof *words);
-    uint32_t id = ++nstacks;
-    atomic_store_explicit(&stacks[id], k, memory_order_release);
-    atomic_store_explicit(&slots[i], id, memory_order_release);
-    return id;
-}
-
 /* A stack kept already: its id, found without the lock (slots and entries are published with
- * release, never changed), 0 when not kept yet. */
-static uint32_t kept_id(const uintptr_t *words, uint32_t n, uint64_t h)
+ * release, never changed), else 0 and *empty the slot where it would go. */
+static uint32_t kept_id(const uintptr_t *words, uint32_t n, uint64_t h, size_t *empty)
 {
     size_t i = (size_t)h & (STACK_SLOTS - 1);
     for (uint32_t id; (id = atomic_load_explicit(&slots[i], memory_order_acquire)); i = (i + 1) & (STACK_SLOTS - 1)) {
@@ -149,7 +127,26 @@ static uint32_t kept_id(const uintptr_t *words, uint32_t n, uint64_t h)
         if (k->hash == h && k->n == n && !memcmp(k->words, words, n * sizeof *words))
             return id;
     }
+    *empty = i;
     return 0;
+}
+
+static uint32_t keep_locked(const uintptr_t *words, uint32_t n, uint64_t h)
+{
+    size_t i;
+    uint32_t id = kept_id(words, n, h, &i);
+    if (id || nstacks == STACKS_MAX)
+        return id;
+    struct kept_stack *k = arena_alloc(&arena, sizeof *k + n * sizeof *words);
+    if (!k)
+        return 0;
+    k->hash = h;
+    k->n = n;
+    memcpy(k->words, words, n * sizeof *words);
+    id = ++nstacks;
+    atomic_store_explicit(&stacks[id], k, memory_order_release);
+    atomic_store_explicit(&slots[i], id, memory_order_release);
+    return id;
 }
 
 static uint32_t capture(bool skip_agent)
@@ -174,7 +171,8 @@ static uint32_t capture(bool skip_agent)
     if (w == 0)
         return 0;
     uint64_t h = hash_words(words, w);
-    uint32_t id = kept_id(words, w, h); /* a loop's nodes: the same stacks every step */
+    size_t empty;
+    uint32_t id = kept_id(words, w, h, &empty); /* a loop's nodes: the same stacks every step */
     if (id)
         return id;
     pynames_intern_stack(words, w); /* names while the frames run */

@@ -2,7 +2,8 @@
  * an autograd node runs (in the engine's thread) gets the node's name and the Python stack that
  * created the node in forward appended to its stack words (collectors/pyframes.h's section
  * markers), and the stack of the thread that called backward. How the agent learns which node
- * runs: Python code of the agent's own (agent/autograd_attr.py, installed with the optimizer
+ * runs: through torch's anomaly mode where it can (agent/autograd_nodes.h: a Node constructor
+ * keeps its forward stack, get_current_node() finds it at the sync), else Python code of the agent's own (agent/autograd_attr.py, installed with the optimizer
  * step hook by agent/pyhook.c) pushes a TorchFunctionMode for an attribution step, tags every
  * node an op makes (walking next_functions) of the types seen syncing with its forward stack (autograd_capture_python) and hooks
  * them (pre hook: autograd_enter, post hook: autograd_leave). This module keeps the tables;

@@ -1,7 +1,10 @@
 # agent/autograd_attr.py: the agent's own Python, run inside the target's interpreter (compiled
 # from a copy embedded in libsyncspy.so as "<syncspy>", in a namespace of its own, by
 # agent/pyhook.c when it registers the optimizer step hook). It names the forward line of each
-# backward-pass sync (agent/autograd.h): in an attribution step it pushes a TorchFunctionMode on
+# backward-pass sync (agent/autograd.h): in an attribution step it turns on the anomaly engine
+# (agent/autograd_nodes.h: calibrated once by _Chain, then torch.fx.traceback.format_stack and
+# torch.autograd._engine_run_backward replaced by C functions of the agent's), and where that
+# engine cannot be used (calibration failed, or the program's own anomaly mode is on) it pushes a TorchFunctionMode on
 # the training thread; after each op, every node made since the last op that made one (found by
 # walking next_functions from the op's outputs, autograd's sequence numbers telling new from
 # old) whose type is wanted (seen syncing, or every type under SYNCSPY_BACKWARD=all) is tagged

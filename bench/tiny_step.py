@@ -15,6 +15,8 @@ import time
 
 import torch
 
+import step_times
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -47,9 +49,7 @@ def loop(args):
                 x.add_(1.0)  # the step's ops
         opt.step()
         times.append((clock() - t0) * 1e3)
-    print("\n".join(f"step {i} {t:.4f}" for i, t in enumerate(times)), flush=True)
-    if args.end_stamp:
-        print(f"end {time.time():.6f}", flush=True)
+    step_times.report(times, args.end_stamp)
 
 
 if __name__ == "__main__":
