@@ -294,6 +294,8 @@ static bool short_type_name(const char *m, char *out, size_t cap)
 {
     const char *last = NULL;
     size_t len = 0;
+    if (*m == '*') /* GCC's mark of a type_info name not merged across libraries */
+        m++;
     if (*m == 'N')
         m++;
     while (*m >= '1' && *m <= '9') {
