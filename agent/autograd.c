@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/arena.h"
+#include "agent/autograd_nodes.h"
 #include "agent/flusher.h"
 #include "agent/pynames.h"
 #include "agent/sites.h"
@@ -41,7 +42,7 @@ static char names[NAMES_MAX][NAME_BYTES];   /* index = id - 1 */
 static _Atomic uint32_t nnames;
 static struct kept_stack *_Atomic stacks[STACKS_MAX + 1]; /* by id, 1.. */
 static uint32_t nstacks;
-static uint32_t slots[STACK_SLOTS];         /* stack ids by hash */
+static _Atomic uint32_t slots[STACK_SLOTS]; /* stack ids by hash */
 
 /* Node types seen syncing (their name ids), and the plan's bookkeeping. */
 static uint32_t seen[NAMES_MAX];
@@ -116,36 +117,45 @@ static uint64_t hash_words(const uintptr_t *w, uint32_t n)
     return h | 1;
 }
 
-static uint32_t keep_locked(const uintptr_t *words, uint32_t n)
+/* A stack kept already: its id, found without the lock (slots and entries are published with
+ * release, never changed), else 0 and *empty the slot where it would go. */
+static uint32_t kept_id(const uintptr_t *words, uint32_t n, uint64_t h, size_t *empty)
 {
-    uint64_t h = hash_words(words, n);
     size_t i = (size_t)h & (STACK_SLOTS - 1);
-    for (; slots[i]; i = (i + 1) & (STACK_SLOTS - 1)) {
-        const struct kept_stack *k = atomic_load_explicit(&stacks[slots[i]], memory_order_relaxed);
+    for (uint32_t id; (id = atomic_load_explicit(&slots[i], memory_order_acquire)); i = (i + 1) & (STACK_SLOTS - 1)) {
+        const struct kept_stack *k = atomic_load_explicit(&stacks[id], memory_order_acquire);
         if (k->hash == h && k->n == n && !memcmp(k->words, words, n * sizeof *words))
-            return slots[i];
+            return id;
     }
-    if (nstacks == STACKS_MAX)
-        return 0;
+    *empty = i;
+    return 0;
+}
+
+static uint32_t keep_locked(const uintptr_t *words, uint32_t n, uint64_t h)
+{
+    size_t i;
+    uint32_t id = kept_id(words, n, h, &i);
+    if (id || nstacks == STACKS_MAX)
+        return id;
     struct kept_stack *k = arena_alloc(&arena, sizeof *k + n * sizeof *words);
     if (!k)
         return 0;
     k->hash = h;
     k->n = n;
     memcpy(k->words, words, n * sizeof *words);
-    uint32_t id = ++nstacks;
+    id = ++nstacks;
     atomic_store_explicit(&stacks[id], k, memory_order_release);
-    slots[i] = id;
+    atomic_store_explicit(&slots[i], id, memory_order_release);
     return id;
 }
 
-uint32_t autograd_capture_python(void)
+static uint32_t capture(bool skip_agent)
 {
     struct py_raw_frame py[PYFRAMES_MAX];
     int n = pyframes_capture(py, PYFRAMES_MAX);
     uintptr_t words[STACK_WORDS_MAX];
     uint32_t w = 0;
-    bool leading = true;
+    bool leading = skip_agent;
     for (int i = 0; i < n && w + 2 <= STACK_WORDS_MAX; i++) {
         if (leading) { /* the agent's own Python (the mode, the hooks) comes first: left out */
             char file[64], func[8];
@@ -160,11 +170,26 @@ uint32_t autograd_capture_python(void)
     }
     if (w == 0)
         return 0;
+    uint64_t h = hash_words(words, w);
+    size_t empty;
+    uint32_t id = kept_id(words, w, h, &empty); /* a loop's nodes: the same stacks every step */
+    if (id)
+        return id;
     pynames_intern_stack(words, w); /* names while the frames run */
     pthread_mutex_lock(&lock);
-    uint32_t id = keep_locked(words, w);
+    id = keep_locked(words, w, h);
     pthread_mutex_unlock(&lock);
     return id;
+}
+
+uint32_t autograd_capture_python(void)
+{
+    return capture(true);
+}
+
+uint32_t autograd_capture_python_outside(void)
+{
+    return capture(false);
 }
 
 static const struct kept_stack *kept(uint32_t id)
@@ -225,8 +250,30 @@ static int append_cause(uintptr_t *words, int n, int max, bool current)
     return n + 1;
 }
 
+/* The anomaly engine's answer (autograd_nodes.h): a node runs here; its forward stack when it
+ * was kept, else why not. */
+static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, uint32_t forward,
+                       uint32_t name)
+{
+    int with_node = forward && name ? append_kept(words, n, max, STACK_MARK_BACKWARD | name, forward) : n;
+    if (with_node != n)
+        return append_kept(words, with_node, max, STACK_MARK_CALLER,
+                           atomic_load_explicit(&caller, memory_order_relaxed));
+    if (!autograd_thread)
+        return n;
+    uint32_t cause = atomic_load_explicit(&state, memory_order_relaxed);
+    if (cause == BACKWARD_CAUSE_NONE)
+        cause = BACKWARD_CAUSE_UNWATCHED;
+    if (n < max)
+        words[n++] = STACK_MARK_UNSEEN | cause;
+    return n;
+}
+
 int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread)
 {
+    uint32_t forward, name;
+    if (nodes_current(&forward, &name) && (forward || running.forward == 0)) /* else: the mode's hooks */
+        return append_node(words, n, max, autograd_thread, forward, name);
     bool current = running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
     if (likely(running.forward == 0) || !current)
         return autograd_thread ? append_cause(words, n, max, current) : n;

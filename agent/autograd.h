@@ -2,7 +2,8 @@
  * an autograd node runs (in the engine's thread) gets the node's name and the Python stack that
  * created the node in forward appended to its stack words (collectors/pyframes.h's section
  * markers), and the stack of the thread that called backward. How the agent learns which node
- * runs: Python code of the agent's own (agent/autograd_attr.py, installed with the optimizer
+ * runs: through torch's anomaly mode where it can (agent/autograd_nodes.h: a Node constructor
+ * keeps its forward stack, get_current_node() finds it at the sync), else Python code of the agent's own (agent/autograd_attr.py, installed with the optimizer
  * step hook by agent/pyhook.c) pushes a TorchFunctionMode for an attribution step, tags every
  * node an op makes (walking next_functions) of the types seen syncing with its forward stack (autograd_capture_python) and hooks
  * them (pre hook: autograd_enter, post hook: autograd_leave). This module keeps the tables;
@@ -29,6 +30,8 @@ const char *autograd_name(uint32_t id);
  * (those of agent/autograd_attr.py), kept in a table: their id (>= 1), or 0 when none could be
  * kept. Their names are resolved now, while the frames run. Call with the GIL held. */
 uint32_t autograd_capture_python(void);
+/* The same, called from no Python code of the agent's (a Node constructor: autograd_nodes.h). */
+uint32_t autograd_capture_python_outside(void);
 
 /* Why a backward sync has no forward line, as the agent knew it when the sync was made: a
  * marker (STACK_MARK_UNSEEN | cause) among its stack words, named by output/backward.h
@@ -45,6 +48,9 @@ enum backward_cause {
                                    * another thread (or before the step) */
     BACKWARD_CAUSE_NO_OP = 7,     /* made on the training thread in this step, by no Python op */
     BACKWARD_CAUSE_BROKEN = 8,    /* attribution stopped: this torch is not as expected */
+    BACKWARD_CAUSE_UNWATCHED = 9, /* attribution step (the anomaly engine, autograd_nodes.h), but
+                                   * the node was made while it did not watch: inside a backward
+                                   * call, before the step, or in a thread beyond its rings */
     BACKWARD_CAUSES
 };
 

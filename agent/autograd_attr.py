@@ -1,8 +1,11 @@
 # agent/autograd_attr.py: the agent's own Python, run inside the target's interpreter (compiled
 # from a copy embedded in libsyncspy.so as "<syncspy>", in a namespace of its own, by
 # agent/pyhook.c when it registers the optimizer step hook). It names the forward line of each
-# backward-pass sync (agent/autograd.h): in an attribution step it pushes a TorchFunctionMode on
-# the training thread; after each op, every node made since the last op that made one (found by
+# backward-pass sync (agent/autograd.h): in an attribution step it turns on the anomaly engine
+# (agent/autograd_nodes.h: calibrated once by _Chain, then torch.fx.traceback.format_stack and
+# torch.autograd._engine_run_backward replaced by C functions of the agent's), and where that
+# engine cannot be used (calibration failed, or the program's own anomaly mode is on) it pushes
+# a TorchFunctionMode on the training thread; after each op, every node made since the last op that made one (found by
 # walking next_functions from the op's outputs, autograd's sequence numbers telling new from
 # old) whose type is wanted (seen syncing, or every type under SYNCSPY_BACKWARD=all) is tagged
 # with the op's forward stack (kept by the agent: _syncspy_forward, _syncspy_node) and gets a pre
@@ -16,8 +19,9 @@
 # Tensor subclass's __torch_function__ sees only the program's calls), and steps aside when
 # torch.compile is in use (an active mode would recompile compiled code; the hook looks at
 # torch._dynamo's counters). The names given by pyhook.c: _syncspy_forward, _syncspy_node,
-# _syncspy_enter, _syncspy_leave, _syncspy_state, _syncspy_tf, and _syncspy_debug
-# (SYNCSPY_DEBUG's level). The optimizer step hook is C (pyhook.c): it ends the step, and calls
+# _syncspy_enter, _syncspy_leave, _syncspy_state, _syncspy_tf, the anomaly engine's
+# _syncspy_calibrate, _syncspy_probe, _syncspy_take_over, _syncspy_anomaly, format_stack and
+# _engine_run_backward, and _syncspy_debug (SYNCSPY_DEBUG's level). The optimizer step hook is C (pyhook.c): it ends the step, and calls
 # _attr_pop / _attr_begin only at an attribution step's end and beginning.
 #
 # Why a backward sync has no forward line is told to the agent as it happens (agent/autograd.h
@@ -29,7 +33,7 @@ import sys
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "mark": 0, "start": 0}
+_state = {"mode": None, "mark": 0, "start": 0, "nodes": None}
 # agent/autograd.h enum backward_cause
 _ATTRIBUTING, _NOT_THIS_STEP, _COMPILED, _THREAD, _NO_OP, _BROKEN = 0, 1, 2, 6, 7, 8
 
@@ -193,6 +197,61 @@ def _pop_ours():
     return True
 
 
+class _Chain:
+    """Four C++ nodes of known sequence numbers, and a custom Function's PyNode, made on the CPU
+    by the agent (its calibration: agent/autograd_nodes.h)."""
+
+    @staticmethod
+    def run():
+        with _torch._C.DisableTorchFunction(), _torch.enable_grad():
+            x = _torch.ones(2, device="cpu", requires_grad=True)
+            ys = [x]
+            for _ in range(4):
+                ys.append(ys[-1] * 2.0)
+            fns = tuple(y.grad_fn for y in ys[1:])
+            if not _syncspy_calibrate(fns, tuple(f._sequence_nr() for f in fns)):
+                return False
+            found = []
+
+            class _Probe(_torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, a):
+                    return a * 1.0
+
+                @staticmethod
+                def backward(ctx, g):
+                    found.append(_syncspy_probe(ctx))
+                    return g
+
+            _Probe.apply(x).sum().backward()
+            return bool(found and found[0])
+
+
+def _nodes_engine():
+    """Whether the anomaly engine can be used: calibrated once (on the first attribution step),
+    then torch.fx.traceback.format_stack and torch.autograd._engine_run_backward replaced by the
+    agent's C functions (they delegate to the originals)."""
+    if _state["nodes"] is not None:
+        return _state["nodes"]
+    _state["nodes"] = False
+    try:
+        import torch.fx.traceback as fxt
+        import torch.autograd as ag
+        orig, run_bw = fxt.format_stack, ag._engine_run_backward
+        if _torch.is_anomaly_enabled() or not _Chain.run():
+            raise RuntimeError("anomaly engine calibration failed")
+        _syncspy_take_over(orig, fxt.__dict__, True, run_bw)
+        fxt.format_stack = format_stack
+        ag._engine_run_backward = _engine_run_backward
+        _state["nodes"] = True
+    except BaseException:
+        if _syncspy_debug >= 1:
+            import traceback
+            sys.stderr.write("syncspy: backward attribution's anomaly engine off (the mode is used): "
+                             + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")
+    return _state["nodes"]
+
+
 def _broken():
     """Something about this torch is not as expected: attribution off for good (-1 to the hook)."""
     try:
@@ -212,6 +271,8 @@ def _attr_pop():
     1 when the mode is popped, 0 while the program's own mode is on top of it (asked again at the
     next step's end), -1 when attribution is off for good."""
     try:
+        if _state["nodes"]:
+            _syncspy_anomaly(0)
         return 1 if _pop_ours() else 0
     except BaseException:
         return _broken()
@@ -227,6 +288,9 @@ def _attr_begin(names):
         _wanted.update(n for n in names.split(",") if n)
         if not _wanted:
             return 0
+        if _nodes_engine() and _syncspy_anomaly(1):
+            _syncspy_state(_ATTRIBUTING)
+            return 1
         m = _SyncspyMode()
         m.__enter__()
         _state["mode"] = m

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "agent/autograd.h"
+#include "agent/autograd_nodes.h"
 #include "agent/core.h"
 #include "agent/lifecycle.h"
 #include "agent/pyapi.h"
@@ -274,6 +275,67 @@ static PyObject *py_torch_function(PyObject *self, PyObject *a)
     return r;
 }
 
+/* ---- the anomaly engine's bridge (agent/autograd_nodes.h) ------------------------------------ */
+
+/* _syncspy_calibrate(grad_fns, seqs): True when the engine's offsets check out. */
+static PyObject *py_calibrate(PyObject *self, PyObject *a)
+{
+    (void)self;
+    bool ok = pyapi.tuple_size(a) == 2 && nodes_calibrate(pyapi.tuple_get(a, 0), pyapi.tuple_get(a, 1));
+    pyapi.err_clear();
+    return pyapi.long_from_u64(ok);
+}
+
+/* _syncspy_probe(ctx): in the calibration Function's backward. */
+static PyObject *py_probe(PyObject *self, PyObject *ctx)
+{
+    (void)self;
+    return pyapi.long_from_u64(nodes_probe_pynode(ctx));
+}
+
+/* _syncspy_anomaly(on): the engine on or off for the step now beginning; 1 when done. */
+static PyObject *py_anomaly(PyObject *self, PyObject *on)
+{
+    (void)self;
+    unsigned long long v = pyapi.long_as_u64(on);
+    pyapi.err_clear();
+    return pyapi.long_from_u64(nodes_set_active(v != 0));
+}
+
+/* _syncspy_take_over(format_stack, fx_dict, True, engine_run_backward): what the replacements
+ * delegate to. */
+static PyObject *run_backward_fn;
+static PyObject *py_take_over(PyObject *self, PyObject *a)
+{
+    (void)self;
+    if (pyapi.tuple_size(a) != 4) {
+        pyapi.err_clear();
+        return pyapi.long_from_u64(0);
+    }
+    nodes_set_format_stack(pyapi.tuple_get(a, 0), pyapi.tuple_get(a, 1), pyapi.tuple_get(a, 2));
+    run_backward_fn = pyapi.tuple_get(a, 3);
+    pyapi.incref(run_backward_fn);
+    return pyapi.long_from_u64(1);
+}
+
+/* torch.autograd._engine_run_backward's replacement (C: no frame in a traceback): the caller's
+ * stack for the backward syncs, anomaly mode off inside (autograd_nodes.h says why). */
+static PyObject *py_run_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    if (!run_backward_fn)
+        return NULL;
+    bool watched = nodes_active();
+    if (watched)
+        autograd_caller_begin();
+    bool restore = nodes_backward_begin();
+    PyObject *r = pyapi.call(run_backward_fn, args, kwargs);
+    nodes_backward_end(restore);
+    if (watched)
+        autograd_caller_end();
+    return r;
+}
+
 static struct py_method_def defs[] = {
     {"_syncspy_hook", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_hook,
      PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: the optimizer step hook (ends a training step)"},
@@ -283,6 +345,13 @@ static struct py_method_def defs[] = {
     {"_syncspy_leave", py_leave, PY_METH_NOARGS, "syncspy: the node is done"},
     {"_syncspy_state", py_state, PY_METH_O, "syncspy: the attribution state of this step"},
     {"_syncspy_tf", py_torch_function, PY_METH_VARARGS, "syncspy: the mode's __torch_function__"},
+    {"_syncspy_calibrate", py_calibrate, PY_METH_VARARGS, "syncspy: checks torch's Node layout"},
+    {"_syncspy_probe", py_probe, PY_METH_O, "syncspy: finds a PyNode's Python object"},
+    {"_syncspy_anomaly", py_anomaly, PY_METH_O, "syncspy: the anomaly engine on or off"},
+    {"_syncspy_take_over", py_take_over, PY_METH_VARARGS, "syncspy: what the replacements call"},
+    {"format_stack", nodes_format_stack, PY_METH_NOARGS, "syncspy: keeps a new node's forward stack"},
+    {"_engine_run_backward", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_run_backward,
+     PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: a backward call, its caller kept"},
 };
 
 /* ---- installing it ------------------------------------------------------------------------------ */

@@ -4,11 +4,13 @@ pinned wheel over the simulated device. The headline of `make bench` (bench/run.
 --loop vit, seed 000's ViT loop instead (tests/torch/progs/seed_models.py vit --no-pin --workers
 0: timm's VisionTransformer, deep module stacks, ~275 launches and 2 syncs per step; the vision
 venv, `make torch-vision-venv`). With --loop tiny, bench/tiny_step.py (issue 26 item 3: one op
-and one optimizer step, ~30 us, no sync): what a step's end costs.
+and one optimizer step, ~30 us, no sync): what a step's end costs (--loop-args '--ops 300 --grad'
+or '--no-grad': what backward attribution costs per op). With --loop block, bench/block_step.py
+(a transformer block's training step: issue 24 item 1).
 
-    python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit|tiny] [--pairs N]
-                                [--steps N] [--inproc N] [--json OUT] [--quick]
-                                [--env NAME=VALUE ...] [--only-inproc]
+    python3 bench/torch_loop.py [--build build] [--agent SO] [--loop seg|vit|tiny|block]
+                                [--pairs N] [--steps N] [--inproc N] [--json OUT] [--quick]
+                                [--env NAME=VALUE ...] [--only-inproc] [--loop-args ARGS]
 
 Figures:
 - time, alternating processes: each pair is one process without the agent and one with it, in
@@ -43,12 +45,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "examples", "seg_loss.py")
 SEEDS = os.path.join(ROOT, "tests", "torch", "progs", "seed_models.py")
 TINY = os.path.join(ROOT, "bench", "tiny_step.py")
+BLOCK = os.path.join(ROOT, "bench", "block_step.py")
 
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--build", default="build")
-    p.add_argument("--loop", choices=("seg", "vit", "tiny"), default="seg")
+    p.add_argument("--loop", choices=("seg", "vit", "tiny", "block"), default="seg")
     p.add_argument("--agent", default="", help="the libsyncspy.so to measure (default: BUILD's)")
     p.add_argument("--pairs", type=int, default=10)
     p.add_argument("--steps", type=int, default=400)
@@ -59,6 +62,8 @@ def parse():
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                    help="a variable for the runs with the agent (e.g. SYNCSPY_BACKWARD=all)")
     p.add_argument("--only-inproc", action="store_true", help="the in-process figure alone")
+    p.add_argument("--loop-args", default="", help="more arguments for the loop's script "
+                   "(e.g. --loop tiny --loop-args '--ops 300 --grad')")
     a = p.parse_args()
     if a.quick:
         a.pairs, a.steps, a.inproc = 2, 100, 1
@@ -159,9 +164,12 @@ def one_try(args, agent, steps, extra=None, sample=False, last=False):
                "--end-stamp"]
     elif args.loop == "tiny":
         cmd = [args.python, TINY, "--steps", str(steps), "--end-stamp"]
+    elif args.loop == "block":
+        cmd = [args.python, BLOCK, "--steps", str(steps), "--end-stamp"]
     else:
         cmd = [args.python, DEMO, "--steps", str(steps), "--log-every", "0", "--step-times",
                "--end-stamp"]
+    cmd += args.loop_args.split()
     samples = []
     out, err, code, usage, ended = run_watched(
         cmd, env_for(args, agent, extra),

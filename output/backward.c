@@ -77,6 +77,8 @@ static const struct {
     {"no_python_op", "made on the training thread by no Python op (C++ code called directly)"},
     {"attribution_failed", "attribution stopped: this torch did not behave as expected "
                            "(SYNCSPY_DEBUG=1 says why)"},
+    {"made_unwatched", "made while attribution did not watch node creation (inside a backward "
+                       "call, e.g. a reentrant checkpoint's recomputation, or before the step)"},
 };
 
 const char *backward_cause_key(unsigned cause)

@@ -23,9 +23,15 @@ Cases:
   ctc_split    CtcLossBackward0 made at three lines through one composite: mean once, none
                once, none twice on one line (so the lines' true shares are 1:1:2)
   compiled     the masked loss on the output of a torch.compile'd function (backend aot_eager:
-               no Triton needed)"""
+               no Triton needed)
+  raises       a custom Function whose backward raises, in the last step (caught): the error
+               and every warning the program saw (torch's anomaly mode, which syncspy's
+               attribution uses, would warn "Error detected in ...")
+  double       a gradient taken with create_graph=True, then backpropagated (nodes made in
+               backward)"""
 import gc
 import json
+import warnings
 import sys
 import threading
 import traceback
@@ -66,6 +72,18 @@ class Strict(torch.Tensor):
             cls.calls["refused"] = cls.calls.get("refused", 0) + 1
             raise RuntimeError(f"Strict: unexpected call {name}")
         return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class Boom(torch.autograd.Function):
+    """Identity forward; its backward raises."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise ValueError("boom in backward")
 
 
 def masked_loss(pred, target):
@@ -155,6 +173,20 @@ def run(case, steps):
             t.start()
             t.join()
             loss = box["l"] + (w * 2).sum()  # sync: thread_join
+        elif case == "raises":
+            loss = masked_loss(w, target)
+            if step == steps - 1:
+                bad = (Boom.apply(w * 1) * 2).sum()
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        bad.backward()
+                    except ValueError as e:
+                        out["error"] = str(e)
+                out["warnings"] = [str(c.message) for c in caught]
+        elif case == "double":
+            g, = torch.autograd.grad((w * w).sum(), w, create_graph=True)
+            loss = masked_loss(w, target) + (g * g).sum()
         elif case == "exception":
             loss = masked_loss(w, target)
             try:
