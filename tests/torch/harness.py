@@ -46,6 +46,12 @@ def torch_env(env=None):
     return e
 
 
+def aborted_by_torch(r):
+    """A run that died of SIGABRT from a joinable std::thread destroyed (nothing else)."""
+    return (r.returncode == -6
+            and "terminate called without an active exception" in r.stderr[-4000:])
+
+
 def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=None, module=False):
     """Runs tests/torch/progs/<script> (or a path) with args on real torch; returns a Run.
     SYNCSPY_OUT is a fresh temporary folder unless env sets it. module: script is an
@@ -58,6 +64,13 @@ def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=Non
     os.environ["LD_LIBRARY_PATH"] = e.pop("LD_LIBRARY_PATH")
     try:
         r = util.run(argv, env=e, preload=preload, timeout=timeout, cwd=cwd)
+        if aborted_by_torch(r) and not (env and "SYNCSPY_OUT" in env):
+            # torch over the simulator now and then ends with std::terminate at exit, with the
+            # agent or without (1 in 30 plain runs of progs/backward.py, cause not found:
+            # docs/RELIABILITY.md): such a run is run once more, in a fresh folder, and said
+            sys.stderr.write("harness: %s aborted at exit (%s), run again\n"
+                             % (" ".join(argv[1:3]), "agent" if preload else "plain"))
+            r = util.run(argv, env=e, preload=preload, timeout=timeout, cwd=cwd)
     finally:
         if saved is None:
             os.environ.pop("LD_LIBRARY_PATH", None)
