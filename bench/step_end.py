@@ -58,12 +58,9 @@ def arm_env(args, name):
 
 def warmed_up(args):
     """bench/tiny_step.py's tensors and optimizer, after --warmup steps: (x, opt)."""
-    import torch
-    dev = torch.device("cuda")
-    w = torch.zeros(16, device=dev, requires_grad=True)
-    w.grad = torch.ones(16, device=dev)
-    x = torch.zeros(16, device=dev)
-    opt = torch.optim.SGD([w], lr=0.001)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tiny_step
+    x, _, opt = tiny_step.tensors()
     for _ in range(args.warmup):
         x.add_(1.0)
         opt.step()

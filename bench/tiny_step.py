@@ -30,12 +30,17 @@ def main():
         loop(args)
 
 
-def loop(args):
+def tensors():
+    """The loop's tensors and optimizer: x (16 floats), w and SGD over a 16-float parameter whose
+    gradient is set once (bench/step_end.py uses them too)."""
     dev = torch.device("cuda")
     w = torch.zeros(16, device=dev, requires_grad=True)
     w.grad = torch.ones(16, device=dev)
-    x = torch.zeros(16, device=dev)
-    opt = torch.optim.SGD([w], lr=0.001)
+    return torch.zeros(16, device=dev), w, torch.optim.SGD([w], lr=0.001)
+
+
+def loop(args):
+    x, w, opt = tensors()
     times = []
     clock = time.perf_counter
     ops = range(args.ops)
