@@ -101,7 +101,7 @@ $(CLI_A): $(CLI_OBJS)
 # linked: the real functions are found at run time.
 $(LIB): $(ENTRY_OBJS) $(CORE_A)
 	$(CC) -shared -o $@ $(ENTRY_OBJS) -Wl,--whole-archive $(CORE_A) -Wl,--no-whole-archive \
-	      -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
+	      -Wl,--no-undefined -Wl,-z,nodelete -Wl,-z,now $(SANFLAGS) $(LIB_LDLIBS)
 
 # The fault-injection build of the agent for the reliability tests (output/faults.c; see
 # output/io.h): the same sources with -DSYNCSPY_FAULTS.
@@ -113,7 +113,7 @@ $(BUILD)/obj-faults/%.o: %.c $(DEPS_STAMP)
 	$(CC) $(CPPFLAGS) -DSYNCSPY_FAULTS $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(FAULTS_LIB): $(FAULTS_OBJS)
-	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete $(SANFLAGS) $(LIB_LDLIBS)
+	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete -Wl,-z,now $(SANFLAGS) $(LIB_LDLIBS)
 
 # The CLI: its own objects, output/'s renderers, and of the agent only its pure parser of the
 # SYNCSPY_* variables (agent/config.c, with the schedule's: `syncspy run` checks its options

@@ -1121,7 +1121,7 @@ static void last_step(const struct reader *r, uint64_t *last, bool *partial)
 
 /* The sites of t[0..n) that synced, in that order, as the report model's (into *out, allocated
  * here; *k how many), their splits against the run's last step. */
-static bool sites_model(struct reader *r, const struct tsite *t, size_t n, uint64_t last, bool partial,
+static bool model_the_sites(struct reader *r, const struct tsite *t, size_t n, uint64_t last, bool partial,
                         struct rep_site **out, size_t *k)
 {
     size_t synced = 0;
@@ -1156,7 +1156,7 @@ static bool build_sites(struct reader *r)
     bool partial;
     last_step(r, &last, &partial);
     size_t k = 0;
-    if (!sites_model(r, t, r->sites.n, last, partial, &r->st->sites, &k))
+    if (!model_the_sites(r, t, r->sites.n, last, partial, &r->st->sites, &k))
         return false;
     r->out->sites = r->st->sites;
     r->out->nsites = k;
@@ -1705,7 +1705,7 @@ int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint6
     if (copy) {
         memcpy(copy, r->sites.p, r->sites.n * sizeof *copy);
         qsort(copy, r->sites.n, sizeof *copy, site_cmp);
-        ok = sites_model(r, copy, r->sites.n, last, true, &f->sites, &nsites);
+        ok = model_the_sites(r, copy, r->sites.n, last, true, &f->sites, &nsites);
     }
     free(copy);
     ok = ok && threads_model(r, last, true, &f->threads);

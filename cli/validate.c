@@ -81,7 +81,7 @@ static bool split_contradicts(const struct rep_split *s, uint64_t count, uint64_
     return false;
 }
 
-static bool sites_contradict(const struct rep_process *p, char *why, size_t n)
+static bool contradicting_sites(const struct rep_process *p, char *why, size_t n)
 {
     char what[64];
     for (size_t i = 0; p->sites && i < p->nsites; i++) {
@@ -109,5 +109,5 @@ static bool sites_contradict(const struct rep_process *p, char *why, size_t n)
 
 bool cli_contradiction(const struct rep_process *p, char *why, size_t n)
 {
-    return steps_contradict(p, why, n) || sites_contradict(p, why, n);
+    return steps_contradict(p, why, n) || contradicting_sites(p, why, n);
 }
