@@ -303,7 +303,19 @@ void autograd_seen(const char *name)
     pthread_mutex_unlock(&lock);
 }
 
-/* Under auto, the node types seen syncing reach the plan whatever the flusher's pace: when sites
+/* auto is all where node creation is watched in C (nodes_hooked: known from the first
+ * attribution step, which auto makes the first active step, every type), sampled elsewhere. */
+static enum backward_mode effective_mode(void)
+{
+    static bool first_planned;
+    if (mode != BACKWARD_AUTO)
+        return mode;
+    if (nodes_hooked())
+        return BACKWARD_ALL;
+    return first_planned ? BACKWARD_SAMPLED : (first_planned = true, BACKWARD_ALL);
+}
+
+/* Under sampled, the node types seen syncing reach the plan whatever the flusher's pace: when sites
  * were made since the last plan, the flusher names their stacks now and the step end waits for
  * it (a 1 ms step loop otherwise ends all its steps before the next periodic drain: a custom
  * Function's backward was never attributed, issue 22 item 5; 1 run in 13 of the seed-003 loop
@@ -311,12 +323,12 @@ void autograd_seen(const char *name)
  * PLAN_WAITS_MAX such waits, each for a drain begun within PLAN_WAIT_MS. */
 #define PLAN_WAITS_MAX 32
 #define PLAN_WAIT_MS 2000
-static void learn_new_types(void)
+static void learn_new_types(enum backward_mode m)
 {
     static size_t sites_known;
     static unsigned waits;
     size_t n = sites_count();
-    if (mode != BACKWARD_AUTO || n == sites_known || waits >= PLAN_WAITS_MAX ||
+    if (m != BACKWARD_SAMPLED || n == sites_known || waits >= PLAN_WAITS_MAX ||
         !atomic_load_explicit(&steps_active, memory_order_relaxed))
         return;
     waits++;
@@ -326,14 +338,15 @@ static void learn_new_types(void)
 
 bool autograd_plan(char *buf, size_t cap)
 {
-    learn_new_types(); /* before the lock: the flusher takes it in autograd_seen */
+    bool active = atomic_load_explicit(&steps_active, memory_order_relaxed);
+    enum backward_mode m = active ? effective_mode() : mode;
+    learn_new_types(m); /* before the lock: the flusher takes it in autograd_seen */
     pthread_mutex_lock(&lock);
     uint32_t gen = atomic_load(&generation);
-    bool active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     bool attribute = false;
-    if (mode == BACKWARD_ALL) {
+    if (m == BACKWARD_ALL) {
         attribute = active; /* every node type, every recorded step */
-    } else if (mode == BACKWARD_AUTO && active && nseen > 0) {
+    } else if (m == BACKWARD_SAMPLED && active && nseen > 0) {
         if (gen != planned_generation || ++active_since_attribution >= AUTOGRAD_EVERY_STEPS) {
             attribute = true;
             planned_generation = gen;
@@ -342,9 +355,9 @@ bool autograd_plan(char *buf, size_t cap)
     }
     int k = 0;
     buf[0] = 0;
-    if (attribute && mode == BACKWARD_ALL)
+    if (attribute && m == BACKWARD_ALL)
         snprintf(buf, cap, "*");
-    for (uint32_t i = 0; attribute && mode != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap; i++)
+    for (uint32_t i = 0; attribute && m != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap; i++)
         k += snprintf(buf + k, cap - (size_t)k, "%s%s", i ? "," : "", names[seen[i] - 1]);
     pthread_mutex_unlock(&lock);
     return attribute;

@@ -15,10 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* SYNCSPY_BACKWARD: auto (default: the node types seen syncing are attributed in the step after
- * one is first seen, then every AUTOGRAD_EVERY_STEPS active steps), all (every node type in every
- * active step: costly, for a short run that must name every backward sync), off. */
-enum backward_mode { BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_OFF };
+/* SYNCSPY_BACKWARD: auto (default: every active step when node creation is watched from the
+ * interposed sequence number, autograd_nodes.h nodes_hooked, about 0.2 us per node; where it is
+ * not, sampled after the first active step), all (every node type in every active step,
+ * whatever it costs), sampled (the node types seen syncing are attributed in the step after one
+ * is first seen, then every AUTOGRAD_EVERY_STEPS active steps; the other steps' backward syncs
+ * are estimated), off. */
+enum backward_mode { BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_SAMPLED, BACKWARD_OFF };
 #define AUTOGRAD_EVERY_STEPS 100
 
 /* The id (>= 1) of an autograd node type's name, interned; 0 when the table is full. */
@@ -38,7 +41,7 @@ uint32_t autograd_capture_python_outside(void);
  * (backward_cause_key). NONE: the step is an attribution step (the state), nothing missing. */
 enum backward_cause {
     BACKWARD_CAUSE_NONE = 0,
-    BACKWARD_CAUSE_STEP = 1,      /* auto: this step was not an attribution step */
+    BACKWARD_CAUSE_STEP = 1,      /* sampled: this step was not an attribution step */
     BACKWARD_CAUSE_COMPILE = 2,   /* torch.compile in use: attribution stepped aside */
     BACKWARD_CAUSE_OFF = 3,       /* SYNCSPY_BACKWARD=off */
     BACKWARD_CAUSE_NO_HOOK = 4,   /* no optimizer step seen yet (start-up, or no torch.optim) */

@@ -209,8 +209,9 @@ class _Chain:
             for _ in range(4):
                 ys.append(ys[-1] * 2.0)
             fns = tuple(y.grad_fn for y in ys[1:])
-            if not _syncspy_calibrate(fns, tuple(f._sequence_nr() for f in fns)):
-                return False
+            kind = _syncspy_calibrate(fns, tuple(f._sequence_nr() for f in fns))
+            if not kind:
+                return 0
             found = []
 
             class _Probe(_torch.autograd.Function):
@@ -224,7 +225,7 @@ class _Chain:
                     return g
 
             _Probe.apply(x).sum().backward()
-            return bool(found and found[0])
+            return kind if found and found[0] else 0
 
 
 def _nodes_engine():
@@ -238,10 +239,19 @@ def _nodes_engine():
         import torch.fx.traceback as fxt
         import torch.autograd as ag
         orig, run_bw = fxt.format_stack, ag._engine_run_backward
-        if _torch.is_anomaly_enabled() or not _Chain.run():
+        # on a thread of its own: autograd's sequence numbers are per thread, and the program's
+        # (what its nodes' _sequence_nr() and the profiler read) must not move by its nodes
+        box = []
+        import threading
+        th = threading.Thread(target=lambda: box.append(_Chain.run()), name="syncspy-calibration")
+        th.start()
+        th.join()
+        kind = box[0] if box else 0
+        if not kind or (kind == 1 and _torch.is_anomaly_enabled()):
             raise RuntimeError("anomaly engine calibration failed")
         _syncspy_take_over(orig, fxt.__dict__, True, run_bw)
-        fxt.format_stack = format_stack
+        if kind == 1:  # stacks from anomaly mode; 2: from the sequence number hook (C)
+            fxt.format_stack = format_stack
         ag._engine_run_backward = _engine_run_backward
         _state["nodes"] = True
     except BaseException:

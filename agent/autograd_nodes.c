@@ -7,6 +7,7 @@
 #include "agent/autograd_nodes.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "agent/arena.h"
 #include "agent/autograd.h"
+#include "common/compiler.h"
 #include "common/log.h"
 
 #if defined(__x86_64__)
@@ -43,8 +45,12 @@ static struct {
     int seq_word, tid_word, pyobj_word; /* word offsets in a Node / PyNode */
     void *pynode_vtable;
     _Atomic bool ready, active;
+    _Atomic bool watching; /* the sequence hook keeps stacks: active, outside backward calls */
+    bool hooked;           /* calibration saw the sequence hook: anomaly mode is never used */
     bool saved_check_nan;
 } t = {.pyobj_word = -1};
+static SYNCSPY_TLS uint64_t last_made1;
+static _Atomic bool hook_unusable; /* torch's own get_and_increment was not found */ /* this thread's newest node's sequence number + 1 */
 
 struct slot {
     _Atomic uint64_t seq1; /* the node's sequence number + 1 (0: empty) */
@@ -146,7 +152,22 @@ bool nodes_calibrate(PyObject *fns, PyObject *seqs)
     /* and the engine's current node is none outside backward */
     struct node_ref cur = {0};
     t.current(&cur);
-    return cur.node == NULL;
+    if (cur.node != NULL)
+        return false;
+    /* the newest node made on this thread went through the interposed sequence number */
+    t.hooked = last_made1 == seq[N - 1] + 1 && !atomic_load(&hook_unusable);
+    dbg(2, "backward attribution: %s", t.hooked ? "the sequence number hook" : "the anomaly engine");
+    return true;
+}
+
+void nodes_hook_unusable(void)
+{
+    atomic_store(&hook_unusable, true);
+}
+
+bool nodes_hooked(void)
+{
+    return t.hooked;
 }
 
 /* Drops the reference get_current_node gave. The engine's own two (its NodeTask's and its
@@ -187,6 +208,11 @@ bool nodes_set_active(bool on)
         return false;
     if (on == nodes_active())
         return true;
+    if (t.hooked) {
+        atomic_store(&t.active, on);
+        atomic_store(&t.watching, on);
+        return true;
+    }
     if (on) {
         if (atomic_load(t.enabled))
             return false; /* the program's own anomaly mode: not ours to change */
@@ -206,6 +232,12 @@ bool nodes_set_active(bool on)
 
 bool nodes_backward_begin(void)
 {
+    if (t.hooked) {
+        if (!nodes_active())
+            return false;
+        atomic_store(&t.watching, false);
+        return true;
+    }
     if (!nodes_active() || atomic_load(t.check_nan) || !atomic_load(t.enabled))
         return false;
     atomic_store(t.enabled, false);
@@ -215,7 +247,7 @@ bool nodes_backward_begin(void)
 void nodes_backward_end(bool restore)
 {
     if (restore && nodes_active())
-        atomic_store(t.enabled, true);
+        atomic_store(t.hooked ? &t.watching : t.enabled, true);
 }
 
 /* ---- forward: a node is made ---------------------------------------------------------------- */
@@ -246,6 +278,23 @@ static struct ring *ring_of(uint64_t tid, bool make)
     return NULL; /* more forward threads than rings: their nodes stay unattributed */
 }
 
+/* The creating thread's Python stack, kept for the node (this thread, seq). */
+static void keep(uint64_t seq)
+{
+    uint64_t tid = t.thread_id();
+    struct ring *r = ring_of(tid, true);
+    struct slot *s = r ? &atomic_load_explicit(&r->slots, memory_order_relaxed)[seq & (RING_SLOTS - 1)] : NULL;
+    /* first writer wins: a node made with an explicit number (AccumulateGrad's UINT64_MAX)
+     * inside an op finds its op's node's slot already filled */
+    if (s && atomic_load_explicit(&s->seq1, memory_order_relaxed) != seq + 1) {
+        uint32_t id = autograd_capture_python_outside();
+        atomic_store_explicit(&s->seq1, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->stack, id, memory_order_release);
+        atomic_store_explicit(&s->seq1, seq + 1, memory_order_release);
+        atomic_fetch_add_explicit(&n_stored, 1, memory_order_relaxed);
+    }
+}
+
 void nodes_set_format_stack(PyObject *original, PyObject *fx, PyObject *py_true)
 {
     pyapi.incref(original);
@@ -271,19 +320,18 @@ PyObject *nodes_format_stack(PyObject *self, PyObject *args)
     (void)args;
     if (delegate())
         return original_format_stack ? pyapi.call_object(original_format_stack, NULL) : pyapi.tuple_new(0);
-    uint64_t tid = t.thread_id(), seq = t.peek() - 1; /* the constructor took peek() - 1 */
-    struct ring *r = ring_of(tid, true);
-    struct slot *s = r ? &atomic_load_explicit(&r->slots, memory_order_relaxed)[seq & (RING_SLOTS - 1)] : NULL;
-    /* first writer wins: a node made with an explicit number (AccumulateGrad's UINT64_MAX)
-     * inside an op finds its op's node's slot already filled */
-    if (s && atomic_load_explicit(&s->seq1, memory_order_relaxed) != seq + 1) {
-        uint32_t id = autograd_capture_python_outside();
-        atomic_store_explicit(&s->seq1, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->stack, id, memory_order_release);
-        atomic_store_explicit(&s->seq1, seq + 1, memory_order_release);
-        atomic_fetch_add_explicit(&n_stored, 1, memory_order_relaxed);
-    }
+    keep(t.peek() - 1); /* the constructor took peek() - 1 */
     return pyapi.tuple_new(0); /* print_stack joins it: "" */
+}
+
+void nodes_made(uint64_t seq)
+{
+    last_made1 = seq + 1;
+    if (!atomic_load_explicit(&t.watching, memory_order_relaxed))
+        return;
+    int saved = errno; /* inside torch's Node constructor: nothing of ours shows */
+    keep(seq);
+    errno = saved;
 }
 
 /* ---- backward: which node runs -------------------------------------------------------------- */

@@ -26,6 +26,16 @@ bool nodes_calibrate(PyObject *fns, PyObject *seqs);
 bool nodes_probe_pynode(PyObject *ctx);
 /* Whether calibration succeeded (the engine can be used). */
 bool nodes_ready(void);
+/* Whether calibration saw torch's Node constructors call the interposed
+ * at::sequence_number::get_and_increment (entry/torch_seq.c): then the stacks are kept from
+ * there, anomaly mode is never turned on and format_stack never replaced. */
+bool nodes_hooked(void);
+/* From the interposed get_and_increment, on the thread making a node numbered seq (no GIL
+ * needed: only this thread's own frames are read): its stack kept while the engine is on. */
+void nodes_made(uint64_t seq);
+/* The interposer found no definition of torch's to call (it numbers nodes itself): the hook is
+ * never used for attribution. */
+void nodes_hook_unusable(void);
 
 /* Turns the anomaly engine on (true: torch's AnomalyMode on, check_nan off) or off (back as it
  * was); false when it cannot (not ready, or the program turned anomaly mode on itself). */

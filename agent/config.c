@@ -174,8 +174,9 @@ void config_parse(struct config *cfg, config_getenv_fn get)
 
     cfg->trace_launches = parse_pair(cfg, get, "SYNCSPY_LAUNCHES", "count", "trace", 0);
 
-    static const char *const backward_words[] = {"auto", "all", "off", NULL};
-    static const enum backward_mode backward_modes[] = {BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_OFF};
+    static const char *const backward_words[] = {"auto", "all", "sampled", "off", NULL};
+    static const enum backward_mode backward_modes[] = {BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_SAMPLED,
+                                                        BACKWARD_OFF};
     cfg->backward = backward_modes[parse_choice(cfg, get, "SYNCSPY_BACKWARD", backward_words, 0)];
 
     cfg->cupti = CUPTI_AUTO;

@@ -39,7 +39,7 @@ struct config {
     int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
     int trace_mb;                  /* SYNCSPY_TRACE_MB: trace.bin's bound (0: none), default 1024 */
     bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
-    enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|off: forward lines of backward syncs */
+    enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|sampled|off: forward lines of backward syncs */
     unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
     bool stack_cache;              /* SYNCSPY_STACK_CACHE on|off: validated stacks seen before (default on) */
     enum report_color color;       /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */

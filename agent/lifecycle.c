@@ -14,6 +14,7 @@
 #include "agent/lifecycle.h"
 
 #include "agent/autograd.h"
+#include "agent/autograd_nodes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -487,6 +488,12 @@ static void say_stack_cache(void)
            "this thread and the threads that exited", (unsigned long long)(mine.hits + gone.hits),
         (unsigned long long)(mine.misses + gone.misses),
         (unsigned long long)(mine.uncacheable + gone.uncacheable));
+    uint64_t kept, found, missed;
+    nodes_stats(&kept, &found, &missed);
+    if (kept || found || missed)
+        dbg(1, "backward attribution (%s): %llu nodes' forward stacks kept; at backward syncs %llu "
+               "found, %llu not", nodes_hooked() ? "the sequence number hook" : "anomaly mode",
+            (unsigned long long)kept, (unsigned long long)found, (unsigned long long)missed);
 }
 
 static void finish(bool on_flusher)

@@ -120,7 +120,11 @@ static long call_attr(PyObject *fn, PyObject *arg)
  * plan, and the mode pushed when the next step is attributed. */
 static void attr_step_end(void)
 {
-    if (attr_mode_on) {
+    bool hooked = nodes_hooked(); /* node creation watched from C: no Python at any step end */
+    if (attr_mode_on && hooked) {
+        nodes_set_active(false);
+        attr_mode_on = false;
+    } else if (attr_mode_on) {
         long popped = call_attr(attr_pop_fn, NULL);
         dbg(2, "step end: backward attribution's mode %s", popped > 0 ? "popped" : "not popped");
         attr_off = popped < 0;
@@ -137,6 +141,11 @@ static void attr_step_end(void)
     char names[2048];
     if (!autograd_plan(names, sizeof names))
         return;
+    if (hooked && nodes_set_active(true)) {
+        autograd_set_state(BACKWARD_CAUSE_NONE);
+        attr_mode_on = true;
+        return;
+    }
     PyObject *arg = pyapi.unicode_new(names);
     long pushed = arg ? call_attr(attr_begin_fn, arg) : 0;
     if (arg)
@@ -277,13 +286,15 @@ static PyObject *py_torch_function(PyObject *self, PyObject *a)
 
 /* ---- the anomaly engine's bridge (agent/autograd_nodes.h) ------------------------------------ */
 
-/* _syncspy_calibrate(grad_fns, seqs): True when the engine's offsets check out. */
+/* _syncspy_calibrate(grad_fns, seqs): 0 when the engine's offsets do not check out, 1 when they
+ * do and the stacks come from anomaly mode's format_stack, 2 when from the interposed sequence
+ * number (entry/torch_seq.c: format_stack stays torch's). */
 static PyObject *py_calibrate(PyObject *self, PyObject *a)
 {
     (void)self;
     bool ok = pyapi.tuple_size(a) == 2 && nodes_calibrate(pyapi.tuple_get(a, 0), pyapi.tuple_get(a, 1));
     pyapi.err_clear();
-    return pyapi.long_from_u64(ok);
+    return pyapi.long_from_u64(ok ? 1u + nodes_hooked() : 0u);
 }
 
 /* _syncspy_probe(ctx): in the calibration Function's backward. */

@@ -50,7 +50,7 @@ const char cli_run_help[] =
     "                              --max-depth N          SYNCSPY_MAX_DEPTH\n"
     "                              --buffer-mb N          SYNCSPY_BUFFER_MB\n"
     "                              --launches count|trace SYNCSPY_LAUNCHES\n"
-    "                              --backward auto|all|off SYNCSPY_BACKWARD\n"
+    "                              --backward auto|all|sampled|off SYNCSPY_BACKWARD\n"
     "                              --cupti auto|off|eager|PATH SYNCSPY_CUPTI\n"
     "                              --gpu 0|1              SYNCSPY_GPU\n"
     "                              --color auto|always|never SYNCSPY_COLOR\n"

@@ -64,8 +64,9 @@ static const struct {
     const char *key, *text;
 } causes[] = {
     {NULL, NULL},
-    {BACKWARD_CAUSE_KEY_STEP, "made in steps without attribution (SYNCSPY_BACKWARD=auto attributes "
-                              "the step after a node type first syncs, then 1 in 100; =all every one)"},
+    {BACKWARD_CAUSE_KEY_STEP, "made in steps without attribution (SYNCSPY_BACKWARD=sampled, or auto "
+                              "where torch's node creation cannot be watched, attributes the step "
+                              "after a node type first syncs, then 1 in 100; =all every one)"},
     {"torch_compile", "torch.compile is in use: attribution steps aside (it would recompile)"},
     {"backward_off", "SYNCSPY_BACKWARD=off"},
     {"no_optimizer_step", "made before the first optimizer.step() (attribution begins there; "

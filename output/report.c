@@ -397,7 +397,7 @@ static bool same_own_frames(const struct rep_site *a, const struct rep_site *b)
 }
 
 /* Whether the report may estimate an unseen backward sync's forward line: it was made in a step
- * without attribution (SYNCSPY_BACKWARD=auto), or the file does not say why (written before the
+ * without attribution (SYNCSPY_BACKWARD=sampled), or the file does not say why (written before the
  * agent recorded causes). Syncs of attribution steps that had no tag (another thread, no Python
  * op, ...) are evidence of their own and are never given to a line. */
 static bool estimable(const struct entry *e)

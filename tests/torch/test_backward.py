@@ -20,6 +20,7 @@ SEG = harness.DEMO
 PROG = harness.prog("backward.py")
 SEG_STEPS = 30
 ALL = {"SYNCSPY_BACKWARD": "all"}
+SAMPLED = {"SYNCSPY_BACKWARD": "sampled"}
 
 
 def user_frames(frames):
@@ -27,7 +28,8 @@ def user_frames(frames):
 
 
 class SeedLoss(unittest.TestCase):
-    """The seed-003 loop with the default SYNCSPY_BACKWARD=auto."""
+    """The seed-003 loop with the default SYNCSPY_BACKWARD=auto (every recorded step attributed:
+    node creation is watched from the interposed sequence number, agent/autograd_nodes.h)."""
 
     @classmethod
     def setUpClass(cls):
@@ -51,18 +53,17 @@ class SeedLoss(unittest.TestCase):
             self.assertTrue(any("Engine::thread_main" in (f["function"] or "") for f in own))
 
     def test_every_step_counted_for_the_forward_line(self):
-        # attributed in a few steps only (auto), yet the report's group has all of them
+        # auto attributes every recorded step here: each backward sync named from its own node,
+        # nothing estimated
         self.assertEqual(sum(s["count"] for s in backward_sites(self.s)), SEG_STEPS)
+        self.assertEqual(self.s["attribution_steps"], SEG_STEPS - 1, self.r.stderr)
         g = harness.group_at(self.r.stderr, "seg_loss.py", self.marks["mask_pred"], backward=True)
         self.assertIsNotNone(g, self.r.stderr)
         self.assertRegex(g["head"], r"\s1\.00\s", g["head"])
         text = "\n".join(g["lines"])
         self.assertIn("node IndexBackward0, in autograd's thread; backward() called at main", text)
         self.assertIn(f"seg_loss.py:{self.marks['backward']}", text)
-        # all but the attributed step are joined by their native stack: said to be an estimate
-        self.assertRegex(text, r"~0\.9\d/step of these estimated: the same node's syncs at the same "
-                               r"native stack in steps without attribution, counted for the only "
-                               r"forward line seen making it in the 1 attribution step")
+        self.assertNotIn("estimated", self.r.stderr)
         self.assertIn("the backward of a boolean-mask index", g["hint"])
         self.assertIn("[matched: IndexBackward0]", g["hint"])
         # the line's own (forward) sync is a group of its own, with its own hint
@@ -70,6 +71,19 @@ class SeedLoss(unittest.TestCase):
         self.assertIsNotNone(fwd, self.r.stderr)
         self.assertIn("x[bool_mask] syncs", fwd["hint"])
         self.assertNotIn("not recorded", self.r.stderr)
+
+    def test_sampled_counts_every_step_for_the_line_as_an_estimate(self):
+        # sampled: attributed in one step, the rest joined by node and native stack, said so
+        r = harness.run(SEG, "--steps", SEG_STEPS, "--log-every", 0, env=SAMPLED)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sum(s["count"] for s in backward_sites(r.summary())), SEG_STEPS)
+        g = harness.group_at(r.stderr, "seg_loss.py", self.marks["mask_pred"], backward=True)
+        self.assertIsNotNone(g, r.stderr)
+        self.assertRegex(g["head"], r"\s1\.00\s", g["head"])
+        self.assertRegex("\n".join(g["lines"]), r"~0\.9\d/step of these estimated: the same node's "
+                         r"syncs at the same native stack in steps without attribution, counted for "
+                         r"the only forward line seen making it in the 1 attribution step")
+        self.assertNotIn("not recorded", r.stderr)
 
     def test_fixed_loss_has_no_backward_sync(self):
         r = harness.run(SEG, "--steps", SEG_STEPS, "--log-every", 0, "--fixed", env=ALL)
@@ -240,6 +254,25 @@ class Cases(unittest.TestCase):
         r, _ = self.run_case("double")
         self.assertIn(("IndexBackward0", marked_lines(PROG)["mask_pred"]), self.forward_lines(r.summary()))
 
+    def test_sequence_numbers_unchanged(self):
+        # the agent interposes at::sequence_number::get_and_increment: torch's own counter (what
+        # peek() and so the profiler read) moves as without it, in every mode
+        for env in (ALL, None, {"SYNCSPY_BACKWARD": "sampled"}):
+            with self.subTest(env=env):
+                r, out = self.run_case("seqnr", env=env)
+                self.assertEqual(len(out["seq"]), 6)
+                for (prof, a, b) in out["seq"]:
+                    self.assertEqual((prof, b - a), ([a, b], 1))
+                self.assertIn("IndexBackward0", [sections(x)[1] for x in backward_sites(r.summary())])
+
+    def test_anomaly_mode_left_alone(self):
+        # attribution watches node creation from C: torch.is_anomaly_enabled() reads False in
+        # every step (run_case compares the printed count with a run without the agent)
+        for case in ("custom", "ctc"):
+            with self.subTest(case=case):
+                _, out = self.run_case(case, env=None)
+                self.assertEqual(out["anomaly_steps"], 0)
+
     def test_exception_traceback_unchanged(self):
         _, out = self.run_case("exception")
         self.assertTrue(out["traceback"][-1].startswith("RuntimeError"), out["traceback"])
@@ -268,7 +301,7 @@ def backward_rates(proc):
 
 
 class Estimates(unittest.TestCase):
-    """Issue 24 items 2 and 3 under the default SYNCSPY_BACKWARD=auto: the backward syncs of the
+    """Issue 24 items 2 and 3 under SYNCSPY_BACKWARD=sampled: the backward syncs of the
     steps without attribution split between the forward lines seen making the same node (three
     lines make CtcLossBackward0 through F.ctc_loss, in the proportion 1:1:2), never given to one;
     and every backward sync without its forward line says why, as the agent recorded it."""
@@ -277,27 +310,27 @@ class Estimates(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.marks = marked_lines(PROG)
-        cls.auto = harness.run(PROG, "ctc_split", cls.STEPS)
+        cls.sampled = harness.run(PROG, "ctc_split", cls.STEPS, env=SAMPLED)
         cls.all = harness.run(PROG, "ctc_split", cls.STEPS, env=ALL)
 
     def test_split_matches_the_true_counts(self):
-        self.assertEqual(self.auto.returncode, 0, self.auto.stderr)
+        self.assertEqual(self.sampled.returncode, 0, self.sampled.stderr)
         m = self.marks
         true = backward_rates(check_json(self.all))
-        est = backward_rates(check_json(self.auto))
+        est = backward_rates(check_json(self.sampled))
         lines = {m["split_mean"], m["split_none"], m["split_twice"]}
         self.assertEqual(set(true), lines, self.all.stderr)
-        self.assertEqual(set(est), lines, self.auto.stderr)
+        self.assertEqual(set(est), lines, self.sampled.stderr)
         # what SYNCSPY_BACKWARD=all counts in every step: 1:1:2
         self.assertAlmostEqual(true[m["split_twice"]][0], 2 * true[m["split_mean"]][0], places=6)
         self.assertAlmostEqual(true[m["split_none"]][0], true[m["split_mean"]][0], places=6)
         for line in lines:
             self.assertEqual(true[line][1], 0)  # all: nothing estimated
-            self.assertGreater(est[line][1], 0)  # auto: most steps estimated, for every line
+            self.assertGreater(est[line][1], 0)  # sampled: most steps estimated, for every line
             self.assertAlmostEqual(est[line][0], true[line][0], delta=0.02, msg=(line, est, true))
 
     def test_json_fields(self):
-        proc = check_json(self.auto)
+        proc = check_json(self.sampled)
         self.assertGreaterEqual(proc["attribution_steps"], 1)
         self.assertLess(proc["attribution_steps"], self.STEPS // 4)  # most steps not attributed
         self.assertGreater(proc["estimated_syncs_per_step"], 0)
@@ -306,10 +339,10 @@ class Estimates(unittest.TestCase):
                 self.assertEqual(x["estimate_split_lines"], 3, x)
                 self.assertAlmostEqual(x["exact_syncs_per_step"] + x["estimated_syncs"] / proc["training_steps"],
                                        x["syncs_per_step"], places=5)
-        s = self.auto.summary()
+        s = self.sampled.summary()
         self.assertEqual(s["attribution_steps"], proc["attribution_steps"])
         shared = [x for x in s["sites"] if x.get("estimated_for")]
-        self.assertTrue(shared, self.auto.stderr)
+        self.assertTrue(shared, self.sampled.stderr)
         for x in shared:  # util.check_estimate_parts checked the sums; here the proportion
             self.assertEqual(x["unseen_cause"], "not_attributed_step")
             by_line = {}
@@ -326,14 +359,14 @@ class Estimates(unittest.TestCase):
 
     def test_text_names_the_split(self):
         m = self.marks
-        g = harness.group_at(self.auto.stderr, "backward.py", m["split_twice"], backward=True)
-        self.assertIsNotNone(g, self.auto.stderr)
+        g = harness.group_at(self.sampled.stderr, "backward.py", m["split_twice"], backward=True)
+        self.assertIsNotNone(g, self.sampled.stderr)
         text = "\n".join(g["lines"])
         self.assertRegex(text, rf"~11\.\d+/step of these estimated: the same node's syncs at the same native "
                                rf"stack in steps without attribution, split as in the \d+ attribution "
                                rf"steps?: ~11\.\d+/step here, ~5\.\d+/step from \S+backward\.py:"
                                rf"({m['split_mean']}|{m['split_none']}), ~5\.\d+/step from \S+backward\.py:")
-        self.assertNotIn("not recorded", self.auto.stderr)
+        self.assertNotIn("not recorded", self.sampled.stderr)
 
     def test_html_shows_the_split(self):
         # issue 24 in `syncspy html`: each backward row's estimate in the report's words, and one
@@ -341,7 +374,7 @@ class Estimates(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="syncspy-html-split-")
         try:
             page = os.path.join(tmp, "split.html")
-            p = harness.cli("html", self.auto.out_dir, "-o", page)
+            p = harness.cli("html", self.sampled.out_dir, "-o", page)
             self.assertEqual(p.returncode, 0, p.stderr)
             seen = util.browse(page, "--screenshot", os.path.join(tmp, "split.png"), "--at", "#run-sites")
         finally:
@@ -349,8 +382,8 @@ class Estimates(unittest.TestCase):
         self.assertIsNotNone(seen["load_ms"], "the page never finished drawing")
         self.assertEqual(seen["console"], [])
         self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
-        s = self.auto.summary()
-        steps = check_json(self.auto)["training_steps"]
+        s = self.sampled.summary()
+        steps = check_json(self.sampled)["training_steps"]
         line_of = {}  # summary.json's forward (backward-pass) sites: (api, forward line)
         for i, x in enumerate(s["sites"]):
             if x.get("backward_node") and not x.get("unseen_cause"):
@@ -393,14 +426,14 @@ class Estimates(unittest.TestCase):
                              f"estimate ~{here}/step of these estimated: the same node's syncs at the same native "
                              f"stack in steps without attribution, split as in the {k} attribution "
                              f"step{'' if k == 1 else 's'}: ~{here}/step here, {others}")
-        self.assertRegex(self.auto.stderr, r"split as in the \d+ attribution steps?: ~\S+/step here, ~\S+/step "
+        self.assertRegex(self.sampled.stderr, r"split as in the \d+ attribution steps?: ~\S+/step here, ~\S+/step "
                                            r"from \.\.\./progs/backward\.py:\d+")  # the same place names
 
     def test_step_without_attribution_and_thread_causes(self):
         # the masked loss made in a forward thread: in the attribution step it is named by the
         # thread's own line (the anomaly engine keys nodes by forward thread), and the steps
         # without attribution are counted for that line as an estimate
-        r = harness.run(PROG, "thread", 12)
+        r = harness.run(PROG, "thread", 12, env=SAMPLED)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("made in another thread", r.stderr)
         self.assertNotIn("not recorded", r.stderr)
@@ -446,7 +479,7 @@ class Off(unittest.TestCase):
     def test_bad_value(self):
         r = harness.run(SEG, "--steps", 3, "--log-every", 0, env={"SYNCSPY_BACKWARD": "sometimes"})
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("syncspy: SYNCSPY_BACKWARD='sometimes' is not auto, all or off; using auto", r.stderr)
+        self.assertIn("syncspy: SYNCSPY_BACKWARD='sometimes' is not auto, all, sampled or off; using auto", r.stderr)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,12 @@ Cases:
                and every warning the program saw (torch's anomaly mode, which syncspy's
                attribution uses, would warn "Error detected in ...")
   double       a gradient taken with create_graph=True, then backpropagated (nodes made in
-               backward)"""
+               backward)
+  seqnr        the masked loss, and in each step the sequence numbers torch's profiler gives two
+               CPU ops (at::sequence_number::peek, which the agent's interposed get_and_increment
+               must keep in step) and their nodes'
+
+Every case prints how many steps saw torch.is_anomaly_enabled() (the agent must not turn it on)."""
 import gc
 import json
 import warnings
@@ -111,7 +116,9 @@ def run(case, steps):
     out = {"case": case}
     refs = []
     compiled = None
+    out["anomaly_steps"] = 0
     for step in range(steps):
+        out["anomaly_steps"] += torch.is_anomaly_enabled()
         target = torch.randint(-1, 3, (256,), device=dev)
         if case == "gather_det":
             torch.use_deterministic_algorithms(True)
@@ -187,6 +194,14 @@ def run(case, steps):
         elif case == "double":
             g, = torch.autograd.grad((w * w).sum(), w, create_graph=True)
             loss = masked_loss(w, target) + (g * g).sum()
+        elif case == "seqnr":
+            loss = masked_loss(w, target)
+            c = torch.ones(4, requires_grad=True)
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                a = c * 2
+                b = a * 3
+            seq = [e.sequence_nr for e in prof.events() if e.name == "aten::mul"]
+            out.setdefault("seq", []).append([seq, a.grad_fn._sequence_nr(), b.grad_fn._sequence_nr()])
         elif case == "exception":
             loss = masked_loss(w, target)
             try:
