@@ -1,6 +1,8 @@
 """tests/torch/test_step_end.py: what a step's end runs (issue 26 item 3). The optimizer step hook
-is C (agent/pyhook.c): a step that is not attributed runs none of the agent's Python, so a loop
-of tiny steps pays for the step mark only. Seen from the program: a profile function
+is C (agent/pyhook.c), and so is the switching of backward attribution on and off where node
+creation is watched from C (agent/autograd_nodes.h): the agent's Python runs once per process,
+at the first attribution step's beginning (its calibration), never at any other step's end, so a
+loop of tiny steps pays for the step mark only. Seen from the program: a profile function
 (sys.setprofile) sees every Python frame the training thread runs, the agent's compiled as
 "<syncspy>", and every call of a C function from Python, the hook's among them."""
 import json
@@ -43,34 +45,39 @@ print(json.dumps(calls))
 '''
 
 
-def run(steps, backward):
+def run(steps, backward, env=None):
     r = harness.python_code(f"STEPS = {steps}\nBACKWARD = {backward}\nPROGS = {harness.PROGS!r}\n"
-                            + CODE)
+                            + CODE, env=env)
     return r, json.loads(r.stdout.strip().splitlines()[-1])
 
 
 class StepEnd(unittest.TestCase):
     def test_tiny_steps_run_no_agent_python(self):
-        r, calls = run(200, False)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        # every optimizer step but those before the hook was registered (at the first launches)
-        self.assertGreaterEqual(calls.pop("hook", 0), 195, (calls, r.stderr))
-        self.assertEqual(calls, {}, r.stderr)  # no step end ran the agent's Python
-        s = r.summary()
-        self.assertGreaterEqual(s["steps_seen"], 196, s)
+        # auto: every recorded step is an attribution step; the first one's beginning calibrates
+        # (the agent's Python, once); sampled: no backward sync, no attribution step, no Python
+        for env, want in ((None, {"_attr_begin": 1}), ({"SYNCSPY_BACKWARD": "sampled"}, {})):
+            with self.subTest(env=env):
+                r, calls = run(200, False, env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                # every optimizer step but those before the hook was registered (the first launches)
+                self.assertGreaterEqual(calls.pop("hook", 0), 195, (calls, r.stderr))
+                self.assertEqual(calls, want, r.stderr)
+                s = r.summary()
+                self.assertGreaterEqual(s["steps_seen"], 196, s)
 
-    def test_python_only_at_attribution_steps(self):
-        # the backward sync is attributed in the step after it is first seen and 100 active
-        # steps later (SYNCSPY_BACKWARD=auto); 150 steps: the last one is not attributed
-        r, calls = run(150, True)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertGreaterEqual(calls.pop("hook", 0), 145, (calls, r.stderr))
-        attributed = r.summary()["attribution_steps"]
-        self.assertGreaterEqual(attributed, 2, r.stderr)
-        # one call at an attribution step's beginning, one at its end (popping the mode);
-        # nothing at any other step's end
-        self.assertEqual(calls, {"_attr_begin": attributed, "_attr_pop": attributed,
-                                 "_pop_ours": attributed}, r.stderr)
+    def test_python_only_at_the_first_attribution_step(self):
+        # auto: all 149 counted steps attributed; sampled: the step after the backward sync is
+        # first seen and 100 active steps later. Either way one call of the agent's Python, at
+        # the first attribution step's beginning; nothing at any other step's end
+        for env, least in ((None, 149), ({"SYNCSPY_BACKWARD": "sampled"}, 2)):
+            with self.subTest(env=env):
+                r, calls = run(150, True, env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertGreaterEqual(calls.pop("hook", 0), 145, (calls, r.stderr))
+                attributed = r.summary()["attribution_steps"]
+                self.assertGreaterEqual(attributed, least, r.stderr)
+                self.assertLess(attributed, 150 if env is None else 5, r.stderr)
+                self.assertEqual(calls, {"_attr_begin": 1}, r.stderr)
 
 
 if __name__ == "__main__":
