@@ -87,7 +87,7 @@ def child_inproc(args):
     hooks = list(optim_mod._global_optimizer_post_hooks.values())
     clock, batch, a, k = time.perf_counter_ns, range(1000), (), {}
     hook_ns, empty_ns = [], []
-    for _ in range(args.steps // 1000):
+    for _ in range(max(1, args.steps // 1000)):  # at least one batch (--steps under 1,000)
         t = clock()
         for _ in batch:
             for h in hooks:
