@@ -209,6 +209,8 @@ bool nodes_set_active(bool on)
     if (on == nodes_active())
         return true;
     if (t.hooked) {
+        if (on && atomic_load(t.enabled))
+            return false; /* the program's own anomaly mode: the mode engine's step (autograd_attr.py) */
         atomic_store(&t.active, on);
         atomic_store(&t.watching, on);
         return true;
@@ -433,6 +435,12 @@ static uint32_t forward_of(uint64_t tid, uint64_t seq)
 bool nodes_current(uint32_t *forward, uint32_t *name)
 {
     if (!nodes_ready())
+        return false;
+    /* With the program's anomaly mode checking nan, the engine syncs after each node's apply, the
+     * node still current (Engine::evaluate_function): that wait is not the node's. Those steps
+     * are the mode engine's (its node hooks span the apply alone). */
+    if (t.hooked && atomic_load_explicit(t.enabled, memory_order_relaxed) &&
+        atomic_load_explicit(t.check_nan, memory_order_relaxed))
         return false;
     struct node_ref cur = {0};
     t.current(&cur);
