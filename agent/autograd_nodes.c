@@ -49,8 +49,8 @@ static struct {
     bool hooked;           /* calibration saw the sequence hook: anomaly mode is never used */
     bool saved_check_nan;
 } t = {.pyobj_word = -1};
-static SYNCSPY_TLS uint64_t last_made1;
-static _Atomic bool hook_unusable; /* torch's own get_and_increment was not found */ /* this thread's newest node's sequence number + 1 */
+static SYNCSPY_TLS uint64_t last_made1; /* this thread's newest node's sequence number + 1 */
+static _Atomic bool hook_unusable;       /* torch's own get_and_increment was not found */
 
 struct slot {
     _Atomic uint64_t seq1; /* the node's sequence number + 1 (0: empty) */

@@ -66,7 +66,6 @@ static const char register_code[] =
  * touched only with the GIL held (the hook, register_hook). */
 static PyObject *attr_pop_fn, *attr_begin_fn; /* autograd_attr.py's; NULL: no attribution */
 static bool attr_mode_on;                     /* an attribution step's mode is still to be popped */
-static bool attr_in_c;                        /* and it is the sequence number hook's (C only) */
 static bool attr_off;                         /* attribution stopped for good */
 static PyObject *key_dynamo_utils, *key_counters, *key_frames, *key_ok; /* interned */
 
@@ -121,10 +120,12 @@ static long call_attr(PyObject *fn, PyObject *arg)
  * plan, and the mode pushed when the next step is attributed. */
 static void attr_step_end(void)
 {
-    bool hooked = nodes_hooked(); /* node creation watched from C: no Python at any step end */
-    if (attr_mode_on && attr_in_c) {
+    /* an attribution step of the sequence number hook's (node creation watched from C) begins
+     * and ends in C; one of the mode engine's (nodes_active false) goes through Python */
+    bool hooked = nodes_hooked();
+    if (attr_mode_on && hooked && nodes_active()) {
         nodes_set_active(false);
-        attr_mode_on = attr_in_c = false;
+        attr_mode_on = false;
     } else if (attr_mode_on) {
         long popped = call_attr(attr_pop_fn, NULL);
         dbg(2, "step end: backward attribution's mode %s", popped > 0 ? "popped" : "not popped");
@@ -144,7 +145,7 @@ static void attr_step_end(void)
         return;
     if (hooked && nodes_set_active(true)) {
         autograd_set_state(BACKWARD_CAUSE_NONE);
-        attr_mode_on = attr_in_c = true;
+        attr_mode_on = true;
         return;
     }
     PyObject *arg = pyapi.unicode_new(names);
@@ -155,7 +156,6 @@ static void attr_step_end(void)
     dbg(2, "step end: backward attribution's mode %s", pushed > 0 ? "pushed" : "not pushed");
     attr_off = pushed < 0;
     attr_mode_on = pushed > 0;
-    attr_in_c = attr_mode_on && nodes_hooked() && nodes_active(); /* calibrated just now: the hook's */
 }
 
 /* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). */
