@@ -355,8 +355,10 @@ bool autograd_plan(char *buf, size_t cap)
     }
     int k = 0;
     buf[0] = 0;
-    if (attribute && m == BACKWARD_ALL)
-        snprintf(buf, cap, "*");
+    if (attribute && m == BACKWARD_ALL && cap >= 2) {
+        buf[0] = '*'; /* every type (no snprintf: it was a sixth of a step end's instructions) */
+        buf[1] = 0;
+    }
     for (uint32_t i = 0; attribute && m != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap; i++)
         k += snprintf(buf + k, cap - (size_t)k, "%s%s", i ? "," : "", names[seen[i] - 1]);
     pthread_mutex_unlock(&lock);

@@ -15,6 +15,7 @@ typedef struct py_object PyObject;
 #define PY_METH_KEYWORDS 2
 #define PY_METH_NOARGS 4
 #define PY_METH_O 8
+#define PY_METH_FASTCALL 0x80 /* METH_FASTCALL (stable ABI since 3.10) */
 
 struct py_method_def { /* PyMethodDef, part of the stable ABI */
     const char *name;
@@ -53,6 +54,7 @@ struct pyapi {
     PyObject *(*unicode_intern)(const char *);                          /* PyUnicode_InternFromString */
     PyObject *(*modules)(void);                                         /* PyImport_GetModuleDict, borrowed */
     PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed, no error set */
+    PyObject *(*dict_lookup)(PyObject *, PyObject *); /* PyDict_GetItemWithError: borrowed */
     PyObject *(*getattr)(PyObject *, PyObject *);                       /* PyObject_GetAttr */
     int (*is_true)(PyObject *);                                         /* PyObject_IsTrue */
     long (*long_as_long)(PyObject *);                                   /* PyLong_AsLong */

@@ -69,23 +69,35 @@ static bool attr_mode_on;                     /* an attribution step's mode is s
 static bool attr_off;                         /* attribution stopped for good */
 static PyObject *key_dynamo_utils, *key_counters, *key_frames, *key_ok; /* interned */
 
+/* torch._dynamo.utils.counters once that module is imported (a new reference, kept: a module
+ * global torch never rebinds; it clears it, which keeps the object), NULL before. */
+static PyObject *dynamo_counters;
+
 /* Whether torch.compile compiled a frame: torch._dynamo.utils.counters["frames"]["ok"], read
- * without creating a key (counters is a defaultdict) and without raising. */
+ * without creating a key (counters is a defaultdict: PyDict_GetItemWithError calls no
+ * __missing__) and without raising. Every step end asks: two lookups once the module is in. */
 static bool compiled_anything(void)
 {
-    PyObject *mods = pyapi.modules();
-    PyObject *utils = mods ? pyapi.dict_get_item(mods, key_dynamo_utils) : NULL;
-    if (!utils)
-        return false; /* torch._dynamo never imported: nothing compiled */
-    PyObject *counters = pyapi.getattr(utils, key_counters);
-    if (!counters) {
-        pyapi.err_clear();
+    if (!dynamo_counters) {
+        PyObject *mods = pyapi.modules();
+        PyObject *utils = mods ? pyapi.dict_lookup(mods, key_dynamo_utils) : NULL;
+        if (!utils) {
+            pyapi.err_clear();
+            return false; /* torch._dynamo never imported: nothing compiled */
+        }
+        dynamo_counters = pyapi.getattr(utils, key_counters);
+        if (!dynamo_counters) {
+            pyapi.err_clear();
+            return false;
+        }
+    }
+    PyObject *frames = pyapi.dict_lookup(dynamo_counters, key_frames);
+    PyObject *ok = frames ? pyapi.dict_lookup(frames, key_ok) : NULL;
+    if (!ok) {
+        pyapi.err_clear(); /* not a dict (a program's own counters), or no such key yet */
         return false;
     }
-    PyObject *frames = pyapi.dict_get_item(counters, key_frames);
-    PyObject *ok = frames ? pyapi.dict_get_item(frames, key_ok) : NULL;
-    int yes = ok ? pyapi.is_true(ok) : 0;
-    pyapi.decref(counters);
+    int yes = pyapi.is_true(ok);
     if (yes < 0)
         pyapi.err_clear();
     return yes > 0;
@@ -158,12 +170,14 @@ static void attr_step_end(void)
     attr_mode_on = pushed > 0;
 }
 
-/* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). */
-static PyObject *py_hook(PyObject *self, PyObject *args, PyObject *kwargs)
+/* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). METH_FASTCALL:
+ * the call builds no argument tuple (issue 26 item 3). */
+static PyObject *py_hook(PyObject *self, PyObject *const *args, ptrdiff_t nargs, PyObject *kwnames)
 {
     (void)self;
     (void)args;
-    (void)kwargs;
+    (void)nargs;
+    (void)kwnames;
     agent_step(false);
     if (attr_begin_fn && !attr_off)
         attr_step_end();
@@ -351,7 +365,7 @@ static PyObject *py_run_backward(PyObject *self, PyObject *args, PyObject *kwarg
 
 static struct py_method_def defs[] = {
     {"_syncspy_hook", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_hook,
-     PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: the optimizer step hook (ends a training step)"},
+     PY_METH_FASTCALL | PY_METH_KEYWORDS, "syncspy: the optimizer step hook (ends a training step)"},
     {"_syncspy_forward", py_forward, PY_METH_NOARGS, "syncspy: keeps the forward stack of an op"},
     {"_syncspy_node", py_node, PY_METH_VARARGS, "syncspy: a node's word (its type, its stack)"},
     {"_syncspy_enter", py_enter, PY_METH_O, "syncspy: a tagged node runs"},
