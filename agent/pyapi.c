@@ -45,7 +45,6 @@ static void resolve(void)
     SYM(unicode_new, "PyUnicode_FromString");
     SYM(unicode_intern, "PyUnicode_InternFromString");
     SYM(modules, "PyImport_GetModuleDict");
-    SYM(dict_get_item, "PyDict_GetItem");
     SYM(dict_lookup, "PyDict_GetItemWithError");
     SYM(getattr, "PyObject_GetAttr");
     SYM(is_true, "PyObject_IsTrue");

@@ -53,7 +53,6 @@ struct pyapi {
     PyObject *(*unicode_new)(const char *);                             /* PyUnicode_FromString */
     PyObject *(*unicode_intern)(const char *);                          /* PyUnicode_InternFromString */
     PyObject *(*modules)(void);                                         /* PyImport_GetModuleDict, borrowed */
-    PyObject *(*dict_get_item)(PyObject *, PyObject *); /* PyDict_GetItem: borrowed, no error set */
     PyObject *(*dict_lookup)(PyObject *, PyObject *); /* PyDict_GetItemWithError: borrowed */
     PyObject *(*getattr)(PyObject *, PyObject *);                       /* PyObject_GetAttr */
     int (*is_true)(PyObject *);                                         /* PyObject_IsTrue */
