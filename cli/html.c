@@ -338,6 +338,13 @@ static const struct rep_site *sitemap_find(const struct sitemap *m, const struct
     return NULL;
 }
 
+/* t - base in ns as the page's signed offset: the difference is taken unsigned (a file may hold
+ * any two times; the fuzzer found the signed one overflowing) and read as two's complement. */
+static long long rel_ns(uint64_t t, uint64_t base)
+{
+    return (long long)(t - base);
+}
+
 /* The run-wide line of a sync event, -1 when none. */
 static int event_line(const struct run *r, size_t p, const struct sitemap *m, const struct trace_sync_event *e)
 {
@@ -714,7 +721,7 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
             if (sync_step[i] != (long)pick[k])
                 continue;
             uint32_t api = str_id(&pg->strings, e->api);
-            long long t0 = (long long)e->start_ns - (long long)st->start_ns;
+            long long t0 = rel_ns(e->start_ns, st->start_ns);
             fdw_printf(w, "%s%u,%lld,%llu,%d,%u", any ? "," : "", e->tid, t0,
                        (unsigned long long)(e->end_ns - e->start_ns), event_line(r, p, m, e),
                        api == UINT32_MAX ? 0 : api);
@@ -726,7 +733,7 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
             const struct trace_launch_event *e = &ev->launches[i];
             if (launch_step[i] != (long)pick[k])
                 continue;
-            fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, (long long)e->time_ns - (long long)st->start_ns);
+            fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, rel_ns(e->time_ns, st->start_ns));
             any = true;
         }
         fdw_puts(w, "]}");

@@ -1234,8 +1234,8 @@ static bool build_steps(struct reader *r)
         r->steps_seen = accounted; /* the lost steps were the last ones */
     r->out->step_records_missing = r->steps_seen - accounted;
     if (n) /* as many of them active as of the records there are */
-        r->out->steps_missing_active = (uint64_t)((double)r->out->step_records_missing *
-                                                  (double)active / (double)n + 0.5);
+        r->out->steps_missing_active = (uint64_t)(((unsigned __int128)r->out->step_records_missing * active +
+                                                   n / 2) / n); /* <= missing: active <= n */
     r->out->steps_lost = r->lost.active;
     /* A trace that ends early (killed, _exit) has no record of the step still open then; its
      * syncs are in the site totals of the last flush: that step is made up from what they have

@@ -246,6 +246,18 @@ def write_corpus(folder):
     t.bound(1 << 20, 3, 3, 1004, 1000)
     t.end(120 * MS)
     cases["bounded.bin"] = t.data()
+    # found by the fuzzer, once fixed: times of a step and of its sync 2^63 ns or more apart
+    # (the html timeline's offset overflowed), and a step numbered 2^64 - 2 (the estimate of
+    # the active ones among the steps with no record overflowed its conversion from double)
+    t = Trace(start_mono_ns=0)
+    t.step(1, (1 << 64) - (3 << 61), (1 << 64) - 1, syncs=1, blocked_ns=5)
+    t.sync("cudaStreamSynchronize", 3 << 61, 5, step=1)
+    t.end(1)
+    cases["far_times.bin"] = t.data()
+    t = Trace()
+    t.step(1, 0, 10)
+    t.step((1 << 64) - 2, 200 * MS, 240 * MS)
+    cases["last_step_number.bin"] = t.data()
     for name, data in cases.items():
         with open(os.path.join(folder, name), "wb") as fh:
             fh.write(data)
