@@ -52,7 +52,7 @@ import torch_loop  # noqa: E402
 ROOT = torch_loop.ROOT
 LOOP = torch_loop.DEMO
 WRAP = os.path.join(ROOT, "bench", "peer_wrap.py")
-QUICK_STEPS = 40
+QUICK_STEPS = 200  # py-spy (100 Hz) samples the backward line ~12 times in 200 steps, ~2 in 40 (missed 1 in ~10)
 LOG_EVERY = 10  # the loss is read (.item(), the 7th sync line) every 10 steps
 TOOLS = ("plain", "syncspy", "profiler", "profiler-stack", "sync-debug", "py-spy")
 INPROC_TOOLS = ("syncspy", "profiler", "profiler-stack", "sync-debug")
@@ -79,7 +79,7 @@ def parse():
     p.add_argument("--json", default="")
     p.add_argument("--work", default="", help="the tools' output folder (default: BUILD/bench/peers)")
     p.add_argument("--table", action="store_true", help="also print the markdown table")
-    p.add_argument("--quick", action="store_true", help="1 round of 40 steps, no in-process figure")
+    p.add_argument("--quick", action="store_true", help="1 round of %d steps, no in-process figure" % QUICK_STEPS)
     a = p.parse_args()
     if a.quick:
         a.rounds, a.steps, a.inproc = 1, QUICK_STEPS, 0
