@@ -92,6 +92,10 @@ static const struct op_rule op_rules[] = {
      "torch.save copies each CUDA storage to the host and waits: checkpoint less often, or copy "
      "the state into pinned CPU tensors with non_blocking=True and save those (or "
      "torch.distributed.checkpoint.async_save)"},
+    {KEY_PYTHON, "torch.serialization.load", NULL, "torch.load",
+     "torch.load puts each storage saved from CUDA back on the device with a copy from pageable "
+     "memory and waits for each: load with map_location=\"cpu\" and move the state over once "
+     "(or load_state_dict into a model already on the device), out of the training loop"},
     {KEY_PYTHON, "torch.cuda.streams.Event.synchronize", NULL, "Event.synchronize", EVENT_HINT},
     {KEY_PYTHON, "torch.cuda.streams.Stream.synchronize", NULL, "Stream.synchronize",
      "Stream.synchronize blocks the host until the stream's work is done: order streams on the "
@@ -161,6 +165,14 @@ static const struct op_rule op_rules[] = {
     {KEY_NATIVE, "torch::autograd::THPVariable_arange", NULL, "torch.arange",
      "torch.arange with a CUDA tensor bound reads it on the host: pass a Python int (a size you "
      "know), or build the range once at full size and mask it"},
+    /* cuDNN's RNNs with dropout draw their dropout state's seed on the host (item<int64_t>)
+     * the first time they train on a device, and again after each reseed of the CUDA generator
+     * (torch.manual_seed, torch.cuda.manual_seed, set_rng_state: reset_rnn_state) */
+    {KEY_NATIVE, "at::native::(anonymous namespace)::get_dropout_state(double, bool, c10::TensorOptions)",
+     NULL, "cuDNN RNN dropout state",
+     "nn.LSTM/GRU/RNN with dropout on cuDNN draws its dropout state's seed on the host the first "
+     "time it trains, and again after every torch.manual_seed / torch.cuda.manual_seed / "
+     "set_rng_state: once is start-up; do not reseed inside the training loop"},
     /* the engine checks each node's outputs for NaN (item<bool>) after the node ran, outside
      * any node: only with anomaly detection on */
     {KEY_NATIVE, "torch::autograd::Engine::evaluate_function", NULL, "anomaly detection",

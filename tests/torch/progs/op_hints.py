@@ -41,6 +41,11 @@ log_probs = torch.randn(8, 2, 5, device=dev).log_softmax(2)
 targets = torch.randint(1, 5, (2, 3), device=dev)
 lengths_in = torch.full((2,), 8, device=dev)
 lengths_t = torch.full((2,), 3, device=dev)
+saved = io.BytesIO()
+torch.save({"x": x}, saved)
+lstm = torch.nn.LSTM(size, size, num_layers=2, dropout=0.5).to(dev)  # training mode
+seq = torch.randn(3, 2, size, device=dev)
+lstm(seq)  # its dropout state made here: every pass then frees the one a reseed replaces
 
 
 # test_sync_warning's expect_sync
@@ -160,6 +165,13 @@ def ctc_loss():
     return F.ctc_loss(log_probs, targets, lengths_in, lengths_t)  # case: ctc_loss
 def save():
     return torch.save({"x": x}, io.BytesIO())  # case: save
+def load():
+    return torch.load(io.BytesIO(saved.getvalue()))  # case: load
+def rnn_dropout_state():
+    torch.cuda.manual_seed(0)  # a reseed: cuDNN draws its dropout state's seed again
+    return lstm(seq)  # case: rnn_dropout_state
+def rnn_dropout_state_kept():
+    return lstm(seq)  # case: rnn_dropout_state_kept
 def clip_grad_norm():
     for p in lin.parameters():
         p.grad = torch.ones_like(p)
