@@ -1,0 +1,138 @@
+"""tests/public/public.py: the public training scripts syncspy is tested on, unmodified, and how
+to get them: each is a pinned commit of a public repository, read from the snapshot the
+session's `fetch` tool left under PUBLIC_MIRROR (default /work/.mirror/OWNER+NAME/repo, a bare git
+directory) and extracted with `git archive` under BUILD/public/ at test time. None of their code
+is in this repository. A missing snapshot or commit is an error that says what to fetch, never a
+skip.
+
+    python3 tests/public/public.py extract [NAME...]    # into BUILD/public/NAME/
+    python3 tests/public/public.py check                # exit 1 naming each missing snapshot
+
+Each entry: the repository and commit, the paths taken from it, the data it needs made from
+what it carries (wikitext-2's train.txt is over the snapshot's 4 MiB file limit: a small corpus
+is cut from its valid and test sets and given to the script's own --data flag), the folder the
+script runs in, its arguments, and what in its output is a wall-clock time (masked before the
+runs with and without the agent are compared)."""
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.path.abspath(os.environ.get("BUILD") or os.path.join(ROOT, "build"))
+MIRROR = os.environ.get("PUBLIC_MIRROR") or "/work/.mirror"
+
+
+def _wt2_small(root):
+    """A small wikitext-2 for word_language_model's --data: 600 lines of the validation set to
+    train on, the next 200 to validate, 200 of the test set."""
+    src = os.path.join(root, "word_language_model", "data", "wikitext-2")
+    out = os.path.join(root, "data", "wt2-small")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(src, "valid.txt"), encoding="utf-8") as f:
+        valid = f.readlines()
+    with open(os.path.join(src, "test.txt"), encoding="utf-8") as f:
+        test = f.readlines()
+    for name, lines in (("train.txt", valid[:600]), ("valid.txt", valid[600:800]),
+                        ("test.txt", test[:200])):
+        with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+            f.writelines(lines)
+
+
+SCRIPTS = {
+    # pytorch/examples' word-level language model: an LSTM over wikitext-2 with AdamW (so
+    # torch.optim's steps mark the steps), loss.item() every batch, evaluation with .item() per
+    # batch after each epoch, torch.save of the best model, torch.load of it at the end
+    "word_language_model": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["word_language_model/main.py", "word_language_model/model.py",
+                  "word_language_model/data.py", "word_language_model/data/wikitext-2/valid.txt",
+                  "word_language_model/data/wikitext-2/test.txt"],
+        "prepare": _wt2_small,
+        "cwd": "word_language_model",
+        "argv": ["main.py", "--accel", "--use-optimizer", "--epochs", "2", "--data",
+                 "../data/wt2-small", "--log-interval", "20", "--save", "model.pt"],
+        "pythonpath": None,
+        "times": [r"ms/batch +[0-9.]+", r"time: +[0-9.]+s"],
+        "files": ["model.pt"],
+    },
+    # karpathy/minGPT's adder project: a GPT-nano trained on 2-digit additions it generates,
+    # minGPT's Trainer (DataLoader with 2 worker processes and pin_memory=True, batches moved
+    # with .to(device)), loss.item() every 10 iterations, an evaluation at iterations 0 and 500
+    "mingpt_adder": {
+        "repo": "karpathy/minGPT",
+        "commit": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
+        "paths": ["mingpt", "projects/adder"],
+        "prepare": None,
+        "cwd": ".",
+        "argv": ["projects/adder/adder.py", "--trainer.max_iters=501", "--trainer.num_workers=2"],
+        "pythonpath": ".",
+        "times": [r"iter_dt [0-9.]+ms"],
+        "files": ["out/adder/args.txt", "out/adder/config.json"],
+    },
+}
+
+
+def git_dir(repo):
+    return os.path.join(MIRROR, repo.replace("/", "+"), "repo")
+
+
+def missing(name):
+    """Why the script's pinned commit cannot be read here (a sentence saying what to fetch), or
+    None when it can."""
+    s = SCRIPTS[name]
+    g = git_dir(s["repo"])
+    if not os.path.isdir(g):
+        return ("no snapshot of %s at %s: fetch github:%s first (the session's fetch tool; "
+                "PUBLIC_MIRROR names another place)" % (s["repo"], g, s["repo"]))
+    have = subprocess.run(["git", "--git-dir", g, "cat-file", "-e", s["commit"] + "^{commit}"],
+                          capture_output=True)
+    if have.returncode != 0:
+        return ("the snapshot of %s at %s lacks the pinned commit %s: fetch it again, or pin its "
+                "newest commit in tests/public/public.py" % (s["repo"], g, s["commit"]))
+    return None
+
+
+def extract(name, dest=None):
+    """The script's tree under dest (default BUILD/public/NAME), extracted afresh from the
+    snapshot; returns dest. Raises RuntimeError saying what to fetch when it cannot."""
+    s = SCRIPTS[name]
+    why = missing(name)
+    if why:
+        raise RuntimeError(why)
+    g = git_dir(s["repo"])
+    dest = dest or os.path.join(BUILD, "public", name)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    archive = subprocess.Popen(["git", "--git-dir", g, "archive", s["commit"], "--", *s["paths"]],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tar = subprocess.run(["tar", "-x", "-C", dest], stdin=archive.stdout, capture_output=True)
+    archive.stdout.close()
+    err = archive.stderr.read().decode(errors="replace")
+    if archive.wait() != 0 or tar.returncode != 0:
+        raise RuntimeError("git archive of %s %s failed: %s%s" % (s["repo"], s["commit"], err,
+                                                                  tar.stderr.decode(errors="replace")))
+    if s["prepare"]:
+        s["prepare"](dest)
+    return dest
+
+
+def main(argv):
+    if argv == ["check"]:
+        why = [w for w in map(missing, SCRIPTS) if w]
+        for w in why:
+            print("public.py: " + w, file=sys.stderr)
+        sys.exit(1 if why else 0)
+    if len(argv) < 1 or argv[0] != "extract" or not set(argv[1:]) <= set(SCRIPTS):
+        sys.exit("usage: public.py extract [%s] | check" % " ".join(SCRIPTS))
+    for name in argv[1:] or SCRIPTS:
+        try:
+            print(extract(name))
+        except RuntimeError as e:
+            sys.exit("public.py: %s" % e)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
