@@ -25,9 +25,12 @@ struct op_rule {
     enum key_kind kind;
     const char *key;   /* exact: "torch.serialization.save", "torch::autograd::THPVariable_item",
                         * "aten::index.Tensor", "cudaFree" */
-    const char *inner; /* KEY_ATEN: the innermost operator must be this one (NULL: any) */
+    const char *inner; /* KEY_ATEN: the innermost operator must be this one; KEY_NATIVE: the
+                        * function the keyed frame called (NULL: any) */
     const char *op;    /* what the report calls it */
     const char *hint;
+    bool cause;        /* KEY_NATIVE: the wait's own cause wherever it runs (a backward pass
+                        * too), looked up before anything else */
 };
 
 #define PAGEABLE_COPY_HINT                                                                         \
@@ -172,7 +175,23 @@ static const struct op_rule op_rules[] = {
      NULL, "cuDNN RNN dropout state",
      "nn.LSTM/GRU/RNN with dropout on cuDNN draws its dropout state's seed on the host the first "
      "time it trains, and again after every torch.manual_seed / torch.cuda.manual_seed / "
-     "set_rng_state: once is start-up; do not reseed inside the training loop"},
+     "set_rng_state: once is start-up; do not reseed inside the training loop", true},
+    /* torch.backends.cudnn.benchmark: each new convolution shape times cuDNN's candidate plans
+     * (cudnn_frontend's time_sorted_plan: a device and an event synchronize per plan), in the
+     * forward and in the backward alike */
+    {KEY_NATIVE, "at::native::get_plans_from_find", NULL, "cudnn.benchmark plan search",
+     "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans for every new "
+     "convolution shape, each timing a device synchronize: a one-time cost while shapes stay "
+     "fixed; shapes that change (variable image sizes, a last smaller batch) pay it again: keep "
+     "them fixed (drop_last=True, a few padded sizes) or leave benchmark off", true},
+    {KEY_NATIVE, "at::native::run_single_conv",
+     "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache",
+     "cudnn.benchmark plan search",
+     "torch.backends.cudnn.benchmark=True empties the CUDA caching allocator after each search "
+     "for a new convolution shape, and cudaFree synchronizes the device: keep shapes fixed so "
+     "that it searches once (or keep the cache: the private "
+     "torch._C._cudnn_set_conv_benchmark_empty_cache(False))",
+     true},
     /* the engine checks each node's outputs for NaN (item<bool>) after the node ran, outside
      * any node: only with anomaly detection on */
     {KEY_NATIVE, "torch::autograd::Engine::evaluate_function", NULL, "anomaly detection",
@@ -563,7 +582,7 @@ static void take_rule(const struct op_rule *r, const char *matched, struct site_
 }
 
 /* The first rule of kind for the frame f (ATen: for the operator struct op_struct, with inner the
- * innermost operator; f unused). */
+ * innermost operator; f unused; native: inner the function f called, NULL when none). */
 static const struct op_rule *rule_for(enum key_kind kind, const struct rep_frame *f,
                                       const char *op_struct, const char *inner)
 {
@@ -574,8 +593,31 @@ static const struct op_rule *rule_for(enum key_kind kind, const struct rep_frame
         bool hit = kind == KEY_PYTHON   ? f->python && python_key_is(f, h->key)
                    : kind == KEY_NATIVE ? !f->python && native_key_is(f->function, h->key)
                                         : aten_key_is(h->key, op_struct);
-        if (hit && (!h->inner || (inner && !strcmp(h->inner, inner))))
+        bool in = !h->inner || (inner && (kind == KEY_NATIVE ? native_key_is(inner, h->inner)
+                                                             : !strcmp(h->inner, inner)));
+        if (hit && in)
             return h;
+    }
+    return NULL;
+}
+
+/* The function a native frame at i called (the frame inside it), NULL at the innermost. */
+static const char *called(const struct rep_frame *f, uint32_t i)
+{
+    return i && !f[i - 1].python ? f[i - 1].function : NULL;
+}
+
+/* The cause rule of a native frame among the site's own frames (innermost first), or NULL. */
+static const struct op_rule *cause_rule(const struct rep_site *site, const char **matched)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    for (uint32_t i = 0; i < sec.own; i++) {
+        const struct op_rule *r = site->frames[i].python ? NULL
+                                  : rule_for(KEY_NATIVE, &site->frames[i], NULL, called(site->frames, i));
+        if (r && r->cause) {
+            *matched = r->key;
+            return r;
+        }
     }
     return NULL;
 }
@@ -585,8 +627,13 @@ void hints_op(const struct rep_site *site, struct site_op *out)
     memset(out, 0, sizeof *out);
     char node[96];
     bool custom;
-    const char *matched;
+    const char *matched, *cause_key = NULL;
+    const struct op_rule *cause = cause_rule(site, &cause_key);
     if (site_node(site, node, sizeof node, &custom, &matched)) {
+        if (cause) {
+            take_rule(cause, cause_key, out);
+            return;
+        }
         backward_op(node, custom, out);
         snprintf(out->matched, sizeof out->matched, "%s", str(matched));
         return;
@@ -609,11 +656,15 @@ void hints_op(const struct rep_site *site, struct site_op *out)
         aten_display(outer, out->aten, sizeof out->aten);
         aten_display(inner, out->aten_inner, sizeof out->aten_inner);
     }
+    if (cause) {
+        take_rule(cause, cause_key, out);
+        return;
+    }
     /* torch's Python, then its bindings: from the user frame inwards */
     static const enum key_kind frame_kinds[] = {KEY_PYTHON, KEY_NATIVE};
     for (size_t k = 0; k < 2; k++) {
         for (uint32_t i = scope; i-- > 0;) {
-            const struct op_rule *r = rule_for(frame_kinds[k], &f[i], NULL, NULL);
+            const struct op_rule *r = rule_for(frame_kinds[k], &f[i], NULL, called(f, i));
             if (r) {
                 take_rule(r, r->key, out);
                 return;

@@ -84,6 +84,7 @@ CASES = {
     "load": (WARN, "torch.load", "torch.load puts each storage saved from CUDA back on the device"),
     "rnn_dropout_state": (WARN, "cuDNN RNN dropout state", "nn.LSTM/GRU/RNN with dropout on cuDNN draws its dropout state's seed"),
     "rnn_dropout_state_kept": (NONE, None, None),
+    "cudnn_benchmark": (SILENT, "cudnn.benchmark plan search", "torch.backends.cudnn.benchmark=True "),
     "clip_grad_norm": (WARN, "clip_grad_norm_(error_if_nonfinite=True)", "clip_grad_norm_(error_if_nonfinite=True) reads the total norm on the host"),
     "clip_grad_norm_default": (NONE, None, None),
     "distribution": (WARN, "Distribution(validate_args)", "distribution argument validation checks every parameter"),

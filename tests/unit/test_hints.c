@@ -165,6 +165,23 @@ static const struct hint_case cases[] = {
             PYF("torch/nn/modules/rnn.py", "LSTM.forward"), USER},
      "cuDNN RNN dropout state", "nn.LSTM/GRU/RNN with dropout on cuDNN draws its dropout state's seed",
      "at::native::(anonymous namespace)::get_dropout_state(double, bool, c10::TensorOptions)"},
+    {"cudaDeviceSynchronize",
+     {NAT("std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>(cudnnContext*)"),
+      NAT("at::native::get_plans_from_find(cudnnContext*, cudnnBackendDescriptorType_t, at::Tensor const&, at::Tensor const&, at::Tensor const&, at::native::(anonymous namespace)::CacheKeyWrapper const&, c10::ArrayRef<long>, c10::ArrayRef<long>, c10::ArrayRef<long>, bool, bool) [clone .isra.0]"),
+      NAT("at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&, at::Tensor const&, at::Tensor const&)"),
+      NAT("at::_ops::cudnn_convolution::call(at::Tensor const&, at::Tensor const&)"),
+      NAT("at::_ops::conv2d::call(at::Tensor const&, at::Tensor const&)"),
+      PYF("torch/nn/modules/conv.py", "Conv2d._conv_forward"), USER},
+     "cudnn.benchmark plan search", "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans",
+     "at::native::get_plans_from_find"},
+    {"cudaFree",
+     {NAT("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_cached_blocks(std::shared_ptr<c10::GatheredContext> const&)"),
+      NAT("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache(std::pair<unsigned long long, unsigned long long>)"),
+      NAT("at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&, at::Tensor const&, at::Tensor const&)"),
+      NAT("at::_ops::cudnn_convolution::call(at::Tensor const&, at::Tensor const&)"),
+      NAT("at::_ops::conv2d::call(at::Tensor const&, at::Tensor const&)"), USER},
+     "cudnn.benchmark plan search", "torch.backends.cudnn.benchmark=True empties the CUDA caching allocator",
+     "at::native::run_single_conv"},
     /* ATen operators: the one the user called, the argument kind from the innermost */
     {SYNC, {NAT(OPS("nonzero")), NAT("at::_ops::index_Tensor::call(at::Tensor const&, c10::List<std::optional<at::Tensor> > const&)"),
             BIND("torch::autograd::THPVariable_getitem(_object*, _object*)"), USER},
@@ -473,6 +490,17 @@ static void test_backward_hints(void **state)
     assert_string_equal(op.matched, "torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)");
     struct rep_site u = {SYNC, 1, 1, 1, 5, backward_unseen_frames};
     assert_false((hints_forward_user_frame(&u, &found), found));
+    /* a cause rule's frame names the wait in a backward pass too: cuDNN's benchmark search in
+     * ConvolutionBackward0 is the benchmark's, not the convolution's to rewrite */
+    static const struct rep_frame plan_search[] = {
+        {"at::native::get_plans_from_find(cudnnContext*, cudnnBackendDescriptorType_t) [clone .isra.0]", TORCH, "", 0, 1, false, 0},
+        {"at::native::cudnn_convolution_backward_weight(char const*, c10::ArrayRef<long>)", TORCH, "", 0, 2, false, 0},
+        {"torch::autograd::generated::ConvolutionBackward0::apply(std::vector<at::Tensor>&&)", CPU_LIB, "", 0, 3, false, 0},
+    };
+    op = op_of("cudaEventSynchronize", plan_search, 3);
+    assert_string_equal(op.op, "cudnn.benchmark plan search");
+    assert_string_equal(op.matched, "at::native::get_plans_from_find");
+    assert_true(!strncmp(op.hint, "torch.backends.cudnn.benchmark=True", 35));
     op = op_of(SYNC, custom_frames, 5);
     assert_true(!strncmp(op.hint, "a custom autograd.Function's backward syncs", 43));
     assert_string_equal(op.op, "backward of ClampGradBackward");

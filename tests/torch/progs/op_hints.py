@@ -46,6 +46,8 @@ torch.save({"x": x}, saved)
 lstm = torch.nn.LSTM(size, size, num_layers=2, dropout=0.5).to(dev)  # training mode
 seq = torch.randn(3, 2, size, device=dev)
 lstm(seq)  # its dropout state made here: every pass then frees the one a reseed replaces
+conv = torch.nn.Conv2d(3, 4, 3).to(dev)
+heights = iter(range(8, 64))  # a new shape each call: cuDNN's benchmark searches each time
 
 
 # test_sync_warning's expect_sync
@@ -172,6 +174,12 @@ def rnn_dropout_state():
     return lstm(seq)  # case: rnn_dropout_state
 def rnn_dropout_state_kept():
     return lstm(seq)  # case: rnn_dropout_state_kept
+def cudnn_benchmark():
+    torch.backends.cudnn.benchmark = True
+    try:
+        return conv(torch.zeros(1, 3, next(heights), 8, device=dev))  # case: cudnn_benchmark
+    finally:
+        torch.backends.cudnn.benchmark = False
 def clip_grad_norm():
     for p in lin.parameters():
         p.grad = torch.ones_like(p)
