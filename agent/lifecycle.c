@@ -314,7 +314,7 @@ bool agent_cuda_seen(void)
 
 /* ---- step boundaries --------------------------------------------------------------------------- */
 
-void agent_step(bool explicit_mark)
+static void step_mark(bool explicit_mark, unsigned optimizers)
 {
     agent_init_once();
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
@@ -332,7 +332,7 @@ void agent_step(bool explicit_mark)
      * step while this thread marks one is ignored (steps_mark) instead of waiting on itself. */
     if (explicit_mark)
         agent_hold_signals(&h);
-    unsigned ended = steps_mark(now, explicit_mark);
+    unsigned ended = steps_mark(now, explicit_mark, optimizers);
     if (explicit_mark)
         agent_release_signals(&h);
     if (ended & STEPS_MARK_QUEUE_DEEP)
@@ -342,6 +342,16 @@ void agent_step(bool explicit_mark)
     dbg(2, "step %llu begins (%s)", (unsigned long long)atomic_load(&steps_now),
         explicit_mark ? "explicit mark" : "automatic");
     agent_work_end(&w);
+}
+
+void agent_step(bool explicit_mark)
+{
+    step_mark(explicit_mark, 0);
+}
+
+void agent_optimizer_step(unsigned optimizers)
+{
+    step_mark(false, optimizers);
 }
 
 SYNCSPY_EXPORT void syncspy_step(void)

@@ -38,6 +38,8 @@ bool agent_cuda_seen(void);
 /* A step boundary. explicit_mark: syncspy_step(); otherwise an automatic source (the
  * optimizer hook), ignored once an explicit mark was seen. */
 void agent_step(bool explicit_mark);
+/* The optimizer hook's step boundary: optimizers stepped in the step it ends (agent/pyhook.c). */
+void agent_optimizer_step(unsigned optimizers);
 
 /* The exit path (RUNNING -> FINISHING -> OFF, outputs written), once, from the thread that asks
  * first: the atexit handler, or (agent_finish_from_signal) the flusher thread. */

@@ -170,15 +170,45 @@ static void attr_step_end(void)
     attr_mode_on = pushed > 0;
 }
 
+/* Which optimizer step ends a training step. One optimizer: each of its steps. Several that step
+ * in turn in every iteration (a GAN's D then G, Muon beside AdamW, a critic and an actor): the
+ * one that closes the cycle, the optimizer that stepped last before the first one stepped again,
+ * so that a step holds one whole iteration, forward and backward of every model (a mark after D
+ * would split G's forward from its backward, and halve every rate). The first optimizer's first
+ * step ends start-up, as with one. An optimizer other than the first that steps twice in a row
+ * starts over as the only one (a loop that made a new optimizer). Identity is the object's
+ * address, kept without a reference (the program's objects live as long as it wants them). All
+ * of it under the GIL: the hook runs there. */
+#define OPT_KEPT 8 /* optimizers told apart within one step (more are counted as the 8th) */
+static uintptr_t opt_first, opt_closer, opt_prev;
+static uintptr_t opt_seen[OPT_KEPT]; /* the optimizers that stepped in the step now open */
+static unsigned opt_nseen;
+
+static bool optimizer_ends_step(uintptr_t opt)
+{
+    if (!opt_first || (opt == opt_prev && opt != opt_first))
+        opt_first = opt_closer = opt;
+    else if (opt == opt_first)
+        opt_closer = opt_prev;
+    opt_prev = opt;
+    unsigned i = 0;
+    while (i < opt_nseen && opt_seen[i] != opt)
+        i++;
+    if (i == opt_nseen && opt_nseen < OPT_KEPT)
+        opt_seen[opt_nseen++] = opt;
+    return opt == opt_closer;
+}
+
 /* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). METH_FASTCALL:
  * the call builds no argument tuple (issue 26 item 3). */
 static PyObject *py_hook(PyObject *self, PyObject *const *args, ptrdiff_t nargs, PyObject *kwnames)
 {
     (void)self;
-    (void)args;
-    (void)nargs;
     (void)kwnames;
-    agent_step(false);
+    if (!optimizer_ends_step(nargs > 0 ? (uintptr_t)args[0] : 0))
+        return pyapi_none();
+    agent_optimizer_step(opt_nseen);
+    opt_nseen = 0;
     if (attr_begin_fn && !attr_off)
         attr_step_end();
     return pyapi_none();

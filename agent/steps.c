@@ -50,6 +50,9 @@ static struct {
 static _Atomic uint64_t step_syncs, step_blocked_ns;
 static bool explicit_marks, auto_marks;
 static uint32_t closing_tid;              /* the thread whose mark is closing the step now */
+static unsigned closing_optimizers;       /* the optimizers that stepped in it (its mark's count) */
+static uint64_t optimizers_seen[REP_OPTIMIZERS_KEPT + 1]; /* training steps (step 0 aside) by
+                                                          * the optimizers that stepped in them */
 static uint32_t marker_tid;               /* the thread that made the latest step mark */
 static bool startup_closed;               /* step 0 (start-up) ended with a mark */
 static struct rep_step startup;
@@ -234,6 +237,7 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
                                           .active = was_active, .partial = final,
                                           .tid = final ? 0 : closing_tid,
                                           .attributed = was_active && attributed,
+                                          .optimizers = final ? 0 : closing_optimizers,
                                           .source = final ? TRACE_STEP_SOURCE_NONE
                                                   : explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
                                                                    : TRACE_STEP_SOURCE_AUTO});
@@ -267,7 +271,7 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
     return was_active;
 }
 
-unsigned steps_mark(uint64_t now, bool explicit_mark)
+unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers)
 {
     bool active_ended = false, deep = false;
     if (unlikely(marking))
@@ -283,6 +287,10 @@ unsigned steps_mark(uint64_t now, bool explicit_mark)
         auto_marks = true;
     if (explicit_mark || !explicit_marks) {
         closing_tid = tid;
+        closing_optimizers = explicit_mark ? 0 : optimizers;
+        if (step_number > 0)
+            optimizers_seen[closing_optimizers < REP_OPTIMIZERS_KEPT ? closing_optimizers
+                                                                     : REP_OPTIMIZERS_KEPT]++;
         active_ended = step_close_locked(now, false, &deep);
         marker_tid = tid;
     }
@@ -309,6 +317,7 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     proc->startup_closed = startup_closed;
     proc->startup = startup;
     proc->step_source = explicit_marks ? "syncspy.step()" : auto_marks ? "optimizer.step()" : NULL;
+    proc->optimizers = explicit_marks ? 0 : rep_optimizers_usual(optimizers_seen);
     pthread_mutex_unlock(&step_lock);
 }
 

@@ -32,7 +32,9 @@ void steps_add_sync(uint64_t blocked_ns);
  * interrupted. */
 #define STEPS_MARK_ACTIVE_ENDED 1u
 #define STEPS_MARK_QUEUE_DEEP 2u
-unsigned steps_mark(uint64_t now, bool explicit_mark);
+/* optimizers: how many optimizers stepped in the step this mark ends (the optimizer hook's
+ * count, agent/pyhook.c; 0 for an explicit mark) */
+unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers);
 
 /* At exit: closes the step still open (recorded as partial, and only if anything happened in
  * it) and fills the step fields of proc (proc->steps stays owned here): the totals, start-up

@@ -448,13 +448,13 @@ enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
     P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
-    P_ATTRIBUTION_STEPS, P_N
+    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
     "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
-    "host", "job_id", "launcher", "attribution_steps"};
+    "host", "job_id", "launcher", "attribution_steps", "optimizers"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -549,6 +549,13 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
             return true;
         return read_string_into(r, &p->step_source);
     case P_NO_HOOK: return json_bool(in, &p->no_step_hook);
+    case P_OPTIMIZERS: {
+        uint64_t n;
+        if (!json_u64(in, &n))
+            return false;
+        p->optimizers = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        return true;
+    }
     case P_THREADS: in->field = NULL; return read_array(r, read_thread, "an array of threads");
     }
     return false; /* known_key returns no other k */

@@ -197,6 +197,7 @@ struct reader {
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
     uint32_t marker_tid; /* the thread whose mark ended the last step */
+    uint64_t optimizers[REP_OPTIMIZERS_KEPT + 1]; /* training steps by their optimizers (STEP's) */
     /* trace_follow (syncspy top): steps and syncs go to the sink, not kept */
     const struct trace_follow_sink *sink;
     uint64_t next_off;          /* where the walk stopped: the first record not read */
@@ -637,6 +638,8 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
                                  .attributed = s.attributed != 0};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
+    if (s.step > 0 && !s.partial)
+        r->optimizers[s.optimizers < REP_OPTIMIZERS_KEPT ? s.optimizers : REP_OPTIMIZERS_KEPT]++;
     saw_time(r, e.end_ns);
     if (r->sink) { /* followed: the sink keeps what it needs of them */
         if (e.partial)
@@ -1445,6 +1448,7 @@ static void build_startup(struct reader *r)
     }
     out->step_source = source == TRACE_STEP_SOURCE_EXPLICIT ? "syncspy.step()"
                        : source == TRACE_STEP_SOURCE_AUTO ? "optimizer.step()" : NULL;
+    out->optimizers = source == TRACE_STEP_SOURCE_AUTO ? rep_optimizers_usual(r->optimizers) : 0;
 }
 
 /* The threads' totals (THREAD_TOTALS) with their names (THREAD), into *out (allocated here). */

@@ -177,6 +177,10 @@ struct rep_process {
      * no_step_hook: a Python process whose optimizer step hook could not be registered */
     const char *step_source;
     bool no_step_hook;
+    /* how many optimizers step in a training step, the most usual count over the steps (start-up
+     * aside; several: every step ends at the last of them, agent/pyhook.c); 0 when not known or
+     * no optimizer marked the steps */
+    uint32_t optimizers;
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
@@ -215,6 +219,18 @@ struct rep_process {
 static inline void rep_identity_unknown(struct rep_process *p)
 {
     p->rank = p->local_rank = p->node = -1;
+}
+
+/* Steps by the optimizers that stepped in them: counts[n] for n optimizers, up to this many. */
+#define REP_OPTIMIZERS_KEPT 8
+/* The most usual count of counts[0..REP_OPTIMIZERS_KEPT] (the smaller on a tie; 0: none). */
+static inline uint32_t rep_optimizers_usual(const uint64_t *counts)
+{
+    uint32_t best = 0;
+    for (uint32_t n = 1; n <= REP_OPTIMIZERS_KEPT; n++)
+        if (counts[n] > counts[best])
+            best = n;
+    return best;
 }
 
 /* The last component of a path (a module's or a source file's); "" for NULL. */

@@ -802,9 +802,19 @@ static bool steps_marked(const struct rep_process *p)
     return p->startup_closed || p->steps_seen > 1;
 }
 
-/* How the user counts the steps: "30 optimizer steps", "12 syncspy.step() marks". */
+/* Several optimizers step in each training step (a GAN's two, Muon beside AdamW): each step
+ * ends at the last of them (agent/pyhook.c). */
+static bool several_optimizers(const struct rep_process *p)
+{
+    return p->optimizers > 1 && p->step_source && !strcmp(p->step_source, "optimizer.step()");
+}
+
+/* How the user counts the steps: "30 optimizer steps", "12 syncspy.step() marks", "16 training
+ * steps" (of several optimizers). */
 static const char *marks_unit(const struct rep_process *p, uint64_t marks)
 {
+    if (several_optimizers(p))
+        return marks == 1 ? "training step" : "training steps";
     if (p->step_source && !strcmp(p->step_source, "optimizer.step()"))
         return marks == 1 ? "optimizer step" : "optimizer steps";
     if (p->step_source && !strcmp(p->step_source, "syncspy.step()"))
@@ -842,6 +852,9 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
         fdw_puts(w, "no step found: whole-run totals");
     else
         fdw_printf(w, "%llu %s", (unsigned long long)marks, marks_unit(p, marks));
+    if (marked && several_optimizers(p))
+        fdw_printf(w, " (%u optimizers step in each: a step ends at the last one's step())",
+                   p->optimizers);
     if (!every_step(p))
         fdw_printf(w, " (schedule: %s)", p->schedule);
     paint_end(w, SGR_BOLD);

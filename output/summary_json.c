@@ -217,6 +217,7 @@ int summary_write_json(const struct rep_process *p, int fd)
     else
         fdw_puts(&w, "null");
     fdw_puts(&w, p->no_step_hook ? ", \"no_step_hook\": true" : ", \"no_step_hook\": false");
+    put_u64_field(&w, ", \"optimizers\": ", p->optimizers);
     fdw_puts(&w, ",\n \"threads\": [");
     for (size_t i = 0; i < p->nthreads && p->threads; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");

@@ -36,13 +36,14 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 4             /* 1.1: backward-section frames (kinds 2 and 3);
+#define TRACE_VERSION_MINOR 5             /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
                                            1.3: the header's identity part (trace_identity),
                                                 STEPS_LOST, END's steps_seen;
                                            1.4: frame kind 4 (why a backward sync has no forward
                                                 line), STEP's attributed,
-                                                STEP_RUN and BOUND (SYNCSPY_TRACE_MB) */
+                                                STEP_RUN and BOUND (SYNCSPY_TRACE_MB);
+                                           1.5: STEP's optimizers */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -181,7 +182,10 @@ struct trace_step {
     uint32_t source;           /* enum trace_step_source */
     /* 1.4 (a 1.2/1.3 record is 72 bytes: these read as 0) */
     uint32_t attributed;       /* backward syncs attributed to their forward lines (auto: some steps) */
-    uint32_t pad;
+    /* 1.5 (0 in a 1.4 record, where it was padding) */
+    uint32_t optimizers;       /* optimizers whose step() ran in this step (an automatic mark's:
+                                * several when a training iteration steps several, a GAN's D and
+                                * G; 0: not known, or not an optimizer's mark) */
 };
 #define TRACE_STEP_V10_BYTES 64
 

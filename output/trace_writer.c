@@ -607,7 +607,8 @@ void tw_step(struct trace_writer *w, const struct tw_step *s)
     struct trace_step rec = {.step = s->step, .start_ns = s->start_ns, .end_ns = s->end_ns,
                              .syncs = s->syncs, .blocked_ns = s->blocked_ns,
                              .launches = s->launches, .active = s->active, .partial = s->partial,
-                             .tid = s->tid, .source = s->source, .attributed = s->attributed};
+                             .tid = s->tid, .source = s->source, .attributed = s->attributed,
+                             .optimizers = s->optimizers};
     record(w, TREC_STEP, &rec, sizeof rec, NULL, 0);
 }
 

@@ -38,6 +38,7 @@ struct tw_step {
     bool active, partial;
     uint32_t tid, source; /* the marking thread, enum trace_step_source */
     bool attributed;      /* backward syncs attributed in it (agent/autograd.h) */
+    uint32_t optimizers;  /* optimizers that stepped in it (0: not an optimizer's mark) */
 };
 
 /* One site's totals now (exact, cumulative; phase: count and blocked ns with their parts). */

@@ -267,7 +267,7 @@ def report_steps(text):
     process in text (marks: the step marks made, "30 optimizer steps"; counted: the steps its
     rates count), or None when no step was found ("no step found: whole-run totals")."""
     import re
-    m = re.search(r"pid \d+: (\d+) (?:optimizer steps?|syncspy\.step\(\) marks?|step marks?)\b.*\n"
+    m = re.search(r"pid \d+: (\d+) (?:optimizer steps?|training steps?|syncspy\.step\(\) marks?|step marks?)\b.*\n"
                   r"  (?:start-up runs to the first, )?(\d+) steps? counted", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
 
