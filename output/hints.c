@@ -99,6 +99,10 @@ static const struct op_rule op_rules[] = {
      "torch.load puts each storage saved from CUDA back on the device with a copy from pageable "
      "memory and waits for each: load with map_location=\"cpu\" and move the state over once "
      "(or load_state_dict into a model already on the device), out of the training loop"},
+    {KEY_PYTHON, "torchvision.utils.save_image", NULL, "torchvision.utils.save_image",
+     "save_image copies the image grid to the host and waits (.to(\"cpu\")): save images every N "
+     "steps or after the loop, or copy them into pinned memory with non_blocking=True and save "
+     "from there a step later"},
     {KEY_PYTHON, "torch.cuda.streams.Event.synchronize", NULL, "Event.synchronize", EVENT_HINT},
     {KEY_PYTHON, "torch.cuda.streams.Stream.synchronize", NULL, "Stream.synchronize",
      "Stream.synchronize blocks the host until the stream's work is done: order streams on the "
@@ -377,11 +381,13 @@ static bool api_key_is(const char *api, const char *key)
 
 /* ---- which frames are the user's ---------------------------------------------------------- */
 
-/* The installed packages whose frames are never the user's line: torch, and the training
- * frameworks that drive the user's code (Lightning, Hugging Face's Trainer and Accelerate,
- * DeepSpeed); by the path below site-packages. */
+/* The installed packages whose frames are never the user's line: torch and its own domain
+ * libraries (torchvision, torchaudio: a sync in save_image is the user's call of it), and the
+ * training frameworks that drive the user's code (Lightning, Hugging Face's Trainer and
+ * Accelerate, DeepSpeed); by the path below site-packages. A model library (timm, transformers'
+ * models) stays the user's: its line is where the sync is written. */
 static const char *const framework_packages[] = {
-    "torch/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "lightning_utilities/",
+    "torch/", "torchvision/", "torchaudio/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "lightning_utilities/",
     "accelerate/", "deepspeed/",
     "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
     "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};

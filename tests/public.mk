@@ -7,7 +7,7 @@
 
 PUBLIC_MIRROR ?= /work/.mirror
 
-test-public: test-build torch-venv
+test-public: test-build torch-venv torch-vision-venv
 	@BUILD=$(BUILD) TORCH_PYTHON=$(TORCH_PYTHON) PUBLIC_MIRROR=$(PUBLIC_MIRROR) \
 	    python3 tests/torch/runner.py --dir tests/public
 

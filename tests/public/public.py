@@ -11,8 +11,9 @@ skip.
 Each entry: the repository and commit, the paths taken from it, the data it needs made from
 what it carries (wikitext-2's train.txt is over the snapshot's 4 MiB file limit: a small corpus
 is cut from its valid and test sets and given to the script's own --data flag), the folder the
-script runs in, its arguments, and what in its output is a wall-clock time (masked before the
-runs with and without the agent are compared)."""
+script runs in, its arguments, what in its output is a wall-clock time (masked before the runs
+with and without the agent are compared), the files it writes, and its venv (torch: the torch
+venv; vision: the one with torchvision, `make torch-vision-venv`)."""
 import os
 import shutil
 import subprocess
@@ -57,6 +58,24 @@ SCRIPTS = {
         "pythonpath": None,
         "times": [r"ms/batch +[0-9.]+", r"time: +[0-9.]+s"],
         "files": ["model.pt"],
+        "venv": "torch",
+    },
+    # pytorch/examples' DCGAN on torchvision's FakeData: two optimizers (the discriminator's,
+    # then the generator's) each iteration, cudnn.benchmark = True, five .item() an iteration,
+    # save_image of the first batch, torch.save of both models after the epoch
+    "dcgan": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["dcgan/main.py"],
+        "prepare": None,
+        "cwd": "dcgan",
+        "argv": ["main.py", "--dataset", "fake", "--accel", "--manualSeed", "1", "--niter", "1",
+                 "--workers", "2", "--outf", "out"],
+        "pythonpath": None,
+        "times": [],
+        "files": ["out/netG_epoch_0.pth", "out/netD_epoch_0.pth", "out/real_samples.png",
+                  "out/fake_samples_epoch_000.png"],
+        "venv": "vision",
     },
     # karpathy/minGPT's adder project: a GPT-nano trained on 2-digit additions it generates,
     # minGPT's Trainer (DataLoader with 2 worker processes and pin_memory=True, batches moved
@@ -71,6 +90,7 @@ SCRIPTS = {
         "pythonpath": ".",
         "times": [r"iter_dt [0-9.]+ms"],
         "files": ["out/adder/args.txt", "out/adder/config.json"],
+        "venv": "torch",
     },
 }
 

@@ -1,9 +1,11 @@
 """Public training scripts, unmodified (tests/public/public.py: pinned commits of pytorch/examples'
-word_language_model and karpathy/minGPT's adder, extracted from the fetched snapshots under
+word_language_model and dcgan and karpathy/minGPT's adder, extracted from the fetched snapshots under
 build/public/ at test time), on real torch over the simulated device. Each runs three times in a
 fresh copy of its tree: plain, under the agent, and under torch's own sync detector
 (sync_debug_oracle.py: torch.cuda.set_sync_debug_mode("warn"), each warning placed at the
 innermost frame of the script's own code), the oracle nobody here wrote.
+
+DCGAN steps two optimizers an iteration (each training step holds both).
 
 What a user would see, asserted: with the agent the script's exit status, stdout, stderr (the
 report goes to a file) and the files it writes are those of the plain run (wall-clock times
@@ -30,6 +32,9 @@ import harness  # noqa: E402
 import public  # noqa: E402
 
 ORACLE = os.path.join(HERE, "sync_debug_oracle.py")
+PYTHONS = {"torch": harness.PYTHON,
+           "vision": os.environ.get("TORCH_VISION_PYTHON")
+           or os.path.join(harness.BUILD, "vision-venv", "bin", "python")}
 # the waits torch's sync-debug mode does not watch (tests/torch/test_op_hints.py's SILENT_WAITS)
 SILENT_WAITS = {"cudaMemcpyAsync", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaFree"}
 GENERIC_HINT = "synchronizes (the wait is in"  # output/hints.c's words for an operator it lacks
@@ -48,6 +53,21 @@ EXPECT = {
                 ("word_language_model/model.py", 50): "cuDNN RNN dropout state"},  # the first LSTM forward
         "marks": 86,  # 2 epochs of 43 batches, each an AdamW step
         "per_step": {("word_language_model/main.py", 196): "1.00"},
+    },
+    "dcgan": {
+        "ops": {("dcgan/main.py", 162): "Module.to",                       # netG.to(device)
+                ("dcgan/main.py", 203): "Module.to",                       # netD.to(device)
+                ("dcgan/main.py", 229): "Tensor.to",                       # the batch, pageable
+                ("dcgan/main.py", 237): "Tensor.item",                     # D_x
+                ("dcgan/main.py", 246): "Tensor.item",                     # D_G_z1
+                ("dcgan/main.py", 258): "Tensor.item",                     # D_G_z2
+                ("dcgan/main.py", 263): "Tensor.item",                     # errD.item(), errG.item()
+                ("dcgan/main.py", 265): "torchvision.utils.save_image",    # real samples
+                ("dcgan/main.py", 269): "torchvision.utils.save_image",    # fake samples
+                ("dcgan/main.py", 276): "torch.save",                      # netG's state
+                ("dcgan/main.py", 277): "torch.save"},                     # netD's state
+        "marks": 16,  # 1000 fake images in batches of 64, each iteration D's step then G's
+        "per_step": {("dcgan/main.py", 263): "2.00", ("dcgan/main.py", 246): "1.00"},
     },
     "mingpt_adder": {
         "ops": {("mingpt/trainer.py", 43): "Module.to",                    # self.model.to(device)
@@ -111,7 +131,8 @@ class Script:
             script = ORACLE
         else:
             script = os.path.join(cwd, script)
-        return harness.run(script, *args, env=env, preload=arm == "agent", cwd=cwd, timeout=600)
+        return harness.run(script, *args, env=env, preload=arm == "agent", cwd=cwd, timeout=600,
+                           python=PYTHONS[self.spec["venv"]])
 
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)
@@ -198,7 +219,9 @@ class PublicScripts(unittest.TestCase):
                     self.assertIn(at, warned, harness.frames_text(site))
                 else:
                     self.assertIn(site["api"], SILENT_WAITS, harness.frames_text(site))
-                    self.assertIsNotNone(at, harness.frames_text(site))
+                    # at a line of the script's, or in a backward pass (cuDNN's benchmark)
+                    in_backward = site in harness.backward_sites(s.runs["agent"].summary())
+                    self.assertTrue(at is not None or in_backward, harness.frames_text(site))
 
     def test_each_warned_line_its_op_and_hint(self):
         for name, s in self.each():

@@ -81,6 +81,11 @@ static const struct hint_case cases[] = {
            PYF("torch/serialization.py", "load"), USER},
      "torch.load", "torch.load puts each storage saved from CUDA back on the device",
      "torch.serialization.load"},
+    {H2D, {COPY, BIND("torch::autograd::THPVariable_to(_object*, _object*, _object*)"),
+           PYF("torchvision/utils.py", "save_image"),
+           PYF("torch/utils/_contextlib.py", "context_decorator.<locals>.decorate_context"), USER},
+     "torchvision.utils.save_image", "save_image copies the image grid to the host",
+     "torchvision.utils.save_image"},
     {"cudaEventSynchronize", {PYF("torch/cuda/streams.py", "Event.synchronize"), USER},
      "Event.synchronize", "Event.synchronize blocks the host", "torch.cuda.streams.Event.synchronize"},
     {SYNC, {PYF("torch/cuda/streams.py", "Stream.synchronize"), USER},
@@ -426,10 +431,15 @@ static void test_user_frame(void **state)
         PYF("accelerate/accelerator.py", "Accelerator.backward"),
         PYF("deepspeed/runtime/engine.py", "DeepSpeedEngine.step"),
         {"ds_op", SP "deepspeed/ops/adam/cpu_adam_op.so", "", 0, 1, false, 0},
+        PYF("torchvision/utils.py", "save_image"),
+        PYF("torchaudio/functional/functional.py", "spectrogram"),
         {"main", "", "/home/u/train.py", 30, 0, true, 0},
     };
-    struct rep_site s3 = {"cudaMemcpyAsync", 1, 1, 1, 10, fw};
-    assert_int_equal(hints_user_frame(&s3), 9);
+    struct rep_site s3 = {"cudaMemcpyAsync", 1, 1, 1, 12, fw};
+    assert_int_equal(hints_user_frame(&s3), 11);
+    /* a package whose name only begins like torch's is the user's */
+    static const struct rep_frame torchlike = PYF("torchvision_extra/utils.py", "f");
+    assert_false(hints_frame_is_runtime(&torchlike));
     /* CPython 3.12+'s shim frame of a type's __init__ (no source file) is the interpreter's;
      * a script run by a relative path and an exec'd string are the user's */
     static const struct rep_frame shim = {"__init__", "", "__init__", 0, 0, true, 0};
