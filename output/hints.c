@@ -387,8 +387,8 @@ static bool api_key_is(const char *api, const char *key)
  * Accelerate, DeepSpeed); by the path below site-packages. A model library (timm, transformers'
  * models) stays the user's: its line is where the sync is written. */
 static const char *const framework_packages[] = {
-    "torch/", "torchvision/", "torchaudio/", "lightning/", "pytorch_lightning/", "lightning_fabric/", "lightning_utilities/",
-    "accelerate/", "deepspeed/",
+    "torch/", "torchvision/", "torchaudio/", "lightning/", "pytorch_lightning/", "lightning_fabric/",
+    "lightning_utilities/", "accelerate/", "deepspeed/",
     "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
     "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};
 
@@ -614,16 +614,14 @@ static const char *called(const struct rep_frame *f, uint32_t i)
 }
 
 /* The cause rule of a native frame among the site's own frames (innermost first), or NULL. */
-static const struct op_rule *cause_rule(const struct rep_site *site, const char **matched)
+static const struct op_rule *cause_rule(const struct rep_site *site)
 {
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
     for (uint32_t i = 0; i < sec.own; i++) {
         const struct op_rule *r = site->frames[i].python ? NULL
                                   : rule_for(KEY_NATIVE, &site->frames[i], NULL, called(site->frames, i));
-        if (r && r->cause) {
-            *matched = r->key;
+        if (r && r->cause)
             return r;
-        }
     }
     return NULL;
 }
@@ -633,11 +631,11 @@ void hints_op(const struct rep_site *site, struct site_op *out)
     memset(out, 0, sizeof *out);
     char node[96];
     bool custom;
-    const char *matched, *cause_key = NULL;
-    const struct op_rule *cause = cause_rule(site, &cause_key);
+    const char *matched;
+    const struct op_rule *cause = cause_rule(site);
     if (site_node(site, node, sizeof node, &custom, &matched)) {
         if (cause) {
-            take_rule(cause, cause_key, out);
+            take_rule(cause, cause->key, out);
             return;
         }
         backward_op(node, custom, out);
@@ -663,7 +661,7 @@ void hints_op(const struct rep_site *site, struct site_op *out)
         aten_display(inner, out->aten_inner, sizeof out->aten_inner);
     }
     if (cause) {
-        take_rule(cause, cause_key, out);
+        take_rule(cause, cause->key, out);
         return;
     }
     /* torch's Python, then its bindings: from the user frame inwards */
