@@ -14,7 +14,9 @@ is cut from its valid and test sets and given to the script's own --data flag), 
 script runs in, its arguments, what in its output is a wall-clock time (masked before the runs
 with and without the agent are compared), the files it writes, and its venv (torch: the torch
 venv; vision: the one with torchvision, `make torch-vision-venv`)."""
+import array
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -39,6 +41,30 @@ def _wt2_small(root):
                         ("test.txt", test[:200])):
         with open(os.path.join(out, name), "w", encoding="utf-8") as f:
             f.writelines(lines)
+
+
+def _chars_corpus(root):
+    """nanoGPT's character-level data (data/shakespeare_char/{train,val}.bin, meta.pkl, what its
+    prepare.py writes) made from the repository's own text, since prepare.py downloads tiny
+    Shakespeare: uint16 character ids, 90 % to train on."""
+    text = ""
+    for rel in ("README.md", "model.py", "train.py", "configurator.py"):
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            text += f.read()
+    chars = sorted(set(text))
+    stoi = {c: i for i, c in enumerate(chars)}
+    ids = array.array("H", (stoi[c] for c in text))
+    if sys.byteorder != "little":
+        ids.byteswap()
+    out = os.path.join(root, "data", "shakespeare_char")
+    os.makedirs(out, exist_ok=True)
+    n = len(ids) * 9 // 10
+    with open(os.path.join(out, "train.bin"), "wb") as f:
+        f.write(ids[:n].tobytes())
+    with open(os.path.join(out, "val.bin"), "wb") as f:
+        f.write(ids[n:].tobytes())
+    with open(os.path.join(out, "meta.pkl"), "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
 
 
 SCRIPTS = {
@@ -76,6 +102,25 @@ SCRIPTS = {
         "files": ["out/netG_epoch_0.pth", "out/netD_epoch_0.pth", "out/real_samples.png",
                   "out/fake_samples_epoch_000.png"],
         "venv": "vision",
+    },
+    # karpathy/nanoGPT's train.py with its shakespeare_char config, made small: a 2-layer GPT,
+    # get_batch's pinned non_blocking copies, fused AdamW with torch.amp (float16: GradScaler),
+    # loss.item() every 10 iterations, estimate_loss's .item() per batch every 20
+    "nanogpt": {
+        "repo": "karpathy/nanoGPT",
+        "commit": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
+        "paths": ["train.py", "model.py", "configurator.py", "config/train_shakespeare_char.py",
+                  "README.md"],
+        "prepare": _chars_corpus,
+        "cwd": ".",
+        "argv": ["train.py", "config/train_shakespeare_char.py", "--device=cuda", "--compile=False",
+                 "--dtype=float16", "--max_iters=60", "--eval_interval=20", "--eval_iters=5",
+                 "--log_interval=10", "--batch_size=8", "--block_size=64", "--n_layer=2",
+                 "--n_head=2", "--n_embd=64"],
+        "pythonpath": None,
+        "times": [r"time [0-9.]+ms, mfu -?[0-9.]+%"],
+        "files": [],
+        "venv": "torch",
     },
     # karpathy/minGPT's adder project: a GPT-nano trained on 2-digit additions it generates,
     # minGPT's Trainer (DataLoader with 2 worker processes and pin_memory=True, batches moved

@@ -1,5 +1,5 @@
 """Public training scripts, unmodified (tests/public/public.py: pinned commits of pytorch/examples'
-word_language_model and dcgan and karpathy/minGPT's adder, extracted from the fetched snapshots under
+word_language_model and dcgan, karpathy/nanoGPT's train.py and karpathy/minGPT's adder, extracted from the fetched snapshots under
 build/public/ at test time), on real torch over the simulated device. Each runs three times in a
 fresh copy of its tree: plain, under the agent, and under torch's own sync detector
 (sync_debug_oracle.py: torch.cuda.set_sync_debug_mode("warn"), each warning placed at the
@@ -69,6 +69,13 @@ EXPECT = {
         "marks": 16,  # 1000 fake images in batches of 64, each iteration D's step then G's
         "per_step": {("dcgan/main.py", 263): "2.00", ("dcgan/main.py", 246): "1.00"},
     },
+    "nanogpt": {
+        "ops": {("train.py", 193): "Module.to",                            # model.to(device)
+                ("train.py", 225): "Tensor.item",                          # estimate_loss
+                ("train.py", 323): "Tensor.item"},                         # lossf = loss.item()
+        "marks": 61,  # iterations 0 to 60, each a fused AdamW step through the GradScaler
+        "per_step": {("train.py", 323): "0.10"},
+    },
     "mingpt_adder": {
         "ops": {("mingpt/trainer.py", 43): "Module.to",                    # self.model.to(device)
                 ("mingpt/trainer.py", 89): "Tensor.to",                    # batch moved, non_blocking=False
@@ -121,7 +128,9 @@ class Script:
                 self.report = f.read()
 
     def run(self, arm, d):
-        env = {"SYNCSPY_REPORT": os.path.join(self.work, "report.txt")} if arm == "agent" else {}
+        # every line in the report's table (which rows make the default 10 depends on timing)
+        env = {"SYNCSPY_REPORT": os.path.join(self.work, "report.txt"),
+               "SYNCSPY_TOP": "100"} if arm == "agent" else {}
         if self.spec["pythonpath"]:
             env["PYTHONPATH"] = os.path.join(d, self.spec["pythonpath"])
         cwd = os.path.join(d, self.spec["cwd"])
@@ -233,8 +242,11 @@ class PublicScripts(unittest.TestCase):
                     for x in sites:
                         self.assertEqual(x["op"], op, harness.frames_text(x))
                         self.assertTrue(x["hint"] and GENERIC_HINT not in x["hint"], x["hint"])
-                    # in the report text too, when the line is in the table
+                    # in the report text too, when the line syncs in the training steps (a
+                    # line of start-up or after the last step only is on those lines instead)
                     g = harness.group_at(s.report, os.path.basename(at[0]), at[1])
+                    in_steps = any(x["count"] > x["startup_count"] + x["partial_count"] for x in sites)
+                    self.assertEqual(g is not None, in_steps, s.report[-3000:])
                     if g is not None:
                         self.assertTrue(g["at"].endswith("op: " + op), g["at"])
                         self.assertTrue(g["hint"].startswith(sites[0]["hint"]), g["hint"])
