@@ -51,6 +51,15 @@ static void resolve(void)
     SYM(long_as_long, "PyLong_AsLong");
     SYM(none, "_Py_NoneStruct");
 #undef SYM
+#define OPTIONAL(field, name)                                                   \
+    do {                                                                        \
+        void *p_ = dlsym(RTLD_DEFAULT, name);                                   \
+        __builtin_memcpy(&pyapi.field, &p_, sizeof p_);                         \
+    } while (0)
+    OPTIONAL(weakref_new, "PyWeakref_NewRef");
+    OPTIONAL(weakref_get_ref, "PyWeakref_GetRef");
+    OPTIONAL(weakref_get_object, "PyWeakref_GetObject");
+#undef OPTIONAL
     void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
     if (!fin)
         fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");

@@ -58,6 +58,10 @@ struct pyapi {
     int (*is_true)(PyObject *);                                         /* PyObject_IsTrue */
     long (*long_as_long)(PyObject *);                                   /* PyLong_AsLong */
     PyObject *none;
+    /* optional (NULL when this CPython lacks them) */
+    PyObject *(*weakref_new)(PyObject *, PyObject *);                   /* PyWeakref_NewRef */
+    int (*weakref_get_ref)(PyObject *, PyObject **);                    /* PyWeakref_GetRef, 3.13+ */
+    PyObject *(*weakref_get_object)(PyObject *); /* PyWeakref_GetObject (borrowed; gone in 3.15) */
 };
 
 extern struct pyapi pyapi;

@@ -175,19 +175,53 @@ static void attr_step_end(void)
  * one that closes the cycle, the optimizer that stepped last before the first one stepped again,
  * so that a step holds one whole iteration, forward and backward of every model (a mark after D
  * would split G's forward from its backward, and halve every rate). The first optimizer's first
- * step ends start-up, as with one. An optimizer other than the first that steps twice in a row
- * starts over as the only one (a loop that made a new optimizer). Identity is the object's
- * address, kept without a reference (the program's objects live as long as it wants them). All
- * of it under the GIL: the hook runs there. */
+ * step ends start-up, as with one. A loop that makes a new optimizer (per epoch) starts over
+ * with it as the only one: when the first one is gone (a weak reference to it is dead), or, where
+ * it lives on, when the new one steps twice in a row. Identity is the object's address, kept
+ * without a reference (the program's objects live as long as it wants them). All of it under the
+ * GIL: the hook runs there. */
 #define OPT_KEPT 8 /* optimizers told apart within one step (more are counted as the 8th) */
 static uintptr_t opt_first, opt_closer, opt_prev;
+static PyObject *opt_first_ref; /* a weak reference to the first (NULL: none could be made) */
 static uintptr_t opt_seen[OPT_KEPT]; /* the optimizers that stepped in the step now open */
 static unsigned opt_nseen;
 
-static bool optimizer_ends_step(uintptr_t opt)
+/* Whether the first optimizer has been freed (false when that cannot be told). */
+static bool first_optimizer_gone(void)
 {
-    if (!opt_first || (opt == opt_prev && opt != opt_first))
-        opt_first = opt_closer = opt;
+    if (!opt_first_ref)
+        return false;
+    if (pyapi.weakref_get_ref) {
+        PyObject *o = NULL;
+        int alive = pyapi.weakref_get_ref(opt_first_ref, &o);
+        if (alive > 0)
+            pyapi.decref(o);
+        if (alive < 0)
+            pyapi.err_clear();
+        return alive == 0;
+    }
+    PyObject *o = pyapi.weakref_get_object ? pyapi.weakref_get_object(opt_first_ref) : NULL;
+    if (!o)
+        pyapi.err_clear();
+    return o == pyapi.none;
+}
+
+static void first_optimizer_is(PyObject *opt)
+{
+    opt_first = opt_closer = (uintptr_t)opt;
+    if (opt_first_ref)
+        pyapi.decref(opt_first_ref);
+    opt_first_ref = opt && pyapi.weakref_new ? pyapi.weakref_new(opt, NULL) : NULL;
+    if (!opt_first_ref)
+        pyapi.err_clear(); /* a class without weak references: the twice-in-a-row rule alone */
+}
+
+static bool optimizer_ends_step(PyObject *optimizer)
+{
+    uintptr_t opt = (uintptr_t)optimizer;
+    if (!opt_first || (opt == opt_prev && opt != opt_first) ||
+        (opt != opt_first && first_optimizer_gone()))
+        first_optimizer_is(optimizer);
     else if (opt == opt_first)
         opt_closer = opt_prev;
     opt_prev = opt;
@@ -205,7 +239,7 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, ptrdiff_t nargs,
 {
     (void)self;
     (void)kwnames;
-    if (!optimizer_ends_step(nargs > 0 ? (uintptr_t)args[0] : 0))
+    if (!optimizer_ends_step(nargs > 0 ? args[0] : NULL))
         return pyapi_none();
     agent_optimizer_step(opt_nseen);
     opt_nseen = 0;

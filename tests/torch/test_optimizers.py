@@ -1,12 +1,12 @@
 """Training loops with several optimizers on real torch (tests/torch/progs/optimizers.py): a GAN's
 discriminator and generator, three optimizers in turn, a WGAN-style critic stepping twice per
-generator step, one optimizer made anew every 5 iterations. A training step ends at the
-optimizer that closes the cycle (agent/pyhook.c), so the step counts are the iterations and the
-per-step rates those of an iteration; the generator's forward before the discriminator's step
-and its backward after it fall in one step, so the backward's sync is attributed to its forward
-line. What the user sees is asserted: the report's header in the exit report and in `syncspy
-report` rebuilt from trace.bin, summary.json's "optimizers", the rows' syncs per step, and the
-program's own output, the same with and without the agent."""
+generator step, one optimizer made anew every 5 iterations (its predecessor freed, or kept). A
+training step ends at the optimizer that closes the cycle (agent/pyhook.c), so the step counts
+are the iterations and the per-step rates those of an iteration; the generator's forward before
+the discriminator's step and its backward after it fall in one step, so the backward's sync is
+attributed to its forward line. What the user sees is asserted: the report's header in the exit
+report and in `syncspy report` rebuilt from trace.bin, summary.json's "optimizers", the rows'
+syncs per step, and the program's own output, the same with and without the agent."""
 import json
 import re
 import unittest
@@ -36,7 +36,7 @@ class Case:
 class SeveralOptimizers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cases = {c: Case(c) for c in ("gan", "three", "critic", "renew")}
+        cls.cases = {c: Case(c) for c in ("gan", "three", "critic", "renew", "renew_kept")}
 
     def each(self):
         for name, c in self.cases.items():
@@ -57,9 +57,11 @@ class SeveralOptimizers(unittest.TestCase):
             # the critic steps first and twice: its first two steps end start-up and one step,
             # then each step closes at the critic's second step: one iteration each
             "critic": (ITERS + 1, 2),
-            # a new optimizer's first step cannot be told from a second optimizer's: the step
-            # it is in holds two iterations (at iterations 5 and 10 here)
-            "renew": (ITERS - (ITERS - 1) // 5, None),
+            # a new optimizer whose predecessor is gone starts over at its first step
+            "renew": (ITERS, None),
+            # one whose predecessor lives on cannot be told at its first step from a second
+            # optimizer's: the step it is in holds two iterations (at iterations 5 and 10 here)
+            "renew_kept": (ITERS - (ITERS - 1) // 5, None),
         }
         for name, c in self.each():
             marks, optimizers = want[name]
@@ -80,11 +82,11 @@ class SeveralOptimizers(unittest.TestCase):
     def test_per_step_rates_are_an_iterations(self):
         # one .item() an iteration; the critic's first step holds its first step alone (11 of
         # the 12 counted steps have the .item(), the 12th's is after the last step)
-        want = {"gan": "1.00", "three": "1.00", "critic": "0.92"}
+        want = {"gan": "1.00", "three": "1.00", "critic": "0.92", "renew": "1.00"}
         for name, c in self.each():
             if name not in want:
                 continue
-            g = harness.group_at(c.run.stderr, "optimizers.py", MARKS["item_" + name])
+            g = harness.group_at(c.run.stderr, "optimizers.py", MARKS["item_" + name.split("_")[0]])
             self.assertIsNotNone(g, c.run.stderr[-3000:])
             self.assertEqual(g["head"].split()[4], want[name], g["head"])
 

@@ -8,6 +8,7 @@ Cases:
             after it; loss.item() every iteration
   three     three optimizers stepping in turn (A, B, C), one .item() each iteration
   renew     one optimizer, made anew every 5 iterations (as a loop that rebuilds it per epoch)
+  renew_kept  the same, each old optimizer kept alive in a list
   critic    a WGAN-style loop: the critic steps twice per generator step"""
 import json
 import sys
@@ -60,14 +61,16 @@ def three(iters):
     return total
 
 
-def renew(iters):
+def renew(iters, keep=False):
     (m,) = models(1)
     x = torch.randn(4, 8, device=dev)
     total = 0.0
-    opt = None
+    opt, kept = None, []
     for i in range(iters):
         if i % 5 == 0:
             opt = torch.optim.SGD(m.parameters(), lr=0.1)
+            if keep:
+                kept.append(opt)
         opt.zero_grad()
         loss = m(x).sum()
         loss.backward()
@@ -98,7 +101,8 @@ def critic(iters):
 def main():
     case = sys.argv[1]
     iters = int(sys.argv[2]) if len(sys.argv) > 2 else 12
-    total = {"gan": gan, "three": three, "renew": renew, "critic": critic}[case](iters)
+    total = {"gan": gan, "three": three, "renew": renew, "critic": critic,
+             "renew_kept": lambda n: renew(n, keep=True)}[case](iters)
     print(json.dumps({"case": case, "iters": iters, "total": round(total, 6)}))
 
 
