@@ -154,6 +154,16 @@ static bool read_fields(struct summary_reader *r, const struct schema *sc, void 
     return read_members(r, sc, obj, &seen) && require(r, sc, seen, at);
 }
 
+/* A count the model keeps in 32 bits: a larger one in the file reads as UINT32_MAX. */
+static bool json_u32_saturated(struct json_in *in, uint32_t *dst)
+{
+    uint64_t v;
+    if (!json_u64(in, &v))
+        return false;
+    *dst = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    return true;
+}
+
 static bool read_string_into(struct summary_reader *r, const char **dst)
 {
     const char *s;
@@ -285,13 +295,7 @@ static bool site_field(struct summary_reader *r, void *obj, int k)
     case S_GPU_IDLE: return json_u64(in, &s->gpu_idle_ns);
     case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
     case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
-    case S_THREADS: {
-        uint64_t v;
-        if (!json_u64(in, &v))
-            return false;
-        s->threads = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-        return true;
-    }
+    case S_THREADS: return json_u32_saturated(in, &s->threads);
     }
     if (k >= S_SPLIT && k < S_N)
         return split_field(r, &s->split, k - S_SPLIT);
@@ -549,13 +553,7 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
             return true;
         return read_string_into(r, &p->step_source);
     case P_NO_HOOK: return json_bool(in, &p->no_step_hook);
-    case P_OPTIMIZERS: {
-        uint64_t n;
-        if (!json_u64(in, &n))
-            return false;
-        p->optimizers = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-        return true;
-    }
+    case P_OPTIMIZERS: return json_u32_saturated(in, &p->optimizers);
     case P_THREADS: in->field = NULL; return read_array(r, read_thread, "an array of threads");
     }
     return false; /* known_key returns no other k */
