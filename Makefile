@@ -72,6 +72,17 @@ $(PY_EMBED): agent/autograd_attr.py
 $(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: $(PY_EMBED)
 $(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: CPPFLAGS += -I$(BUILD)/gen
 
+# CUPTI's result names for entry/cupti.c's notices, from the toolkit's cupti_result.h (every
+# `CUPTI_<NAME> = <code>,` line but the enum's FORCE_INT end): CUPTI itself is never asked.
+CUPTI_RESULT_H := $(firstword $(wildcard $(CUDA_HOME)/include/cupti_result.h $(CUDA_HOME)/extras/CUPTI/include/cupti_result.h))
+CUPTI_NAMES := $(BUILD)/gen/cupti_result_names.inc
+$(CUPTI_NAMES): $(CUPTI_RESULT_H)
+	@mkdir -p $(@D)
+	sed -n 's/^ *\(CUPTI_[A-Z0-9_]*\) *= *\([0-9][0-9]*\),.*/    {\2, "\1"},/p' $< | \
+	    grep -v FORCE_INT > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/entry/cupti.o $(BUILD)/obj-faults/entry/cupti.o: $(CUPTI_NAMES)
+$(BUILD)/obj/entry/cupti.o $(BUILD)/obj-faults/entry/cupti.o: CPPFLAGS += -I$(BUILD)/gen
+
 # The page of `syncspy html` (cli/html/page.css, page.js), embedded in the program the same way.
 HTML_EMBED := $(BUILD)/gen/html_page.css.inc $(BUILD)/gen/html_page.js.inc
 $(BUILD)/gen/html_%.inc: cli/html/%

@@ -278,6 +278,35 @@ static void call_on_stack(void (*fn)(void), void *top)
 #endif
 }
 
+/* fn on a stack of the agent's own, on the calling thread (see agent_first_use). */
+static void run_on_own_stack(void (*fn)(void))
+{
+    char *stack = mmap(NULL, FIRST_USE_STACK_BYTES, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack != MAP_FAILED) {
+        bool agents = agent_tls.agent_thread;
+        agent_tls.agent_thread = true;
+        call_on_stack(fn, stack + FIRST_USE_STACK_BYTES);
+        agent_tls.agent_thread = agents;
+        munmap(stack, FIRST_USE_STACK_BYTES);
+    } else {
+        fn();
+    }
+}
+
+void agent_run_entry_work(void (*fn)(void))
+{
+    if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
+        return;
+    struct agent_work w;
+    struct agent_hold h;
+    agent_work_begin(&w);
+    agent_hold_signals(&h);
+    run_on_own_stack(fn);
+    agent_release_signals(&h);
+    agent_work_end(&w);
+}
+
 void agent_first_use(void)
 {
     bool was = atomic_exchange_explicit(&cuda_seen, true, memory_order_relaxed);
@@ -289,17 +318,7 @@ void agent_first_use(void)
      * the thread's own stack, whose addresses say nothing about this one: meanwhile the thread
      * counts as the agent's (every CUDA call it makes is forwarded, as inside any agent work).
      * Signals stay held as the caller held them. Where no stack can be had, the work runs here. */
-    char *stack = mmap(NULL, FIRST_USE_STACK_BYTES, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (stack != MAP_FAILED) {
-        bool agents = agent_tls.agent_thread;
-        agent_tls.agent_thread = true;
-        call_on_stack(first_use_work, stack + FIRST_USE_STACK_BYTES);
-        agent_tls.agent_thread = agents;
-        munmap(stack, FIRST_USE_STACK_BYTES);
-    } else {
-        first_use_work();
-    }
+    run_on_own_stack(first_use_work);
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
     uint64_t now = agent_now_ns();

@@ -32,6 +32,11 @@ void agent_init_once(void);
 /* The process's first CUDA call (agent/core.c, on that thread, its guard raised): the output
  * folder, the flusher, the entry layer's first-use hook, the Python step hook. Once. */
 void agent_first_use(void);
+/* The entry layer's work that had to wait for something after the first use (CUPTI waits for
+ * the program's CUDA driver: entry/cupti.h), run as the first use's is: on a stack of the
+ * agent's own, as agent work (CUDA calls it makes are forwarded untouched), signals held. Only
+ * while RUNNING; never from inside agent work or an interposed call. */
+void agent_run_entry_work(void (*fn)(void));
 /* Whether this process made any CUDA call (decides if anything is written at exit). */
 bool agent_cuda_seen(void);
 

@@ -19,8 +19,10 @@
 
 #include "agent/apis.h"
 #include "agent/gpu.h"
+#include "agent/lifecycle.h"
 #include "common/compiler.h"
 #include "common/log.h"
+#include "entry/cuda_driver.h"
 #include "entry/cupti_load.h"
 #include "entry/real.h"
 #include "entry/sync_rules.h"
@@ -34,7 +36,6 @@ typedef CUptiResult (*subscribe_v2_fn)(CUpti_SubscriberHandle *, CUpti_CallbackF
 typedef CUptiResult (*unsubscribe_fn)(CUpti_SubscriberHandle);
 typedef CUptiResult (*enable_callback_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                           CUpti_CallbackId);
-typedef CUptiResult (*result_string_fn)(CUptiResult, const char **);
 #define CUPTI_FN(type, name) ((type)real_cached(REAL_##name))
 
 static char lib_path[PATH_MAX];
@@ -101,13 +102,22 @@ static void notice_once(_Atomic bool *said, const char *fmt, ...)
 static _Atomic bool said_unavailable, said_aside;
 
 
+/* CUPTI's name for a result, from the toolkit's cupti_result.h (generated at build time). Never
+ * cuptiGetResultString: it is where CUDA 13.2's libcupti recurses when it cannot start its
+ * driver, after an error code it returned cleanly. */
+static const struct {
+    CUptiResult code;
+    const char *name;
+} result_names[] = {
+#include "cupti_result_names.inc"
+};
+
 static const char *result_text(CUptiResult r)
 {
-    const char *s = NULL;
-    result_string_fn f = CUPTI_FN(result_string_fn, cuptiGetResultString);
-    if (f && f(r, &s) == CUPTI_SUCCESS && s)
-        return s;
-    return "unknown CUPTI error";
+    for (size_t i = 0; i < sizeof result_names / sizeof result_names[0]; i++)
+        if (result_names[i].code == r)
+            return result_names[i].name;
+    return "an unknown CUPTI result";
 }
 
 /* ---- what a pointer is, as the driver says ----------------------------------------------------- */
@@ -286,22 +296,81 @@ static bool subscribe(void)
     return true;
 }
 
-/* Loads and subscribes; false (said, unless quiet) when CUPTI is not there. Under state_lock. */
-static bool start_locked(const struct config *cfg)
+/* ---- the driver gate ---------------------------------------------------------------------- */
+
+/* Whether the loaded libcupti may be subscribed now (entry/cuda_driver.h says why not always):
+ * the simulator's CUPTI needs no driver; NVIDIA's needs one it can start: the program's, once
+ * initialized with a device, or before that one whose kernel driver reports a GPU. A driver
+ * older than that CUPTI's CUDA is never usable (why says so). */
+enum gate { GATE_OPEN, GATE_WAIT, GATE_NEVER };
+
+static enum gate driver_gate(char *why, size_t len)
+{
+    if (real_cupti_symbol("simcupti_runs_without_driver"))
+        return GATE_OPEN;
+    int min = cuda_cupti_min_driver(lib_path);
+    if (cuda_driver_devices() > 0) {
+        int v = cuda_driver_version();
+        if (v >= min)
+            return GATE_OPEN;
+        snprintf(why, len, "%s is for CUDA %d; the driver is for CUDA %d.%d", lib_path, min / 1000,
+                 v / 1000, v % 1000 / 10);
+        return GATE_NEVER;
+    }
+    return min > 0 && cuda_driver_installed(min) ? GATE_OPEN : GATE_WAIT;
+}
+
+/* CUPTI is loaded and waits for the program's driver: cupti_retry subscribes after a CUDA call
+ * that succeeded (the runtime initialized its driver by then). */
+_Atomic bool cupti_waiting_for_driver;
+
+enum start { START_ON, START_WAITING, START_NONE };
+
+/* Subscribes if the gate is open; says why not when it never will. Under state_lock, CUPTI
+ * loaded. */
+static enum start subscribe_if_usable(void)
+{
+    char why[PATH_MAX + 160];
+    switch (driver_gate(why, sizeof why)) {
+    case GATE_OPEN:
+        atomic_store(&cupti_waiting_for_driver, false);
+        return subscribe() ? START_ON : START_NONE;
+    case GATE_NEVER:
+        atomic_store(&cupti_waiting_for_driver, false);
+        notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
+        return START_NONE;
+    case GATE_WAIT:
+        break;
+    }
+    if (!atomic_exchange(&cupti_waiting_for_driver, true))
+        dbg(1, "CUPTI: %s loaded; subscribed once the program's CUDA driver is initialized", lib_path);
+    return START_WAITING;
+}
+
+/* Loads and subscribes (or waits for the driver); START_NONE (said, unless quiet) when CUPTI is
+ * not there. Under state_lock. */
+static enum start start_locked(const struct config *cfg)
 {
     tl.in_cupti = true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
-    bool ok = false;
+    enum start st = START_NONE;
     if (cfg->cupti == CUPTI_OFF) {
         notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
     } else {
         char why[PATH_MAX + 160];
         if (cupti_load(cfg, lib_path, sizeof lib_path, why, sizeof why))
-            ok = subscribe();
+            st = subscribe_if_usable();
         else
             notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
     }
     tl.in_cupti = false;
-    return ok;
+    return st;
+}
+
+/* SYNCSPY_GPU=1's collector starts with the subscription, or hears there is none. */
+static void tell_agent(enum start st)
+{
+    if (st != START_WAITING)
+        agent_cupti_ready(st == START_ON ? real_cupti_symbol : NULL);
 }
 
 void cupti_start(const struct config *cfg)
@@ -310,10 +379,8 @@ void cupti_start(const struct config *cfg)
         return;
     pthread_mutex_lock(&state_lock);
     quiet = cfg->cupti == CUPTI_EAGER && tree_said;
-    bool ok = start_locked(cfg);
+    tell_agent(start_locked(cfg));
     quiet = false;
-    /* SYNCSPY_GPU=1: the agent starts its collector with this libcupti, or says why not */
-    agent_cupti_ready(ok ? real_cupti_symbol : NULL);
     pthread_mutex_unlock(&state_lock);
 }
 
@@ -334,15 +401,39 @@ void cupti_start_early(const struct config *cfg, const char *cudart)
     if (!atomic_load(&started)) {
         quiet = true;
         cupti_load_expect(cudart);
-        if (start_locked(cfg)) {
+        enum start st = start_locked(cfg);
+        if (st != START_NONE) { /* else the first CUDA call tries again, and says why not */
             atomic_store(&started, true);
-            agent_cupti_ready(real_cupti_symbol);
-            dbg(1, "CUPTI: subscribed as a libcudart is loaded with dlopen (its calls may never "
-                   "reach the shim)");
+            tell_agent(st);
+            dbg(1, "CUPTI: %s as a libcudart is loaded with dlopen (its calls may never reach the "
+                   "shim)", st == START_ON ? "subscribed" : "loaded");
         }
         quiet = false;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+/* On the agent's own stack (agent_run_entry_work). */
+static void retry_work(void)
+{
+    if (pthread_mutex_trylock(&state_lock) != 0)
+        return; /* another thread starts or retries: it decides */
+    if (atomic_load(&cupti_waiting_for_driver)) {
+        tl.in_cupti = true;
+        enum start st = subscribe_if_usable();
+        tl.in_cupti = false;
+        tell_agent(st);
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+void cupti_retry(void)
+{
+    if (!atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed))
+        return;
+    int saved = errno;
+    agent_run_entry_work(retry_work);
+    errno = saved;
 }
 
 void cupti_take_correlation(struct sync_call *call)

@@ -9,6 +9,8 @@
 #ifndef SYNCSPY_ENTRY_CUPTI_H
 #define SYNCSPY_ENTRY_CUPTI_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,10 +19,20 @@
 
 /* At the first CUDA call (the lifecycle's first-use hook, on the calling thread, the agent's
  * guard held), or at load with SYNCSPY_CUPTI=eager: loads libcupti as SYNCSPY_CUPTI says and
- * subscribes to the sync family's driver and runtime callbacks. Any failure (off, no libcupti,
- * another subscriber) is one stderr line and the runtime entry points carry on alone. Once per
- * process. */
+ * subscribes to the sync family's driver and runtime callbacks, if the driver is usable
+ * (entry/cuda_driver.h: NVIDIA's libcupti crashes the process when subscribed without a driver
+ * it can start); else CUPTI waits for the program's driver (cupti_retry). Any failure (off, no
+ * libcupti, another subscriber, a driver too old) is one stderr line and the runtime entry
+ * points carry on alone. No call into libcupti ever asks it for words (cuptiGetResultString).
+ * Once per process. */
 void cupti_start(const struct config *cfg);
+
+/* True while CUPTI is loaded and waits for the program's CUDA driver to be initialized. */
+extern _Atomic bool cupti_waiting_for_driver;
+/* After a CUDA call of the program that succeeded (its runtime initialized the driver by then),
+ * from the entry points, off any agent work: subscribes if the driver is now usable. Cheap when
+ * not waiting. */
+void cupti_retry(void);
 
 /* SYNCSPY_CUPTI=eager's start, at load: cupti_start, whose failure is said by the first process
  * of a process tree only (an environment marker its children inherit). */
@@ -28,8 +40,10 @@ void cupti_start_eager(const struct config *cfg);
 
 /* A libcudart is being loaded with dlopen before any CUDA call reached the shim (entry/dlopen.c):
  * a program calling it through the handle (ctypes.CDLL, dlsym) never reaches the shim, so CUPTI
- * subscribes now (SYNCSPY_CUPTI auto or a path; auto looks beside that libcudart). Quiet when it cannot: the first CUDA call the
- * shim sees tries again and says why. */
+ * subscribes now (SYNCSPY_CUPTI auto or a path; auto looks beside that libcudart) where the
+ * driver gate is open before the program's cuInit (a GPU the kernel driver reports, or the
+ * simulator's CUPTI). Quiet when it cannot: the first CUDA call the shim sees tries again and
+ * says why. */
 void cupti_start_early(const struct config *cfg, const char *cudart);
 
 /* SYNCSPY_GPU=1: the correlation ids of the runtime and driver calls that returned on this

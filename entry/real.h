@@ -17,7 +17,7 @@
 /* Where a real symbol is found. */
 enum real_where {
     REAL_CUDART, /* the runtime in use: the next definition, else a loaded libcudart.so* */
-    REAL_DRIVER, /* the loaded libcuda.so.1 (syncspy never loads it) */
+    REAL_DRIVER, /* the loaded libcuda.so.1 (syncspy loads it only as entry/cuda_driver.h says) */
     REAL_LIBC,   /* the next definition after syncspy's own (libc's), resolved at load */
     REAL_CUPTI,  /* the libcupti entry/cupti_load.c loaded (real_bind_cupti) */
 };
@@ -32,6 +32,8 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
 #define REAL_SYMBOLS(X)                                                                        \
     X(cudaPointerGetAttributes, REAL_CUDART, REAL_OPTIONAL) /* copy rules; unknown without */ \
     X(cuPointerGetAttribute, REAL_DRIVER, REAL_OPTIONAL)    /* the same, for CUPTI's calls */ \
+    X(cuDeviceGetCount, REAL_DRIVER, REAL_OPTIONAL)         /* entry/cuda_driver.c */         \
+    X(cuDriverGetVersion, REAL_DRIVER, REAL_OPTIONAL)                                          \
     X(sigaction, REAL_LIBC, REAL_REQUIRED)                  /* entry/signals.c */             \
     X(signal, REAL_LIBC, REAL_REQUIRED)                                                        \
     X(bsd_signal, REAL_LIBC, REAL_OPTIONAL)                                                    \
@@ -46,7 +48,7 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
     X(cuptiSubscribe_v2, REAL_CUPTI, REAL_OPTIONAL)                                            \
     X(cuptiUnsubscribe, REAL_CUPTI, REAL_REQUIRED)                                             \
     X(cuptiEnableCallback, REAL_CUPTI, REAL_REQUIRED)                                          \
-    X(cuptiGetResultString, REAL_CUPTI, REAL_OPTIONAL)                                         \
+    X(simcupti_runs_without_driver, REAL_CUPTI, REAL_OPTIONAL) /* the simulator's: sim/ */    \
     X(cuptiGetVersion, REAL_CUPTI, REAL_OPTIONAL)           /* SYNCSPY_GPU=1: collectors/gpu.c */ \
     X(cuptiGetTimestamp, REAL_CUPTI, REAL_OPTIONAL)                                            \
     X(cuptiActivityEnable, REAL_CUPTI, REAL_OPTIONAL)                                          \

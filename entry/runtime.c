@@ -79,7 +79,7 @@ static void hand_over(struct sync_call *c)
 
 /* BEGIN resolves the real function and starts the clock when the agent records this call;
  * END stops it and hands the call over when it succeeded and `is_sync` holds (evaluated only
- * then). A call that failed (no driver, a bad argument, a job already broken) made no device
+ * then), and lets CUPTI subscribe if it waits for the driver this call's success proves. A call that failed (no driver, a bad argument, a job already broken) made no device
  * work wait for: it is forwarded with its error and not counted as a sync. */
 #define BEGIN(fn)                                                                               \
     __typeof__(&fn) real_ = REAL(fn);                                                           \
@@ -101,6 +101,9 @@ static void hand_over(struct sync_call *c)
         } else if (in_ == AGENT_HELD) {                                                         \
             agent_leave_held(&k_);                                                              \
         }                                                                                       \
+        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) &&  \
+            in_ != AGENT_UNTOUCHED && (result) == cudaSuccess)                                  \
+            cupti_retry();                                                                      \
     } while (0)
 
 /* ---- explicit synchronization ---------------------------------------------------------- */
@@ -428,7 +431,11 @@ SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
         __typeof__(&fn) real_ = REAL(fn);                                                       \
         if (unlikely(!real_))                                                                   \
             return NO_RUNTIME;                                                                  \
-        return real_ args;                                                                      \
+        cudaError_t r_ = real_ args;                                                            \
+        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) &&  \
+            r_ == cudaSuccess)                                                                  \
+            cupti_retry();                                                                      \
+        return r_;                                                                              \
     }                                                                                           \
     SYNCSPY_EXPORT cudaError_t fn params                                                        \
     {                                                                                           \

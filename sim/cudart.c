@@ -252,7 +252,7 @@ SIM_API cudaError_t cudaDeviceSynchronize(void)
 
 SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     if (driverVersion == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *driverVersion = CUDART_VERSION;
@@ -261,7 +261,7 @@ SIM_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 
 SIM_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     if (runtimeVersion == NULL)
         return sim_ret(cudaErrorInvalidValue);
     *runtimeVersion = CUDART_VERSION;
@@ -284,25 +284,25 @@ SIM_API cudaError_t cudaProfilerStop(void)
 
 SIM_API cudaError_t cudaGetLastError(void)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     return sim_take_last_error(true);
 }
 
 SIM_API cudaError_t cudaPeekAtLastError(void)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     return sim_take_last_error(false);
 }
 
 SIM_API const char *cudaGetErrorName(cudaError_t error)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     return sim_error_name(error);
 }
 
 SIM_API const char *cudaGetErrorString(cudaError_t error)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     return sim_error_string(error);
 }
 

@@ -14,11 +14,20 @@
         { __func__, 0 };                                                                      \
     sim_enter(&counter_)
 
-/* The same for a query that needs no context (it leaves the primary context inactive). */
+/* The same for a query that needs no context (it leaves the primary context inactive) but
+ * initializes the driver, as the real runtime's first call does (cuInit: devices, properties,
+ * driver entry points). */
 #define ENTER_QUERY()                                                                         \
     static struct sim_counter counter_ __attribute__((section("simcuda_counters"), used)) = \
         { __func__, 0 };                                                                      \
     sim_enter_query(&counter_)
+
+/* The same for a call that never needs the driver (versions, error strings, the thread's last
+ * error and capture mode): it leaves the driver uninitialized. */
+#define ENTER_PURE()                                                                          \
+    static struct sim_counter counter_ __attribute__((section("simcuda_counters"), used)) = \
+        { __func__, 0 };                                                                      \
+    sim_enter_pure(&counter_)
 
 /* Defines an entry point and its twin whose stream 0 (or implied stream) is the calling
  * thread's per-thread default stream (suffix _ptsz, or _ptds for the stream-less forms). The

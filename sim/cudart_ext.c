@@ -28,7 +28,7 @@ static _Thread_local enum cudaStreamCaptureMode capture_mode = cudaStreamCapture
 
 SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
 {
-    ENTER_QUERY();
+    ENTER_PURE();
     if (mode == NULL || (unsigned)*mode > cudaStreamCaptureModeRelaxed)
         return sim_ret(cudaErrorInvalidValue);
     enum cudaStreamCaptureMode old = capture_mode;

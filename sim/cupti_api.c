@@ -36,6 +36,16 @@ static CUptiResult ret(CUptiResult r)
     return r;
 }
 
+/* Not CUPTI's: says that this CUPTI runs without NVIDIA's driver (it is the simulator's), so a
+ * tool may subscribe before the program initialized its driver. NVIDIA's libcupti crashes the
+ * process when subscribed without a driver it can start (CUDA 13.2: it recurses through
+ * cuptiGetResultString), so syncspy subscribes to it only once the driver is usable
+ * (entry/cuda_driver.h), and to this one at once. */
+CUPTI_API int simcupti_runs_without_driver(void)
+{
+    return 1;
+}
+
 CUPTI_API CUptiResult cuptiGetVersion(uint32_t *version)
 {
     if (version == NULL)

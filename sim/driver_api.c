@@ -29,8 +29,10 @@ TWIN(cuLaunchKernel, cuLaunchKernel_ptsz)
 
 DRV_API CUresult cuInit(unsigned int Flags)
 {
-    ops();
-    return Flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    ops()->driver_init();
+    return CUDA_SUCCESS;
 }
 
 DRV_API CUresult cuDriverGetVersion(int *driverVersion)
@@ -41,8 +43,12 @@ DRV_API CUresult cuDriverGetVersion(int *driverVersion)
     return CUDA_SUCCESS;
 }
 
+/* Before cuInit (or the runtime's first call) the driver knows no device, as every real driver:
+ * tools ask this to learn whether the program initialized its driver. */
 DRV_API CUresult cuDeviceGetCount(int *count)
 {
+    if (!ops()->driver_is_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
     if (count == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     *count = 1;
@@ -59,6 +65,8 @@ static CUresult check_device(const void *out, CUdevice dev)
 
 DRV_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
+    if (!ops()->driver_is_initialized())
+        return CUDA_ERROR_NOT_INITIALIZED;
     CUresult rc = check_device(device, ordinal);
     if (rc == CUDA_SUCCESS)
         *device = 0;

@@ -387,4 +387,6 @@ const struct simcuda_private_ops sim_private_ops = {
     .device_bytes_per_ns = ops_device_bytes_per_ns,
     .debug_level = ops_debug_level,
     .log = sim_log,
+    .driver_init = sim_driver_init,
+    .driver_is_initialized = sim_driver_is_initialized,
 };

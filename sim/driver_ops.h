@@ -91,6 +91,10 @@ struct simcuda_private_ops {
     double (*device_bytes_per_ns)(void);
     int (*debug_level)(void); /* SIMCUDA_DEBUG */
     void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+    /* added for the driver's initialization (cuInit; CUDA_ERROR_NOT_INITIALIZED before it) */
+    void (*driver_init)(void);
+    bool (*driver_is_initialized)(void);
 };
 
 /* Exported by the simulated libcudart.so.13. */

@@ -41,9 +41,18 @@ struct sim_counter {
 } __attribute__((aligned(16)));
 
 /* Counts a call of an entry point; sim_enter also makes the primary context active, as every
- * runtime call does but the pure queries (device count and properties, versions, errors). */
+ * runtime call does but the queries (device count and properties, versions, errors). Every one
+ * but sim_enter_pure's (versions, errors) initializes the driver first, as the real runtime's
+ * first call does. */
 void sim_enter(struct sim_counter *counter);
 void sim_enter_query(struct sim_counter *counter);
+void sim_enter_pure(struct sim_counter *counter);
+/* The driver: initialized by cuInit or the runtime's first call that needs it (as the real
+ * runtime's first call runs cuInit); the simulated driver answers CUDA_ERROR_NOT_INITIALIZED for
+ * its devices until then. Unlike the real runtime this one does not load libcuda.so.1 then: the
+ * simulated libcuda.so.1 links this library, and would keep it from being unloaded. */
+void sim_driver_init(void);
+bool sim_driver_is_initialized(void);
 void sim_ctx_activate(void);
 bool sim_ctx_is_active(void);
 unsigned long long sim_call_count(const char *api);

@@ -131,11 +131,30 @@ uint64_t sim_copy_ns(size_t bytes)
     return (uint64_t)((double)bytes / rate + 0.5);
 }
 
-void sim_enter_query(struct sim_counter *counter)
+void sim_enter_pure(struct sim_counter *counter)
 {
     sim_init();
     atomic_fetch_add_explicit(&counter->calls, 1, memory_order_relaxed);
     SIM_DBG(2, "%s", counter->name);
+}
+
+static _Atomic bool driver_initialized;
+
+void sim_driver_init(void)
+{
+    if (!atomic_load_explicit(&driver_initialized, memory_order_relaxed))
+        atomic_store_explicit(&driver_initialized, true, memory_order_release);
+}
+
+bool sim_driver_is_initialized(void)
+{
+    return atomic_load_explicit(&driver_initialized, memory_order_acquire);
+}
+
+void sim_enter_query(struct sim_counter *counter)
+{
+    sim_enter_pure(counter);
+    sim_driver_init();
 }
 
 /* The device's primary context: made active by the first runtime call that needs one (every

@@ -47,3 +47,12 @@ $(BUILD)/progs/fakedw/libdw.so.1: tests/progs/lib/fakedw.c
 	$(CC) -std=gnu11 -O1 -fPIC $(WARN) -shared -Wl,-soname,libdw.so.1 -o $@ $<
 
 test-build: $(BUILD)/progs/fakedw/libdw.so.1
+
+# A libcupti.so.13 that aborts when subscribed before the driver is initialized, or asked for a
+# result string (NVIDIA's without a usable driver): tests/e2e/test_cupti.py DriverGate.
+$(BUILD)/progs/strictcupti/libcupti.so.13: tests/progs/lib/strictcupti.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -std=gnu11 -O1 -g -fPIC -fvisibility=hidden $(WARN) -shared \
+	      -Wl,-soname,libcupti.so.13 -o $@ $< -ldl
+
+test-build: $(BUILD)/progs/strictcupti/libcupti.so.13

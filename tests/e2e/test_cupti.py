@@ -5,12 +5,15 @@ counted again through CUPTI's runtime and driver callbacks; another CUPTI client
 keeps working; without CUPTI the shim carries on alone; SYNCSPY_GPU=1 reports the GPU idle time
 after a sync."""
 import os
+import shutil
+import tempfile
 import unittest
 
 import util
 from util import MS, PYPROGS, ROOT, SIM, frames_text, prog, run, site_by_function, source_line
 
 SIM_CUPTI = os.path.join(SIM, "libcupti.so.13")
+CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 CUDA_OBJECTS = ("libsyncspy", "libcupti", "libcuda.so", "libcudart")
 DRIVER_SITES = {  # caller frame -> (api, ms each call blocks at least)
     "drvlib_stream_sync": ("cuStreamSynchronize", 4),
@@ -282,17 +285,97 @@ class LoadedWithDlopen(unittest.TestCase):
         self.assertEqual(sum(x["count"] for x in r.summary()["sites"]), 3)
 
     def test_eager_says_why_not_once_per_process_tree(self):
-        # a wrapper chain of shells under SYNCSPY_CUPTI=eager, where the toolkit's libcupti
-        # (CUDA_HOME's, found first) refuses a subscriber on this machine: one line, not one
-        # per process
-        chain = ["bash", "-c", "bash -c 'bash -c \"python3 -c pass\"; echo one'; echo two"]
-        env = {"SYNCSPY_CUPTI": "eager", "CUDA_HOME": "/usr/local/cuda"}
-        r, plain = run(chain, env=env), run(chain, env=env, preload=False)
-        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        # a wrapper chain of shells under SYNCSPY_CUPTI=eager where no libcupti can be found: an
+        # empty CUDA_HOME, nothing on LD_LIBRARY_PATH, and the loader's cache hidden (this
+        # machine's lists the toolkit's) in a mount namespace of the chain's own: one line, not
+        # one per process
+        unshare = shutil.which("unshare")
+        self.assertIsNotNone(unshare, "unshare(1) (util-linux) is needed")
+        with tempfile.TemporaryDirectory() as empty:
+            chain = [unshare, "--user", "--map-root-user", "--mount", "sh", "-c",
+                     'mount --bind /dev/null /etc/ld.so.cache && exec "$@"', "sh",
+                     "bash", "-c", "bash -c 'bash -c \"python3 -c pass\"; echo one'; echo two"]
+            env = {"SYNCSPY_CUPTI": "eager", "CUDA_HOME": empty, "LD_LIBRARY_PATH": ""}
+            r, plain = run(chain, env=env), run(chain, env=env, preload=False)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), plain.stderr)
         self.assertEqual(r.stdout, "one\ntwo\n")
         lines = [l for l in r.stderr.splitlines() if l.startswith("syncspy: no CUPTI")]
         self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("no libcupti found", lines[0])
         self.assertNotIn("SYNCSPY_CUPTI_SAID", plain.stderr)
+
+
+STRICT_CUPTI = os.path.join(util.BUILD, "progs", "strictcupti", "libcupti.so.13")
+STRICT_SAYS = "strictcupti: subscribed after the driver's initialization"
+
+
+class DriverGate(unittest.TestCase):
+    """NVIDIA's libcupti crashes the process when it is subscribed without a driver it can start
+    (CUDA 13.2's wheel recurses until the stack ends, through cuptiGetResultString): the agent
+    subscribes only once the program's driver is initialized with a device (or before that where
+    the kernel driver reports a GPU, or to the simulator's CUPTI, which needs no driver), and
+    never asks CUPTI for words. strictcupti (tests/progs/lib/strictcupti.c) aborts in either
+    case, as NVIDIA's does."""
+
+    def test_real_runtime_without_a_driver_never_reaches_cupti(self):
+        # the toolkit's libcudart and no driver: every call fails, CUPTI is loaded and waits
+        env = {"LD_LIBRARY_PATH": "", "SYNCSPY_CUPTI": STRICT_CUPTI}
+        plain = run([prog("real_runtime")], preload=False, env=env)
+        r = run([prog("real_runtime")], env=env)
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+        self.assertEqual(r.returncode, 7)
+        if "sync: 0" not in plain.stdout:  # no GPU: nothing recorded, nothing said, no crash
+            self.assertEqual(r.stderr, "")
+            self.assertEqual(r.process_dirs(), [])
+
+    def test_ctypes_runtime_without_a_driver_never_reaches_cupti(self):
+        # dlopen of a libcudart before any CUDA call (torch's way: ctypes.CDLL): the early
+        # subscription waits too
+        code = ("import ctypes, sys; rt = ctypes.CDLL(sys.argv[1]); p = ctypes.c_void_p(); "
+                "print(rt.cudaMalloc(ctypes.byref(p), 16), rt.cudaDeviceSynchronize())")
+        argv = ["python3", "-c", code, os.path.join(CUDA_HOME, "lib64", "libcudart.so.13")]
+        for cupti in (STRICT_CUPTI, "auto"):
+            env = {"LD_LIBRARY_PATH": "", "SYNCSPY_CUPTI": cupti}
+            plain, r = run(argv, preload=False, env=env), run(argv, env=env)
+            self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+            if plain.stdout.startswith("0 "):
+                continue  # a GPU: the calls succeed
+            self.assertEqual(r.stderr, "", cupti)
+            self.assertEqual(r.process_dirs(), [])
+
+    def test_subscribed_after_the_programs_first_call_initialized_the_driver(self):
+        # first_sync's first CUDA call is an interposed sync made before the driver is up: CUPTI
+        # waits through it and subscribes after it returned (the simulator's runtime initialized
+        # its driver); every sync is still counted once
+        r = run([prog("first_sync"), "3"], env={"SYNCSPY_CUPTI": STRICT_CUPTI})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "first_sync: 3 copies\n")
+        self.assertEqual(r.stderr.count(STRICT_SAYS), 1, r.stderr)
+        self.assertEqual(cupti_lines(r.stderr), [])
+        s = r.summary()
+        self.assertEqual(sum(x["count"] for x in site_by_function(s, "main", "cudaMemcpy")), 3)
+        self.assertEqual(sum(x["count"] for x in site_by_function(s, "main", "cudaDeviceSynchronize")), 1)
+
+    def test_a_refusing_cupti_is_named_by_its_code_never_asked_for_words(self):
+        r = run([prog("first_sync"), "2"], env={"SYNCSPY_CUPTI": STRICT_CUPTI, "STRICTCUPTI_REFUSE": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "first_sync: 2 copies\n")
+        lines = cupti_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("refused a subscriber: CUPTI_ERROR_NOT_INITIALIZED", lines[0])
+        self.assertEqual(sum(x["count"] for x in site_by_function(r.summary(), "main", "cudaMemcpy")), 2)
+
+    def test_the_simulators_cupti_is_subscribed_before_the_driver(self):
+        # the simulator's libcupti needs no driver: a program that loads libcudart with dlopen
+        # and calls it through the handle is recorded from its first call (LoadedWithDlopen)
+        r = run(["python3", os.path.join(PYPROGS, "ctypes_cudart.py"), "2"], env={"SYNCSPY_CUPTI": SIM_CUPTI})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(cupti_lines(r.stderr), [])
+        api_counts = {}
+        for x in r.summary()["sites"]:
+            api_counts[x["api"]] = api_counts.get(x["api"], 0) + x["count"]
+        self.assertEqual(api_counts.get("cudaMemcpy"), 2, api_counts)
+        self.assertEqual(api_counts.get("cudaDeviceSynchronize"), 2, api_counts)
 
 
 if __name__ == "__main__":

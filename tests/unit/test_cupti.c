@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -16,6 +18,7 @@
 #include "collectors/gpu.h"
 #include "collectors/native_stack.h"
 #include "common/clock.h"
+#include "entry/cuda_driver.h"
 #include "entry/cupti.h"
 #include "entry/cupti_load.h"
 #include "output/report.h"
@@ -113,6 +116,60 @@ static void test_api_names(void **state)
 }
 
 /* ---- native stack skip ranges ---------------------------------------------------------------------- */
+
+/* The CUDA major version a libcupti is for, from its file name only. */
+static void test_cupti_min_driver(void **state)
+{
+    (void)state;
+    assert_int_equal(cuda_cupti_min_driver("/x/nvidia/cu13/lib/libcupti.so.13"), 13000);
+    assert_int_equal(cuda_cupti_min_driver("libcupti.so.12"), 12000);
+    assert_int_equal(cuda_cupti_min_driver("/usr/local/cuda/lib64/libcupti.so.13.2.86"), 13000);
+    assert_int_equal(cuda_cupti_min_driver("/usr/local/cuda/lib64/libcupti.so"), 0);
+    assert_int_equal(cuda_cupti_min_driver("/x/libcupti.so.x"), 0);
+    assert_int_equal(cuda_cupti_min_driver("/x/libcupti.so.13x"), 0);
+    assert_int_equal(cuda_cupti_min_driver("/x/libcupti.so.0"), 0);
+    assert_int_equal(cuda_cupti_min_driver("/x/libcuptix.so.13"), 0);
+    assert_int_equal(cuda_cupti_min_driver("/x/libcupti.so.13/other.so"), 0);
+}
+
+static void make_dir(const char *root, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    assert_int_equal(mkdir(path, 0700), 0);
+}
+
+/* NVIDIA's kernel driver reports its GPUs as folders of /proc/driver/nvidia/gpus; WSL has
+ * /dev/dxg instead. A driver folder without a GPU, or nothing at all, is no GPU. */
+static void test_kernel_driver_gpus(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/syncspy-gpus-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    assert_false(cuda_kernel_driver_has_gpu(root));
+    make_dir(root, "proc");
+    make_dir(root, "proc/driver");
+    make_dir(root, "proc/driver/nvidia");
+    assert_false(cuda_kernel_driver_has_gpu(root));
+    make_dir(root, "proc/driver/nvidia/gpus");
+    assert_false(cuda_kernel_driver_has_gpu(root)); /* the module, no GPU */
+    make_dir(root, "proc/driver/nvidia/gpus/0000:01:00.0");
+    assert_true(cuda_kernel_driver_has_gpu(root));
+
+    char wsl[] = "/tmp/syncspy-wsl-XXXXXX";
+    assert_non_null(mkdtemp(wsl));
+    make_dir(wsl, "dev");
+    assert_false(cuda_kernel_driver_has_gpu(wsl));
+    char dxg[600];
+    snprintf(dxg, sizeof dxg, "%s/dev/dxg", wsl);
+    FILE *f = fopen(dxg, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_true(cuda_kernel_driver_has_gpu(wsl));
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, wsl);
+    assert_int_equal(system(cmd), 0);
+}
 
 static void test_object_ranges(void **state)
 {
@@ -290,6 +347,8 @@ int main(void)
         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_search_cuda_home),
         cmocka_unit_test(test_api_names),
+        cmocka_unit_test(test_cupti_min_driver),
+        cmocka_unit_test(test_kernel_driver_gpus),
         cmocka_unit_test(test_object_ranges),
         cmocka_unit_test(test_gpu_idle_join),
         cmocka_unit_test(test_summary_gpu_fields),

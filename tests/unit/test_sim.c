@@ -97,6 +97,36 @@ static int idle(void **state)
 
 /* main sets SIMCUDA_KERNEL_NS=4000000 and SIMCUDA_COPY_GBPS=5 before the first CUDA call;
  * afterwards the control API restores the defaults (1000 ns, 10 bytes/ns). */
+/* The driver as a tool sees it (entry/cuda_driver.h): until the runtime's first call that needs
+ * the driver (not the pure ones: versions, error strings) the driver knows no device:
+ * CUDA_ERROR_NOT_INITIALIZED (3). Runs first: the driver's state is the process's. */
+static void test_driver_initialized_by_the_runtimes_first_call(void **state)
+{
+    (void)state;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY);
+    assert_non_null(h);
+    int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
+    int (*get)(int *, int) = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
+    assert_non_null(count);
+    assert_non_null(get);
+    int n = -1, dev = -1, v = 0;
+    assert_int_equal(count(&n), 3 /* CUDA_ERROR_NOT_INITIALIZED */);
+    assert_int_equal(cudaRuntimeGetVersion(&v), cudaSuccess);
+    assert_int_equal(cudaDriverGetVersion(&v), cudaSuccess);
+    assert_non_null(cudaGetErrorString(cudaErrorInvalidValue));
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(count(&n), 3);
+    assert_int_equal(get(&dev, 0), 3);
+    int devices = 0;
+    assert_int_equal(cudaGetDeviceCount(&devices), cudaSuccess);
+    assert_int_equal(devices, 1);
+    assert_int_equal(count(&n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(get(&dev, 0), 0);
+    assert_int_equal(dev, 0);
+    dlclose(h);
+}
+
 static void test_environment_sets_the_defaults(void **state)
 {
     (void)state;
@@ -821,6 +851,7 @@ int main(void)
     setenv("SIMCUDA_KERNEL_NS", "4000000", 1);
     setenv("SIMCUDA_COPY_GBPS", "5", 1);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_driver_initialized_by_the_runtimes_first_call),
         cmocka_unit_test(test_environment_sets_the_defaults),
         cmocka_unit_test_setup(test_kernel_then_stream_synchronize_blocks_for_its_duration, idle),
         cmocka_unit_test_setup(test_async_copy_pinned_returns_pageable_blocks, idle),
