@@ -5,8 +5,9 @@ into which this build's wheel (scripts/wheel.py with the simulated device, as `m
 it) is pip-installed. There, on this machine without a GPU, `syncspy run --sim` runs the demo
 (examples/seg_loss.py) on the wheel's simulated device: the same output and exit status as a
 plain run on the simulator (the tests' --no-deps venv, tests/torch/harness.py), the report's 30
-steps and its 7 sync lines with the same counts as the agent finds in that venv; torchrun's two
-ranks inherit it; and an installed program with no simulator beside it says so in one line."""
+steps and its 7 sync lines with the same counts as the agent finds in that venv; a failing
+program's exit status kept; torchrun's two ranks inherit it; and an installed program with no
+simulator beside it says so in one line."""
 import glob
 import os
 import re
@@ -93,6 +94,19 @@ class UserVenv(unittest.TestCase):
         self.assertEqual(counts[MARKS["item"]], STEPS // 5)
         self.assertIsNotNone(harness.group_at(r.stderr, "seg_loss.py", MARKS["mask_pred"], backward=True), r.stderr)
         self.assertRegex(r.stderr, rf"syncspy run: files in {re.escape(r.out_dir)}/pid\d+/ ")
+
+    def test_a_failing_program_keeps_its_status(self):
+        code = "import torch\nx = torch.ones(3, device='cuda')\nprint(x.sum().item())\n"
+        for tail, status in (("raise SystemExit(7)\n", 7), ("raise RuntimeError('boom')\n", 1)):
+            with self.subTest(status=status):
+                path = os.path.join(self.tmp.name, f"fail{status}.py")
+                with open(path, "w") as f:
+                    f.write(code + tail)
+                plain = harness.run(path, preload=False)
+                r = self.srun(self.py, path)
+                self.assertEqual(plain.returncode, status, plain.stderr)
+                self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+                self.assertEqual(sum(x["count"] for x in r.summary()["sites"]), 1)  # the .item()
 
     def test_on_the_wheels_simulator(self):
         code = ("import re, torch\nprint(torch.cuda.get_device_name(0))\n"
