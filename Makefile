@@ -134,12 +134,13 @@ $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
 	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
 
 # The wheel (scripts/wheel.py): the agent, the program, the Python module and the libunwind the
-# agent loads, under their own names; `pip install dist/syncspy-*.whl`. From the plain build only.
+# agent loads, under their own names, and the simulated device (`syncspy run --sim`);
+# `pip install dist/syncspy-*.whl`. From the plain build only.
 WHEEL_DIR ?= dist
-wheel: $(LIB) $(CLI)
+wheel: $(LIB) $(CLI) sim
 	$(if $(SAN),$(error make wheel packs the plain build, not SAN=$(SAN)))
-	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --python python/syncspy --out $(WHEEL_DIR) \
-	    --work $(BUILD)/wheel --cc $(CC)
+	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --sim $(BUILD)/sim --python python/syncspy \
+	    --out $(WHEEL_DIR) --work $(BUILD)/wheel --cc $(CC)
 
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)

@@ -1,6 +1,7 @@
 /* cli/run.c: `syncspy run` (see run.h). Its options are the agent's variables, checked by the
  * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
- * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/). While
+ * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/); with
+ * --sim, the simulated device's libraries of sim/ beside it are preloaded right after it. While
  * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM, any
  * signal but SIGCHLD) is passed on to CMD, one the terminal sent the whole foreground process
  * group (Ctrl-C, a window resize) is not (CMD has its own); CMD stopping stops it too. CLI only:
@@ -30,6 +31,7 @@
 extern char **environ;
 
 #define AGENT_FILE "libsyncspy.so"
+#define SIM_FOLDER "sim" /* beside this program: build/sim/, or the wheel's _native/sim/ */
 #define VAR_PREFIX "SYNCSPY_"
 #define VARS_MAX 64
 #define FOLDERS_NAMED 8 /* process folders named in the closing line; the others counted */
@@ -57,6 +59,12 @@ const char cli_run_help[] =
     "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
     "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
     "                              --trace-mb N           SYNCSPY_TRACE_MB\n"
+    "                            --sim runs CMD on the simulated CUDA device shipped with\n"
+    "                            syncspy (no GPU needed; kernels compute nothing, syncs wait):\n"
+    "                            its libraries (sim/ beside this program) are preloaded after\n"
+    "                            the agent, ahead of any CUDA library CMD loads (torch's own\n"
+    "                            CUDA wheels too), and their folder is put first on\n"
+    "                            LD_LIBRARY_PATH; every process CMD starts inherits both.\n"
     "                            --top alone (no number after it) opens `syncspy top` on this\n"
     "                            terminal while CMD runs, CMD's output (and its report) going\n"
     "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"
@@ -69,6 +77,7 @@ const char cli_run_help[] =
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
 static bool live_top;                       /* --top alone: syncspy top beside CMD */
+static bool on_sim;                         /* --sim: the simulated device's libraries */
 static int child_output = -1;               /* with it: CMD's stdout and stderr (run.log) */
 static bool with_environment;               /* run_getenv: the environment under the options */
 
@@ -150,6 +159,10 @@ static int parse_options(int argc, char **argv, int *cmd)
         }
         if (strcmp(a, "--top") == 0 && !(i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')) {
             live_top = true; /* --top N is SYNCSPY_TOP; --top alone, the live view */
+            continue;
+        }
+        if (strcmp(a, "--sim") == 0) {
+            on_sim = true;
             continue;
         }
         const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
@@ -244,9 +257,19 @@ static bool is_sanitizer(const char *b, size_t blen)
            starts(b, blen, "libclang_rt.asan") || starts(b, blen, "libclang_rt.tsan");
 }
 
+static bool in_list(const char *p, size_t len, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && memcmp(list[i], p, len) == 0)
+            return true;
+    return false;
+}
+
 /* Appends the entries of list (separated by spaces or colons, as ld.so reads them) that are
- * sanitizer runtimes (sanitizers true) or the others but copies of the agent (false). */
-static size_t append_entries(char *out, size_t n, const char *list, bool sanitizers)
+ * sanitizer runtimes (sanitizers true) or the others but copies of the agent and the n paths of
+ * ours (false). */
+static size_t append_entries(char *out, size_t n, const char *list, bool sanitizers,
+                             const char *const *ours, size_t nours)
 {
     for (const char *p = list; *p;) {
         while (*p == ' ' || *p == ':')
@@ -257,7 +280,8 @@ static size_t append_entries(char *out, size_t n, const char *list, bool sanitiz
         size_t blen;
         const char *b = base_name(p, len, &blen);
         bool keep = sanitizers ? is_sanitizer(b, blen)
-                               : !is_sanitizer(b, blen) && !starts(b, blen, "libsyncspy");
+                               : !is_sanitizer(b, blen) && !starts(b, blen, "libsyncspy") &&
+                                     !in_list(p, len, ours, nours);
         if (keep) {
             if (n)
                 out[n++] = ' ';
@@ -269,23 +293,108 @@ static size_t append_entries(char *out, size_t n, const char *list, bool sanitiz
     return n;
 }
 
-/* LD_PRELOAD with the agent first, but after any sanitizer runtime (ASan refuses to run unless
- * its runtime comes first); another copy of the agent is dropped (two would both start); the
- * rest keeps its order. */
-static char *preload_value(const char *agent)
+/* LD_PRELOAD with ours (the agent, then with --sim the simulator's libraries) first, but after
+ * any sanitizer runtime (ASan refuses to run unless its runtime comes first); another copy of
+ * the agent is dropped (two would both start), and so is one of ours already there; the rest
+ * keeps its order. */
+static char *preload_value(const char *const *ours, size_t nours)
 {
     const char *old = getenv("LD_PRELOAD");
     if (!old)
         old = "";
-    size_t cap = strlen(agent) + strlen(old) + 3;
+    size_t cap = strlen(old) + 2;
+    for (size_t i = 0; i < nours; i++)
+        cap += strlen(ours[i]) + 1;
     char *out = malloc(cap);
     if (!out)
         return NULL;
-    size_t n = append_entries(out, 0, old, true);
-    n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", agent);
-    n = append_entries(out, n, old, false);
+    size_t n = append_entries(out, 0, old, true, ours, nours);
+    for (size_t i = 0; i < nours; i++)
+        n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? " " : "", ours[i]);
+    n = append_entries(out, n, old, false, ours, nours);
     out[n] = '\0';
     return out;
+}
+
+/* ---- --sim: the simulated device ----------------------------------------------------------- */
+
+/* The libraries of the simulated device (sim/README.md; `make sim`, the wheel's _native/sim/),
+ * by their sonames, in the order they are preloaded. Preloaded, each is the first object of its
+ * soname: every later lookup of that soname (a DT_NEEDED, torch's dlopen("libcuda.so.1")) gets
+ * it, whatever DT_RPATH points at (torch's wheels name their nvidia/ folders there, ahead of
+ * LD_LIBRARY_PATH), and every symbol binds to it before a copy loaded by path (torch's
+ * _preload_cuda_deps) could be reached. */
+static const char *const sim_libraries[] = {
+    "libcudart.so.13", "libcuda.so.1",       "libcupti.so.13",
+    "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9",
+};
+#define SIM_LIBRARIES (sizeof sim_libraries / sizeof sim_libraries[0])
+
+/* paths[] gets the simulator's libraries beside this program (malloc'ed), *folder their folder.
+ * Returns -1, or the status to exit with when one is missing (said in one line). */
+static int find_sim(char *paths[SIM_LIBRARIES], char **folder)
+{
+    *folder = beside_us(SIM_FOLDER);
+    if (!*folder)
+        return run_error("cannot tell where this program is: %s", strerror(errno));
+    for (size_t i = 0; i < SIM_LIBRARIES; i++) {
+        size_t len = strlen(*folder) + strlen(sim_libraries[i]) + 2;
+        paths[i] = malloc(len);
+        if (paths[i])
+            snprintf(paths[i], len, "%s/%s", *folder, sim_libraries[i]);
+        if (!paths[i] || access(paths[i], R_OK) != 0) {
+            const char *why = strerror(paths[i] ? errno : ENOMEM);
+            int rc = run_error("--sim: no simulated device beside this program (%s: %s): a "
+                               "source build makes it with `make sim`, the wheel of `make "
+                               "wheel` carries it",
+                               paths[i] ? paths[i] : sim_libraries[i], why);
+            for (size_t k = 0; k <= i; k++)
+                free(paths[k]);
+            free(*folder);
+            return rc;
+        }
+    }
+    return -1;
+}
+
+/* LD_LIBRARY_PATH with the simulator's folder first: a library asked for by a name that is not
+ * a preloaded soname (the link name libcudart.so of a source build) is found there too. */
+static int put_sim_first_on_library_path(const char *folder)
+{
+    const char *old = getenv("LD_LIBRARY_PATH");
+    size_t len = strlen(folder) + (old && *old ? strlen(old) + 1 : 0) + 1;
+    char *v = malloc(len);
+    if (!v)
+        return run_error("out of memory");
+    snprintf(v, len, "%s%s%s", folder, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_LIBRARY_PATH", v, 1);
+    free(v);
+    return -1;
+}
+
+/* CMD's LD_PRELOAD (*preload, malloc'ed; NULL when out of memory): the agent, and with --sim the
+ * simulator's libraries, whose folder then goes first on LD_LIBRARY_PATH too. Returns -1, or the
+ * status to exit with (no simulator beside this program). */
+static int preload_for_cmd(const char *agent, char **preload)
+{
+    char *sim[SIM_LIBRARIES] = {0}, *folder = NULL;
+    int rc = on_sim ? find_sim(sim, &folder) : -1;
+    if (rc >= 0)
+        return rc;
+    const char *ours[1 + SIM_LIBRARIES] = {agent};
+    for (size_t i = 0; on_sim && i < SIM_LIBRARIES; i++)
+        ours[1 + i] = sim[i];
+    *preload = preload_value(ours, on_sim ? 1 + SIM_LIBRARIES : 1);
+    for (size_t i = 0; i < SIM_LIBRARIES; i++)
+        free(sim[i]);
+    if (on_sim && *preload)
+        rc = put_sim_first_on_library_path(folder);
+    free(folder);
+    if (rc >= 0) {
+        free(*preload);
+        *preload = NULL;
+    }
+    return rc;
 }
 
 /* ---- the process folders ------------------------------------------------------------------- */
@@ -358,8 +467,8 @@ static int root_unwritable(const char *root)
 /* Why a run may have made no CUDA call at all: this machine's CUDA driver, asked as CMD would
  * have asked it (the same environment, so the same libcuda.so.1 is found). Into buf, or false
  * when a driver with a device is there (then the program simply used none). Only after CMD ended
- * with nothing recorded. The simulated device beside this program (a build tree's sim/), when
- * there is one, is named as the way to try without a GPU. */
+ * with nothing recorded, and never with --sim. The simulated device beside this program, when
+ * there is one, is named as the way to try without a GPU (--sim). */
 static bool no_driver_reason(char *buf, size_t n)
 {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -381,12 +490,10 @@ static bool no_driver_reason(char *buf, size_t n)
                        "%d), so CUDA programs run without it", rc);
     else
         len = snprintf(buf, n, "the CUDA driver sees no GPU, so CUDA programs run without it");
-    char *sim = len > 0 && (size_t)len < n ? beside_us("sim/libcudart.so.13") : NULL;
-    if (sim && access(sim, R_OK) == 0) {
-        *strrchr(sim, '/') = '\0'; /* the folder LD_LIBRARY_PATH names */
+    char *sim = len > 0 && (size_t)len < n ? beside_us(SIM_FOLDER "/libcudart.so.13") : NULL;
+    if (sim && access(sim, R_OK) == 0)
         snprintf(buf + len, n - (size_t)len, "; to try syncspy without a GPU, run it on the simulated "
-                 "device: LD_LIBRARY_PATH=%s syncspy run -- ...", sim);
-    }
+                 "device: syncspy run --sim -- ...");
     free(sim);
     return true;
 }
@@ -414,7 +521,7 @@ static void say_where(const char *root, const struct names *before)
         shell_word(root);
         fputs(")\n", stderr);
         char why[1024 + PATH_MAX];
-        if (no_driver_reason(why, sizeof why))
+        if (!on_sim && no_driver_reason(why, sizeof why)) /* with --sim a driver answered */
             fprintf(stderr, "syncspy run: %s\n", why);
     } else if (made.n == 1) {
         size_t len = strlen(root) + strlen(made.v[0]) + 2;
@@ -634,7 +741,12 @@ int cli_run(int argc, char **argv)
         free(agent);
         return rc;
     }
-    char *preload = preload_value(agent);
+    char *preload = NULL;
+    if ((rc = preload_for_cmd(agent, &preload)) >= 0) {
+        free(root);
+        free(agent);
+        return rc;
+    }
     char *report = eff.report == REPORT_FILE ? absolute(eff.report_path) : NULL;
     for (size_t i = 0; i < variable_count(); i++)
         if (option_values[i])

@@ -2,10 +2,13 @@
 """scripts/wheel.py: builds the syncspy wheel (`make wheel`) from the build's libsyncspy.so and
 syncspy program and the Python module python/syncspy/, with the standard library only.
 
-    python3 scripts/wheel.py --lib build/libsyncspy.so --cli build/syncspy --out dist --work build/wheel
+    python3 scripts/wheel.py --lib build/libsyncspy.so --cli build/syncspy --sim build/sim --out dist --work build/wheel
 
 The wheel holds the package syncspy/ (its Python files, and _native/ with the agent, the program
-and what they load that a target machine may lack) and the `syncspy` console script
+and what they load that a target machine may lack; with --sim, _native/sim/ with the simulated
+CUDA device's libraries, which `syncspy run --sim` preloads: every lib*.so.N file of that folder,
+under its soname, never a link name, since pip would write a link name as a second copy that
+the loader maps as a second device) and the `syncspy` console script
 (syncspy.__main__:main, which execs _native/syncspy). The native files are checked the way
 auditwheel checks them: each may need only the libraries every manylinux system has (glibc's,
 libgcc_s, libstdc++) or another file of _native/. A library they load that is not one of those
@@ -111,11 +114,33 @@ def bundle(native, lib, cli, cc):
     return files
 
 
+SIM_LIBRARY = re.compile(r"lib[A-Za-z]+\.so\.\d+")
+
+
+def bundle_sim(native, sim):
+    """Copies the simulator's libraries (the files lib*.so.N of sim, `make sim`'s) into
+    native/sim/; returns their paths there. They find each other by $ORIGIN (sim/sim.mk)."""
+    names = sorted(n for n in os.listdir(sim)
+                   if SIM_LIBRARY.fullmatch(n) and os.path.isfile(os.path.join(sim, n))
+                   and not os.path.islink(os.path.join(sim, n)))
+    if "libcudart.so.13" not in names:
+        fail(f"{sim} holds no libcudart.so.13 (make sim builds the simulated device)")
+    os.makedirs(os.path.join(native, "sim"))
+    files = []
+    for n in names:
+        dst = os.path.join(native, "sim", n)
+        shutil.copy(os.path.join(sim, n), dst)
+        tool("strip", "--strip-debug", dst)
+        files.append(dst)
+    return files
+
+
 def check(files):
-    """Each file needs only system libraries or files beside it; returns the newest glibc."""
-    here = {os.path.basename(f) for f in files}
+    """Each file needs only system libraries or files beside it (in its own folder); returns the
+    newest glibc."""
     newest = (2, 17)
     for f in files:
+        here = {os.path.basename(g) for g in files if os.path.dirname(g) == os.path.dirname(f)}
         for dep in needed(f):
             if dep not in SYSTEM_LIBS and dep not in here:
                 fail(f"{os.path.basename(f)} needs {dep}, which is neither on every manylinux system nor in the wheel")
@@ -138,7 +163,8 @@ def metadata(ver):
             "Description-Content-Type: text/markdown\n\n"
             "# syncspy\n\n"
             "    pip install syncspy-*.whl\n"
-            "    syncspy run -- python train.py\n\n"
+            "    syncspy run -- python train.py\n"
+            "    syncspy run --sim -- python train.py   # no GPU: on syncspy's simulated CUDA device\n\n"
             "At exit it prints which lines of the program make the host wait for the GPU, how "
             "often per training step and for how long, and writes summary.json and trace.bin "
             "(syncspy report, syncspy export). Lightning: "
@@ -173,6 +199,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--cli", required=True)
+    ap.add_argument("--sim", help="the simulated device's folder (build/sim), shipped as _native/sim/")
     ap.add_argument("--python", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", NAME))
     ap.add_argument("--out", default="dist")
     ap.add_argument("--work", default="build/wheel")
@@ -183,6 +210,8 @@ def main():
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(native)
     files = bundle(native, a.lib, a.cli, a.cc)
+    if a.sim:
+        files += bundle_sim(native, a.sim)
     glibc = check(files)
     arch = os.uname().machine
     tag = f"py3-none-manylinux_{glibc[0]}_{glibc[1]}_{arch}"
@@ -195,7 +224,7 @@ def main():
                 rel = os.path.relpath(os.path.join(root, n), a.python)
                 entries.append((f"{NAME}/{rel}", open(os.path.join(root, n), "rb").read(), False))
     for f in sorted(files):
-        entries.append((f"{NAME}/_native/{os.path.basename(f)}", open(f, "rb").read(), True))
+        entries.append((f"{NAME}/_native/{os.path.relpath(f, native)}", open(f, "rb").read(), True))
     entries += [
         (f"{dist_info}/METADATA", metadata(ver).encode(), False),
         (f"{dist_info}/WHEEL", (f"Wheel-Version: 1.0\nGenerator: syncspy scripts/wheel.py\n"
@@ -210,7 +239,7 @@ def main():
     path = os.path.join(a.out, f"{NAME}-{ver}-{tag}.whl")
     write_wheel(path, entries)
     print(f"wheel: {path} ({os.path.getsize(path) // 1024} KiB; glibc {glibc[0]}.{glibc[1]} or newer; "
-          f"{', '.join(sorted(os.path.basename(f) for f in files))})")
+          f"{', '.join(sorted(os.path.relpath(f, native) for f in files))})")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ with ARGS in place of this Python process (os.execv, so its exit status and its 
 program's own, and `syncspy run` sees the terminal this process had).
 
 The program is the C one (cli/) beside the agent it preloads: syncspy/_native/ in a wheel, or
-build/ of the source checkout this module lies in (python/syncspy/)."""
+build/ of the source checkout this module lies in (python/syncspy/); the simulated CUDA device
+that `syncspy run --sim` preloads is sim/ beside them."""
 import os
 import signal
 import sys

@@ -2,8 +2,9 @@
 native target programs: the same output, exit status and counts as the bare LD_PRELOAD way, the
 options as the agent's variables (a bad one refused with the agent's own reason before CMD
 starts), CMD's exit status and death by signal kept, signals sent to syncspy run passed on and
-the terminal's not doubled, several processes (ranks) merged, LD_PRELOAD put in order, and the
-closing lines that say where the files are."""
+the terminal's not doubled, several processes (ranks) merged, LD_PRELOAD put in order, the
+closing lines that say where the files are, and --sim (the simulated device preloaded after the
+agent, for CMD and every process it starts; a missing one refused in one line)."""
 import os
 import pty
 import re
@@ -17,9 +18,12 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, agent_env, folder_host, prog, run
+from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, SIM, agent_env, folder_host, prog, run
 from util import process_summaries as summaries
 
+# cli/run.c's sim_libraries, in their order
+SIM_LIBRARIES = re.findall(r'"(lib\w+\.so\.\d+)"', open(os.path.join(ROOT, "cli", "run.c")).read().split(
+    "sim_libraries[] = {", 1)[1].split("};", 1)[0])
 VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
     "config_variables[] = {", 1)[1].split("};", 1)[0])
 
@@ -120,9 +124,8 @@ class RunsWithTheAgent(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn("syncspy run: this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so torch "
                       "and other CUDA programs run without the GPU and make no CUDA call", p.stderr)
-        sim = os.path.join(os.path.dirname(os.path.realpath(CLI)), "sim")
-        self.assertIn(f"to try syncspy without a GPU, run it on the simulated device: LD_LIBRARY_PATH={sim} "
-                      "syncspy run -- ...", p.stderr)
+        self.assertIn("to try syncspy without a GPU, run it on the simulated device: syncspy run --sim -- ...",
+                      p.stderr)
 
 
 class RefusedBeforeTheProgram(unittest.TestCase):
@@ -179,6 +182,17 @@ class RefusedBeforeTheProgram(unittest.TestCase):
         self.assertEqual(p.returncode, 126)
         self.assertIn("not-executable: Permission denied", p.stderr)
 
+    def test_sim_without_a_simulator_beside_the_program(self):
+        """--sim where the program has no sim/ beside it (its agent alone): one line, 125."""
+        for f in (CLI, LIB):
+            shutil.copy(f, self.tmp.name)
+        p, _ = srun("--sim", "--", *self.cmd, cli=os.path.join(self.tmp.name, "syncspy"))
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertEqual(p.stderr, f"syncspy run: --sim: no simulated device beside this program "
+                                   f"({self.tmp.name}/sim/libcudart.so.13: No such file or directory): a source "
+                                   "build makes it with `make sim`, the wheel of `make wheel` carries it\n")
+        self.assertFalse(os.path.exists(self.marker), "the program ran")
+
     def test_no_agent_beside_the_program(self):
         lone = os.path.join(self.tmp.name, "syncspy")
         shutil.copy(CLI, lone)
@@ -186,6 +200,53 @@ class RefusedBeforeTheProgram(unittest.TestCase):
         self.assertEqual(p.returncode, 125)
         self.assertIn(f"no agent at {self.tmp.name}/libsyncspy.so", p.stderr)
         self.assertFalse(os.path.exists(self.marker))
+
+
+class OnTheSimulatedDevice(unittest.TestCase):
+    """--sim: a program linked to the toolkit's real libcudart (its RUNPATH names
+    /usr/local/cuda/lib64, as torch's RPATH names its own CUDA wheels), with nothing on the
+    library path: without --sim it finds no driver (every call fails: 35,
+    cudaErrorInsufficientDriver); with it, it and every process it starts run on the simulated
+    device beside the syncspy program, and are recorded."""
+
+    def env(self):
+        e, out = agent_env(preload=False)
+        e.pop("LD_LIBRARY_PATH")
+        return e, out
+
+    def test_a_real_runtime_program_runs_on_the_simulator(self):
+        e, out = self.env()
+        plain = subprocess.run([prog("real_runtime")], env=e, capture_output=True, text=True)
+        self.assertEqual((plain.returncode, plain.stdout), (7, "malloc: 35\nsync: 35\nmemcpy: 35\n"))
+        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", prog("real_runtime")], env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (7, "malloc: 0\nsync: 0\nmemcpy: 0\n"), p.stderr)
+        [doc] = summaries(out)
+        self.assertEqual(sorted((s["api"], s["count"]) for s in doc["sites"]),
+                         [("cudaDeviceSynchronize", 1), ("cudaMemcpy", 1)])
+        self.assertIn("syncspy run: files in", p.stderr)
+
+    def test_every_process_it_starts_too(self):
+        e, out = self.env()
+        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", "sh", "-c",
+                            f"{prog('real_runtime')}; {prog('real_runtime')}; exit 4"], env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (4, "malloc: 0\nsync: 0\nmemcpy: 0\n" * 2), p.stderr)
+        docs = summaries(out)
+        self.assertEqual([sum(s["count"] for s in d["sites"]) for d in docs], [2, 2])
+
+    def test_nothing_recorded_names_no_driver(self):
+        """With --sim a driver answers: a program that made no CUDA call is just that."""
+        e, out = self.env()
+        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertEqual(p.stderr, f"syncspy run: nothing recorded: no process made a CUDA call the agent saw "
+                                   f"(output folder {out})\n")
+
+    def test_help(self):
+        p = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True)
+        self.assertRegex(p.stdout, r"\n +--sim runs CMD on the simulated CUDA device")
 
 
 class ExitAndSignals(unittest.TestCase):
@@ -316,6 +377,22 @@ class ProcessesAndPreload(unittest.TestCase):
             p = subprocess.run([CLI, "run", "--out", out, "--", "sh", "-c", 'echo "$LD_PRELOAD"'], env=e,
                                capture_output=True, text=True)
             self.assertEqual(p.stdout, f"{SANITIZER_PRELOAD} {os.path.realpath(LIB)}\n")
+
+    def test_sim_libraries_after_the_agent_and_their_folder_first(self):
+        """--sim: the simulated device's libraries right after the agent, in sim_libraries' order,
+        before what was preloaded (a copy of one of them already there dropped); their folder
+        first on LD_LIBRARY_PATH."""
+        e, out = agent_env(preload=False)
+        sim = os.path.realpath(SIM)
+        libs = [f"{sim}/{n}" for n in SIM_LIBRARIES]
+        e["LD_PRELOAD"] = f"{SANITIZER_PRELOAD} /nonexistent/libother.so {libs[1]}".strip()
+        e["LD_LIBRARY_PATH"] = "/old/lib"
+        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", "sh", "-c",
+                            'echo "$LD_PRELOAD"; echo "$LD_LIBRARY_PATH"'], env=e, capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want = [SANITIZER_PRELOAD] if SANITIZER_PRELOAD else []
+        want += [os.path.realpath(LIB), *libs, "/nonexistent/libother.so"]
+        self.assertEqual(p.stdout, " ".join(want) + f"\n{sim}:/old/lib\n")
 
     def test_out_is_made_absolute(self):
         """A relative --out is the folder under the current one, for every process and for the

@@ -1,8 +1,8 @@
 """tests/e2e/test_wheel.py: the wheel (scripts/wheel.py, `make wheel`) installed with pip into
 fresh virtual environments of every CPython 3.9+ here: the `syncspy` command and `python -m
 syncspy run` record a native program with the wheel's own agent (its own libunwind, never the
-system's), the files in it need nothing beyond glibc's libraries or each other, and its tag is
-the newest glibc they need. A sanitizer build cannot be packed: the script says which library
+system's), `syncspy run --sim` runs one on the wheel's own simulated device, the files in it need
+nothing beyond glibc's libraries or each other, and its tag is the newest glibc they need. A sanitizer build cannot be packed: the script says which library
 is not to be had on a manylinux system."""
 import glob
 import json
@@ -14,7 +14,7 @@ import tempfile
 import unittest
 import zipfile
 
-from util import BUILD, CLI, LIB, ROOT, SANITIZER_PRELOAD, agent_env, prog, run
+from util import BUILD, CLI, LIB, ROOT, SANITIZER_PRELOAD, SIM, agent_env, prog, run
 
 WHEEL_PY = os.path.join(ROOT, "scripts", "wheel.py")
 PYENV = os.path.expanduser("~/.pyenv/versions")
@@ -32,7 +32,8 @@ def pythons():
 
 
 def build_wheel(out):
-    return subprocess.run([sys.executable, WHEEL_PY, "--lib", LIB, "--cli", CLI, "--out", out,
+    """As `make wheel` builds it: with the simulated device."""
+    return subprocess.run([sys.executable, WHEEL_PY, "--lib", LIB, "--cli", CLI, "--sim", SIM, "--out", out,
                            "--work", os.path.join(out, "work")], capture_output=True, text=True)
 
 
@@ -69,16 +70,22 @@ class Wheel(Built):
                   "syncspy/_native/libunwind-syncspy.so.8", "syncspy-0.1.0.dist-info/RECORD",
                   "syncspy-0.1.0.dist-info/entry_points.txt"):
             self.assertIn(n, names)
+        # the simulated device under its sonames (a link name would install as a second copy)
+        self.assertEqual(sorted(n for n in names if n.startswith("syncspy/_native/sim/")),
+                         [f"syncspy/_native/sim/{n}" for n in ("libcublas.so.13", "libcublasLt.so.13", "libcuda.so.1",
+                                                               "libcudart.so.13", "libcudnn.so.9", "libcupti.so.13")])
         self.assertIn("syncspy = syncspy.__main__:main", z.read("syncspy-0.1.0.dist-info/entry_points.txt").decode())
         work = os.path.join(self.tmp.name, "work", "_native")
         newest = (0, 0)
-        for f in sorted(os.listdir(work)):
+        files = [f for f in sorted(os.listdir(work)) if f != "sim"] + \
+                [os.path.join("sim", f) for f in sorted(os.listdir(os.path.join(work, "sim")))]
+        for f in files:
             path = os.path.join(work, f)
             dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
             for dep in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn):
-                with self.subTest(file=f, needs=dep):
+                with self.subTest(file=f, needs=dep):  # glibc's, or a file beside it
                     self.assertTrue(re.match(r"(libc|libm|libdl|libpthread|librt|ld-linux-x86-64)\.so", dep)
-                                    or dep in os.listdir(work), dep)
+                                    or dep in os.listdir(os.path.dirname(path)), dep)
             vers = subprocess.run(["objdump", "-T", path], capture_output=True, text=True).stdout
             newest = max([newest] + [(int(a), int(b)) for a, b in re.findall(r"GLIBC_(\d+)\.(\d+)", vers)])
         self.assertTrue(os.path.basename(whl).endswith(f"-py3-none-manylinux_{newest[0]}_{newest[1]}_x86_64.whl"), whl)
@@ -136,9 +143,41 @@ class Wheel(Built):
                 self.assertIn("ImportError: syncspy.lightning needs Lightning (pip install lightning)", lt.stderr)
 
 
+class SimFromTheWheel(Built):
+    """`syncspy run --sim` of the installed wheel: a program linked to the toolkit's real
+    libcudart, with nothing on the library path, runs on the wheel's own simulated device (never
+    the build's), is recorded, and keeps its exit status."""
+
+    def test_runs_on_the_wheels_simulator(self):
+        [whl] = self.wheels
+        venv = os.path.join(self.tmp.name, "venv-sim")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        py = os.path.join(venv, "bin", "python")
+        inst = subprocess.run([sys.executable, "-m", "pip", "--python", py, "install", "--no-index",
+                               "--disable-pip-version-check", "-q", whl], capture_output=True, text=True)
+        self.assertEqual(inst.returncode, 0, inst.stderr)
+        sim = glob.glob(os.path.join(venv, "lib", "python*", "site-packages", "syncspy", "_native", "sim"))[0]
+        e, out = agent_env(preload=False)
+        e.pop("LD_LIBRARY_PATH")
+        e.pop("PYTHONPATH", None)
+        p = subprocess.run([os.path.join(venv, "bin", "syncspy"), "run", "--sim", "--out", out, "--",
+                            "sh", "-c", f"{prog('real_runtime')}; grep -F .so /proc/$$/maps"],
+                           env=e, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("malloc: 0\nsync: 0\nmemcpy: 0\n"), p.stdout)
+        maps = p.stdout  # the shell's own: it has the simulator preloaded too
+        self.assertIn(os.path.join(sim, "libcudart.so.13"), maps)
+        self.assertIn(os.path.join(sim, "libcuda.so.1"), maps)
+        self.assertNotIn(os.path.realpath(BUILD), maps)
+        [d] = glob.glob(os.path.join(out, "pid*"))
+        with open(os.path.join(d, "summary.json")) as f:
+            self.assertEqual(sorted((s["api"], s["count"]) for s in json.load(f)["sites"]),
+                             [("cudaDeviceSynchronize", 1), ("cudaMemcpy", 1)])
+
+
 # One of the two, by the build (unittest collects the classes left in the module).
 if SANITIZER_PRELOAD:
-    del Wheel
+    del Wheel, SimFromTheWheel
 else:
     del SanitizerBuildRefused
 del Built
