@@ -143,5 +143,55 @@ class UserVenv(unittest.TestCase):
         self.assertFalse(os.path.exists(marker))
 
 
+class NoDriver(unittest.TestCase):
+    """The same venv without --sim, on this machine that has no driver (issue 33 item 1: the
+    agent crashed `import torch` with SIGSEGV there: the wheel's libcupti, subscribed without a
+    driver, recursed until the stack ended). With the agent, preloaded or through `syncspy run`,
+    a program behaves as it does without it, and torch's own error is what the user reads."""
+
+    PROGRAMS = {
+        "available": "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())",
+        "tensor": "import torch; torch.zeros(1, device='cuda')",
+    }
+
+    def setUp(self):
+        self.py = os.path.join(VENV, "bin", "python")
+        self.assertTrue(os.path.isfile(self.py), f"no {self.py}: make user-venv")
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH", "CUDA_HOME")
+                    and not k.startswith("SYNCSPY_")}
+
+    def plain_and_preloaded(self, code):
+        out = tempfile.mkdtemp(prefix="syncspy-nodriver-")
+        plain = subprocess.run([self.py, "-c", code], env=self.env, capture_output=True, text=True, timeout=300)
+        r = subprocess.run([self.py, "-c", code], env=dict(self.env, LD_PRELOAD=LIB, SYNCSPY_OUT=out),
+                           capture_output=True, text=True, timeout=300)
+        return plain, r, out
+
+    def test_import_torch_and_ask_for_the_gpu(self):
+        plain, r, out = self.plain_and_preloaded(self.PROGRAMS["available"])
+        self.assertEqual(plain.returncode, 0, plain.stderr[-2000:])
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (plain.returncode, plain.stdout, plain.stderr))
+        self.assertTrue(plain.stdout.endswith(" False 0\n"), plain.stdout)
+        self.assertEqual(os.listdir(out), [])
+
+    def test_torchs_own_error_for_a_cuda_tensor(self):
+        plain, r, out = self.plain_and_preloaded(self.PROGRAMS["tensor"])
+        self.assertEqual(plain.returncode, 1)
+        self.assertIn("RuntimeError: Found no NVIDIA driver on your system", plain.stderr)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (plain.returncode, plain.stdout, plain.stderr))
+        self.assertEqual(os.listdir(out), [])
+
+    def test_syncspy_run_says_why_nothing_was_recorded(self):
+        out = tempfile.mkdtemp(prefix="syncspy-nodriver-")
+        r = subprocess.run([LIB.replace("libsyncspy.so", "syncspy"), "run", "--out", out, "--", self.py, "-c",
+                            self.PROGRAMS["tensor"]], env=self.env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 1, r.stderr[-3000:])
+        self.assertNotIn("Segmentation fault", r.stderr)
+        self.assertIn("RuntimeError: Found no NVIDIA driver on your system", r.stderr)
+        self.assertIn("syncspy run: this machine has no CUDA driver", r.stderr)
+        self.assertIn("syncspy run --sim", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
