@@ -303,12 +303,12 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
     int truncated;
     int depth = native_capture(call, b, &truncated);
     uint64_t now = agent_now_ns();
+    pyhook_poll(now); /* steps come from the hook whether or not frames can be read */
     if (!pyframes_ready(now)) {
         if (pyframes_unsupported())
             python_notice();
         return site_for(ts, call->api, b->native, depth, truncated, false);
     }
-    pyhook_poll(now);
     int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
     int n = depth;
     if (n_py > 0)
@@ -470,9 +470,7 @@ void agent_launch_slow_update(void)
  * optimizer step. */
 __attribute__((noinline, cold)) static void launch_tick(void)
 {
-    uint64_t now = agent_now_ns();
-    if (pyframes_ready(now))
-        pyhook_poll(now);
+    pyhook_poll(agent_now_ns());
 }
 
 void agent_count_launch(void)
