@@ -283,7 +283,8 @@ static int native_capture(const struct sync_call *call, struct capture_scratch *
 /* The site of a stack: the thread's cache, else the tables (their locks held with signals held,
  * and the Python names interned on first sight, while the frames still run). */
 static struct site *site_for(struct thread_state *ts, uint32_t api, const uintptr_t *words,
-                             int n, int truncated, bool python)
+                             int n, int truncated, bool python, const struct py_raw_frame *py,
+                             int n_py)
 {
     struct site *site = sites_cached(&ts->cache, api, words, (uint32_t)n);
     if (likely(site != NULL) && (!python || site_count(site) != 0))
@@ -292,7 +293,7 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     agent_hold_signals(&h);
     site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
     if (python && site && site_count(site) == 0)
-        pynames_intern_stack(words, (uint32_t)n);
+        pynames_intern_stack(words, (uint32_t)n, py, n_py);
     agent_release_signals(&h);
     return site;
 }
@@ -307,7 +308,7 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
     if (!pyframes_ready(now)) {
         if (pyframes_unsupported())
             python_notice();
-        return site_for(ts, call->api, b->native, depth, truncated, false);
+        return site_for(ts, call->api, b->native, depth, truncated, false, NULL, 0);
     }
     int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
     int n = depth;
@@ -317,7 +318,7 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
     n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
                         !strncmp(ts->name, "pt_autograd_", 12));
-    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth);
+    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth, b->py, n_py);
 }
 
 /* The buffers are the thread's (agent/threads.h): a capture that finds them in use (a signal

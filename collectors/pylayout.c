@@ -24,6 +24,25 @@
 
 /* ---- 3.9, 3.10: PyFrameObject chain ----------------------------------------------------------- */
 
+/* What 3.9 and 3.10 share of the places a frame's function is found (struct py_qualname_layout).
+ * Include/cpython/code.h: co_argcount 16, co_posonlyargcount 20, co_kwonlyargcount 24,
+ * co_nlocals 28, co_stacksize 32, co_flags 36, co_firstlineno 40, co_code 48, co_consts 56,
+ * co_names 64, co_varnames 72, co_freevars 80, co_cellvars 88, co_cell2arg 96;
+ * Include/cpython/object.h (PyTypeObject): tp_flags 168, tp_dict 264, tp_mro 344;
+ * Include/cpython/dictobject.h: ma_used 16, ma_version_tag 24, ma_keys 32, ma_values 40;
+ * Objects/dict-common.h: dk_refcnt 0, dk_size 8, dk_lookup 16, dk_usable 24, dk_nentries 32,
+ * dk_indices 40, PyDictKeyEntry {me_hash, me_key, me_value}; Include/cpython/tupleobject.h:
+ * ob_size 16, ob_item 24; Include/cellobject.h: ob_ref 16; Objects/funcobject.c: classmethod and
+ * staticmethod {PyObject_HEAD; callable 16; dict 24}; Objects/descrobject.c propertyobject:
+ * prop_get 16, prop_set 24, prop_del 32. */
+#define QUAL_3_9_3_10                                                                             \
+    .derive = true, .frame_globals = 48, .code_argcount = 16, .code_nlocals = 28,                \
+    .code_flags = 36, .code_consts = 56, .code_cellvars = 88, .code_cell2arg = 96,               \
+    .type_flags = 168, .type_dict = 264, .type_mro = 344, .dict_keys = 32, .dict_values = 40,    \
+    .keys_size = 8, .keys_nentries = 32, .keys_indices = 40, .entry_bytes = 24, .entry_key = 8,  \
+    .entry_value = 16, .tuple_size = 16, .tuple_items = 24, .cell_ref = 16,                      \
+    .wrapper_callable = 16, .property_get = 16, .property_set = 24, .property_del = 32
+
 /* Include/cpython/pystate.h (struct _ts), Include/cpython/frameobject.h (struct _frame),
  * Include/cpython/code.h (struct PyCodeObject), Include/cpython/unicodeobject.h. */
 static const struct py_layout LAYOUT_3_9 = {
@@ -67,6 +86,13 @@ static const struct py_layout LAYOUT_3_9 = {
     .state_kind_shift = 2,      /* interned:2, kind:3, compact:1, ascii:1, ready:1, :24 */
     .state_compact_bit = 5,
     .state_ascii_bit = 6,
+
+    /* f_localsplus after f_blockstack[CO_MAXBLOCKS]; PyFunctionObject: func_code 16,
+     * func_globals 24, func_defaults 32, func_kwdefaults 40, func_closure 48, func_doc 56,
+     * func_name 64, func_dict 72, func_weakreflist 80, func_module 88, func_annotations 96,
+     * func_qualname 104 (Include/funcobject.h) */
+    .qual = {QUAL_3_9_3_10, .frame_localsplus = 360, .func_code = 16, .func_qualname = 104,
+             .func_dict = 72},
 };
 
 static const struct py_layout LAYOUT_3_10 = {
@@ -110,6 +136,12 @@ static const struct py_layout LAYOUT_3_10 = {
     .state_kind_shift = 2,
     .state_compact_bit = 5,
     .state_ascii_bit = 6,
+
+    /* 3.10's COMMON_FIELDS head PyFunctionObject: func_globals 16, func_builtins 24,
+     * func_name 32, func_qualname 40, func_code 48, func_defaults 56, func_kwdefaults 64,
+     * func_closure 72, func_doc 80, func_dict 88 (Include/funcobject.h) */
+    .qual = {QUAL_3_9_3_10, .frame_localsplus = 352, .func_code = 48, .func_qualname = 40,
+             .func_dict = 88},
 };
 
 /* ---- 3.11, 3.12: _PyInterpreterFrame chain through tstate->cframe ---------------------------- */

@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_PYLAYOUT_H
 #define SYNCSPY_PYLAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum py_frame_model {
@@ -71,6 +72,30 @@ struct py_layout {
     int32_t state_kind_shift;      /* kind: 3 bits (1, 2 or 4 bytes per character) */
     int32_t state_compact_bit;
     int32_t state_ascii_bit;
+
+    /* 3.9/3.10 (no co_qualname): where the function that runs a frame's code is found, for its
+     * __qualname__ (collectors/pyframes.c). Meaningful only when qual.derive is set. */
+    struct py_qualname_layout {
+        bool derive;
+        int32_t frame_globals;     /* PyFrameObject: PyObject *f_globals (a dict) */
+        int32_t frame_localsplus;  /* PyObject *f_localsplus[]: arguments first */
+        int32_t code_argcount, code_nlocals, code_flags; /* int */
+        int32_t code_consts;       /* PyObject * (tuple) */
+        int32_t code_cellvars;     /* PyObject * (tuple) */
+        int32_t code_cell2arg;     /* Py_ssize_t *: cell i holds argument cell2arg[i], or -1 */
+        int32_t func_code, func_qualname, func_dict; /* PyFunctionObject */
+        int32_t type_flags;        /* unsigned long tp_flags */
+        int32_t type_dict, type_mro;
+        int32_t dict_keys, dict_values; /* PyDictObject: ma_keys, ma_values (NULL: combined) */
+        /* PyDictKeysObject (Objects/dict-common.h, not installed): dk_size, dk_nentries, the
+         * index array dk_indices (1, 2, 4 or 8 bytes an index by dk_size), then the entries */
+        int32_t keys_size, keys_nentries, keys_indices;
+        int32_t entry_bytes, entry_key, entry_value; /* PyDictKeyEntry: hash, key, value */
+        int32_t tuple_size, tuple_items;
+        int32_t cell_ref;          /* PyCellObject.ob_ref */
+        int32_t wrapper_callable;  /* staticmethod/classmethod (Objects/funcobject.c) */
+        int32_t property_get, property_set, property_del; /* Objects/descrobject.c */
+    } qual;
 };
 
 /* The built-in layout of a CPython version (major << 8 | minor), or NULL when unknown.

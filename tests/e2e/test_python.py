@@ -292,8 +292,24 @@ class Steps(unittest.TestCase):
 
 
 class EveryCPython(unittest.TestCase):
-    """Every CPython pyenv has here: one the frame reader does not know gets native frames only,
-    said once, and its optimizer steps all the same."""
+    """Every CPython pyenv has here: from 3.9 on the frame reader names the stack as CPython
+    does, class names included (3.9 and 3.10 have no co_qualname: the reader derives them); an
+    older one gets native frames only, said once, and its optimizer steps all the same."""
+
+    def test_supported_versions_name_the_frames(self):
+        pythons = {v: p for v, p in local_pythons().items() if v >= (3, 9)}
+        self.assertIn((3, 9), pythons, "pyenv's CPython 3.9 and 3.10 are the ones without co_qualname")
+        self.assertIn((3, 10), pythons)
+        for v, python in pythons.items():
+            with self.subTest(python=v):
+                r = run_py(LOSS_STEPS, "--iters", "3", python=python)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                s = r.summary()
+                check_steps(self, s, [0, 1, 2], [1, 1, 1])
+                sites = sites_at(s, LOSS_STEPS, source_line(LOSS_STEPS, "# sync: nonzero"))
+                self.assertTrue(sites, (v, all_sites_text(s)))
+                for site in sites:
+                    check_loss_frames(self, site, v)
 
     def test_unsupported_version_still_gets_its_steps(self):
         older = {v: p for v, p in local_pythons().items() if v < (3, 9)}

@@ -350,7 +350,35 @@ __attribute__((unused)) static void test_builtin_matches_headers(void **state)
     assert_int_equal(l->frame_code, offsetof(PyFrameObject, f_code));
     assert_int_equal(l->frame_lasti, offsetof(PyFrameObject, f_lasti));
     assert_int_equal(l->code_code, offsetof(PyCodeObject, co_code));
+    /* where a frame's function is found (no co_qualname); the private structs behind them
+     * (PyDictKeysObject, classmethod, property) are exercised live by test_pyframes */
+    const struct py_qualname_layout *q = &l->qual;
+    assert_true(q->derive);
+    assert_int_equal(q->frame_globals, offsetof(PyFrameObject, f_globals));
+    assert_int_equal(q->frame_localsplus, offsetof(PyFrameObject, f_localsplus));
+    assert_int_equal(q->code_argcount, offsetof(PyCodeObject, co_argcount));
+    assert_int_equal(q->code_nlocals, offsetof(PyCodeObject, co_nlocals));
+    assert_int_equal(q->code_flags, offsetof(PyCodeObject, co_flags));
+    assert_int_equal(q->code_consts, offsetof(PyCodeObject, co_consts));
+    assert_int_equal(q->code_cellvars, offsetof(PyCodeObject, co_cellvars));
+    assert_int_equal(q->code_cell2arg, offsetof(PyCodeObject, co_cell2arg));
+    assert_int_equal(sizeof(*((PyCodeObject *)0)->co_cell2arg), 8);
+    assert_int_equal(q->func_code, offsetof(PyFunctionObject, func_code));
+    assert_int_equal(q->func_qualname, offsetof(PyFunctionObject, func_qualname));
+    assert_int_equal(q->func_dict, offsetof(PyFunctionObject, func_dict));
+    assert_int_equal(q->type_flags, offsetof(PyTypeObject, tp_flags));
+    assert_int_equal(sizeof(((PyTypeObject *)0)->tp_flags), 8);
+    assert_int_equal(q->type_dict, offsetof(PyTypeObject, tp_dict));
+    assert_int_equal(q->type_mro, offsetof(PyTypeObject, tp_mro));
+    assert_int_equal(q->dict_keys, offsetof(PyDictObject, ma_keys));
+    assert_int_equal(q->dict_values, offsetof(PyDictObject, ma_values));
+    assert_int_equal(q->tuple_size, offsetof(PyTupleObject, ob_base.ob_size));
+    assert_int_equal(q->tuple_items, offsetof(PyTupleObject, ob_item));
+    assert_int_equal(q->cell_ref, offsetof(PyCellObject, ob_ref));
+    assert_int_equal(CO_NEWLOCALS, 0x0002);
+    assert_int_equal(Py_TPFLAGS_TYPE_SUBCLASS, 1ul << 31);
 #else
+    assert_false(l->qual.derive);
     assert_int_equal(l->tstate_cframe, offsetof(PyThreadState, cframe));
     assert_int_equal(l->cframe_current_frame, offsetof(_PyCFrame, current_frame));
     assert_int_equal(l->iframe_code, offsetof(_PyInterpreterFrame, f_code));
