@@ -202,14 +202,15 @@ int pyframes_capture(struct py_raw_frame *out, int max)
         uintptr_t next = load_ptr(f, L->iframe_previous);
         int owner = (signed char)*(const char *)(f + (uintptr_t)L->iframe_owner);
         bool entry = L->iframe_is_entry >= 0 && *(const unsigned char *)(f + (uintptr_t)L->iframe_is_entry);
-        if (L->owner_cstack >= 0 && owner == L->owner_cstack) {
-            /* 3.12+: the shim frame an evaluation call pushes below its first frame */
+        if (L->owner_cstack >= 0 && owner >= L->owner_cstack) {
+            /* 3.12+: the shim frame an evaluation call pushes below its first frame (and, 3.14,
+             * any other frame owned by the interpreter or the C stack: no Python function's) */
             if (n)
                 out[n - 1].group_end = true;
             f = next;
             continue;
         }
-        uintptr_t code = load_ptr(f, L->iframe_code);
+        uintptr_t code = load_ptr(f, L->iframe_code) & ~(uintptr_t)L->iframe_code_tag_bits;
         if (has_type(code, py.code_type)) {
             intptr_t idx = ((intptr_t)load_ptr(f, L->iframe_instr) -
                             (intptr_t)(code + (uintptr_t)L->code_code_adaptive)) / 2;

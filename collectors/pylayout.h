@@ -44,11 +44,16 @@ struct py_layout {
 
     /* _PyInterpreterFrame (3.11+) */
     int32_t iframe_code;           /* f_code (3.11/3.12), f_executable (3.13+) */
+    int32_t iframe_code_tag_bits;  /* 3.14+: f_executable is a _PyStackRef whose low bits tag
+                                    * the reference (Py_TAG_REFCNT): cleared; 0 before */
     int32_t iframe_previous;
     int32_t iframe_instr;          /* prev_instr (3.11/3.12) or instr_ptr (3.13+) */
     int32_t iframe_owner;          /* char owner */
     int32_t iframe_is_entry;       /* 3.11: bool is_entry */
-    int32_t owner_cstack;          /* value of FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
+    int32_t owner_cstack;          /* 3.12+: the owner of the frame each C-level evaluation
+                                    * call pushes (FRAME_OWNED_BY_CSTACK; 3.14:
+                                    * FRAME_OWNED_BY_INTERPRETER), else -1; this value and those
+                                    * above it are never a Python function's frame */
     int32_t instr_is_prev;         /* 1 when iframe_instr points at the previous code unit */
 
     /* PyCodeObject */
@@ -103,7 +108,7 @@ struct py_layout {
  * py_layout_from_debug_offsets. */
 const struct py_layout *py_layout_builtin(uint32_t version);
 
-/* 3.13+: fills *out from the _Py_DebugOffsets at the start of _PyRuntime (cookie "xdebugpy").
+/* 3.13, 3.14: fills *out from the _Py_DebugOffsets at the start of _PyRuntime (cookie "xdebugpy").
  * Returns 0, or -1 when the cookie or the version does not match what this code knows. The
  * memory at runtime must be readable (it is: _PyRuntime is a data symbol of libpython). */
 int py_layout_from_debug_offsets(const void *runtime, uint32_t version, struct py_layout *out);

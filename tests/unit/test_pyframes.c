@@ -173,6 +173,9 @@ static int run_python(const char *code)
 static int setup(void **state)
 {
     (void)state;
+#ifdef PYFRAMES_TEST_HOME
+    setenv("PYTHONHOME", PYFRAMES_TEST_HOME, 1); /* a CPython laid out away from its prefix */
+#endif
     PyImport_AppendInittab("probe", probe_init);
     Py_Initialize();
     native_stack_init();
