@@ -298,6 +298,17 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     return site;
 }
 
+/* The evaluation loop's code where its symbol does not cover it (pyframes.h says when). */
+__attribute__((noinline, cold)) static void learn_eval_range(uintptr_t entry_frame)
+{
+    uintptr_t lo = 0, hi = 0;
+    if (native_stack_function_holding(entry_frame, &lo, &hi) != 0)
+        lo = hi = 0;
+    dbg(1, "evaluation loop's code learnt from a live stack: %#lx-%#lx", (unsigned long)lo,
+        (unsigned long)hi);
+    pyframes_learn_eval_range(lo, hi);
+}
+
 static struct site *capture_into(struct thread_state *ts, const struct sync_call *call,
                                  struct capture_scratch *b)
 {
@@ -311,6 +322,9 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         return site_for(ts, call->api, b->native, depth, truncated, false, NULL, 0);
     }
     int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
+    uintptr_t entry = pyframes_eval_range_wanted(b->native, depth, n_py);
+    if (unlikely(entry != 0)) /* a few times per process at most */
+        learn_eval_range(entry);
     int n = depth;
     if (n_py > 0)
         n = pyframes_merge(b->native, depth, b->py, n_py, b->words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);

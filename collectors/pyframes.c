@@ -12,8 +12,15 @@
 #include <string.h>
 
 #include "collectors/pylayout.h"
+#include "common/compiler.h"
 
 enum { PY_UNKNOWN, PY_READY, PY_UNSUPPORTED };
+
+#define EVAL_MORE_MAX 4
+#define EVAL_LEARN_ATTEMPTS 3
+
+/* 3.12+: the innermost evaluation call's entry frame seen by this thread's last capture. */
+static SYNCSPY_TLS uintptr_t last_entry_frame;
 
 static struct {
     _Atomic int state;
@@ -22,6 +29,11 @@ static struct {
     struct py_layout layout;
     void *(*this_tstate)(void);
     uintptr_t eval_lo, eval_hi;
+    /* more of the evaluation loop's code, learnt from a live stack (pyframes_learn_eval_range) */
+    struct { uintptr_t lo, hi; } eval_more[EVAL_MORE_MAX];
+    _Atomic int n_eval_more;
+    _Atomic int eval_learning; /* attempts made (EVAL_LEARN_ATTEMPTS at most), one at a time */
+    _Atomic bool eval_learning_now;
     uintptr_t code_type, unicode_type, bytes_type;
     /* 3.9/3.10 qualified names (layout.qual.derive) */
     uintptr_t function_type, tuple_type, dict_type, cell_type, staticmethod_type,
@@ -161,7 +173,39 @@ const char *pyframes_status(void)
 bool pyframes_is_eval_pc(uintptr_t pc)
 {
     /* pc is a return address: the call instruction ends at pc, so pc itself may be the end */
-    return pc > py.eval_lo && pc <= py.eval_hi;
+    if (pc > py.eval_lo && pc <= py.eval_hi)
+        return true;
+    int n = atomic_load_explicit(&py.n_eval_more, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (pc > py.eval_more[i].lo && pc <= py.eval_more[i].hi)
+            return true;
+    return false;
+}
+
+uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int n_py)
+{
+    uintptr_t entry = last_entry_frame;
+    if (!entry || n_py <= 0 || n_native <= 0 ||
+        atomic_load_explicit(&py.eval_learning, memory_order_relaxed) >= EVAL_LEARN_ATTEMPTS)
+        return 0;
+    for (int i = 0; i < n_native; i++)
+        if (pyframes_is_eval_pc(native[i]))
+            return 0; /* the loop is known where this stack runs */
+    if (atomic_exchange_explicit(&py.eval_learning_now, true, memory_order_acquire))
+        return 0; /* another thread is learning */
+    atomic_fetch_add_explicit(&py.eval_learning, 1, memory_order_relaxed);
+    return entry;
+}
+
+void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi)
+{
+    int n = atomic_load_explicit(&py.n_eval_more, memory_order_relaxed);
+    if (lo < hi && n < EVAL_MORE_MAX && !(lo < py.eval_hi && hi > py.eval_lo)) {
+        py.eval_more[n].lo = lo;
+        py.eval_more[n].hi = hi;
+        atomic_store_explicit(&py.n_eval_more, n + 1, memory_order_release);
+    }
+    atomic_store_explicit(&py.eval_learning_now, false, memory_order_release);
 }
 
 /* The first Python frame of the thread, or 0. */
@@ -187,6 +231,7 @@ int pyframes_capture(struct py_raw_frame *out, int max)
         return 0;
     uintptr_t f = current_frame();
     int n = 0;
+    last_entry_frame = 0;
     for (int walked = 0; f && (f & 7) == 0 && n < max && walked < 4 * PYFRAMES_MAX; walked++) {
         if (L->frames == PY_FRAMES_OBJECTS) {
             /* 3.9/3.10: one frame object per evaluation call */
@@ -207,6 +252,8 @@ int pyframes_capture(struct py_raw_frame *out, int max)
              * any other frame owned by the interpreter or the C stack: no Python function's) */
             if (n)
                 out[n - 1].group_end = true;
+            if (!last_entry_frame)
+                last_entry_frame = f; /* on the C stack, in that evaluation call's own frame */
             f = next;
             continue;
         }

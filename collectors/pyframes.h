@@ -55,6 +55,16 @@ int pyframes_capture(struct py_raw_frame *out, int max);
 /* Is pc (a return address) inside CPython's evaluation loop (_PyEval_EvalFrameDefault)? */
 bool pyframes_is_eval_pc(uintptr_t pc);
 
+/* 3.12+ builds whose evaluation loop is not all inside _PyEval_EvalFrameDefault's symbol (GCC's
+ * hot/cold partitioning moves the loop into an unnamed ".cold" part: Debian's 3.14 executable):
+ * when a capture with Python frames found none of the loop's pcs in its native stack, returns
+ * the address of the innermost evaluation call's entry frame, a local of that call on the C
+ * stack, for the caller to find the function whose native frame holds it
+ * (native_stack_function_holding) and hand its range to pyframes_learn_eval_range (0, 0 when
+ * none was found). 0 when nothing is to be learnt: a few attempts per process, one at a time. */
+uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int n_py);
+void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi);
+
 /* Merges native return addresses (innermost first) with Python frames: each evaluation-loop
  * frame is replaced by the group of Python frames it runs; Python frames left over (when the
  * native stack did not show their evaluation loop) go after the innermost native frames that

@@ -208,6 +208,30 @@ def check_loss_frames(tc, site, where=""):
             tc.assertEqual((f["file"], f["line"]), (LOSS_STEPS, line), (where, f))
 
 
+def check_native_order(tc, site, where=""):
+    """Native and Python frames of loss_steps.py's nonzero sync merged in call order."""
+    frames = site["frames"]
+    text = (where, frames_text(site))
+    first_py = next(i for i, f in enumerate(frames) if f["python"])
+    last_py = max(i for i, f in enumerate(frames) if f["python"])
+    inner = frames[:first_py]
+    # the framework's native frames first, at the CUDA call
+    tc.assertTrue(inner[0]["function"].startswith("at::native::nonzero_cuda"), text)
+    tc.assertTrue(inner[0]["module"].endswith("libminitorch.so"))
+    n_lib = next(i for i, f in enumerate(inner) if not f["module"].endswith("libminitorch.so"))
+    tc.assertIn("mt_nonzero", [f["function"] for f in inner[:n_lib]])
+    tc.assertFalse(any(f["module"].endswith("libminitorch.so") for f in frames[n_lib:]), text)
+    # then ctypes / libffi, still before the first Python frame
+    tc.assertTrue(any("ffi" in os.path.basename(f["module"]) or "_ctypes" in f["module"]
+                      for f in inner[n_lib:]), text)
+    # the evaluation loop is replaced by the Python frames it runs
+    tc.assertNotIn("_PyEval_EvalFrameDefault", [f["function"] for f in frames], text)
+    # the interpreter's outer native frames come after the last Python frame
+    outer = [f["function"] for f in frames[last_py + 1:]]
+    tc.assertTrue({"main", "Py_RunMain", "Py_BytesMain"} & set(outer), text)
+    tc.assertTrue(all(not f["python"] for f in frames[last_py + 1:]))
+
+
 class Frames(unittest.TestCase):
     """The merged stack of one sync: native framework frames, ctypes, Python frames innermost
     first, then the interpreter's outer native frames."""
@@ -233,25 +257,7 @@ class Frames(unittest.TestCase):
 
     def test_native_frames_in_call_order(self):
         for site in self.nonzero_sites():
-            frames = site["frames"]
-            first_py = next(i for i, f in enumerate(frames) if f["python"])
-            last_py = max(i for i, f in enumerate(frames) if f["python"])
-            inner = frames[:first_py]
-            # the framework's native frames first, at the CUDA call
-            self.assertTrue(inner[0]["function"].startswith("at::native::nonzero_cuda"), frames_text(site))
-            self.assertTrue(inner[0]["module"].endswith("libminitorch.so"))
-            n_lib = next(i for i, f in enumerate(inner) if not f["module"].endswith("libminitorch.so"))
-            self.assertIn("mt_nonzero", [f["function"] for f in inner[:n_lib]])
-            self.assertFalse(any(f["module"].endswith("libminitorch.so") for f in frames[n_lib:]), frames_text(site))
-            # then ctypes / libffi, still before the first Python frame
-            self.assertTrue(any("ffi" in os.path.basename(f["module"]) or "_ctypes" in f["module"]
-                                for f in inner[n_lib:]), frames_text(site))
-            # the evaluation loop is replaced by the Python frames it runs
-            self.assertNotIn("_PyEval_EvalFrameDefault", [f["function"] for f in frames], frames_text(site))
-            # the interpreter's outer native frames come after the last Python frame
-            outer = [f["function"] for f in frames[last_py + 1:]]
-            self.assertTrue({"main", "Py_RunMain", "Py_BytesMain"} & set(outer), frames_text(site))
-            self.assertTrue(all(not f["python"] for f in frames[last_py + 1:]))
+            check_native_order(self, site)
 
 
 class Steps(unittest.TestCase):
@@ -292,9 +298,11 @@ class Steps(unittest.TestCase):
 
 
 class EveryCPython(unittest.TestCase):
-    """Every CPython pyenv has here: from 3.9 on the frame reader names the stack as CPython
-    does, class names included (3.9 and 3.10 have no co_qualname: the reader derives them); an
-    older one gets native frames only, said once, and its optimizer steps all the same."""
+    """Every CPython pyenv has here (and Debian's 3.14 of `make debian-cpython`, whose evaluation
+    loop lies outside its symbol): from 3.9 on the frame reader names the stack as CPython does,
+    class names included (3.9 and 3.10 have no co_qualname: the reader derives them), merged
+    with the native frames in call order; an older one gets native frames only, said once, and
+    its optimizer steps all the same."""
 
     def test_supported_versions_name_the_frames(self):
         pythons = {v: p for v, p in local_pythons().items() if v >= (3, 9)}
@@ -310,6 +318,7 @@ class EveryCPython(unittest.TestCase):
                 self.assertTrue(sites, (v, all_sites_text(s)))
                 for site in sites:
                     check_loss_frames(self, site, v)
+                    check_native_order(self, site, v)
 
     def test_unsupported_version_still_gets_its_steps(self):
         older = {v: p for v, p in local_pythons().items() if v < (3, 9)}
