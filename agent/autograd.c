@@ -175,7 +175,7 @@ static uint32_t capture(bool skip_agent)
     uint32_t id = kept_id(words, w, h, &empty); /* a loop's nodes: the same stacks every step */
     if (id)
         return id;
-    pynames_intern_stack(words, w); /* names while the frames run */
+    pynames_intern_stack(words, w, py, n); /* names while the frames run */
     pthread_mutex_lock(&lock);
     id = keep_locked(words, w, h);
     pthread_mutex_unlock(&lock);

@@ -283,7 +283,8 @@ static int native_capture(const struct sync_call *call, struct capture_scratch *
 /* The site of a stack: the thread's cache, else the tables (their locks held with signals held,
  * and the Python names interned on first sight, while the frames still run). */
 static struct site *site_for(struct thread_state *ts, uint32_t api, const uintptr_t *words,
-                             int n, int truncated, bool python)
+                             int n, int truncated, bool python, const struct py_raw_frame *py,
+                             int n_py)
 {
     struct site *site = sites_cached(&ts->cache, api, words, (uint32_t)n);
     if (likely(site != NULL) && (!python || site_count(site) != 0))
@@ -292,9 +293,20 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     agent_hold_signals(&h);
     site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
     if (python && site && site_count(site) == 0)
-        pynames_intern_stack(words, (uint32_t)n);
+        pynames_intern_stack(words, (uint32_t)n, py, n_py);
     agent_release_signals(&h);
     return site;
+}
+
+/* The evaluation loop's code where its symbol does not cover it (pyframes.h says when). */
+__attribute__((noinline, cold)) static void learn_eval_range(uintptr_t entry_frame)
+{
+    uintptr_t lo = 0, hi = 0;
+    if (native_stack_function_holding(entry_frame, &lo, &hi) != 0)
+        lo = hi = 0;
+    dbg(1, "evaluation loop's code learnt from a live stack: %#lx-%#lx", (unsigned long)lo,
+        (unsigned long)hi);
+    pyframes_learn_eval_range(lo, hi);
 }
 
 static struct site *capture_into(struct thread_state *ts, const struct sync_call *call,
@@ -303,13 +315,16 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
     int truncated;
     int depth = native_capture(call, b, &truncated);
     uint64_t now = agent_now_ns();
+    pyhook_poll(now); /* steps come from the hook whether or not frames can be read */
     if (!pyframes_ready(now)) {
         if (pyframes_unsupported())
             python_notice();
-        return site_for(ts, call->api, b->native, depth, truncated, false);
+        return site_for(ts, call->api, b->native, depth, truncated, false, NULL, 0);
     }
-    pyhook_poll(now);
     int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
+    uintptr_t entry = pyframes_eval_range_wanted(b->native, depth, n_py);
+    if (unlikely(entry != 0)) /* a few times per process at most */
+        learn_eval_range(entry);
     int n = depth;
     if (n_py > 0)
         n = pyframes_merge(b->native, depth, b->py, n_py, b->words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
@@ -317,7 +332,7 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
     n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
                         !strncmp(ts->name, "pt_autograd_", 12));
-    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth);
+    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth, b->py, n_py);
 }
 
 /* The buffers are the thread's (agent/threads.h): a capture that finds them in use (a signal
@@ -470,9 +485,7 @@ void agent_launch_slow_update(void)
  * optimizer step. */
 __attribute__((noinline, cold)) static void launch_tick(void)
 {
-    uint64_t now = agent_now_ns();
-    if (pyframes_ready(now))
-        pyhook_poll(now);
+    pyhook_poll(agent_now_ns());
 }
 
 void agent_count_launch(void)

@@ -321,9 +321,7 @@ void agent_first_use(void)
     run_on_own_stack(first_use_work);
     /* `import torch` loads torch.optim: ask for the step hook now, so it is in place before the
      * first optimizer step (it is registered at the interpreter's next safe point). */
-    uint64_t now = agent_now_ns();
-    if (pyframes_ready(now))
-        pyhook_poll(now);
+    pyhook_poll(agent_now_ns());
 }
 
 bool agent_cuda_seen(void)

@@ -3,11 +3,12 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 struct pyapi pyapi;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static bool resolved;
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic bool resolved;
 
 static void resolve(void)
 {
@@ -64,13 +65,19 @@ static void resolve(void)
     if (!fin)
         fin = dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
     __builtin_memcpy(&pyapi.is_finalizing, &fin, sizeof fin);
-    resolved = true;
+    atomic_store_explicit(&resolved, true, memory_order_release);
 }
 
 bool pyapi_resolve(void)
 {
-    pthread_once(&once, resolve);
-    return resolved;
+    if (atomic_load_explicit(&resolved, memory_order_acquire))
+        return true;
+    if (pthread_mutex_trylock(&resolve_lock) != 0)
+        return false; /* another thread is looking: never wait on a recording path */
+    if (!atomic_load_explicit(&resolved, memory_order_relaxed))
+        resolve(); /* until every function is found: libpython may be loaded late */
+    pthread_mutex_unlock(&resolve_lock);
+    return atomic_load_explicit(&resolved, memory_order_acquire);
 }
 
 PyObject *pyapi_none(void)

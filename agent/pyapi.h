@@ -66,7 +66,8 @@ struct pyapi {
 
 extern struct pyapi pyapi;
 
-/* Looks every function up (once); false when this process has no CPython (or an unusable one). */
+/* Looks every function up (until all are found); false while this process has no CPython (or an
+ * unusable one). */
 bool pyapi_resolve(void);
 
 /* Py_None, new reference. */

@@ -17,9 +17,10 @@
 #include "agent/core.h"
 #include "agent/lifecycle.h"
 #include "agent/pyapi.h"
+#include "collectors/pyframes.h"
 #include "common/log.h"
 
-enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED, HOOK_OFF };
+enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED };
 
 static _Atomic int hook_state = HOOK_IDLE;
 static _Atomic uint64_t next_try_ns;
@@ -519,7 +520,12 @@ static int register_hook(void *arg)
         ok = dbg_level && pyapi.dict_set(g, "_syncspy_debug", dbg_level) == 0;
         if (dbg_level)
             pyapi.decref(dbg_level);
-        if (ok && agent_cfg.backward != BACKWARD_OFF) {
+        /* backward attribution keeps Python stacks: only where the frame reader can read them
+         * (the step hook does not need it: an unsupported CPython still gets its steps) */
+        bool frames = pyframes_ready(agent_now_ns());
+        if (!frames)
+            dbg(1, "backward attribution off: %s", pyframes_status());
+        if (ok && agent_cfg.backward != BACKWARD_OFF && frames) {
             if (run(g, attr_code))
                 keep_helper(g);
             else
@@ -555,8 +561,10 @@ void pyhook_poll(uint64_t now_ns)
     atomic_store_explicit(&next_try_ns, now_ns + (eager ? HOOK_RETRY_NS : PYHOOK_LAZY_MS * 1000000ull),
                           memory_order_relaxed);
     if (!pyapi_resolve()) {
-        atomic_store(&hook_state, HOOK_OFF);
+        /* no CPython (yet: a program may load libpython later): look again lazily */
+        atomic_store_explicit(&next_try_ns, now_ns + PYHOOK_LAZY_MS * 1000000ull, memory_order_relaxed);
         set_eager(false);
+        atomic_store(&hook_state, HOOK_IDLE);
         return;
     }
     if (eager)

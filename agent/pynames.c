@@ -29,8 +29,17 @@ struct pyname_rec {
     struct pyname name;
 };
 
+/* 3.9/3.10: a code object's derived qualified name (NULL: none found), so that every line of a
+ * function is named alike whichever stack saw it first. */
+struct qualname_rec {
+    UT_hash_handle hh;
+    uintptr_t code;
+    const char *qualname;
+};
+
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pyname_rec *names;
+static struct qualname_rec *qualnames;
 
 static const char *arena_strdup(const char *s)
 {
@@ -41,7 +50,31 @@ static const char *arena_strdup(const char *s)
     return d;
 }
 
-static void intern_one(uintptr_t code, uint32_t lasti)
+/* The qualified name of code (3.9/3.10), derived once from one of its running frames; NULL when
+ * none was found or none of py runs it. */
+static const char *qualname_of(uintptr_t code, const struct py_raw_frame *py, int n_py)
+{
+    struct qualname_rec *q;
+    HASH_FIND(hh, qualnames, &code, sizeof code, q);
+    if (q)
+        return q->qualname;
+    int i = 0;
+    while (i < n_py && py[i].code != code)
+        i++;
+    if (i == n_py)
+        return NULL; /* not running now: nothing to derive it from (and nothing kept) */
+    char func[256];
+    bool found = pyframes_qualname(py, n_py, i, func, sizeof func);
+    q = arena_alloc(&names_arena, sizeof *q);
+    if (!q)
+        return NULL;
+    q->code = code;
+    q->qualname = found ? arena_strdup(func) : NULL;
+    HASH_ADD(hh, qualnames, code, sizeof code, q);
+    return q->qualname;
+}
+
+static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame *py, int n_py)
 {
     struct pyname_key key = {code, lasti};
     struct pyname_rec *r;
@@ -51,6 +84,12 @@ static void intern_one(uintptr_t code, uint32_t lasti)
     char file[512], func[256];
     uint32_t line;
     pyframes_resolve(code, lasti, file, sizeof file, func, sizeof func, &line);
+    const char *qualname = pyframes_derives_qualnames() ? qualname_of(code, py, n_py) : NULL;
+    if (qualname) {
+        size_t len = strnlen(qualname, sizeof func - 1);
+        memcpy(func, qualname, len);
+        func[len] = 0;
+    }
     r = arena_alloc(&names_arena, sizeof *r);
     if (!r)
         return;
@@ -64,7 +103,7 @@ static void intern_one(uintptr_t code, uint32_t lasti)
     HASH_ADD(hh, names, key, sizeof key, r);
 }
 
-void pynames_intern_stack(const uintptr_t *words, uint32_t n)
+void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py)
 {
     bool any = false;
     for (uint32_t i = 0; i + 1 < n && !any; i++)
@@ -74,7 +113,7 @@ void pynames_intern_stack(const uintptr_t *words, uint32_t n)
     pthread_mutex_lock(&names_lock);
     for (uint32_t i = 0; i + 1 < n; i++)
         if (pyframe_word(words[i])) {
-            intern_one(words[i + 1], (uint32_t)(words[i] & 0xffffffffu));
+            intern_one(words[i + 1], (uint32_t)(words[i] & 0xffffffffu), py, n_py);
             i++;
         }
     pthread_mutex_unlock(&names_lock);
@@ -97,5 +136,6 @@ void pynames_atfork_child(void)
 {
     arena_release(&names_arena);
     names = NULL;
+    qualnames = NULL;
     pthread_mutex_init(&names_lock, NULL);
 }

@@ -11,9 +11,13 @@ struct pyname {
     uint32_t line;
 };
 
+struct py_raw_frame;
+
 /* Resolves and keeps the names of every Python frame in words[0..n) (stack words, see
- * collectors/pyframes.h) not seen before. Call on the capturing thread, inside the CUDA call. */
-void pynames_intern_stack(const uintptr_t *words, uint32_t n);
+ * collectors/pyframes.h) not seen before. Call on the capturing thread, inside the CUDA call;
+ * py[0..n_py) are the thread's frames just captured (on CPython 3.9/3.10 the qualified name of
+ * a code is derived from its running frame, once per code object). */
+void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py);
 
 /* The kept names, or NULL. */
 const struct pyname *pynames_find(uintptr_t code, uint32_t lasti);

@@ -67,12 +67,12 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 static int (*unwind_backtrace)(void **, int);
 static int (*unwind_set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
 static unw_addr_space_t *unwind_local_as;
-#if defined(__SANITIZE_THREAD__)
+/* the step-by-step unwinder: TSan builds' captures, and native_stack_function_holding */
 static int (*unwind_getcontext)(unw_context_t *);
 static int (*unwind_init_local)(unw_cursor_t *, unw_context_t *);
 static int (*unwind_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static int (*unwind_step)(unw_cursor_t *);
-#endif
+static int (*unwind_get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
 static const char *unwind_missing; /* why there are no native stacks, or NULL */
 
 static void *unwind_open(void)
@@ -100,11 +100,12 @@ static void unwind_load(void)
     }
     *(void **)&unwind_set_caching_policy = dlsym(h, STR(unw_set_caching_policy));
     unwind_local_as = dlsym(h, STR(unw_local_addr_space));
-#if defined(__SANITIZE_THREAD__)
     *(void **)&unwind_getcontext = dlsym(h, STR(unw_tdep_getcontext));
     *(void **)&unwind_init_local = dlsym(h, STR(unw_init_local));
     *(void **)&unwind_get_reg = dlsym(h, STR(unw_get_reg));
     *(void **)&unwind_step = dlsym(h, STR(unw_step));
+    *(void **)&unwind_get_proc_info = dlsym(h, STR(unw_get_proc_info));
+#if defined(__SANITIZE_THREAD__)
     bool ok = unwind_getcontext && unwind_init_local && unwind_get_reg && unwind_step;
 #else
     bool ok = true;
@@ -304,6 +305,39 @@ int native_stack_test_raw(void **raw, void **ref, int *nref, int limit)
     native_stack_test_ref = outer;
 #endif
     return n;
+}
+
+/* Frame i of a step-by-step unwind occupies [its SP, the next frame's SP): the one that holds
+ * addr is found by comparing each frame's SP with the next's. Once per process at most (the
+ * caller's rule): libunwind's full walk, ~6 KiB of stack, no cache. */
+int native_stack_function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    if (!unwind_backtrace || !unwind_getcontext || !unwind_init_local || !unwind_get_reg ||
+        !unwind_step || !unwind_get_proc_info)
+        return -1;
+    unw_context_t ctx;
+    unw_cursor_t cur, prev;
+    unw_word_t prev_sp = 0;
+    if (unwind_getcontext(&ctx) != 0 || unwind_init_local(&cur, &ctx) != 0)
+        return -1;
+    for (int i = 0; i < NATIVE_STACK_RAW_MAX; i++) {
+        unw_word_t sp;
+        if (unwind_get_reg(&cur, UNW_REG_SP, &sp) < 0 || sp < prev_sp)
+            return -1;
+        if (i > 0 && addr >= prev_sp && addr < sp) { /* the previous frame's */
+            unw_proc_info_t pi;
+            if (unwind_get_proc_info(&prev, &pi) < 0 || pi.start_ip >= pi.end_ip)
+                return -1;
+            *lo = (uintptr_t)pi.start_ip;
+            *hi = (uintptr_t)pi.end_ip;
+            return 0;
+        }
+        prev = cur;
+        prev_sp = sp;
+        if (unwind_step(&cur) <= 0)
+            return -1;
+    }
+    return -1;
 }
 
 int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw)

@@ -32,6 +32,12 @@ const char *native_stack_unavailable(void);
  * (0 when unwinding failed); sets *truncated when the stack was deeper than max. */
 int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw);
 
+/* The code range [lo, hi) (its unwind information's) of the function whose stack frame, on the
+ * calling thread's stack, holds addr (a local variable of that function, found by the caller).
+ * Returns 0, or -1 when no frame of the stack holds it. A full step-by-step unwind: rare calls
+ * only (collectors/pyframes.h pyframes_learn_eval_range says when). */
+int native_stack_function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
 /* A capture unwinds only with NATIVE_STACK_ROOM_KIB KiB or more left below it on the thread's
  * own stack (libunwind's need and a margin, docs/RELIABILITY.md); with less, it has no native
  * frames. How many captures were short so far (the process's). */

@@ -12,8 +12,15 @@
 #include <string.h>
 
 #include "collectors/pylayout.h"
+#include "common/compiler.h"
 
 enum { PY_UNKNOWN, PY_READY, PY_UNSUPPORTED };
+
+#define EVAL_MORE_MAX 4
+#define EVAL_LEARN_ATTEMPTS 3
+
+/* 3.12+: the innermost evaluation call's entry frame seen by this thread's last capture. */
+static SYNCSPY_TLS uintptr_t last_entry_frame;
 
 static struct {
     _Atomic int state;
@@ -22,7 +29,15 @@ static struct {
     struct py_layout layout;
     void *(*this_tstate)(void);
     uintptr_t eval_lo, eval_hi;
+    /* more of the evaluation loop's code, learnt from a live stack (pyframes_learn_eval_range) */
+    struct { uintptr_t lo, hi; } eval_more[EVAL_MORE_MAX];
+    _Atomic int n_eval_more;
+    _Atomic int eval_learning; /* attempts made (EVAL_LEARN_ATTEMPTS at most), one at a time */
+    _Atomic bool eval_learning_now;
     uintptr_t code_type, unicode_type, bytes_type;
+    /* 3.9/3.10 qualified names (layout.qual.derive) */
+    uintptr_t function_type, tuple_type, dict_type, cell_type, staticmethod_type,
+              classmethod_type, property_type;
     char status[128];
 } py = {.lock = PTHREAD_MUTEX_INITIALIZER, .status = "no CPython in this process"};
 
@@ -77,6 +92,20 @@ static bool size_eval_loop(void *eval)
     return true;
 }
 
+/* The type objects the qualified-name search checks objects against (all exported data). */
+static bool find_owner_types(void)
+{
+    py.function_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyFunction_Type");
+    py.tuple_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyTuple_Type");
+    py.dict_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyDict_Type");
+    py.cell_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCell_Type");
+    py.staticmethod_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyStaticMethod_Type");
+    py.classmethod_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyClassMethod_Type");
+    py.property_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyProperty_Type");
+    return py.function_type && py.tuple_type && py.dict_type && py.cell_type &&
+           py.staticmethod_type && py.classmethod_type && py.property_type;
+}
+
 static int detect(void)
 {
     int (*initialized)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
@@ -106,6 +135,8 @@ static int detect(void)
                  "CPython %u.%u: interpreter symbols not found; native frames only", v >> 8, v & 0xff);
         return PY_UNSUPPORTED;
     }
+    if (py.layout.qual.derive)
+        py.layout.qual.derive = find_owner_types();
     snprintf(py.status, sizeof py.status, "CPython %u.%u", v >> 8, v & 0xff);
     return PY_READY;
 }
@@ -142,7 +173,39 @@ const char *pyframes_status(void)
 bool pyframes_is_eval_pc(uintptr_t pc)
 {
     /* pc is a return address: the call instruction ends at pc, so pc itself may be the end */
-    return pc > py.eval_lo && pc <= py.eval_hi;
+    if (pc > py.eval_lo && pc <= py.eval_hi)
+        return true;
+    int n = atomic_load_explicit(&py.n_eval_more, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if (pc > py.eval_more[i].lo && pc <= py.eval_more[i].hi)
+            return true;
+    return false;
+}
+
+uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int n_py)
+{
+    uintptr_t entry = last_entry_frame;
+    if (!entry || n_py <= 0 || n_native <= 0 ||
+        atomic_load_explicit(&py.eval_learning, memory_order_relaxed) >= EVAL_LEARN_ATTEMPTS)
+        return 0;
+    for (int i = 0; i < n_native; i++)
+        if (pyframes_is_eval_pc(native[i]))
+            return 0; /* the loop is known where this stack runs */
+    if (atomic_exchange_explicit(&py.eval_learning_now, true, memory_order_acquire))
+        return 0; /* another thread is learning */
+    atomic_fetch_add_explicit(&py.eval_learning, 1, memory_order_relaxed);
+    return entry;
+}
+
+void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi)
+{
+    int n = atomic_load_explicit(&py.n_eval_more, memory_order_relaxed);
+    if (lo < hi && n < EVAL_MORE_MAX && !(lo < py.eval_hi && hi > py.eval_lo)) {
+        py.eval_more[n].lo = lo;
+        py.eval_more[n].hi = hi;
+        atomic_store_explicit(&py.n_eval_more, n + 1, memory_order_release);
+    }
+    atomic_store_explicit(&py.eval_learning_now, false, memory_order_release);
 }
 
 /* The first Python frame of the thread, or 0. */
@@ -168,6 +231,7 @@ int pyframes_capture(struct py_raw_frame *out, int max)
         return 0;
     uintptr_t f = current_frame();
     int n = 0;
+    last_entry_frame = 0;
     for (int walked = 0; f && (f & 7) == 0 && n < max && walked < 4 * PYFRAMES_MAX; walked++) {
         if (L->frames == PY_FRAMES_OBJECTS) {
             /* 3.9/3.10: one frame object per evaluation call */
@@ -176,26 +240,29 @@ int pyframes_capture(struct py_raw_frame *out, int max)
             if (L->lines == PY_LINES_LNOTAB && lasti >= 0)
                 lasti /= 2; /* 3.9 counts bytes */
             if (has_type(code, py.code_type))
-                out[n++] = (struct py_raw_frame){code, lasti < 0 ? 0 : (uint32_t)lasti, true};
+                out[n++] = (struct py_raw_frame){code, lasti < 0 ? 0 : (uint32_t)lasti, true, f};
             f = load_ptr(f, L->frame_back);
             continue;
         }
         uintptr_t next = load_ptr(f, L->iframe_previous);
         int owner = (signed char)*(const char *)(f + (uintptr_t)L->iframe_owner);
         bool entry = L->iframe_is_entry >= 0 && *(const unsigned char *)(f + (uintptr_t)L->iframe_is_entry);
-        if (L->owner_cstack >= 0 && owner == L->owner_cstack) {
-            /* 3.12+: the shim frame an evaluation call pushes below its first frame */
+        if (L->owner_cstack >= 0 && owner >= L->owner_cstack) {
+            /* 3.12+: the shim frame an evaluation call pushes below its first frame (and, 3.14,
+             * any other frame owned by the interpreter or the C stack: no Python function's) */
             if (n)
                 out[n - 1].group_end = true;
+            if (!last_entry_frame)
+                last_entry_frame = f; /* on the C stack, in that evaluation call's own frame */
             f = next;
             continue;
         }
-        uintptr_t code = load_ptr(f, L->iframe_code);
+        uintptr_t code = load_ptr(f, L->iframe_code) & ~(uintptr_t)L->iframe_code_tag_bits;
         if (has_type(code, py.code_type)) {
             intptr_t idx = ((intptr_t)load_ptr(f, L->iframe_instr) -
                             (intptr_t)(code + (uintptr_t)L->code_code_adaptive)) / 2;
             if (idx >= 0 && idx < (1 << 30)) /* negative: a frame still being set up */
-                out[n++] = (struct py_raw_frame){code, (uint32_t)idx, false};
+                out[n++] = (struct py_raw_frame){code, (uint32_t)idx, false, f};
         }
         if (entry && n)
             out[n - 1].group_end = true; /* 3.11: the first frame of an evaluation call */
@@ -302,6 +369,340 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
         n += k;
     }
     dst[n] = 0;
+}
+
+/* ---- 3.9/3.10: qualified names from the function that owns the code ------------------------- */
+
+/* 3.9 and 3.10 code objects have co_name only; the compiler put the qualified name into the
+ * function object (func_qualname) and, as a constant, into the enclosing code (it is
+ * MAKE_FUNCTION's argument there). Both are found here without Python calls. The frame's own
+ * locals and the code objects' constants (tuples, immutable) belong to this thread's running
+ * frames; class and module dictionaries are shared: every object is type-checked before it is
+ * read, every count bounded, and one search looks at OWNER_VISITS_MAX objects at most. */
+#define OWNER_VISITS_MAX 8192
+#define TUPLE_MAX 65536
+#define MRO_MAX 64
+#define NESTED_DEPTH_MAX 3       /* function -> nested function -> ... */
+#define WRAPPED_DEPTH_MAX 4      /* functools.wraps chains (__wrapped__) */
+#define DICT_SIZE_MAX (1 << 20)
+#define CO_NEWLOCALS 0x0002      /* Include/cpython/code.h: a function's own namespace */
+#define TPFLAGS_TYPE_SUBCLASS (1ul << 31) /* Include/object.h Py_TPFLAGS_TYPE_SUBCLASS */
+
+struct owner_search {
+    uintptr_t code;  /* the code whose owner is looked for */
+    int budget;      /* objects that may still be looked at */
+};
+
+static bool visit(struct owner_search *s)
+{
+    return s->budget-- > 0;
+}
+
+static bool is_type(uintptr_t obj)
+{
+    if (!obj || (obj & 7))
+        return false;
+    uintptr_t t = load_ptr(obj, py.layout.object_type);
+    return t && !(t & 7) && (load_ptr(t, py.layout.qual.type_flags) & TPFLAGS_TYPE_SUBCLASS);
+}
+
+static int64_t tuple_len(uintptr_t t)
+{
+    if (!has_type(t, py.tuple_type))
+        return 0;
+    int64_t n = load_i64(t, py.layout.qual.tuple_size);
+    return n > 0 && n <= TUPLE_MAX ? n : 0;
+}
+
+static uintptr_t tuple_item(uintptr_t t, int64_t i)
+{
+    return load_ptr(t, py.layout.qual.tuple_items + (int32_t)(8 * i));
+}
+
+/* A compact str's characters (kind 1, 2 or 4 bytes each); false for anything else. */
+struct str_view {
+    const uint8_t *data;
+    int64_t len;
+    unsigned kind;
+};
+
+static bool str_view(uintptr_t obj, struct str_view *v)
+{
+    const struct py_layout *L = &py.layout;
+    if (!has_type(obj, py.unicode_type))
+        return false;
+    uint32_t state = (uint32_t)load_i32(obj, L->unicode_state);
+    v->kind = (state >> L->state_kind_shift) & 7;
+    v->len = load_i64(obj, L->unicode_length);
+    bool ascii = (state >> L->state_ascii_bit) & 1;
+    v->data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data));
+    return ((state >> L->state_compact_bit) & 1) && v->len >= 0 && v->len < (1 << 20) &&
+           (v->kind == 1 || v->kind == 2 || v->kind == 4);
+}
+
+static uint32_t str_char(const struct str_view *v, int64_t i)
+{
+    return v->kind == 1 ? v->data[i] : v->kind == 2 ? ((const uint16_t *)v->data)[i]
+                                                    : ((const uint32_t *)v->data)[i];
+}
+
+/* Does s end with prefix_ascii + name (both strs compared by code point)? */
+static bool ends_with(const struct str_view *s, const char *ascii, const struct str_view *name)
+{
+    int64_t a = (int64_t)strlen(ascii), at = s->len - name->len - a;
+    if (at < 0)
+        return false;
+    for (int64_t i = 0; i < a; i++)
+        if (str_char(s, at + i) != (unsigned char)ascii[i])
+            return false;
+    for (int64_t i = 0; i < name->len; i++)
+        if (str_char(s, at + a + i) != str_char(name, i))
+            return false;
+    return true;
+}
+
+static bool str_is(uintptr_t obj, const char *ascii)
+{
+    struct str_view v, none = {.data = NULL, .len = 0, .kind = 1};
+    return str_view(obj, &v) && v.len == (int64_t)strlen(ascii) && ends_with(&v, ascii, &none);
+}
+
+/* When `code` is one of parent's constants: its qualified name, the constant MAKE_FUNCTION
+ * takes beside it ("outer.<locals>.inner" in a function, "Class.name" in a class body), or its
+ * plain name at module level. 0 when it is not, or no such constant is there. */
+static uintptr_t qualname_in_parent(uintptr_t parent, uintptr_t code, struct owner_search *s)
+{
+    const struct py_qualname_layout *Q = &py.layout.qual;
+    uintptr_t consts = load_ptr(parent, Q->code_consts);
+    int64_t n = tuple_len(consts);
+    bool held = false;
+    for (int64_t i = 0; i < n && !held && visit(s); i++)
+        held = tuple_item(consts, i) == code;
+    if (!held)
+        return 0;
+    uintptr_t name = load_ptr(code, py.layout.code_name);
+    if (str_is(load_ptr(parent, py.layout.code_name), "<module>"))
+        return name;
+    struct str_view nv, cv;
+    if (!str_view(name, &nv))
+        return 0;
+    const char *sep = (load_i32(parent, Q->code_flags) & CO_NEWLOCALS) ? ".<locals>." : ".";
+    for (int64_t i = 0; i < n && visit(s); i++) {
+        uintptr_t c = tuple_item(consts, i);
+        if (str_view(c, &cv) && ends_with(&cv, sep, &nv))
+            return c;
+    }
+    return 0;
+}
+
+/* code's qualified name when it is nested (depth levels at most) in root's constants. */
+static uintptr_t qualname_nested(uintptr_t root, int depth, struct owner_search *s)
+{
+    uintptr_t q = qualname_in_parent(root, s->code, s);
+    if (q || depth == 0)
+        return q;
+    uintptr_t consts = load_ptr(root, py.layout.qual.code_consts);
+    int64_t n = tuple_len(consts);
+    for (int64_t i = 0; i < n && !q && visit(s); i++) {
+        uintptr_t c = tuple_item(consts, i);
+        if (has_type(c, py.code_type))
+            q = qualname_nested(c, depth - 1, s);
+    }
+    return q;
+}
+
+/* The value under an ASCII key of a combined dict (a function's __dict__), or 0. */
+static uintptr_t dict_get(uintptr_t dict, const char *key, struct owner_search *s);
+
+/* Calls each value of a combined dict with fn until it answers; its answer, or 0. */
+static uintptr_t dict_each(uintptr_t dict, uintptr_t (*fn)(uintptr_t key, uintptr_t value, const void *arg,
+                                                          struct owner_search *s),
+                           const void *arg, struct owner_search *s)
+{
+    const struct py_qualname_layout *Q = &py.layout.qual;
+    if (!has_type(dict, py.dict_type) || load_ptr(dict, Q->dict_values) != 0)
+        return 0; /* a split table (instance dicts only) is never a class's or module's */
+    uintptr_t keys = load_ptr(dict, Q->dict_keys);
+    if (!keys || (keys & 7))
+        return 0;
+    int64_t size = load_i64(keys, Q->keys_size), used = load_i64(keys, Q->keys_nentries);
+    if (size <= 0 || size > DICT_SIZE_MAX || (size & (size - 1)) || used < 0 || used > size)
+        return 0;
+    int64_t index_bytes = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+    uintptr_t entries = keys + (uintptr_t)Q->keys_indices + (uintptr_t)(size * index_bytes);
+    for (int64_t i = 0; i < used && visit(s); i++) {
+        uintptr_t e = entries + (uintptr_t)(i * Q->entry_bytes);
+        uintptr_t key = load_ptr(e, Q->entry_key), value = load_ptr(e, Q->entry_value);
+        if (!value)
+            continue; /* a deleted entry */
+        uintptr_t answer = fn(key, value, arg, s);
+        if (answer)
+            return answer;
+    }
+    return 0;
+}
+
+static uintptr_t value_if_key(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+{
+    (void)s;
+    return str_is(key, arg) ? value : 0;
+}
+
+static uintptr_t dict_get(uintptr_t dict, const char *key, struct owner_search *s)
+{
+    return dict_each(dict, value_if_key, key, s);
+}
+
+/* Is q a qualified name of code: its co_name, or ending in "." and it? */
+static bool names_code(uintptr_t q, uintptr_t code)
+{
+    struct str_view qv, nv;
+    if (!str_view(q, &qv) || !str_view(load_ptr(code, py.layout.code_name), &nv))
+        return false;
+    return ends_with(&qv, ".", &nv) || (qv.len == nv.len && ends_with(&qv, "", &nv));
+}
+
+/* code's qualified name when fn (a function) runs it, wraps one that does (functools.wraps's
+ * __wrapped__), or, with nested, holds it in its constants. */
+static uintptr_t qualname_of_function(uintptr_t fn, bool nested, struct owner_search *s)
+{
+    const struct py_qualname_layout *Q = &py.layout.qual;
+    for (int depth = 0; depth <= WRAPPED_DEPTH_MAX && has_type(fn, py.function_type) && visit(s); depth++) {
+        uintptr_t code = load_ptr(fn, Q->func_code);
+        if (code == s->code) {
+            /* functools.wraps gives a wrapper the wrapped function's __qualname__: a name that
+             * does not end in the code's own is not the code's (3.11's co_qualname) */
+            uintptr_t q = load_ptr(fn, Q->func_qualname);
+            if (names_code(q, code))
+                return q;
+        }
+        if (nested && has_type(code, py.code_type)) {
+            uintptr_t q = qualname_nested(code, NESTED_DEPTH_MAX, s);
+            if (q)
+                return q;
+        }
+        fn = dict_get(load_ptr(fn, Q->func_dict), "__wrapped__", s);
+    }
+    return 0;
+}
+
+/* A class attribute's functions: a function, a staticmethod's or classmethod's, a property's
+ * getter, setter and deleter. Returns how many (at most 3). */
+static int attribute_functions(uintptr_t value, uintptr_t out[3])
+{
+    const struct py_qualname_layout *Q = &py.layout.qual;
+    if (has_type(value, py.function_type)) {
+        out[0] = value;
+        return 1;
+    }
+    if (has_type(value, py.staticmethod_type) || has_type(value, py.classmethod_type)) {
+        out[0] = load_ptr(value, Q->wrapper_callable);
+        return 1;
+    }
+    if (has_type(value, py.property_type)) {
+        out[0] = load_ptr(value, Q->property_get);
+        out[1] = load_ptr(value, Q->property_set);
+        out[2] = load_ptr(value, Q->property_del);
+        return 3;
+    }
+    return 0;
+}
+
+enum { LOOK_DIRECT = 0, LOOK_NESTED = 1 }; /* arg of qualname_of_attribute: how deep */
+
+static uintptr_t qualname_of_attribute(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+{
+    (void)key;
+    uintptr_t fns[3];
+    int n = attribute_functions(value, fns);
+    for (int i = 0; i < n; i++) {
+        uintptr_t q = qualname_of_function(fns[i], *(const int *)arg == LOOK_NESTED, s);
+        if (q)
+            return q;
+    }
+    return 0;
+}
+
+/* A method's: the class of its first argument (self), or the argument itself when it is a
+ * class (cls), and their MROs. */
+static uintptr_t qualname_from_first_argument(uintptr_t frame, struct owner_search *s)
+{
+    const struct py_qualname_layout *Q = &py.layout.qual;
+    uintptr_t code = s->code;
+    if (load_i32(code, Q->code_argcount) < 1)
+        return 0;
+    uintptr_t first = load_ptr(frame, Q->frame_localsplus);
+    uintptr_t cell2arg = load_ptr(code, Q->code_cell2arg);
+    if (!first && cell2arg && !(cell2arg & 7)) { /* self is a cell (a closure uses it) */
+        int64_t ncells = tuple_len(load_ptr(code, Q->code_cellvars));
+        int32_t nlocals = load_i32(code, Q->code_nlocals);
+        for (int64_t j = 0; j < ncells && nlocals >= 0; j++)
+            if (load_i64(cell2arg, (int32_t)(8 * j)) == 0) {
+                uintptr_t cell = load_ptr(frame, Q->frame_localsplus + (int32_t)(8 * (nlocals + j)));
+                first = has_type(cell, py.cell_type) ? load_ptr(cell, Q->cell_ref) : 0;
+                break;
+            }
+    }
+    if (!first || (first & 7))
+        return 0;
+    uintptr_t classes[2] = {is_type(first) ? first : 0, load_ptr(first, py.layout.object_type)};
+    static const int direct = LOOK_DIRECT;
+    for (int c = 0; c < 2; c++) {
+        uintptr_t mro = classes[c] ? load_ptr(classes[c], Q->type_mro) : 0;
+        int64_t n = tuple_len(mro);
+        for (int64_t i = 0; i < n && i < MRO_MAX && visit(s); i++) {
+            uintptr_t k = tuple_item(mro, i);
+            uintptr_t q = is_type(k) ? dict_each(load_ptr(k, Q->type_dict), qualname_of_attribute, &direct, s) : 0;
+            if (q)
+                return q;
+        }
+    }
+    return 0;
+}
+
+/* A class's attributes, looked into for a function that runs or holds the code. */
+static uintptr_t qualname_in_class(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+{
+    (void)key;
+    (void)arg;
+    static const int nested = LOOK_NESTED;
+    return is_type(value) ? dict_each(load_ptr(value, py.layout.qual.type_dict), qualname_of_attribute, &nested, s) : 0;
+}
+
+/* The module's functions (and what they hold), then its classes' attributes. */
+static uintptr_t qualname_from_globals(uintptr_t frame, struct owner_search *s)
+{
+    uintptr_t globals = load_ptr(frame, py.layout.qual.frame_globals);
+    static const int nested = LOOK_NESTED;
+    uintptr_t q = dict_each(globals, qualname_of_attribute, &nested, s);
+    return q ? q : dict_each(globals, qualname_in_class, NULL, s);
+}
+
+bool pyframes_derives_qualnames(void)
+{
+    return atomic_load_explicit(&py.state, memory_order_acquire) == PY_READY && py.layout.qual.derive;
+}
+
+bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func, size_t func_len)
+{
+    if (!pyframes_derives_qualnames() || i < 0 || i >= n || !has_type(frames[i].code, py.code_type) ||
+        !frames[i].frame || (frames[i].frame & 7))
+        return false;
+    struct owner_search s = {.code = frames[i].code, .budget = OWNER_VISITS_MAX};
+    if (str_is(load_ptr(s.code, py.layout.code_name), "<module>"))
+        return false;
+    uintptr_t q = 0;
+    for (int k = i + 1; k < n && !q; k++) /* the enclosing code, running further out */
+        if (has_type(frames[k].code, py.code_type))
+            q = qualname_in_parent(frames[k].code, s.code, &s);
+    if (!q)
+        q = qualname_from_first_argument(frames[i].frame, &s);
+    if (!q)
+        q = qualname_from_globals(frames[i].frame, &s);
+    if (!q)
+        return false;
+    copy_unicode(q, func, func_len);
+    return true;
 }
 
 int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len, char *func,

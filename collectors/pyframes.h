@@ -41,6 +41,7 @@ struct py_raw_frame {
     uintptr_t code;   /* PyCodeObject * */
     uint32_t lasti;   /* index of the executing instruction, in code units */
     bool group_end;   /* the outermost frame run by one C-level evaluation call */
+    uintptr_t frame;  /* the frame itself (PyFrameObject * or _PyInterpreterFrame *) */
 };
 
 /* Finds a CPython in this process and its layout; cheap after the first successful call.
@@ -53,6 +54,16 @@ int pyframes_capture(struct py_raw_frame *out, int max);
 
 /* Is pc (a return address) inside CPython's evaluation loop (_PyEval_EvalFrameDefault)? */
 bool pyframes_is_eval_pc(uintptr_t pc);
+
+/* 3.12+ builds whose evaluation loop is not all inside _PyEval_EvalFrameDefault's symbol (GCC's
+ * hot/cold partitioning moves the loop into an unnamed ".cold" part: Debian's 3.14 executable):
+ * when a capture with Python frames found none of the loop's pcs in its native stack, returns
+ * the address of the innermost evaluation call's entry frame, a local of that call on the C
+ * stack, for the caller to find the function whose native frame holds it
+ * (native_stack_function_holding) and hand its range to pyframes_learn_eval_range (0, 0 when
+ * none was found). 0 when nothing is to be learnt: a few attempts per process, one at a time. */
+uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int n_py);
+void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi);
 
 /* Merges native return addresses (innermost first) with Python frames: each evaluation-loop
  * frame is replaced by the group of Python frames it runs; Python frames left over (when the
@@ -78,6 +89,21 @@ uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame 
  * like a code object. */
 int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len, char *func,
                      size_t func_len, uint32_t *line);
+
+/* True when code objects carry no qualified name (CPython 3.9 and 3.10: no co_qualname) and
+ * pyframes_qualname must derive it. */
+bool pyframes_derives_qualnames(void);
+
+/* 3.9/3.10: the qualified name of frames[i] (a capture of the calling thread's frames, still
+ * running: call inside the CUDA call that captured them), as CPython 3.11 would name it
+ * ("Loss.forward", "outer.<locals>.inner"), written to func. Found from the function that owns
+ * the code: the code's constant in an outer frame's code (nested functions, lambdas,
+ * comprehensions), the class of the frame's first argument and its MRO (methods, class
+ * methods), the frame's module globals (functions, classes, static methods, properties,
+ * functools.wraps wrappers, functions nested in them). Reads the frame's own locals and the
+ * dictionaries it leads to, bounded; never calls Python. False when no owner was found (the
+ * plain name stands) or on other versions. */
+bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func, size_t func_len);
 
 /* True when a CPython was found whose frames this code cannot read (said once by the agent). */
 bool pyframes_unsupported(void);

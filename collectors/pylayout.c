@@ -1,5 +1,5 @@
 /* collectors/pylayout.c: where CPython 3.9-3.12 keep the fields syncspy reads (constant tables),
- * and a parser of the _Py_DebugOffsets that 3.13 publishes at the start of _PyRuntime.
+ * and a parser of the _Py_DebugOffsets that 3.13 and 3.14 publish at the start of _PyRuntime.
  * Pure data: never follows a pointer it reads, never allocates, locks or prints; builds without
  * Python headers. Where every number comes from: docs/PYTHON_LAYOUTS.md. */
 
@@ -23,6 +23,25 @@
 #define NONE (-1)
 
 /* ---- 3.9, 3.10: PyFrameObject chain ----------------------------------------------------------- */
+
+/* What 3.9 and 3.10 share of the places a frame's function is found (struct py_qualname_layout).
+ * Include/cpython/code.h: co_argcount 16, co_posonlyargcount 20, co_kwonlyargcount 24,
+ * co_nlocals 28, co_stacksize 32, co_flags 36, co_firstlineno 40, co_code 48, co_consts 56,
+ * co_names 64, co_varnames 72, co_freevars 80, co_cellvars 88, co_cell2arg 96;
+ * Include/cpython/object.h (PyTypeObject): tp_flags 168, tp_dict 264, tp_mro 344;
+ * Include/cpython/dictobject.h: ma_used 16, ma_version_tag 24, ma_keys 32, ma_values 40;
+ * Objects/dict-common.h: dk_refcnt 0, dk_size 8, dk_lookup 16, dk_usable 24, dk_nentries 32,
+ * dk_indices 40, PyDictKeyEntry {me_hash, me_key, me_value}; Include/cpython/tupleobject.h:
+ * ob_size 16, ob_item 24; Include/cellobject.h: ob_ref 16; Objects/funcobject.c: classmethod and
+ * staticmethod {PyObject_HEAD; callable 16; dict 24}; Objects/descrobject.c propertyobject:
+ * prop_get 16, prop_set 24, prop_del 32. */
+#define QUAL_3_9_3_10                                                                             \
+    .derive = true, .frame_globals = 48, .code_argcount = 16, .code_nlocals = 28,                \
+    .code_flags = 36, .code_consts = 56, .code_cellvars = 88, .code_cell2arg = 96,               \
+    .type_flags = 168, .type_dict = 264, .type_mro = 344, .dict_keys = 32, .dict_values = 40,    \
+    .keys_size = 8, .keys_nentries = 32, .keys_indices = 40, .entry_bytes = 24, .entry_key = 8,  \
+    .entry_value = 16, .tuple_size = 16, .tuple_items = 24, .cell_ref = 16,                      \
+    .wrapper_callable = 16, .property_get = 16, .property_set = 24, .property_del = 32
 
 /* Include/cpython/pystate.h (struct _ts), Include/cpython/frameobject.h (struct _frame),
  * Include/cpython/code.h (struct PyCodeObject), Include/cpython/unicodeobject.h. */
@@ -67,6 +86,13 @@ static const struct py_layout LAYOUT_3_9 = {
     .state_kind_shift = 2,      /* interned:2, kind:3, compact:1, ascii:1, ready:1, :24 */
     .state_compact_bit = 5,
     .state_ascii_bit = 6,
+
+    /* f_localsplus after f_blockstack[CO_MAXBLOCKS]; PyFunctionObject: func_code 16,
+     * func_globals 24, func_defaults 32, func_kwdefaults 40, func_closure 48, func_doc 56,
+     * func_name 64, func_dict 72, func_weakreflist 80, func_module 88, func_annotations 96,
+     * func_qualname 104 (Include/funcobject.h) */
+    .qual = {QUAL_3_9_3_10, .frame_localsplus = 360, .func_code = 16, .func_qualname = 104,
+             .func_dict = 72},
 };
 
 static const struct py_layout LAYOUT_3_10 = {
@@ -110,6 +136,12 @@ static const struct py_layout LAYOUT_3_10 = {
     .state_kind_shift = 2,
     .state_compact_bit = 5,
     .state_ascii_bit = 6,
+
+    /* 3.10's COMMON_FIELDS head PyFunctionObject: func_globals 16, func_builtins 24,
+     * func_name 32, func_qualname 40, func_code 48, func_defaults 56, func_kwdefaults 64,
+     * func_closure 72, func_doc 80, func_dict 88 (Include/funcobject.h) */
+    .qual = {QUAL_3_9_3_10, .frame_localsplus = 352, .func_code = 48, .func_qualname = 40,
+             .func_dict = 88},
 };
 
 /* ---- 3.11, 3.12: _PyInterpreterFrame chain through tstate->cframe ---------------------------- */
@@ -213,7 +245,7 @@ const struct py_layout *py_layout_builtin(uint32_t version)
     }
 }
 
-/* ---- 3.13: _Py_DebugOffsets ------------------------------------------------------------------ */
+/* ---- 3.13, 3.14: _Py_DebugOffsets ------------------------------------------------------------ */
 
 /* Byte positions of the fields we use inside _Py_DebugOffsets (every field after the 8-byte
  * cookie is a uint64_t), plus what the struct does not say. The struct "is only guaranteed to
@@ -231,6 +263,7 @@ struct debug_offsets_format {
     uint32_t bytes_size_at, bytes_ob_size_at, bytes_ob_sval_at;
     uint32_t unicode_size_at, unicode_state_at, unicode_length_at, unicode_ascii_size_at;
     /* not in the struct: from the same version's headers */
+    int32_t executable_tag_bits;
     int32_t owner_cstack;
     int32_t compact_extra;     /* sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject) */
     int32_t kind_shift, compact_bit, ascii_bit;
@@ -270,9 +303,57 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_13 = {
     .unicode_state_at = 544,
     .unicode_length_at = 552,
     .unicode_ascii_size_at = 560,
+    .executable_tag_bits = 0,            /* PyObject *f_executable */
     .owner_cstack = 3,                   /* Include/internal/pycore_frame.h enum _frameowner */
     .compact_extra = 16,                 /* Py_ssize_t utf8_length, char *utf8 */
     .kind_shift = 2,                     /* same state bitfield as 3.12 */
+    .compact_bit = 5,
+    .ascii_bit = 6,
+};
+
+/* 3.14 (Include/internal/pycore_debug_offsets.h, struct _Py_DebugOffsets): cookie 0, version 8,
+ * free_threaded 16, runtime_state 24 (3), interpreter_state 48 (16), thread_state 176 (9),
+ * interpreter_frame 248 (8), code_object 312 (11), pyobject 400 (2), type_object 416 (4),
+ * tuple_object 448 (3), list_object 472 (3), set_object 496 (4), dict_object 528 (3),
+ * float_object 552 (2), long_object 568 (3), bytes_object 592 (3), unicode_object 616 (4),
+ * gc 648 (2), gen_object 664 (4), llist_node 696 (2), debugger_support 712 (6): 760 bytes. */
+static const struct debug_offsets_format DEBUG_OFFSETS_3_14 = {
+    .version = 0x030E,
+    .version_at = 8,
+    .free_threaded_at = 16,
+    .tstate_size_at = 176,
+    .tstate_current_frame_at = 208,      /* size, prev, next, interp, current_frame */
+    .iframe_size_at = 248,
+    .iframe_previous_at = 256,
+    .iframe_executable_at = 264,
+    .iframe_instr_ptr_at = 272,
+    .iframe_owner_at = 288,              /* localsplus 280, owner 288, stackpointer 296 */
+    .code_size_at = 312,
+    .code_filename_at = 320,
+    .code_name_at = 328,
+    .code_qualname_at = 336,
+    .code_linetable_at = 344,
+    .code_firstlineno_at = 352,
+    .code_adaptive_at = 384,             /* argcount 360, localsplusnames 368, kinds 376 */
+    .object_size_at = 400,
+    .object_type_at = 408,
+    .bytes_size_at = 592,
+    .bytes_ob_size_at = 600,
+    .bytes_ob_sval_at = 608,
+    .unicode_size_at = 616,
+    .unicode_state_at = 624,
+    .unicode_length_at = 632,
+    .unicode_ascii_size_at = 640,
+    /* Include/internal/pycore_interpframe_structs.h: _PyStackRef f_executable; with the GIL a
+     * reference's bit 0 is Py_TAG_REFCNT (pycore_stackref.h PyStackRef_AsPyObjectBorrow clears it) */
+    .executable_tag_bits = 1,
+    /* enum _frameowner: THREAD 0, GENERATOR 1, FRAME_OBJECT 2, INTERPRETER 3, CSTACK 4; the
+     * frame each _PyEval_EvalFrameDefault call pushes is FRAME_OWNED_BY_INTERPRETER
+     * (Python/ceval.c: entry.frame.owner), and _PyFrame_IsIncomplete treats every owner from 3
+     * on as no Python function's */
+    .owner_cstack = 3,
+    .compact_extra = 16,                 /* Include/cpython/unicodeobject.h, as 3.13 */
+    .kind_shift = 2,
     .compact_bit = 5,
     .ascii_bit = 6,
 };
@@ -304,11 +385,12 @@ static int32_t checked_offset(const unsigned char *base, uint32_t at, uint64_t s
     return (int32_t)off;
 }
 
-/* 3.14 moved the struct to pycore_debug_offsets.h and grew it, and renumbered enum _frameowner
- * (FRAME_OWNED_BY_CSTACK is 4 there): refused until its format is added and checked. */
+/* One format per minor version; 3.15+ refused until its format is added and checked. */
 static const struct debug_offsets_format *debug_offsets_format(uint32_t version)
 {
-    return version == DEBUG_OFFSETS_3_13.version ? &DEBUG_OFFSETS_3_13 : NULL;
+    return version == DEBUG_OFFSETS_3_13.version   ? &DEBUG_OFFSETS_3_13
+           : version == DEBUG_OFFSETS_3_14.version ? &DEBUG_OFFSETS_3_14
+                                                   : NULL;
 }
 
 int py_layout_from_debug_offsets(const void *runtime, uint32_t version, struct py_layout *out)
@@ -335,6 +417,7 @@ int py_layout_from_debug_offsets(const void *runtime, uint32_t version, struct p
         .tstate_frame = NONE, .tstate_cframe = NONE, .cframe_current_frame = NONE,
         .frame_back = NONE, .frame_code = NONE, .frame_lasti = NONE,
         .iframe_is_entry = NONE,
+        .iframe_code_tag_bits = f->executable_tag_bits,
         .owner_cstack = f->owner_cstack,
         .instr_is_prev = 0,
         .code_code = NONE,

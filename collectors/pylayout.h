@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_PYLAYOUT_H
 #define SYNCSPY_PYLAYOUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum py_frame_model {
@@ -43,11 +44,16 @@ struct py_layout {
 
     /* _PyInterpreterFrame (3.11+) */
     int32_t iframe_code;           /* f_code (3.11/3.12), f_executable (3.13+) */
+    int32_t iframe_code_tag_bits;  /* 3.14+: f_executable is a _PyStackRef whose low bits tag
+                                    * the reference (Py_TAG_REFCNT): cleared; 0 before */
     int32_t iframe_previous;
     int32_t iframe_instr;          /* prev_instr (3.11/3.12) or instr_ptr (3.13+) */
     int32_t iframe_owner;          /* char owner */
     int32_t iframe_is_entry;       /* 3.11: bool is_entry */
-    int32_t owner_cstack;          /* value of FRAME_OWNED_BY_CSTACK (3.12+), else -1 */
+    int32_t owner_cstack;          /* 3.12+: the owner of the frame each C-level evaluation
+                                    * call pushes (FRAME_OWNED_BY_CSTACK; 3.14:
+                                    * FRAME_OWNED_BY_INTERPRETER), else -1; this value and those
+                                    * above it are never a Python function's frame */
     int32_t instr_is_prev;         /* 1 when iframe_instr points at the previous code unit */
 
     /* PyCodeObject */
@@ -71,6 +77,30 @@ struct py_layout {
     int32_t state_kind_shift;      /* kind: 3 bits (1, 2 or 4 bytes per character) */
     int32_t state_compact_bit;
     int32_t state_ascii_bit;
+
+    /* 3.9/3.10 (no co_qualname): where the function that runs a frame's code is found, for its
+     * __qualname__ (collectors/pyframes.c). Meaningful only when qual.derive is set. */
+    struct py_qualname_layout {
+        bool derive;
+        int32_t frame_globals;     /* PyFrameObject: PyObject *f_globals (a dict) */
+        int32_t frame_localsplus;  /* PyObject *f_localsplus[]: arguments first */
+        int32_t code_argcount, code_nlocals, code_flags; /* int */
+        int32_t code_consts;       /* PyObject * (tuple) */
+        int32_t code_cellvars;     /* PyObject * (tuple) */
+        int32_t code_cell2arg;     /* Py_ssize_t *: cell i holds argument cell2arg[i], or -1 */
+        int32_t func_code, func_qualname, func_dict; /* PyFunctionObject */
+        int32_t type_flags;        /* unsigned long tp_flags */
+        int32_t type_dict, type_mro;
+        int32_t dict_keys, dict_values; /* PyDictObject: ma_keys, ma_values (NULL: combined) */
+        /* PyDictKeysObject (Objects/dict-common.h, not installed): dk_size, dk_nentries, the
+         * index array dk_indices (1, 2, 4 or 8 bytes an index by dk_size), then the entries */
+        int32_t keys_size, keys_nentries, keys_indices;
+        int32_t entry_bytes, entry_key, entry_value; /* PyDictKeyEntry: hash, key, value */
+        int32_t tuple_size, tuple_items;
+        int32_t cell_ref;          /* PyCellObject.ob_ref */
+        int32_t wrapper_callable;  /* staticmethod/classmethod (Objects/funcobject.c) */
+        int32_t property_get, property_set, property_del; /* Objects/descrobject.c */
+    } qual;
 };
 
 /* The built-in layout of a CPython version (major << 8 | minor), or NULL when unknown.
@@ -78,7 +108,7 @@ struct py_layout {
  * py_layout_from_debug_offsets. */
 const struct py_layout *py_layout_builtin(uint32_t version);
 
-/* 3.13+: fills *out from the _Py_DebugOffsets at the start of _PyRuntime (cookie "xdebugpy").
+/* 3.13, 3.14: fills *out from the _Py_DebugOffsets at the start of _PyRuntime (cookie "xdebugpy").
  * Returns 0, or -1 when the cookie or the version does not match what this code knows. The
  * memory at runtime must be readable (it is: _PyRuntime is a data symbol of libpython). */
 int py_layout_from_debug_offsets(const void *runtime, uint32_t version, struct py_layout *out);

@@ -98,6 +98,19 @@ class FixedMaskedLoss(nn.Module):
         return torch.where(num_unique < 2, 0. * loss, loss)
 
 
+def qualified_name(code):
+    """code.co_qualname; on CPython 3.9/3.10, which lack it, the __qualname__ of the function
+    object that runs the code (found by the garbage collector), else its co_name."""
+    if hasattr(code, "co_qualname"):
+        return code.co_qualname
+    import gc
+    import types
+    for r in gc.get_referrers(code):
+        if isinstance(r, types.FunctionType) and r.__code__ is code:
+            return r.__qualname__
+    return code.co_name
+
+
 def trace_marked_lines():
     """Records [(qualified name, line), ...] innermost first at the first run of each marked
     line of this file; returns the dict it fills."""
@@ -109,7 +122,7 @@ def trace_marked_lines():
         if event == "line" and frame.f_lineno in marked and frame.f_lineno not in seen:
             stack, f = [], frame
             while f is not None:
-                stack.append((f.f_code.co_qualname, f.f_lineno))
+                stack.append((qualified_name(f.f_code), f.f_lineno))
                 f = f.f_back
             seen[frame.f_lineno] = stack
         return local

@@ -17,10 +17,13 @@ $(BUILD)/tests/test_pylayout: tests/unit/test_pylayout.c $(CORE_A) $(UNIT_EXTRA_
 	      $(SANFLAGS) -lcmocka $(LDLIBS)
 
 PYLAYOUT_INCLUDES ?= $(wildcard $(HOME)/.pyenv/versions/3.*/include/python3.9 \
-                                $(HOME)/.pyenv/versions/3.*/include/python3.1[0-9])
+                                $(HOME)/.pyenv/versions/3.*/include/python3.1[0-9] \
+                                $(BUILD)/cpython-3.*/usr/include/python3.1[0-9])
 
 # For each include dir .../include/python3.X: build, and for 3.13+ with a libpython3.X.so in
-# .../lib, link it (rpath) and define PYLAYOUT_TEST_LIVE_RUNTIME.
+# .../lib, link it (rpath) and define PYLAYOUT_TEST_LIVE_RUNTIME. A Debian tree of
+# scripts/debian-cpython.sh (.../usr/include/python3.X) has its libpython, and the loader and C
+# library it needs, in .../usr/lib/x86_64-linux-gnu (tests/pyframes.mk says why).
 pylayout-versions: $(CORE_A)
 	@mkdir -p $(BUILD)/tests/pylayout-versions
 	@set -e; for inc in $(PYLAYOUT_INCLUDES); do \
@@ -28,6 +31,10 @@ pylayout-versions: $(CORE_A)
 	    live=""; \
 	    if [ "$$minor" -ge 13 ] && [ -e "$$lib/lib$$ver.so" ]; then \
 	        live="-DPYLAYOUT_TEST_LIVE_RUNTIME -L$$lib -Wl,-rpath,$$lib -l$$ver"; \
+	    elif [ "$$minor" -ge 13 ] && [ -e "$$lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ]; then \
+	        deb=$$(cd $$lib/x86_64-linux-gnu && pwd); \
+	        live="-I$$(dirname $$inc) -DPYLAYOUT_TEST_LIVE_RUNTIME -L$$deb -Wl,--disable-new-dtags \
+	              -Wl,-rpath,$$deb -Wl,--allow-shlib-undefined -Wl,--dynamic-linker=$$deb/ld-linux-x86-64.so.2 -l$$ver"; \
 	    fi; \
 	    out=$(BUILD)/tests/pylayout-versions/test_pylayout-$$(echo $$inc | tr / _); \
 	    echo "pylayout: $$inc $${live:+(live _PyRuntime)}"; \

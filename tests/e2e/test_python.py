@@ -8,8 +8,8 @@ import re
 import tempfile
 import unittest
 
-from util import (DEMO_PY, MS, PYPROGS, count_at, frames_text, python_frames, run, run_py,
-                  site_by_function, sites_at, source_line, user_frame)
+from util import (DEMO_PY, MS, PYPROGS, count_at, frames_text, local_pythons, python_frames, run,
+                  run_py, site_by_function, sites_at, source_line, user_frame)
 
 DEMO_STEPS = 20
 LOSS_STEPS = os.path.join(PYPROGS, "loss_steps.py")
@@ -191,6 +191,47 @@ class FixedDemo(unittest.TestCase):
             self.assertNotIn(name, text)
 
 
+def check_loss_frames(tc, site, where=""):
+    """The Python frames of loss_steps.py's nonzero sync, innermost first, qualified names."""
+    mark = lambda m: source_line(LOSS_STEPS, m)  # noqa: E731
+    expected = [("nonzero", None), ("Loss.ignore_background", mark("# sync: nonzero")),
+                ("Loss.forward", mark("# call: ignore_background")), ("Module._call_impl", None),
+                ("train_step", mark("# call: loss_fn")), ("main", mark("# call: train_step")),
+                ("<module>", mark("# call: module"))]
+    pys = python_frames(site)
+    tc.assertEqual([f["function"] for f in pys], [e[0] for e in expected], (where, frames_text(site)))
+    for f, (function, line) in zip(pys, expected):
+        tc.assertEqual(f["module"], "")
+        if line is None:  # the miniature torch's own Python code: framework frames
+            tc.assertIn(TORCH_DIR, f["file"], (where, f))
+        else:
+            tc.assertEqual((f["file"], f["line"]), (LOSS_STEPS, line), (where, f))
+
+
+def check_native_order(tc, site, where=""):
+    """Native and Python frames of loss_steps.py's nonzero sync merged in call order."""
+    frames = site["frames"]
+    text = (where, frames_text(site))
+    first_py = next(i for i, f in enumerate(frames) if f["python"])
+    last_py = max(i for i, f in enumerate(frames) if f["python"])
+    inner = frames[:first_py]
+    # the framework's native frames first, at the CUDA call
+    tc.assertTrue(inner[0]["function"].startswith("at::native::nonzero_cuda"), text)
+    tc.assertTrue(inner[0]["module"].endswith("libminitorch.so"))
+    n_lib = next(i for i, f in enumerate(inner) if not f["module"].endswith("libminitorch.so"))
+    tc.assertIn("mt_nonzero", [f["function"] for f in inner[:n_lib]])
+    tc.assertFalse(any(f["module"].endswith("libminitorch.so") for f in frames[n_lib:]), text)
+    # then ctypes / libffi, still before the first Python frame
+    tc.assertTrue(any("ffi" in os.path.basename(f["module"]) or "_ctypes" in f["module"]
+                      for f in inner[n_lib:]), text)
+    # the evaluation loop is replaced by the Python frames it runs
+    tc.assertNotIn("_PyEval_EvalFrameDefault", [f["function"] for f in frames], text)
+    # the interpreter's outer native frames come after the last Python frame
+    outer = [f["function"] for f in frames[last_py + 1:]]
+    tc.assertTrue({"main", "Py_RunMain", "Py_BytesMain"} & set(outer), text)
+    tc.assertTrue(all(not f["python"] for f in frames[last_py + 1:]))
+
+
 class Frames(unittest.TestCase):
     """The merged stack of one sync: native framework frames, ctypes, Python frames innermost
     first, then the interpreter's outer native frames."""
@@ -211,42 +252,12 @@ class Frames(unittest.TestCase):
         self.assertEqual(sum(x["count"] for x in self.nonzero_sites()), 3)
 
     def test_python_frames_innermost_first(self):
-        mark = lambda m: source_line(LOSS_STEPS, m)  # noqa: E731
-        expected = [("nonzero", None), ("Loss.ignore_background", mark("# sync: nonzero")),
-                    ("Loss.forward", mark("# call: ignore_background")), ("Module._call_impl", None),
-                    ("train_step", mark("# call: loss_fn")), ("main", mark("# call: train_step")),
-                    ("<module>", mark("# call: module"))]
         for site in self.nonzero_sites():
-            pys = python_frames(site)
-            self.assertEqual([f["function"] for f in pys], [e[0] for e in expected], frames_text(site))
-            for f, (function, line) in zip(pys, expected):
-                self.assertEqual(f["module"], "")
-                if line is None:  # the miniature torch's own Python code: framework frames
-                    self.assertIn(TORCH_DIR, f["file"], f)
-                else:
-                    self.assertEqual((f["file"], f["line"]), (LOSS_STEPS, line), f)
+            check_loss_frames(self, site)
 
     def test_native_frames_in_call_order(self):
         for site in self.nonzero_sites():
-            frames = site["frames"]
-            first_py = next(i for i, f in enumerate(frames) if f["python"])
-            last_py = max(i for i, f in enumerate(frames) if f["python"])
-            inner = frames[:first_py]
-            # the framework's native frames first, at the CUDA call
-            self.assertTrue(inner[0]["function"].startswith("at::native::nonzero_cuda"), frames_text(site))
-            self.assertTrue(inner[0]["module"].endswith("libminitorch.so"))
-            n_lib = next(i for i, f in enumerate(inner) if not f["module"].endswith("libminitorch.so"))
-            self.assertIn("mt_nonzero", [f["function"] for f in inner[:n_lib]])
-            self.assertFalse(any(f["module"].endswith("libminitorch.so") for f in frames[n_lib:]), frames_text(site))
-            # then ctypes / libffi, still before the first Python frame
-            self.assertTrue(any("ffi" in os.path.basename(f["module"]) or "_ctypes" in f["module"]
-                                for f in inner[n_lib:]), frames_text(site))
-            # the evaluation loop is replaced by the Python frames it runs
-            self.assertNotIn("_PyEval_EvalFrameDefault", [f["function"] for f in frames], frames_text(site))
-            # the interpreter's outer native frames come after the last Python frame
-            outer = [f["function"] for f in frames[last_py + 1:]]
-            self.assertTrue({"main", "Py_RunMain", "Py_BytesMain"} & set(outer), frames_text(site))
-            self.assertTrue(all(not f["python"] for f in frames[last_py + 1:]))
+            check_native_order(self, site)
 
 
 class Steps(unittest.TestCase):
@@ -284,6 +295,44 @@ class Steps(unittest.TestCase):
         self.assertTrue(s["steps"][0]["partial"])
         self.assertEqual(s["steps"][0]["syncs"], 4)
         self.assertEqual(self.nonzero_count(s), 4)
+
+
+class EveryCPython(unittest.TestCase):
+    """Every CPython pyenv has here (and Debian's 3.14 of `make debian-cpython`, whose evaluation
+    loop lies outside its symbol): from 3.9 on the frame reader names the stack as CPython does,
+    class names included (3.9 and 3.10 have no co_qualname: the reader derives them), merged
+    with the native frames in call order; an older one gets native frames only, said once, and
+    its optimizer steps all the same."""
+
+    def test_supported_versions_name_the_frames(self):
+        pythons = {v: p for v, p in local_pythons().items() if v >= (3, 9)}
+        self.assertIn((3, 9), pythons, "pyenv's CPython 3.9 and 3.10 are the ones without co_qualname")
+        self.assertIn((3, 10), pythons)
+        for v, python in pythons.items():
+            with self.subTest(python=v):
+                r = run_py(LOSS_STEPS, "--iters", "3", python=python)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                s = r.summary()
+                check_steps(self, s, [0, 1, 2], [1, 1, 1])
+                sites = sites_at(s, LOSS_STEPS, source_line(LOSS_STEPS, "# sync: nonzero"))
+                self.assertTrue(sites, (v, all_sites_text(s)))
+                for site in sites:
+                    check_loss_frames(self, site, v)
+                    check_native_order(self, site, v)
+
+    def test_unsupported_version_still_gets_its_steps(self):
+        older = {v: p for v, p in local_pythons().items() if v < (3, 9)}
+        self.assertTrue(older, "pyenv's CPython 3.8 (or older) stands for a CPython the reader does not know")
+        v, python = max(older.items())
+        r = run_py(LOSS_STEPS, "--iters", "4", python=python)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"CPython 3.{v[1]}: frame layout unknown to this syncspy; native frames only", r.stderr)
+        s = r.summary()
+        self.assertEqual(s["step_source"], "optimizer.step()", r.stderr)
+        self.assertFalse(s["no_step_hook"])
+        check_steps(self, s, [0, 1, 2, 3], [1, 1, 1, 1])
+        self.assertNotIn("no step mark came", r.stderr)
+        self.assertFalse(any(python_frames(site) for site in s["sites"]), all_sites_text(s))
 
 
 class GilAndThreads(unittest.TestCase):

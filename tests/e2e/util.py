@@ -206,14 +206,36 @@ PYPROGS = os.path.join(ROOT, "tests", "e2e", "pyprogs")
 DEMO_PY = os.path.join(ROOT, "examples", "train.py")
 
 
-def run_py(script, *args, env=None, preload=True, timeout=60):
+def run_py(script, *args, env=None, preload=True, timeout=60, python="python3"):
     """Runs `python3 script args...` (script by absolute path, so Python reports absolute file
-    names) with the miniature torch and the syncspy module on PYTHONPATH."""
+    names) with the miniature torch and the syncspy module on PYTHONPATH; `python` names
+    another interpreter (local_pythons())."""
     e = {"PYTHONPATH": PY_SITE + os.pathsep + PY_MODULES, "MINITORCH_LIB": MINITORCH,
          "PYTHONDONTWRITEBYTECODE": "1"}
     if env:
         e.update(env)
-    return run(["python3", script, *args], env=e, preload=preload, timeout=timeout)
+    return run([python, script, *args], env=e, preload=preload, timeout=timeout)
+
+
+PYENV_VERSIONS = os.path.join(os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv")), "versions")
+
+
+def local_pythons():
+    """{(3, minor): interpreter} for pyenv's newest patch release of every CPython 3 minor
+    version it has here (3.6 to 3.13 on the development machines), and the Debian CPythons
+    scripts/debian-cpython.sh laid out under BUILD/cpython-3.Y (`make debian-cpython`: 3.14),
+    newest last."""
+    newest = {}
+    for p in glob.glob(os.path.join(PYENV_VERSIONS, "3.*", "bin", "python3")):
+        m = re.match(r"3\.(\d+)\.(\d+)$", os.path.basename(os.path.dirname(os.path.dirname(p))))
+        if m:
+            minor, patch = int(m.group(1)), int(m.group(2))
+            newest[minor] = max(newest.get(minor, (-1, "")), (patch, p))
+    for p in glob.glob(os.path.join(BUILD, "cpython-3.*", "usr", "bin", "python3.*")):
+        m = re.match(r"python3\.(\d+)$", os.path.basename(p))
+        if m and int(m.group(1)) not in newest:
+            newest[int(m.group(1))] = (0, p)
+    return {(3, minor): newest[minor][1] for minor in sorted(newest)}
 
 
 def source_line(path, text, after=None):

@@ -1,7 +1,9 @@
 """Real PyTorch on every local CPython torch 2.15 has wheels for (3.11, 3.12, 3.13 here: the
-venvs of `make torch-venv`, TORCH_PYTHONS): the frame reader names the Python stack of each of
-the seed-003 loss's syncs on each, innermost first, exactly as CPython reports it (a line tracer
-in the program, its --frames mode, gives the ground truth)."""
+venvs of `make torch-venv`, TORCH_PYTHONS; any other venv named there too, such as torch 2.14.1
+on CPython 3.10 or torch 2.15 on Debian's 3.14): the frame reader names the Python stack of each
+of the seed-003 loss's syncs on each, innermost first, exactly as CPython reports it (a line
+tracer in the program, its --frames mode, gives the ground truth; on 3.9/3.10, which have no
+co_qualname, the name of the function object that runs the code)."""
 import json
 import subprocess
 import unittest

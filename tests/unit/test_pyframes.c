@@ -44,9 +44,12 @@ static void do_capture(struct capture *c)
     if (c->n_py > 0)
         c->n_words = pyframes_merge(c->native, c->n_native, c->py, c->n_py, c->words,
                                     (int)(sizeof c->words / sizeof c->words[0]));
-    for (int i = 0; i < c->n_py; i++)
+    for (int i = 0; i < c->n_py; i++) {
         pyframes_resolve(c->py[i].code, c->py[i].lasti, c->file[i], sizeof c->file[i], c->func[i],
                          sizeof c->func[i], &c->line[i]);
+        /* 3.9/3.10: the qualified name from the frame's owner (false elsewhere: co_qualname) */
+        pyframes_qualname(c->py, c->n_py, i, c->func[i], sizeof c->func[i]);
+    }
 }
 
 /* probe.capture(release_gil) -> ([(qualname, file, line)...], groups, eval_frames_left, py_words) */
@@ -117,13 +120,32 @@ static PyObject *probe_init(void)
     return PyModule_Create(&probe_module);
 }
 
+/* expected(): the stack as sys._getframe() shows it, names qualified: co_qualname (3.11+), else
+ * (3.9/3.10) the __qualname__ of a function object that runs the code, found by the garbage
+ * collector (a path independent of the reader's), or the compiler's rule applied to the code
+ * that holds it in its constants (a live function's, found the same way), or co_name. */
 static const char prelude[] =
-    "import sys, threading, probe\n"
+    "import gc, sys, threading, types, probe\n"
+    "def qualname(code):\n"
+    "    if hasattr(code, 'co_qualname'):\n"
+    "        return code.co_qualname\n"
+    "    for r in gc.get_referrers(code):  # functools.wraps renames wrappers: not theirs\n"
+    "        if isinstance(r, types.FunctionType) and r.__code__ is code and \\\n"
+    "                r.__qualname__.rpartition('.')[2] == code.co_name:\n"
+    "            return r.__qualname__\n"
+    "    for f in gc.get_objects():  # the code that makes it, in a live function: the compiler's rule\n"
+    "        todo = [f.__code__] if isinstance(f, types.FunctionType) else []\n"
+    "        while todo:\n"
+    "            p = todo.pop()\n"
+    "            if any(c is code for c in p.co_consts):\n"
+    "                return qualname(p) + ('.<locals>.' if p.co_flags & 2 else '.') + code.co_name\n"
+    "            todo += [c for c in p.co_consts if isinstance(c, types.CodeType)]\n"
+    "    return code.co_name\n"
     "def expected(depth=1):\n"
     "    f = sys._getframe(depth)\n"
     "    out = []\n"
     "    while f is not None:\n"
-    "        out.append((getattr(f.f_code, 'co_qualname', f.f_code.co_name), f.f_code.co_filename, f.f_lineno))\n"
+    "        out.append((qualname(f.f_code), f.f_code.co_filename, f.f_lineno))\n"
     "        f = f.f_back\n"
     "    return out\n"
     "def check(got, exp):\n"
@@ -151,6 +173,9 @@ static int run_python(const char *code)
 static int setup(void **state)
 {
     (void)state;
+#ifdef PYFRAMES_TEST_HOME
+    setenv("PYTHONHOME", PYFRAMES_TEST_HOME, 1); /* a CPython laid out away from its prefix */
+#endif
     PyImport_AppendInittab("probe", probe_init);
     Py_Initialize();
     native_stack_init();
@@ -271,6 +296,81 @@ static void test_deep_recursion_is_cut_not_crashed(void **state)
         "assert all(f[0] == 'deep' for f in frames)\n"), 0);
 }
 
+/* The qualified names of functions that are not plain methods called on self (on 3.9/3.10 the
+ * reader derives them; 3.11+ reads co_qualname): each innermost name is written out, and the
+ * whole stack compared with expected(). */
+static void test_qualified_names(void **state)
+{
+    (void)state;
+    assert_int_equal(run_python(
+        "import functools\n"
+        "def innermost(want):\n"
+        "    got, exp = probe.capture(), expected()\n"
+        "    check(got, exp)\n"
+        "    assert got[0][1][0] == want, (got[0][1][0], want)\n"
+        "def wraps(fn):\n"
+        "    @functools.wraps(fn)\n"
+        "    def wrapper(*a, **k):\n"
+        "        return fn(*a, **k)\n"
+        "    return wrapper\n"
+        "class Base:\n"
+        "    def inherited(self):\n"
+        "        innermost('Base.inherited')\n"
+        "class Scaler(Base):\n"
+        "    @staticmethod\n"
+        "    def static(x):\n"
+        "        innermost('Scaler.static')\n"
+        "    @classmethod\n"
+        "    def make(cls):\n"
+        "        innermost('Scaler.make')\n"
+        "    @property\n"
+        "    def scale(self):\n"
+        "        innermost('Scaler.scale')\n"
+        "        return 1\n"
+        "    @wraps\n"
+        "    def decorated(self):\n"
+        "        innermost('Scaler.decorated')\n"
+        "    def __private(self):\n"
+        "        innermost('Scaler.__private')\n"
+        "    def call_private(self):\n"
+        "        self.__private()\n"
+        "    def self_in_a_closure(self):\n"
+        "        f = lambda: self\n"
+        "        innermost('Scaler.self_in_a_closure')\n"
+        "        return f\n"
+        "    def hook(self):\n"
+        "        def pack(t):\n"
+        "            innermost('Scaler.hook.<locals>.pack')\n"
+        "        return pack\n"
+        "    class Inner:\n"
+        "        def method(self):\n"
+        "            innermost('Scaler.Inner.method')\n"
+        "def factory():\n"
+        "    class Local:\n"
+        "        def method(self):\n"
+        "            innermost('factory.<locals>.Local.method')\n"
+        "    return Local\n"
+        "s = Scaler()\n"
+        "s.inherited()\n"
+        "Scaler.static(1)\n"
+        "Scaler.make()\n"
+        "s.scale\n"
+        "s.decorated()\n"
+        "s.call_private()\n"
+        "s.self_in_a_closure()\n"
+        "pack = s.hook()\n"
+        "sorted([1], key=pack)  # called from C, after hook() returned\n"
+        "Scaler.Inner().method()\n"
+        "factory()().method()\n"
+        "def outer():\n"
+        "    g = lambda: innermost('outer.<locals>.<lambda>')\n"
+        "    g()\n"
+        "    # 3.12 inlines comprehensions (PEP 709): no frame of their own\n"
+        "    inlined = sys.version_info >= (3, 12)\n"
+        "    return [innermost('outer' if inlined else 'outer.<locals>.<listcomp>') for _ in range(1)]\n"
+        "outer()\n"), 0);
+}
+
 /* Every instruction of a few functions: our line table reader against co_lines(). */
 static void test_line_tables(void **state)
 {
@@ -310,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_called_from_c_callbacks),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_non_ascii_names),
+        cmocka_unit_test(test_qualified_names),
         cmocka_unit_test(test_deep_recursion_is_cut_not_crashed),
         cmocka_unit_test(test_line_tables),
     };

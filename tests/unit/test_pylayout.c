@@ -1,7 +1,7 @@
 /* Unit tests: collectors/pylayout.c's tables against offsetof() of the real structures in the
  * local CPython's headers (compiled with Py_BUILD_CORE to reach the internal ones; which
  * version is whatever tests/pylayout.mk found), and the _Py_DebugOffsets parser on hand-built
- * buffers (and, for 3.13 headers, on a struct of the headers' own _Py_DebugOffsets type, and
+ * buffers (and, for 3.13 and 3.14 headers, on a struct of the headers' own _Py_DebugOffsets type, and
  * with PYLAYOUT_TEST_LIVE_RUNTIME on the live _PyRuntime of the linked libpython). */
 
 /* Python.h first (it sets feature macros); the test builds without it, minus the header checks */
@@ -110,72 +110,103 @@ static void test_builtin_models(void **state)
     }
 }
 
-/* ---- a hand-built 3.13 _Py_DebugOffsets --------------------------------------------------- */
+/* ---- hand-built _Py_DebugOffsets (3.13, 3.14) ----------------------------------------------- */
 
-/* Byte positions in the 3.13 struct (Include/internal/pycore_runtime.h): written here
- * independently of pylayout.c, and checked against the real type in
- * test_debug_offsets_match_headers when the headers are 3.13. */
-enum {
-    AT_VERSION = 8, AT_FREE_THREADED = 16,
-    AT_TSTATE_SIZE = 152, AT_TSTATE_CURRENT_FRAME = 184,
-    AT_IFRAME_SIZE = 224, AT_IFRAME_PREVIOUS = 232, AT_IFRAME_EXECUTABLE = 240,
-    AT_IFRAME_INSTR_PTR = 248, AT_IFRAME_LOCALSPLUS = 256, AT_IFRAME_OWNER = 264,
-    AT_CODE_SIZE = 272, AT_CODE_FILENAME = 280, AT_CODE_NAME = 288, AT_CODE_QUALNAME = 296,
-    AT_CODE_LINETABLE = 304, AT_CODE_FIRSTLINENO = 312, AT_CODE_ADAPTIVE = 344,
-    AT_OBJECT_SIZE = 352, AT_OBJECT_TYPE = 360,
-    AT_BYTES_SIZE = 512, AT_BYTES_OB_SIZE = 520, AT_BYTES_OB_SVAL = 528,
-    AT_UNICODE_SIZE = 536, AT_UNICODE_STATE = 544, AT_UNICODE_LENGTH = 552,
-    AT_UNICODE_ASCII_SIZE = 560,
-    DEBUG_OFFSETS_3_13_BYTES = 584,
+/* Byte positions of the fields read, per version: written here independently of pylayout.c, and
+ * checked against the real type in test_debug_offsets_match_headers when the headers are of
+ * that version. 3.13: Include/internal/pycore_runtime.h; 3.14: pycore_debug_offsets.h. */
+struct positions {
+    uint32_t version_hex; /* a final release of the version */
+    size_t version, free_threaded;
+    size_t tstate_size, tstate_current_frame;
+    size_t iframe_size, iframe_previous, iframe_executable, iframe_instr_ptr, iframe_localsplus,
+           iframe_owner;
+    size_t code_size, code_filename, code_name, code_qualname, code_linetable, code_firstlineno,
+           code_adaptive;
+    size_t object_size, object_type;
+    size_t bytes_size, bytes_ob_size, bytes_ob_sval;
+    size_t unicode_size, unicode_state, unicode_length, unicode_ascii_size;
+    size_t struct_bytes;
 };
+
+static const struct positions AT_3_13 = {
+    .version_hex = 0x030D00F0, .version = 8, .free_threaded = 16,
+    .tstate_size = 152, .tstate_current_frame = 184,
+    .iframe_size = 224, .iframe_previous = 232, .iframe_executable = 240,
+    .iframe_instr_ptr = 248, .iframe_localsplus = 256, .iframe_owner = 264,
+    .code_size = 272, .code_filename = 280, .code_name = 288, .code_qualname = 296,
+    .code_linetable = 304, .code_firstlineno = 312, .code_adaptive = 344,
+    .object_size = 352, .object_type = 360,
+    .bytes_size = 512, .bytes_ob_size = 520, .bytes_ob_sval = 528,
+    .unicode_size = 536, .unicode_state = 544, .unicode_length = 552, .unicode_ascii_size = 560,
+    .struct_bytes = 584,
+};
+
+static const struct positions AT_3_14 = {
+    .version_hex = 0x030E0AF0, .version = 8, .free_threaded = 16,
+    .tstate_size = 176, .tstate_current_frame = 208,
+    .iframe_size = 248, .iframe_previous = 256, .iframe_executable = 264,
+    .iframe_instr_ptr = 272, .iframe_localsplus = 280, .iframe_owner = 288,
+    .code_size = 312, .code_filename = 320, .code_name = 328, .code_qualname = 336,
+    .code_linetable = 344, .code_firstlineno = 352, .code_adaptive = 384,
+    .object_size = 400, .object_type = 408,
+    .bytes_size = 592, .bytes_ob_size = 600, .bytes_ob_sval = 608,
+    .unicode_size = 616, .unicode_state = 624, .unicode_length = 632, .unicode_ascii_size = 640,
+    .struct_bytes = 760,
+};
+
+#define DEBUG_OFFSETS_MAX_BYTES 760
 
 static void put_u64(unsigned char *buf, size_t at, uint64_t v)
 {
     memcpy(buf + at, &v, sizeof v);
 }
 
-/* The values of a 3.13.0 x86_64 release build. */
-static void fake_3_13(unsigned char *buf)
+/* The values of an x86_64 release build: 3.13.0's, or 3.14.10's (Debian's, read from its live
+ * _PyRuntime). What differs between the two: the thread state's and frame's sizes, where a
+ * frame's owner and a code's first instruction are. */
+static void fake(unsigned char *buf, const struct positions *at)
 {
-    memset(buf, 0xee, DEBUG_OFFSETS_3_13_BYTES); /* fields we do not read are garbage */
+    bool v14 = at == &AT_3_14;
+    memset(buf, 0xee, DEBUG_OFFSETS_MAX_BYTES); /* fields we do not read are garbage */
     memcpy(buf, "xdebugpy", 8);
-    put_u64(buf, AT_VERSION, 0x030D00F0); /* 3.13.0 final */
-    put_u64(buf, AT_FREE_THREADED, 0);
-    put_u64(buf, AT_TSTATE_SIZE, 304);
-    put_u64(buf, AT_TSTATE_CURRENT_FRAME, 72);
-    put_u64(buf, AT_IFRAME_SIZE, 80);
-    put_u64(buf, AT_IFRAME_PREVIOUS, 8);
-    put_u64(buf, AT_IFRAME_EXECUTABLE, 0);
-    put_u64(buf, AT_IFRAME_INSTR_PTR, 56);
-    put_u64(buf, AT_IFRAME_LOCALSPLUS, 72);
-    put_u64(buf, AT_IFRAME_OWNER, 70);
-    put_u64(buf, AT_CODE_SIZE, 208);
-    put_u64(buf, AT_CODE_FILENAME, 112);
-    put_u64(buf, AT_CODE_NAME, 120);
-    put_u64(buf, AT_CODE_QUALNAME, 128);
-    put_u64(buf, AT_CODE_LINETABLE, 136);
-    put_u64(buf, AT_CODE_FIRSTLINENO, 68);
-    put_u64(buf, AT_CODE_ADAPTIVE, 200);
-    put_u64(buf, AT_OBJECT_SIZE, 16);
-    put_u64(buf, AT_OBJECT_TYPE, 8);
-    put_u64(buf, AT_BYTES_SIZE, 40);
-    put_u64(buf, AT_BYTES_OB_SIZE, 16);
-    put_u64(buf, AT_BYTES_OB_SVAL, 32);
-    put_u64(buf, AT_UNICODE_SIZE, 64);
-    put_u64(buf, AT_UNICODE_STATE, 32);
-    put_u64(buf, AT_UNICODE_LENGTH, 16);
-    put_u64(buf, AT_UNICODE_ASCII_SIZE, 40);
+    put_u64(buf, at->version, at->version_hex);
+    put_u64(buf, at->free_threaded, 0);
+    put_u64(buf, at->tstate_size, v14 ? 832 : 304);
+    put_u64(buf, at->tstate_current_frame, 72);
+    put_u64(buf, at->iframe_size, v14 ? 88 : 80);
+    put_u64(buf, at->iframe_previous, 8);
+    put_u64(buf, at->iframe_executable, 0);
+    put_u64(buf, at->iframe_instr_ptr, 56);
+    put_u64(buf, at->iframe_localsplus, v14 ? 80 : 72);
+    put_u64(buf, at->iframe_owner, v14 ? 74 : 70);
+    put_u64(buf, at->code_size, v14 ? 216 : 208);
+    put_u64(buf, at->code_filename, 112);
+    put_u64(buf, at->code_name, 120);
+    put_u64(buf, at->code_qualname, 128);
+    put_u64(buf, at->code_linetable, 136);
+    put_u64(buf, at->code_firstlineno, 68);
+    put_u64(buf, at->code_adaptive, v14 ? 208 : 200);
+    put_u64(buf, at->object_size, 16);
+    put_u64(buf, at->object_type, 8);
+    put_u64(buf, at->bytes_size, 40);
+    put_u64(buf, at->bytes_ob_size, 16);
+    put_u64(buf, at->bytes_ob_sval, 32);
+    put_u64(buf, at->unicode_size, 64);
+    put_u64(buf, at->unicode_state, 32);
+    put_u64(buf, at->unicode_length, 16);
+    put_u64(buf, at->unicode_ascii_size, 40);
 }
 
-static void test_debug_offsets_fake(void **state)
+static void expect_fake_parsed(const struct positions *at, uint32_t version)
 {
-    (void)state;
-    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
-    fake_3_13(buf);
+    bool v14 = at == &AT_3_14;
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_MAX_BYTES];
+    fake(buf, at);
     struct py_layout l;
     memset(&l, 0x5a, sizeof l);
-    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
-    assert_int_equal(l.version, V(3, 13));
+    assert_int_equal(py_layout_from_debug_offsets(buf, version, &l), 0);
+    assert_int_equal(l.version, version);
     assert_int_equal(l.frames, PY_FRAMES_INTERPRETER);
     assert_int_equal(l.entry, PY_ENTRY_CSTACK);
     assert_int_equal(l.lines, PY_LINES_LOCATIONS);
@@ -187,18 +218,19 @@ static void test_debug_offsets_fake(void **state)
     assert_int_equal(l.frame_code, -1);
     assert_int_equal(l.frame_lasti, -1);
     assert_int_equal(l.iframe_code, 0);
+    assert_int_equal(l.iframe_code_tag_bits, v14 ? 1 : 0); /* 3.14: a _PyStackRef */
     assert_int_equal(l.iframe_previous, 8);
     assert_int_equal(l.iframe_instr, 56);
-    assert_int_equal(l.iframe_owner, 70);
+    assert_int_equal(l.iframe_owner, v14 ? 74 : 70);
     assert_int_equal(l.iframe_is_entry, -1);
-    assert_int_equal(l.owner_cstack, 3);
+    assert_int_equal(l.owner_cstack, 3); /* 3.14: FRAME_OWNED_BY_INTERPRETER, 3.13: _CSTACK */
     assert_int_equal(l.instr_is_prev, 0);
     assert_int_equal(l.code_filename, 112);
     assert_int_equal(l.code_name, 120);
     assert_int_equal(l.code_qualname, 128);
     assert_int_equal(l.code_firstlineno, 68);
     assert_int_equal(l.code_linetable, 136);
-    assert_int_equal(l.code_code_adaptive, 200);
+    assert_int_equal(l.code_code_adaptive, v14 ? 208 : 200);
     assert_int_equal(l.code_code, -1);
     assert_int_equal(l.object_type, 8);
     assert_int_equal(l.bytes_size, 16);
@@ -210,6 +242,14 @@ static void test_debug_offsets_fake(void **state)
     assert_int_equal(l.state_kind_shift, 2);
     assert_int_equal(l.state_compact_bit, 5);
     assert_int_equal(l.state_ascii_bit, 6);
+    assert_false(l.qual.derive);
+}
+
+static void test_debug_offsets_fake(void **state)
+{
+    (void)state;
+    expect_fake_parsed(&AT_3_13, V(3, 13));
+    expect_fake_parsed(&AT_3_14, V(3, 14));
 }
 
 /* Refused: *out untouched. */
@@ -222,67 +262,76 @@ static void expect_refused(const unsigned char *buf, uint32_t version)
     assert_memory_equal(&l, &before, sizeof l);
 }
 
+/* What either version's parser refuses, on a buffer of that version. */
+static void expect_refusals(const struct positions *at, uint32_t version)
+{
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_MAX_BYTES];
+    uint32_t other = version == V(3, 13) ? V(3, 14) : V(3, 13);
+
+    fake(buf, at);
+    memcpy(buf, "xdebugpz", 8); /* wrong cookie */
+    expect_refused(buf, version);
+    memset(buf, 0, 8);
+    expect_refused(buf, version);
+
+    fake(buf, at); /* the caller believes another version */
+    expect_refused(buf, V(3, 12));
+    expect_refused(buf, other);
+    expect_refused(buf, V(3, 15));
+    expect_refused(buf, at->version_hex); /* a PY_VERSION_HEX is not a version */
+
+    fake(buf, at); /* the struct says another version */
+    put_u64(buf, at->version, 0x030C01F0);
+    expect_refused(buf, version);
+    put_u64(buf, at->version, (uint64_t)other << 16 | 0xF0); /* its layout is not this one's */
+    expect_refused(buf, version);
+    expect_refused(buf, other);
+    put_u64(buf, at->version, (uint64_t)version << 16 | 0xA5); /* x.0a5: alphas move fields */
+    expect_refused(buf, version);
+    put_u64(buf, at->version, (uint64_t)version << 16 | 0xB1);
+    expect_refused(buf, version);
+    put_u64(buf, at->version, 1ull << 32 | (uint64_t)version << 16 | 0xF0);
+    expect_refused(buf, version);
+
+    fake(buf, at); /* free-threaded build */
+    put_u64(buf, at->free_threaded, 1);
+    expect_refused(buf, version);
+
+    fake(buf, at); /* an offset past its struct */
+    put_u64(buf, at->iframe_instr_ptr, 88);
+    expect_refused(buf, version);
+    fake(buf, at); /* a misaligned pointer field */
+    put_u64(buf, at->code_filename, 113);
+    expect_refused(buf, version);
+    fake(buf, at); /* a field straddling the end of the code object */
+    put_u64(buf, at->code_firstlineno, at == &AT_3_14 ? 214 : 206);
+    expect_refused(buf, version);
+    fake(buf, at); /* an absurd size */
+    put_u64(buf, at->tstate_size, 1ull << 40);
+    expect_refused(buf, version);
+    fake(buf, at); /* unicode head bigger than the object */
+    put_u64(buf, at->unicode_ascii_size, 72);
+    expect_refused(buf, version);
+    fake(buf, at); /* state outside the head */
+    put_u64(buf, at->unicode_state, 40);
+    expect_refused(buf, version);
+
+    fake(buf, at);
+    struct py_layout l;
+    assert_int_equal(py_layout_from_debug_offsets(NULL, version, &l), -1);
+    assert_int_equal(py_layout_from_debug_offsets(buf, version, NULL), -1);
+
+    put_u64(buf, at->version, (uint64_t)version << 16 | 0x05C1); /* x.5rc1 */
+    assert_int_equal(py_layout_from_debug_offsets(buf, version, &l), 0);
+    put_u64(buf, at->version, (uint64_t)version << 16 | 0x0BF0); /* x.11 */
+    assert_int_equal(py_layout_from_debug_offsets(buf, version, &l), 0);
+}
+
 static void test_debug_offsets_refused(void **state)
 {
     (void)state;
-    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
-
-    fake_3_13(buf);
-    memcpy(buf, "xdebugpz", 8); /* wrong cookie */
-    expect_refused(buf, V(3, 13));
-    memset(buf, 0, 8);
-    expect_refused(buf, V(3, 13));
-
-    fake_3_13(buf); /* the caller believes another version */
-    expect_refused(buf, V(3, 12));
-    expect_refused(buf, V(3, 14));
-    expect_refused(buf, 0x030D00F0); /* a PY_VERSION_HEX is not a version */
-
-    fake_3_13(buf); /* the struct says another version */
-    put_u64(buf, AT_VERSION, 0x030C01F0);
-    expect_refused(buf, V(3, 13));
-    put_u64(buf, AT_VERSION, 0x030E00F0); /* 3.14: its layout is not 3.13's */
-    expect_refused(buf, V(3, 13));
-    expect_refused(buf, V(3, 14));
-    put_u64(buf, AT_VERSION, 0x030D00A5); /* 3.13.0a5: early alphas had another layout */
-    expect_refused(buf, V(3, 13));
-    put_u64(buf, AT_VERSION, 0x030D00B1);
-    expect_refused(buf, V(3, 13));
-    put_u64(buf, AT_VERSION, 0x1030D00F0ull);
-    expect_refused(buf, V(3, 13));
-
-    fake_3_13(buf); /* free-threaded build */
-    put_u64(buf, AT_FREE_THREADED, 1);
-    expect_refused(buf, V(3, 13));
-
-    fake_3_13(buf); /* an offset past its struct */
-    put_u64(buf, AT_IFRAME_INSTR_PTR, 80);
-    expect_refused(buf, V(3, 13));
-    fake_3_13(buf); /* a misaligned pointer field */
-    put_u64(buf, AT_CODE_FILENAME, 113);
-    expect_refused(buf, V(3, 13));
-    fake_3_13(buf); /* a field straddling the end */
-    put_u64(buf, AT_CODE_FIRSTLINENO, 206);
-    expect_refused(buf, V(3, 13));
-    fake_3_13(buf); /* an absurd size */
-    put_u64(buf, AT_TSTATE_SIZE, 1ull << 40);
-    expect_refused(buf, V(3, 13));
-    fake_3_13(buf); /* unicode head bigger than the object */
-    put_u64(buf, AT_UNICODE_ASCII_SIZE, 72);
-    expect_refused(buf, V(3, 13));
-    fake_3_13(buf); /* state outside the head */
-    put_u64(buf, AT_UNICODE_STATE, 40);
-    expect_refused(buf, V(3, 13));
-
-    fake_3_13(buf);
-    struct py_layout l;
-    assert_int_equal(py_layout_from_debug_offsets(NULL, V(3, 13), &l), -1);
-    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), NULL), -1);
-
-    put_u64(buf, AT_VERSION, 0x030D05C1); /* 3.13.5rc1 */
-    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
-    put_u64(buf, AT_VERSION, 0x030D0BF0); /* 3.13.11 */
-    assert_int_equal(py_layout_from_debug_offsets(buf, V(3, 13), &l), 0);
+    expect_refusals(&AT_3_13, V(3, 13));
+    expect_refusals(&AT_3_14, V(3, 14));
 }
 
 /* ---- against the local headers ------------------------------------------------------------- */
@@ -350,7 +399,35 @@ __attribute__((unused)) static void test_builtin_matches_headers(void **state)
     assert_int_equal(l->frame_code, offsetof(PyFrameObject, f_code));
     assert_int_equal(l->frame_lasti, offsetof(PyFrameObject, f_lasti));
     assert_int_equal(l->code_code, offsetof(PyCodeObject, co_code));
+    /* where a frame's function is found (no co_qualname); the private structs behind them
+     * (PyDictKeysObject, classmethod, property) are exercised live by test_pyframes */
+    const struct py_qualname_layout *q = &l->qual;
+    assert_true(q->derive);
+    assert_int_equal(q->frame_globals, offsetof(PyFrameObject, f_globals));
+    assert_int_equal(q->frame_localsplus, offsetof(PyFrameObject, f_localsplus));
+    assert_int_equal(q->code_argcount, offsetof(PyCodeObject, co_argcount));
+    assert_int_equal(q->code_nlocals, offsetof(PyCodeObject, co_nlocals));
+    assert_int_equal(q->code_flags, offsetof(PyCodeObject, co_flags));
+    assert_int_equal(q->code_consts, offsetof(PyCodeObject, co_consts));
+    assert_int_equal(q->code_cellvars, offsetof(PyCodeObject, co_cellvars));
+    assert_int_equal(q->code_cell2arg, offsetof(PyCodeObject, co_cell2arg));
+    assert_int_equal(sizeof(*((PyCodeObject *)0)->co_cell2arg), 8);
+    assert_int_equal(q->func_code, offsetof(PyFunctionObject, func_code));
+    assert_int_equal(q->func_qualname, offsetof(PyFunctionObject, func_qualname));
+    assert_int_equal(q->func_dict, offsetof(PyFunctionObject, func_dict));
+    assert_int_equal(q->type_flags, offsetof(PyTypeObject, tp_flags));
+    assert_int_equal(sizeof(((PyTypeObject *)0)->tp_flags), 8);
+    assert_int_equal(q->type_dict, offsetof(PyTypeObject, tp_dict));
+    assert_int_equal(q->type_mro, offsetof(PyTypeObject, tp_mro));
+    assert_int_equal(q->dict_keys, offsetof(PyDictObject, ma_keys));
+    assert_int_equal(q->dict_values, offsetof(PyDictObject, ma_values));
+    assert_int_equal(q->tuple_size, offsetof(PyTupleObject, ob_base.ob_size));
+    assert_int_equal(q->tuple_items, offsetof(PyTupleObject, ob_item));
+    assert_int_equal(q->cell_ref, offsetof(PyCellObject, ob_ref));
+    assert_int_equal(CO_NEWLOCALS, 0x0002);
+    assert_int_equal(Py_TPFLAGS_TYPE_SUBCLASS, 1ul << 31);
 #else
+    assert_false(l->qual.derive);
     assert_int_equal(l->tstate_cframe, offsetof(PyThreadState, cframe));
     assert_int_equal(l->cframe_current_frame, offsetof(_PyCFrame, current_frame));
     assert_int_equal(l->iframe_code, offsetof(_PyInterpreterFrame, f_code));
@@ -371,18 +448,35 @@ __attribute__((unused)) static void test_builtin_matches_headers(void **state)
 #endif
 }
 
-#if PY_MAJOR_VERSION == 3 && PY_MINOR_VERSION == 13 && !defined(Py_GIL_DISABLED)
+#if PY_MAJOR_VERSION == 3 && (PY_MINOR_VERSION == 13 || PY_MINOR_VERSION == 14) && \
+    !defined(Py_GIL_DISABLED)
 #define CHECK_DEBUG_OFFSETS 1
+#if PY_MINOR_VERSION == 13
+#define LOCAL_AT AT_3_13
+#define ENTRY_FRAME_OWNER FRAME_OWNED_BY_CSTACK
+#define EXECUTABLE_TAG_BITS 0
+#else
+#define LOCAL_AT AT_3_14
+/* Python/ceval.c 3.14: entry.frame.owner = FRAME_OWNED_BY_INTERPRETER; CSTACK is above it */
+#define ENTRY_FRAME_OWNER FRAME_OWNED_BY_INTERPRETER
+#define EXECUTABLE_TAG_BITS Py_TAG_REFCNT
+#include <internal/pycore_stackref.h>
+#endif
 
-static void expect_3_13_matches(const struct py_layout *l)
+static void expect_local_matches(const struct py_layout *l)
 {
     expect_objects_match(l);
     assert_int_equal(l->tstate_current_frame, offsetof(PyThreadState, current_frame));
     assert_int_equal(l->iframe_code, offsetof(_PyInterpreterFrame, f_executable));
+    assert_int_equal(l->iframe_code_tag_bits, EXECUTABLE_TAG_BITS);
+    assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->f_executable), 8);
     assert_int_equal(l->iframe_previous, offsetof(_PyInterpreterFrame, previous));
     assert_int_equal(l->iframe_instr, offsetof(_PyInterpreterFrame, instr_ptr));
     assert_int_equal(l->iframe_owner, offsetof(_PyInterpreterFrame, owner));
-    assert_int_equal(l->owner_cstack, FRAME_OWNED_BY_CSTACK);
+    assert_int_equal(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
+    assert_int_equal(l->owner_cstack, ENTRY_FRAME_OWNER);
+    assert_true(FRAME_OWNED_BY_CSTACK >= ENTRY_FRAME_OWNER); /* frames from it on are skipped */
+    assert_false(l->qual.derive);
 }
 #endif
 
@@ -395,34 +489,35 @@ __attribute__((unused)) static void test_debug_offsets_match_headers(void **stat
     print_message("checking the _Py_DebugOffsets parser against %s's headers\n", PY_VERSION);
     _Py_DebugOffsets d;
     memset(&d, 0, sizeof d);
-    assert_int_equal(sizeof d, DEBUG_OFFSETS_3_13_BYTES);
-    static const struct { size_t real, ours; } at[] = {
-        { offsetof(_Py_DebugOffsets, version), AT_VERSION },
-        { offsetof(_Py_DebugOffsets, free_threaded), AT_FREE_THREADED },
-        { offsetof(_Py_DebugOffsets, thread_state.size), AT_TSTATE_SIZE },
-        { offsetof(_Py_DebugOffsets, thread_state.current_frame), AT_TSTATE_CURRENT_FRAME },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.size), AT_IFRAME_SIZE },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.previous), AT_IFRAME_PREVIOUS },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.executable), AT_IFRAME_EXECUTABLE },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr), AT_IFRAME_INSTR_PTR },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.localsplus), AT_IFRAME_LOCALSPLUS },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.owner), AT_IFRAME_OWNER },
-        { offsetof(_Py_DebugOffsets, code_object.size), AT_CODE_SIZE },
-        { offsetof(_Py_DebugOffsets, code_object.filename), AT_CODE_FILENAME },
-        { offsetof(_Py_DebugOffsets, code_object.name), AT_CODE_NAME },
-        { offsetof(_Py_DebugOffsets, code_object.qualname), AT_CODE_QUALNAME },
-        { offsetof(_Py_DebugOffsets, code_object.linetable), AT_CODE_LINETABLE },
-        { offsetof(_Py_DebugOffsets, code_object.firstlineno), AT_CODE_FIRSTLINENO },
-        { offsetof(_Py_DebugOffsets, code_object.co_code_adaptive), AT_CODE_ADAPTIVE },
-        { offsetof(_Py_DebugOffsets, pyobject.size), AT_OBJECT_SIZE },
-        { offsetof(_Py_DebugOffsets, pyobject.ob_type), AT_OBJECT_TYPE },
-        { offsetof(_Py_DebugOffsets, bytes_object.size), AT_BYTES_SIZE },
-        { offsetof(_Py_DebugOffsets, bytes_object.ob_size), AT_BYTES_OB_SIZE },
-        { offsetof(_Py_DebugOffsets, bytes_object.ob_sval), AT_BYTES_OB_SVAL },
-        { offsetof(_Py_DebugOffsets, unicode_object.size), AT_UNICODE_SIZE },
-        { offsetof(_Py_DebugOffsets, unicode_object.state), AT_UNICODE_STATE },
-        { offsetof(_Py_DebugOffsets, unicode_object.length), AT_UNICODE_LENGTH },
-        { offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size), AT_UNICODE_ASCII_SIZE },
+    const struct positions *p = &LOCAL_AT;
+    assert_int_equal(sizeof d, p->struct_bytes);
+    const struct { size_t real, ours; } at[] = {
+        { offsetof(_Py_DebugOffsets, version), p->version },
+        { offsetof(_Py_DebugOffsets, free_threaded), p->free_threaded },
+        { offsetof(_Py_DebugOffsets, thread_state.size), p->tstate_size },
+        { offsetof(_Py_DebugOffsets, thread_state.current_frame), p->tstate_current_frame },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.size), p->iframe_size },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.previous), p->iframe_previous },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.executable), p->iframe_executable },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr), p->iframe_instr_ptr },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.localsplus), p->iframe_localsplus },
+        { offsetof(_Py_DebugOffsets, interpreter_frame.owner), p->iframe_owner },
+        { offsetof(_Py_DebugOffsets, code_object.size), p->code_size },
+        { offsetof(_Py_DebugOffsets, code_object.filename), p->code_filename },
+        { offsetof(_Py_DebugOffsets, code_object.name), p->code_name },
+        { offsetof(_Py_DebugOffsets, code_object.qualname), p->code_qualname },
+        { offsetof(_Py_DebugOffsets, code_object.linetable), p->code_linetable },
+        { offsetof(_Py_DebugOffsets, code_object.firstlineno), p->code_firstlineno },
+        { offsetof(_Py_DebugOffsets, code_object.co_code_adaptive), p->code_adaptive },
+        { offsetof(_Py_DebugOffsets, pyobject.size), p->object_size },
+        { offsetof(_Py_DebugOffsets, pyobject.ob_type), p->object_type },
+        { offsetof(_Py_DebugOffsets, bytes_object.size), p->bytes_size },
+        { offsetof(_Py_DebugOffsets, bytes_object.ob_size), p->bytes_ob_size },
+        { offsetof(_Py_DebugOffsets, bytes_object.ob_sval), p->bytes_ob_sval },
+        { offsetof(_Py_DebugOffsets, unicode_object.size), p->unicode_size },
+        { offsetof(_Py_DebugOffsets, unicode_object.state), p->unicode_state },
+        { offsetof(_Py_DebugOffsets, unicode_object.length), p->unicode_length },
+        { offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size), p->unicode_ascii_size },
     };
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         assert_int_equal(at[i].real, at[i].ours);
@@ -456,12 +551,12 @@ __attribute__((unused)) static void test_debug_offsets_match_headers(void **stat
 
     struct py_layout l;
     assert_int_equal(py_layout_from_debug_offsets(&d, LOCAL_VERSION, &l), 0);
-    expect_3_13_matches(&l);
+    expect_local_matches(&l);
 
     /* and the hand-built buffer above is this very build */
-    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_3_13_BYTES];
-    fake_3_13(buf);
-    put_u64(buf, AT_VERSION, PY_VERSION_HEX);
+    _Alignas(8) unsigned char buf[DEBUG_OFFSETS_MAX_BYTES];
+    fake(buf, p);
+    put_u64(buf, p->version, PY_VERSION_HEX);
     struct py_layout fake;
     assert_int_equal(py_layout_from_debug_offsets(buf, LOCAL_VERSION, &fake), 0);
     assert_memory_equal(&fake, &l, sizeof l);
@@ -480,7 +575,7 @@ __attribute__((unused)) static void test_debug_offsets_live_runtime(void **state
     print_message("checking the live _PyRuntime of %s\n", Py_GetVersion());
     struct py_layout l;
     assert_int_equal(py_layout_from_debug_offsets(&_PyRuntime, LOCAL_VERSION, &l), 0);
-    expect_3_13_matches(&l);
+    expect_local_matches(&l);
 #else
     skip();
 #endif

@@ -500,6 +500,38 @@ static void test_cfi_rules(void **state)
 #endif
 }
 
+/* native_stack_function_holding: the function whose frame holds a local is found, by its code
+ * range, from a callee's call; an address on no frame of the stack is refused. */
+static NOINLINE int holding_from_callee(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int rc = native_stack_function_holding(addr, lo, hi);
+    KEEP();
+    return rc;
+}
+
+static NOINLINE uintptr_t frame_with_a_local(uintptr_t *lo, uintptr_t *hi, int *rc)
+{
+    volatile char local[64];
+    local[0] = 1;
+    *rc = holding_from_callee((uintptr_t)&local[32], lo, hi);
+    KEEP();
+    return (uintptr_t)__builtin_return_address(0);
+}
+
+static void test_function_holding_a_local(void **state)
+{
+    (void)state;
+    uintptr_t lo = 0, hi = 0;
+    int rc = -1;
+    frame_with_a_local(&lo, &hi, &rc);
+    assert_int_equal(rc, 0);
+    uintptr_t fn = (uintptr_t)&frame_with_a_local;
+    assert_true(lo <= fn && fn < hi);
+    assert_false(lo <= (uintptr_t)&holding_from_callee && (uintptr_t)&holding_from_callee < hi);
+    static char not_on_the_stack;
+    assert_int_equal(native_stack_function_holding((uintptr_t)&not_on_the_stack, &lo, &hi), -1);
+}
+
 int main(void)
 {
     native_stack_init();
@@ -509,6 +541,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cfi_rules),
+        cmocka_unit_test(test_function_holding_a_local),
         cmocka_unit_test(test_same_site_hits),
         cmocka_unit_test(test_recursion_depths),
         cmocka_unit_test(test_alloca_sizes),
