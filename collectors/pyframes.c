@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "collectors/pylayout.h"
+#include "collectors/safe_read.h"
 #include "common/compiler.h"
 
 enum { PY_UNKNOWN, PY_READY, PY_UNSUPPORTED };
@@ -38,6 +39,7 @@ static struct {
     /* 3.9/3.10 qualified names (layout.qual.derive) */
     uintptr_t function_type, tuple_type, dict_type, cell_type, staticmethod_type,
               classmethod_type, property_type;
+    int (*gil_check)(void); /* PyGILState_Check: 1 when this thread holds the GIL */
     char status[128];
 } py = {.lock = PTHREAD_MUTEX_INITIALIZER, .status = "no CPython in this process"};
 
@@ -102,6 +104,8 @@ static bool find_owner_types(void)
     py.staticmethod_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyStaticMethod_Type");
     py.classmethod_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyClassMethod_Type");
     py.property_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyProperty_Type");
+    /* safe without the GIL (it only compares thread states); absent: every search is careful */
+    py.gil_check = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
     return py.function_type && py.tuple_type && py.dict_type && py.cell_type &&
            py.staticmethod_type && py.classmethod_type && py.property_type;
 }
@@ -316,26 +320,10 @@ uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame 
     return k;
 }
 
-/* Copies a str object as UTF-8 (compact strings only; others read as "?"). */
-static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
+/* kind-byte characters (1, 2 or 4 bytes each) as UTF-8 into dst (cap bytes, NUL-terminated). */
+static void utf8_from(const uint8_t *data, int64_t len, unsigned kind, char *dst, size_t cap)
 {
-    const struct py_layout *L = &py.layout;
     size_t n = 0;
-    if (cap == 0)
-        return;
-    if (!has_type(obj, py.unicode_type)) {
-        snprintf(dst, cap, "?");
-        return;
-    }
-    uint32_t state = (uint32_t)load_i32(obj, L->unicode_state);
-    unsigned kind = (state >> L->state_kind_shift) & 7;
-    bool compact = (state >> L->state_compact_bit) & 1, ascii = (state >> L->state_ascii_bit) & 1;
-    int64_t len = load_i64(obj, L->unicode_length);
-    if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4)) {
-        snprintf(dst, cap, "?");
-        return;
-    }
-    const uint8_t *data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data));
     for (int64_t i = 0; i < len; i++) {
         uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
         uint8_t buf[4];
@@ -371,6 +359,28 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
     dst[n] = 0;
 }
 
+/* Copies a str object as UTF-8 (compact strings only; others read as "?"). */
+static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
+{
+    const struct py_layout *L = &py.layout;
+    if (cap == 0)
+        return;
+    if (!has_type(obj, py.unicode_type)) {
+        snprintf(dst, cap, "?");
+        return;
+    }
+    uint32_t state = (uint32_t)load_i32(obj, L->unicode_state);
+    unsigned kind = (state >> L->state_kind_shift) & 7;
+    bool compact = (state >> L->state_compact_bit) & 1, ascii = (state >> L->state_ascii_bit) & 1;
+    int64_t len = load_i64(obj, L->unicode_length);
+    if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4)) {
+        snprintf(dst, cap, "?");
+        return;
+    }
+    const uint8_t *data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data));
+    utf8_from(data, len, kind, dst, cap);
+}
+
 /* ---- 3.9/3.10: qualified names from the function that owns the code ------------------------- */
 
 /* 3.9 and 3.10 code objects have co_name only; the compiler put the qualified name into the
@@ -388,6 +398,41 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
 #define CO_NEWLOCALS 0x0002      /* Include/cpython/code.h: a function's own namespace */
 #define TPFLAGS_TYPE_SUBCLASS (1ul << 31) /* Include/object.h Py_TPFLAGS_TYPE_SUBCLASS */
 
+/* The search reads carefully (collectors/safe_read.h: a freed table is a false answer, not a
+ * fault) when the calling thread does not hold the GIL (torch releases it around its ops, and
+ * autograd's engine threads never hold it while a node runs): another thread may then resize a
+ * class's or module's dict under it. With the GIL held, nothing shared changes meanwhile. */
+static __thread bool careful;
+
+static uintptr_t q_ptr(uintptr_t base, int32_t off)
+{
+    uintptr_t v = 0;
+    if (!careful)
+        return load_ptr(base, off);
+    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+}
+
+static int32_t q_i32(uintptr_t base, int32_t off)
+{
+    int32_t v = 0;
+    if (!careful)
+        return load_i32(base, off);
+    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+}
+
+static int64_t q_i64(uintptr_t base, int32_t off)
+{
+    int64_t v = 0;
+    if (!careful)
+        return load_i64(base, off);
+    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+}
+
+static bool q_has_type(uintptr_t obj, uintptr_t type)
+{
+    return obj && (obj & 7) == 0 && type && q_ptr(obj, py.layout.object_type) == type;
+}
+
 struct owner_search {
     uintptr_t code;  /* the code whose owner is looked for */
     int budget;      /* objects that may still be looked at */
@@ -402,42 +447,52 @@ static bool is_type(uintptr_t obj)
 {
     if (!obj || (obj & 7))
         return false;
-    uintptr_t t = load_ptr(obj, py.layout.object_type);
-    return t && !(t & 7) && (load_ptr(t, py.layout.qual.type_flags) & TPFLAGS_TYPE_SUBCLASS);
+    uintptr_t t = q_ptr(obj, py.layout.object_type);
+    return t && !(t & 7) && (q_ptr(t, py.layout.qual.type_flags) & TPFLAGS_TYPE_SUBCLASS);
 }
 
 static int64_t tuple_len(uintptr_t t)
 {
-    if (!has_type(t, py.tuple_type))
+    if (!q_has_type(t, py.tuple_type))
         return 0;
-    int64_t n = load_i64(t, py.layout.qual.tuple_size);
+    int64_t n = q_i64(t, py.layout.qual.tuple_size);
     return n > 0 && n <= TUPLE_MAX ? n : 0;
 }
 
 static uintptr_t tuple_item(uintptr_t t, int64_t i)
 {
-    return load_ptr(t, py.layout.qual.tuple_items + (int32_t)(8 * i));
+    return q_ptr(t, py.layout.qual.tuple_items + (int32_t)(8 * i));
 }
 
-/* A compact str's characters (kind 1, 2 or 4 bytes each); false for anything else. */
+/* A compact str's characters (kind 1, 2 or 4 bytes each); false for anything else. Read
+ * carefully, they are copied (STR_COPY_BYTES at most: a longer str is no name here). */
+#define STR_COPY_BYTES 256
 struct str_view {
     const uint8_t *data;
     int64_t len;
     unsigned kind;
+    uint8_t copy[STR_COPY_BYTES];
 };
 
 static bool str_view(uintptr_t obj, struct str_view *v)
 {
     const struct py_layout *L = &py.layout;
-    if (!has_type(obj, py.unicode_type))
+    if (!q_has_type(obj, py.unicode_type))
         return false;
-    uint32_t state = (uint32_t)load_i32(obj, L->unicode_state);
+    uint32_t state = (uint32_t)q_i32(obj, L->unicode_state);
     v->kind = (state >> L->state_kind_shift) & 7;
-    v->len = load_i64(obj, L->unicode_length);
+    v->len = q_i64(obj, L->unicode_length);
     bool ascii = (state >> L->state_ascii_bit) & 1;
-    v->data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data));
-    return ((state >> L->state_compact_bit) & 1) && v->len >= 0 && v->len < (1 << 20) &&
-           (v->kind == 1 || v->kind == 2 || v->kind == 4);
+    uintptr_t data = obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data);
+    v->data = (const uint8_t *)data;
+    if (!((state >> L->state_compact_bit) & 1) || v->len < 0 || v->len >= (1 << 20) ||
+        (v->kind != 1 && v->kind != 2 && v->kind != 4))
+        return false;
+    if (!careful)
+        return true;
+    size_t bytes = (size_t)v->len * v->kind;
+    v->data = v->copy;
+    return bytes <= sizeof v->copy && safe_read(v->copy, data, bytes);
 }
 
 static uint32_t str_char(const struct str_view *v, int64_t i)
@@ -473,20 +528,20 @@ static bool str_is(uintptr_t obj, const char *ascii)
 static uintptr_t qualname_in_parent(uintptr_t parent, uintptr_t code, struct owner_search *s)
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
-    uintptr_t consts = load_ptr(parent, Q->code_consts);
+    uintptr_t consts = q_ptr(parent, Q->code_consts);
     int64_t n = tuple_len(consts);
     bool held = false;
     for (int64_t i = 0; i < n && !held && visit(s); i++)
         held = tuple_item(consts, i) == code;
     if (!held)
         return 0;
-    uintptr_t name = load_ptr(code, py.layout.code_name);
-    if (str_is(load_ptr(parent, py.layout.code_name), "<module>"))
+    uintptr_t name = q_ptr(code, py.layout.code_name);
+    if (str_is(q_ptr(parent, py.layout.code_name), "<module>"))
         return name;
     struct str_view nv, cv;
     if (!str_view(name, &nv))
         return 0;
-    const char *sep = (load_i32(parent, Q->code_flags) & CO_NEWLOCALS) ? ".<locals>." : ".";
+    const char *sep = (q_i32(parent, Q->code_flags) & CO_NEWLOCALS) ? ".<locals>." : ".";
     for (int64_t i = 0; i < n && visit(s); i++) {
         uintptr_t c = tuple_item(consts, i);
         if (str_view(c, &cv) && ends_with(&cv, sep, &nv))
@@ -501,11 +556,11 @@ static uintptr_t qualname_nested(uintptr_t root, int depth, struct owner_search 
     uintptr_t q = qualname_in_parent(root, s->code, s);
     if (q || depth == 0)
         return q;
-    uintptr_t consts = load_ptr(root, py.layout.qual.code_consts);
+    uintptr_t consts = q_ptr(root, py.layout.qual.code_consts);
     int64_t n = tuple_len(consts);
     for (int64_t i = 0; i < n && !q && visit(s); i++) {
         uintptr_t c = tuple_item(consts, i);
-        if (has_type(c, py.code_type))
+        if (q_has_type(c, py.code_type))
             q = qualname_nested(c, depth - 1, s);
     }
     return q;
@@ -520,19 +575,19 @@ static uintptr_t dict_each(uintptr_t dict, uintptr_t (*fn)(uintptr_t key, uintpt
                            const void *arg, struct owner_search *s)
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
-    if (!has_type(dict, py.dict_type) || load_ptr(dict, Q->dict_values) != 0)
+    if (!q_has_type(dict, py.dict_type) || q_ptr(dict, Q->dict_values) != 0)
         return 0; /* a split table (instance dicts only) is never a class's or module's */
-    uintptr_t keys = load_ptr(dict, Q->dict_keys);
+    uintptr_t keys = q_ptr(dict, Q->dict_keys);
     if (!keys || (keys & 7))
         return 0;
-    int64_t size = load_i64(keys, Q->keys_size), used = load_i64(keys, Q->keys_nentries);
+    int64_t size = q_i64(keys, Q->keys_size), used = q_i64(keys, Q->keys_nentries);
     if (size <= 0 || size > DICT_SIZE_MAX || (size & (size - 1)) || used < 0 || used > size)
         return 0;
     int64_t index_bytes = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
     uintptr_t entries = keys + (uintptr_t)Q->keys_indices + (uintptr_t)(size * index_bytes);
     for (int64_t i = 0; i < used && visit(s); i++) {
         uintptr_t e = entries + (uintptr_t)(i * Q->entry_bytes);
-        uintptr_t key = load_ptr(e, Q->entry_key), value = load_ptr(e, Q->entry_value);
+        uintptr_t key = q_ptr(e, Q->entry_key), value = q_ptr(e, Q->entry_value);
         if (!value)
             continue; /* a deleted entry */
         uintptr_t answer = fn(key, value, arg, s);
@@ -557,7 +612,7 @@ static uintptr_t dict_get(uintptr_t dict, const char *key, struct owner_search *
 static bool names_code(uintptr_t q, uintptr_t code)
 {
     struct str_view qv, nv;
-    if (!str_view(q, &qv) || !str_view(load_ptr(code, py.layout.code_name), &nv))
+    if (!str_view(q, &qv) || !str_view(q_ptr(code, py.layout.code_name), &nv))
         return false;
     return ends_with(&qv, ".", &nv) || (qv.len == nv.len && ends_with(&qv, "", &nv));
 }
@@ -567,21 +622,21 @@ static bool names_code(uintptr_t q, uintptr_t code)
 static uintptr_t qualname_of_function(uintptr_t fn, bool nested, struct owner_search *s)
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
-    for (int depth = 0; depth <= WRAPPED_DEPTH_MAX && has_type(fn, py.function_type) && visit(s); depth++) {
-        uintptr_t code = load_ptr(fn, Q->func_code);
+    for (int depth = 0; depth <= WRAPPED_DEPTH_MAX && q_has_type(fn, py.function_type) && visit(s); depth++) {
+        uintptr_t code = q_ptr(fn, Q->func_code);
         if (code == s->code) {
             /* functools.wraps gives a wrapper the wrapped function's __qualname__: a name that
              * does not end in the code's own is not the code's (3.11's co_qualname) */
-            uintptr_t q = load_ptr(fn, Q->func_qualname);
+            uintptr_t q = q_ptr(fn, Q->func_qualname);
             if (names_code(q, code))
                 return q;
         }
-        if (nested && has_type(code, py.code_type)) {
+        if (nested && q_has_type(code, py.code_type)) {
             uintptr_t q = qualname_nested(code, NESTED_DEPTH_MAX, s);
             if (q)
                 return q;
         }
-        fn = dict_get(load_ptr(fn, Q->func_dict), "__wrapped__", s);
+        fn = dict_get(q_ptr(fn, Q->func_dict), "__wrapped__", s);
     }
     return 0;
 }
@@ -591,18 +646,18 @@ static uintptr_t qualname_of_function(uintptr_t fn, bool nested, struct owner_se
 static int attribute_functions(uintptr_t value, uintptr_t out[3])
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
-    if (has_type(value, py.function_type)) {
+    if (q_has_type(value, py.function_type)) {
         out[0] = value;
         return 1;
     }
-    if (has_type(value, py.staticmethod_type) || has_type(value, py.classmethod_type)) {
-        out[0] = load_ptr(value, Q->wrapper_callable);
+    if (q_has_type(value, py.staticmethod_type) || q_has_type(value, py.classmethod_type)) {
+        out[0] = q_ptr(value, Q->wrapper_callable);
         return 1;
     }
-    if (has_type(value, py.property_type)) {
-        out[0] = load_ptr(value, Q->property_get);
-        out[1] = load_ptr(value, Q->property_set);
-        out[2] = load_ptr(value, Q->property_del);
+    if (q_has_type(value, py.property_type)) {
+        out[0] = q_ptr(value, Q->property_get);
+        out[1] = q_ptr(value, Q->property_set);
+        out[2] = q_ptr(value, Q->property_del);
         return 3;
     }
     return 0;
@@ -629,30 +684,30 @@ static uintptr_t qualname_from_first_argument(uintptr_t frame, struct owner_sear
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
     uintptr_t code = s->code;
-    if (load_i32(code, Q->code_argcount) < 1)
+    if (q_i32(code, Q->code_argcount) < 1)
         return 0;
-    uintptr_t first = load_ptr(frame, Q->frame_localsplus);
-    uintptr_t cell2arg = load_ptr(code, Q->code_cell2arg);
+    uintptr_t first = q_ptr(frame, Q->frame_localsplus);
+    uintptr_t cell2arg = q_ptr(code, Q->code_cell2arg);
     if (!first && cell2arg && !(cell2arg & 7)) { /* self is a cell (a closure uses it) */
-        int64_t ncells = tuple_len(load_ptr(code, Q->code_cellvars));
-        int32_t nlocals = load_i32(code, Q->code_nlocals);
+        int64_t ncells = tuple_len(q_ptr(code, Q->code_cellvars));
+        int32_t nlocals = q_i32(code, Q->code_nlocals);
         for (int64_t j = 0; j < ncells && nlocals >= 0; j++)
-            if (load_i64(cell2arg, (int32_t)(8 * j)) == 0) {
-                uintptr_t cell = load_ptr(frame, Q->frame_localsplus + (int32_t)(8 * (nlocals + j)));
-                first = has_type(cell, py.cell_type) ? load_ptr(cell, Q->cell_ref) : 0;
+            if (q_i64(cell2arg, (int32_t)(8 * j)) == 0) {
+                uintptr_t cell = q_ptr(frame, Q->frame_localsplus + (int32_t)(8 * (nlocals + j)));
+                first = q_has_type(cell, py.cell_type) ? q_ptr(cell, Q->cell_ref) : 0;
                 break;
             }
     }
     if (!first || (first & 7))
         return 0;
-    uintptr_t classes[2] = {is_type(first) ? first : 0, load_ptr(first, py.layout.object_type)};
+    uintptr_t classes[2] = {is_type(first) ? first : 0, q_ptr(first, py.layout.object_type)};
     static const int direct = LOOK_DIRECT;
     for (int c = 0; c < 2; c++) {
-        uintptr_t mro = classes[c] ? load_ptr(classes[c], Q->type_mro) : 0;
+        uintptr_t mro = classes[c] ? q_ptr(classes[c], Q->type_mro) : 0;
         int64_t n = tuple_len(mro);
         for (int64_t i = 0; i < n && i < MRO_MAX && visit(s); i++) {
             uintptr_t k = tuple_item(mro, i);
-            uintptr_t q = is_type(k) ? dict_each(load_ptr(k, Q->type_dict), qualname_of_attribute, &direct, s) : 0;
+            uintptr_t q = is_type(k) ? dict_each(q_ptr(k, Q->type_dict), qualname_of_attribute, &direct, s) : 0;
             if (q)
                 return q;
         }
@@ -666,13 +721,13 @@ static uintptr_t qualname_in_class(uintptr_t key, uintptr_t value, const void *a
     (void)key;
     (void)arg;
     static const int nested = LOOK_NESTED;
-    return is_type(value) ? dict_each(load_ptr(value, py.layout.qual.type_dict), qualname_of_attribute, &nested, s) : 0;
+    return is_type(value) ? dict_each(q_ptr(value, py.layout.qual.type_dict), qualname_of_attribute, &nested, s) : 0;
 }
 
 /* The module's functions (and what they hold), then its classes' attributes. */
 static uintptr_t qualname_from_globals(uintptr_t frame, struct owner_search *s)
 {
-    uintptr_t globals = load_ptr(frame, py.layout.qual.frame_globals);
+    uintptr_t globals = q_ptr(frame, py.layout.qual.frame_globals);
     static const int nested = LOOK_NESTED;
     uintptr_t q = dict_each(globals, qualname_of_attribute, &nested, s);
     return q ? q : dict_each(globals, qualname_in_class, NULL, s);
@@ -685,23 +740,25 @@ bool pyframes_derives_qualnames(void)
 
 bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func, size_t func_len)
 {
-    if (!pyframes_derives_qualnames() || i < 0 || i >= n || !has_type(frames[i].code, py.code_type) ||
+    if (!pyframes_derives_qualnames() || i < 0 || i >= n || !q_has_type(frames[i].code, py.code_type) ||
         !frames[i].frame || (frames[i].frame & 7))
         return false;
+    careful = !(py.gil_check && py.gil_check() == 1);
     struct owner_search s = {.code = frames[i].code, .budget = OWNER_VISITS_MAX};
-    if (str_is(load_ptr(s.code, py.layout.code_name), "<module>"))
+    if (str_is(q_ptr(s.code, py.layout.code_name), "<module>"))
         return false;
     uintptr_t q = 0;
     for (int k = i + 1; k < n && !q; k++) /* the enclosing code, running further out */
-        if (has_type(frames[k].code, py.code_type))
+        if (q_has_type(frames[k].code, py.code_type))
             q = qualname_in_parent(frames[k].code, s.code, &s);
     if (!q)
         q = qualname_from_first_argument(frames[i].frame, &s);
     if (!q)
         q = qualname_from_globals(frames[i].frame, &s);
-    if (!q)
+    struct str_view v;
+    if (!q || !str_view(q, &v) || func_len == 0)
         return false;
-    copy_unicode(q, func, func_len);
+    utf8_from(v.data, v.len, v.kind, func, func_len);
     return true;
 }
 
