@@ -172,6 +172,14 @@ static const struct op_rule op_rules[] = {
     {KEY_NATIVE, "torch::autograd::THPVariable_arange", NULL, "torch.arange",
      "torch.arange with a CUDA tensor bound reads it on the host: pass a Python int (a size you "
      "know), or build the range once at full size and mask it"},
+    /* x[idx] = v where v is on the host: index_put_ copies the value to the device itself
+     * (value.to(self.device()) in _index_put_impl_), where a CPU index is copied in make_info.
+     * A Python number v is such a value before torch 2.15 (a 0-dim CPU tensor) */
+    {KEY_NATIVE, "at::native::_index_put_impl_", "at::Tensor::to", "x[idx] = host value",
+     "x[idx] = v with v on the host (a CPU tensor, or a Python number before torch 2.15) copies v "
+     "to the device from pageable memory and waits: make v on the device once, outside the loop "
+     "(torch.full((), v, device=x.device)), or fill on the device: x.index_fill_(dim, idx, v), "
+     "x.masked_fill_(mask, v)"},
     /* cuDNN's RNNs with dropout draw their dropout state's seed on the host (item<int64_t>)
      * the first time they train on a device, and again after each reseed of the CUDA generator
      * (torch.manual_seed, torch.cuda.manual_seed, set_rng_state: reset_rnn_state) */
@@ -182,8 +190,13 @@ static const struct op_rule op_rules[] = {
      "set_rng_state: once is start-up; do not reseed inside the training loop", true},
     /* torch.backends.cudnn.benchmark: each new convolution shape times cuDNN's candidate plans
      * (cudnn_frontend's time_sorted_plan: a device and an event synchronize per plan), in the
-     * forward and in the backward alike */
-    {KEY_NATIVE, "at::native::get_plans_from_find", NULL, "cudnn.benchmark plan search",
+     * forward and in the backward alike. Keyed on the frontend's template, which torch 2.6 to
+     * 2.15 all instantiate (torch's own get_plans_from_find is a symbol of 2.14's and later's
+     * only: before, it is inlined into run_single_conv) */
+    {KEY_NATIVE,
+     "std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > "
+     "cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>",
+     NULL, "cudnn.benchmark plan search",
      "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans for every new "
      "convolution shape, each timing a device synchronize: a one-time cost while shapes stay "
      "fixed; shapes that change (variable image sizes, a last smaller batch) pay it again: keep "
@@ -316,12 +329,28 @@ static bool python_key_is(const struct rep_frame *f, const char *key)
     return m && !strncmp(key, mod, m) && key[m] == '.' && !strcmp(key + m + 1, str(f->function));
 }
 
+/* Whether a demangled name has a parameter list: a '(' outside its template arguments
+ * ("f<(E)0>" has none, "f<(E)0>(int)" has one). */
+static bool has_parameters(const char *name)
+{
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>' && depth > 0)
+            depth--;
+        else if (*p == '(' && depth == 0)
+            return true;
+    }
+    return false;
+}
+
 /* A native key names the function (its name before the parameters), or, when it has
  * parameters of its own, the exact overload. */
 static bool native_key_is(const char *function, const char *key)
 {
     const char *fn = str(function);
-    if (strchr(key, '('))
+    if (has_parameters(key))
         return !strcmp(fn, key);
     size_t k = strlen(key);
     return !strncmp(fn, key, k) && fn[k] == '(';

@@ -30,6 +30,19 @@ PYTHONS = [p for p in os.environ.get("TORCH_PYTHONS", "").split() if p] or [PYTH
 PYTEST_PYTHON = os.environ.get("PYTEST_PYTHON") or os.path.join(BUILD, "pytest-venv", "bin", "python")
 
 
+_TORCH_VERSIONS = {}
+
+
+def torch_version(python=None):
+    """The (major, minor) of the torch a venv's python has (from its metadata, read once)."""
+    python = python or PYTHON
+    if python not in _TORCH_VERSIONS:
+        out = subprocess.run([python, "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+                             capture_output=True, text=True, timeout=120).stdout.strip()
+        _TORCH_VERSIONS[python] = tuple(int(x) for x in out.split("+")[0].split(".")[:2])
+    return _TORCH_VERSIONS[python]
+
+
 def library_path():
     """The simulated device first, then the toolkit's libraries (and whatever was set)."""
     parts = [SIM, os.path.join(CUDA_HOME, "lib64")]

@@ -178,7 +178,18 @@ static const struct hint_case cases[] = {
       NAT("at::_ops::conv2d::call(at::Tensor const&, at::Tensor const&)"),
       PYF("torch/nn/modules/conv.py", "Conv2d._conv_forward"), USER},
      "cudnn.benchmark plan search", "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans",
-     "at::native::get_plans_from_find"},
+     "std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > "
+     "cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>"},
+    /* torch 2.6-2.12: get_plans_from_find inlined into run_single_conv */
+    {"cudaEventSynchronize",
+     {NAT("std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>(cudnnContext*)"),
+      NAT("at::native::run_single_conv(cudnnBackendDescriptorType_t, at::Tensor const&, at::Tensor const&, at::Tensor const&, c10::ArrayRef<long>, c10::ArrayRef<long>, c10::ArrayRef<long>, bool, bool, bool)"),
+      NAT("at::_ops::cudnn_convolution::call(at::Tensor const&, at::Tensor const&)"),
+      NAT("at::_ops::conv2d::call(at::Tensor const&, at::Tensor const&)"),
+      PYF("torch/nn/modules/conv.py", "Conv2d._conv_forward"), USER},
+     "cudnn.benchmark plan search", "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans",
+     "std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > "
+     "cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>"},
     {"cudaFree",
      {NAT("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::release_cached_blocks(std::shared_ptr<c10::GatheredContext> const&)"),
       NAT("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache(std::pair<unsigned long long, unsigned long long>)"),
@@ -203,6 +214,20 @@ static const struct hint_case cases[] = {
      "x[bool_mask] = v", "x[mask] = v with a tensor v", "aten::_index_put_impl_"},
     {H2D, {COPY, NAT("at::_ops::_index_put_impl_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"), USER},
      "x[cpu_index] = v", "x[idx] = v with a CPU index", "aten::_index_put_impl_"},
+    /* the value, not the index, copied: _index_put_impl_ -> Tensor::to (a CPU index: make_info) */
+    {H2D, {COPY, NAT("at::Tensor::to(c10::TensorOptions, bool, bool, std::optional<c10::MemoryFormat>) const"),
+           NAT("at::native::_index_put_impl_(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"),
+           NAT("at::_ops::_index_put_impl_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"),
+           NAT("at::_ops::index_put_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool)"),
+           BIND("torch::autograd::THPVariable_setitem(_object*, _object*, _object*)"), USER},
+     "x[idx] = host value", "x[idx] = v with v on the host (a CPU tensor, or a Python number before torch 2.15)",
+     "at::native::_index_put_impl_"},
+    {H2D, {COPY, NAT("at::native::make_info(at::Tensor, c10::IListRef<at::OptionalTensorRef>)"),
+           NAT("at::native::_index_put_impl_(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"),
+           NAT("at::_ops::_index_put_impl_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"),
+           NAT("at::_ops::index_put_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool)"),
+           BIND("torch::autograd::THPVariable_setitem(_object*, _object*, _object*)"), USER},
+     "x[cpu_index] = v", "x[idx] = v with a CPU index", "aten::index_put_"},
     {SYNC, {NAT(OPS("nonzero")), NAT(OPS("masked_select")), USER},
      "torch.masked_select", "masked_select has a data-dependent size", "aten::masked_select"},
     {SYNC, {NAT("void at::native::nonzero_cuda_out_impl<float>(at::Tensor const&, at::Tensor&)"), NAT(OPS("nonzero")), USER},
@@ -503,13 +528,15 @@ static void test_backward_hints(void **state)
     /* a cause rule's frame names the wait in a backward pass too: cuDNN's benchmark search in
      * ConvolutionBackward0 is the benchmark's, not the convolution's to rewrite */
     static const struct rep_frame plan_search[] = {
-        {"at::native::get_plans_from_find(cudnnContext*, cudnnBackendDescriptorType_t) [clone .isra.0]", TORCH, "", 0, 1, false, 0},
-        {"at::native::cudnn_convolution_backward_weight(char const*, c10::ArrayRef<long>)", TORCH, "", 0, 2, false, 0},
-        {"torch::autograd::generated::ConvolutionBackward0::apply(std::vector<at::Tensor>&&)", CPU_LIB, "", 0, 3, false, 0},
+        {"std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>(cudnnContext*)", TORCH, "", 0, 1, false, 0},
+        {"at::native::get_plans_from_find(cudnnContext*, cudnnBackendDescriptorType_t) [clone .isra.0]", TORCH, "", 0, 2, false, 0},
+        {"at::native::cudnn_convolution_backward_weight(char const*, c10::ArrayRef<long>)", TORCH, "", 0, 3, false, 0},
+        {"torch::autograd::generated::ConvolutionBackward0::apply(std::vector<at::Tensor>&&)", CPU_LIB, "", 0, 4, false, 0},
     };
-    op = op_of("cudaEventSynchronize", plan_search, 3);
+    op = op_of("cudaEventSynchronize", plan_search, 4);
     assert_string_equal(op.op, "cudnn.benchmark plan search");
-    assert_string_equal(op.matched, "at::native::get_plans_from_find");
+    assert_string_equal(op.matched, "std::vector<cudnn_frontend::ExecutionPlan_v8, std::allocator<cudnn_frontend::ExecutionPlan_v8> > "
+                                    "cudnn_frontend::time_sorted_plan<(cudnn_frontend::CudnnFindSamplingTechnique)0>");
     assert_true(!strncmp(op.hint, "torch.backends.cudnn.benchmark=True", 35));
     op = op_of(SYNC, custom_frames, 5);
     assert_true(!strncmp(op.hint, "a custom autograd.Function's backward syncs", 43));

@@ -26,6 +26,7 @@ repeats = torch.full((1,), 2, device=dev)
 mask = torch.randint(2, (size,), device=dev, dtype=torch.bool)
 labels = torch.randint(0, 10, (64,), device=dev)
 host = torch.randn(1024)
+host_value = torch.tensor(1.0)  # a 0-dim CPU tensor
 pinned = torch.randn(1024).pin_memory()
 pinned_out = torch.empty(size).pin_memory()
 lin = torch.nn.Linear(size, size).to(dev)
@@ -55,6 +56,10 @@ def mask_put():
     x[mask] = y  # case: mask_put
 def cpu_index_put():
     x[ind_cpu] = y  # case: cpu_index_put
+def index_put_host_value():
+    x.index_put_((ind,), host_value)  # case: index_put_host_value
+def index_put_scalar():
+    x[ind] = 1.0  # case: index_put_scalar
 def mask_get():
     return x[mask]  # case: mask_get
 def cpu_index_get():
