@@ -13,10 +13,17 @@
 
 /* ---- the subscriber ---------------------------------------------------------------------- */
 
+/* CUPTI 13 names subscribers (cuptiSubscribe_v2); CUPTI 12's are unnamed. */
+#ifdef CUPTI_SUBSCRIBER_NAME_MAX_LEN
+#define SUBSCRIBER_NAME_MAX_LEN CUPTI_SUBSCRIBER_NAME_MAX_LEN
+#else
+#define SUBSCRIBER_NAME_MAX_LEN 64
+#endif
+
 struct CUpti_Subscriber_st {
     CUpti_CallbackFunc callback;
     void *userdata;
-    char name[CUPTI_SUBSCRIBER_NAME_MAX_LEN + 16];
+    char name[SUBSCRIBER_NAME_MAX_LEN + 16];
 };
 
 /* The simulated device's one context (CUpti_CallbackData.context). */
@@ -137,7 +144,7 @@ CUptiResult sim_cupti_subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc 
     the_subscriber.callback = cb;
     the_subscriber.userdata = userdata;
     snprintf(the_subscriber.name, sizeof the_subscriber.name, "CUPTI for %.*s",
-             CUPTI_SUBSCRIBER_NAME_MAX_LEN, name && *name ? name : "an unnamed subscriber");
+             SUBSCRIBER_NAME_MAX_LEN, name && *name ? name : "an unnamed subscriber");
     atomic_store(&subscribed, true);
     pthread_mutex_unlock(&sub_lock);
     *out = &the_subscriber;
@@ -234,12 +241,19 @@ static __thread struct sim_op current_op;
 
 #define RECORD_ALIGN 8
 
+/* A kernel's record: the newest layout of the headers, as the CUPTI of that version hands out. */
+#if CUDA_VERSION >= 13000
+typedef CUpti_ActivityKernel10 kernel_activity;
+#else
+typedef CUpti_ActivityKernel9 kernel_activity;
+#endif
+
 static size_t record_size(CUpti_ActivityKind kind)
 {
     size_t n;
     switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: n = sizeof(CUpti_ActivityKernel10); break;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: n = sizeof(kernel_activity); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: n = sizeof(CUpti_ActivityMemcpy6); break;
     case CUPTI_ACTIVITY_KIND_MEMSET: n = sizeof(CUpti_ActivityMemset4); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: n = sizeof(CUpti_ActivitySynchronization2); break;
@@ -389,7 +403,7 @@ static void kernel_record(unsigned long long stream_id, uint64_t start, uint64_t
                                   : CUPTI_ACTIVITY_KIND_KERNEL;
     if (!atomic_load(&kind_on[kind]))
         return;
-    CUpti_ActivityKernel10 k;
+    kernel_activity k;
     memset(&k, 0, sizeof k);
     k.kind = kind;
     k.start = start;
