@@ -22,7 +22,17 @@ case $dir in
 esac
 extra=${3:-}
 pins=$(mktemp); trap 'rm -f "$pins"' EXIT
-cat "$req" ${extra:+"$extra"} > "$pins"
+# A file's pins with its "-r FILE" lines replaced by FILE's (named relative to it), so that
+# DIR/.requirements holds every pin and a change in an included file makes a new venv.
+expand() {
+    while IFS= read -r line || [ -n "$line" ]; do
+        case $line in
+            "-r "*) expand "$(dirname "$1")/${line#-r }" ;;
+            *) printf '%s\n' "$line" ;;
+        esac
+    done < "$1"
+}
+{ expand "$req"; if [ -n "$extra" ]; then expand "$extra"; fi; } > "$pins"
 if [ -f "$dir/.requirements" ] && cmp -s "$pins" "$dir/.requirements" && [ -x "$dir/bin/python" ]; then
     exit 0
 fi

@@ -47,4 +47,14 @@ test-torch: test-build torch-venv
 	@BUILD=$(BUILD) TORCH_PYTHON=$(TORCH_PYTHON) TORCH_PYTHONS="$(TORCH_PYTHONS)" \
 	    python3 tests/torch/runner.py $(TORCH_TESTS)
 
-.PHONY: torch-venv test-torch
+# The demo on every other torch that has a requirements file (test_versions.py on each; its
+# venv is made when missing: 2 to 4.4 GB and 1 to 3 minutes each), one line per version.
+TORCH_SERIES_ALL := $(shell ls tests/torch/requirements-[0-9]*.txt | sed 's/.*requirements-\(.*\)\.txt/\1/' | sort -V)
+test-torch-versions:
+	@failed=""; for v in $(TORCH_SERIES_ALL); do \
+	    $(MAKE) --no-print-directory test-torch TORCH_VERSION=$$v TORCH_TESTS=test_versions \
+	        >$(BUILD)/test-torch-$$v.log 2>&1 || failed="$$failed $$v"; \
+	    echo "torch $$v: $$(grep -E '^torch: ' $(BUILD)/test-torch-$$v.log || echo 'no result') ($(BUILD)/test-torch-$$v.log)"; \
+	done; [ -z "$$failed" ] || { echo "failing:$$failed"; exit 1; }
+
+.PHONY: torch-venv test-torch test-torch-versions
