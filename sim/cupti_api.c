@@ -127,6 +127,8 @@ CUPTI_API CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHan
     CUptiResult r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
     if (r == CUPTI_SUCCESS)
         r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    if (r == CUPTI_SUCCESS)
+        r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     return ret(r);
 }
 

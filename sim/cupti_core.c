@@ -37,6 +37,7 @@ static struct CUpti_Subscriber_st the_subscriber;
 static _Atomic bool subscribed;
 static _Atomic unsigned char enabled_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static _Atomic unsigned char enabled_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static _Atomic unsigned char enabled_resource[CUPTI_CBID_RESOURCE_SIZE];
 static _Atomic uint32_t next_correlation = 1;
 
 /* The calling thread's open traced calls, innermost last. */
@@ -56,7 +57,17 @@ static _Atomic unsigned char *enabled_slot(CUpti_CallbackDomain domain, CUpti_Ca
         return &enabled_driver[cbid];
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid > 0 && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
         return &enabled_runtime[cbid];
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid > 0 && cbid < CUPTI_CBID_RESOURCE_SIZE)
+        return &enabled_resource[cbid];
     return NULL;
+}
+
+static size_t domain_size(CUpti_CallbackDomain domain)
+{
+    return domain == CUPTI_CB_DOMAIN_DRIVER_API    ? CUPTI_DRIVER_TRACE_CBID_SIZE
+         : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
+         : domain == CUPTI_CB_DOMAIN_RESOURCE    ? CUPTI_CBID_RESOURCE_SIZE
+                                                 : 0;
 }
 
 static bool wants(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -168,6 +179,8 @@ CUptiResult sim_cupti_unsubscribe(CUpti_SubscriberHandle h)
         atomic_store_explicit(&enabled_driver[i], 0, memory_order_relaxed);
     for (size_t i = 0; i < CUPTI_RUNTIME_TRACE_CBID_SIZE; i++)
         atomic_store_explicit(&enabled_runtime[i], 0, memory_order_relaxed);
+    for (size_t i = 0; i < CUPTI_CBID_RESOURCE_SIZE; i++)
+        atomic_store_explicit(&enabled_resource[i], 0, memory_order_relaxed);
     pthread_mutex_unlock(&sub_lock);
     return CUPTI_SUCCESS;
 }
@@ -203,9 +216,7 @@ CUptiResult sim_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle h,
 CUptiResult sim_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle h,
                                     CUpti_CallbackDomain domain)
 {
-    size_t n = domain == CUPTI_CB_DOMAIN_DRIVER_API    ? CUPTI_DRIVER_TRACE_CBID_SIZE
-             : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
-                                                     : 0;
+    size_t n = domain_size(domain);
     pthread_mutex_lock(&sub_lock);
     CUptiResult r = valid_handle_locked(h) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 1; r == CUPTI_SUCCESS && i < n; i++)
@@ -225,6 +236,20 @@ CUptiResult sim_cupti_get_callback_state(uint32_t *enable, CUpti_SubscriberHandl
         *enable = atomic_load(slot);
     pthread_mutex_unlock(&sub_lock);
     return r;
+}
+
+/* The resource domain: the one context's creation, when the runtime first makes it active
+ * (sim_ctx_activate), as CUPTI reports a context created after the subscriber's call. No other
+ * resource (streams, modules, graphs) is reported. */
+void sim_cupti_context_created(void)
+{
+    if (!wants(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED))
+        return;
+    CUpti_ResourceData d = { .context = &the_context };
+    CUpti_CallbackFunc cb = the_subscriber.callback;
+    if (cb != NULL)
+        cb(the_subscriber.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+           &d);
 }
 
 /* ---- activity records -------------------------------------------------------------------- */

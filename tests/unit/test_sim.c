@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "sim/simcuda.h"
 
@@ -983,8 +984,65 @@ static void test_cupti_event_api_says_legacy_profiler_not_supported(void **state
     assert_string_equal(text, "CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED");
 }
 
-int main(void)
+/* CUPTI's resource domain (Kineto enables CONTEXT_CREATED at its start, and gives up on CUPTI
+ * when it cannot): the context's creation is reported once, when the first runtime call that
+ * needs it makes it, never by a query. Run in a fresh process (this program, re-executed with
+ * --context-created), where no call has made the context yet; its exit status says which
+ * check failed. */
+static int context_created_calls;
+static CUcontext context_created;
+
+static void CUPTIAPI on_resource(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
 {
+    (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        context_created_calls++;
+        context_created = ((const CUpti_ResourceData *)data)->context;
+    }
+}
+
+static int context_created_child(void)
+{
+    CUpti_SubscriberHandle sub;
+    uint32_t on = 0;
+    int n = 0;
+    void *dev;
+    if (cuptiSubscribe(&sub, on_resource, NULL) != CUPTI_SUCCESS)
+        return 10;
+    if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) !=
+            CUPTI_SUCCESS ||
+        cuptiGetCallbackState(&on, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS || on != 1)
+        return 11;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || context_created_calls != 0)
+        return 12; /* a query makes no context */
+    if (cudaMalloc(&dev, 64) != cudaSuccess || context_created_calls != 1 || context_created == NULL)
+        return 13;
+    if (cudaFree(dev) != cudaSuccess || context_created_calls != 1)
+        return 14;
+    return cuptiUnsubscribe(sub) == CUPTI_SUCCESS ? 0 : 15;
+}
+
+static void test_cupti_reports_the_context_created(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_sim", "--context-created", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--context-created") == 0)
+        return context_created_child();
     setenv("SIMCUDA_KERNEL_NS", "4000000", 1);
     setenv("SIMCUDA_COPY_GBPS", "5", 1);
     const struct CMUnitTest tests[] = {
@@ -1009,6 +1067,7 @@ int main(void)
         cmocka_unit_test_setup(test_structures_end_where_the_headers_say, idle),
         cmocka_unit_test_setup(test_prefetch_and_advice, idle),
         cmocka_unit_test_setup(test_cupti_event_api_says_legacy_profiler_not_supported, idle),
+        cmocka_unit_test(test_cupti_reports_the_context_created),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
