@@ -26,7 +26,7 @@ $(VENDOR_OBJ)/%.o $(VENDOR_GEN)/%.c: CPPFLAGS += -DCUBLASAPI=
 define vendor_stubs
 $(VENDOR_GEN)/$(1)_stubs.c: $(CUDA_HOME)/include/$(2) sim/vendor/stubs.awk
 	@mkdir -p $$(@D)
-	echo '#include <$(2)>' | $(CC) $(CPPFLAGS) -E -P - | \
+	echo '#include <$(2)>' | $(CC) $$(CPPFLAGS) -E -P - | \
 	    awk -v prefix=$(1) -v status=$(3) -v header=$(2) -f sim/vendor/stubs.awk > $$@.tmp && mv $$@.tmp $$@
 endef
 $(eval $(call vendor_stubs,cublas,cublas_api.h,CUBLAS_STATUS_NOT_SUPPORTED))
