@@ -40,6 +40,8 @@
                     def == SIM_DEF_LEGACY ? CUPTI_RUNTIME_TRACE_CBID_##cbid                 \
                                           : CUPTI_RUNTIME_TRACE_CBID_##twin_cbid,           \
                     __func__, &rt_params_)
+/* RT_ENTER_TWIN with both cbids named by one macro (expanded before RT_ENTER_TWIN pastes them). */
+#define RT_ENTER_TWIN_OF(...) RT_ENTER_TWIN(__VA_ARGS__)
 #define RT_RETURN(err)                                                                      \
     do {                                                                                    \
         cudaError_t rt_err_ = sim_ret(err);                                                 \
@@ -138,7 +140,14 @@ SIM_API cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *p
     return cudaSuccess;
 }
 
+/* CUDA 12's headers call this entry point cudaGetDeviceProperties_v2 (cudaDeviceProp grew in
+ * 12.0); libcudart.so.12's plain name fills CUDA 11's smaller structure, which no CUDA 12 header
+ * declares, for programs built before 12.0: not simulated. CUDA 13 has the plain name only. */
+#if CUDART_VERSION >= 13000
 SIM_API cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+#else
+SIM_API cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
+#endif
 {
     ENTER_QUERY();
     return sim_ret(sim_device_properties(prop, device));
@@ -555,20 +564,53 @@ SIM_API cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attri
     return sim_ret(sim_mem_pointer_attributes(attributes, ptr));
 }
 
+/* Managed memory is host memory here: a prefetch is a zero-length operation on its stream and
+ * advice changes nothing. CUDA 13 names the place by a cudaMemLocation; CUDA 12 has those forms
+ * as _v2, and plain ones that take a device ordinal. */
+static cudaError_t mem_prefetch(cudaStream_t stream, sim_default_t def)
+{
+    return sim_ret(sim_enqueue(stream, def, 0, 0, false, NULL, NULL));
+}
+
+static cudaError_t mem_advise(const void *devPtr)
+{
+    return sim_ret(devPtr == NULL ? cudaErrorInvalidValue : cudaSuccess);
+}
+
+#if CUDART_VERSION >= 13000
+#define MEM_PREFETCH_TO_LOCATION cudaMemPrefetchAsync
+#define MEM_ADVISE_FOR_LOCATION cudaMemAdvise
+#else
+#define MEM_PREFETCH_TO_LOCATION cudaMemPrefetchAsync_v2
+#define MEM_ADVISE_FOR_LOCATION cudaMemAdvise_v2
+
 SIM_TWINS(cudaMemPrefetchAsync, _ptsz,
-          (const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
-           cudaStream_t stream),
-          (void)devPtr; (void)count; (void)location; (void)flags;
-          return sim_ret(sim_enqueue(stream, def, 0, 0, false, NULL, NULL));)
+          (const void *devPtr, size_t count, int dstDevice, cudaStream_t stream),
+          (void)devPtr; (void)count; (void)dstDevice;
+          return mem_prefetch(stream, def);)
 
 SIM_API cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
-                                  struct cudaMemLocation location)
+                                  int device)
 {
     ENTER();
-    (void)count;
-    (void)advice;
-    (void)location;
-    return sim_ret(devPtr == NULL ? cudaErrorInvalidValue : cudaSuccess);
+    (void)count; (void)advice; (void)device;
+    return mem_advise(devPtr);
+}
+#endif
+
+SIM_TWINS_OF(MEM_PREFETCH_TO_LOCATION, _ptsz,
+             (const void *devPtr, size_t count, struct cudaMemLocation location,
+              unsigned int flags, cudaStream_t stream),
+             (void)devPtr; (void)count; (void)location; (void)flags;
+             return mem_prefetch(stream, def);)
+
+SIM_API cudaError_t MEM_ADVISE_FOR_LOCATION(const void *devPtr, size_t count,
+                                            enum cudaMemoryAdvise advice,
+                                            struct cudaMemLocation location)
+{
+    ENTER();
+    (void)count; (void)advice; (void)location;
+    return mem_advise(devPtr);
 }
 
 /* A __device__ variable's device address is its host shadow's address. */
@@ -800,6 +842,7 @@ SIM_TWINS(cudaMemcpy2DFromArrayAsync, _ptsz,
           return sim_ret(sim_memcpy_array_2d(NULL, 0, 0, src, wOffset, hOffset, dst, dpitch,
                                              NULL, 0, width, height, kind, stream, def, true));)
 
+#if CUDART_VERSION >= 13000
 SIM_TWINS(cudaMemcpyBatchAsync, _ptsz,
           (void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
            struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
@@ -812,6 +855,30 @@ SIM_TWINS(cudaMemcpy3DBatchAsync, _ptsz,
            cudaStream_t stream),
           if (flags != 0) return sim_ret(cudaErrorInvalidValue);
           return sim_ret(sim_memcpy_3d_batch(numOps, opList, stream, def));)
+#else
+/* CUDA 12's batches also say which copy failed: failIdx, SIZE_MAX for an error that is no
+ * single copy's (the simulator checks the batch as a whole). */
+static cudaError_t batch_failed(cudaError_t err, size_t *failIdx)
+{
+    if (err != cudaSuccess && failIdx != NULL)
+        *failIdx = SIZE_MAX;
+    return sim_ret(err);
+}
+
+SIM_TWINS(cudaMemcpyBatchAsync, _ptsz,
+          (void **dsts, void **srcs, size_t *sizes, size_t count,
+           struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
+           size_t *failIdx, cudaStream_t stream),
+          (void)attrs; (void)attrsIdxs; (void)numAttrs;
+          return batch_failed(sim_memcpy_batch(dsts, (const void *const *)srcs, sizes, count,
+                                               stream, def), failIdx);)
+
+SIM_TWINS(cudaMemcpy3DBatchAsync, _ptsz,
+          (size_t numOps, struct cudaMemcpy3DBatchOp *opList, size_t *failIdx,
+           unsigned long long flags, cudaStream_t stream),
+          if (flags != 0) return batch_failed(cudaErrorInvalidValue, failIdx);
+          return batch_failed(sim_memcpy_3d_batch(numOps, opList, stream, def), failIdx);)
+#endif
 
 /* ============================ memset ======================================================= */
 
@@ -874,13 +941,18 @@ SIM_TWINS(cudaLaunchCooperativeKernel, _ptsz,
                         sharedMem, stream);
           RT_RETURN(sim_drv_launch(func, gridDim, blockDim, sharedMem, stream, def));)
 
-/* What nvcc's <<<...>>> stubs call (CUDA 12.8+): the handle from __cudaGetKernel. */
+/* What nvcc's <<<...>>> stubs call (CUDA 12.8+): the handle from __cudaGetKernel. CUPTI 12 has
+ * no callback ids of its own for it: it is traced as cudaLaunchKernel there. */
+#if CUDART_VERSION >= 13000
+#define HANDLE_LAUNCH_CBIDS __cudaLaunchKernel_v13000, __cudaLaunchKernel_ptsz_v13000
+#else
+#define HANDLE_LAUNCH_CBIDS cudaLaunchKernel_v7000, cudaLaunchKernel_ptsz_v7000
+#endif
 SIM_TWINS(__cudaLaunchKernel, _ptsz,
           (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
            cudaStream_t stream),
-          RT_ENTER_TWIN(__cudaLaunchKernel_v13000, __cudaLaunchKernel_ptsz_v13000,
-                        cudaLaunchKernel_v7000_params, kernel, gridDim, blockDim, args,
-                        sharedMem, stream);
+          RT_ENTER_TWIN_OF(HANDLE_LAUNCH_CBIDS, cudaLaunchKernel_v7000_params, kernel, gridDim,
+                           blockDim, args, sharedMem, stream);
           RT_RETURN(sim_drv_launch(kernel, gridDim, blockDim, sharedMem, stream, def));)
 
 SIM_API cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)

@@ -48,4 +48,8 @@
         __VA_ARGS__                                                                           \
     }
 
+/* SIM_TWINS of an entry point whose name a macro gives (the name of a form that differs between
+ * CUDA versions): expanded first, as SIM_TWINS pastes the name it is given as written. */
+#define SIM_TWINS_OF(...) SIM_TWINS(__VA_ARGS__)
+
 #endif

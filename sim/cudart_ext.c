@@ -37,21 +37,52 @@ SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMo
     return cudaSuccess;
 }
 
+/* What a capture query says of a stream: not capturing (no stream ever is). The other outputs
+ * of its forms are left alone, as CUDA documents them valid only while capturing (id_out
+ * excepted, which is 0 here). */
+static cudaError_t capture_info(cudaStream_t stream, sim_default_t def,
+                                enum cudaStreamCaptureStatus *captureStatus_out,
+                                unsigned long long *id_out)
+{
+    if (captureStatus_out == NULL)
+        return sim_ret(cudaErrorInvalidValue);
+    cudaError_t err = sim_stream_check(stream, def);
+    if (err != cudaSuccess)
+        return sim_ret(err);
+    *captureStatus_out = cudaStreamCaptureStatusNone;
+    if (id_out != NULL)
+        *id_out = 0;
+    return cudaSuccess;
+}
+
+/* The form with edge data is CUDA 13's cudaStreamGetCaptureInfo and CUDA 12's _v3; CUDA 12 also
+ * has _v2 (what its headers call cudaStreamGetCaptureInfo) and the plain CUDA 11 form. */
+#if CUDART_VERSION >= 13000
+#define CAPTURE_INFO_WITH_EDGES cudaStreamGetCaptureInfo
+#else
+#define CAPTURE_INFO_WITH_EDGES cudaStreamGetCaptureInfo_v3
+
 SIM_TWINS(cudaStreamGetCaptureInfo, _ptsz,
           (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+           unsigned long long *id_out),
+          return capture_info(stream, def, captureStatus_out, id_out);)
+
+SIM_TWINS(cudaStreamGetCaptureInfo_v2, _ptsz,
+          (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
            unsigned long long *id_out, cudaGraph_t *graph_out,
-           const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
-           size_t *numDependencies_out),
-          if (captureStatus_out == NULL) return sim_ret(cudaErrorInvalidValue);
-          cudaError_t err = sim_stream_check(stream, def);
-          if (err != cudaSuccess) return sim_ret(err);
-          /* Not capturing: the other outputs are left alone, as CUDA documents them valid
-           * only while capturing (id_out excepted, which is 0 here). */
-          *captureStatus_out = cudaStreamCaptureStatusNone;
-          if (id_out != NULL) *id_out = 0;
-          (void)graph_out; (void)dependencies_out; (void)edgeData_out;
-          (void)numDependencies_out;
-          return cudaSuccess;)
+           const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out),
+          (void)graph_out; (void)dependencies_out; (void)numDependencies_out;
+          return capture_info(stream, def, captureStatus_out, id_out);)
+#endif
+
+SIM_TWINS_OF(CAPTURE_INFO_WITH_EDGES, _ptsz,
+             (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+              unsigned long long *id_out, cudaGraph_t *graph_out,
+              const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
+              size_t *numDependencies_out),
+             (void)graph_out; (void)dependencies_out; (void)edgeData_out;
+             (void)numDependencies_out;
+             return capture_info(stream, def, captureStatus_out, id_out);)
 
 SIM_TWINS(cudaStreamBeginCapture, _ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
           if ((unsigned)mode > cudaStreamCaptureModeRelaxed) return sim_ret(cudaErrorInvalidValue);
@@ -73,12 +104,32 @@ SIM_TWINS(cudaStreamEndCapture, _ptsz, (cudaStream_t stream, cudaGraph_t *pGraph
           cudaError_t err = sim_stream_check(stream, def);
           return sim_ret(err != cudaSuccess ? err : cudaErrorIllegalState);)
 
+/* Updating a capture's dependencies where none is capturing: cudaErrorIllegalState. The form
+ * with edge data is CUDA 13's plain one and CUDA 12's _v2. */
+static cudaError_t update_capture(cudaStream_t stream, sim_default_t def)
+{
+    cudaError_t err = sim_stream_check(stream, def);
+    return sim_ret(err != cudaSuccess ? err : cudaErrorIllegalState);
+}
+
+#if CUDART_VERSION >= 13000
+#define UPDATE_CAPTURE_WITH_EDGES cudaStreamUpdateCaptureDependencies
+#else
+#define UPDATE_CAPTURE_WITH_EDGES cudaStreamUpdateCaptureDependencies_v2
+
 SIM_TWINS(cudaStreamUpdateCaptureDependencies, _ptsz,
-          (cudaStream_t stream, cudaGraphNode_t *dependencies,
-           const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags),
-          (void)dependencies; (void)dependencyData; (void)numDependencies; (void)flags;
-          cudaError_t err = sim_stream_check(stream, def);
-          return sim_ret(err != cudaSuccess ? err : cudaErrorIllegalState);)
+          (cudaStream_t stream, cudaGraphNode_t *dependencies, size_t numDependencies,
+           unsigned int flags),
+          (void)dependencies; (void)numDependencies; (void)flags;
+          return update_capture(stream, def);)
+#endif
+
+SIM_TWINS_OF(UPDATE_CAPTURE_WITH_EDGES, _ptsz,
+             (cudaStream_t stream, cudaGraphNode_t *dependencies,
+              const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+              unsigned int flags),
+             (void)dependencies; (void)dependencyData; (void)numDependencies; (void)flags;
+             return update_capture(stream, def);)
 
 /* No graph can exist (none is ever captured or created), so every handle is invalid. */
 SIM_TWINS(cudaGraphLaunch, _ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
@@ -138,27 +189,75 @@ SIM_API cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes,
     return sim_ret(numNodes == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
 }
 
-SIM_API cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                     const cudaGraphNode_t *pDependencies,
-                                     const cudaGraphEdgeData *dependencyData,
-                                     size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
+/* Adding a node to, or reading the edges of, a graph that cannot exist. The forms with edge data
+ * are CUDA 13's plain ones and CUDA 12's _v2; CUDA 12's plain ones have none. */
+static cudaError_t graph_add_node(cudaGraphNode_t *pGraphNode,
+                                  struct cudaGraphNodeParams *nodeParams)
 {
-    ENTER();
-    (void)graph; (void)pDependencies; (void)dependencyData; (void)numDependencies;
     if (pGraphNode == NULL || nodeParams == NULL)
         return sim_ret(cudaErrorInvalidValue);
     return sim_ret(cudaErrorInvalidResourceHandle);
 }
 
+static cudaError_t graph_node_dependencies(size_t *pNumDependencies)
+{
+    return sim_ret(pNumDependencies == NULL ? cudaErrorInvalidValue
+                                            : cudaErrorInvalidResourceHandle);
+}
+
+#if CUDART_VERSION >= 13000
+#define GRAPH_ADD_NODE_WITH_EDGES cudaGraphAddNode
+#define GRAPH_NODE_DEPENDENCIES_WITH_EDGES cudaGraphNodeGetDependencies
+#else
+#define GRAPH_ADD_NODE_WITH_EDGES cudaGraphAddNode_v2
+#define GRAPH_NODE_DEPENDENCIES_WITH_EDGES cudaGraphNodeGetDependencies_v2
+
+SIM_API cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                     struct cudaGraphNodeParams *nodeParams)
+{
+    ENTER();
+    (void)graph; (void)pDependencies; (void)numDependencies;
+    return graph_add_node(pGraphNode, nodeParams);
+}
+
 SIM_API cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
                                                  cudaGraphNode_t *pDependencies,
-                                                 cudaGraphEdgeData *edgeData,
                                                  size_t *pNumDependencies)
 {
     ENTER();
+    (void)node; (void)pDependencies;
+    return graph_node_dependencies(pNumDependencies);
+}
+#endif
+
+SIM_API cudaError_t GRAPH_ADD_NODE_WITH_EDGES(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                              const cudaGraphNode_t *pDependencies,
+                                              const cudaGraphEdgeData *dependencyData,
+                                              size_t numDependencies,
+                                              struct cudaGraphNodeParams *nodeParams)
+{
+    ENTER();
+    (void)graph; (void)pDependencies; (void)dependencyData; (void)numDependencies;
+    return graph_add_node(pGraphNode, nodeParams);
+}
+
+SIM_API cudaError_t GRAPH_NODE_DEPENDENCIES_WITH_EDGES(cudaGraphNode_t node,
+                                                       cudaGraphNode_t *pDependencies,
+                                                       cudaGraphEdgeData *edgeData,
+                                                       size_t *pNumDependencies)
+{
+    ENTER();
     (void)node; (void)pDependencies; (void)edgeData;
-    return sim_ret(pNumDependencies == NULL ? cudaErrorInvalidValue
-                                            : cudaErrorInvalidResourceHandle);
+    return graph_node_dependencies(pNumDependencies);
+}
+
+/* A graph as a Graphviz file: there is no graph to print. */
+SIM_API cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
+{
+    ENTER();
+    (void)graph; (void)flags;
+    return sim_ret(path == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
 }
 
 SIM_API cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out,

@@ -1,5 +1,6 @@
 /* sim/cupti_api.c: every symbol the simulated libcupti.so.13 exports: the CUPTI callback and
- * activity API with the real prototypes, ids and structures of the CUDA 13 headers, backed by
+ * activity API (and the event and metric API's answers for a 9.0 device) with the real
+ * prototypes, ids and structures of the CUDA 13 headers (12's in libcupti.so.12), backed by
  * the simulated device's tools interface in libcudart.so.13 (sim/cupti_core.c, reached through
  * simcuda_private_ops()). As CUPTI 13: one subscriber at a time, a second one gets
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED. No entry point calls another exported name
@@ -70,7 +71,7 @@ static const struct {
     R_(CUPTI_ERROR_INVALID_CONTEXT), R_(CUPTI_ERROR_INVALID_KIND), R_(CUPTI_ERROR_MAX_LIMIT_REACHED),
     R_(CUPTI_ERROR_NOT_INITIALIZED), R_(CUPTI_ERROR_INVALID_OPERATION),
     R_(CUPTI_ERROR_NOT_SUPPORTED), R_(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
-    R_(CUPTI_ERROR_UNKNOWN),
+    R_(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED), R_(CUPTI_ERROR_UNKNOWN),
 #undef R_
 };
 
@@ -95,6 +96,7 @@ CUPTI_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_C
     return ret(ops()->subscribe(subscriber, callback, userdata, NULL, NULL, 0));
 }
 
+#if CUDA_VERSION >= 13000 /* named subscribers: CUPTI 13 */
 CUPTI_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
                                         CUpti_CallbackFunc callback, void *userdata,
                                         CUpti_SubscriberParams *pParams)
@@ -111,6 +113,7 @@ CUPTI_API CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
     }
     return ret(ops()->subscribe(subscriber, callback, userdata, name, old, old_size));
 }
+#endif
 
 CUPTI_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
@@ -134,6 +137,8 @@ CUPTI_API CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHan
     CUptiResult r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
     if (r == CUPTI_SUCCESS)
         r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    if (r == CUPTI_SUCCESS)
+        r = ops()->enable_domain(enable, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
     return ret(r);
 }
 
@@ -233,11 +238,13 @@ CUPTI_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t
 
 /* API activity records (RUNTIME, DRIVER), CUDA event timestamps and external correlation
  * records are not produced (sim/README.md): the switches for them are accepted. */
+#if CUDA_VERSION >= 13000 /* not in CUPTI 12 */
 CUPTI_API CUptiResult cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
 {
     (void)enable;
     return CUPTI_SUCCESS;
 }
+#endif
 
 CUPTI_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
@@ -314,4 +321,143 @@ CUPTI_API CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, si
     *(size_t *)value = 0;
     *valueSize = sizeof(size_t);
     return CUPTI_SUCCESS;
+}
+
+/* ---- the event and metric API ---------------------------------------------------------------- */
+/* Kineto links it (torch 2.6's for its CUPTI event profiler). CUPTI does not support it on
+ * devices of compute capability 7.5 and higher, such as the simulated 9.0 one: every call that
+ * would reach the device answers CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED after its argument
+ * checks, so no event, metric or event group id is ever handed out. */
+
+static CUptiResult legacy_profiler(const void *required_out)
+{
+    return ret(required_out == NULL ? CUPTI_ERROR_INVALID_PARAMETER
+                                    : CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+}
+
+CUPTI_API CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
+{
+    (void)context; /* the one context, or NULL for the current one: both device 0 */
+    if (deviceId == NULL)
+        return ret(CUPTI_ERROR_INVALID_PARAMETER);
+    *deviceId = 0;
+    return CUPTI_SUCCESS;
+}
+
+CUPTI_API CUptiResult cuptiSetEventCollectionMode(CUcontext context, CUpti_EventCollectionMode mode)
+{
+    (void)context;
+    (void)mode;
+    return ret(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+}
+
+CUPTI_API CUptiResult cuptiEventGetIdFromName(CUdevice device, const char *eventName,
+                                              CUpti_EventID *event)
+{
+    (void)device;
+    return legacy_profiler(eventName == NULL ? NULL : event);
+}
+
+CUPTI_API CUptiResult cuptiEventGetAttribute(CUpti_EventID event, CUpti_EventAttribute attrib,
+                                             size_t *valueSize, void *value)
+{
+    (void)event;
+    (void)attrib;
+    return legacy_profiler(valueSize == NULL ? NULL : value);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupGetAttribute(CUpti_EventGroup eventGroup,
+                                                  CUpti_EventGroupAttribute attrib,
+                                                  size_t *valueSize, void *value)
+{
+    (void)eventGroup;
+    (void)attrib;
+    return legacy_profiler(valueSize == NULL ? NULL : value);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupSetAttribute(CUpti_EventGroup eventGroup,
+                                                  CUpti_EventGroupAttribute attrib,
+                                                  size_t valueSize, void *value)
+{
+    (void)eventGroup;
+    (void)attrib;
+    (void)valueSize;
+    return legacy_profiler(value);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupReadEvent(CUpti_EventGroup eventGroup,
+                                               CUpti_ReadEventFlags flags, CUpti_EventID event,
+                                               size_t *eventValueBufferSizeBytes,
+                                               uint64_t *eventValueBuffer)
+{
+    (void)eventGroup;
+    (void)flags;
+    (void)event;
+    return legacy_profiler(eventValueBufferSizeBytes == NULL ? NULL : eventValueBuffer);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupSetsCreate(CUcontext context, size_t eventIdArraySizeBytes,
+                                                CUpti_EventID *eventIdArray,
+                                                CUpti_EventGroupSets **eventGroupPasses)
+{
+    (void)context;
+    (void)eventIdArraySizeBytes;
+    return legacy_profiler(eventIdArray == NULL ? NULL : eventGroupPasses);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupSetsDestroy(CUpti_EventGroupSets *eventGroupSets)
+{
+    return legacy_profiler(eventGroupSets);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupSetEnable(CUpti_EventGroupSet *eventGroupSet)
+{
+    return legacy_profiler(eventGroupSet);
+}
+
+CUPTI_API CUptiResult cuptiEventGroupSetDisable(CUpti_EventGroupSet *eventGroupSet)
+{
+    return legacy_profiler(eventGroupSet);
+}
+
+CUPTI_API CUptiResult cuptiMetricGetIdFromName(CUdevice device, const char *metricName,
+                                               CUpti_MetricID *metric)
+{
+    (void)device;
+    return legacy_profiler(metricName == NULL ? NULL : metric);
+}
+
+CUPTI_API CUptiResult cuptiMetricGetAttribute(CUpti_MetricID metric, CUpti_MetricAttribute attrib,
+                                              size_t *valueSize, void *value)
+{
+    (void)metric;
+    (void)attrib;
+    return legacy_profiler(valueSize == NULL ? NULL : value);
+}
+
+CUPTI_API CUptiResult cuptiMetricGetNumEvents(CUpti_MetricID metric, uint32_t *numEvents)
+{
+    (void)metric;
+    return legacy_profiler(numEvents);
+}
+
+CUPTI_API CUptiResult cuptiMetricEnumEvents(CUpti_MetricID metric, size_t *eventIdArraySizeBytes,
+                                            CUpti_EventID *eventIdArray)
+{
+    (void)metric;
+    return legacy_profiler(eventIdArraySizeBytes == NULL ? NULL : eventIdArray);
+}
+
+CUPTI_API CUptiResult cuptiMetricGetValue(CUdevice device, CUpti_MetricID metric,
+                                          size_t eventIdArraySizeBytes, CUpti_EventID *eventIdArray,
+                                          size_t eventValueArraySizeBytes,
+                                          uint64_t *eventValueArray, uint64_t timeDuration,
+                                          CUpti_MetricValue *metricValue)
+{
+    (void)device;
+    (void)metric;
+    (void)eventIdArraySizeBytes;
+    (void)eventValueArraySizeBytes;
+    (void)timeDuration;
+    return legacy_profiler(eventIdArray == NULL || eventValueArray == NULL ? NULL : metricValue);
 }

@@ -13,10 +13,17 @@
 
 /* ---- the subscriber ---------------------------------------------------------------------- */
 
+/* CUPTI 13 names subscribers (cuptiSubscribe_v2); CUPTI 12's are unnamed. */
+#ifdef CUPTI_SUBSCRIBER_NAME_MAX_LEN
+#define SUBSCRIBER_NAME_MAX_LEN CUPTI_SUBSCRIBER_NAME_MAX_LEN
+#else
+#define SUBSCRIBER_NAME_MAX_LEN 64
+#endif
+
 struct CUpti_Subscriber_st {
     CUpti_CallbackFunc callback;
     void *userdata;
-    char name[CUPTI_SUBSCRIBER_NAME_MAX_LEN + 16];
+    char name[SUBSCRIBER_NAME_MAX_LEN + 16];
 };
 
 /* The simulated device's one context (CUpti_CallbackData.context). */
@@ -30,6 +37,7 @@ static struct CUpti_Subscriber_st the_subscriber;
 static _Atomic bool subscribed;
 static _Atomic unsigned char enabled_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static _Atomic unsigned char enabled_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static _Atomic unsigned char enabled_resource[CUPTI_CBID_RESOURCE_SIZE];
 static _Atomic uint32_t next_correlation = 1;
 
 /* The calling thread's open traced calls, innermost last. */
@@ -49,7 +57,17 @@ static _Atomic unsigned char *enabled_slot(CUpti_CallbackDomain domain, CUpti_Ca
         return &enabled_driver[cbid];
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid > 0 && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
         return &enabled_runtime[cbid];
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid > 0 && cbid < CUPTI_CBID_RESOURCE_SIZE)
+        return &enabled_resource[cbid];
     return NULL;
+}
+
+static size_t domain_size(CUpti_CallbackDomain domain)
+{
+    return domain == CUPTI_CB_DOMAIN_DRIVER_API    ? CUPTI_DRIVER_TRACE_CBID_SIZE
+         : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
+         : domain == CUPTI_CB_DOMAIN_RESOURCE    ? CUPTI_CBID_RESOURCE_SIZE
+                                                 : 0;
 }
 
 static bool wants(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -137,7 +155,7 @@ CUptiResult sim_cupti_subscribe(CUpti_SubscriberHandle *out, CUpti_CallbackFunc 
     the_subscriber.callback = cb;
     the_subscriber.userdata = userdata;
     snprintf(the_subscriber.name, sizeof the_subscriber.name, "CUPTI for %.*s",
-             CUPTI_SUBSCRIBER_NAME_MAX_LEN, name && *name ? name : "an unnamed subscriber");
+             SUBSCRIBER_NAME_MAX_LEN, name && *name ? name : "an unnamed subscriber");
     atomic_store(&subscribed, true);
     pthread_mutex_unlock(&sub_lock);
     *out = &the_subscriber;
@@ -161,6 +179,8 @@ CUptiResult sim_cupti_unsubscribe(CUpti_SubscriberHandle h)
         atomic_store_explicit(&enabled_driver[i], 0, memory_order_relaxed);
     for (size_t i = 0; i < CUPTI_RUNTIME_TRACE_CBID_SIZE; i++)
         atomic_store_explicit(&enabled_runtime[i], 0, memory_order_relaxed);
+    for (size_t i = 0; i < CUPTI_CBID_RESOURCE_SIZE; i++)
+        atomic_store_explicit(&enabled_resource[i], 0, memory_order_relaxed);
     pthread_mutex_unlock(&sub_lock);
     return CUPTI_SUCCESS;
 }
@@ -196,9 +216,7 @@ CUptiResult sim_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle h,
 CUptiResult sim_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle h,
                                     CUpti_CallbackDomain domain)
 {
-    size_t n = domain == CUPTI_CB_DOMAIN_DRIVER_API    ? CUPTI_DRIVER_TRACE_CBID_SIZE
-             : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
-                                                     : 0;
+    size_t n = domain_size(domain);
     pthread_mutex_lock(&sub_lock);
     CUptiResult r = valid_handle_locked(h) ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
     for (size_t i = 1; r == CUPTI_SUCCESS && i < n; i++)
@@ -220,6 +238,20 @@ CUptiResult sim_cupti_get_callback_state(uint32_t *enable, CUpti_SubscriberHandl
     return r;
 }
 
+/* The resource domain: the one context's creation, when the runtime first makes it active
+ * (sim_ctx_activate), as CUPTI reports a context created after the subscriber's call. No other
+ * resource (streams, modules, graphs) is reported. */
+void sim_cupti_context_created(void)
+{
+    if (!wants(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED))
+        return;
+    CUpti_ResourceData d = { .context = &the_context };
+    CUpti_CallbackFunc cb = the_subscriber.callback;
+    if (cb != NULL)
+        cb(the_subscriber.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+           &d);
+}
+
 /* ---- activity records -------------------------------------------------------------------- */
 
 _Atomic bool sim_activity_on;
@@ -234,12 +266,19 @@ static __thread struct sim_op current_op;
 
 #define RECORD_ALIGN 8
 
+/* A kernel's record: the newest layout of the headers, as the CUPTI of that version hands out. */
+#if CUDA_VERSION >= 13000
+typedef CUpti_ActivityKernel10 kernel_activity;
+#else
+typedef CUpti_ActivityKernel9 kernel_activity;
+#endif
+
 static size_t record_size(CUpti_ActivityKind kind)
 {
     size_t n;
     switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: n = sizeof(CUpti_ActivityKernel10); break;
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: n = sizeof(kernel_activity); break;
     case CUPTI_ACTIVITY_KIND_MEMCPY: n = sizeof(CUpti_ActivityMemcpy6); break;
     case CUPTI_ACTIVITY_KIND_MEMSET: n = sizeof(CUpti_ActivityMemset4); break;
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: n = sizeof(CUpti_ActivitySynchronization2); break;
@@ -389,7 +428,7 @@ static void kernel_record(unsigned long long stream_id, uint64_t start, uint64_t
                                   : CUPTI_ACTIVITY_KIND_KERNEL;
     if (!atomic_load(&kind_on[kind]))
         return;
-    CUpti_ActivityKernel10 k;
+    kernel_activity k;
     memset(&k, 0, sizeof k);
     k.kind = kind;
     k.start = start;

@@ -80,6 +80,7 @@ CUptiResult sim_cupti_activity_flush(uint32_t flag);
 CUptiResult sim_cupti_activity_next(uint8_t *buffer, size_t valid, CUpti_Activity **record);
 uint64_t sim_cupti_dropped(void);
 CUcontext sim_cupti_context(void);
+void sim_cupti_context_created(void);
 
 #pragma GCC visibility pop
 #endif

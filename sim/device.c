@@ -8,6 +8,15 @@
 #include <string.h>
 
 
+/* Facts that cudaDeviceGetAttribute reports, and CUDA 12's cudaDeviceProp as well (CUDA 13 moved
+ * them out of the structure). */
+enum {
+    SIM_CLOCK_KHZ = 1980000,
+    SIM_MEMORY_CLOCK_KHZ = 2619000,
+    SIM_SINGLE_TO_DOUBLE_PERF_RATIO = 2,
+    SIM_NUMA_ID = -1, /* no NUMA node: the device's and its host's */
+};
+
 cudaError_t sim_device_check(int device)
 {
     return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
@@ -68,8 +77,16 @@ cudaError_t sim_device_properties(struct cudaDeviceProp *prop, int device)
     prop->memoryPoolsSupported = 1;
     prop->clusterLaunch = 1;
     prop->unifiedFunctionPointers = 1;
-    prop->deviceNumaId = -1;
-    prop->hostNumaId = -1;
+#if CUDART_VERSION >= 13000
+    prop->deviceNumaId = SIM_NUMA_ID;
+    prop->hostNumaId = SIM_NUMA_ID;
+#else
+    prop->clockRate = SIM_CLOCK_KHZ;
+    prop->memoryClockRate = SIM_MEMORY_CLOCK_KHZ;
+    prop->deviceOverlap = 1;
+    prop->computeMode = cudaComputeModeDefault;
+    prop->singleToDoublePrecisionPerfRatio = SIM_SINGLE_TO_DOUBLE_PERF_RATIO;
+#endif
     return cudaSuccess;
 }
 
@@ -95,8 +112,8 @@ cudaError_t sim_device_attribute(int *value, enum cudaDeviceAttr attr, int devic
     case cudaDevAttrWarpSize: v = p.warpSize; break;
     case cudaDevAttrMaxPitch: v = (int)p.memPitch; break;
     case cudaDevAttrMaxRegistersPerBlock: v = p.regsPerBlock; break;
-    case cudaDevAttrClockRate: v = 1980000; break;       /* kHz */
-    case cudaDevAttrMemoryClockRate: v = 2619000; break; /* kHz */
+    case cudaDevAttrClockRate: v = SIM_CLOCK_KHZ; break;
+    case cudaDevAttrMemoryClockRate: v = SIM_MEMORY_CLOCK_KHZ; break;
     case cudaDevAttrTextureAlignment: v = (int)p.textureAlignment; break;
     case cudaDevAttrTexturePitchAlignment: v = (int)p.texturePitchAlignment; break;
     case cudaDevAttrGpuOverlap: v = 1; break;
@@ -134,9 +151,9 @@ cudaError_t sim_device_attribute(int *value, enum cudaDeviceAttr attr, int devic
     case cudaDevAttrHostRegisterSupported: v = p.hostRegisterSupported; break;
     case cudaDevAttrMemoryPoolsSupported: v = p.memoryPoolsSupported; break;
     case cudaDevAttrClusterLaunch: v = p.clusterLaunch; break;
-    case cudaDevAttrSingleToDoublePrecisionPerfRatio: v = 2; break;
-    case cudaDevAttrNumaId: v = p.deviceNumaId; break;
-    case cudaDevAttrHostNumaId: v = p.hostNumaId; break;
+    case cudaDevAttrSingleToDoublePrecisionPerfRatio: v = SIM_SINGLE_TO_DOUBLE_PERF_RATIO; break;
+    case cudaDevAttrNumaId: v = SIM_NUMA_ID; break;
+    case cudaDevAttrHostNumaId: v = SIM_NUMA_ID; break;
     default: v = 0; break; /* everything else: absent or unsupported */
     }
     *value = v;

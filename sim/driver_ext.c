@@ -242,6 +242,8 @@ DRV_API CUresult cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 }
 
 /* ---- log callbacks: accepted, never called (the simulated driver logs nothing) --------------- */
+/* (CUDA 12.9 added them: the CUDA 12.8 headers of the CUDA 12 build have none.) */
+#if CUDA_VERSION >= 12090
 
 struct CUlogsCallbackEntry_st {
     CUlogsCallback fn;
@@ -271,6 +273,7 @@ DRV_API CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
     free(callback);
     return CUDA_SUCCESS;
 }
+#endif
 
 /* ---- memory ----------------------------------------------------------------------------------- */
 

@@ -3,6 +3,7 @@
  * errors, per-entry-point call counters and debug output. It prints nothing unless
  * SIMCUDA_DEBUG is set: tests run the simulator inside processes whose output they check. */
 #include "sim/sim_internal.h"
+#include "sim/cupti_core.h"
 
 #include <errno.h>
 #include <math.h>
@@ -164,8 +165,10 @@ static _Atomic bool ctx_active;
 
 void sim_ctx_activate(void)
 {
-    if (!atomic_load_explicit(&ctx_active, memory_order_relaxed))
-        atomic_store_explicit(&ctx_active, true, memory_order_relaxed);
+    bool inactive = false;
+    if (!atomic_load_explicit(&ctx_active, memory_order_relaxed) &&
+        atomic_compare_exchange_strong(&ctx_active, &inactive, true))
+        sim_cupti_context_created(); /* CUPTI's resource callback, once */
 }
 
 bool sim_ctx_is_active(void)

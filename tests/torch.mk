@@ -6,6 +6,12 @@
 # reinstalls quick. `make test-torch` runs tests/torch/test_*.py on python3's venv, the tests that
 # must hold on every CPython on each venv, and closes with "torch: N passed, M failed".
 # `make test` never needs the download. Included by the top Makefile (BUILD).
+#
+# Another PyTorch: TORCH_VERSION=2.8 (or 2.8.0) makes the same targets use
+# tests/torch/requirements-2.8.txt and $(BUILD)/torch-venv-2.8/<X.Y>/, for $(TORCH_MAIN_PY) only
+# (TORCH_MAIN_PY=... picks another CPython), on build/sim12 when that torch is a CUDA 12 build
+# (the file's "# torch's CUDA: 12" line: `make sim12` first): e.g.
+# `make test-torch TORCH_VERSION=2.8 TORCH_TESTS=test_versions` (docs/COMPATIBILITY.md).
 
 TORCH_VENVS := $(BUILD)/torch-venv
 TORCH_MAIN_PY ?= python3
@@ -14,12 +20,25 @@ PYENV_ROOT ?= $(HOME)/.pyenv
 # pyenv's newest patch release of each other minor version torch 2.15 has wheels for
 TORCH_OTHER_PYS := $(foreach m,3.11 3.12 3.13 3.14,$(if $(filter $(m),$(TORCH_MAIN_VER)),,\
     $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/$(m).*/bin/python3)))))
+TORCH_REQUIREMENTS :=
+TORCH_SIM_TARGET := sim
+ifneq ($(TORCH_VERSION),)
+TORCH_SERIES := $(shell echo '$(TORCH_VERSION)' | cut -d. -f1,2)
+TORCH_REQUIREMENTS := tests/torch/requirements-$(TORCH_SERIES).txt
+ifeq ($(wildcard $(TORCH_REQUIREMENTS)),)
+TORCH_SERIES_KNOWN := $(patsubst tests/torch/requirements-%.txt,%,$(wildcard tests/torch/requirements-[0-9]*.txt))
+$(error TORCH_VERSION=$(TORCH_VERSION): no $(TORCH_REQUIREMENTS) (those with one: $(TORCH_SERIES_KNOWN)))
+endif
+TORCH_VENVS := $(BUILD)/torch-venv-$(TORCH_SERIES)
+TORCH_OTHER_PYS :=
+TORCH_SIM_TARGET := $(if $(shell grep -x "\# torch's CUDA: 12" $(TORCH_REQUIREMENTS)),sim12,sim)
+endif
 TORCH_PYTHON := $(abspath $(TORCH_VENVS))/$(TORCH_MAIN_VER)/bin/python
 TORCH_PYTHONS := $(TORCH_PYTHON) $(foreach p,$(TORCH_OTHER_PYS),\
     $(abspath $(TORCH_VENVS))/$(shell $(p) -c 'import sys; print("%d.%d" % sys.version_info[:2])')/bin/python)
 
-torch-venv:
-	@sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(TORCH_VENVS)/$(TORCH_MAIN_VER)
+torch-venv: $(TORCH_SIM_TARGET)
+	@TORCH_REQUIREMENTS=$(TORCH_REQUIREMENTS) sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(TORCH_VENVS)/$(TORCH_MAIN_VER)
 	@for p in $(TORCH_OTHER_PYS); do \
 	    v=$$($$p -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
 	    sh scripts/torch-venv.sh $$p $(TORCH_VENVS)/$$v || exit 1; done
@@ -28,4 +47,14 @@ test-torch: test-build torch-venv
 	@BUILD=$(BUILD) TORCH_PYTHON=$(TORCH_PYTHON) TORCH_PYTHONS="$(TORCH_PYTHONS)" \
 	    python3 tests/torch/runner.py $(TORCH_TESTS)
 
-.PHONY: torch-venv test-torch
+# The demo on every other torch that has a requirements file (test_versions.py on each; its
+# venv is made when missing: 2 to 4.4 GB and 1 to 3 minutes each), one line per version.
+TORCH_SERIES_ALL := $(shell ls tests/torch/requirements-[0-9]*.txt | sed 's/.*requirements-\(.*\)\.txt/\1/' | sort -V)
+test-torch-versions:
+	@failed=""; for v in $(TORCH_SERIES_ALL); do \
+	    $(MAKE) --no-print-directory test-torch TORCH_VERSION=$$v TORCH_TESTS=test_versions \
+	        >$(BUILD)/test-torch-$$v.log 2>&1 || failed="$$failed $$v"; \
+	    echo "torch $$v: $$(grep -E '^torch: ' $(BUILD)/test-torch-$$v.log || echo 'no result') ($(BUILD)/test-torch-$$v.log)"; \
+	done; [ -z "$$failed" ] || { echo "failing:$$failed"; exit 1; }
+
+.PHONY: torch-venv test-torch test-torch-versions

@@ -66,14 +66,24 @@ API cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The emulated math modes: cuBLAS 13's (not in the cuBLAS 12.8 headers). */
+static bool emulated_math(unsigned mode)
+{
+#if CUBLAS_VER_MAJOR >= 13
+    return mode == CUBLAS_FP32_EMULATED_BF16X9_MATH || mode == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH;
+#else
+    (void)mode;
+    return false;
+#endif
+}
+
 API cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
 {
     BLAS_HANDLE(handle);
     unsigned base = (unsigned)mode & ~(unsigned)CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
     BLAS_REQUIRE(base == CUBLAS_DEFAULT_MATH || base == CUBLAS_TENSOR_OP_MATH ||
                  base == CUBLAS_PEDANTIC_MATH || base == CUBLAS_TF32_TENSOR_OP_MATH ||
-                 base == CUBLAS_FP32_EMULATED_BF16X9_MATH ||
-                 base == CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH);
+                 emulated_math(base));
     handle->math_mode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -299,8 +309,10 @@ static bool gemm_ex_types_ok(cudaDataType a, cudaDataType b, cudaDataType c,
     if (a != b || vendor_dtype_bytes(a) == 0 || vendor_dtype_bytes(c) == 0 ||
         !blas_compute_type_ok(compute))
         return false;
-    bool dbl = compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC ||
-               compute == CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT;
+    bool dbl = compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC;
+#if CUBLAS_VER_MAJOR >= 13
+    dbl = dbl || compute == CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT;
+#endif
     bool int32 = compute == CUBLAS_COMPUTE_32I || compute == CUBLAS_COMPUTE_32I_PEDANTIC;
     bool a_dbl = a == CUDA_R_64F || a == CUDA_C_64F;
     bool a_int = a == CUDA_R_8I || a == CUDA_C_8I;

@@ -136,7 +136,9 @@ static const struct lt_attr desc_attrs[] = {
     ATTR(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_MODE, D, aux_scale_mode),
     ATTR(CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, D, d_out_scale),
     ATTR(CUBLASLT_MATMUL_DESC_D_OUT_SCALE_MODE, D, d_out_scale_mode),
+#if CUBLAS_VER_MAJOR >= 13 /* not in the cuBLAS 12.8 headers */
     ATTR(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, D, emulation),
+#endif
 };
 #undef D
 
@@ -150,7 +152,9 @@ static const struct lt_attr layout_attrs[] = {
     ATTR(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, L, batch_count),
     ATTR(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, L, batch_stride),
     ATTR(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, L, plane_offset),
+#if CUBLAS_VER_MAJOR >= 13 /* not in the cuBLAS 12.8 headers */
     ATTR(CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, L, batch_mode),
+#endif
 };
 #undef L
 

@@ -5,10 +5,14 @@ with or without the agent, and reads what they leave (tests/e2e/util.py's Run).
 The venv's python runs the program; the simulated libcudart.so.13 / libcuda.so.1 /
 libcupti.so.13 and the stand-ins for libcublas.so.13 / libcublasLt.so.13 / libcudnn.so.9 come
 first on LD_LIBRARY_PATH, the toolkit's other libraries (cuFFT, cuSPARSE, NVRTC, ...) after them,
-as torch expects to find them under CUDA_HOME.
+as torch expects to find them under CUDA_HOME. A venv whose torch is a CUDA 12 build
+(torch.version.cuda 12.x: `make torch-venv TORCH_VERSION=2.8`) runs on build/sim12's
+libcudart.so.12 & co. instead, without CUDA_HOME's CUDA 13 libraries: its venv has the NVIDIA
+CUDA 12 wheels for the rest.
 
 TORCH_PYTHON (set by tests/torch.mk) names the venv's interpreter; TORCH_PYTHONS the others
 whose venvs exist, for the tests that must hold on every CPython."""
+import glob
 import os
 import re
 import subprocess
@@ -43,16 +47,38 @@ def torch_version(python=None):
     return _TORCH_VERSIONS[python]
 
 
-def library_path():
-    """The simulated device first, then the toolkit's libraries (and whatever was set)."""
-    parts = [SIM, os.path.join(CUDA_HOME, "lib64")]
+SIM12 = os.path.join(BUILD, "sim12")  # `make sim12`: the device for CUDA 12 programs
+
+
+def torch_cuda_major(python=None):
+    """The CUDA major version the torch of python's venv (default PYTHON) was built for, from
+    its torch/version.py (torch.version.cuda, read without importing torch); None without one."""
+    prefix = os.path.dirname(os.path.dirname(python or PYTHON))
+    for path in glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages", "torch", "version.py")):
+        with open(path) as f:
+            m = re.search(r"^cuda\b[^=\n]*=\s*'(\d+)\.", f.read(), re.M)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def sim_for(python=None):
+    """The simulated device's folder for python's torch: build/sim12 for a CUDA 12 build."""
+    return SIM12 if torch_cuda_major(python) == 12 else SIM
+
+
+def library_path(python=None):
+    """The simulated device first, then the toolkit's libraries (and whatever was set); for a
+    CUDA 12 torch build/sim12 and no toolkit (CUDA 13's libraries would shadow its wheels')."""
+    sim = sim_for(python)
+    parts = [sim] if sim == SIM12 else [sim, os.path.join(CUDA_HOME, "lib64")]
     if os.environ.get("LD_LIBRARY_PATH"):
         parts.append(os.environ["LD_LIBRARY_PATH"])
     return ":".join(parts)
 
 
-def torch_env(env=None):
-    e = {"LD_LIBRARY_PATH": library_path(), "PYTHONDONTWRITEBYTECODE": "1",
+def torch_env(env=None, python=None):
+    e = {"LD_LIBRARY_PATH": library_path(python), "PYTHONDONTWRITEBYTECODE": "1",
          "PYTHONPATH": os.path.join(ROOT, "python") + ((":" + env["PYTHONPATH"]) if env and "PYTHONPATH" in env else "")}
     if env:
         e.update({k: v for k, v in env.items() if k != "PYTHONPATH"})
@@ -70,25 +96,18 @@ def run(script, *args, env=None, preload=True, timeout=300, python=None, cwd=Non
     SYNCSPY_OUT is a fresh temporary folder unless env sets it. module: script is an
     interpreter option ("-m"), passed as it is."""
     path = script if os.path.isabs(script) or module else os.path.join(PROGS, script)
-    e = torch_env(env)
+    # env's LD_LIBRARY_PATH replaces the one util.run makes (build/sim first, which a CUDA 12
+    # torch must not see): ours, exactly
+    e = torch_env(env, python)
     argv = [python or PYTHON, path, *[str(a) for a in args]]
-    saved = os.environ.get("LD_LIBRARY_PATH")
-    # util.run prepends SIM to the caller's LD_LIBRARY_PATH: hand it ours instead.
-    os.environ["LD_LIBRARY_PATH"] = e.pop("LD_LIBRARY_PATH")
-    try:
+    r = util.run(argv, env=e, preload=preload, timeout=timeout, cwd=cwd)
+    if aborted_by_torch(r) and not (env and "SYNCSPY_OUT" in env):
+        # torch over the simulator now and then ends with std::terminate at exit, with the
+        # agent or without (1 in 30 plain runs of progs/backward.py, cause not found:
+        # docs/RELIABILITY.md): such a run is run once more, in a fresh folder, and said
+        sys.stderr.write("harness: %s aborted at exit (%s), run again\n"
+                         % (" ".join(argv[1:3]), "agent" if preload else "plain"))
         r = util.run(argv, env=e, preload=preload, timeout=timeout, cwd=cwd)
-        if aborted_by_torch(r) and not (env and "SYNCSPY_OUT" in env):
-            # torch over the simulator now and then ends with std::terminate at exit, with the
-            # agent or without (1 in 30 plain runs of progs/backward.py, cause not found:
-            # docs/RELIABILITY.md): such a run is run once more, in a fresh folder, and said
-            sys.stderr.write("harness: %s aborted at exit (%s), run again\n"
-                             % (" ".join(argv[1:3]), "agent" if preload else "plain"))
-            r = util.run(argv, env=e, preload=preload, timeout=timeout, cwd=cwd)
-    finally:
-        if saved is None:
-            os.environ.pop("LD_LIBRARY_PATH", None)
-        else:
-            os.environ["LD_LIBRARY_PATH"] = saved
     return r
 
 

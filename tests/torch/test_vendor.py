@@ -32,7 +32,8 @@ def gemm_ns(flops, rate):
 # simulator's ground truth), one JSON line of results.
 PRELUDE = r'''
 import ctypes, json, sys, torch
-sim = ctypes.CDLL("libcudart.so.13")
+# the simulator's runtime: libcudart.so.12 under a CUDA 12 torch (build/sim12)
+sim = ctypes.CDLL("libcudart.so." + torch.version.cuda.split(".")[0])
 for f in ("simcuda_thread_sync_count", "simcuda_now_ns", "simcuda_stream_ready_ns"):
     getattr(sim, f).restype = ctypes.c_ulonglong
 sim.simcuda_stream_ready_ns.argtypes = [ctypes.c_void_p]

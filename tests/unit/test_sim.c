@@ -1,6 +1,8 @@
 /* tests/unit/test_sim.c: the simulated CUDA device (build/sim/libcudart.so.13), linked like a
- * CUDA program. Checks that each call blocks exactly when CUDA's "API synchronization
- * behavior" says it does, for as long as the timeline says, and that copies move real bytes.
+ * CUDA program; built again against the CUDA 12 headers and build/sim12/libcudart.so.12 as
+ * test_sim_cuda12 (`make test-sim12`), where it also checks the forms only CUDA 12 has.
+ * Checks that each call blocks exactly when CUDA's "API synchronization behavior" says it does,
+ * for as long as the timeline says, and that copies move real bytes.
  * Robust on a loaded machine: whether a call waited is read from simcuda_thread_sync_count,
  * how long from the clock by lower bounds only, and timeline positions are bracketed by clock
  * readings taken before and after the call, never by guessed upper bounds. */
@@ -15,8 +17,12 @@
 #include <dlfcn.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "sim/simcuda.h"
+
+#include <cupti.h>
 
 #define MS 1000000ull
 
@@ -28,7 +34,12 @@ extern __typeof__(cudaMemsetAsync) cudaMemsetAsync_ptsz;
 extern __typeof__(cudaLaunchKernel) cudaLaunchKernel_ptsz;
 extern __typeof__(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 extern __typeof__(cudaStreamQuery) cudaStreamQuery_ptsz;
+#if CUDART_VERSION >= 13000
 extern __typeof__(cudaStreamGetCaptureInfo) cudaStreamGetCaptureInfo_ptsz;
+#else
+extern __typeof__(cudaStreamGetCaptureInfo_v3) cudaStreamGetCaptureInfo_v3_ptsz;
+extern __typeof__(cudaStreamGetCaptureInfo_v2) cudaStreamGetCaptureInfo_v2_ptsz;
+#endif
 extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
 extern cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr);
 extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
@@ -703,10 +714,19 @@ static void test_device_and_errors(void **state)
     assert_int_equal(prop.major, 9);
     assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
     assert_int_equal(v, prop.multiProcessorCount);
+#if CUDART_VERSION < 13000
+    /* CUDA 12's structure also holds what CUDA 13 reports as attributes only */
+    assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, 0), cudaSuccess);
+    assert_int_equal(prop.clockRate, v);
+    assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrMemoryClockRate, 0), cudaSuccess);
+    assert_int_equal(prop.memoryClockRate, v);
+    assert_int_equal(prop.computeMode, cudaComputeModeDefault);
+#endif
+    /* the version of the headers the device was built with: 13000, or 12080 in build/sim12 */
     assert_int_equal(cudaRuntimeGetVersion(&v), cudaSuccess);
-    assert_int_equal(v, 13000);
+    assert_int_equal(v, CUDART_VERSION);
     assert_int_equal(cudaDriverGetVersion(&v), cudaSuccess);
-    assert_int_equal(v, 13000);
+    assert_int_equal(v, CUDART_VERSION);
     size_t free_b, total_b, free_after;
     void *p;
     assert_int_equal(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
@@ -781,11 +801,40 @@ static void test_framework_entry_points(void **state)
     (void)state;
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusActive;
     unsigned long long id = 99;
+#if CUDART_VERSION >= 13000
     assert_int_equal(cudaStreamGetCaptureInfo(0, &st, &id, NULL, NULL, NULL, NULL), cudaSuccess);
     assert_int_equal(st, cudaStreamCaptureStatusNone);
     assert_int_equal(id, 0);
     assert_int_equal(cudaStreamGetCaptureInfo_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
                                                    NULL, NULL), cudaSuccess);
+#else
+    /* CUDA 12: the headers' cudaStreamGetCaptureInfo is _v2 (what torch 2.4 to 2.10 call);
+     * _v3 has the edge data */
+    assert_int_equal(cudaStreamGetCaptureInfo(0, &st, &id, NULL, NULL, NULL), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    assert_int_equal(id, 0);
+    st = cudaStreamCaptureStatusActive;
+    id = 99;
+    assert_int_equal(cudaStreamGetCaptureInfo_v3(0, &st, &id, NULL, NULL, NULL, NULL),
+                     cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    assert_int_equal(id, 0);
+    st = cudaStreamCaptureStatusActive;
+    assert_int_equal(cudaStreamGetCaptureInfo_v2_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
+                                                      NULL), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    assert_int_equal(cudaStreamGetCaptureInfo_v3_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
+                                                      NULL, NULL), cudaSuccess);
+    assert_int_equal(cudaStreamGetCaptureInfo_v2((cudaStream_t)0x1234, &st, NULL, NULL, NULL,
+                                                 NULL), cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaStreamGetCaptureInfo_v2(0, NULL, NULL, NULL, NULL, NULL),
+                     cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    cudaGraphNode_t deps[1];
+    assert_int_equal(cudaStreamUpdateCaptureDependencies(0, deps, 0, 0), cudaErrorIllegalState);
+    assert_int_equal(cudaStreamUpdateCaptureDependencies_v2(0, deps, NULL, 0, 0),
+                     cudaErrorIllegalState);
+#endif
     assert_int_equal(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal), cudaErrorNotSupported);
     cudaGraph_t g;
     assert_int_equal(cudaStreamEndCapture(0, &g), cudaErrorIllegalState);
@@ -846,8 +895,184 @@ static void test_framework_entry_points(void **state)
     assert_null(fn);
 }
 
-int main(void)
+/* Every graph handle is invalid (no graph can be made): printing one too, after the path is
+ * checked; no file is written. */
+static void test_graph_debug_dot_print(void **state)
 {
+    (void)state;
+    char path[] = "/tmp/syncspy-test-sim-graph-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    cudaGraph_t g = (cudaGraph_t)0x1000;
+    assert_int_equal(cudaGraphDebugDotPrint(g, path, 0), cudaErrorInvalidResourceHandle);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(cudaGraphDebugDotPrint(g, NULL, 0), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(simcuda_call_count("cudaGraphDebugDotPrint"), 2);
+}
+
+/* The structures a program hands in are filled exactly to the size its headers give them, no
+ * byte beyond: CUDA 12's cudaPointerAttributes is 24 bytes (CUDA 13's 88), and a caller's
+ * 24 bytes on its stack (torch 2.8's pin_memory) must not be overrun. */
+#define CANARY 0xa5
+static void assert_untouched_after(const unsigned char *buf, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        assert_int_equal(buf[i], CANARY);
+}
+
+static void test_structures_end_where_the_headers_say(void **state)
+{
+    (void)state;
+    union {
+        unsigned char bytes[sizeof(struct cudaDeviceProp) + 256];
+        struct cudaDeviceProp prop;
+        struct cudaPointerAttributes attr;
+        max_align_t align;
+    } buf;
+    void *dev;
+    assert_int_equal(cudaMalloc(&dev, 64), cudaSuccess);
+    memset(buf.bytes, CANARY, sizeof buf.bytes);
+    assert_int_equal(cudaPointerGetAttributes(&buf.attr, dev), cudaSuccess);
+    assert_int_equal(buf.attr.type, cudaMemoryTypeDevice);
+    assert_untouched_after(buf.bytes, sizeof buf.attr, sizeof buf.bytes);
+    memset(buf.bytes, CANARY, sizeof buf.bytes);
+    assert_int_equal(cudaPointerGetAttributes(&buf.attr, &buf), cudaSuccess);
+    assert_int_equal(buf.attr.type, cudaMemoryTypeUnregistered);
+    assert_untouched_after(buf.bytes, sizeof buf.attr, sizeof buf.bytes);
+    memset(buf.bytes, CANARY, sizeof buf.bytes);
+    assert_int_equal(cudaGetDeviceProperties(&buf.prop, 0), cudaSuccess);
+    assert_int_equal(buf.prop.major, 9);
+    assert_untouched_after(buf.bytes, sizeof buf.prop, sizeof buf.bytes);
+    assert_int_equal(cudaFree(dev), cudaSuccess);
+#if CUDART_VERSION < 13000
+    /* the name CUDA 12's headers give cudaGetDeviceProperties */
+    assert_true(simcuda_call_count("cudaGetDeviceProperties_v2") > 0);
+    assert_int_equal(simcuda_call_count("cudaGetDeviceProperties"), 0);
+#endif
+}
+
+/* Managed memory is host memory here: a prefetch is a zero-length operation on its stream (it
+ * makes no one wait), advice is accepted. CUDA 12 also has the forms with a device ordinal. */
+static void test_prefetch_and_advice(void **state)
+{
+    (void)state;
+    void *managed;
+    struct cudaMemLocation loc = { .type = cudaMemLocationTypeDevice, .id = 0 };
+    assert_int_equal(cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal), cudaSuccess);
+    unsigned long long syncs = simcuda_thread_sync_count();
+#if CUDART_VERSION >= 13000
+    assert_int_equal(cudaMemPrefetchAsync(managed, 4096, loc, 0, 0), cudaSuccess);
+    assert_int_equal(cudaMemAdvise(managed, 4096, cudaMemAdviseSetReadMostly, loc), cudaSuccess);
+    assert_int_equal(cudaMemAdvise(NULL, 4096, cudaMemAdviseSetReadMostly, loc),
+                     cudaErrorInvalidValue);
+#else
+    assert_int_equal(cudaMemPrefetchAsync(managed, 4096, 0, 0), cudaSuccess);
+    assert_int_equal(cudaMemPrefetchAsync_v2(managed, 4096, loc, 0, 0), cudaSuccess);
+    assert_int_equal(cudaMemAdvise(managed, 4096, cudaMemAdviseSetReadMostly, 0), cudaSuccess);
+    assert_int_equal(cudaMemAdvise_v2(managed, 4096, cudaMemAdviseSetReadMostly, loc),
+                     cudaSuccess);
+    assert_int_equal(cudaMemAdvise(NULL, 4096, cudaMemAdviseSetReadMostly, 0),
+                     cudaErrorInvalidValue);
+    assert_int_equal(cudaMemAdvise_v2(NULL, 4096, cudaMemAdviseSetReadMostly, loc),
+                     cudaErrorInvalidValue);
+    assert_int_equal(simcuda_call_count("cudaMemPrefetchAsync_v2"), 1);
+#endif
+    assert_int_equal(simcuda_thread_sync_count(), syncs);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaFree(managed), cudaSuccess);
+}
+
+/* CUPTI's event and metric API (kineto links it): not supported on a compute capability 9.0
+ * device, as on a real one; no id is handed out. */
+static void test_cupti_event_api_says_legacy_profiler_not_supported(void **state)
+{
+    (void)state;
+    uint32_t device = 7;
+    CUpti_EventID event = 0;
+    CUpti_MetricID metric = 0;
+    CUpti_EventGroupSets *sets = NULL;
+    assert_int_equal(cuptiGetDeviceId(NULL, &device), CUPTI_SUCCESS);
+    assert_int_equal(device, 0);
+    assert_int_equal(cuptiEventGetIdFromName(0, "inst_executed", &event),
+                     CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+    assert_int_equal(cuptiMetricGetIdFromName(0, "ipc", &metric),
+                     CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+    assert_int_equal(cuptiEventGroupSetsCreate(NULL, sizeof event, &event, &sets),
+                     CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+    assert_null(sets);
+    assert_int_equal(cuptiSetEventCollectionMode(NULL, CUPTI_EVENT_COLLECTION_MODE_KERNEL),
+                     CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED);
+    assert_int_equal(cuptiEventGetIdFromName(0, "inst_executed", NULL),
+                     CUPTI_ERROR_INVALID_PARAMETER);
+    assert_int_equal(cuptiMetricGetNumEvents(metric, NULL), CUPTI_ERROR_INVALID_PARAMETER);
+    const char *text = NULL;
+    assert_int_equal(cuptiGetResultString(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED, &text),
+                     CUPTI_SUCCESS);
+    assert_string_equal(text, "CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED");
+}
+
+/* CUPTI's resource domain (Kineto enables CONTEXT_CREATED at its start, and gives up on CUPTI
+ * when it cannot): the context's creation is reported once, when the first runtime call that
+ * needs it makes it, never by a query. Run in a fresh process (this program, re-executed with
+ * --context-created), where no call has made the context yet; its exit status says which
+ * check failed. */
+static int context_created_calls;
+static CUcontext context_created;
+
+static void CUPTIAPI on_resource(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        context_created_calls++;
+        context_created = ((const CUpti_ResourceData *)data)->context;
+    }
+}
+
+static int context_created_child(void)
+{
+    CUpti_SubscriberHandle sub;
+    uint32_t on = 0;
+    int n = 0;
+    void *dev;
+    if (cuptiSubscribe(&sub, on_resource, NULL) != CUPTI_SUCCESS)
+        return 10;
+    if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) !=
+            CUPTI_SUCCESS ||
+        cuptiGetCallbackState(&on, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS || on != 1)
+        return 11;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || context_created_calls != 0)
+        return 12; /* a query makes no context */
+    if (cudaMalloc(&dev, 64) != cudaSuccess || context_created_calls != 1 || context_created == NULL)
+        return 13;
+    if (cudaFree(dev) != cudaSuccess || context_created_calls != 1)
+        return 14;
+    return cuptiUnsubscribe(sub) == CUPTI_SUCCESS ? 0 : 15;
+}
+
+static void test_cupti_reports_the_context_created(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_sim", "--context-created", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--context-created") == 0)
+        return context_created_child();
     setenv("SIMCUDA_KERNEL_NS", "4000000", 1);
     setenv("SIMCUDA_COPY_GBPS", "5", 1);
     const struct CMUnitTest tests[] = {
@@ -869,6 +1094,11 @@ int main(void)
         cmocka_unit_test_setup(test_device_and_errors, idle),
         cmocka_unit_test_setup(test_device_contents, idle),
         cmocka_unit_test_setup(test_framework_entry_points, idle),
+        cmocka_unit_test_setup(test_graph_debug_dot_print, idle),
+        cmocka_unit_test_setup(test_structures_end_where_the_headers_say, idle),
+        cmocka_unit_test_setup(test_prefetch_and_advice, idle),
+        cmocka_unit_test_setup(test_cupti_event_api_says_legacy_profiler_not_supported, idle),
+        cmocka_unit_test(test_cupti_reports_the_context_created),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,5 +1,6 @@
 /* tests/unit/test_sim_vendor.c: the simulated vendor libraries (build/sim/libcublas.so.13,
- * libcublasLt.so.13, libcudnn.so.9), linked like a CUDA program with the simulated runtime.
+ * libcublasLt.so.13, libcudnn.so.9; as test_sim_vendor_cuda12 build/sim12's, against the CUDA 12
+ * headers), linked like a CUDA program with the simulated runtime.
  * Checks what a program sees: handles, streams and descriptors as documented (status codes
  * for bad parameters), each GEMM / convolution / normalisation one kernel on the handle's
  * stream lasting the documented formula (sim/README.md), only host-pointer-mode results and the
@@ -736,13 +737,19 @@ static void test_kernels_launch_through_the_driver(void **state)
 }
 
 /* Every export carries the real library's version node (what torch's imports name). */
+/* the CUDA major version of the headers (and of the simulator built with them): 13, or 12 for
+ * build/sim12 (test_sim_vendor_cuda12) */
+#define SO_VERSION_(major) ".so." #major
+#define SO_VERSION(major) SO_VERSION_(major)
+#define CUDA_SO(name) name SO_VERSION(CUBLAS_VER_MAJOR)
+
 static void test_symbol_versions(void **state)
 {
     (void)state;
     static const char *const libs[][3] = {
-        { "libcublas.so.13", "cublasSgemm_v2", "libcublas.so.13" },
-        { "libcublas.so.13", "cublasGemmStridedBatchedEx", "libcublas.so.13" },
-        { "libcublasLt.so.13", "cublasLtMatmul", "libcublasLt.so.13" },
+        { CUDA_SO("libcublas"), "cublasSgemm_v2", CUDA_SO("libcublas") },
+        { CUDA_SO("libcublas"), "cublasGemmStridedBatchedEx", CUDA_SO("libcublas") },
+        { CUDA_SO("libcublasLt"), "cublasLtMatmul", CUDA_SO("libcublasLt") },
         { "libcudnn.so.9", "cudnnBackendExecute", "libcudnn.so.9" },
         { "libcudnn.so.9", "cudnnBatchNormalizationForwardTrainingEx", "libcudnn.so.9" },
     };
@@ -750,7 +757,7 @@ static void test_symbol_versions(void **state)
         void *lib = dlopen(libs[i][0], RTLD_NOW | RTLD_NOLOAD);
         assert_non_null(lib);
         assert_non_null(dlvsym(lib, libs[i][1], libs[i][2]));
-        assert_null(dlvsym(lib, libs[i][1], "libcudart.so.13"));
+        assert_null(dlvsym(lib, libs[i][1], CUDA_SO("libcudart")));
         dlclose(lib);
     }
 }
