@@ -57,4 +57,23 @@ test-torch-versions:
 	    echo "torch $$v: $$(grep -E '^torch: ' $(BUILD)/test-torch-$$v.log || echo 'no result') ($(BUILD)/test-torch-$$v.log)"; \
 	done; [ -z "$$failed" ] || { echo "failing:$$failed"; exit 1; }
 
-.PHONY: torch-venv test-torch test-torch-versions
+# CI's version matrix (issue 33): the oldest torch supported, 2.6 (a CUDA 12 build, on
+# build/sim12), on CPython 3.10, and the newest, 2.15 (CUDA 13), on CPython 3.13 alone: the demo
+# (test_versions) and every operator's hint against torch's own sync-debug mode (test_op_hints)
+# on each. `make test-torch` covers 2.15 on 3.11 to 3.13 besides; test-torch-versions the demo on
+# every torch with a requirements file. Needs pyenv's 3.10 and 3.13 (a missing one fails).
+MATRIX_TESTS := test_versions test_op_hints
+MATRIX_PY310 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.10.*/bin/python3)))
+MATRIX_PY313 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.13.*/bin/python3)))
+MATRIX_CELLS := 2.6:$(MATRIX_PY310) :$(MATRIX_PY313)
+test-torch-matrix: test-build
+	@[ -n "$(MATRIX_PY310)" ] && [ -n "$(MATRIX_PY313)" ] || \
+	    { echo "test-torch-matrix: pyenv's CPython 3.10 and 3.13 are needed ($(PYENV_ROOT)/versions)" >&2; exit 1; }
+	@failed=""; for cell in $(MATRIX_CELLS); do v=$${cell%%:*}; py=$${cell#*:}; \
+	    for t in $(MATRIX_TESTS); do log=$(BUILD)/test-matrix-$${v:-main}-$$(basename $$(dirname $$(dirname $$py)))-$$t.log; \
+	        $(MAKE) --no-print-directory test-torch TORCH_VERSION=$$v TORCH_MAIN_PY=$$py TORCH_OTHER_PYS= \
+	            TORCH_TESTS=$$t >$$log 2>&1 || failed="$$failed $${v:-2.15}/$$t"; \
+	        echo "torch $${v:-2.15} on $$($$py -V): $$t: $$(grep -E '^torch: ' $$log || echo 'no result') ($$log)"; \
+	    done; done; [ -z "$$failed" ] || { echo "failing:$$failed"; exit 1; }
+
+.PHONY: torch-venv test-torch test-torch-versions test-torch-matrix
