@@ -26,7 +26,8 @@ struct op_rule {
     const char *key;   /* exact: "torch.serialization.save", "torch::autograd::THPVariable_item",
                         * "aten::index.Tensor", "cudaFree" */
     const char *inner; /* KEY_ATEN: the innermost operator must be this one; KEY_NATIVE: the
-                        * function the keyed frame called (NULL: any) */
+                        * function the keyed frame called; KEY_PYTHON: the native function (past
+                        * the interpreter's) the keyed frame called (NULL: any) */
     const char *op;    /* what the report calls it */
     const char *hint;
     bool cause;        /* KEY_NATIVE: the wait's own cause wherever it runs (a backward pass
@@ -112,6 +113,15 @@ static const struct op_rule op_rules[] = {
     {KEY_PYTHON, "torch.cuda.memory.empty_cache", NULL, "torch.cuda.empty_cache",
      "torch.cuda.empty_cache() returns cached blocks with cudaFree, and cudaFree synchronizes the "
      "device: do not call it in the loop (the caching allocator reuses its blocks)"},
+    /* torch 2.10 and before: pin_memory=True still copied with a blocking copy_ (made
+     * non-blocking by pytorch#175421: 2.12 makes no sync there) */
+    {KEY_PYTHON, "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu",
+     "torch::autograd::THPVariable_copy_", "save_on_cpu(pin_memory=True)",
+     "save_on_cpu(pin_memory=True) of torch before 2.12 copies every tensor saved for backward "
+     "into pinned memory with a blocking copy_ and waits for each: upgrade torch (2.12 copies "
+     "them with non_blocking=True), or offload with your own "
+     "torch.autograd.graph.saved_tensors_hooks whose pack hook copies into pinned memory with "
+     "copy_(t, non_blocking=True)"},
     {KEY_PYTHON, "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu", NULL,
      "save_on_cpu",
      "save_on_cpu(pin_memory=False) copies every tensor saved for backward to pageable memory "
@@ -628,18 +638,35 @@ static const struct op_rule *rule_for(enum key_kind kind, const struct rep_frame
         bool hit = kind == KEY_PYTHON   ? f->python && python_key_is(f, h->key)
                    : kind == KEY_NATIVE ? !f->python && native_key_is(f->function, h->key)
                                         : aten_key_is(h->key, op_struct);
-        bool in = !h->inner || (inner && (kind == KEY_NATIVE ? native_key_is(inner, h->inner)
-                                                             : !strcmp(h->inner, inner)));
+        bool in = !h->inner || (inner && (kind == KEY_ATEN ? !strcmp(h->inner, inner)
+                                                           : native_key_is(inner, h->inner)));
         if (hit && in)
             return h;
     }
     return NULL;
 }
 
-/* The function a native frame at i called (the frame inside it), NULL at the innermost. */
+/* The interpreter's own objects: libpython, or the executable of a CPython linked statically. */
+static bool interpreter_module(const char *module)
+{
+    const char *b = rep_base_name(module);
+    return !strncmp(b, "libpython", 9) || !strncmp(b, "python3", 7);
+}
+
+/* What the frame at i called, NULL at the innermost: a native frame, the frame inside it; a
+ * Python frame, the first native function inside it that is not the interpreter's own (the
+ * binding it called: torch::autograd::THPVariable_copy_), NULL when Python code comes first. */
 static const char *called(const struct rep_frame *f, uint32_t i)
 {
-    return i && !f[i - 1].python ? f[i - 1].function : NULL;
+    if (!f[i].python)
+        return i && !f[i - 1].python ? f[i - 1].function : NULL;
+    for (uint32_t j = i; j-- > 0;) {
+        if (f[j].python)
+            return NULL;
+        if (!interpreter_module(f[j].module))
+            return f[j].function;
+    }
+    return NULL;
 }
 
 /* The cause rule of a native frame among the site's own frames (innermost first), or NULL. */

@@ -30,7 +30,7 @@ CASES = {
     "mask_put": (WARN, "x[bool_mask] = v", "x[mask] = v with a tensor v sizes its index on the host"),
     "cpu_index_put": (WARN, "x[cpu_index] = v", "x[idx] = v with a CPU index copies the index to the device"),
     # the value, not the index, on the host (index_put_ copies it to the device and waits);
-    # a Python number is such a value before torch 2.15 (BEFORE_2_15)
+    # a Python number is such a value before torch 2.15 (BEFORE)
     "index_put_host_value": (WARN, "x[idx] = host value", "x[idx] = v with v on the host (a CPU tensor, or a Python number before torch 2.15) copies v to the device"),
     "index_put_scalar": (NONE, None, None),
     "mask_get": (WARN, "x[bool_mask]", "x[bool_mask] syncs to size its output"),
@@ -104,11 +104,15 @@ CASES = {
     "index_backward": (NONE, None, None),
     "embedding_backward": (NONE, None, None),
 }
-# what torch before 2.15 does otherwise (the venv's torch decides: harness.torch_version)
-BEFORE_2_15 = {
-    "index_put_scalar": CASES["index_put_host_value"],
-}
-
+# what torches before a version do otherwise (the venv's torch decides: harness.torch_version;
+# measured on 2.6, 2.8, 2.10, 2.12, 2.14 and 2.15, docs/COMPATIBILITY.md)
+BEFORE = [
+    ((2, 15), {"index_put_scalar": CASES["index_put_host_value"]}),
+    # pack_to_cpu copied into pinned memory with a blocking copy_ (pytorch#175421 made it
+    # non-blocking)
+    ((2, 12), {"save_on_cpu_pinned": (WARN, "save_on_cpu(pin_memory=True)",
+                                      "save_on_cpu(pin_memory=True) of torch before 2.12 copies every tensor")}),
+]
 
 # what the case raises on the simulator before torch 2.15: device memory reads as zero after a
 # kernel (sim/README.md), and torch 2.14's repeat_interleave checks (repeats >= 0).all() on the
@@ -118,7 +122,11 @@ SIM_ERRORS_BEFORE_2_15 = {"repeat_interleave": "RuntimeError('repeats can not be
 
 def expected(torch_version):
     """CASES as the given torch (a (major, minor) pair) behaves."""
-    return dict(CASES, **(BEFORE_2_15 if torch_version < (2, 15) else {}))
+    cases = dict(CASES)
+    for before, differences in BEFORE:
+        if torch_version < before:
+            cases.update(differences)
+    return cases
 
 
 def expected_errors(torch_version):

@@ -24,6 +24,7 @@
 #define BIND(fn) {fn, PY_LIB, "", 0, 0x20, false, 0}
 #define PYF(file, fn) {fn, "", SP file, 7, 0, true, 0}
 #define USER {"step", "", "/home/u/train.py", 3, 0, true, 0}
+#define INTERP(fn) {fn, "/v/lib/libpython3.11.so.1.0", "", 0, 0x30, false, 0}
 #define OPS(name) "at::_ops::" name "::call(at::Tensor const&)"
 #define SCALAR NAT(OPS("_local_scalar_dense")), NAT(OPS("item"))
 #define COPY NAT("at::_ops::copy_::call(at::Tensor&, at::Tensor const&, bool)"), \
@@ -96,6 +97,20 @@ static const struct hint_case cases[] = {
      "torch.cuda.empty_cache", "torch.cuda.empty_cache() returns cached blocks with cudaFree",
      "torch.cuda.memory.empty_cache"},
     {H2D, {COPY, BIND("torch::autograd::THPVariable_cpu(_object*, _object*, _object*)"),
+           PYF("torch/autograd/graph.py", "save_on_cpu.__init__.<locals>.pack_to_cpu"), USER},
+     "save_on_cpu", "save_on_cpu(pin_memory=False) copies every tensor",
+     "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu"},
+    /* pin_memory=True before torch 2.12: a blocking copy_ into pinned memory (the binding the
+     * Python frame called, past the interpreter's frames, decides) */
+    {SYNC, {NAT("at::_ops::copy_::call(at::Tensor&, at::Tensor const&, bool)"),
+            BIND("torch::autograd::THPVariable_copy_(_object*, _object*, _object*)"),
+            INTERP("method_vectorcall_VARARGS_KEYWORDS"), INTERP("PyObject_Vectorcall"),
+            PYF("torch/autograd/graph.py", "save_on_cpu.__init__.<locals>.pack_to_cpu"), USER},
+     "save_on_cpu(pin_memory=True)", "save_on_cpu(pin_memory=True) of torch before 2.12 copies",
+     "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu"},
+    /* the same Python frame calling another binding: the rule of any binding */
+    {H2D, {COPY, BIND("torch::autograd::THPVariable_cpu(_object*, _object*, _object*)"),
+           INTERP("method_vectorcall_NOARGS"),
            PYF("torch/autograd/graph.py", "save_on_cpu.__init__.<locals>.pack_to_cpu"), USER},
      "save_on_cpu", "save_on_cpu(pin_memory=False) copies every tensor",
      "torch.autograd.graph.save_on_cpu.__init__.<locals>.pack_to_cpu"},
