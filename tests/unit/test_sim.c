@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <dlfcn.h>
 #include <string.h>
@@ -114,7 +115,15 @@ static int idle(void **state)
 static void test_driver_initialized_by_the_runtimes_first_call(void **state)
 {
     (void)state;
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY);
+    /* the libcuda.so.1 beside the runtime (by path: under ASan its dlopen interceptor is the
+     * caller, and this program's RUNPATH is not searched) */
+    Dl_info info;
+    assert_true(dladdr((void *)&cudaGetDeviceCount, &info) && info.dli_fname);
+    char path[4096];
+    const char *slash = strrchr(info.dli_fname, '/');
+    assert_non_null(slash);
+    snprintf(path, sizeof path, "%.*s/libcuda.so.1", (int)(slash - info.dli_fname), info.dli_fname);
+    void *h = dlopen(path, RTLD_LAZY);
     assert_non_null(h);
     int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
     int (*get)(int *, int) = (int (*)(int *, int))dlsym(h, "cuDeviceGet");
