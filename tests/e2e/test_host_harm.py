@@ -217,7 +217,11 @@ class SignalDelivery(unittest.TestCase):
 
 class Locks(unittest.TestCase):
     def test_cancelled_thread_that_marks_steps(self):
-        for how in ("deferred", "async"):
+        # Under ASan only deferred cancellation: an asynchronous one that lands in an instrumented
+        # frame leaves that frame's redzones poisoned, and ASan's own thread exit then trips on
+        # them (a false stack-buffer-overflow in its sigaltstack interceptor, 4 runs in 20 on a
+        # loaded machine, the agent of 7bdb9ff too). The plain build runs both.
+        for how in ("deferred",) if SANITIZER_PRELOAD else ("deferred", "async"):
             for _ in range(5):
                 r = run(harm("cancel", how), timeout=30)
                 self.assertEqual((r.returncode, r.stdout), (0, "joined\n"), r.stderr)
