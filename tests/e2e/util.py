@@ -12,6 +12,7 @@ BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 LIB = os.path.join(BUILD, "libsyncspy.so")
 CLI = os.path.join(BUILD, "syncspy")
 SIM = os.path.join(BUILD, "sim")
+SIM12 = os.path.join(BUILD, "sim12")  # `make sim12`: the device for CUDA 12 programs
 PROGS = os.path.join(BUILD, "progs")
 MS = 1_000_000
 
