@@ -19,23 +19,10 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, SIM, agent_env, folder_host, prog, run
+from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, SIM, agent_env, folder_host, prog, run, sim_devices
 from util import process_summaries as summaries
 
-
-
-def sim_devices():
-    """cli/run.c's sim_devices, in their order: (version, programs, folder, make target, the
-    libraries in their order); the first is plain --sim's."""
-    table = open(os.path.join(ROOT, "cli", "run.c")).read().split("sim_devices[] = {", 1)[1].split("\n};", 1)[0]
-    rows = []
-    for row in re.findall(r"\{(\"\d+\".*?\})\}", table, re.S):
-        version, programs, folder, target = re.findall(r'"([^"]*)"', row.split("{", 1)[0])
-        rows.append((version, programs, folder, target, re.findall(r'"(lib\w+\.so\.\d+)"', row.split("{", 1)[1])))
-    return rows
-
-
-SIM_DEVICES = sim_devices()
+SIM_DEVICES = sim_devices()  # cli/run.c's table
 SIM_LIBRARIES = SIM_DEVICES[0][4]  # plain --sim's
 VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
     "config_variables[] = {", 1)[1].split("};", 1)[0])

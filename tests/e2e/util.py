@@ -171,6 +171,20 @@ def folder_host():
     return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())[:64]
 
 
+def sim_devices():
+    """cli/run.c's sim_devices (the simulated devices of `syncspy run --sim[=N]`), in their order:
+    (version, programs, folder, make target, the libraries in their preload order); the first
+    is plain --sim's."""
+    with open(os.path.join(ROOT, "cli", "run.c")) as f:
+        table = f.read().split("sim_devices[] = {", 1)[1].split("\n};", 1)[0]
+    rows = []
+    for row in re.findall(r"\{(\"\d+\".*?\})\}", table, re.S):
+        head, libs = row.split("{", 1)
+        version, programs, folder, target = re.findall(r'"([^"]*)"', head)
+        rows.append((version, programs, folder, target, re.findall(r'"(lib\w+\.so\.\d+)"', libs)))
+    return rows
+
+
 def prog(name):
     return os.path.join(PROGS, name)
 
