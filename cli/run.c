@@ -600,6 +600,22 @@ static bool no_driver_reason(char *buf, size_t n)
     return true;
 }
 
+/* With --sim and nothing recorded: a program built for another CUDA version finds no device on
+ * this one (torch 2.6 under plain --sim: its libcudart.so.12 and the CUDA 13 driver, "Error 36:
+ * API call is not supported in the installed CUDA driver", no device), so the other devices
+ * beside this program are named, each with the programs it is for. */
+static void say_other_sims(void)
+{
+    for (size_t i = 0; i < SIM_DEVICES; i++) {
+        const struct sim_device *d = &sim_devices[i];
+        if (d == on_sim || !sim_beside_us(d))
+            continue;
+        fprintf(stderr, "syncspy run: this was the CUDA %s simulated device; a CUDA %s program (%s) "
+                "finds no device on it: --sim%s%s runs it on the CUDA %s one\n", on_sim->version,
+                d->version, d->programs, i ? "=" : "", i ? d->version : "", d->version);
+    }
+}
+
 /* The closing lines: which process folders this run left, and the command that reads them. */
 static void say_where(const char *root, const struct names *before)
 {
@@ -625,6 +641,8 @@ static void say_where(const char *root, const struct names *before)
         char why[1024 + PATH_MAX];
         if (!on_sim && no_driver_reason(why, sizeof why)) /* with --sim a driver answered */
             fprintf(stderr, "syncspy run: %s\n", why);
+        if (on_sim)
+            say_other_sims();
     } else if (made.n == 1) {
         size_t len = strlen(root) + strlen(made.v[0]) + 2;
         char *dir = malloc(len);

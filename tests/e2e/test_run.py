@@ -308,13 +308,39 @@ class OnTheSimulatedDevice(unittest.TestCase):
         self.assertEqual([sum(s["count"] for s in d["sites"]) for d in docs], [2, 2])
 
     def test_nothing_recorded_names_no_driver(self):
-        """With --sim a driver answers: a program that made no CUDA call is just that."""
-        e, out = self.env()
-        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
-                           capture_output=True, text=True, timeout=60)
+        """With --sim a driver answers: a program that made no CUDA call is just that (the
+        program has no other simulated device beside it here)."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+            cli = program_folder(d)
+            os.symlink(os.path.realpath(SIM), os.path.join(d, "sim"))
+            e, out = self.env()
+            p = subprocess.run([cli, "run", "--sim", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                               capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual(p.stderr, f"syncspy run: nothing recorded: no process made a CUDA call the agent saw "
                                    f"(output folder {out})\n")
+
+    def test_nothing_recorded_names_the_other_device(self):
+        """A program built for the other CUDA version finds no device on this one (torch 2.6
+        under plain --sim): with nothing recorded, the closing lines name the other device beside
+        the program and what it is for."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+            cli = program_folder(d, ("sim12",))  # placeholders: CMD's loader ignores them
+            os.symlink(os.path.realpath(SIM), os.path.join(d, "sim"))
+            for opt, line in [("--sim", "syncspy run: this was the CUDA 13 simulated device; a CUDA 12 program "
+                                        "(PyPI's torch 2.10 and earlier) finds no device on it: --sim=12 runs it "
+                                        "on the CUDA 12 one"),
+                              ("--sim=12", "syncspy run: this was the CUDA 12 simulated device; a CUDA 13 program "
+                                           "(PyPI's torch 2.12 and later) finds no device on it: --sim runs it on "
+                                           "the CUDA 13 one")]:
+                with self.subTest(opt=opt):
+                    e, out = self.env()
+                    p = subprocess.run([cli, "run", opt, "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 3, p.stderr)
+                    self.assertTrue(p.stderr.endswith(
+                        f"syncspy run: nothing recorded: no process made a CUDA call the agent saw (output folder "
+                        f"{out})\n{line}\n"), p.stderr)
 
     def test_help(self):
         """--help says which --sim serves which torch, for every device of the table."""
