@@ -2,11 +2,10 @@
  * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
  * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/); with
  * --sim[=N], the libraries of the simulated CUDA N device beside it (sim/, sim12/) are preloaded
- * right after it. While
- * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM, any
- * signal but SIGCHLD) is passed on to CMD, one the terminal sent the whole foreground process
- * group (Ctrl-C, a window resize) is not (CMD has its own); CMD stopping stops it too. CLI only:
- * never inside the target process. */
+ * right after it. While CMD runs the parent only waits: a signal sent to it (kill PID, a job
+ * scheduler's SIGTERM, any signal but SIGCHLD) is passed on to CMD, one the terminal sent the
+ * whole foreground process group (Ctrl-C, a window resize) is not (CMD has its own); CMD
+ * stopping stops it too. CLI only: never inside the target process. */
 #include "cli/run.h"
 #include "cli/top.h"
 
@@ -74,8 +73,9 @@ const char cli_run_help[] =
     "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"
     "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
     "                            of a signal, syncspy run dies of the same one (a shell shows\n"
-    "                            128+N); 125 for a bad option or a missing agent, 126 when CMD\n"
-    "                            cannot be executed, 127 when it is not found.\n";
+    "                            128+N); 125 for a bad option or a missing agent or simulated\n"
+    "                            device, 126 when CMD cannot be executed, 127 when it is not\n"
+    "                            found.\n";
 
 /* ---- --sim: the simulated devices ---------------------------------------------------------- */
 
@@ -209,7 +209,8 @@ static int parse_sim(int argc, char **argv, int *i)
     size_t n = 0;
     for (size_t k = 0; k < SIM_DEVICES && n < sizeof rows; k++)
         n += (size_t)snprintf(rows + n, sizeof rows - n, "%s--sim=%s (%s%s)", k ? " or " : "",
-                              sim_devices[k].version, k ? "" : "plain --sim; ", sim_devices[k].programs);
+                              sim_devices[k].version, k ? "" : "plain --sim; ",
+                              sim_devices[k].programs);
     return run_error("--sim '%s' is not the CUDA version of a simulated device: %s", shown, rows);
 }
 
@@ -411,7 +412,8 @@ static int find_sim(char *paths[SIM_LIBRARIES], char **folder)
             int rc = run_error("--sim%s%s: no simulated device beside this program (%s: %s): a "
                                "source build makes it with `make %s`, the wheel of `make wheel` "
                                "carries it",
-                               sim_version_given ? "=" : "", sim_version_given ? on_sim->version : "",
+                               sim_version_given ? "=" : "",
+                               sim_version_given ? on_sim->version : "",
                                paths[i] ? paths[i] : name, why, on_sim->make_target);
             for (size_t k = 0; k <= i; k++)
                 free(paths[k]);
@@ -546,7 +548,8 @@ static bool sim_beside_us(const struct sim_device *d)
 
 /* The way to try without a GPU, into buf: the simulated devices beside this program, the first
  * of them as the option to use, the others with the programs they are for ("; to try ...: syncspy
- * run --sim -- ... (--sim=12 for PyPI's torch 2.10 and earlier)"); nothing when there is none. */
+ * run --sim -- ... (--sim=12 for CUDA 12 programs: PyPI's torch 2.10 and earlier)"); nothing
+ * when there is none. */
 static void say_sim_hint(char *buf, size_t n)
 {
     static const char try_it[] = "; to try syncspy without a GPU, run it on the simulated device: ";
@@ -610,9 +613,10 @@ static void say_other_sims(void)
         const struct sim_device *d = &sim_devices[i];
         if (d == on_sim || !sim_beside_us(d))
             continue;
-        fprintf(stderr, "syncspy run: this was the CUDA %s simulated device; a CUDA %s program (%s) "
-                "finds no device on it: --sim%s%s runs it on the CUDA %s one\n", on_sim->version,
-                d->version, d->programs, i ? "=" : "", i ? d->version : "", d->version);
+        fprintf(stderr, "syncspy run: this was the CUDA %s simulated device; a CUDA %s program "
+                "(%s) finds no device on it: --sim%s%s runs it on the CUDA %s one\n",
+                on_sim->version, d->version, d->programs, i ? "=" : "", i ? d->version : "",
+                d->version);
     }
 }
 
