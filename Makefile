@@ -134,12 +134,21 @@ $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
 	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
 
 # The wheel (scripts/wheel.py): the agent, the program, the Python module and the libunwind the
-# agent loads, under their own names, and the simulated device (`syncspy run --sim`);
-# `pip install dist/syncspy-*.whl`. From the plain build only.
+# agent loads, under their own names, and the simulated devices: CUDA 13's (`make sim`, for
+# `syncspy run --sim`) and CUDA 12's (`make sim12`, for `--sim=12`: PyPI's torch 2.10 and
+# earlier), which `make wheel` builds too, downloading its headers the first time (about 600 MB,
+# sim/cuda12.mk); WHEEL_SIM12=no packs a wheel without it where that cannot be had (offline:
+# its `--sim=12` then says the device is missing). `pip install dist/syncspy-*.whl`. From the
+# plain build only.
 WHEEL_DIR ?= dist
+WHEEL_SIM12 ?= yes
 wheel: $(LIB) $(CLI) sim
 	$(if $(SAN),$(error make wheel packs the plain build, not SAN=$(SAN)))
-	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --sim $(BUILD)/sim --python python/syncspy \
+	$(if $(filter-out yes no,$(WHEEL_SIM12)),$(error WHEEL_SIM12=$(WHEEL_SIM12): yes (the default) or no))
+	@$(if $(filter yes,$(WHEEL_SIM12)),$(MAKE) --no-print-directory sim12 || { echo "wheel: the CUDA 12 \
+	    simulated device could not be built (above); make wheel WHEEL_SIM12=no packs one without it" >&2; exit 1; })
+	@python3 scripts/wheel.py --lib $(LIB) --cli $(CLI) --sim $(BUILD)/sim \
+	    $(if $(filter yes,$(WHEEL_SIM12)),--sim12 $(BUILD)/sim12) --python python/syncspy \
 	    --out $(WHEEL_DIR) --work $(BUILD)/wheel --cc $(CC)
 
 -include $(wildcard sim/*.mk)

@@ -1,11 +1,11 @@
 /* cli/run.c: `syncspy run` (see run.h). Its options are the agent's variables, checked by the
  * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
  * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/); with
- * --sim, the simulated device's libraries of sim/ beside it are preloaded right after it. While
- * CMD runs the parent only waits: a signal sent to it (kill PID, a job scheduler's SIGTERM, any
- * signal but SIGCHLD) is passed on to CMD, one the terminal sent the whole foreground process
- * group (Ctrl-C, a window resize) is not (CMD has its own); CMD stopping stops it too. CLI only:
- * never inside the target process. */
+ * --sim[=N], the libraries of the simulated CUDA N device beside it (sim/, sim12/) are preloaded
+ * right after it. While CMD runs the parent only waits: a signal sent to it (kill PID, a job
+ * scheduler's SIGTERM, any signal but SIGCHLD) is passed on to CMD, one the terminal sent the
+ * whole foreground process group (Ctrl-C, a window resize) is not (CMD has its own); CMD
+ * stopping stops it too. CLI only: never inside the target process. */
 #include "cli/run.h"
 #include "cli/top.h"
 
@@ -31,7 +31,6 @@
 extern char **environ;
 
 #define AGENT_FILE "libsyncspy.so"
-#define SIM_FOLDER "sim" /* beside this program: build/sim/, or the wheel's _native/sim/ */
 #define VAR_PREFIX "SYNCSPY_"
 #define VARS_MAX 64
 #define FOLDERS_NAMED 8 /* process folders named in the closing line; the others counted */
@@ -59,25 +58,71 @@ const char cli_run_help[] =
     "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
     "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
     "                              --trace-mb N           SYNCSPY_TRACE_MB\n"
-    "                            --sim runs CMD on the simulated CUDA device shipped with\n"
-    "                            syncspy (no GPU needed; kernels compute nothing, syncs wait):\n"
-    "                            its libraries (sim/ beside this program) are preloaded after\n"
-    "                            the agent, ahead of any CUDA library CMD loads (torch's own\n"
-    "                            CUDA wheels too), and their folder is put first on\n"
-    "                            LD_LIBRARY_PATH; every process CMD starts inherits both.\n"
+    "                            --sim[=13|12] runs CMD on the simulated CUDA device shipped\n"
+    "                            with syncspy (no GPU needed; kernels compute nothing, syncs\n"
+    "                            wait) of CMD's CUDA version: --sim (or --sim=13) for CUDA 13\n"
+    "                            programs (PyPI's torch 2.12 and later), --sim=12 for CUDA 12\n"
+    "                            ones (PyPI's torch 2.10 and earlier); a torch's own is its\n"
+    "                            torch.version.cuda. Its libraries (sim/ or sim12/ beside this\n"
+    "                            program) are preloaded after the agent, ahead of any CUDA\n"
+    "                            library CMD loads (torch's own CUDA wheels too), and their\n"
+    "                            folder is put first on LD_LIBRARY_PATH; every process CMD\n"
+    "                            starts inherits both.\n"
     "                            --top alone (no number after it) opens `syncspy top` on this\n"
     "                            terminal while CMD runs, CMD's output (and its report) going\n"
     "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"
     "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
     "                            of a signal, syncspy run dies of the same one (a shell shows\n"
-    "                            128+N); 125 for a bad option or a missing agent, 126 when CMD\n"
-    "                            cannot be executed, 127 when it is not found.\n";
+    "                            128+N); 125 for a bad option or a missing agent or simulated\n"
+    "                            device, 126 when CMD cannot be executed, 127 when it is not\n"
+    "                            found.\n";
+
+/* ---- --sim: the simulated devices ---------------------------------------------------------- */
+
+#define SIM_LIBRARIES 6
+
+/* The simulated devices shipped beside this program (sim/README.md), one per CUDA major version
+ * a program can be built for (a CUDA 12 program needs libcudart.so.12 with CUDA 12's symbol
+ * versions: the CUDA 13 device cannot stand in for it). --sim=VERSION picks a row; plain --sim
+ * the first. Each row: its folder beside this program (build/ of a source build, or the wheel's
+ * _native/), the make target that builds it, and its libraries by their sonames, in the order
+ * they are preloaded. Preloaded, each is the first object of its soname: every later lookup of
+ * that soname (a DT_NEEDED, torch's dlopen("libcuda.so.1")) gets it, whatever DT_RPATH points
+ * at (torch's wheels name their nvidia/ folders there, ahead of LD_LIBRARY_PATH), and every
+ * symbol binds to it before a copy loaded by path (torch's _preload_cuda_deps) could be reached. */
+struct sim_device {
+    const char *version; /* --sim=VERSION: CUDA's major version */
+    const char *programs; /* which programs need it, as the help and the hints say it */
+    const char *folder;
+    const char *make_target;
+    const char *libraries[SIM_LIBRARIES];
+};
+
+static const struct sim_device sim_devices[] = {
+    {"13", "PyPI's torch 2.12 and later", "sim", "sim",
+     {"libcudart.so.13", "libcuda.so.1", "libcupti.so.13", "libcublas.so.13", "libcublasLt.so.13",
+      "libcudnn.so.9"}},
+    {"12", "PyPI's torch 2.10 and earlier", "sim12", "sim12",
+     {"libcudart.so.12", "libcuda.so.1", "libcupti.so.12", "libcublas.so.12", "libcublasLt.so.12",
+      "libcudnn.so.9"}},
+};
+#define SIM_DEVICES (sizeof sim_devices / sizeof sim_devices[0])
+
+/* The row of --sim=version, or NULL. */
+static const struct sim_device *sim_device_of(const char *version)
+{
+    for (size_t i = 0; i < SIM_DEVICES; i++)
+        if (strcmp(sim_devices[i].version, version) == 0)
+            return &sim_devices[i];
+    return NULL;
+}
 
 /* ---- options: the agent's variables ------------------------------------------------------- */
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
 static bool live_top;                       /* --top alone: syncspy top beside CMD */
-static bool on_sim;                         /* --sim: the simulated device's libraries */
+static const struct sim_device *on_sim;     /* --sim[=N]: that simulated device, else NULL */
+static bool sim_version_given;              /* --sim=N or --sim N, not plain --sim */
 static int child_output = -1;               /* with it: CMD's stdout and stderr (run.log) */
 static bool with_environment;               /* run_getenv: the environment under the options */
 
@@ -140,6 +185,35 @@ static int run_error(const char *fmt, ...)
     return RUN_FAILED;
 }
 
+static bool all_digits(const char *s)
+{
+    return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* argv[*i] is --sim or --sim=VERSION; --sim VERSION too when the next word is a number (as
+ * --top N). Sets on_sim to that device (plain --sim: the first), or refuses a version no row has
+ * in one line that lists the rows. Returns -1, or the status to exit with. */
+static int parse_sim(int argc, char **argv, int *i)
+{
+    const char *a = argv[*i], *version = NULL;
+    if (a[5] == '=')
+        version = a + 6;
+    else if (*i + 1 < argc && all_digits(argv[*i + 1]))
+        version = argv[++*i];
+    on_sim = version ? sim_device_of(version) : &sim_devices[0];
+    sim_version_given = version != NULL;
+    if (on_sim)
+        return -1;
+    char shown[64], rows[512];
+    config_escape(shown, sizeof shown, version);
+    size_t n = 0;
+    for (size_t k = 0; k < SIM_DEVICES && n < sizeof rows; k++)
+        n += (size_t)snprintf(rows + n, sizeof rows - n, "%s--sim=%s (%s%s)", k ? " or " : "",
+                              sim_devices[k].version, k ? "" : "plain --sim; ",
+                              sim_devices[k].programs);
+    return run_error("--sim '%s' is not the CUDA version of a simulated device: %s", shown, rows);
+}
+
 /* Reads the options before CMD; *cmd is CMD's index. Returns -1, or the status to exit with. */
 static int parse_options(int argc, char **argv, int *cmd)
 {
@@ -161,8 +235,10 @@ static int parse_options(int argc, char **argv, int *cmd)
             live_top = true; /* --top N is SYNCSPY_TOP; --top alone, the live view */
             continue;
         }
-        if (strcmp(a, "--sim") == 0) {
-            on_sim = true;
+        if (strcmp(a, "--sim") == 0 || strncmp(a, "--sim=", 6) == 0) {
+            int rc = parse_sim(argc, argv, &i);
+            if (rc >= 0)
+                return rc;
             continue;
         }
         const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
@@ -316,38 +392,29 @@ static char *preload_value(const char *const *ours, size_t nours)
     return out;
 }
 
-/* ---- --sim: the simulated device ----------------------------------------------------------- */
+/* ---- --sim: the device's libraries for CMD ------------------------------------------------- */
 
-/* The libraries of the simulated device (sim/README.md; `make sim`, the wheel's _native/sim/),
- * by their sonames, in the order they are preloaded. Preloaded, each is the first object of its
- * soname: every later lookup of that soname (a DT_NEEDED, torch's dlopen("libcuda.so.1")) gets
- * it, whatever DT_RPATH points at (torch's wheels name their nvidia/ folders there, ahead of
- * LD_LIBRARY_PATH), and every symbol binds to it before a copy loaded by path (torch's
- * _preload_cuda_deps) could be reached. */
-static const char *const sim_libraries[] = {
-    "libcudart.so.13", "libcuda.so.1",       "libcupti.so.13",
-    "libcublas.so.13", "libcublasLt.so.13", "libcudnn.so.9",
-};
-#define SIM_LIBRARIES (sizeof sim_libraries / sizeof sim_libraries[0])
-
-/* paths[] gets the simulator's libraries beside this program (malloc'ed), *folder their folder.
- * Returns -1, or the status to exit with when one is missing (said in one line). */
+/* paths[] gets on_sim's libraries beside this program (malloc'ed), *folder their folder. Returns
+ * -1, or the status to exit with when one is missing (said in one line). */
 static int find_sim(char *paths[SIM_LIBRARIES], char **folder)
 {
-    *folder = beside_us(SIM_FOLDER);
+    *folder = beside_us(on_sim->folder);
     if (!*folder)
         return run_error("cannot tell where this program is: %s", strerror(errno));
     for (size_t i = 0; i < SIM_LIBRARIES; i++) {
-        size_t len = strlen(*folder) + strlen(sim_libraries[i]) + 2;
+        const char *name = on_sim->libraries[i];
+        size_t len = strlen(*folder) + strlen(name) + 2;
         paths[i] = malloc(len);
         if (paths[i])
-            snprintf(paths[i], len, "%s/%s", *folder, sim_libraries[i]);
+            snprintf(paths[i], len, "%s/%s", *folder, name);
         if (!paths[i] || access(paths[i], R_OK) != 0) {
             const char *why = strerror(paths[i] ? errno : ENOMEM);
-            int rc = run_error("--sim: no simulated device beside this program (%s: %s): a "
-                               "source build makes it with `make sim`, the wheel of `make "
-                               "wheel` carries it",
-                               paths[i] ? paths[i] : sim_libraries[i], why);
+            int rc = run_error("--sim%s%s: no simulated device beside this program (%s: %s): a "
+                               "source build makes it with `make %s`, the wheel of `make wheel` "
+                               "carries it",
+                               sim_version_given ? "=" : "",
+                               sim_version_given ? on_sim->version : "",
+                               paths[i] ? paths[i] : name, why, on_sim->make_target);
             for (size_t k = 0; k <= i; k++)
                 free(paths[k]);
             free(*folder);
@@ -464,11 +531,52 @@ static int root_unwritable(const char *root)
     return 0;
 }
 
+/* Whether the simulated device of a row is beside this program (its runtime, the first library). */
+static bool sim_beside_us(const struct sim_device *d)
+{
+    size_t len = strlen(d->folder) + strlen(d->libraries[0]) + 2;
+    char *name = malloc(len), *path = NULL;
+    if (name) {
+        snprintf(name, len, "%s/%s", d->folder, d->libraries[0]);
+        path = beside_us(name);
+    }
+    bool there = path && access(path, R_OK) == 0;
+    free(name);
+    free(path);
+    return there;
+}
+
+/* The way to try without a GPU, into buf: the simulated devices beside this program, the first
+ * of them as the option to use, the others with the programs they are for ("; to try ...: syncspy
+ * run --sim -- ... (--sim=12 for CUDA 12 programs: PyPI's torch 2.10 and earlier)"); nothing
+ * when there is none. */
+static void say_sim_hint(char *buf, size_t n)
+{
+    static const char try_it[] = "; to try syncspy without a GPU, run it on the simulated device: ";
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < SIM_DEVICES && len < n; i++) {
+        const struct sim_device *d = &sim_devices[i];
+        if (!sim_beside_us(d))
+            continue;
+        int k;
+        if (len == 0 && i == 0) /* the default: plain --sim */
+            k = snprintf(buf, n, "%ssyncspy run --sim -- ...", try_it);
+        else if (len == 0)
+            k = snprintf(buf, n, "%ssyncspy run --sim=%s -- ... (CUDA %s programs: %s)", try_it,
+                         d->version, d->version, d->programs);
+        else
+            k = snprintf(buf + len, n - len, " (--sim=%s for CUDA %s programs: %s)", d->version,
+                         d->version, d->programs);
+        len += k > 0 ? (size_t)k : 0;
+    }
+}
+
 /* Why a run may have made no CUDA call at all: this machine's CUDA driver, asked as CMD would
  * have asked it (the same environment, so the same libcuda.so.1 is found). Into buf, or false
  * when a driver with a device is there (then the program simply used none). Only after CMD ended
- * with nothing recorded, and never with --sim. The simulated device beside this program, when
- * there is one, is named as the way to try without a GPU (--sim). */
+ * with nothing recorded, and never with --sim. The simulated devices beside this program, when
+ * there are some, are named as the way to try without a GPU (--sim, --sim=12). */
 static bool no_driver_reason(char *buf, size_t n)
 {
     void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -490,12 +598,26 @@ static bool no_driver_reason(char *buf, size_t n)
                        "%d), so CUDA programs run without it", rc);
     else
         len = snprintf(buf, n, "the CUDA driver sees no GPU, so CUDA programs run without it");
-    char *sim = len > 0 && (size_t)len < n ? beside_us(SIM_FOLDER "/libcudart.so.13") : NULL;
-    if (sim && access(sim, R_OK) == 0)
-        snprintf(buf + len, n - (size_t)len, "; to try syncspy without a GPU, run it on the simulated "
-                 "device: syncspy run --sim -- ...");
-    free(sim);
+    if (len > 0 && (size_t)len < n)
+        say_sim_hint(buf + len, n - (size_t)len);
     return true;
+}
+
+/* With --sim and nothing recorded: a program built for another CUDA version finds no device on
+ * this one (torch 2.6 under plain --sim: its libcudart.so.12 and the CUDA 13 driver, "Error 36:
+ * API call is not supported in the installed CUDA driver", no device), so the other devices
+ * beside this program are named, each with the programs it is for. */
+static void say_other_sims(void)
+{
+    for (size_t i = 0; i < SIM_DEVICES; i++) {
+        const struct sim_device *d = &sim_devices[i];
+        if (d == on_sim || !sim_beside_us(d))
+            continue;
+        fprintf(stderr, "syncspy run: this was the CUDA %s simulated device; a CUDA %s program "
+                "(%s) finds no device on it: --sim%s%s runs it on the CUDA %s one\n",
+                on_sim->version, d->version, d->programs, i ? "=" : "", i ? d->version : "",
+                d->version);
+    }
 }
 
 /* The closing lines: which process folders this run left, and the command that reads them. */
@@ -523,6 +645,8 @@ static void say_where(const char *root, const struct names *before)
         char why[1024 + PATH_MAX];
         if (!on_sim && no_driver_reason(why, sizeof why)) /* with --sim a driver answered */
             fprintf(stderr, "syncspy run: %s\n", why);
+        if (on_sim)
+            say_other_sims();
     } else if (made.n == 1) {
         size_t len = strlen(root) + strlen(made.v[0]) + 2;
         char *dir = malloc(len);

@@ -2,11 +2,13 @@
 """scripts/wheel.py: builds the syncspy wheel (`make wheel`) from the build's libsyncspy.so and
 syncspy program and the Python module python/syncspy/, with the standard library only.
 
-    python3 scripts/wheel.py --lib build/libsyncspy.so --cli build/syncspy --sim build/sim --out dist --work build/wheel
+    python3 scripts/wheel.py --lib build/libsyncspy.so --cli build/syncspy --sim build/sim \
+        --sim12 build/sim12 --out dist --work build/wheel
 
 The wheel holds the package syncspy/ (its Python files, and _native/ with the agent, the program
 and what they load that a target machine may lack; with --sim, _native/sim/ with the simulated
-CUDA device's libraries, which `syncspy run --sim` preloads: every lib*.so.N file of that folder,
+CUDA 13 device's libraries, which `syncspy run --sim` preloads, and with --sim12, _native/sim12/
+with the CUDA 12 device's, for `syncspy run --sim=12`: every lib*.so.N file of that folder,
 under its soname, never a link name, since pip would write a link name as a second copy that
 the loader maps as a second device) and the `syncspy` console script
 (syncspy.__main__:main, which execs _native/syncspy). The native files are checked the way
@@ -115,20 +117,28 @@ def bundle(native, lib, cli, cc):
 
 
 SIM_LIBRARY = re.compile(r"lib[A-Za-z]+\.so\.\d+")
+# The simulated devices (cli/run.c sim_devices): the folder of _native/ each goes to (the one
+# `syncspy run --sim[=N]` looks for beside the program), the runtime it must hold, and the make
+# target that builds it.
+SIM_DEVICES = {"sim": ("libcudart.so.13", "make sim"), "sim12": ("libcudart.so.12", "make sim12")}
 
 
-def bundle_sim(native, sim):
-    """Copies the simulator's libraries (the files lib*.so.N of sim, `make sim`'s) into
-    native/sim/; returns their paths there. They find each other by $ORIGIN (sim/sim.mk)."""
+def bundle_sim(native, sim, folder):
+    """Copies a simulated device's libraries (the files lib*.so.N of sim: `make sim`'s or `make
+    sim12`'s) into native/<folder>/; returns their paths there. They find each other by $ORIGIN
+    (sim/sim.mk)."""
+    runtime, target = SIM_DEVICES[folder]
+    if not os.path.isdir(sim):
+        fail(f"no folder {sim} ({target} builds that simulated device)")
     names = sorted(n for n in os.listdir(sim)
                    if SIM_LIBRARY.fullmatch(n) and os.path.isfile(os.path.join(sim, n))
                    and not os.path.islink(os.path.join(sim, n)))
-    if "libcudart.so.13" not in names:
-        fail(f"{sim} holds no libcudart.so.13 (make sim builds the simulated device)")
-    os.makedirs(os.path.join(native, "sim"))
+    if runtime not in names:
+        fail(f"{sim} holds no {runtime} ({target} builds that simulated device)")
+    os.makedirs(os.path.join(native, folder))
     files = []
     for n in names:
-        dst = os.path.join(native, "sim", n)
+        dst = os.path.join(native, folder, n)
         shutil.copy(os.path.join(sim, n), dst)
         tool("strip", "--strip-debug", dst)
         files.append(dst)
@@ -164,7 +174,8 @@ def metadata(ver):
             "# syncspy\n\n"
             "    pip install syncspy-*.whl\n"
             "    syncspy run -- python train.py\n"
-            "    syncspy run --sim -- python train.py   # no GPU: on syncspy's simulated CUDA device\n\n"
+            "    syncspy run --sim -- python train.py   # no GPU: on syncspy's simulated CUDA device\n"
+            "    syncspy run --sim=12 -- python train.py   # the same for a CUDA 12 torch (2.10 and earlier)\n\n"
             "At exit it prints which lines of the program make the host wait for the GPU, how "
             "often per training step and for how long, and writes summary.json and trace.bin "
             "(syncspy report, syncspy export). Lightning: "
@@ -199,7 +210,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--cli", required=True)
-    ap.add_argument("--sim", help="the simulated device's folder (build/sim), shipped as _native/sim/")
+    ap.add_argument("--sim", help="the simulated CUDA 13 device's folder (build/sim), shipped as _native/sim/")
+    ap.add_argument("--sim12", help="the simulated CUDA 12 device's folder (build/sim12), shipped as _native/sim12/")
     ap.add_argument("--python", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", NAME))
     ap.add_argument("--out", default="dist")
     ap.add_argument("--work", default="build/wheel")
@@ -210,8 +222,9 @@ def main():
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(native)
     files = bundle(native, a.lib, a.cli, a.cc)
-    if a.sim:
-        files += bundle_sim(native, a.sim)
+    for folder in SIM_DEVICES:
+        if getattr(a, folder):
+            files += bundle_sim(native, getattr(a, folder), folder)
     glibc = check(files)
     arch = os.uname().machine
     tag = f"py3-none-manylinux_{glibc[0]}_{glibc[1]}_{arch}"

@@ -59,10 +59,10 @@ test-torch-versions:
 
 # CI's version matrix (issue 33): the oldest torch supported, 2.6 (a CUDA 12 build, on
 # build/sim12), on CPython 3.10, and the newest, 2.15 (CUDA 13), on CPython 3.13 alone: the demo
-# (test_versions) and every operator's hint against torch's own sync-debug mode (test_op_hints)
-# on each. `make test-torch` covers 2.15 on 3.11 to 3.13 besides; test-torch-versions the demo on
+# (test_versions), every operator's hint against torch's own sync-debug mode (test_op_hints) and
+# the demo under `syncspy run --sim=12` / `--sim=13` with nothing else set (test_sim_run) on each. `make test-torch` covers 2.15 on 3.11 to 3.13 besides; test-torch-versions the demo on
 # every torch with a requirements file. Needs pyenv's 3.10 and 3.13 (a missing one fails).
-MATRIX_TESTS := test_versions test_op_hints
+MATRIX_TESTS := test_versions test_op_hints test_sim_run
 MATRIX_PY310 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.10.*/bin/python3)))
 MATRIX_PY313 := $(lastword $(sort $(wildcard $(PYENV_ROOT)/versions/3.13.*/bin/python3)))
 MATRIX_CELLS := 2.6:$(MATRIX_PY310) :$(MATRIX_PY313)

@@ -3,8 +3,9 @@ native target programs: the same output, exit status and counts as the bare LD_P
 options as the agent's variables (a bad one refused with the agent's own reason before CMD
 starts), CMD's exit status and death by signal kept, signals sent to syncspy run passed on and
 the terminal's not doubled, several processes (ranks) merged, LD_PRELOAD put in order, the
-closing lines that say where the files are, and --sim (the simulated device preloaded after the
-agent, for CMD and every process it starts; a missing one refused in one line)."""
+closing lines that say where the files are, and --sim[=13|12] (the simulated device of that CUDA
+version preloaded after the agent, for CMD and every process it starts; a missing one or a version
+without one refused in one line)."""
 import os
 import pty
 import re
@@ -18,12 +19,11 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, SIM, agent_env, folder_host, prog, run
+from util import CLI, LIB, PY_MODULES, ROOT, SANITIZER_PRELOAD, SIM, agent_env, folder_host, prog, run, sim_devices
 from util import process_summaries as summaries
 
-# cli/run.c's sim_libraries, in their order
-SIM_LIBRARIES = re.findall(r'"(lib\w+\.so\.\d+)"', open(os.path.join(ROOT, "cli", "run.c")).read().split(
-    "sim_libraries[] = {", 1)[1].split("};", 1)[0])
+SIM_DEVICES = sim_devices()  # cli/run.c's table
+SIM_LIBRARIES = SIM_DEVICES[0][4]  # plain --sim's
 VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
     "config_variables[] = {", 1)[1].split("};", 1)[0])
 
@@ -39,6 +39,20 @@ def srun(*args, env=None, out=None, timeout=60, cwd=None, cli=None, python_m=Fal
     p = subprocess.run([*head, "run", "--out", out, *args], env=e, capture_output=True, text=True,
                        timeout=timeout, cwd=cwd)
     return p, out
+
+
+def program_folder(where, devices=()):
+    """A copy of the syncspy program and its agent in the folder where, with the folder of each
+    named simulated device (sim, sim12) beside them holding its libraries as empty files:
+    syncspy run only looks for them (what CMD's loader makes of them is not the point)."""
+    for f in (CLI, LIB):
+        shutil.copy(f, where)
+    for version, _, folder, _, libs in SIM_DEVICES:
+        if folder in devices:
+            os.makedirs(os.path.join(where, folder))
+            for n in libs:
+                open(os.path.join(where, folder, n), "w").close()
+    return os.path.join(where, "syncspy")
 
 
 def site_counts(doc):
@@ -128,6 +142,26 @@ class RunsWithTheAgent(unittest.TestCase):
                       p.stderr)
 
 
+    def test_the_hint_names_the_simulated_devices_beside_the_program(self):
+        """Without a driver, the closing line names the devices the program has beside it: plain
+        --sim for CUDA 13's, --sim=12 with the programs it is for; none, no hint."""
+        no_driver = ("syncspy run: this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so torch "
+                     "and other CUDA programs run without the GPU and make no CUDA call")
+        try_it = "; to try syncspy without a GPU, run it on the simulated device: syncspy run "
+        for devices, hint in [((), ""), (("sim",), try_it + "--sim -- ..."),
+                              (("sim12",), try_it + "--sim=12 -- ... (CUDA 12 programs: PyPI's torch 2.10 and "
+                                                    "earlier)"),
+                              (("sim", "sim12"), try_it + "--sim -- ... (--sim=12 for CUDA 12 programs: PyPI's "
+                                                          "torch 2.10 and earlier)")]:
+            with self.subTest(devices=devices), tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+                e, out = agent_env(None, preload=False)
+                e.pop("LD_LIBRARY_PATH", None)
+                p = subprocess.run([program_folder(d, devices), "run", "--out", out, "--", "sh", "-c", "exit 3"],
+                                   env=e, capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 3, p.stderr)
+                self.assertEqual(p.stderr.splitlines()[-1], no_driver + hint)
+
+
 class RefusedBeforeTheProgram(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="syncspy-run-")
@@ -193,6 +227,44 @@ class RefusedBeforeTheProgram(unittest.TestCase):
                                    "build makes it with `make sim`, the wheel of `make wheel` carries it\n")
         self.assertFalse(os.path.exists(self.marker), "the program ran")
 
+    def test_sim_of_each_version_without_its_simulator(self):
+        """--sim=12 needs sim12/ beside the program (the CUDA 13 device never stands in for it),
+        --sim=13 and plain --sim need sim/: each missing one refused in one line, 125, naming
+        its make target."""
+        cli = program_folder(self.tmp.name)
+        for opts, shown, folder, target, runtime in [(("--sim=12",), "--sim=12", "sim12", "sim12", "libcudart.so.12"),
+                                                     (("--sim", "12"), "--sim=12", "sim12", "sim12", "libcudart.so.12"),
+                                                     (("--sim=13",), "--sim=13", "sim", "sim", "libcudart.so.13")]:
+            with self.subTest(opts=opts):
+                p, _ = srun(*opts, "--", *self.cmd, cli=cli)
+                self.assertEqual(p.returncode, 125, p.stderr)
+                self.assertEqual(p.stderr, f"syncspy run: {shown}: no simulated device beside this program "
+                                           f"({self.tmp.name}/{folder}/{runtime}: No such file or directory): a "
+                                           f"source build makes it with `make {target}`, the wheel of `make wheel` "
+                                           "carries it\n")
+                self.assertFalse(os.path.exists(self.marker), "the program ran")
+        # the CUDA 13 device beside it: --sim runs, --sim=12 is still refused
+        os.symlink(os.path.realpath(SIM), os.path.join(self.tmp.name, "sim"))
+        p, _ = srun("--sim=12", "--", *self.cmd, cli=cli)
+        self.assertEqual(p.returncode, 125, p.stderr)
+        self.assertIn("/sim12/libcudart.so.12: No such file or directory", p.stderr)
+        self.assertFalse(os.path.exists(self.marker), "the program ran")
+        p, _ = srun("--sim", "--", *self.cmd, cli=cli)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(self.marker), p.stderr)
+
+    def test_sim_version_without_a_device(self):
+        """A version no simulated device has, or none after =: one line naming those there are,
+        125, before the program starts."""
+        self.assertEqual([row[0] for row in SIM_DEVICES], ["13", "12"])
+        for opts, shown in [(("--sim=11",), "11"), (("--sim=x",), "x"), (("--sim=",), ""), (("--sim", "14"), "14"),
+                            (("--sim=12.8",), "12.8"), (("--sim=012",), "012")]:
+            with self.subTest(opts=opts):
+                self.assertEqual(self.refused(*opts),
+                                 f"syncspy run: --sim '{shown}' is not the CUDA version of a simulated device: "
+                                 "--sim=13 (plain --sim; PyPI's torch 2.12 and later) or --sim=12 (PyPI's torch "
+                                 "2.10 and earlier)\n")
+
     def test_no_agent_beside_the_program(self):
         lone = os.path.join(self.tmp.name, "syncspy")
         shutil.copy(CLI, lone)
@@ -236,17 +308,52 @@ class OnTheSimulatedDevice(unittest.TestCase):
         self.assertEqual([sum(s["count"] for s in d["sites"]) for d in docs], [2, 2])
 
     def test_nothing_recorded_names_no_driver(self):
-        """With --sim a driver answers: a program that made no CUDA call is just that."""
-        e, out = self.env()
-        p = subprocess.run([CLI, "run", "--sim", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
-                           capture_output=True, text=True, timeout=60)
+        """With --sim a driver answers: a program that made no CUDA call is just that (the
+        program has no other simulated device beside it here)."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+            cli = program_folder(d)
+            os.symlink(os.path.realpath(SIM), os.path.join(d, "sim"))
+            e, out = self.env()
+            p = subprocess.run([cli, "run", "--sim", "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                               capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual(p.stderr, f"syncspy run: nothing recorded: no process made a CUDA call the agent saw "
                                    f"(output folder {out})\n")
 
+    def test_nothing_recorded_names_the_other_device(self):
+        """A program built for the other CUDA version finds no device on this one (torch 2.6
+        under plain --sim): with nothing recorded, the closing lines name the other device beside
+        the program and what it is for."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+            cli = program_folder(d, ("sim12",))  # placeholders: CMD's loader ignores them
+            os.symlink(os.path.realpath(SIM), os.path.join(d, "sim"))
+            for opt, line in [("--sim", "syncspy run: this was the CUDA 13 simulated device; a CUDA 12 program "
+                                        "(PyPI's torch 2.10 and earlier) finds no device on it: --sim=12 runs it "
+                                        "on the CUDA 12 one"),
+                              ("--sim=12", "syncspy run: this was the CUDA 12 simulated device; a CUDA 13 program "
+                                           "(PyPI's torch 2.12 and later) finds no device on it: --sim runs it on "
+                                           "the CUDA 13 one")]:
+                with self.subTest(opt=opt):
+                    e, out = self.env()
+                    p = subprocess.run([cli, "run", opt, "--out", out, "--", "sh", "-c", "exit 3"], env=e,
+                                       capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 3, p.stderr)
+                    self.assertTrue(p.stderr.endswith(
+                        f"syncspy run: nothing recorded: no process made a CUDA call the agent saw (output folder "
+                        f"{out})\n{line}\n"), p.stderr)
+
     def test_help(self):
+        """--help says which --sim serves which torch, for every device of the table."""
         p = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True)
-        self.assertRegex(p.stdout, r"\n +--sim runs CMD on the simulated CUDA device")
+        text = " ".join(p.stdout.split())
+        self.assertIn("--sim[=13|12] runs CMD on the simulated CUDA device shipped with syncspy", text)
+        self.assertIn("--sim (or --sim=13) for CUDA 13 programs (PyPI's torch 2.12 and later), --sim=12 for "
+                      "CUDA 12 ones (PyPI's torch 2.10 and earlier); a torch's own is its torch.version.cuda", text)
+        for version, programs, folder, _, _ in SIM_DEVICES:
+            with self.subTest(version=version):
+                self.assertIn(f"--sim={version}", text)
+                self.assertIn(f"({programs})", text)
+                self.assertIn(f"{folder}/", text)
 
 
 class ExitAndSignals(unittest.TestCase):
@@ -379,7 +486,7 @@ class ProcessesAndPreload(unittest.TestCase):
             self.assertEqual(p.stdout, f"{SANITIZER_PRELOAD} {os.path.realpath(LIB)}\n")
 
     def test_sim_libraries_after_the_agent_and_their_folder_first(self):
-        """--sim: the simulated device's libraries right after the agent, in sim_libraries' order,
+        """--sim: the simulated device's libraries right after the agent, in its row's order,
         before what was preloaded (a copy of one of them already there dropped); their folder
         first on LD_LIBRARY_PATH."""
         e, out = agent_env(preload=False)
@@ -393,6 +500,35 @@ class ProcessesAndPreload(unittest.TestCase):
         want = [SANITIZER_PRELOAD] if SANITIZER_PRELOAD else []
         want += [os.path.realpath(LIB), *libs, "/nonexistent/libother.so"]
         self.assertEqual(p.stdout, " ".join(want) + f"\n{sim}:/old/lib\n")
+
+    def test_each_sim_version_its_folder_and_libraries(self):
+        """--sim=N (or --sim N) preloads the libraries of N's row of the table from its folder
+        beside the program, right after the agent and in the table's order, and puts that folder
+        first on LD_LIBRARY_PATH; plain --sim (also before a command without --) is the first
+        row's."""
+        with tempfile.TemporaryDirectory(prefix="syncspy-run-") as d:
+            cli = program_folder(d, ("sim", "sim12"))
+            show = ["sh", "-c", 'echo "$LD_PRELOAD"; echo "$LD_LIBRARY_PATH"']
+            first = SIM_DEVICES[0][0]
+            for opts, version in [(("--sim=12",), "12"), (("--sim", "12", "--"), "12"), (("--sim=13",), "13"),
+                                  (("--sim", "--"), first), (("--sim",), first)]:
+                with self.subTest(opts=opts):
+                    [(folder, libs)] = [(r[2], r[4]) for r in SIM_DEVICES if r[0] == version]
+                    e, out = agent_env(preload=False)
+                    e["LD_LIBRARY_PATH"] = "/old/lib"
+                    p = subprocess.run([cli, "run", "--out", out, *opts, *show], env=e, capture_output=True,
+                                       text=True)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    want = [SANITIZER_PRELOAD] if SANITIZER_PRELOAD else []
+                    want += [f"{d}/libsyncspy.so", *(f"{d}/{folder}/{n}" for n in libs)]
+                    self.assertEqual(p.stdout, " ".join(want) + f"\n{d}/{folder}:/old/lib\n")
+
+    def test_the_table_is_what_make_sim_builds(self):
+        """The CUDA 13 row's libraries are every library `make sim` puts in build/sim (under its
+        soname; the link names aside)."""
+        built = sorted(n for n in os.listdir(SIM) if re.fullmatch(r"lib\w+\.so\.\d+", n)
+                       and not os.path.islink(os.path.join(SIM, n)))
+        self.assertEqual(sorted(SIM_LIBRARIES), built)
 
     def test_out_is_made_absolute(self):
         """A relative --out is the folder under the current one, for every process and for the

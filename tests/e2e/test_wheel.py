@@ -1,9 +1,15 @@
 """tests/e2e/test_wheel.py: the wheel (scripts/wheel.py, `make wheel`) installed with pip into
 fresh virtual environments of every CPython 3.9+ here: the `syncspy` command and `python -m
 syncspy run` record a native program with the wheel's own agent (its own libunwind, never the
-system's), `syncspy run --sim` runs one on the wheel's own simulated device, the files in it need
-nothing beyond glibc's libraries or each other, and its tag is the newest glibc they need. A sanitizer build cannot be packed: the script says which library
-is not to be had on a manylinux system."""
+system's), `syncspy run --sim` runs one on the wheel's own simulated device (and `--sim=12` a
+CUDA 12 one on its CUDA 12 device), the files in it need nothing beyond glibc's libraries or each
+other, and its tag is the newest glibc they need. A sanitizer build cannot be packed: the script
+says which library is not to be had on a manylinux system.
+
+`make wheel` builds the CUDA 12 device (build/sim12) before packing it; `make test` never downloads
+its headers, so these tests pack it as `make wheel` does where `make sim12` has built it (CI builds
+it first: .ci/run), and check a wheel without it elsewhere; a --sim12 folder without
+libcudart.so.12 is refused either way."""
 import glob
 import json
 import os
@@ -14,7 +20,7 @@ import tempfile
 import unittest
 import zipfile
 
-from util import BUILD, CLI, LIB, ROOT, SANITIZER_PRELOAD, SIM, agent_env, prog, run
+from util import BUILD, CLI, LIB, ROOT, SANITIZER_PRELOAD, SIM, SIM12, agent_env, prog, run
 
 WHEEL_PY = os.path.join(ROOT, "scripts", "wheel.py")
 PYENV = os.path.expanduser("~/.pyenv/versions")
@@ -31,9 +37,18 @@ def pythons():
     return found
 
 
-def build_wheel(out):
-    """As `make wheel` builds it: with the simulated device."""
-    return subprocess.run([sys.executable, WHEEL_PY, "--lib", LIB, "--cli", CLI, "--sim", SIM, "--out", out,
+# `make sim12` has built the CUDA 12 device (make wheel builds it first; make test does not)
+SIM12_BUILT = os.path.exists(os.path.join(SIM12, "libcudart.so.12"))
+SIM_FILES = {"sim": ["libcublas.so.13", "libcublasLt.so.13", "libcuda.so.1", "libcudart.so.13", "libcudnn.so.9",
+                     "libcupti.so.13"],
+             "sim12": ["libcublas.so.12", "libcublasLt.so.12", "libcuda.so.1", "libcudart.so.12", "libcudnn.so.9",
+                       "libcupti.so.12"]}
+
+
+def build_wheel(out, sim12=SIM12 if SIM12_BUILT else None):
+    """As `make wheel` builds it: with the simulated devices."""
+    return subprocess.run([sys.executable, WHEEL_PY, "--lib", LIB, "--cli", CLI, "--sim", SIM,
+                           *(["--sim12", sim12] if sim12 else []), "--out", out,
                            "--work", os.path.join(out, "work")], capture_output=True, text=True)
 
 
@@ -70,15 +85,15 @@ class Wheel(Built):
                   "syncspy/_native/libunwind-syncspy.so.8", "syncspy-0.1.0.dist-info/RECORD",
                   "syncspy-0.1.0.dist-info/entry_points.txt"):
             self.assertIn(n, names)
-        # the simulated device under its sonames (a link name would install as a second copy)
-        self.assertEqual(sorted(n for n in names if n.startswith("syncspy/_native/sim/")),
-                         [f"syncspy/_native/sim/{n}" for n in ("libcublas.so.13", "libcublasLt.so.13", "libcuda.so.1",
-                                                               "libcudart.so.13", "libcudnn.so.9", "libcupti.so.13")])
+        # the simulated devices under their sonames (a link name would install as a second copy)
+        folders = ["sim", "sim12"] if SIM12_BUILT else ["sim"]
+        self.assertEqual(sorted(n for n in names if n.startswith("syncspy/_native/sim")),
+                         [f"syncspy/_native/{d}/{n}" for d in folders for n in SIM_FILES[d]])
         self.assertIn("syncspy = syncspy.__main__:main", z.read("syncspy-0.1.0.dist-info/entry_points.txt").decode())
         work = os.path.join(self.tmp.name, "work", "_native")
         newest = (0, 0)
-        files = [f for f in sorted(os.listdir(work)) if f != "sim"] + \
-                [os.path.join("sim", f) for f in sorted(os.listdir(os.path.join(work, "sim")))]
+        files = [f for f in sorted(os.listdir(work)) if f not in folders] + \
+                [os.path.join(d, f) for d in folders for f in sorted(os.listdir(os.path.join(work, d)))]
         for f in files:
             path = os.path.join(work, f)
             dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True).stdout
@@ -143,6 +158,21 @@ class Wheel(Built):
                 self.assertIn("ImportError: syncspy.lightning needs Lightning (pip install lightning)", lt.stderr)
 
 
+class Sim12Refused(unittest.TestCase):
+    """A --sim12 folder that holds no CUDA 12 runtime (build/sim given by mistake, or none at
+    all): no wheel, one line naming what is missing and what builds it."""
+
+    def test_no_cuda12_runtime_no_wheel(self):
+        with tempfile.TemporaryDirectory(prefix="syncspy-wheel-") as d:
+            for sim12, why in [(SIM, f"{SIM} holds no libcudart.so.12"),
+                               (os.path.join(d, "none"), f"no folder {os.path.join(d, 'none')}")]:
+                with self.subTest(sim12=sim12):
+                    b = build_wheel(d, sim12=sim12)
+                    self.assertEqual((b.returncode, b.stderr), (1, f"wheel: {why} (make sim12 builds that "
+                                                                   "simulated device)\n"))
+                    self.assertEqual(glob.glob(os.path.join(d, "*.whl")), [])
+
+
 class SimFromTheWheel(Built):
     """`syncspy run --sim` of the installed wheel: a program linked to the toolkit's real
     libcudart, with nothing on the library path, runs on the wheel's own simulated device (never
@@ -173,6 +203,27 @@ class SimFromTheWheel(Built):
         with open(os.path.join(d, "summary.json")) as f:
             self.assertEqual(sorted((s["api"], s["count"]) for s in json.load(f)["sites"]),
                              [("cudaDeviceSynchronize", 1), ("cudaMemcpy", 1)])
+        # --sim=12: a program that opens libcudart.so.12 by name gets the wheel's CUDA 12 device
+        # (where the wheel has one; else the refusal names the folder the wheel lacks)
+        ask = ("import ctypes\n"
+               "rt = ctypes.CDLL('libcudart.so.12')\n"
+               "v, n = ctypes.c_int(), ctypes.c_int()\n"
+               "print(rt.cudaRuntimeGetVersion(ctypes.byref(v)), v.value, rt.cudaGetDeviceCount(ctypes.byref(n)), n.value)\n"
+               "print(open('/proc/self/maps').read())\n")
+        p = subprocess.run([os.path.join(venv, "bin", "syncspy"), "run", "--sim=12", "--out", out, "--", py, "-c", ask],
+                           env=e, capture_output=True, text=True, timeout=60)
+        sim12 = os.path.join(os.path.dirname(sim), "sim12")
+        if not SIM12_BUILT:
+            self.assertEqual(p.returncode, 125)
+            self.assertIn(f"--sim=12: no simulated device beside this program ({sim12}/libcudart.so.12: No such file",
+                          p.stderr)
+            return
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("0 12080 0 1\n"), p.stdout[:200])  # CUDA 12.8's runtime, one device
+        for n in SIM_FILES["sim12"]:
+            self.assertIn(os.path.join(sim12, n), p.stdout)
+        self.assertNotIn(os.path.join(sim, "libcudart.so.13"), p.stdout)
+        self.assertNotIn(os.path.realpath(BUILD), p.stdout)
 
 
 # One of the two, by the build (unittest collects the classes left in the module).

@@ -12,6 +12,7 @@ BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 LIB = os.path.join(BUILD, "libsyncspy.so")
 CLI = os.path.join(BUILD, "syncspy")
 SIM = os.path.join(BUILD, "sim")
+SIM12 = os.path.join(BUILD, "sim12")  # `make sim12`: the device for CUDA 12 programs
 PROGS = os.path.join(BUILD, "progs")
 MS = 1_000_000
 
@@ -168,6 +169,20 @@ def folder_host():
     import re
     import socket
     return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())[:64]
+
+
+def sim_devices():
+    """cli/run.c's sim_devices (the simulated devices of `syncspy run --sim[=N]`), in their order:
+    (version, programs, folder, make target, the libraries in their preload order); the first
+    is plain --sim's."""
+    with open(os.path.join(ROOT, "cli", "run.c")) as f:
+        table = f.read().split("sim_devices[] = {", 1)[1].split("\n};", 1)[0]
+    rows = []
+    for row in re.findall(r"\{(\"\d+\".*?\})\}", table, re.S):
+        head, libs = row.split("{", 1)
+        version, programs, folder, target = re.findall(r'"([^"]*)"', head)
+        rows.append((version, programs, folder, target, re.findall(r'"(lib\w+\.so\.\d+)"', libs)))
+    return rows
 
 
 def prog(name):

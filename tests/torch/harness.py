@@ -22,7 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(os.path.join(os.path.dirname(HERE), "e2e"))
 import util  # noqa: E402
-from util import (BUILD, CLI, LIB, MS, ROOT, SIM, Run, count_at, frames_text,  # noqa: E402,F401
+from util import (BUILD, CLI, LIB, MS, ROOT, SIM, SIM12, Run, count_at, frames_text,  # noqa: E402,F401
                   python_frames, sites_at, user_frame)
 
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
@@ -45,9 +45,6 @@ def torch_version(python=None):
                              capture_output=True, text=True, timeout=120).stdout.strip()
         _TORCH_VERSIONS[python] = tuple(int(x) for x in out.split("+")[0].split(".")[:2])
     return _TORCH_VERSIONS[python]
-
-
-SIM12 = os.path.join(BUILD, "sim12")  # `make sim12`: the device for CUDA 12 programs
 
 
 def torch_cuda_major(python=None):

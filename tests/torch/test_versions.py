@@ -60,6 +60,22 @@ def step_lines(stdout):
     return [line for line in stdout.splitlines() if line.startswith("step ")]
 
 
+def last_line(stdout):
+    """The demo's closing line, its time left out ("30 steps of the original loss: T ms/step")."""
+    return re.sub(r"[0-9.]+ ms", "T ms", stdout.splitlines()[-1])
+
+
+def report_rows(stderr):
+    """The report's rows as {(line of the demo, backward?): syncs per step}."""
+    table = stderr[stderr.index("api / where"):]  # not the start-up lines
+    got = {}
+    for g in harness.report_groups(table):
+        m = re.search(r"seg_loss\.py:(\d+)\b", g["at"] or "")
+        assert m, g["lines"]
+        got[(int(m.group(1)), g["backward"])] = syncs_per_step(g["head"])
+    return got
+
+
 class DemoOnThisTorch(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -84,8 +100,7 @@ class DemoOnThisTorch(unittest.TestCase):
         self.assertEqual(self.r.returncode, 0, self.r.stderr[-3000:])
         self.assertEqual(step_lines(self.r.stdout), step_lines(self.plain.stdout))
         self.assertEqual(len(step_lines(self.r.stdout)), STEPS // 5)
-        last = lambda out: re.sub(r"[0-9.]+ ms", "T ms", out.splitlines()[-1])  # noqa: E731
-        self.assertEqual(last(self.r.stdout), last(self.plain.stdout))
+        self.assertEqual(last_line(self.r.stdout), last_line(self.plain.stdout))
         self.assertIn(f"{STEPS} steps of the original loss", self.r.stdout)
         self.assertNotIn("syncspy", self.plain.stderr)
 
@@ -96,15 +111,7 @@ class DemoOnThisTorch(unittest.TestCase):
     def test_the_rows_of_this_version(self):
         self.assertIn(self.series, DEMO_ROWS,
                       f"torch {self.version}: no rows measured for {self.series} in DEMO_ROWS")
-        want = DEMO_ROWS[self.series]
-        table = self.r.stderr[self.r.stderr.index("api / where"):]  # not the start-up lines
-        groups = harness.report_groups(table)
-        got = {}
-        for g in groups:
-            m = re.search(r"seg_loss\.py:(\d+)\b", g["at"] or "")
-            self.assertIsNotNone(m, g["lines"])
-            got[(int(m.group(1)), g["backward"])] = syncs_per_step(g["head"])
-        self.assertEqual(got, want, f"torch {self.version}:\n" + self.r.stderr)
+        self.assertEqual(report_rows(self.r.stderr), DEMO_ROWS[self.series], f"torch {self.version}:\n" + self.r.stderr)
 
 
 if __name__ == "__main__":
