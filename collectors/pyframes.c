@@ -404,28 +404,31 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
  * class's or module's dict under it. With the GIL held, nothing shared changes meanwhile. */
 static __thread bool careful;
 
+/* n bytes at src: plainly, or carefully (false when they cannot be read). */
+static bool q_copy(void *dst, uintptr_t src, size_t n)
+{
+    if (careful)
+        return safe_read(dst, src, n);
+    memcpy(dst, (const void *)src, n);
+    return true;
+}
+
 static uintptr_t q_ptr(uintptr_t base, int32_t off)
 {
-    uintptr_t v = 0;
-    if (!careful)
-        return load_ptr(base, off);
-    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+    uintptr_t v;
+    return q_copy(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
 }
 
 static int32_t q_i32(uintptr_t base, int32_t off)
 {
-    int32_t v = 0;
-    if (!careful)
-        return load_i32(base, off);
-    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+    int32_t v;
+    return q_copy(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
 }
 
 static int64_t q_i64(uintptr_t base, int32_t off)
 {
-    int64_t v = 0;
-    if (!careful)
-        return load_i64(base, off);
-    return safe_read(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
+    int64_t v;
+    return q_copy(&v, base + (uintptr_t)off, sizeof v) ? v : 0;
 }
 
 static bool q_has_type(uintptr_t obj, uintptr_t type)
@@ -492,7 +495,7 @@ static bool str_view(uintptr_t obj, struct str_view *v)
         return true;
     size_t bytes = (size_t)v->len * v->kind;
     v->data = v->copy;
-    return bytes <= sizeof v->copy && safe_read(v->copy, data, bytes);
+    return bytes <= sizeof v->copy && q_copy(v->copy, data, bytes);
 }
 
 static uint32_t str_char(const struct str_view *v, int64_t i)
