@@ -38,7 +38,7 @@ struct capture {
 static void do_capture(struct capture *c)
 {
     int truncated;
-    static void *raw[NATIVE_STACK_RAW_MAX];
+    static __thread void *raw[NATIVE_STACK_RAW_MAX]; /* test_threads captures from several threads */
     c->n_native = native_stack_capture(c->native, NATIVE_STACK_MAX, &truncated, raw);
     c->n_py = pyframes_ready(now_ns()) ? pyframes_capture(c->py, PYFRAMES_MAX) : -1;
     if (c->n_py > 0)
