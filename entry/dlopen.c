@@ -2,7 +2,8 @@
  * (Python's ctypes.CDLL, dlopen + dlsym) calls it through that handle, never through the shim's
  * symbols: under SYNCSPY_CUPTI=auto the agent, which subscribes to CUPTI at the first call the
  * shim sees, recorded nothing and said nothing (issue 22 item 10). So when a libcudart is being
- * loaded before any CUDA call reached the shim, CUPTI subscribes first (entry/cupti.h).
+ * loaded before any CUDA call reached the shim, CUPTI starts first (entry/cupti.h: it subscribes
+ * then where the driver gate is open already, else waits for the program's driver).
  *
  * dlopen searches the DT_RPATH/DT_RUNPATH of its *caller* (glibc finds it from the return
  * address): a C wrapper calling libc's dlopen would search syncspy's instead. The symbol is

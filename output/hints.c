@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/compiler.h"
+
 /* ---- the operator a sync belongs to, and what to do about it -------------------------------
  * One table keyed by exact names (shared/STYLE.md, "Rules as data"): a Python function of torch
  * (or of a training framework) by module and qualified name, a native function of torch's Python
@@ -446,13 +448,30 @@ static bool framework_path(const char *path)
     return false;
 }
 
+static bool base_name_starts(const char *module, const char *const *prefixes, size_t n)
+{
+    const char *b = rep_base_name(module);
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+/* The interpreter's own objects: libpython, or the executable of a CPython linked statically. */
+static const char *const interpreter_prefixes[] = {"libpython", "python3"};
+
+static bool interpreter_module(const char *module)
+{
+    return base_name_starts(module, interpreter_prefixes, ARRAY_SIZE(interpreter_prefixes));
+}
+
 /* Runtime and framework objects: the CUDA stack, PyTorch, CPython, the C/C++ runtime, us. */
 static bool runtime_module(const char *module)
 {
     static const char *const prefixes[] = {
         "libcudart", "libcuda.", "libcupti", "libcublas", "libcudnn", "libnccl", "libtorch",
-        "libc10", "libpython", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
-        "libsyncspy", "libgcc_s", "libffi", "_ctypes", "python3"};
+        "libc10", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
+        "libsyncspy", "libgcc_s", "libffi", "_ctypes"};
     /* what pip installs with torch (its lib folder, the nvidia wheels) and CPython's own modules */
     static const char *const folders[] = {"/site-packages/nvidia/", "/dist-packages/nvidia/",
                                           "/lib-dynload/"};
@@ -462,11 +481,7 @@ static bool runtime_module(const char *module)
     for (size_t i = 0; i < sizeof folders / sizeof folders[0]; i++)
         if (strstr(m, folders[i]))
             return true;
-    const char *b = rep_base_name(module);
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(b, prefixes[i], strlen(prefixes[i])) == 0)
-            return true;
-    return false;
+    return interpreter_module(module) || base_name_starts(module, prefixes, ARRAY_SIZE(prefixes));
 }
 
 /* Python's standard library, torch's and the training frameworks' Python code (by the path). */
@@ -644,13 +659,6 @@ static const struct op_rule *rule_for(enum key_kind kind, const struct rep_frame
             return h;
     }
     return NULL;
-}
-
-/* The interpreter's own objects: libpython, or the executable of a CPython linked statically. */
-static bool interpreter_module(const char *module)
-{
-    const char *b = rep_base_name(module);
-    return !strncmp(b, "libpython", 9) || !strncmp(b, "python3", 7);
 }
 
 /* What the frame at i called, NULL at the innermost: a native frame, the frame inside it; a
