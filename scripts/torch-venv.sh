@@ -51,4 +51,5 @@ if ! "$dir/bin/python" -m pip install --disable-pip-version-check --no-deps \
     exit 1
 fi
 cp "$pins" "$dir/.requirements"
+sh "$(dirname "$0")/dedupe-venvs.sh"  # torch's files shared with the other venvs under build/
 echo "torch-venv: $dir: torch $("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))')" >&2

@@ -3,10 +3,11 @@
 # `pip install torch==2.15.0`: pip resolves torch's dependencies itself (its own CUDA wheels,
 # triton, cuda-bindings), each pinned by tests/torch/requirements-user.txt. Then checks that the
 # venv holds exactly those pins (pip freeze --all, less pip): a package torch pulls that the file
-# does not pin fails here, naming it. About 3 GB to download and 5.3 GB on disk the first time
-# (pip's cache keeps the download); does nothing when DIR already holds exactly these pins
-# (DIR/.requirements, written last, is a copy of the file). Exits non-zero with one clear line
-# when the wheels cannot be had (no network, no wheel for that Python).
+# does not pin fails here, naming it. About 3 GB to download and 5.3 GB on disk the first time,
+# 3.8 GB once scripts/dedupe-venvs.sh has linked torch's files to torch-venv's (pip's cache keeps
+# the download). Does nothing when DIR already holds exactly these pins (DIR/.requirements,
+# written last, is a copy of the file). Exits non-zero with one clear line when the wheels cannot
+# be had (no network, no wheel for that Python).
 set -eu
 py=$1
 dir=$2
@@ -40,4 +41,5 @@ if ! cmp -s "$got" "$want"; then
     exit 1
 fi
 cp "$req" "$dir/.requirements"
+sh "$(dirname "$0")/dedupe-venvs.sh"  # torch's files shared with the other venvs under build/
 echo "user-venv: $dir: torch $("$dir/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))') with $(grep -c '^nvidia-' "$want") nvidia wheels" >&2
