@@ -64,9 +64,10 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
 # A file as the lines of a C string literal (backslashes and quotes escaped, each line closed by \n).
 EMBED_AS_C_STRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
 
-# The agent's own Python (agent/autograd_attr.py), embedded in the library as a C string.
-PY_EMBED := $(BUILD)/gen/autograd_attr.inc
-$(PY_EMBED): agent/autograd_attr.py
+# The agent's own Python (agent/autograd_attr.py, agent/dynamo_hide.py), embedded in the library
+# as C strings.
+PY_EMBED := $(BUILD)/gen/autograd_attr.inc $(BUILD)/gen/dynamo_hide.inc
+$(BUILD)/gen/%.inc: agent/%.py
 	@mkdir -p $(@D)
 	$(EMBED_AS_C_STRING) $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: $(PY_EMBED)

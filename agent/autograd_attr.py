@@ -33,7 +33,7 @@ import sys
 _torch = sys.modules.get("torch")
 _KEY = "_syncspy_forward"
 _wanted = set()
-_state = {"mode": None, "mark": 0, "start": 0, "nodes": None}
+_state = {"mode": None, "mark": 0, "start": 0, "nodes": None, "kind": 0}
 # agent/autograd.h enum backward_cause
 _ATTRIBUTING, _NOT_THIS_STEP, _COMPILED, _THREAD, _NO_OP, _BROKEN = 0, 1, 2, 6, 7, 8
 
@@ -250,6 +250,7 @@ def _nodes_engine():
         if not kind or (kind == 1 and _torch.is_anomaly_enabled()):
             raise RuntimeError("anomaly engine calibration failed")
         _syncspy_take_over(orig, fxt.__dict__, True, run_bw)
+        _state["kind"] = kind
         if kind == 1:  # stacks from anomaly mode; 2: from the sequence number hook (C)
             fxt.format_stack = format_stack
         ag._engine_run_backward = _engine_run_backward
@@ -291,13 +292,17 @@ def _attr_pop():
 def _attr_begin(names):
     """The step now beginning is attributed (agent/autograd.c autograd_plan decided; the state,
     torch.compile's counters were looked at by the hook): the mode pushed for the node types
-    `names` ("a,b", "*": every one). 1: pushed (_attr_pop at the step's end), 0: nothing to tag,
-    -1: attribution off for good."""
+    `names` ("a,b", "*": every one; "!a,b": torch.compile is in use, only the sequence number
+    hook may attribute). 1: pushed (_attr_pop at the step's end), 0: nothing to tag, -1:
+    attribution off for good, -2: off for good because of torch.compile."""
     try:
+        compiled = names.startswith("!")  # torch.compile in use: the sequence number hook or none
         _wanted.clear()
-        _wanted.update(n for n in names.split(",") if n)
+        _wanted.update(n for n in names.lstrip("!").split(",") if n)
         if not _wanted:
             return 0
+        if compiled and (not _nodes_engine() or _state["kind"] != 2):
+            return -2  # the anomaly engine and the mode would both make Dynamo recompile
         if _nodes_engine() and _syncspy_anomaly(1):
             _syncspy_state(_ATTRIBUTING)
             return 1

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "agent/autograd.h"
+#include "agent/compiled.h"
+#include "agent/pyhook.h"
 #include "agent/pynames.h"
 #include "collectors/pyframes.h"
 #include "collectors/symbolize.h"
@@ -32,6 +34,21 @@ uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key
     return n;
 }
 
+/* A frame of torch.compile's generated code: the user's line it came from (module: the code),
+ * else asked for (once per generated file) and left as it is. */
+static void name_generated(struct rep_frame *out)
+{
+    const struct compiled_line *c = compiled_find(out->file, out->line);
+    if (!c) {
+        pyhook_request_graphs(out->file);
+        return;
+    }
+    out->function = c->function;
+    out->file = c->path;
+    out->line = c->line;
+    out->module = c->origin;
+}
+
 void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep_frame *out)
 {
     if (key.b & PYTHON_KEY) {
@@ -41,6 +58,8 @@ void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep
                                   .file = name ? name->file : "?",
                                   .line = name ? name->line : 0,
                                   .python = true};
+        if (name && compiled_is_generated(name->file))
+            name_generated(out);
         return;
     }
     if (key.b & MARK_KEY) {

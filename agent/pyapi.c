@@ -60,6 +60,7 @@ static void resolve(void)
     OPTIONAL(weakref_new, "PyWeakref_NewRef");
     OPTIONAL(weakref_get_ref, "PyWeakref_GetRef");
     OPTIONAL(weakref_get_object, "PyWeakref_GetObject");
+    OPTIONAL(add_audit_hook, "PySys_AddAuditHook");
 #undef OPTIONAL
     void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
     if (!fin)

@@ -62,6 +62,7 @@ struct pyapi {
     PyObject *(*weakref_new)(PyObject *, PyObject *);                   /* PyWeakref_NewRef */
     int (*weakref_get_ref)(PyObject *, PyObject **);                    /* PyWeakref_GetRef, 3.13+ */
     PyObject *(*weakref_get_object)(PyObject *); /* PyWeakref_GetObject (borrowed; gone in 3.15) */
+    int (*add_audit_hook)(int (*)(const char *, PyObject *, void *), void *); /* PySys_AddAuditHook */
 };
 
 extern struct pyapi pyapi;

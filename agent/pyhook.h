@@ -32,4 +32,10 @@ bool pyhook_never_found_optim(void);
 
 void pyhook_atfork_child(void);
 
+/* A sync ran in torch.compile's generated code `file` that agent/compiled.h cannot name: asks
+ * agent/dynamo_hide.py's _syncspy_graphs for the user's lines of every generated module (a
+ * Py_AddPendingCall; any thread, no GIL needed). At most once per file (the last few asked are
+ * remembered) and one call queued at a time. */
+void pyhook_request_graphs(const char *file);
+
 #endif

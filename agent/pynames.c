@@ -15,6 +15,8 @@ static bool names_oom;
 #define uthash_nonfatal_oom(obj) (names_oom = true)
 #include <uthash.h>
 
+#include "agent/compiled.h"
+#include "agent/pyhook.h"
 #include "agent/pynames.h"
 #include "collectors/pyframes.h"
 
@@ -74,6 +76,24 @@ static const char *qualname_of(uintptr_t code, const struct py_raw_frame *py, in
     return q->qualname;
 }
 
+/* Dynamo's resume functions (the rest of a function after a graph break, run as a function of
+ * its own with the original file and line numbers) by the function they resume:
+ * "torch_dynamo_resume_in_loss_fn_at_11" is loss_fn. In place. */
+static void resume_function_name(char *func)
+{
+    static const char prefix[] = "torch_dynamo_resume_in_";
+    char *p = strstr(func, prefix); /* after a qualified name's "<locals>." too */
+    if (!p)
+        return;
+    char *name = p + sizeof prefix - 1, *at = strstr(name, "_at_");
+    for (char *next; at && (next = strstr(at + 1, "_at_"));)
+        at = next; /* the last "_at_": a function's own name may hold one */
+    if (!at || at == name)
+        return;
+    memmove(p, name, (size_t)(at - name));
+    p[at - name] = '\0';
+}
+
 static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame *py, int n_py)
 {
     struct pyname_key key = {code, lasti};
@@ -90,6 +110,7 @@ static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame
         memcpy(func, qualname, len);
         func[len] = 0;
     }
+    resume_function_name(func);
     r = arena_alloc(&names_arena, sizeof *r);
     if (!r)
         return;
@@ -101,6 +122,10 @@ static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame
         return;
     names_oom = false;
     HASH_ADD(hh, names, key, sizeof key, r);
+    /* torch.compile's generated code not named yet: asked for now, so that the answer is there
+     * when the flusher writes the frame (agent/compiled.h) */
+    if (compiled_is_generated(r->name.file) && !compiled_find(r->name.file, line))
+        pyhook_request_graphs(r->name.file);
 }
 
 void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py)

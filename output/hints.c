@@ -492,6 +492,10 @@ static bool runtime_python_file(const char *file)
         return true;
     if (strncmp(f, "<frozen ", 8) == 0)
         return true;
+    /* torch.compile's generated code that no user line was found for (agent/compiled.h): the
+     * compiler's, never shown as the user's line */
+    if (strncmp(f, "<eval_with_key>", 15) == 0)
+        return true;
     /* the interpreter's own code objects (CPython 3.12+'s shim frame of a type's __init__:
      * file "__init__", line 0): no source file */
     size_t n = strlen(f);
@@ -697,7 +701,9 @@ void hints_op(const struct rep_site *site, struct site_op *out)
     bool custom;
     const char *matched;
     const struct op_rule *cause = cause_rule(site);
-    if (site_node(site, node, sizeof node, &custom, &matched)) {
+    /* the backward of a compiled graph (AOTAutograd's one node for all of it): named by the op
+     * that waited in it, as a forward sync is (its generated code is named by the user's line) */
+    if (site_node(site, node, sizeof node, &custom, &matched) && !node_is(node, "CompiledFunctionBackward")) {
         if (cause) {
             take_rule(cause, cause->key, out);
             return;
@@ -743,6 +749,13 @@ void hints_op(const struct rep_site *site, struct site_op *out)
      * advice), else a hint that names it */
     if (*outer) {
         const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
+        if (r && site_node(site, node, sizeof node, &custom, &matched) &&
+            !strcmp(r->key, "aten::index_put_")) {
+            /* in a compiled graph's backward: the backward of the user's x[bool_mask] */
+            backward_op("IndexBackward0", false, out);
+            snprintf(out->matched, sizeof out->matched, "%s", r->key);
+            return;
+        }
         if (r) {
             take_rule(r, r->key, out);
             return;

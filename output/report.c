@@ -1052,7 +1052,9 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
     else
         snprintf(name, nn, "??");
     display_loc(f, loc, nl);
-    if (f->python)
+    if (f->python && *str(f->module))
+        snprintf(tag, nt, "[compiled]"); /* generated code named by its user line (module: the code) */
+    else if (f->python)
         snprintf(tag, nt, "[py]");
     else if (!*str(f->module))
         tag[0] = '\0';
@@ -1088,6 +1090,9 @@ static bool is_interpreter_frame(const struct rep_frame *f)
     if (f->python)
         return false;
     const char *b = rep_base_name(str(f->module));
+    /* torch.compile's frame evaluation (Dynamo's eval-frame hook in libtorch_python) */
+    if (!strncmp(b, "libtorch_python", 15) && !strncmp(str(f->function), "dynamo_", 7))
+        return true;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
             return true;

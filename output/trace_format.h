@@ -129,7 +129,9 @@ struct trace_frame {
     uint32_t id;               /* >= 1 */
     uint32_t kind;             /* enum trace_frame_kind */
     uint32_t function;         /* string id (0: unknown) */
-    uint32_t module;           /* string id: object path (native) */
+    uint32_t module;           /* string id: object path (native); a Python frame of torch.compile's
+                                * generated code named by its user line: that code ("<eval_with_key>.3",
+                                * " backward" after a backward graph's), else 0 */
     uint32_t file;             /* string id: source file (0: unknown) */
     uint32_t line;             /* 0: unknown */
     uint64_t offset;           /* module-relative address (native) */

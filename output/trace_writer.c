@@ -251,6 +251,8 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
     if (kind == TRACE_FRAME_NATIVE) {
         rec.module = string_id(w, f.module);
         rec.offset = f.offset;
+    } else if (kind == TRACE_FRAME_PYTHON && f.module && *f.module) {
+        rec.module = string_id(w, f.module); /* generated code named by its user line: the code */
     }
     record(w, TREC_FRAME, &rec, sizeof rec, NULL, 0);
     map_put(&w->frames, key.a, key.b, rec.id);

@@ -23,7 +23,7 @@ Cases:
   ctc_split    CtcLossBackward0 made at three lines through one composite: mean once, none
                once, none twice on one line (so the lines' true shares are 1:1:2)
   compiled     the masked loss on the output of a torch.compile'd function (backend aot_eager:
-               no Triton needed)
+               no Triton needed); prints Dynamo's counters
   raises       a custom Function whose backward raises, in the last step (caught): the error
                and every warning the program saw (torch's anomaly mode, which syncspy's
                attribution uses, would warn "Error detected in ...")
@@ -211,6 +211,10 @@ def run(case, steps):
         opt.zero_grad()
         loss.backward()  # call: backward
         opt.step()
+    if case == "compiled":  # what Dynamo did: the same with and without the agent
+        from torch._dynamo.utils import counters
+        out["dynamo"] = {k: dict(sorted(counters[k].items()))
+                         for k in ("frames", "graph_break", "recompiles", "unimplemented", "stats")}
     if case == "cpu_mix":
         out["cpu_weights"] = [round(v, 6) for v in cpu.weight.detach().flatten().tolist()]
     if case == "strict":

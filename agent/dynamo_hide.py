@@ -1,0 +1,114 @@
+# agent/dynamo_hide.py: keeps the agent's optimizer step hook out of what torch.compile traces.
+# Embedded in the agent (Makefile: build/gen/dynamo_hide.inc) and run by agent/pyhook.c, with the
+# GIL, in the agent's own namespace (never the program's), after the hook is registered. It must
+# never import anything, raise into the program, or touch Dynamo's state outside a compilation.
+#
+# Dynamo traces the global optimizer hooks when it compiles an optimizer step (torch.compile of
+# opt.step, or of a function that calls it). A C function it cannot trace is a graph break and a
+# warning: the agent would change what the compiler did (issue 34). From torch 2.12 Dynamo takes
+# any function in torch._dynamo.config.ignore_logging_functions as a no-op: the hook is put there
+# for the time of each compilation only (Dynamo's compile start and end callbacks), so that the
+# config the program sees, saves or pickles between compilations is its own. Where the hook is
+# traced as a no-op the compiled code does not call it: that step end is seen only where the
+# optimizer's post hooks run eagerly (they do in a compiled opt.step that ends in no tensor op).
+#
+# Names given by pyhook.c: _syncspy_hook (the hook), _syncspy_modules (sys.modules),
+# _syncspy_compiled (hands the generated code's lines to agent/compiled.c).
+
+
+def _syncspy_dynamo():
+    """1: hidden from now on; 0: torch._dynamo not (fully) imported yet, ask again at the next
+    import; -1: this torch has no way to hide it (before 2.12), never ask again."""
+    cfg = _syncspy_modules.get("torch._dynamo.config")
+    cb = _syncspy_modules.get("torch._dynamo.callback")
+    handler = getattr(cb, "callback_handler", None) if cb is not None else None
+    entries = getattr(cfg, "_config", None) if cfg is not None else None
+    if handler is None or not isinstance(entries, dict):
+        return 0  # not imported, or still being imported: both modules end with these
+    if "ignore_logging_functions" not in entries:
+        return -1
+
+    def start(*args, **kwargs):
+        cfg.ignore_logging_functions.add(_syncspy_hook)
+
+    def end(*args, **kwargs):
+        cfg.ignore_logging_functions.discard(_syncspy_hook)
+
+    handler.register_start_callback(start)
+    handler.register_end_callback(end)
+    return 1
+
+
+_seen_graphs = set()
+
+
+def _syncspy_graphs():
+    """Asked by the agent (a pending call) when a sync ran in code FX generated that it cannot
+    name: the user's line of each line of every GraphModule's generated forward not looked at
+    yet, handed to the agent. FX generates a module's code lazily, at its first call, and keeps
+    no list of modules: they are found among the interpreter's objects (gc), only then."""
+    try:
+        gc = _syncspy_modules.get("gc")
+        fx = _syncspy_modules.get("torch.fx.graph_module")
+        module_type = getattr(fx, "GraphModule", None)
+        if gc is None or module_type is None:
+            return
+        rows = []
+        for o in gc.get_objects():
+            if not issubclass(type(o), module_type):  # type(): a dead weak proxy's isinstance raises
+                continue
+            code = getattr(getattr(type(o), "forward", None), "__code__", None)
+            key = getattr(code, "co_filename", None)
+            if not isinstance(key, str) or not key.startswith("<eval_with_key>") or key in _seen_graphs:
+                continue
+            _seen_graphs.add(key)
+            rows.extend(_graph_rows(key, o, code.co_firstlineno))
+        if rows:
+            kept = _syncspy_compiled(tuple(rows))
+            if _syncspy_debug >= 2:
+                _syncspy_modules["sys"].stderr.write(
+                    "syncspy: %d of %d lines of generated code named by their user line\n" % (kept, len(rows)))
+    except Exception as e:
+        if _syncspy_debug >= 1:
+            _syncspy_modules["sys"].stderr.write("syncspy: generated code not named: %r\n" % (e,))
+
+
+def _user_line(stack_trace):
+    """The innermost frame of a node's stack trace ('File "p", line n, in f' lines)."""
+    at = stack_trace.rfind('File "')
+    if at < 0:
+        return None
+    path, sep, rest = stack_trace[at + 6:].partition('", line ')
+    number, sep2, function = rest.partition(", in ")
+    function = function.split("\n", 1)[0].strip()
+    if not (sep and sep2 and number.isdigit() and path and function):
+        return None
+    return path, int(number), function
+
+
+def _graph_rows(key, module, first_line):
+    """(key, first, last, path, line, function, backward) for the generated lines of `module`
+    whose node has a stack trace (FX's line -> node map, its lines counted from the function's
+    first), runs of lines from one user line merged."""
+    lines = getattr(module, "_lineno_map", None)
+    if not isinstance(lines, dict):
+        return []
+    nodes = list(module.graph.nodes)
+    rows = []
+    for rel in sorted(lines):
+        index = lines[rel]
+        if index is None or not 0 <= index < len(nodes):
+            continue
+        meta = getattr(nodes[index], "meta", None) or {}
+        trace = meta.get("stack_trace")
+        where = _user_line(trace) if isinstance(trace, str) else None
+        if where is None:
+            continue
+        line = rel + first_line
+        row = (key, line, line) + where + (bool(meta.get("autograd_backward")),)
+        last = rows[-1] if rows else None
+        if last is not None and last[2] == line - 1 and last[3:] == row[3:]:
+            rows[-1] = last[:2] + (line,) + last[3:]
+        else:
+            rows.append(row)
+    return rows

@@ -1,0 +1,82 @@
+"""tests/torch/progs/compiled.py CASE STEPS [BACKEND] [--oracle]: a small training loop under
+torch.compile (backend aot_eager by default: no Triton needed), one case per way a compiled
+model meets a sync (issue 34). Each syncing line carries a `# sync: NAME` marker.
+
+  item_stat      a .item() statistic in a compiled forward: a graph break, the sync runs eagerly
+  mask_apart     a boolean-mask loss compiled apart from the model: a graph break at the mask,
+                 and the backward of the index (IndexBackward0) outside any graph
+  mask_in_graph  the same loss inside the compiled model with capture_dynamic_output_shape_ops:
+                 the mask's nonzero runs INSIDE the compiled graph (generated code), and so does
+                 its backward (the compiled graph's one backward node)
+  opt_step       a compiled optimizer step (torch.compile(opt.step)), no sync: Dynamo must do as
+                 it does without the agent
+
+Prints, as JSON: Dynamo's counters (frames, graph breaks, recompiles, unimplemented, stats) and
+the parameters' sum, which must be the same with and without the agent. --oracle: runs under
+torch.cuda.set_sync_debug_mode("warn") and prints each sync warning's (file, line) too."""
+import json
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+case, steps = sys.argv[1], int(sys.argv[2])
+backend = sys.argv[3] if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else "aot_eager"
+oracle = "--oracle" in sys.argv
+dev = torch.device("cuda")
+torch.manual_seed(0)
+lin = torch.nn.Linear(16, 4).to(dev)
+opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+
+
+def masked_loss(logits, target):
+    valid = target >= 0
+    return F.cross_entropy(logits[valid], target[valid])  # sync: mask
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = lin
+        self.stat = 0.0
+
+    def forward(self, x, target):
+        h = self.lin(x)
+        if case == "item_stat":
+            self.stat = h.abs().mean().item()  # sync: item_stat
+        if case == "mask_in_graph":
+            return masked_loss(h, target)
+        return F.cross_entropy(h, target.clamp(min=0))
+
+
+if case == "mask_in_graph":
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+net = torch.compile(Net(), backend=backend)
+loss_fn = torch.compile(masked_loss, backend=backend)
+step_fn = torch.compile(opt.step, backend=backend)
+if oracle:
+    torch.cuda.set_sync_debug_mode("warn")
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    for _ in range(steps):
+        x = torch.randn(32, 16, device=dev)
+        target = torch.randint(-1, 4, (32,), device=dev)
+        loss = loss_fn(lin(x), target) if case == "mask_apart" else net(x, target)
+        loss.backward()
+        if case == "opt_step":
+            step_fn()
+        else:
+            opt.step()
+        opt.zero_grad()
+torch.cuda.set_sync_debug_mode(0)
+from torch._dynamo.utils import counters  # noqa: E402
+
+out = {"case": case,
+       "dynamo": {k: dict(sorted(counters[k].items()))
+                  for k in ("frames", "graph_break", "recompiles", "unimplemented", "stats")},
+       "params": round(float(sum(p.detach().double().sum() for p in lin.parameters())), 6)}
+if oracle:
+    out["warned"] = sorted({(w.filename, w.lineno) for w in seen
+                            if "called a synchronizing CUDA operation" in str(w.message)})
+print(json.dumps(out), flush=True)
