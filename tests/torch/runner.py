@@ -1,8 +1,11 @@
 """tests/torch/runner.py [--dir DIR] [PATTERN]: runs tests/torch/test_*.py (or DIR's: tests/public
 for `make test-public`) (unittest; PATTERN narrows the files, e.g. test_seed003) on real PyTorch
 over the simulated device and closes with one line "torch: N passed, M failed". TORCH_PYTHON
-names the venv's interpreter (tests/torch.mk)."""
+names the venv's interpreter (tests/torch.mk). TORCH_JOBS=N (default 1) runs N test files at a
+time, each in a runner of its own, their outputs printed whole in the files' order."""
 import os
+import re
+import subprocess
 import sys
 import unittest
 
@@ -28,12 +31,51 @@ def main():
     pattern = (args[0] if args else "test_") + "*.py"
     if not pattern.startswith("test_"):
         pattern = "test_" + pattern
+    jobs = int(os.environ.get("TORCH_JOBS", "1") or 1)
+    if jobs > 1:
+        return run_parallel(where, pattern, jobs)
     suite = unittest.defaultTestLoader.discover(where, pattern=pattern, top_level_dir=where)
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     skipped = len(result.skipped)
     passed = max(0, result.testsRun - failed - skipped)  # a class set-up's error runs no test
     failed += skipped  # a skipped check is a defect: counted as a failure
+    print(f"torch: {passed} passed, {failed} failed")
+    return 0 if failed == 0 and passed > 0 else 1
+
+
+def run_parallel(where, pattern, jobs):
+    """Each file matching pattern in a runner of its own (TORCH_JOBS=1 there), `jobs` at a time;
+    the totals of their closing lines."""
+    import fnmatch
+    files = sorted(f[:-3] for f in os.listdir(where) if fnmatch.fnmatch(f, pattern))
+    env = dict(os.environ, TORCH_JOBS="1")
+    cmd = [sys.executable, os.path.abspath(__file__), "--dir", where]
+    import tempfile
+    import time
+    running, results, passed, failed = [], {}, 0, 0
+    pending = list(files)
+    while pending or running:
+        while pending and len(running) < jobs:
+            name = pending.pop(0)
+            log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: nothing waits on a reader
+            running.append((name, log, subprocess.Popen(cmd + [name], env=env, stdout=log,
+                                                        stderr=subprocess.STDOUT, text=True)))
+        done = [x for x in running if x[2].poll() is not None]
+        if not done:
+            time.sleep(0.2)
+            continue
+        for name, log, proc in done:
+            running.remove((name, log, proc))
+            log.seek(0)
+            results[name] = (log.read(), proc.returncode)
+            log.close()
+    for name in files:
+        out, rc = results[name]
+        sys.stdout.write(out)
+        m = re.search(r"^torch: (\d+) passed, (\d+) failed$", out, re.M)
+        passed += int(m.group(1)) if m else 0
+        failed += int(m.group(2)) if m else 1  # a runner that died without its line
     print(f"torch: {passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
 
