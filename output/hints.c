@@ -694,9 +694,22 @@ static const struct op_rule *cause_rule(const struct rep_site *site)
     return NULL;
 }
 
+static void op_of(const struct rep_site *site, struct site_op *out);
+static void graph_break_advice(const struct rep_site *site, struct site_op *out);
+
 void hints_op(const struct rep_site *site, struct site_op *out)
 {
     memset(out, 0, sizeof *out);
+    op_of(site, out);
+    char node[96];
+    bool custom;
+    const char *matched;
+    if (!site_node(site, node, sizeof node, &custom, &matched))
+        graph_break_advice(site, out);
+}
+
+static void op_of(const struct rep_site *site, struct site_op *out)
+{
     char node[96];
     bool custom;
     const char *matched;
@@ -779,6 +792,62 @@ void hints_op(const struct rep_site *site, struct site_op *out)
         }
     }
     snprintf(out->op, sizeof out->op, "%s", str(site->api)); /* no rule: the API is all we know */
+}
+
+/* ---- torch.compile: a sync at a graph break ------------------------------------------------ */
+
+/* Whether the user frame u runs under Dynamo's frame evaluation: the native frames just outside
+ * it (before the next Python frame) hold libtorch_python's dynamo_ eval-frame functions. Such a
+ * frame is a compiled function's code run eagerly after a graph break (or a resume function). */
+static bool at_graph_break(const struct rep_frame *f, uint32_t u, uint32_t end)
+{
+    for (uint32_t i = u + 1; i < end && !f[i].python; i++)
+        if (!strncmp(rep_base_name(str(f[i].module)), "libtorch_python", 15) &&
+            !strncmp(str(f[i].function), "dynamo_", 7))
+            return true;
+    return false;
+}
+
+/* What to do about a sync that broke a compiled graph, by the op (its prefix), the first that
+ * matches; the last row is every other op's. */
+static const struct {
+    const char *op;
+    const char *advice;
+} compiled_advice[] = {
+    {"Tensor.item", "torch.compile breaks its graph at this .item() and runs it eagerly: keep the "
+                    "value a tensor; torch._dynamo.config.capture_scalar_outputs = True keeps it "
+                    "in the graph (it still waits)"},
+    {"x[bool_mask]", "torch.compile breaks its graph at this data-dependent shape: "
+                     "torch.where(mask, x, 0) or the loss's ignore_index needs no break and no "
+                     "wait; capture_dynamic_output_shape_ops = True keeps it in the graph (it "
+                     "still waits)"},
+    {"torch.nonzero", "torch.compile breaks its graph at this data-dependent shape: "
+                      "torch.nonzero_static keeps it whole; capture_dynamic_output_shape_ops = "
+                      "True keeps it in the graph (it still waits)"},
+    {"Tensor.__bool__", "torch.compile breaks its graph at this data-dependent branch: "
+                        "torch.where or torch.cond keeps it on the device; a check can be "
+                        "torch._check or move out of the compiled function"},
+    {"Tensor.__repr__", "torch.compile breaks its graph to print a tensor: print outside the "
+                        "compiled function, every N steps"},
+    {"", "torch.compile breaks its graph at this sync and runs it eagerly: move it out of the "
+         "compiled function, or keep the value on the device"},
+};
+
+static void graph_break_advice(const struct rep_site *site, struct site_op *out)
+{
+    bool found;
+    uint32_t u = user_frame(site, &found);
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    if (!found || !site->frames[u].python || *str(site->frames[u].module) ||
+        !at_graph_break(site->frames, u, sec.own))
+        return;
+    for (size_t i = 0; i < ARRAY_SIZE(compiled_advice); i++) {
+        const char *k = compiled_advice[i].op;
+        if (!strncmp(out->op, k, strlen(k))) {
+            snprintf(out->compiled, sizeof out->compiled, "%s", compiled_advice[i].advice);
+            return;
+        }
+    }
 }
 
 bool hints_rule_at(size_t i, const char **key, const char **op)

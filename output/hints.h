@@ -39,6 +39,9 @@ struct site_op {
     char matched[200];   /* the exact name the rule is keyed by (a node's marker or frame for a
                           * backward-pass sync); "" when no rule applies */
     char hint[400];      /* what to do about it; "" when nothing is known beyond the API */
+    char compiled[400];  /* the sync ran eagerly at a torch.compile graph break (its user frame
+                          * is run by Dynamo's frame evaluation): what to do about it in
+                          * compiled code; "" otherwise */
 };
 
 /* The operator and advice of a site. A sync in an autograd node's backward gets the rule of the

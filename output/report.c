@@ -333,7 +333,10 @@ static int key_cmp(const struct rep_frame *a, const struct rep_frame *b)
         return na ? -1 : 1;
     int c;
     if (na) {
-        if ((c = cmp_str(a->function, b->function)) || (c = cmp_str(a->module, b->module)) ||
+        /* a Python frame's module names the generated code it came from (torch.compile): one
+         * user line is one group whichever recompilation ran it */
+        bool py = a->python && b->python;
+        if ((c = cmp_str(a->function, b->function)) || (!py && (c = cmp_str(a->module, b->module))) ||
             (c = cmp_str(a->file, b->file)))
             return c;
         return cmp_u64(a->line, b->line);
@@ -1460,6 +1463,15 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
         fdw_puts(w, "  [matched: ");
         fdw_puts(w, m);
         fdw_puts(w, "]\n");
+    }
+    if (*op.compiled) {
+        fdw_puts(w, "      ");
+        paint(w, SGR_GREEN);
+        fdw_puts(w, "graph break:");
+        paint_end(w, SGR_GREEN);
+        fdw_putc(w, ' ');
+        fdw_puts(w, op.compiled);
+        fdw_putc(w, '\n');
     }
 }
 

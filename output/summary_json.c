@@ -166,6 +166,10 @@ static void write_site(struct fd_writer *w, const struct rep_site *s, const stru
         fdw_puts(w, ", \"hint\": ");
         fdw_json_string(w, op.hint);
     }
+    if (*op.compiled) {
+        fdw_puts(w, ", \"graph_break\": ");
+        fdw_json_string(w, op.compiled);
+    }
     fdw_puts(w, ", \"frames\": [");
     for (uint32_t i = 0; i < s->nframes && s->frames; i++) {
         fdw_puts(w, i ? ",\n" : "\n");

@@ -28,11 +28,12 @@ class Compiled(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, plain.stdout)  # Dynamo's counters, the parameters
         self.assertEqual(warned.returncode, 0, warned.stderr)
-        out = json.loads(r.stdout)
+        out = json.loads(r.stdout.splitlines()[-1])  # after what the program printed
         self.assertEqual(out["dynamo"]["frames"]["ok"], out["dynamo"]["frames"]["total"])
         self.assertNotIn("Dynamo does not know how to trace", r.stderr)  # the agent's hook
         self.assertEqual(len(r.summary()["steps"]), STEPS + 1)  # start-up, then one per step()
-        oracle = {line for path, line in json.loads(warned.stdout)["warned"] if path.endswith(PROG)}
+        oracle = {line for path, line in json.loads(warned.stdout.splitlines()[-1])["warned"]
+                  if path.endswith(PROG)}
         return r, out, oracle
 
     def group(self, r, mark, backward=False):
@@ -48,6 +49,26 @@ class Compiled(unittest.TestCase):
         self.assertIn("op: Tensor.item", g["lines"][1])
         self.assertIn("1.00", g["head"].split()[4])  # syncs/step
         self.assertIn(".item()", g["hint"])
+        self.assertIn("graph break: torch.compile breaks its graph at this .item()", "\n".join(g["lines"]))
+        self.assertIn("capture_scalar_outputs", "\n".join(g["lines"]))
+
+    def test_assert_in_forward_is_made_async(self):
+        # the seed's `assert torch.all(x >= 0)`: Dynamo turns it into an asynchronous assert (no
+        # sync, no graph break), so neither torch's oracle nor the report has anything to say
+        r, out, oracle = self.run_case("assert_all")
+        self.assertEqual(oracle, set())
+        self.assertEqual(sum(out["dynamo"]["graph_break"].values()), 0)
+        self.assertIn("no host-device syncs in the training steps", r.stderr)
+
+    def test_print_in_forward(self):
+        # the seed's print(x): torch's oracle names torch/_tensor_str.py; the report the user's
+        # line, with the graph break it costs
+        r, out, oracle = self.run_case("print_h")
+        self.assertEqual(oracle, set())
+        self.assertGreater(sum(out["dynamo"]["graph_break"].values()), 0)
+        g = self.group(r, "print_h")
+        self.assertIn("op: Tensor.__repr__", g["lines"][1])
+        self.assertIn("graph break: torch.compile breaks its graph to print a tensor", "\n".join(g["lines"]))
 
     def test_mask_loss_compiled_apart(self):
         r, out, oracle = self.run_case("mask_apart")
@@ -60,6 +81,8 @@ class Compiled(unittest.TestCase):
         b = self.group(r, "mask", backward=True)
         self.assertIn("backward of x[bool_mask]", b["lines"][1])
         self.assertIn("backward of masked_loss", b["at"])
+        self.assertIn("graph break: torch.compile breaks its graph at this data-dependent shape",
+                      "\n".join(g["lines"]))
         # Dynamo's resume function is named by the function it resumes
         self.assertNotIn("torch_dynamo_resume", r.stderr)
         self.assertNotIn("torch.compile is in use", r.stderr)
@@ -73,9 +96,10 @@ class Compiled(unittest.TestCase):
         self.assertIn("op: torch.nonzero", g["lines"][1])
         self.assertEqual(g["head"].split()[4], "2.00")
         self.assertIn("nonzero_static", g["hint"])
+        self.assertNotIn("graph break:", "\n".join(g["lines"]))  # it runs inside the graph
         # the compiled graph's backward (one node for the whole graph): the op that waited in it
         # is named, at the user line its generated code came from
-        groups = [x for x in harness.report_groups(r.stderr) if x["backward"]]
+        groups = [x for x in harness.report_groups(r.stderr) if x["backward"] and x["head"].split()[1] != "x"]
         self.assertEqual(len(groups), 1, r.stderr)
         text = "\n".join(groups[0]["lines"])
         self.assertIn("node CompiledFunctionBackward", text)
@@ -83,6 +107,17 @@ class Compiled(unittest.TestCase):
         self.assertRegex(text, rf"in masked_loss +\S*{PROG}:{MARKS['mask']} +\[compiled\]")
         for x in harness.report_groups(r.stderr):  # generated code is never a row's line
             self.assertNotIn("<eval_with_key>", x["at"] or "")
+
+    def test_recompiles_keep_one_row(self):
+        # a new generated module per recompilation, one user line: one row, every sync in it
+        r, out, _ = self.run_case("recompile")
+        self.assertGreater(out["dynamo"]["stats"]["unique_graphs"], 1)
+        g = self.group(r, "mask")
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertEqual(g["head"].split()[4], "2.00")
+        rows = [x for x in harness.report_groups(r.stderr)
+                if not x["backward"] and x["head"].split()[1] != "x"]  # not start-up's "2 x api"
+        self.assertEqual(len(rows), 1, r.stderr)
 
     def test_compiled_optimizer_step(self):
         r, out, _ = self.run_case("opt_step")

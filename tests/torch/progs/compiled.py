@@ -3,11 +3,16 @@ torch.compile (backend aot_eager by default: no Triton needed), one case per way
 model meets a sync (issue 34). Each syncing line carries a `# sync: NAME` marker.
 
   item_stat      a .item() statistic in a compiled forward: a graph break, the sync runs eagerly
+  assert_all     `assert torch.all(h > -1e9)` in a compiled forward (the seed's): a graph break
+  print_h        `print(h)` in a compiled forward (the seed's)
   mask_apart     a boolean-mask loss compiled apart from the model: a graph break at the mask,
                  and the backward of the index (IndexBackward0) outside any graph
   mask_in_graph  the same loss inside the compiled model with capture_dynamic_output_shape_ops:
                  the mask's nonzero runs INSIDE the compiled graph (generated code), and so does
                  its backward (the compiled graph's one backward node)
+  recompile      the mask inside the graph as in mask_in_graph, the batch one row longer each
+                 step: Dynamo recompiles (then marks the size dynamic), one generated module
+                 after another, all from one user line
   opt_step       a compiled optimizer step (torch.compile(opt.step)), no sync: Dynamo must do as
                  it does without the agent
 
@@ -45,12 +50,16 @@ class Net(torch.nn.Module):
         h = self.lin(x)
         if case == "item_stat":
             self.stat = h.abs().mean().item()  # sync: item_stat
-        if case == "mask_in_graph":
+        if case == "assert_all":
+            assert torch.all(h > -1e9)  # sync: assert_all
+        if case == "print_h":
+            print(h[:1, :2])  # sync: print_h
+        if case in ("mask_in_graph", "recompile"):
             return masked_loss(h, target)
         return F.cross_entropy(h, target.clamp(min=0))
 
 
-if case == "mask_in_graph":
+if case in ("mask_in_graph", "recompile"):
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
 net = torch.compile(Net(), backend=backend)
 loss_fn = torch.compile(masked_loss, backend=backend)
@@ -59,9 +68,10 @@ if oracle:
     torch.cuda.set_sync_debug_mode("warn")
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
-    for _ in range(steps):
-        x = torch.randn(32, 16, device=dev)
-        target = torch.randint(-1, 4, (32,), device=dev)
+    for step in range(steps):
+        rows = 32 + step if case == "recompile" else 32
+        x = torch.randn(rows, 16, device=dev)
+        target = torch.randint(-1, 4, (rows,), device=dev)
         loss = loss_fn(lin(x), target) if case == "mask_apart" else net(x, target)
         loss.backward()
         if case == "opt_step":
