@@ -159,22 +159,34 @@ SIM_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
     return sim_ret(sim_device_attribute(value, attr, device));
 }
 
+/* The one context's limits, for the runtime and the driver (cuCtxGetLimit: CUlimit has the
+ * cudaLimit values). */
+cudaError_t sim_limit_get(size_t *value, int limit)
+{
+    if (value == NULL || limit < 0 || (size_t)limit >= sizeof limits / sizeof limits[0])
+        return value == NULL ? cudaErrorInvalidValue : cudaErrorUnsupportedLimit;
+    *value = atomic_load(&limits[limit]);
+    return cudaSuccess;
+}
+
+cudaError_t sim_limit_set(int limit, size_t value)
+{
+    if (limit < 0 || (size_t)limit >= sizeof limits / sizeof limits[0])
+        return cudaErrorUnsupportedLimit;
+    atomic_store(&limits[limit], value);
+    return cudaSuccess;
+}
+
 SIM_API cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 {
     ENTER();
-    if (pValue == NULL || (unsigned)limit >= sizeof limits / sizeof limits[0])
-        return sim_ret(pValue == NULL ? cudaErrorInvalidValue : cudaErrorUnsupportedLimit);
-    *pValue = atomic_load(&limits[limit]);
-    return cudaSuccess;
+    return sim_ret(sim_limit_get(pValue, (int)limit));
 }
 
 SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
     ENTER();
-    if ((unsigned)limit >= sizeof limits / sizeof limits[0])
-        return sim_ret(cudaErrorUnsupportedLimit);
-    atomic_store(&limits[limit], value);
-    return cudaSuccess;
+    return sim_ret(sim_limit_set((int)limit, value));
 }
 
 SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)

@@ -208,6 +208,9 @@ void sim_kernel_set_ns(const void *func, uint64_t ns);
 cudaError_t sim_kernel_handle(cudaKernel_t *out, const void *func);
 cudaError_t sim_kernel_name(const char **name, const void *func);
 void sim_kernel_register(const void *host_fn, const char *device_name);
+/* The context's limits (cudaLimit / CUlimit values; cudaErrorUnsupportedLimit beyond them). */
+cudaError_t sim_limit_get(size_t *value, int limit);
+cudaError_t sim_limit_set(int limit, size_t value);
 cudaError_t sim_occupancy(int *blocks_per_sm, const void *func, int block_size);
 unsigned sim_push_call_config(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream);
 cudaError_t sim_pop_call_config(dim3 *grid, dim3 *block, size_t *shmem, cudaStream_t *stream);
