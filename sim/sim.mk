@@ -101,4 +101,10 @@ $(BUILD)/tests/test_sim$(SIM_TEST_SUFFIX): tests/unit/test_sim.c sim/simcuda.h $
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(SIM_DIR) -lcupti -lcudart \
 	      -Wl,-rpath,$(abspath $(SIM_DIR)) $(SANFLAGS) -lcmocka -lpthread -ldl
 
+# The driver's modules and the calls Triton and Inductor make, linked like a driver-API program.
+$(BUILD)/tests/test_sim_driver$(SIM_TEST_SUFFIX): tests/unit/test_sim_driver.c sim/simcuda.h $(SIM_LIB) $(SIM_DRV_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(SIM_DIR) -lcuda -lcudart \
+	      -Wl,-rpath,$(abspath $(SIM_DIR)) $(SANFLAGS) -lcmocka -lpthread -ldl
+
 -include $(SIM_OBJS:.o=.d) $(SIM_DIR)/obj/driver_api.d $(SIM_DIR)/obj/driver_ext.d $(SIM_DIR)/obj/module_api.d $(SIM_DIR)/obj/cupti_api.d
