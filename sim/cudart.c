@@ -1191,6 +1191,11 @@ SIM_API unsigned long long simcuda_thread_sync_count(void)
     return sim_thread_sync_count();
 }
 
+SIM_API unsigned long long simcuda_kernel_count(void)
+{
+    return sim_kernel_count();
+}
+
 SIM_API unsigned long long simcuda_call_count(const char *api)
 {
     return sim_call_count(api);

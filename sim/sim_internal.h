@@ -211,6 +211,8 @@ void sim_kernel_register(const void *host_fn, const char *device_name);
 /* The context's limits (cudaLimit / CUlimit values; cudaErrorUnsupportedLimit beyond them). */
 cudaError_t sim_limit_get(size_t *value, int limit);
 cudaError_t sim_limit_set(int limit, size_t value);
+/* Kernels queued so far (simcuda_kernel_count). */
+unsigned long long sim_kernel_count(void);
 cudaError_t sim_occupancy(int *blocks_per_sm, const void *func, int block_size);
 unsigned sim_push_call_config(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream);
 cudaError_t sim_pop_call_config(dim3 *grid, dim3 *block, size_t *shmem, cudaStream_t *stream);

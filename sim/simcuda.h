@@ -31,6 +31,10 @@ unsigned long long simcuda_device_ready_ns(void);
  * device (made the host wait for device work, even work already finished): the ground truth
  * of which calls are syncs. Unchanged across a call means the call did not wait. */
 unsigned long long simcuda_thread_sync_count(void);
+/* Added by the simulator: how many kernels were queued so far in the process, whatever the way
+ * (runtime, driver API, the vendor libraries, graph launches: each kernel of a graph): the
+ * ground truth of a tool's launch counts. */
+unsigned long long simcuda_kernel_count(void);
 
 #ifdef __cplusplus
 }
