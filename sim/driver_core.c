@@ -25,6 +25,11 @@ static CUresult cu_result(cudaError_t err)
     case cudaErrorInvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
     case cudaErrorInvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
     case cudaErrorUnsupportedLimit: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    case cudaErrorStreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case cudaErrorStreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case cudaErrorStreamCaptureImplicit: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    case cudaErrorStreamCaptureWrongThread: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    case cudaErrorIllegalState: return CUDA_ERROR_ILLEGAL_STATE;
     default: return CUDA_ERROR_UNKNOWN;
     }
 }
@@ -245,8 +250,10 @@ cudaError_t sim_drv_free(void *ptr, bool host)
     enum sim_mem_kind kind = sim_mem_lookup(ptr, &r);
     if (!(MASK(kind) & mask) || kind == SIM_MEM_PAGEABLE || r.base != (uintptr_t)ptr || !r.owned)
         DRV_RETURN(cudaErrorInvalidValue);
-    sim_device_synchronize(); /* frees synchronize implicitly (CUDA "API synchronization behavior") */
-    DRV_RETURN(sim_mem_release(ptr, mask));
+    /* frees synchronize implicitly (CUDA "API synchronization behavior"): refused during a
+     * capture that forbids it, the memory kept */
+    cudaError_t err = sim_device_synchronize();
+    DRV_RETURN(err != cudaSuccess ? err : sim_mem_release(ptr, mask));
 }
 
 /* ---- the table for libcuda.so.1 and libcupti.so.13 ------------------------------------------ */
@@ -310,6 +317,15 @@ static cudaError_t ops_launch_ex(const CUlaunchConfig *config, const void *func,
 static cudaError_t ops_stream_check(cudaStream_t stream, bool per_thread)
 {
     return sim_stream_check(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY);
+}
+
+static cudaError_t ops_capture_status(cudaStream_t stream, bool per_thread, int *status)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t err = sim_capture_info(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY,
+                                       &st, NULL, NULL);
+    *status = (int)st; /* CUstreamCaptureStatus has the same values */
+    return err;
 }
 
 static uint64_t ops_default_kernel_ns(void)
@@ -424,6 +440,7 @@ const struct simcuda_private_ops sim_private_ops = {
     .driver_is_initialized = sim_driver_is_initialized,
     .launch_ex = ops_launch_ex,
     .stream_check = ops_stream_check,
+    .capture_status = ops_capture_status,
     .limit_get = sim_limit_get,
     .limit_set = sim_limit_set,
 };

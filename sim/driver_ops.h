@@ -102,6 +102,8 @@ struct simcuda_private_ops {
     cudaError_t (*launch_ex)(const CUlaunchConfig *config, const void *func, void **params,
                              void **extra, bool per_thread);
     cudaError_t (*stream_check)(cudaStream_t stream, bool per_thread);
+    /* the stream's capture status (a cudaStreamCaptureStatus / CUstreamCaptureStatus value) */
+    cudaError_t (*capture_status)(cudaStream_t stream, bool per_thread, int *status);
     cudaError_t (*limit_get)(size_t *value, int limit);
     cudaError_t (*limit_set)(int limit, size_t value);
 };

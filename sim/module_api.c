@@ -433,14 +433,16 @@ DRV_API CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     return R(ops()->limit_set((int)limit, value));
 }
 
-/* No stream is ever capturing (sim/README.md: graphs are not simulated). */
+/* The stream's capture status, as cudaStreamIsCapturing says it (Triton skips its printf-FIFO
+ * and other set-up while a stream captures). */
 static CUresult is_capturing(CUstream hStream, CUstreamCaptureStatus *captureStatus, bool pt)
 {
     if (captureStatus == NULL)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult rc = R(ops()->stream_check(hStream, pt));
+    int status = 0;
+    CUresult rc = R(ops()->capture_status(hStream, pt, &status));
     if (rc == CUDA_SUCCESS)
-        *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+        *captureStatus = (CUstreamCaptureStatus)status;
     return rc;
 }
 

@@ -219,12 +219,25 @@ static void test_limits_are_the_runtimes(void **state)
     assert_int_equal(cuCtxSetLimit((CUlimit)0x7f, 1), CUDA_ERROR_UNSUPPORTED_LIMIT);
 }
 
-static void test_no_stream_is_capturing(void **state)
+/* cuStreamIsCapturing says what cudaStreamIsCapturing says (Triton asks before its set-up). */
+static void test_stream_is_capturing(void **state)
 {
     (void)state;
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
     assert_int_equal(cuStreamIsCapturing(NULL, &st), CUDA_SUCCESS);
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
+    CUstream s;
+    assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    assert_int_equal(cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    assert_int_equal(cuStreamIsCapturing(s, &st), CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    /* waiting for the capturing stream through the driver fails the same way, and invalidates */
+    assert_int_equal(cuStreamSynchronize(s), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    assert_int_equal(cuStreamIsCapturing(s, &st), CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cudaGraph_t g;
+    assert_int_equal(cudaStreamEndCapture((cudaStream_t)s, &g), cudaErrorStreamCaptureInvalidated);
+    assert_int_equal(cuStreamDestroy(s), CUDA_SUCCESS);
     assert_int_equal(cuStreamIsCapturing(NULL, NULL), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(cuStreamIsCapturing((CUstream)0x1234, &st), CUDA_ERROR_INVALID_HANDLE);
 }
@@ -309,7 +322,7 @@ int main(void)
         cmocka_unit_test(test_ptx_file_and_bad_images),
         cmocka_unit_test(test_launch_kernel_ex_occupies_the_stream),
         cmocka_unit_test(test_limits_are_the_runtimes),
-        cmocka_unit_test(test_no_stream_is_capturing),
+        cmocka_unit_test(test_stream_is_capturing),
         cmocka_unit_test(test_pointer_attributes_of_known_and_unknown_memory),
         cmocka_unit_test(test_tensor_map_im2col),
     };

@@ -2,8 +2,11 @@
 (Inductor: Triton kernels launched through the driver API, cuBLAS for the matmuls) trained
 forward + backward + SGD for several steps on the simulated device, for tests/torch/test_inductor.py.
 Each step ends with the optimizer step (the agent's step boundary); after it the program reads
-the simulator's count of kernels queued (simcuda_kernel_count: runtime, driver and vendor
-launches alike), and prints the kernels of each step, then the last loss, as JSON lines.
+the simulator's counts of launch calls (simcuda_launch_count: each kernel launched by itself,
+through the runtime, the driver or a vendor library, captured or run, and each CUDA graph
+launch once) and of
+kernels queued (simcuda_kernel_count: a graph's kernels too), and prints each step's, then the
+last loss. --mode reduce-overhead: Inductor's CUDA graphs (captured and replayed).
 
     inductor.py [--steps N] [--mode default|reduce-overhead] [--compile-step]"""
 import argparse
@@ -13,11 +16,13 @@ import json
 import torch
 
 
-def kernels_queued():
-    # the simulated libcudart.so.13 torch loaded (the harness puts build/sim first)
+def device_counts():
+    """(launches made, kernels queued) so far, from the simulated libcudart.so.13 torch loaded
+    (the harness puts build/sim first)."""
     lib = ctypes.CDLL("libcudart.so.13")
+    lib.simcuda_launch_count.restype = ctypes.c_ulonglong
     lib.simcuda_kernel_count.restype = ctypes.c_ulonglong
-    return lib.simcuda_kernel_count()
+    return lib.simcuda_launch_count(), lib.simcuda_kernel_count()
 
 
 class Net(torch.nn.Module):
@@ -43,16 +48,18 @@ def main():
     step = torch.compile(opt.step) if args.compile_step else opt.step
     x = torch.randn(16, 32, device="cuda")
     target = torch.randn(16, 8, device="cuda")
-    per_step, last = [], kernels_queued()
+    launches, kernels, last = [], [], device_counts()
     for _ in range(args.steps):
         loss = torch.nn.functional.mse_loss(compiled(x), target)
         opt.zero_grad()
         loss.backward()
         step()
-        now = kernels_queued()
-        per_step.append(now - last)
+        now = device_counts()
+        launches.append(now[0] - last[0])
+        kernels.append(now[1] - last[1])
         last = now
-    print("kernels per step: " + json.dumps(per_step))
+    print("launches per step: " + json.dumps(launches))
+    print("kernels per step: " + json.dumps(kernels))
     print("loss: %.4f" % loss.item())
     print(f"steps: {args.steps}")
 
