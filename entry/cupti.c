@@ -62,7 +62,9 @@ struct cupti_thread {
     /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
     uint32_t last_runtime_corr, last_driver_corr;
     uint64_t last_exit_ns;
-    unsigned runtime_launches_open; /* runtime launches between their ENTER and EXIT */
+    unsigned runtime_launches_open; /* runtime launches between their ENTER and EXIT (a longjmp
+                                     * out of one leaves it open: that thread's driver launches
+                                     * are then taken for its own and no longer counted) */
 };
 static SYNCSPY_TLS struct cupti_thread tl;
 
