@@ -266,6 +266,26 @@ static const struct sim_symbol *find_symbol(const struct CUmod_st *m, const char
     return NULL;
 }
 
+/* The module's handle for name, made at its first lookup (NULL: out of memory). */
+static struct CUfunc_st *function_locked(struct CUmod_st *m, const char *name)
+{
+    for (struct CUfunc_st *f = m->functions; f != NULL; f = f->next)
+        if (!strcmp(f->name, name))
+            return f;
+    struct CUfunc_st *f = calloc(1, sizeof *f);
+    if (f != NULL && (f->name = strdup(name)) == NULL) {
+        free(f);
+        return NULL;
+    }
+    if (f != NULL) {
+        f->module = m;
+        f->next = m->functions;
+        m->functions = f;
+        ops()->kernel_register(f, f->name); /* its name in activity records and cudaFuncGetName */
+    }
+    return f;
+}
+
 /* The same handle for the same name, as the driver gives. */
 DRV_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
@@ -278,27 +298,12 @@ DRV_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const cha
         rc = CUDA_ERROR_INVALID_HANDLE;
     else if (!hmod->any_name && find_symbol(hmod, name, true) == NULL)
         rc = CUDA_ERROR_NOT_FOUND;
-    else {
-        for (f = hmod->functions; f != NULL && strcmp(f->name, name); f = f->next)
-            ;
-        if (f == NULL && (f = calloc(1, sizeof *f)) != NULL && (f->name = strdup(name)) == NULL) {
-            free(f);
-            f = NULL;
-        }
-        if (f == NULL)
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-        else if (f->module == NULL) {
-            f->module = hmod;
-            f->next = hmod->functions;
-            hmod->functions = f;
-        }
-    }
+    else if ((f = function_locked(hmod, name)) == NULL)
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    else
+        *hfunc = f;
     pthread_mutex_unlock(&modules_lock);
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    ops()->kernel_register(f, f->name); /* its name in activity records and cudaFuncGetName */
-    *hfunc = f;
-    return CUDA_SUCCESS;
+    return rc;
 }
 
 /* The module and name of a handle that cuModuleGetFunction gave (any other is invalid). */
