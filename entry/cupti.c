@@ -62,6 +62,9 @@ struct cupti_thread {
     /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
     uint32_t last_runtime_corr, last_driver_corr;
     uint64_t last_exit_ns;
+    unsigned runtime_launches_open; /* runtime launches between their ENTER and EXIT (a longjmp
+                                     * out of one leaves it open: that thread's driver launches
+                                     * are then taken for its own and no longer counted) */
 };
 static SYNCSPY_TLS struct cupti_thread tl;
 
@@ -234,6 +237,118 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
     agent_leave(&k);
 }
 
+/* ---- launches through the driver API ---------------------------------------------------------- */
+
+/* Launches the shim cannot see: the driver's (Triton's cuLaunchKernelEx, found with dlsym;
+ * Inductor's static launcher, torch's driver table from cuGetProcAddress; cuBLAS and cuDNN with
+ * their static runtime) and graph launches. A driver launch made inside a runtime launch (the
+ * runtime launches through the driver: CUPTI reports the nested call) is the runtime launch's,
+ * counted by the shim: the runtime launches are enabled only to know that one is open. */
+enum launch_role { LAUNCH_NONE, LAUNCH_RUNTIME_SHIM, LAUNCH_RUNTIME_GRAPH, LAUNCH_DRIVER };
+
+static const struct {
+    uint32_t domain, cbid;
+    enum launch_role role;
+} launch_cbids[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, LAUNCH_RUNTIME_GRAPH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, LAUNCH_RUNTIME_GRAPH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, LAUNCH_DRIVER},
+};
+
+static enum launch_role launch_role(uint32_t domain, uint32_t cbid)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
+        if (launch_cbids[i].cbid == cbid && launch_cbids[i].domain == domain)
+            return launch_cbids[i].role;
+    return LAUNCH_NONE;
+}
+
+/* The kernel (or graph) and stream of a driver launch, for SYNCSPY_LAUNCHES=trace. */
+static void driver_launch_target(uint32_t cbid, const void *params, const void **func,
+                                 uintptr_t *stream)
+{
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
+        cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
+        const cuLaunchKernelEx_params *p = params;
+        *func = p->f;
+        *stream = p->config ? (uintptr_t)p->config->hStream : 0;
+    } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+               cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz) {
+        const cuGraphLaunch_params *p = params;
+        *func = p->hGraph; /* the executable graph */
+        *stream = (uintptr_t)p->hStream;
+    } else { /* cuLaunchKernel and cuLaunchCooperativeKernel begin alike */
+        const cuLaunchKernel_params *p = params;
+        *func = p->f;
+        *stream = (uintptr_t)p->hStream;
+    }
+}
+
+static void count_launch(uint32_t domain, uint32_t cbid, const CUpti_CallbackData *d)
+{
+    if (agent_thread_busy() || !atomic_load_explicit(&active, memory_order_relaxed))
+        return;
+    agent_count_launch();
+    if (atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)) {
+        const void *func = NULL;
+        uintptr_t stream = 0;
+        if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+            driver_launch_target(cbid, d->functionParams, &func, &stream);
+        agent_trace_launch(api_for(domain, cbid, d->functionName), func, stream);
+    }
+}
+
+static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
+                      const CUpti_CallbackData *d)
+{
+    bool enter = d->callbackSite == CUPTI_API_ENTER;
+    switch (role) {
+    case LAUNCH_RUNTIME_GRAPH:
+        if (enter && tl.runtime_launches_open == 0)
+            count_launch(domain, cbid, d);
+        /* its driver launch inside is its own: */
+        __attribute__((fallthrough));
+    case LAUNCH_RUNTIME_SHIM:
+        if (enter)
+            tl.runtime_launches_open++;
+        else if (tl.runtime_launches_open > 0)
+            tl.runtime_launches_open--;
+        break;
+    case LAUNCH_DRIVER:
+        if (enter && tl.runtime_launches_open == 0)
+            count_launch(domain, cbid, d);
+        break;
+    case LAUNCH_NONE:
+        break;
+    }
+}
+
+static void enable_launches(void)
+{
+    enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
+    size_t failed = 0;
+    for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
+        failed += enable(1, subscriber, (CUpti_CallbackDomain)launch_cbids[i].domain,
+                         launch_cbids[i].cbid) != CUPTI_SUCCESS;
+    if (failed)
+        dbg(1, "CUPTI: %zu launch callbacks could not be enabled", failed);
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *cbdata)
 {
@@ -242,7 +357,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
         return;
     const CUpti_CallbackData *d = cbdata;
     int saved = errno;
-    if (d->callbackSite == CUPTI_API_ENTER)
+    enum launch_role role = launch_role(domain, cbid);
+    if (role != LAUNCH_NONE)
+        on_launch(role, domain, cbid, d);
+    else if (d->callbackSite == CUPTI_API_ENTER)
         on_api_enter(domain, cbid, d);
     else
         on_api_exit(domain, cbid, d);
@@ -291,6 +409,7 @@ static bool subscribe(void)
     static const char *const objects[] = {"libcupti.so", "libcuda.so", "libcudart.so"};
     agent_skip_objects(objects, 3);
     enable_sync_family();
+    enable_launches();
     atomic_store(&active, true);
     dbg(1, "CUPTI: %s subscribed (driver and runtime syncs)", lib_path);
     return true;

@@ -91,10 +91,15 @@ static cudaError_t run_xfer(const struct xfer *x, cudaStream_t stream, sim_defau
         err = sim_mem_check_span(x->src.base, span_of(&x->src, x));
     size_t bytes = x->width * x->height * x->depth;
     uint64_t end = 0;
+    bool wait = host_waits(x, async_api);
+    if (err == cudaSuccess && wait) /* waiting for a capturing stream, or forbidden by a capture */
+        err = sim_capture_blocking_use(stream, def);
     if (err == cudaSuccess)
         err = sim_enqueue(stream, def, sim_copy_ns(bytes), 0, all_streams, NULL, &end);
     if (err != cudaSuccess)
         return err;
+    if (sim_last_enqueue_captured())
+        return cudaSuccess; /* a node of the capture's graph: no bytes move (sim/graphs.c) */
     /* Device memory reads as sim/contents.c says; what lands in device memory is known. */
     for (size_t z = 0; z < x->depth; z++)
         for (size_t y = 0; y < x->height; y++) {
@@ -107,7 +112,6 @@ static cudaError_t run_xfer(const struct xfer *x, cudaStream_t stream, sim_defau
             if (x->dst.side == SIDE_DEVICE)
                 sim_contents_written(d, x->width);
         }
-    bool wait = host_waits(x, async_api);
     SIM_DBG(1, "copy %zu bytes %s -> %s%s: %s %lld ns", bytes, side_names[x->src.side],
             side_names[x->dst.side], async_api ? " (async API)" : "",
             wait ? "host waits" : "queued, ends in", sim_ns_left(end));
@@ -391,12 +395,15 @@ cudaError_t sim_memcpy_3d_batch(size_t n, const struct cudaMemcpy3DBatchOp *ops,
 /* The checks and the timeline of a memset of bytes over [p, p + span): queues it on the
  * stream; *end_ns receives its end. */
 static cudaError_t memset_queue(void *p, size_t span, size_t bytes, cudaStream_t stream,
-                                sim_default_t def, enum sim_mem_kind *kind, uint64_t *end_ns)
+                                sim_default_t def, bool async_api, enum sim_mem_kind *kind,
+                                uint64_t *end_ns)
 {
     *kind = sim_mem_lookup(p, NULL);
     if (*kind == SIM_MEM_PAGEABLE)
         return cudaErrorInvalidValue;
     cudaError_t err = sim_mem_check_span(p, span);
+    if (err == cudaSuccess && *kind != SIM_MEM_DEVICE && !async_api) /* the host would wait */
+        err = sim_capture_blocking_use(stream, def);
     if (err == cudaSuccess)
         err = sim_enqueue(stream, def, sim_copy_ns(bytes), 0, false, NULL, end_ns);
     return err;
@@ -430,8 +437,8 @@ cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t he
     enum sim_mem_kind kind;
     uint64_t end = 0;
     cudaError_t err = memset_queue(p, (depth - 1) * slice + (height - 1) * pitch + width, bytes,
-                                   stream, def, &kind, &end);
-    if (err != cudaSuccess)
+                                   stream, def, async_api, &kind, &end);
+    if (err != cudaSuccess || sim_last_enqueue_captured()) /* captured: sets nothing */
         return err;
     for (size_t z = 0; z < depth; z++)
         for (size_t y = 0; y < height; y++) {
@@ -451,8 +458,8 @@ cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t s
         return cudaErrorInvalidValue;
     enum sim_mem_kind kind;
     uint64_t end = 0;
-    cudaError_t err = memset_queue(p, count * 4, count * 4, stream, def, &kind, &end);
-    if (err != cudaSuccess)
+    cudaError_t err = memset_queue(p, count * 4, count * 4, stream, def, async_api, &kind, &end);
+    if (err != cudaSuccess || sim_last_enqueue_captured()) /* captured: sets nothing */
         return err;
     for (size_t i = 0; i < count; i++)
         memcpy((unsigned char *)p + 4 * i, &value, 4);

@@ -15,39 +15,13 @@
 #include "sim/driver_core.h"
 #include "sim/driver_ops.h"
 
-#include <generated_cuda_runtime_api_meta.h>
+/* generated_cuda_runtime_api_meta.h: through sim/cudart_api.h (it has no include guard) */
 
 #include <cuda_profiler_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A runtime entry point traced for CUPTI (sim/cupti_core.c): RT_ENTER opens the call in the
- * runtime domain with its params struct (the real layout of generated_cuda_runtime_api_meta.h)
- * and RT_RETURN closes it with its return value. The device work inside goes through a traced
- * driver operation (sim/driver_core.c), so a runtime call nests a driver call, as with the real
- * runtime. RT_ENTER_TWIN picks the cbid of the plain entry point or of its _ptsz/_ptds twin. */
-#define RT_ENTER(cbid, ptype, ...)                                                          \
-    ptype rt_params_ = { __VA_ARGS__ };                                                     \
-    struct sim_trace rt_;                                                                   \
-    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##cbid,     \
-                    __func__, &rt_params_)
-#define RT_ENTER_TWIN(cbid, twin_cbid, ptype, ...)                                          \
-    ptype rt_params_ = { __VA_ARGS__ };                                                     \
-    struct sim_trace rt_;                                                                   \
-    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
-                    def == SIM_DEF_LEGACY ? CUPTI_RUNTIME_TRACE_CBID_##cbid                 \
-                                          : CUPTI_RUNTIME_TRACE_CBID_##twin_cbid,           \
-                    __func__, &rt_params_)
-/* RT_ENTER_TWIN with both cbids named by one macro (expanded before RT_ENTER_TWIN pastes them). */
-#define RT_ENTER_TWIN_OF(...) RT_ENTER_TWIN(__VA_ARGS__)
-#define RT_RETURN(err)                                                                      \
-    do {                                                                                    \
-        cudaError_t rt_err_ = sim_ret(err);                                                 \
-        sim_trace_exit(&rt_, &rt_err_);                                                     \
-        return rt_err_;                                                                     \
-    } while (0)
 
 /* nvcc's host-side hooks: declared only in the C++ headers crt/host_runtime.h and
  * crt/device_functions.h; the same types here so nvcc-compiled programs link and run. */
@@ -159,22 +133,34 @@ SIM_API cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
     return sim_ret(sim_device_attribute(value, attr, device));
 }
 
+/* The one context's limits, for the runtime and the driver (cuCtxGetLimit: CUlimit has the
+ * cudaLimit values). */
+cudaError_t sim_limit_get(size_t *value, int limit)
+{
+    if (value == NULL || limit < 0 || (size_t)limit >= sizeof limits / sizeof limits[0])
+        return value == NULL ? cudaErrorInvalidValue : cudaErrorUnsupportedLimit;
+    *value = atomic_load(&limits[limit]);
+    return cudaSuccess;
+}
+
+cudaError_t sim_limit_set(int limit, size_t value)
+{
+    if (limit < 0 || (size_t)limit >= sizeof limits / sizeof limits[0])
+        return cudaErrorUnsupportedLimit;
+    atomic_store(&limits[limit], value);
+    return cudaSuccess;
+}
+
 SIM_API cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 {
     ENTER();
-    if (pValue == NULL || (unsigned)limit >= sizeof limits / sizeof limits[0])
-        return sim_ret(pValue == NULL ? cudaErrorInvalidValue : cudaErrorUnsupportedLimit);
-    *pValue = atomic_load(&limits[limit]);
-    return cudaSuccess;
+    return sim_ret(sim_limit_get(pValue, (int)limit));
 }
 
 SIM_API cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
     ENTER();
-    if ((unsigned)limit >= sizeof limits / sizeof limits[0])
-        return sim_ret(cudaErrorUnsupportedLimit);
-    atomic_store(&limits[limit], value);
-    return cudaSuccess;
+    return sim_ret(sim_limit_set((int)limit, value));
 }
 
 SIM_API cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
@@ -370,10 +356,7 @@ SIM_TWINS(cudaStreamGetDevice, _ptsz, (cudaStream_t hStream, int *device),
 
 SIM_TWINS(cudaStreamIsCapturing, _ptsz,
           (cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus),
-          if (pCaptureStatus == NULL) return sim_ret(cudaErrorInvalidValue);
-          cudaError_t err = sim_stream_check(stream, def);
-          if (err == cudaSuccess) *pCaptureStatus = cudaStreamCaptureStatusNone;
-          return sim_ret(err);)
+          return sim_ret(sim_capture_info(stream, def, pCaptureStatus, NULL, NULL));)
 
 SIM_TWINS(cudaStreamAttachMemAsync, _ptsz,
           (cudaStream_t stream, void *devPtr, size_t length, unsigned int flags),
@@ -444,10 +427,12 @@ static size_t pitch_for(size_t width)
     return (width + 511) / 512 * 512;
 }
 
+/* An allocation is a "potentially unsafe" call during a capture (sim/timeline.c). */
 SIM_API cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     ENTER();
-    return sim_ret(sim_mem_alloc(devPtr, size, SIM_MEM_DEVICE, 0));
+    cudaError_t err = sim_capture_unsafe_call();
+    return sim_ret(err != cudaSuccess ? err : sim_mem_alloc(devPtr, size, SIM_MEM_DEVICE, 0));
 }
 
 SIM_TWINS(cudaMallocAsync, _ptsz, (void **devPtr, size_t size, cudaStream_t hStream),
@@ -466,13 +451,16 @@ SIM_API cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int f
 SIM_API cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     ENTER();
-    return sim_ret(sim_mem_alloc(ptr, size, SIM_MEM_PINNED, cudaHostAllocDefault));
+    cudaError_t err = sim_capture_unsafe_call();
+    return sim_ret(err != cudaSuccess ? err
+                                      : sim_mem_alloc(ptr, size, SIM_MEM_PINNED, cudaHostAllocDefault));
 }
 
 SIM_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     ENTER();
-    return sim_ret(sim_mem_alloc(pHost, size, SIM_MEM_PINNED, flags));
+    cudaError_t err = sim_capture_unsafe_call();
+    return sim_ret(err != cudaSuccess ? err : sim_mem_alloc(pHost, size, SIM_MEM_PINNED, flags));
 }
 
 SIM_API cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
@@ -1177,6 +1165,16 @@ SIM_API unsigned long long simcuda_device_ready_ns(void)
 SIM_API unsigned long long simcuda_thread_sync_count(void)
 {
     return sim_thread_sync_count();
+}
+
+SIM_API unsigned long long simcuda_kernel_count(void)
+{
+    return sim_kernel_count();
+}
+
+SIM_API unsigned long long simcuda_launch_count(void)
+{
+    return sim_launch_count();
 }
 
 SIM_API unsigned long long simcuda_call_count(const char *api)

@@ -4,7 +4,10 @@
 #ifndef SIM_CUDART_API_H
 #define SIM_CUDART_API_H
 
+#include "sim/cupti_core.h"
 #include "sim/sim_internal.h"
+
+#include <generated_cuda_runtime_api_meta.h> /* the params structs RT_ENTER fills */
 
 #define SIM_API __attribute__((visibility("default")))
 
@@ -51,5 +54,31 @@
 /* SIM_TWINS of an entry point whose name a macro gives (the name of a form that differs between
  * CUDA versions): expanded first, as SIM_TWINS pastes the name it is given as written. */
 #define SIM_TWINS_OF(...) SIM_TWINS(__VA_ARGS__)
+
+/* A runtime entry point traced for CUPTI (sim/cupti_core.c): RT_ENTER opens the call in the
+ * runtime domain with its params struct (the real layout of generated_cuda_runtime_api_meta.h)
+ * and RT_RETURN closes it with its return value. The device work inside goes through a traced
+ * driver operation (sim/driver_core.c), so a runtime call nests a driver call, as with the real
+ * runtime. RT_ENTER_TWIN picks the cbid of the plain entry point or of its _ptsz/_ptds twin. */
+#define RT_ENTER(cbid, ptype, ...)                                                          \
+    ptype rt_params_ = { __VA_ARGS__ };                                                     \
+    struct sim_trace rt_;                                                                   \
+    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##cbid,     \
+                    __func__, &rt_params_)
+#define RT_ENTER_TWIN(cbid, twin_cbid, ptype, ...)                                          \
+    ptype rt_params_ = { __VA_ARGS__ };                                                     \
+    struct sim_trace rt_;                                                                   \
+    sim_trace_enter(&rt_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
+                    def == SIM_DEF_LEGACY ? CUPTI_RUNTIME_TRACE_CBID_##cbid                 \
+                                          : CUPTI_RUNTIME_TRACE_CBID_##twin_cbid,           \
+                    __func__, &rt_params_)
+/* RT_ENTER_TWIN with both cbids named by one macro (expanded before RT_ENTER_TWIN pastes them). */
+#define RT_ENTER_TWIN_OF(...) RT_ENTER_TWIN(__VA_ARGS__)
+#define RT_RETURN(err)                                                                      \
+    do {                                                                                    \
+        cudaError_t rt_err_ = sim_ret(err);                                                 \
+        sim_trace_exit(&rt_, &rt_err_);                                                     \
+        return rt_err_;                                                                     \
+    } while (0)
 
 #endif

@@ -3,10 +3,10 @@
  * and graphs, memory pools, IPC, CUDA libraries (cudaLibrary*), user objects, and the driver
  * entry-point lookup. Each counts its call and calls hidden code only (the rule of cudart.c).
  *
- * Graphs, capture, IPC and libraries answer as a CUDA installation without them does
- * (cudaErrorNotSupported, documented in sim/README.md): no stream is ever capturing, so
- * cudaStreamGetCaptureInfo says cudaStreamCaptureStatusNone and a program that never captures
- * carries on. Memory pools are real: each device has its default pool, whose attributes can be
+ * Stream capture and graphs are simulated (sim/timeline.c, sim/graphs.c); graph editing (adding
+ * nodes by hand, conditional nodes, user objects), IPC and libraries answer as a CUDA
+ * installation without them does (cudaErrorNotSupported or invalid handles, documented in
+ * sim/README.md). Memory pools are real: each device has its default pool, whose attributes can be
  * read and set; cudaMallocAsync allocates device memory as cudaMalloc does. */
 
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -22,9 +22,13 @@
 /* ============================ stream capture and graphs ==================================== */
 
 /* The capture mode of each thread (cudaThreadExchangeStreamCaptureMode): CUDA's default is
- * global. No capture ever begins, so the mode changes nothing, but it is kept and swapped as
- * CUDA does, for callers that check what they get back. */
+ * global. It decides which calls a capture forbids (sim/timeline.c). */
 static _Thread_local enum cudaStreamCaptureMode capture_mode = cudaStreamCaptureModeGlobal;
+
+enum cudaStreamCaptureMode sim_thread_capture_mode(void)
+{
+    return capture_mode;
+}
 
 SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
 {
@@ -37,22 +41,25 @@ SIM_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMo
     return cudaSuccess;
 }
 
-/* What a capture query says of a stream: not capturing (no stream ever is). The other outputs
- * of its forms are left alone, as CUDA documents them valid only while capturing (id_out
- * excepted, which is 0 here). */
+/* What a capture query says of a stream: its status and capture id. The other outputs of its
+ * forms (the capture's graph and its dependencies) are set to none: the nodes a capture makes
+ * form a chain that only the stream itself extends. */
 static cudaError_t capture_info(cudaStream_t stream, sim_default_t def,
                                 enum cudaStreamCaptureStatus *captureStatus_out,
-                                unsigned long long *id_out)
+                                unsigned long long *id_out, cudaGraph_t *graph_out,
+                                const cudaGraphNode_t **dependencies_out,
+                                const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
-    if (captureStatus_out == NULL)
-        return sim_ret(cudaErrorInvalidValue);
-    cudaError_t err = sim_stream_check(stream, def);
-    if (err != cudaSuccess)
-        return sim_ret(err);
-    *captureStatus_out = cudaStreamCaptureStatusNone;
-    if (id_out != NULL)
-        *id_out = 0;
-    return cudaSuccess;
+    cudaError_t err = sim_capture_info(stream, def, captureStatus_out, id_out, graph_out);
+    if (err == cudaSuccess && *captureStatus_out != cudaStreamCaptureStatusNone) {
+        if (dependencies_out != NULL)
+            *dependencies_out = NULL;
+        if (edgeData_out != NULL)
+            *edgeData_out = NULL;
+        if (numDependencies_out != NULL)
+            *numDependencies_out = 0;
+    }
+    return sim_ret(err);
 }
 
 /* The form with edge data is CUDA 13's cudaStreamGetCaptureInfo and CUDA 12's _v3; CUDA 12 also
@@ -65,14 +72,14 @@ static cudaError_t capture_info(cudaStream_t stream, sim_default_t def,
 SIM_TWINS(cudaStreamGetCaptureInfo, _ptsz,
           (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
            unsigned long long *id_out),
-          return capture_info(stream, def, captureStatus_out, id_out);)
+          return capture_info(stream, def, captureStatus_out, id_out, NULL, NULL, NULL, NULL);)
 
 SIM_TWINS(cudaStreamGetCaptureInfo_v2, _ptsz,
           (cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
            unsigned long long *id_out, cudaGraph_t *graph_out,
            const cudaGraphNode_t **dependencies_out, size_t *numDependencies_out),
-          (void)graph_out; (void)dependencies_out; (void)numDependencies_out;
-          return capture_info(stream, def, captureStatus_out, id_out);)
+          return capture_info(stream, def, captureStatus_out, id_out, graph_out, dependencies_out,
+                              NULL, numDependencies_out);)
 #endif
 
 SIM_TWINS_OF(CAPTURE_INFO_WITH_EDGES, _ptsz,
@@ -80,14 +87,11 @@ SIM_TWINS_OF(CAPTURE_INFO_WITH_EDGES, _ptsz,
               unsigned long long *id_out, cudaGraph_t *graph_out,
               const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
               size_t *numDependencies_out),
-             (void)graph_out; (void)dependencies_out; (void)edgeData_out;
-             (void)numDependencies_out;
-             return capture_info(stream, def, captureStatus_out, id_out);)
+             return capture_info(stream, def, captureStatus_out, id_out, graph_out,
+                                 dependencies_out, edgeData_out, numDependencies_out);)
 
 SIM_TWINS(cudaStreamBeginCapture, _ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
-          if ((unsigned)mode > cudaStreamCaptureModeRelaxed) return sim_ret(cudaErrorInvalidValue);
-          cudaError_t err = sim_stream_check(stream, def);
-          return sim_ret(err != cudaSuccess ? err : cudaErrorNotSupported);)
+          return sim_ret(sim_capture_begin(stream, def, mode));)
 
 SIM_TWINS(cudaStreamBeginCaptureToGraph, _ptsz,
           (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,
@@ -98,18 +102,20 @@ SIM_TWINS(cudaStreamBeginCaptureToGraph, _ptsz,
           cudaError_t err = sim_stream_check(stream, def);
           return sim_ret(err != cudaSuccess ? err : cudaErrorNotSupported);)
 
-/* Ending a capture that never began: cudaErrorIllegalState, as on a stream not capturing. */
+/* Ending a capture that never began: cudaErrorIllegalState; one that a forbidden call
+ * invalidated: cudaErrorStreamCaptureInvalidated and no graph. */
 SIM_TWINS(cudaStreamEndCapture, _ptsz, (cudaStream_t stream, cudaGraph_t *pGraph),
-          if (pGraph == NULL) return sim_ret(cudaErrorInvalidValue);
-          cudaError_t err = sim_stream_check(stream, def);
-          return sim_ret(err != cudaSuccess ? err : cudaErrorIllegalState);)
+          return sim_ret(sim_capture_end(stream, def, pGraph));)
 
-/* Updating a capture's dependencies where none is capturing: cudaErrorIllegalState. The form
- * with edge data is CUDA 13's plain one and CUDA 12's _v2. */
+/* Updating a capture's dependencies: accepted while the stream captures (its nodes stay one
+ * chain), cudaErrorIllegalState where it does not. The form with edge data is CUDA 13's plain
+ * one and CUDA 12's _v2. */
 static cudaError_t update_capture(cudaStream_t stream, sim_default_t def)
 {
-    cudaError_t err = sim_stream_check(stream, def);
-    return sim_ret(err != cudaSuccess ? err : cudaErrorIllegalState);
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t err = sim_capture_info(stream, def, &st, NULL, NULL);
+    return sim_ret(err != cudaSuccess ? err : st == cudaStreamCaptureStatusNone
+                                                  ? cudaErrorIllegalState : cudaSuccess);
 }
 
 #if CUDART_VERSION >= 13000
@@ -131,62 +137,58 @@ SIM_TWINS_OF(UPDATE_CAPTURE_WITH_EDGES, _ptsz,
              (void)dependencies; (void)dependencyData; (void)numDependencies; (void)flags;
              return update_capture(stream, def);)
 
-/* No graph can exist (none is ever captured or created), so every handle is invalid. */
+/* Graphs (sim/graphs.c): made by capture or empty by cudaGraphCreate, instantiated, launched by
+ * replaying their nodes' durations on the stream. cudaGraphLaunch is traced for CUPTI, as the
+ * launches are. */
 SIM_TWINS(cudaGraphLaunch, _ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-          cudaError_t err = sim_stream_check(stream, def);
-          (void)graphExec;
-          return sim_ret(err != cudaSuccess ? err : cudaErrorInvalidResourceHandle);)
+          RT_ENTER_TWIN(cudaGraphLaunch_v10000, cudaGraphLaunch_ptsz_v10000,
+                        cudaGraphLaunch_v10000_params, graphExec, stream);
+          RT_RETURN(sim_graph_launch(graphExec, stream, def));)
 
 SIM_TWINS(cudaGraphUpload, _ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-          cudaError_t err = sim_stream_check(stream, def);
-          (void)graphExec;
-          return sim_ret(err != cudaSuccess ? err : cudaErrorInvalidResourceHandle);)
+          return sim_ret(sim_graph_upload(graphExec, stream, def));)
 
 SIM_API cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 {
     ENTER();
-    (void)flags;
-    return sim_ret(pGraph == NULL ? cudaErrorInvalidValue : cudaErrorNotSupported);
+    if (flags != 0)
+        return sim_ret(cudaErrorInvalidValue);
+    return sim_ret(sim_graph_create(pGraph));
 }
 
 SIM_API cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
     ENTER();
-    (void)graph;
-    return sim_ret(cudaErrorInvalidResourceHandle);
+    return sim_ret(sim_graph_destroy(graph));
 }
 
 SIM_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
     ENTER();
-    (void)graphExec;
-    return sim_ret(cudaErrorInvalidResourceHandle);
+    return sim_ret(sim_graph_exec_destroy(graphExec));
 }
 
+/* The flags (auto-free on launch, upload, device launch, node priority) change nothing here. */
 SIM_API cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                          unsigned long long flags)
 {
     ENTER();
-    (void)graph;
     (void)flags;
-    return sim_ret(pGraphExec == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+    return sim_ret(sim_graph_instantiate(pGraphExec, graph));
 }
 
 SIM_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                                   unsigned long long flags)
 {
     ENTER();
-    (void)graph;
     (void)flags;
-    return sim_ret(pGraphExec == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+    return sim_ret(sim_graph_instantiate(pGraphExec, graph));
 }
 
 SIM_API cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
 {
     ENTER();
-    (void)graph;
-    (void)nodes;
-    return sim_ret(numNodes == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+    return sim_ret(sim_graph_nodes(graph, nodes, numNodes));
 }
 
 /* Adding a node to, or reading the edges of, a graph that cannot exist. The forms with edge data
@@ -256,8 +258,8 @@ SIM_API cudaError_t GRAPH_NODE_DEPENDENCIES_WITH_EDGES(cudaGraphNode_t node,
 SIM_API cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
 {
     ENTER();
-    (void)graph; (void)flags;
-    return sim_ret(path == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+    (void)flags;
+    return sim_ret(sim_graph_dot(graph, path));
 }
 
 SIM_API cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out,

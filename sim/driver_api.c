@@ -186,9 +186,9 @@ DRV_API CUresult cuMemFreeHost(void *p)
     return R(ops()->mem_free(p, true));
 }
 
-/* cuPointerGetAttribute as the driver answers it: device, host (pinned) or, for ordinary host
- * memory that CUDA does not know, CUDA_ERROR_INVALID_VALUE. Managed memory is device memory
- * with CU_POINTER_ATTRIBUTE_IS_MANAGED set. */
+/* cuPointerGetAttribute as the driver answers it: device, host (pinned) or managed memory (device
+ * memory with CU_POINTER_ATTRIBUTE_IS_MANAGED set); for ordinary host memory that CUDA does not
+ * know, CUDA_ERROR_INVALID_VALUE. The attributes are driver_ext.h's pointer_attribute. */
 DRV_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr p)
 {
     if (data == NULL)
@@ -196,19 +196,7 @@ DRV_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute
     struct cudaPointerAttributes a;
     if (ops()->pointer_attributes(&a, ptr(p)) != cudaSuccess || a.type == cudaMemoryTypeUnregistered)
         return CUDA_ERROR_INVALID_VALUE;
-    switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-        *(unsigned int *)data = a.type == cudaMemoryTypeHost ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-        *(unsigned int *)data = a.type == cudaMemoryTypeManaged;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_CONTEXT:
-        *(CUcontext *)data = ops()->context();
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
+    return pointer_attribute(data, attribute, p, &a, true);
 }
 
 /* ---- copies and memsets ---------------------------------------------------------------------- */

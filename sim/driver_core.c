@@ -24,6 +24,12 @@ static CUresult cu_result(cudaError_t err)
     case cudaErrorNotReady: return CUDA_ERROR_NOT_READY;
     case cudaErrorInvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
     case cudaErrorInvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
+    case cudaErrorUnsupportedLimit: return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    case cudaErrorStreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case cudaErrorStreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case cudaErrorStreamCaptureImplicit: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    case cudaErrorStreamCaptureWrongThread: return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+    case cudaErrorIllegalState: return CUDA_ERROR_ILLEGAL_STATE;
     default: return CUDA_ERROR_UNKNOWN;
     }
 }
@@ -209,6 +215,26 @@ cudaError_t sim_drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem
     return drv_launch(func, grid, block, shmem, stream, def, NULL);
 }
 
+cudaError_t sim_drv_launch_ex(const CUlaunchConfig *config, const void *func, void **params,
+                              void **extra, sim_default_t def)
+{
+    bool pt = def == SIM_DEF_PER_THREAD;
+    cuLaunchKernelEx_params p = { config, (CUfunction)(uintptr_t)func, params, extra };
+    DRV_ENTER(PICK(pt, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
+              PICK_NAME(pt, cuLaunchKernelEx, cuLaunchKernelEx_ptsz), &p);
+    if (config->numAttrs != 0 && config->attrs == NULL)
+        DRV_RETURN(cudaErrorInvalidValue);
+    const char *name = NULL;
+    if (func != NULL && atomic_load_explicit(&sim_activity_on, memory_order_relaxed))
+        sim_kernel_name(&name, func);
+    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_KERNEL, .kernel_name = name });
+    dim3 grid = { config->gridDimX, config->gridDimY, config->gridDimZ };
+    dim3 block = { config->blockDimX, config->blockDimY, config->blockDimZ };
+    cudaError_t err = sim_launch(func, grid, block, config->sharedMemBytes, config->hStream, def);
+    sim_op_clear();
+    DRV_RETURN(err);
+}
+
 #define MASK(kind) (1u << (kind))
 
 cudaError_t sim_drv_free(void *ptr, bool host)
@@ -224,8 +250,10 @@ cudaError_t sim_drv_free(void *ptr, bool host)
     enum sim_mem_kind kind = sim_mem_lookup(ptr, &r);
     if (!(MASK(kind) & mask) || kind == SIM_MEM_PAGEABLE || r.base != (uintptr_t)ptr || !r.owned)
         DRV_RETURN(cudaErrorInvalidValue);
-    sim_device_synchronize(); /* frees synchronize implicitly (CUDA "API synchronization behavior") */
-    DRV_RETURN(sim_mem_release(ptr, mask));
+    /* frees synchronize implicitly (CUDA "API synchronization behavior"): refused during a
+     * capture that forbids it, the memory kept */
+    cudaError_t err = sim_device_synchronize();
+    DRV_RETURN(err != cudaSuccess ? err : sim_mem_release(ptr, mask));
 }
 
 /* ---- the table for libcuda.so.1 and libcupti.so.13 ------------------------------------------ */
@@ -277,6 +305,27 @@ static cudaError_t ops_launch_ns(const void *func, uint64_t ns, cudaStream_t str
 {
     return drv_launch(func, (dim3){ 1, 1, 1 }, (dim3){ 128, 1, 1 }, 0, stream,
                       per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY, &ns);
+}
+
+static cudaError_t ops_launch_ex(const CUlaunchConfig *config, const void *func, void **params,
+                                 void **extra, bool per_thread)
+{
+    return sim_drv_launch_ex(config, func, params, extra,
+                             per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY);
+}
+
+static cudaError_t ops_stream_check(cudaStream_t stream, bool per_thread)
+{
+    return sim_stream_check(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY);
+}
+
+static cudaError_t ops_capture_status(cudaStream_t stream, bool per_thread, int *status)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    cudaError_t err = sim_capture_info(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY,
+                                       &st, NULL, NULL);
+    *status = (int)st; /* CUstreamCaptureStatus has the same values */
+    return err;
 }
 
 static uint64_t ops_default_kernel_ns(void)
@@ -389,4 +438,9 @@ const struct simcuda_private_ops sim_private_ops = {
     .log = sim_log,
     .driver_init = sim_driver_init,
     .driver_is_initialized = sim_driver_is_initialized,
+    .launch_ex = ops_launch_ex,
+    .stream_check = ops_stream_check,
+    .capture_status = ops_capture_status,
+    .limit_get = sim_limit_get,
+    .limit_set = sim_limit_set,
 };

@@ -6,6 +6,8 @@
 #ifndef SIM_DRIVER_CORE_H
 #define SIM_DRIVER_CORE_H
 
+#include <cuda.h>
+
 #include "sim/sim_internal.h"
 
 #pragma GCC visibility push(hidden)
@@ -19,6 +21,9 @@ cudaError_t sim_drv_memset_d8(void *dst, unsigned char value, size_t bytes, cuda
                               sim_default_t def, bool async);
 cudaError_t sim_drv_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
                            cudaStream_t stream, sim_default_t def);
+/* cuLaunchKernelEx: the kernel table's duration for func on config->hStream. */
+cudaError_t sim_drv_launch_ex(const CUlaunchConfig *config, const void *func, void **params,
+                              void **extra, sim_default_t def);
 /* cuMemFree / cuMemFreeHost: an implicit device synchronize, then the release (NULL: nothing). */
 cudaError_t sim_drv_free(void *p, bool host);
 

@@ -6,8 +6,8 @@
  *
  * What the simulated device lacks answers CUDA_ERROR_NOT_SUPPORTED as a real driver does on
  * hardware without the feature (and the matching device attribute reads 0): virtual memory
- * management (cuMem{Create,Map,AddressReserve,...}), multicast objects, green contexts, module
- * loading and linking (there is no device code to run). Never calls its own exports. */
+ * management (cuMem{Create,Map,AddressReserve,...}), multicast objects, green contexts, linking
+ * (cuLink*). Modules and cuLaunchKernelEx are in sim/module_api.c. Never calls its own exports. */
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -530,36 +530,7 @@ DRV_API CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataT
     return CUDA_SUCCESS;
 }
 
-/* ---- modules and linking (NVRTC's path): no device code can be loaded ------------------------ */
-
-DRV_API CUresult cuModuleLoad(CUmodule *module, const char *fname)
-{
-    return module == NULL || fname == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-DRV_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
-{
-    return module == NULL || image == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-DRV_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
-                                    CUjit_option *options, void **optionValues)
-{
-    (void)numOptions; (void)options; (void)optionValues;
-    return module == NULL || image == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-DRV_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
-{
-    (void)hmod;
-    return hfunc == NULL || name == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
-}
-
-DRV_API CUresult cuModuleUnload(CUmodule hmod)
-{
-    (void)hmod;
-    return CUDA_ERROR_INVALID_HANDLE;
-}
+/* ---- linking (NVRTC's path): not supported; modules are in sim/module_api.c --------------- */
 
 DRV_API CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
                               CUlinkState *stateOut)

@@ -95,6 +95,17 @@ struct simcuda_private_ops {
     /* added for the driver's initialization (cuInit; CUDA_ERROR_NOT_INITIALIZED before it) */
     void (*driver_init)(void);
     bool (*driver_is_initialized)(void);
+
+    /* added for Triton and Inductor (sim/module_api.c): cuLaunchKernelEx (config checked by the
+     * caller for NULL; traced as cuLaunchKernelEx[_ptsz]), whether a stream handle is valid,
+     * and the context's limits (the runtime's cudaDeviceGetLimit/SetLimit: one context). */
+    cudaError_t (*launch_ex)(const CUlaunchConfig *config, const void *func, void **params,
+                             void **extra, bool per_thread);
+    cudaError_t (*stream_check)(cudaStream_t stream, bool per_thread);
+    /* the stream's capture status (a cudaStreamCaptureStatus / CUstreamCaptureStatus value) */
+    cudaError_t (*capture_status)(cudaStream_t stream, bool per_thread, int *status);
+    cudaError_t (*limit_get)(size_t *value, int limit);
+    cudaError_t (*limit_set)(int limit, size_t value);
 };
 
 /* Exported by the simulated libcudart.so.13. */

@@ -204,14 +204,38 @@ cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
     return sim_launch_ns(func, kernel_ns(func), stream, def);
 }
 
+static _Atomic unsigned long long kernels_queued, launches_made;
+static __thread bool replaying; /* in sim_graph_replay: its kernels are the graph launch's */
+
+unsigned long long sim_kernel_count(void)
+{
+    return atomic_load_explicit(&kernels_queued, memory_order_relaxed);
+}
+
+unsigned long long sim_launch_count(void)
+{
+    return atomic_load_explicit(&launches_made, memory_order_relaxed);
+}
+
+void sim_graph_replay(bool begin)
+{
+    replaying = begin;
+    if (begin)
+        atomic_fetch_add_explicit(&launches_made, 1, memory_order_relaxed);
+}
+
 cudaError_t sim_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, sim_default_t def)
 {
     if (func == NULL)
         return cudaErrorInvalidDeviceFunction;
     uint64_t start = 0, end = 0;
-    cudaError_t err = sim_enqueue(stream, def, ns, 0, false, &start, &end);
-    if (err == cudaSuccess)
+    cudaError_t err = sim_enqueue_kernel(stream, def, ns, func, &start, &end);
+    if (err == cudaSuccess && !replaying) /* a launch call, captured or run */
+        atomic_fetch_add_explicit(&launches_made, 1, memory_order_relaxed);
+    if (err == cudaSuccess && !sim_last_enqueue_captured()) { /* captured: runs at graph launch */
+        atomic_fetch_add_explicit(&kernels_queued, 1, memory_order_relaxed);
         sim_contents_kernel(); /* what it "wrote" reads as zero from now on */
+    }
     SIM_DBG(2, "launch %p: %llu ns, starts in %lld ns", func, (unsigned long long)ns,
             sim_ns_left(start));
     return err;

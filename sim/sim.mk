@@ -60,8 +60,9 @@ $(SIM_LINK): $(SIM_LIB)
 SIM_DRV_LIB := $(SIM_DIR)/libcuda.so.1
 SIM_CUPTI_LIB := $(SIM_DIR)/libcupti.so.$(SIM_CUDA)
 
-$(SIM_DRV_LIB): $(SIM_DIR)/obj/driver_api.o $(SIM_DIR)/obj/driver_ext.o sim/libcuda.map $(SIM_LIB)
-	$(CC) -shared -o $@ $(SIM_DIR)/obj/driver_api.o $(SIM_DIR)/obj/driver_ext.o -Wl,-soname,libcuda.so.1 \
+SIM_DRV_OBJS := $(SIM_DIR)/obj/driver_api.o $(SIM_DIR)/obj/driver_ext.o $(SIM_DIR)/obj/module_api.o
+$(SIM_DRV_LIB): $(SIM_DRV_OBJS) sim/libcuda.map $(SIM_LIB)
+	$(CC) -shared -o $@ $(SIM_DRV_OBJS) -Wl,-soname,libcuda.so.1 \
 	      -Wl,--version-script=sim/libcuda.map -L$(SIM_DIR) -l:libcudart.so.$(SIM_CUDA) \
 	      -Wl,-rpath,'$$ORIGIN' -Wl,--no-undefined $(SIM_SANFLAGS) -ldl
 	@if readelf -rW $@ | grep -Eq '[[:space:]]cu[A-Z][A-Za-z0-9_]*(@|[[:space:]])'; then \
@@ -100,4 +101,10 @@ $(BUILD)/tests/test_sim$(SIM_TEST_SUFFIX): tests/unit/test_sim.c sim/simcuda.h $
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(SIM_DIR) -lcupti -lcudart \
 	      -Wl,-rpath,$(abspath $(SIM_DIR)) $(SANFLAGS) -lcmocka -lpthread -ldl
 
--include $(SIM_OBJS:.o=.d) $(SIM_DIR)/obj/driver_api.d $(SIM_DIR)/obj/driver_ext.d $(SIM_DIR)/obj/cupti_api.d
+# The driver's modules and the calls Triton and Inductor make, linked like a driver-API program.
+$(BUILD)/tests/test_sim_driver$(SIM_TEST_SUFFIX): tests/unit/test_sim_driver.c sim/simcuda.h $(SIM_LIB) $(SIM_DRV_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< -L$(SIM_DIR) -lcuda -lcudart \
+	      -Wl,-rpath,$(abspath $(SIM_DIR)) $(SANFLAGS) -lcmocka -lpthread -ldl
+
+-include $(SIM_OBJS:.o=.d) $(SIM_DIR)/obj/driver_api.d $(SIM_DIR)/obj/driver_ext.d $(SIM_DIR)/obj/module_api.d $(SIM_DIR)/obj/cupti_api.d

@@ -82,6 +82,37 @@ cudaError_t sim_stream_check(cudaStream_t stream, sim_default_t def);
 
 cudaError_t sim_stream_create(cudaStream_t *out, unsigned flags, int priority);
 cudaError_t sim_stream_destroy(cudaStream_t stream);
+/* A kernel of dur_ns (sim_enqueue's), recorded as a kernel node when the stream captures. */
+cudaError_t sim_enqueue_kernel(cudaStream_t stream, sim_default_t def, uint64_t dur_ns,
+                               const void *kernel, uint64_t *start_ns, uint64_t *end_ns);
+/* Whether this thread's last sim_enqueue[_kernel] was captured into a graph (not run: no bytes
+ * move, nothing is waited for). */
+bool sim_last_enqueue_captured(void);
+/* Stream capture (sim/timeline.c): begin, end (the graph, or cudaErrorStreamCaptureInvalidated),
+ * the status and id of a stream's capture. */
+cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def, enum cudaStreamCaptureMode mode);
+cudaError_t sim_capture_end(cudaStream_t stream, sim_default_t def, cudaGraph_t *out);
+cudaError_t sim_capture_info(cudaStream_t stream, sim_default_t def,
+                             enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                             cudaGraph_t *graph);
+/* Before a call that may make the host wait or allocate ("potentially unsafe" during capture):
+ * cudaErrorStreamCaptureUnsupported (and the conflicting captures invalidated) when this
+ * thread's capture mode forbids it now; blocking_use also refuses waiting on a capturing stream. */
+cudaError_t sim_capture_unsafe_call(void);
+cudaError_t sim_capture_blocking_use(cudaStream_t stream, sim_default_t def);
+/* The calling thread's capture mode (cudaThreadExchangeStreamCaptureMode; sim/cudart_ext.c). */
+enum cudaStreamCaptureMode sim_thread_capture_mode(void);
+/* Graphs (sim/graphs.c): made empty or by capture, a node per captured operation (its duration;
+ * kernel: the kernel, else NULL), launched by replaying the durations on a stream. */
+cudaError_t sim_graph_create(cudaGraph_t *out);
+cudaError_t sim_graph_destroy(cudaGraph_t graph);
+cudaError_t sim_graph_append(cudaGraph_t graph, uint64_t ns, const void *kernel);
+cudaError_t sim_graph_nodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *count);
+cudaError_t sim_graph_instantiate(cudaGraphExec_t *out, cudaGraph_t graph);
+cudaError_t sim_graph_exec_destroy(cudaGraphExec_t exec);
+cudaError_t sim_graph_upload(cudaGraphExec_t exec, cudaStream_t stream, sim_default_t def);
+cudaError_t sim_graph_launch(cudaGraphExec_t exec, cudaStream_t stream, sim_default_t def);
+cudaError_t sim_graph_dot(cudaGraph_t graph, const char *path);
 cudaError_t sim_stream_query(cudaStream_t stream, sim_default_t def);
 cudaError_t sim_stream_synchronize(cudaStream_t stream, sim_default_t def);
 cudaError_t sim_stream_wait_event(cudaStream_t stream, sim_default_t def, cudaEvent_t event,
@@ -208,6 +239,15 @@ void sim_kernel_set_ns(const void *func, uint64_t ns);
 cudaError_t sim_kernel_handle(cudaKernel_t *out, const void *func);
 cudaError_t sim_kernel_name(const char **name, const void *func);
 void sim_kernel_register(const void *host_fn, const char *device_name);
+/* The context's limits (cudaLimit / CUlimit values; cudaErrorUnsupportedLimit beyond them). */
+cudaError_t sim_limit_get(size_t *value, int limit);
+cudaError_t sim_limit_set(int limit, size_t value);
+/* Kernels queued so far (simcuda_kernel_count), and launch calls (simcuda_launch_count: each
+ * kernel launched by itself, captured or not, each graph launch once); sim_graph_replay(true/false) brackets a
+ * graph launch's replay on the calling thread. */
+unsigned long long sim_kernel_count(void);
+unsigned long long sim_launch_count(void);
+void sim_graph_replay(bool begin);
 cudaError_t sim_occupancy(int *blocks_per_sm, const void *func, int block_size);
 unsigned sim_push_call_config(dim3 grid, dim3 block, size_t shmem, cudaStream_t stream);
 cudaError_t sim_pop_call_config(dim3 *grid, dim3 *block, size_t *shmem, cudaStream_t *stream);

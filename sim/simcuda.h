@@ -31,6 +31,15 @@ unsigned long long simcuda_device_ready_ns(void);
  * device (made the host wait for device work, even work already finished): the ground truth
  * of which calls are syncs. Unchanged across a call means the call did not wait. */
 unsigned long long simcuda_thread_sync_count(void);
+/* Added by the simulator: how many kernels were queued so far in the process, whatever the way
+ * (runtime, driver API, the vendor libraries, graph launches: each kernel of a graph); a kernel
+ * launched into a capturing stream is queued when its graph is launched. */
+unsigned long long simcuda_kernel_count(void);
+/* Added by the simulator: how many launch calls succeeded so far in the process: each kernel
+ * launched by itself (any way, as simcuda_kernel_count, and also into a capturing stream, where
+ * it is recorded rather than queued) and each graph launch once (its kernels are not launches
+ * of their own): what a tool's launches per step are checked against. */
+unsigned long long simcuda_launch_count(void);
 
 #ifdef __cplusplus
 }

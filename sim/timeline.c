@@ -1,8 +1,10 @@
 /* sim/timeline.c: the simulated device's timeline. Each stream knows when its queued work ends
  * (ready_ns, CLOCK_MONOTONIC); queuing work moves that forward, never the host. Only the
  * synchronizing calls sleep, and never while holding the lock. Owns streams (legacy default,
- * per-thread default, created), events, and the host-function thread that runs
- * cudaLaunchHostFunc / cudaStreamAddCallback callbacks when the timeline reaches them. */
+ * per-thread default, created), their capture state (a capturing stream appends what is queued
+ * on it to its graph, sim/graphs.c, instead of running it), events, and the host-function
+ * thread that runs cudaLaunchHostFunc / cudaStreamAddCallback callbacks when the timeline
+ * reaches them. */
 #include "sim/sim_internal.h"
 #include "sim/cupti_core.h"
 
@@ -20,6 +22,13 @@ struct CUstream_st {
     int priority;
     unsigned long long id;
     uint64_t ready_ns;               /* when the work queued so far ends */
+    struct {                         /* stream capture (cudaStreamBeginCapture) */
+        enum cudaStreamCaptureStatus status;
+        enum cudaStreamCaptureMode mode;
+        unsigned long long id;
+        pthread_t thread;            /* who began it */
+        cudaGraph_t graph;           /* what is captured so far */
+    } cap;
 };
 
 struct CUevent_st {
@@ -53,6 +62,8 @@ static struct CUstream_st legacy = { .role = ROLE_LEGACY };
 static struct CUstream_st *streams;
 static struct CUevent_st *events;
 static unsigned long long next_stream_id = 1;
+static unsigned long long next_capture_id = 1;
+static __thread bool last_enqueue_captured;
 /* Work queued on streams that are gone still has to finish: device synchronize waits for
  * it and so does the legacy stream (for blocking streams). */
 static uint64_t retired_any_ns, retired_blocking_ns;
@@ -212,12 +223,205 @@ static uint64_t start_time_locked(const struct CUstream_st *s, uint64_t dep_ns, 
     return start;
 }
 
-cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns, uint64_t dep_ns,
-                        bool all_streams, uint64_t *start_ns, uint64_t *end_ns)
+/* --- stream capture ------------------------------------------------------------------------- */
+
+static bool capturing(const struct CUstream_st *s)
+{
+    return s->cap.status != cudaStreamCaptureStatusNone;
+}
+
+/* Synchronizing or querying a capturing stream (or the legacy stream while a blocking stream
+ * captures) necessarily conflicts with its capture, whatever the modes: refused with
+ * cudaErrorStreamCaptureUnsupported (Implicit for the legacy stream), the capture invalidated. */
+static cudaError_t legacy_use_locked(const struct CUstream_st *s);
+
+static cudaError_t conflicts_with_capture_locked(struct CUstream_st *s)
+{
+    if (s->cap.status == cudaStreamCaptureStatusActive) {
+        s->cap.status = cudaStreamCaptureStatusInvalidated;
+        return cudaErrorStreamCaptureUnsupported;
+    }
+    if (s->cap.status == cudaStreamCaptureStatusInvalidated)
+        return cudaErrorStreamCaptureUnsupported;
+    return legacy_use_locked(s);
+}
+
+/* The legacy stream synchronizes with every blocking stream: using it while one of them
+ * captures is an implicit dependency on the capture, which CUDA refuses
+ * (cudaErrorStreamCaptureImplicit) and which invalidates that capture. */
+static cudaError_t legacy_use_locked(const struct CUstream_st *s)
+{
+    if (s->role != ROLE_LEGACY)
+        return cudaSuccess;
+    cudaError_t err = cudaSuccess;
+    for (struct CUstream_st *o = streams; o != NULL; o = o->next)
+        if (is_blocking(o) && o->cap.status == cudaStreamCaptureStatusActive) {
+            o->cap.status = cudaStreamCaptureStatusInvalidated;
+            err = cudaErrorStreamCaptureImplicit;
+        }
+    return err;
+}
+
+/* Whether a call that may make the host wait (a sync, a blocking copy or memset, an allocation
+ * or free: CUDA's "potentially unsafe" calls) is prohibited for the calling thread now: its
+ * capture mode (cudaThreadExchangeStreamCaptureMode) is not relaxed and it has a capture of its
+ * own not begun relaxed, or its mode is global and another thread has a global capture. The
+ * captures it conflicts with are invalidated (cudaStreamEndCapture then fails). */
+static cudaError_t unsafe_call_locked(void)
+{
+    enum cudaStreamCaptureMode mine = sim_thread_capture_mode();
+    if (mine == cudaStreamCaptureModeRelaxed)
+        return cudaSuccess;
+    cudaError_t err = cudaSuccess;
+    pthread_t self = pthread_self();
+    for (struct CUstream_st *o = streams; o != NULL; o = o->next) { /* legacy never captures */
+        if (o->cap.status != cudaStreamCaptureStatusActive ||
+            o->cap.mode == cudaStreamCaptureModeRelaxed)
+            continue;
+        bool own = pthread_equal(o->cap.thread, self);
+        if (own || (mine == cudaStreamCaptureModeGlobal &&
+                    o->cap.mode == cudaStreamCaptureModeGlobal)) {
+            o->cap.status = cudaStreamCaptureStatusInvalidated;
+            err = cudaErrorStreamCaptureUnsupported;
+        }
+    }
+    return err;
+}
+
+cudaError_t sim_capture_unsafe_call(void)
+{
+    lock_timeline();
+    cudaError_t err = unsafe_call_locked();
+    unlock_timeline();
+    return err;
+}
+
+cudaError_t sim_capture_blocking_use(cudaStream_t stream, sim_default_t def)
 {
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess)
+        err = conflicts_with_capture_locked(s);
+    if (err == cudaSuccess)
+        err = unsafe_call_locked();
+    unlock_timeline();
+    return err;
+}
+
+cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def, enum cudaStreamCaptureMode mode)
+{
+    if ((unsigned)mode > cudaStreamCaptureModeRelaxed)
+        return cudaErrorInvalidValue;
+    cudaGraph_t graph = NULL;
+    cudaError_t err = sim_graph_create(&graph);
+    if (err != cudaSuccess)
+        return err;
+    lock_timeline();
+    struct CUstream_st *s;
+    err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess && s->role == ROLE_LEGACY)
+        err = cudaErrorStreamCaptureUnsupported; /* "may not be initiated if stream is cudaStreamLegacy" */
+    else if (err == cudaSuccess && capturing(s))
+        err = cudaErrorIllegalState;
+    if (err == cudaSuccess) {
+        s->cap.status = cudaStreamCaptureStatusActive;
+        s->cap.mode = mode;
+        s->cap.id = next_capture_id++;
+        s->cap.thread = pthread_self();
+        s->cap.graph = graph;
+        graph = NULL;
+    }
+    unlock_timeline();
+    if (graph != NULL)
+        sim_graph_destroy(graph);
+    return err;
+}
+
+cudaError_t sim_capture_end(cudaStream_t stream, sim_default_t def, cudaGraph_t *out)
+{
+    if (out == NULL)
+        return cudaErrorInvalidValue;
+    cudaGraph_t graph = NULL;
+    lock_timeline();
+    struct CUstream_st *s;
+    cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess && !capturing(s))
+        err = cudaErrorIllegalState;
+    else if (err == cudaSuccess && s->cap.mode != cudaStreamCaptureModeRelaxed &&
+             !pthread_equal(s->cap.thread, pthread_self()))
+        err = cudaErrorStreamCaptureWrongThread;
+    if (err == cudaSuccess) {
+        if (s->cap.status == cudaStreamCaptureStatusInvalidated)
+            err = cudaErrorStreamCaptureInvalidated;
+        graph = s->cap.graph;
+        s->cap.status = cudaStreamCaptureStatusNone;
+        s->cap.graph = NULL;
+    }
+    unlock_timeline();
+    if (err == cudaErrorStreamCaptureInvalidated) {
+        sim_graph_destroy(graph);
+        graph = NULL;
+    }
+    if (err == cudaSuccess || err == cudaErrorStreamCaptureInvalidated)
+        *out = graph;
+    return err;
+}
+
+cudaError_t sim_capture_info(cudaStream_t stream, sim_default_t def,
+                             enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                             cudaGraph_t *graph)
+{
+    if (status == NULL)
+        return cudaErrorInvalidValue;
+    lock_timeline();
+    struct CUstream_st *s;
+    cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess && s->role == ROLE_LEGACY && sim_thread_capture_mode() != cudaStreamCaptureModeRelaxed)
+        err = legacy_use_locked(s); /* asking the legacy stream is using it */
+    if (err == cudaSuccess) {
+        *status = s->cap.status;
+        if (id != NULL)
+            *id = capturing(s) ? s->cap.id : 0;
+        if (graph != NULL && capturing(s))
+            *graph = s->cap.graph; /* documented valid only while capturing */
+    }
+    unlock_timeline();
+    return err;
+}
+
+bool sim_last_enqueue_captured(void)
+{
+    return last_enqueue_captured;
+}
+
+/* --- queuing work ----------------------------------------------------------------------------- */
+
+static cudaError_t enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns, uint64_t dep_ns,
+                          bool all_streams, const void *kernel, uint64_t *start_ns, uint64_t *end_ns)
+{
+    last_enqueue_captured = false;
+    lock_timeline();
+    struct CUstream_st *s;
+    cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess)
+        err = legacy_use_locked(s);
+    if (err == cudaSuccess && s->cap.status == cudaStreamCaptureStatusInvalidated)
+        err = cudaErrorStreamCaptureInvalidated;
+    if (err == cudaSuccess && s->cap.status == cudaStreamCaptureStatusActive) {
+        /* recorded, not run: a node of the capture's graph; nothing on the timeline */
+        err = sim_graph_append(s->cap.graph, dur_ns, kernel);
+        if (err != cudaSuccess)
+            s->cap.status = cudaStreamCaptureStatusInvalidated;
+        unlock_timeline();
+        uint64_t now = sim_now_ns();
+        if (start_ns != NULL)
+            *start_ns = now;
+        if (end_ns != NULL)
+            *end_ns = now;
+        last_enqueue_captured = err == cudaSuccess;
+        return err;
+    }
     uint64_t start = 0;
     unsigned long long id = 0;
     if (err == cudaSuccess) {
@@ -233,6 +437,18 @@ cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns,
     if (err == cudaSuccess) /* its CUPTI activity record, outside the lock (sim/cupti_core.c) */
         sim_activity_enqueued(id, start, start + dur_ns);
     return err;
+}
+
+cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns, uint64_t dep_ns,
+                        bool all_streams, uint64_t *start_ns, uint64_t *end_ns)
+{
+    return enqueue(stream, def, dur_ns, dep_ns, all_streams, NULL, start_ns, end_ns);
+}
+
+cudaError_t sim_enqueue_kernel(cudaStream_t stream, sim_default_t def, uint64_t dur_ns,
+                               const void *kernel, uint64_t *start_ns, uint64_t *end_ns)
+{
+    return enqueue(stream, def, dur_ns, 0, false, kernel, start_ns, end_ns);
 }
 
 cudaError_t sim_stream_check(cudaStream_t stream, sim_default_t def)
@@ -409,6 +625,8 @@ cudaError_t sim_stream_query(cudaStream_t stream, sim_default_t def)
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess)
+        err = conflicts_with_capture_locked(s);
     if (err == cudaSuccess && (sim_now_ns() < s->ready_ns || hostfn_pending_locked(s, next_seq)))
         err = cudaErrorNotReady;
     unlock_timeline();
@@ -420,6 +638,10 @@ cudaError_t sim_stream_synchronize(cudaStream_t stream, sim_default_t def)
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
+    if (err == cudaSuccess)
+        err = conflicts_with_capture_locked(s);
+    if (err == cudaSuccess)
+        err = unsafe_call_locked();
     uint64_t deadline = err == cudaSuccess ? s->ready_ns : 0;
     uint64_t seq = next_seq - 1;
     unlock_timeline();
@@ -505,9 +727,12 @@ uint64_t sim_device_ready_ns(void)
 cudaError_t sim_device_synchronize(void)
 {
     lock_timeline();
+    cudaError_t err = unsafe_call_locked();
     uint64_t deadline = device_ready_locked();
     uint64_t seq = next_seq - 1;
     unlock_timeline();
+    if (err != cudaSuccess)
+        return err;
     SIM_DBG(1, "device synchronize: waiting %lld ns", sim_ns_left(deadline));
     sim_wait_until(deadline);
     wait_hostfns(NULL, seq);
@@ -592,6 +817,7 @@ cudaError_t sim_event_query(cudaEvent_t event)
 cudaError_t sim_event_synchronize(cudaEvent_t event)
 {
     lock_timeline();
+    cudaError_t unsafe = unsafe_call_locked();
     struct CUevent_st *ev = find_event_locked(event);
     bool wait = ev != NULL && ev->recorded;
     uint64_t deadline = wait ? ev->at_ns : 0, seq = wait ? ev->hostfn_seq : 0;
@@ -599,6 +825,8 @@ cudaError_t sim_event_synchronize(cudaEvent_t event)
     unlock_timeline();
     if (ev == NULL)
         return cudaErrorInvalidResourceHandle;
+    if (unsafe != cudaSuccess)
+        return unsafe;
     if (!wait) { /* never recorded: nothing to wait for (CUDA returns cudaSuccess) */
         sim_wait_until(0);
         return cudaSuccess;

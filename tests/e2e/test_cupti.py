@@ -238,6 +238,9 @@ class ShimNeverSeesACall(unittest.TestCase):
         self.assertEqual(sum(x["count"] for x in sites), 3, s["sites"])
         self.assertTrue(all(x["api"].startswith("cuStreamSynchronize") for x in sites))
         self.assertGreaterEqual(sum(x["blocked_ns"] for x in sites), 3 * 3.5e6)
+        # its 3 kernels, launched with cuLaunchKernel (no interposed symbol sees them): counted
+        # through CUPTI's driver domain
+        self.assertEqual(s["launches"], 3, s["steps"])
 
     def test_longjmp_out_of_a_call_seen_through_cupti_only(self):
         """A watchdog siglongjmps out of a driver call CUPTI records (its EXIT never comes):

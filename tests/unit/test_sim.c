@@ -844,7 +844,9 @@ static void test_framework_entry_points(void **state)
     assert_int_equal(cudaStreamUpdateCaptureDependencies_v2(0, deps, NULL, 0, 0),
                      cudaErrorIllegalState);
 #endif
-    assert_int_equal(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal), cudaErrorNotSupported);
+    /* "Capture may not be initiated if stream is cudaStreamLegacy" */
+    assert_int_equal(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal),
+                     cudaErrorStreamCaptureUnsupported);
     cudaGraph_t g;
     assert_int_equal(cudaStreamEndCapture(0, &g), cudaErrorIllegalState);
 
@@ -904,8 +906,8 @@ static void test_framework_entry_points(void **state)
     assert_null(fn);
 }
 
-/* Every graph handle is invalid (no graph can be made): printing one too, after the path is
- * checked; no file is written. */
+/* An unknown graph handle is invalid: printing it too, after the path is checked; no file is
+ * written. */
 static void test_graph_debug_dot_print(void **state)
 {
     (void)state;
@@ -920,6 +922,176 @@ static void test_graph_debug_dot_print(void **state)
     assert_int_equal(cudaGraphDebugDotPrint(g, NULL, 0), cudaErrorInvalidValue);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
     assert_int_equal(simcuda_call_count("cudaGraphDebugDotPrint"), 2);
+}
+
+/* ---- stream capture and graphs (sim/timeline.c, sim/graphs.c) -------------------------------- */
+
+/* Work queued on a capturing stream is recorded, not run: no time on the timeline, no kernel
+ * queued, no host wait; a launch of the graph replays its nodes' durations on the stream. */
+static void test_capture_records_and_graph_launch_replays(void **state)
+{
+    (void)state;
+    cudaStream_t s;
+    void *dev;
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaMalloc(&dev, 1 << 20), cudaSuccess);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    assert_int_equal(cudaStreamIsCapturing(s, &st), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusActive);
+#if CUDART_VERSION >= 13000
+    cudaGraph_t capturing = NULL;
+    assert_int_equal(cudaStreamGetCaptureInfo(s, &st, &id, &capturing, NULL, NULL, NULL), cudaSuccess);
+    assert_non_null(capturing);
+#else
+    assert_int_equal(cudaStreamGetCaptureInfo(s, &st, &id, NULL, NULL, NULL), cudaSuccess);
+#endif
+    assert_true(id != 0);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaErrorIllegalState);
+
+    unsigned long long kernels = simcuda_kernel_count(), launches = simcuda_launch_count();
+    unsigned long long before = simcuda_stream_ready_ns(s);
+    assert_no_wait(cudaLaunchKernel((const void *)k_20ms, one, one, NULL, 0, s));
+    assert_no_wait(cudaMemsetAsync(dev, 1, 1 << 20, s));
+    assert_no_wait(cudaLaunchKernel((const void *)k_30ms, one, one, NULL, 0, s));
+    assert_int_equal(simcuda_stream_ready_ns(s), before); /* nothing ran */
+    assert_int_equal(simcuda_kernel_count(), kernels);
+    assert_int_equal(simcuda_launch_count(), launches + 2); /* two launch calls */
+    assert_int_equal(((unsigned char *)dev)[0], 0); /* the memset set nothing */
+
+    cudaGraph_t g = NULL;
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    assert_non_null(g);
+    assert_int_equal(cudaStreamIsCapturing(s, &st), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusNone);
+    size_t n = 0;
+    assert_int_equal(cudaGraphGetNodes(g, NULL, &n), cudaSuccess);
+    assert_int_equal(n, 3);
+    cudaGraphNode_t nodes[2];
+    n = 2;
+    assert_int_equal(cudaGraphGetNodes(g, nodes, &n), cudaSuccess);
+    assert_int_equal(n, 2);
+    cudaGraphExec_t exec = NULL;
+    assert_int_equal(cudaGraphInstantiateWithFlags(&exec, g, 0), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess); /* the exec keeps its own copy */
+    assert_int_equal(cudaGraphDestroy(g), cudaErrorInvalidResourceHandle);
+
+    for (int round = 0; round < 2; round++) {
+        unsigned long long t0 = now();
+        kernels = simcuda_kernel_count();
+        launches = simcuda_launch_count();
+        assert_no_wait(cudaGraphLaunch(exec, s));
+        /* 20 ms + the memset (1 MiB at 5 GB/s: 0.2 ms) + 30 ms, in order */
+        assert_true(simcuda_stream_ready_ns(s) >= t0 + 50 * MS);
+        assert_int_equal(simcuda_kernel_count(), kernels + 2);
+        assert_int_equal(simcuda_launch_count(), launches + 1); /* one graph launch */
+        assert_waits(cudaStreamSynchronize(s), s);
+        assert_true(now() >= t0 + 50 * MS);
+    }
+    assert_int_equal(cudaGraphExecDestroy(exec), cudaSuccess);
+    assert_int_equal(cudaGraphLaunch(exec, s), cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaGraphExecDestroy(exec), cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaErrorIllegalState);
+    assert_int_equal(cudaFree(dev), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+}
+
+/* One capture that a call invalidates: the call fails without waiting and the capture ends with
+ * cudaErrorStreamCaptureInvalidated and no graph. */
+static void expect_invalidated(cudaStream_t s, cudaError_t got, cudaError_t want)
+{
+    assert_int_equal(got, want);
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    assert_int_equal(cudaStreamIsCapturing(s, &st), cudaSuccess);
+    assert_int_equal(st, cudaStreamCaptureStatusInvalidated);
+    cudaGraph_t g = (cudaGraph_t)0x1;
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+    assert_null(g);
+}
+
+/* A sync during capture is an error as CUDA defines it: waiting for (or querying) the capturing
+ * stream in any mode; the "potentially unsafe" calls (device synchronize, a blocking copy, an
+ * allocation) where the thread's mode forbids them; the legacy stream while a blocking stream
+ * captures (an implicit dependency). None of them waits. */
+static void test_sync_during_capture_is_an_error(void **state)
+{
+    (void)state;
+    cudaStream_t s, blocking;
+    void *dev, *p = NULL;
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaStreamCreate(&blocking), cudaSuccess);
+    assert_int_equal(cudaMalloc(&dev, 4096), cudaSuccess);
+    unsigned long long syncs = simcuda_thread_sync_count();
+
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+    launch(k_20ms, s);
+    expect_invalidated(s, cudaStreamSynchronize(s), cudaErrorStreamCaptureUnsupported);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+    expect_invalidated(s, cudaStreamQuery(s), cudaErrorStreamCaptureUnsupported);
+
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    expect_invalidated(s, cudaDeviceSynchronize(), cudaErrorStreamCaptureUnsupported);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    expect_invalidated(s, cudaMemcpy(pageable_buf, dev, 4096, cudaMemcpyDeviceToHost),
+                       cudaErrorStreamCaptureUnsupported);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    expect_invalidated(s, cudaMalloc(&p, 64), cudaErrorStreamCaptureUnsupported);
+    assert_null(p);
+    assert_int_equal(simcuda_thread_sync_count(), syncs); /* none of them waited */
+
+    /* the thread's own mode relaxed (what torch's allocator does around cudaMalloc): allowed */
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    assert_int_equal(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+    assert_int_equal(cudaMalloc(&p, 64), cudaSuccess);
+    assert_int_equal(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+    cudaGraph_t g = NULL;
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    /* a capture begun relaxed forbids nothing but waiting for its own stream: cudaFree waits
+     * for the device, as always */
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), cudaSuccess);
+    assert_int_equal(cudaFree(p), cudaSuccess);
+    assert_int_equal(simcuda_thread_sync_count(), syncs + 1);
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+
+    assert_int_equal(cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal), cudaSuccess);
+    expect_invalidated(blocking, cudaMemsetAsync(dev, 0, 64, 0), cudaErrorStreamCaptureImplicit);
+    assert_int_equal(simcuda_thread_sync_count(), syncs + 1);
+    assert_int_equal(cudaFree(dev), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(blocking), cudaSuccess);
+}
+
+/* A graph's DOT file: one line per node, chained in capture order. */
+static void test_graph_dot_of_a_capture(void **state)
+{
+    (void)state;
+    cudaStream_t s;
+    assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    launch(k_short, s);
+    launch(k_short, s);
+    cudaGraph_t g = NULL;
+    assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
+    char path[] = "/tmp/syncspy-test-sim-dot-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(cudaGraphDebugDotPrint(g, path, 0), cudaSuccess);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[1024];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unlink(path);
+    text[len] = '\0';
+    assert_non_null(strstr(text, "digraph"));
+    assert_non_null(strstr(text, "node0 -> node1"));
+    assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
 }
 
 /* The structures a program hands in are filled exactly to the size its headers give them, no
@@ -1104,6 +1276,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_device_contents, idle),
         cmocka_unit_test_setup(test_framework_entry_points, idle),
         cmocka_unit_test_setup(test_graph_debug_dot_print, idle),
+        cmocka_unit_test_setup(test_capture_records_and_graph_launch_replays, idle),
+        cmocka_unit_test_setup(test_sync_during_capture_is_an_error, idle),
+        cmocka_unit_test_setup(test_graph_dot_of_a_capture, idle),
         cmocka_unit_test_setup(test_structures_end_where_the_headers_say, idle),
         cmocka_unit_test_setup(test_prefetch_and_advice, idle),
         cmocka_unit_test_setup(test_cupti_event_api_says_legacy_profiler_not_supported, idle),

@@ -1,0 +1,104 @@
+"""tests/torch/test_inductor.py: torch.compile with its default backend, Inductor, on the
+simulated device (issue 34 item 5): Triton compiles its kernels on the CPU (the triton wheel's
+ptxas; its launcher with gcc against Python's headers) and loads and launches them through the
+simulated driver (sim/module_api.c: cuModuleLoad[Data], cuModuleGetFunction, cuLaunchKernelEx),
+cuBLAS runs the matmuls. progs/inductor.py trains a small model for several steps, with the
+agent and without it: the same output and exit status; the agent's report counts the steps, and
+its launches per step equal the launches the simulator saw in that step (simcuda_launch_count,
+read by the program after each optimizer step): launches through the driver API, which no
+interposed symbol sees, are counted through CUPTI's driver domain (entry/cupti.c). The same with
+mode="reduce-overhead": Inductor captures CUDA graphs (sim/graphs.c) and replays them, each
+graph launch one launch however many kernels it holds.
+
+Runs in the inductor venv (`make torch-inductor-venv`: tests/torch/requirements.txt and
+requirements-inductor.txt, i.e. the pinned torch and its triton), or the interpreter
+TORCH_INDUCTOR_PYTHON names."""
+import json
+import os
+import tempfile
+import unittest
+
+import harness
+
+PYTHON = os.environ.get("TORCH_INDUCTOR_PYTHON") or os.path.join(harness.BUILD, "inductor-venv", "bin", "python")
+STEPS = 6
+# the compile caches of one test run, shared by its runs: the second run of a configuration
+# loads what the first compiled (as a user's second run does), the agent's run included
+CACHE = tempfile.mkdtemp(prefix="syncspy-inductor-")
+
+
+def run(*args, preload=True):
+    """progs/inductor.py with ARGS, in the inductor venv, its compile caches shared."""
+    env = {"TRITON_CACHE_DIR": os.path.join(CACHE, "triton"),
+           "TORCHINDUCTOR_CACHE_DIR": os.path.join(CACHE, "inductor"),
+           "TRITON_DEFAULT_FP_FUSION": "1"}  # triton 3.9 warns where it is unset
+    return harness.run("inductor.py", "--steps", STEPS, *args, env=env, preload=preload,
+                       timeout=900, python=PYTHON)
+
+
+def per_step(r, what):
+    """The program's list of what ("launches", "kernels") per step."""
+    line = [l for l in r.stdout.splitlines() if l.startswith(f"{what} per step: ")][-1]
+    return json.loads(line.split(": ", 1)[1])
+
+
+def strip_counts(r):
+    return [l for l in r.stdout.splitlines() if " per step: " not in l]
+
+
+class Base:
+    ARGS = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plain = run(*cls.ARGS, preload=False)
+        cls.agent = run(*cls.ARGS)
+
+    def test_same_output_and_exit_status(self):
+        self.assertEqual(self.plain.returncode, 0, self.plain.stderr[-3000:])
+        self.assertEqual(self.agent.returncode, 0, self.agent.stderr[-3000:])
+        # the launches of each step (the first one compiles, autotunes, records graphs: its count
+        # may differ with a warm cache) and the rest of the output
+        for what in ("launches", "kernels"):
+            self.assertEqual(per_step(self.plain, what)[1:], per_step(self.agent, what)[1:], what)
+        self.assertEqual(strip_counts(self.plain), strip_counts(self.agent))
+        self.assertIn(f"steps: {STEPS}", strip_counts(self.agent))
+
+    def test_launches_per_step_are_the_launches_made(self):
+        s = self.agent.summary()
+        steps = [st for st in s["steps"] if not st["partial"] and not st.get("startup")]
+        # the optimizer step hook ends each step: the steps after the first (which compiled)
+        self.assertGreaterEqual(len(steps), STEPS - 2, s["steps"])
+        made = per_step(self.agent, "launches")
+        # the last complete steps, the program's and the agent's, align from the end
+        mine = [st["launches"] for st in steps]
+        for got, truth in zip(reversed(mine), reversed(made[1:])):
+            self.assertEqual(got, truth, (made, mine))
+
+
+@unittest.skipUnless(os.path.exists(PYTHON), f"no inductor venv at {PYTHON}: make torch-inductor-venv")
+class Inductor(Base, unittest.TestCase):
+    def test_steady_state_launches(self):
+        # Inductor's steady state: its Triton kernels (through the driver API) and the cuBLAS
+        # matmuls, every one a launch of its own
+        made, kernels = per_step(self.agent, "launches"), per_step(self.agent, "kernels")
+        self.assertGreater(made[-1], 4, made)
+        self.assertEqual(made[1:], kernels[1:])
+
+
+@unittest.skipUnless(os.path.exists(PYTHON), f"no inductor venv at {PYTHON}: make torch-inductor-venv")
+class ReduceOverhead(Base, unittest.TestCase):
+    """mode="reduce-overhead": torch's CUDA graph trees capture the compiled forward and backward
+    on the simulator (cudaStreamBeginCapture ... cudaGraphLaunch) and replay them."""
+    ARGS = ("--mode", "reduce-overhead")
+
+    def test_graphs_replace_launches(self):
+        made, kernels = per_step(self.agent, "launches"), per_step(self.agent, "kernels")
+        # a graph launch queues its kernels: fewer launches than kernels once graphs replay
+        self.assertLess(made[-1], kernels[-1], (made, kernels))
+        default = run()  # the same model without graphs: more launches per step
+        self.assertLess(made[-1], per_step(default, "launches")[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()
