@@ -496,6 +496,10 @@ static bool runtime_python_file(const char *file)
      * compiler's, never shown as the user's line */
     if (strncmp(f, "<eval_with_key>", 15) == 0)
         return true;
+    /* Inductor's output code (a module it writes under its cache folder, /tmp/torchinductor_USER
+     * by default): the compiler's too, not yet named by a user line */
+    if (strstr(f, "/torchinductor_"))
+        return true;
     /* the interpreter's own code objects (CPython 3.12+'s shim frame of a type's __init__:
      * file "__init__", line 0): no source file */
     size_t n = strlen(f);
@@ -804,6 +808,11 @@ static bool at_graph_break(const struct rep_frame *f, uint32_t u, uint32_t end)
     for (uint32_t i = u + 1; i < end && !f[i].python; i++)
         if (!strncmp(rep_base_name(str(f[i].module)), "libtorch_python", 15) &&
             !strncmp(str(f[i].function), "dynamo_", 7))
+            return true;
+    /* or called, outside, by a compiled function's entry (torch/_dynamo/eval_frame.py's
+     * wrappers): the native frames between may be past the unwound part of the stack */
+    for (uint32_t i = u + 1; i < end; i++)
+        if (f[i].python && strstr(str(f[i].file), "/_dynamo/eval_frame.py"))
             return true;
     return false;
 }
