@@ -142,6 +142,9 @@ def main():
     p.add_argument("--step-times", action="store_true", help="print each step's host time")
     p.add_argument("--frames", action="store_true", help="print the stacks of the marked lines")
     p.add_argument("--end-stamp", action="store_true", help="print 'end <time.time()>' last")
+    p.add_argument("--compile", nargs="?", const="aot_eager", default=None, metavar="BACKEND",
+                   help="torch.compile the model and the loss (backend aot_eager, the default: no "
+                        "Triton needed; inductor)")
     args = p.parse_args()
     frames = trace_marked_lines() if args.frames else None
     torch.manual_seed(0)
@@ -149,6 +152,9 @@ def main():
     model = Net().to(dev)  # sync: set_up
     criterion = FixedMaskedLoss() if args.fixed else MaskedLoss()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
+    if args.compile:
+        model = torch.compile(model, backend=args.compile)
+        criterion = torch.compile(criterion, backend=args.compile)
     times = []
     t0 = time.perf_counter()  # a step's time runs from the previous optimizer step's end to its own
     for step in range(args.steps):

@@ -124,5 +124,35 @@ class Compiled(unittest.TestCase):
         self.assertIn("no host-device syncs in the training steps", r.stderr)
 
 
+class DemoCompiled(unittest.TestCase):
+    """The demo (examples/seg_loss.py) with --compile: the model and the loss torch.compile'd
+    (aot_eager). Its syncs are the eager demo's, now at graph breaks: each at its own line with
+    the op's hint and the break's advice, the mask's backward at its forward line."""
+
+    def test_demo_compile(self):
+        marks = harness.marked_lines(harness.DEMO)
+        args = ("--compile", "--steps", 12, "--log-every", 4)
+        r = harness.run(harness.DEMO, *args)
+        plain = harness.run(harness.DEMO, *args, preload=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        losses = [l for l in r.stdout.splitlines() if l.startswith("step ")]
+        self.assertEqual(len(losses), 3)
+        self.assertEqual(losses, [l for l in plain.stdout.splitlines() if l.startswith("step ")])
+        demo = "seg_loss.py"
+        for name, op in (("mask_target", "x[bool_mask]"), ("mask_pred", "x[bool_mask]"),
+                         ("nonzero", "torch.nonzero"), ("unique", "torch.unique")):
+            with self.subTest(line=name):
+                g = harness.group_at(r.stderr, demo, marks[name])
+                self.assertIsNotNone(g, r.stderr)
+                self.assertIn(f"op: {op}", g["lines"][1])
+                self.assertEqual(g["head"].split()[4], "1.00")
+                self.assertIn("graph break: torch.compile breaks its graph", "\n".join(g["lines"]))
+        b = harness.group_at(r.stderr, demo, marks["mask_pred"], backward=True)
+        self.assertIsNotNone(b, r.stderr)
+        self.assertIn("backward of x[bool_mask]", b["lines"][1])
+        self.assertNotIn("torch.compile is in use", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
