@@ -72,8 +72,8 @@ def run_parallel(where, pattern, jobs):
             log.close()
     for name in files:
         out, rc = results[name]
-        sys.stdout.write(out)
         m = re.search(r"^torch: (\d+) passed, (\d+) failed$", out, re.M)
+        sys.stdout.write(out[:m.start()] + out[m.end() + 1:] if m else out)  # one closing line, ours
         passed += int(m.group(1)) if m else 0
         failed += int(m.group(2)) if m else 1  # a runner that died without its line
     print(f"torch: {passed} passed, {failed} failed")
