@@ -623,7 +623,7 @@ static int dynamo_audit(const char *event, PyObject *args, void *data)
     (void)data;
     int waiting = DYNAMO_WAIT;
     if (atomic_load_explicit(&dynamo_state, memory_order_relaxed) != DYNAMO_WAIT ||
-        __builtin_strcmp(event, "import") != 0 ||
+        __builtin_strcmp(event, "import") != 0 || (pyapi.is_finalizing && pyapi.is_finalizing()) ||
         !atomic_compare_exchange_strong(&dynamo_state, &waiting, DYNAMO_ASKING))
         return 0; /* ASKING: an import made while asking (none is: the code imports nothing) */
     dynamo_ask();
@@ -768,4 +768,5 @@ void pyhook_atfork_child(void)
     /* the registered hook lives on in the child's interpreter; a queued call may never run */
     if (atomic_load(&hook_state) == HOOK_QUEUED)
         atomic_store(&hook_state, HOOK_IDLE);
+    atomic_store(&graphs_queued, false); /* a pending call the parent queued is not the child's */
 }
