@@ -15,7 +15,6 @@ static struct compiled_line table[COMPILED_MAX];
 static _Atomic uint32_t published;
 static char text[COMPILED_TEXT];
 static size_t text_used;
-static _Atomic uint32_t dropped;
 
 static const char generated_prefix[] = "<eval_with_key>";
 
@@ -53,10 +52,8 @@ bool compiled_add(const struct compiled_line *l)
     char origin[512];
     snprintf(origin, sizeof origin, "%s%s", l->key, l->backward ? " backward" : "");
     if (n == COMPILED_MAX || !(r.key = key_of(l->key, n)) || !(r.path = keep(l->path)) ||
-        !(r.function = keep(l->function)) || !(r.origin = keep(origin))) {
-        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed); /* its strings stay unused */
-        return false;
-    }
+        !(r.function = keep(l->function)) || !(r.origin = keep(origin)))
+        return false; /* the strings kept so far stay unused */
     table[n] = r;
     atomic_store_explicit(&published, n + 1, memory_order_release);
     return true;
@@ -71,9 +68,4 @@ const struct compiled_line *compiled_find(const char *file, uint32_t line)
         if (line >= table[i].first && line <= table[i].last && strcmp(table[i].key, file) == 0)
             return &table[i];
     return NULL;
-}
-
-uint32_t compiled_dropped(void)
-{
-    return atomic_load_explicit(&dropped, memory_order_relaxed);
 }

@@ -1,14 +1,12 @@
 /* agent/compiled.h: the user's line of each line of torch.compile's generated code. FX writes a
- * graph's forward as Python ("<eval_with_key>.N"), each node under a comment naming the line it
- * was traced from ("# File: /path/train.py:23 in forward, code: ...", in a backward graph "#
- * Backward of forward node: File: ..."). agent/dynamo_hide.py reads those comments after each
- * compilation and hands the ranges here (the bridge in agent/pyhook.c, with the GIL); a Python
- * frame of generated code is then named by the user's line when it is first seen
- * (agent/pynames.c), on any thread, without a lock. Never the user's line for a range not
- * handed over: that frame keeps its generated name and counts as the runtime's (output/hints.c).
- * FX generates a module's code at its first call, so the ranges are asked for when a sync is
- * first seen in code that has none (pyhook_request_graphs), and frames are named by them when
- * they are written (agent/frames.c), not when first recorded. */
+ * graph's forward as Python ("<eval_with_key>.N") at the module's first call and keeps each
+ * line's node (GraphModule._lineno_map) and each node's stack trace (node.meta["stack_trace"]; a
+ * backward graph's node carries its forward node's). When a sync is first seen in generated code
+ * that has no name here, pyhook_request_graphs asks agent/dynamo_hide.py (a pending call) for the
+ * ranges of every GraphModule not looked at yet; they come here through the bridge in
+ * agent/pyhook.c, with the GIL. Frames are named by them when they are written (agent/frames.c),
+ * on any thread, without a lock. Never the user's line for a range not handed over: that frame
+ * keeps its generated name and counts as the runtime's (output/hints.c). */
 #ifndef SYNCSPY_COMPILED_H
 #define SYNCSPY_COMPILED_H
 
@@ -17,8 +15,8 @@
 
 struct compiled_line {
     const char *key;      /* the generated code's file name: "<eval_with_key>.3" */
-    uint32_t first, last; /* its lines [first, last] that the comment covers */
-    const char *path;     /* the user's file, line and function (the FX comment's) */
+    uint32_t first, last; /* its lines [first, last] made from one user line */
+    const char *path;     /* the user's file, line and function (the node's stack trace's) */
     uint32_t line;
     const char *function;
     bool backward;        /* a backward graph's: the forward line the node came from */
@@ -30,13 +28,10 @@ struct compiled_line {
 bool compiled_is_generated(const char *file);
 
 /* Adds one range (copied). The GIL holder only (one writer); false when the table is full (the
- * range then stays unnamed, counted in compiled_dropped). */
+ * range then stays unnamed; _syncspy_graphs says how many were kept under SYNCSPY_DEBUG=2). */
 bool compiled_add(const struct compiled_line *l);
 
 /* The range of `file` that holds `line`, NULL when none was handed over. Any thread. */
 const struct compiled_line *compiled_find(const char *file, uint32_t line);
-
-/* Ranges refused because the table was full. */
-uint32_t compiled_dropped(void);
 
 #endif

@@ -1,4 +1,5 @@
-# agent/dynamo_hide.py: keeps the agent's optimizer step hook out of what torch.compile traces.
+# agent/dynamo_hide.py: keeps the agent's optimizer step hook out of what torch.compile traces,
+# and finds the user's line of each line of the code torch.compile generates (_syncspy_graphs).
 # Embedded in the agent (Makefile: build/gen/dynamo_hide.inc) and run by agent/pyhook.c, with the
 # GIL, in the agent's own namespace (never the program's), after the hook is registered. It must
 # never import anything, raise into the program, or touch Dynamo's state outside a compilation.
@@ -13,7 +14,8 @@
 # optimizer's post hooks run eagerly (they do in a compiled opt.step that ends in no tensor op).
 #
 # Names given by pyhook.c: _syncspy_hook (the hook), _syncspy_modules (sys.modules),
-# _syncspy_compiled (hands the generated code's lines to agent/compiled.c).
+# _syncspy_compiled (hands the generated code's lines to agent/compiled.c), _syncspy_debug
+# (SYNCSPY_DEBUG's level).
 
 
 def _syncspy_dynamo():

@@ -698,35 +698,39 @@ static const struct op_rule *cause_rule(const struct rep_site *site)
     return NULL;
 }
 
-static void op_of(const struct rep_site *site, struct site_op *out);
+/* The backward-pass sync's node (output/backward.c), when the site is one. */
+struct node_seen {
+    bool backward;
+    char name[96];
+    bool custom;
+    const char *matched;
+};
+
+static void op_of(const struct rep_site *site, const struct node_seen *n, struct site_op *out);
 static void graph_break_advice(const struct rep_site *site, struct site_op *out);
 
 void hints_op(const struct rep_site *site, struct site_op *out)
 {
     memset(out, 0, sizeof *out);
-    op_of(site, out);
-    char node[96];
-    bool custom;
-    const char *matched;
-    if (!site_node(site, node, sizeof node, &custom, &matched))
+    struct node_seen n;
+    n.backward = site_node(site, n.name, sizeof n.name, &n.custom, &n.matched);
+    op_of(site, &n, out);
+    if (!n.backward)
         graph_break_advice(site, out);
 }
 
-static void op_of(const struct rep_site *site, struct site_op *out)
+static void op_of(const struct rep_site *site, const struct node_seen *n, struct site_op *out)
 {
-    char node[96];
-    bool custom;
-    const char *matched;
     const struct op_rule *cause = cause_rule(site);
     /* the backward of a compiled graph (AOTAutograd's one node for all of it): named by the op
      * that waited in it, as a forward sync is (its generated code is named by the user's line) */
-    if (site_node(site, node, sizeof node, &custom, &matched) && !node_is(node, "CompiledFunctionBackward")) {
+    if (n->backward && !node_is(n->name, "CompiledFunctionBackward")) {
         if (cause) {
             take_rule(cause, cause->key, out);
             return;
         }
-        backward_op(node, custom, out);
-        snprintf(out->matched, sizeof out->matched, "%s", str(matched));
+        backward_op(n->name, n->custom, out);
+        snprintf(out->matched, sizeof out->matched, "%s", str(n->matched));
         return;
     }
     bool found;
@@ -766,8 +770,7 @@ static void op_of(const struct rep_site *site, struct site_op *out)
      * advice), else a hint that names it */
     if (*outer) {
         const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
-        if (r && site_node(site, node, sizeof node, &custom, &matched) &&
-            !strcmp(r->key, "aten::index_put_")) {
+        if (r && n->backward && !strcmp(r->key, "aten::index_put_")) {
             /* in a compiled graph's backward: the backward of the user's x[bool_mask] */
             backward_op("IndexBackward0", false, out);
             snprintf(out->matched, sizeof out->matched, "%s", r->key);
@@ -803,11 +806,16 @@ static void op_of(const struct rep_site *site, struct site_op *out)
 /* Whether the user frame u runs under Dynamo's frame evaluation: the native frames just outside
  * it (before the next Python frame) hold libtorch_python's dynamo_ eval-frame functions. Such a
  * frame is a compiled function's code run eagerly after a graph break (or a resume function). */
+bool hints_frame_is_dynamo_eval(const struct rep_frame *f)
+{
+    return !f->python && !strncmp(rep_base_name(str(f->module)), "libtorch_python", 15) &&
+           !strncmp(str(f->function), "dynamo_", 7);
+}
+
 static bool at_graph_break(const struct rep_frame *f, uint32_t u, uint32_t end)
 {
     for (uint32_t i = u + 1; i < end && !f[i].python; i++)
-        if (!strncmp(rep_base_name(str(f[i].module)), "libtorch_python", 15) &&
-            !strncmp(str(f[i].function), "dynamo_", 7))
+        if (hints_frame_is_dynamo_eval(&f[i]))
             return true;
     /* or called, outside, by a compiled function's entry (torch/_dynamo/eval_frame.py's
      * wrappers): the native frames between may be past the unwound part of the stack */

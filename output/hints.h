@@ -19,6 +19,10 @@ uint32_t hints_user_frame(const struct rep_site *site);
 /* Whether a frame is the runtime's or a framework's (not the user's), by the rules above. */
 bool hints_frame_is_runtime(const struct rep_frame *f);
 
+/* Whether a native frame is torch.compile's frame evaluation (Dynamo's eval-frame hook in
+ * libtorch_python, "dynamo_..."): between two Python frames it only says "Dynamo ran this". */
+bool hints_frame_is_dynamo_eval(const struct rep_frame *f);
+
 /* A backward-pass sync (output/model.h's sections): the innermost user frame of the forward
  * stack that created its autograd node / of the stack that called backward (absolute indexes
  * into site->frames); *found false when the site has no such section or no user frame in it. */

@@ -1092,10 +1092,9 @@ static bool is_interpreter_frame(const struct rep_frame *f)
     static const char *const prefixes[] = {"libpython", "python", "_ctypes", "libffi"};
     if (f->python)
         return false;
-    const char *b = rep_base_name(str(f->module));
-    /* torch.compile's frame evaluation (Dynamo's eval-frame hook in libtorch_python) */
-    if (!strncmp(b, "libtorch_python", 15) && !strncmp(str(f->function), "dynamo_", 7))
+    if (hints_frame_is_dynamo_eval(f))
         return true;
+    const char *b = rep_base_name(str(f->module));
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
             return true;
