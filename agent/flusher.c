@@ -67,6 +67,7 @@ static struct {
     struct symbolizer *sym;
     struct tw_event *scratch;
     size_t nscratch, capscratch;
+    bool fork_locked; /* flush_lock taken by flusher_atfork_prepare */
 } fl = {
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = {-1, -1},
@@ -499,13 +500,46 @@ struct symbolizer *flusher_symbolizer(void)
     return fl.sym;
 }
 
+/* The flusher's state (trace writer, symbolizer, scratch) is changed under flush_lock by a
+ * thread that fork does not copy. Taken here, the child gets it whole: the trace writer is then
+ * discarded and the symbolizer, with the modules it has read, kept. Otherwise the child leaves
+ * all three as they are, possibly half changed, and starts its own (the pages stay shared with
+ * the parent's until written). The program's fork never waits for a drain, except in the ASan
+ * build: GCC 12's libasan does not lock its allocator around fork, so a child forked while the
+ * flusher allocates would block in its first malloc (LLVM 16 and GCC 13 lock it). */
+void flusher_atfork_prepare(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    fl.fork_locked = pthread_mutex_timedlock(&fl.flush_lock, &until) == 0;
+#else
+    fl.fork_locked = pthread_mutex_trylock(&fl.flush_lock) == 0;
+#endif
+}
+
+void flusher_atfork_parent(void)
+{
+    if (fl.fork_locked)
+        pthread_mutex_unlock(&fl.flush_lock);
+    fl.fork_locked = false;
+}
+
 void flusher_atfork_child(void)
 {
     /* The thread is the parent's; so are the file and the ids written into it. */
     if (fl.fd >= 0)
         close(fl.fd);
     fl.fd = -1;
-    tw_discard(fl.tw); /* its buffer holds the parent's bytes: never written twice */
+    if (fl.fork_locked) {
+        tw_discard(fl.tw); /* its buffer holds the parent's bytes: never written twice */
+    } else {
+        fl.sym = NULL; /* left as the parent's thread had them: not touched again */
+        fl.scratch = NULL;
+        fl.nscratch = fl.capscratch = 0;
+    }
+    fl.fork_locked = false;
     fl.tw = NULL;
     fl.thread_running = false;
     atomic_store(&fl.stop, false);

@@ -51,6 +51,8 @@ bool flusher_flush_now(int timeout_ms);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
 /* In a forked child: the thread does not exist there, and the file is the parent's. */
+void flusher_atfork_prepare(void);
+void flusher_atfork_parent(void);
 void flusher_atfork_child(void);
 
 #endif

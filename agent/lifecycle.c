@@ -618,6 +618,7 @@ void agent_before_dlclose(void)
  * state; the child starts clean (its own pid, no steps, no sites, no threads, no trace). */
 static void fork_prepare(void)
 {
+    flusher_atfork_prepare(); /* first: the flusher takes the others' locks under it */
     steps_atfork_prepare();
     threads_atfork_prepare();
     sites_atfork_prepare();
@@ -630,6 +631,7 @@ static void fork_parent(void)
     sites_atfork_parent();
     threads_atfork_parent();
     steps_atfork_parent();
+    flusher_atfork_parent();
 }
 
 static void fork_child(void)

@@ -450,6 +450,28 @@ class ReportNumbers(unittest.TestCase):
         self.assertEqual(header_rate(rep.stdout), 5.0)
         self.assertEqual(table_rates(rep.stdout), [5.0])
 
+    def test_children_forked_while_the_flusher_names_sites(self):
+        # The forks come while the parent's flusher names 64 new sites: each child still writes
+        # its own report at _exit, at once (a child blocked on a lock that the parent's flusher
+        # held at fork, its allocator's under ASan, would wait out the 5 s bound).
+        plain = run(harm("fork-busy"), preload=False)
+        t = time.monotonic()
+        r = run(harm("fork-busy"), timeout=60)
+        took = time.monotonic() - t
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout), r.stderr)
+        self.assertEqual(r.stdout, "children ok: 8\n")
+        self.assertNotIn("before its outputs were written", r.stderr)
+        self.assertLess(took, 20, r.stderr)
+        self.assertEqual(reports(r.stderr), 9, r.stderr)
+        counts = []
+        for d in r.process_dirs():
+            with open(os.path.join(d, "summary.json")) as f:
+                sites = json.load(f)["sites"]
+            # the compiler may unroll the child's loop: three call sites, three rows
+            counts.append((sum(x["count"] for x in sites), {x["frames"][0]["function"] for x in sites}))
+        children = [c for c in counts if c == (3, {"harm_sync"})]
+        self.assertEqual(len(children), 8, counts)
+
 
 class SimulatedWaits(unittest.TestCase):
     """What the host waits for, as CUDA's "API synchronization behavior" says and the simulator

@@ -389,6 +389,33 @@ static int many_sites(void)
     return 0;
 }
 
+/* 64 new sites and a step mark, then 8 children forked 0.1 ms to 16 ms later while the flusher
+ * names them (the first naming reads the program's DWARF): each child syncs 3 times and
+ * _exit()s. Prints how many ended with status 0. */
+static int fork_busy(void)
+{
+    pid_t pids[8];
+    int ok = 0;
+    CALL8(0) CALL8(1) CALL8(2) CALL8(3) CALL8(4) CALL8(5) CALL8(6) CALL8(7)
+    mark_step(); /* the flusher wakes now */
+    for (int i = 0; i < 8; i++) {
+        usleep((useconds_t)(250 << i) / 2);
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            for (int k = 0; k < 3; k++)
+                harm_sync((const void *)k_short);
+            _exit(0);
+        }
+    }
+    for (int i = 0; i < 8; i++) {
+        int st;
+        if (pids[i] > 0 && waitpid(pids[i], &st, 0) == pids[i] && WIFEXITED(st) && !WEXITSTATUS(st))
+            ok++;
+    }
+    printf("children ok: %d\n", ok);
+    return 0;
+}
+
 /* cudaMemsetAsync into pinned memory after a 20 ms kernel (the host does not wait: "always
  * asynchronous"), then cudaDeviceReset after another (it waits for the work). Prints the host
  * time each took, in ms. */
@@ -431,6 +458,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "exit-child")) return exit_child();
     if (!strcmp(c, "silent")) return silent();
     if (!strcmp(c, "many-sites")) return many_sites();
+    if (!strcmp(c, "fork-busy")) return fork_busy();
     if (!strcmp(c, "memset-reset")) return memset_reset();
     fprintf(stderr, "host_harm: unknown case '%s'\n", c);
     return 2;
