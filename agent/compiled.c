@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/gencode.h"
+
 #define COMPILED_MAX 8192          /* ranges: a few per compiled graph node */
 #define COMPILED_TEXT (1u << 20)   /* bytes of their strings */
 
@@ -16,11 +18,9 @@ static _Atomic uint32_t published;
 static char text[COMPILED_TEXT];
 static size_t text_used;
 
-static const char generated_prefix[] = "<eval_with_key>";
-
 bool compiled_is_generated(const char *file)
 {
-    return file && strncmp(file, generated_prefix, sizeof generated_prefix - 1) == 0;
+    return gencode_file(file);
 }
 
 /* A copy of s in the text pool, NULL when it is full. */
@@ -50,7 +50,11 @@ bool compiled_add(const struct compiled_line *l)
         return false;
     struct compiled_line r = *l;
     char origin[512];
-    snprintf(origin, sizeof origin, "%s%s", l->key, l->backward ? " backward" : "");
+    const char *inductor = gencode_inductor_name(l->key);
+    if (inductor) /* "<inductor>.c3fzq7ab": the output code's name, short */
+        snprintf(origin, sizeof origin, "<inductor>.%.8s%s", inductor, l->backward ? " backward" : "");
+    else
+        snprintf(origin, sizeof origin, "%s%s", l->key, l->backward ? " backward" : "");
     if (n == COMPILED_MAX || !(r.key = key_of(l->key, n)) || !(r.path = keep(l->path)) ||
         !(r.function = keep(l->function)) || !(r.origin = keep(origin)))
         return false; /* the strings kept so far stay unused */

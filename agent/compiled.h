@@ -14,17 +14,19 @@
 #include <stdint.h>
 
 struct compiled_line {
-    const char *key;      /* the generated code's file name: "<eval_with_key>.3" */
+    const char *key;      /* the generated code's file name: "<eval_with_key>.3", a path */
     uint32_t first, last; /* its lines [first, last] made from one user line */
     const char *path;     /* the user's file, line and function (the node's stack trace's) */
     uint32_t line;
     const char *function;
     bool backward;        /* a backward graph's: the forward line the node came from */
-    const char *origin;   /* what the report says it came from: the key, " backward" after a
+    const char *origin;   /* what the report says it came from: the key ("<inductor>." and 8
+                           * characters of an output code's name), " backward" after a
                            * backward graph's (set by compiled_add) */
 };
 
-/* Whether a Python frame's file is code torch.compile generated (FX: "<eval_with_key>.N"). */
+/* Whether a Python frame's file is code torch.compile generated (common/gencode.h: FX's
+ * "<eval_with_key>.N", Inductor's output code). */
 bool compiled_is_generated(const char *file);
 
 /* Adds one range (copied). The GIL holder only (one writer); false when the table is full (the

@@ -42,29 +42,33 @@ def _syncspy_dynamo():
 
 
 _seen_graphs = set()
+_fx_made = [-1]  # FX's count of generated modules at the last look among the objects
 
 
 def _syncspy_graphs():
-    """Asked by the agent (a pending call) when a sync ran in code FX generated that it cannot
-    name: the user's line of each line of every GraphModule's generated forward not looked at
-    yet, handed to the agent. FX generates a module's code lazily, at its first call, and keeps
-    no list of modules: they are found among the interpreter's objects (gc), only then."""
+    """Asked by the agent (a pending call) when a sync ran in code torch.compile generated that
+    it cannot name: the user's line of each line of the generated code not looked at yet, handed
+    to the agent. Inductor keeps each output code's line -> node stack trace map
+    (PyCodeCache.linemaps, also for code loaded from its cache). FX generates a module's code
+    lazily, at its first call, and keeps no list of modules: they are found among the
+    interpreter's objects (gc), only when FX made a module since the last look."""
     try:
+        rows = _inductor_rows()
         gc = _syncspy_modules.get("gc")
         fx = _syncspy_modules.get("torch.fx.graph_module")
         module_type = getattr(fx, "GraphModule", None)
-        if gc is None or module_type is None:
-            return
-        rows = []
-        for o in gc.get_objects():
-            if not issubclass(type(o), module_type):  # type(): a dead weak proxy's isinstance raises
-                continue
-            code = getattr(getattr(type(o), "forward", None), "__code__", None)
-            key = getattr(code, "co_filename", None)
-            if not isinstance(key, str) or not key.startswith("<eval_with_key>") or key in _seen_graphs:
-                continue
-            _seen_graphs.add(key)
-            rows.extend(_graph_rows(key, o, code.co_firstlineno))
+        made = getattr(getattr(fx, "_loader", None), "next_id", None)
+        if gc is not None and module_type is not None and (made is None or made != _fx_made[0]):
+            _fx_made[0] = made
+            for o in gc.get_objects():
+                if not issubclass(type(o), module_type):  # type(): a dead weak proxy's isinstance raises
+                    continue
+                code = getattr(getattr(type(o), "forward", None), "__code__", None)
+                key = getattr(code, "co_filename", None)
+                if not isinstance(key, str) or not key.startswith("<eval_with_key>") or key in _seen_graphs:
+                    continue
+                _seen_graphs.add(key)
+                rows.extend(_graph_rows(key, o, code.co_firstlineno))
         if rows:
             kept = _syncspy_compiled(tuple(rows))
             if _syncspy_debug >= 2:
@@ -75,17 +79,70 @@ def _syncspy_graphs():
             _syncspy_modules["sys"].stderr.write("syncspy: generated code not named: %r\n" % (e,))
 
 
+def _inductor_rows():
+    """The rows of each Inductor output code not looked at yet: its linemap's entries are
+    (first line of a node's code, the node's stack trace), a node's code running to the next
+    one's (as PyCodeCache.stack_frames_for_code reads it); a backward graph's nodes carry their
+    forward node's trace."""
+    cache = _syncspy_modules.get("torch._inductor.codecache")
+    maps = getattr(getattr(cache, "PyCodeCache", None), "linemaps", None)
+    rows = []
+    if not isinstance(maps, dict):
+        return rows
+    for path, entry in list(maps.items()):
+        if not isinstance(path, str) or path in _seen_graphs:
+            continue
+        _seen_graphs.add(path)
+        if not isinstance(entry, (list, tuple)) or len(entry) != 2:
+            continue
+        lines, traces = entry
+        for i, first in enumerate(lines):
+            trace = traces[i] if i < len(traces) else None
+            where = _user_line(trace) if isinstance(trace, str) else None
+            if where is None or not isinstance(first, int) or first < 1:
+                continue
+            last = lines[i + 1] - 1 if i + 1 < len(lines) else 1 << 30
+            if last < first:
+                continue
+            row = (path, first, last) + where + (False,)
+            prev = rows[-1] if rows else None
+            if prev is not None and prev[0] == path and prev[2] == first - 1 and prev[3:] == row[3:]:
+                rows[-1] = prev[:2] + (last,) + prev[3:]
+            else:
+                rows.append(row)
+    return rows
+
+
 def _user_line(stack_trace):
-    """The innermost frame of a node's stack trace ('File "p", line n, in f' lines)."""
+    """The innermost frame of a node's stack trace ('File "p", line n, in f' lines, each followed
+    by its code), its line checked against the file as it is now: compiled code loaded from
+    Inductor's cache keeps the stack traces of the run that compiled it, whose lines move when
+    the file is edited above them; the code's line is then found again (the nearest line with
+    the same code), or the frame is left unnamed when the code is gone."""
     at = stack_trace.rfind('File "')
     if at < 0:
         return None
     path, sep, rest = stack_trace[at + 6:].partition('", line ')
     number, sep2, function = rest.partition(", in ")
-    function = function.split("\n", 1)[0].strip()
+    function, _, after = function.partition("\n")
+    function = function.strip()
     if not (sep and sep2 and number.isdigit() and path and function):
         return None
-    return path, int(number), function
+    line = _current_line(path, int(number), after.split("\n", 1)[0].strip())
+    return (path, line, function) if line else None
+
+
+def _current_line(path, line, code):
+    """line when the file holds `code` there (or it cannot be told), else the nearest line that
+    does, else 0."""
+    cache = _syncspy_modules.get("linecache")
+    if not code or cache is None or path.startswith("<"):
+        return line
+    lines = cache.getlines(path)
+    if not lines or (0 < line <= len(lines) and lines[line - 1].strip() == code):
+        return line
+    found = [i + 1 for i, text in enumerate(lines) if text.strip() == code]
+    return min(found, key=lambda i: abs(i - line)) if found else 0
 
 
 def _graph_rows(key, module, first_line):

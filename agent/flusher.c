@@ -268,6 +268,7 @@ static void flush_locked(void)
         if (!hand_new_stacks(sites, nsites) || round == 3)
             break;
     }
+    tw_name_frames(fl.tw); /* generated code whose user line came since */
     tw_events(fl.tw, fl.scratch, fl.nscratch);
 
     struct tw_step steps[256];

@@ -649,8 +649,12 @@ static int graphs_call(void *arg)
 
 void pyhook_request_graphs(const char *file)
 {
-    if (!graphs_fn || !file)
+    if (!file)
         return;
+    if (!graphs_fn) {
+        dbg(2, "generated code %s: no user lines asked (the agent's Python is not there yet)", file);
+        return;
+    }
     unsigned n = atomic_load(&graphs_nasked);
     for (unsigned i = 0; i < n && i < GRAPHS_ASKED; i++)
         if (atomic_load_explicit(&graphs_asked[i], memory_order_relaxed) == file)
@@ -658,6 +662,7 @@ void pyhook_request_graphs(const char *file)
     bool idle = false;
     if (!atomic_compare_exchange_strong(&graphs_queued, &idle, true))
         return; /* one is queued: it looks at every module, this one's too */
+    dbg(2, "generated code %s: its user lines asked", file);
     unsigned k = atomic_fetch_add(&graphs_nasked, 1);
     atomic_store_explicit(&graphs_asked[k % GRAPHS_ASKED], file, memory_order_relaxed);
     if (!pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing()) ||

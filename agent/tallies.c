@@ -227,6 +227,10 @@ static void describe_on_flusher(struct symbolizer *sym, void *arg)
     const char *kind = "backward";
     if (found) {
         hints_backward_node(&site, node, sizeof node);
+        bool generated;
+        uint32_t g = hints_compiled_backward_frame(&site, &generated);
+        if (generated)
+            u = g; /* a compiled graph's backward: its op's forward line, as the report */
     } else {
         kind = hints_backward_node(&site, node, sizeof node) ? "node" : "line";
         u = hints_user_frame(&site);

@@ -429,6 +429,30 @@ static bool rec_frame(struct reader *r, const uint8_t *p)
     return idmap_add(r, &r->frame_ids, f.id, (uint32_t)(r->frames.n - 1));
 }
 
+/* 1.6: a generated-code frame named after it was written: its names replace the frame's. */
+static bool rec_frame_name(struct reader *r, const uint8_t *p)
+{
+    struct trace_frame f;
+    memcpy(&f, p, sizeof f);
+    uint32_t at = idmap_get(&r->frame_ids, f.id);
+    if (at == NO_INDEX)
+        return corrupt(r, "a name for frame %u, which is not defined", f.id);
+    struct rep_frame *slot = (struct rep_frame *)r->frames.p + at;
+    if (!slot->python || f.kind != TRACE_FRAME_PYTHON)
+        return corrupt(r, "a name for frame %u, which is not a Python frame", f.id);
+    char what[32];
+    snprintf(what, sizeof what, "frame %u", f.id);
+    const char *function, *module, *file;
+    if (!(function = string_ref(r, f.function, what)) || !(module = string_ref(r, f.module, what)) ||
+        !(file = string_ref(r, f.file, what)))
+        return false;
+    slot->function = function;
+    slot->module = module;
+    slot->file = file;
+    slot->line = f.line;
+    return true;
+}
+
 static bool rec_stack(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_stack s;
@@ -855,6 +879,7 @@ static size_t record_min_bytes(uint32_t type)
     switch (type) {
     case TREC_STRING: return sizeof(struct trace_string);
     case TREC_FRAME: return sizeof(struct trace_frame);
+    case TREC_FRAME_NAME: return sizeof(struct trace_frame);
     case TREC_STACK: return sizeof(struct trace_stack);
     case TREC_SYNC: return sizeof(struct trace_sync);
     case TREC_LAUNCH: return sizeof(struct trace_launch);
@@ -876,6 +901,7 @@ static bool record(struct reader *r, uint32_t type, const uint8_t *p, uint32_t b
     switch (type) {
     case TREC_STRING: return rec_string(r, p, bytes);
     case TREC_FRAME: return rec_frame(r, p);
+    case TREC_FRAME_NAME: return rec_frame_name(r, p);
     case TREC_STACK: return rec_stack(r, p, bytes);
     case TREC_SYNC: return rec_sync(r, p);
     case TREC_LAUNCH: return rec_launch(r, p);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/compiler.h"
+#include "common/gencode.h"
 
 /* ---- the operator a sync belongs to, and what to do about it -------------------------------
  * One table keyed by exact names (shared/STYLE.md, "Rules as data"): a Python function of torch
@@ -234,6 +235,9 @@ static const struct op_rule op_rules[] = {
     {KEY_ATEN, "aten::index_put_", "nonzero", "x[bool_mask] = v",
      MASK_PUT_HINT},
     {KEY_ATEN, "aten::index_put_", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
+    /* the functional form (torch.index_put; what compiled graphs call, torch.ops.aten) */
+    {KEY_ATEN, "aten::index_put", "nonzero", "x[bool_mask] = v", MASK_PUT_HINT},
+    {KEY_ATEN, "aten::index_put", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
     {KEY_ATEN, "aten::_index_put_impl_", "nonzero", "x[bool_mask] = v",
      MASK_PUT_HINT},
     {KEY_ATEN, "aten::_index_put_impl_", "copy_", "x[cpu_index] = v",
@@ -369,14 +373,17 @@ static bool native_key_is(const char *function, const char *key)
 }
 
 /* The dispatcher's entry of an operator: "at::_ops::index_Tensor::call(...)" -> its struct's
- * name into buf ("index_Tensor"); false for any other frame. */
+ * name into buf ("index_Tensor"); false for any other frame. A boxed call (torch.ops.aten.X
+ * from Python: the code torch.compile generates) enters through ::redispatch(...) instead. */
 static bool aten_struct(const char *function, char *buf, size_t cap)
 {
-    static const char prefix[] = "at::_ops::", suffix[] = "::call(";
+    static const char prefix[] = "at::_ops::";
     const char *fn = str(function);
     if (strncmp(fn, prefix, sizeof prefix - 1))
         return false;
-    const char *name = fn + sizeof prefix - 1, *end = strstr(name, suffix);
+    const char *name = fn + sizeof prefix - 1, *end = strstr(name, "::call(");
+    if (!end)
+        end = strstr(name, "::redispatch(");
     if (!end || end == name || (size_t)(end - name) >= cap)
         return false;
     for (const char *c = name; c < end; c++)
@@ -493,12 +500,9 @@ static bool runtime_python_file(const char *file)
     if (strncmp(f, "<frozen ", 8) == 0)
         return true;
     /* torch.compile's generated code that no user line was found for (agent/compiled.h): the
-     * compiler's, never shown as the user's line */
-    if (strncmp(f, "<eval_with_key>", 15) == 0)
-        return true;
-    /* Inductor's output code (a module it writes under its cache folder, /tmp/torchinductor_USER
-     * by default): the compiler's too, not yet named by a user line */
-    if (strstr(f, "/torchinductor_"))
+     * compiler's, never shown as the user's line; so is the rest of Inductor's cache folder
+     * (/tmp/torchinductor_USER by default: its Triton kernels' launchers) */
+    if (gencode_file(f) || strstr(f, "/torchinductor_"))
         return true;
     /* the interpreter's own code objects (CPython 3.12+'s shim frame of a type's __init__:
      * file "__init__", line 0): no source file */
@@ -548,6 +552,22 @@ uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found)
     if (!sec.node || !sec.nforward)
         return 0;
     return user_frame_in(site->frames, sec.forward, sec.forward + sec.nforward, found);
+}
+
+uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    *found = false;
+    if (!sec.node || strncmp(sec.node, "CompiledFunctionBackward", 24) != 0)
+        return 0;
+    for (uint32_t i = 0; i < sec.own; i++) {
+        const struct rep_frame *f = &site->frames[i];
+        if (f->python && *str(f->module) && !hints_frame_is_runtime(f)) {
+            *found = true;
+            return i;
+        }
+    }
+    return 0;
 }
 
 uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found)
@@ -770,7 +790,7 @@ static void op_of(const struct rep_site *site, const struct node_seen *n, struct
      * advice), else a hint that names it */
     if (*outer) {
         const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
-        if (r && n->backward && !strcmp(r->key, "aten::index_put_")) {
+        if (r && n->backward && !strcmp(r->op, "x[bool_mask] = v")) {
             /* in a compiled graph's backward: the backward of the user's x[bool_mask] */
             backward_op("IndexBackward0", false, out);
             snprintf(out->matched, sizeof out->matched, "%s", r->key);

@@ -292,7 +292,10 @@ enum entry_kind { ENTRY_PLAIN = 0, ENTRY_BACKWARD = 1, ENTRY_BACKWARD_UNSEEN = 2
 struct entry {
     const struct rep_site *site;
     const struct rep_frame *key; /* the user frame (forward: the forward stack's); NULL when none */
-    uint32_t user;               /* index of key in site->frames */
+    uint32_t user;               /* index of key in site->frames (but see gen) */
+    uint32_t gen;                /* a compiled graph's backward: 1 + the index of its generated
+                                  * frame named by the forward node's line, which is then the key
+                                  * (user stays the forward stack's); 0: none */
     uint32_t proc;
     uint8_t kind;                /* enum entry_kind */
     bool estimated;              /* a share of an unseen backward site's syncs, estimated for the
@@ -527,9 +530,14 @@ static struct entry make_entry(const struct rep_site *s, uint32_t proc)
     } else {
         e.user = hints_user_frame(s);
     }
-    if (e.kind == ENTRY_BACKWARD)
+    if (e.kind == ENTRY_BACKWARD) {
         hints_backward_node(s, e.node, sizeof e.node);
-    e.key = s->nframes ? &s->frames[e.user] : NULL;
+        /* the node is made at the compiled function's line; its op at the line it came from */
+        uint32_t g = hints_compiled_backward_frame(s, &found);
+        if (found)
+            e.gen = g + 1;
+    }
+    e.key = s->nframes ? &s->frames[e.gen ? e.gen - 1 : e.user] : NULL;
     return e;
 }
 
@@ -1126,8 +1134,20 @@ static void render_source(struct fd_writer *w, const struct rep_frame *f)
  * STACK_FRAMES_SHOWN of them, then how many more there are. */
 /* The frames [u, last) (interpreter frames left out), the first one prefixed `first` and
  * followed by the operator of the row (op, when not NULL). */
+static void render_frame_list_src(struct fd_writer *w, const struct rep_frame *frames, uint32_t u,
+                                  uint32_t last, bool py, const char *first, const char *op,
+                                  bool source);
+
 static void render_frame_list(struct fd_writer *w, const struct rep_frame *frames, uint32_t u,
                               uint32_t last, bool py, const char *first, const char *op)
+{
+    render_frame_list_src(w, frames, u, last, py, first, op, true);
+}
+
+/* The same, the first frame's source line shown or not. */
+static void render_frame_list_src(struct fd_writer *w, const struct rep_frame *frames, uint32_t u,
+                                  uint32_t last, bool py, const char *first, const char *op,
+                                  bool source)
 {
     while (last > u + 1 && (is_startup_frame(&frames[last - 1]) || (py && is_interpreter_frame(&frames[last - 1]))))
         last--;
@@ -1174,7 +1194,7 @@ static void render_frame_list(struct fd_writer *w, const struct rep_frame *frame
             paint_end(w, SGR_BOLD);
         }
         fdw_putc(w, '\n');
-        if (k == 0)
+        if (k == 0 && source)
             render_source(w, &frames[shown[k]]);
     }
     uint32_t above = 0;
@@ -1194,8 +1214,15 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
 {
     const struct rep_site *s = e->site;
     struct rep_sections sec = rep_site_sections(s->frames, s->nframes);
-    if (e->kind == ENTRY_BACKWARD && e->user > 0) {
-        render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
+    if (e->kind == ENTRY_BACKWARD && e->gen) {
+        /* a compiled graph's backward: the forward line its op came from, then the forward
+         * stack that made the node (the compiled function's call) */
+        render_frame_list(w, s->frames, e->gen - 1, e->gen, true, "backward of ", op);
+        render_frame_list_src(w, s->frames, e->user, sec.forward + sec.nforward, true, "   ", NULL, false);
+    }
+    if (e->kind == ENTRY_BACKWARD && (e->user > 0 || e->gen)) {
+        if (!e->gen)
+            render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
         fdw_printf(w, "      node %s, in autograd's thread", e->node);
         bool found;
         uint32_t cu = hints_caller_user_frame(s, &found);
@@ -1215,7 +1242,7 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
     for (uint32_t i = 0; i < sec.own; i++)
         py |= s->frames[i].python;
     uint32_t u = hints_user_frame(s);
-    if (sec.own)
+    if (sec.own && !(e->gen && u == e->gen - 1)) /* not the generated frame named above again */
         render_frame_list(w, s->frames, u, sec.own, py, "in ", NULL);
 }
 

@@ -36,14 +36,15 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 5             /* 1.1: backward-section frames (kinds 2 and 3);
+#define TRACE_VERSION_MINOR 6             /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
                                            1.3: the header's identity part (trace_identity),
                                                 STEPS_LOST, END's steps_seen;
                                            1.4: frame kind 4 (why a backward sync has no forward
                                                 line), STEP's attributed,
                                                 STEP_RUN and BOUND (SYNCSPY_TRACE_MB);
-                                           1.5: STEP's optimizers */
+                                           1.5: STEP's optimizers;
+                                           1.6: FRAME_NAME */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -103,6 +104,9 @@ enum trace_record_type {
     TREC_STEPS_LOST = 12, /* struct trace_steps_lost (1.3) */
     TREC_STEP_RUN = 13,   /* struct trace_step_run (1.4) */
     TREC_BOUND = 14,      /* struct trace_bound (1.4) */
+    TREC_FRAME_NAME = 15, /* struct trace_frame (1.6): a Python frame of torch.compile's
+                           * generated code written before its user line was known, now named:
+                           * its function, module, file and line replace the frame's */
 };
 
 struct trace_record_header {

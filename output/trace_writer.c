@@ -11,6 +11,8 @@
 #define HASH_NONFATAL_OOM 1 /* never exit() inside the host process: a failed add is skipped */
 #include <uthash.h>
 
+#include "common/gencode.h"
+
 #define TW_BUF_BYTES (64 * 1024)
 #define API_CACHE 256   /* string ids of the first API ids, answered without hashing */
 #define KCACHE 1024     /* direct-mapped cache: kernel host function -> name string id */
@@ -53,6 +55,8 @@ struct sample_level {
     unsigned shift;
 };
 
+#define UNNAMED_MAX 64 /* generated code's frames awaiting their user line */
+
 struct trace_writer {
     struct fd_writer out;
     /* the bound (0: none) and its policy */
@@ -74,6 +78,11 @@ struct trace_writer {
     uint32_t next_string, next_frame;
     struct tw_string *strings;
     struct id_map *frames;   /* frame key -> frame id */
+    struct {                 /* generated code's frames written unnamed (FRAME_NAME later) */
+        struct tw_frame_key key;
+        uint32_t id;
+    } unnamed[UNNAMED_MAX];
+    uint32_t nunnamed;
     struct id_map *kernels;  /* (func, 0) -> string id */
     struct id_map *threads;  /* (tid, 0) -> 1 */
     struct bitset stacks;    /* stack ids written */
@@ -256,7 +265,34 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
     }
     record(w, TREC_FRAME, &rec, sizeof rec, NULL, 0);
     map_put(&w->frames, key.a, key.b, rec.id);
+    /* torch.compile's generated code before its user line came (agent/compiled.h): asked again
+     * at each flush, a FRAME_NAME record when it comes */
+    if (kind == TRACE_FRAME_PYTHON && gencode_file(f.file) && w->nunnamed < UNNAMED_MAX) {
+        w->unnamed[w->nunnamed].key = key;
+        w->unnamed[w->nunnamed++].id = rec.id;
+    }
     return rec.id;
+}
+
+void tw_name_frames(struct trace_writer *w)
+{
+    w->charge = NULL;
+    for (uint32_t i = 0; i < w->nunnamed;) {
+        struct rep_frame f = {0};
+        w->namer.frame(w->namer.ctx, w->unnamed[i].key, &f);
+        if (!f.python || gencode_file(f.file)) {
+            i++;
+            continue;
+        }
+        struct trace_frame rec = {.id = w->unnamed[i].id,
+                                  .kind = TRACE_FRAME_PYTHON,
+                                  .function = string_id(w, f.function),
+                                  .module = f.module && *f.module ? string_id(w, f.module) : 0,
+                                  .file = string_id(w, f.file),
+                                  .line = f.line};
+        record(w, TREC_FRAME_NAME, &rec, sizeof rec, NULL, 0);
+        w->unnamed[i] = w->unnamed[--w->nunnamed];
+    }
 }
 
 

@@ -5,6 +5,8 @@ the results are the program's output, compared whole), every sync the oracle nam
 line is in the report at that line, and a sync inside a compiled graph, which the oracle names
 at torch/_ops.py, is at the user's line it was traced from, never at generated code."""
 import json
+import os
+import re
 import unittest
 
 import harness
@@ -14,15 +16,22 @@ STEPS = 8
 MARKS = harness.marked_lines(PROG)
 
 
+# Inductor's output code as a row's line would be: DIR/XY/cXY<hash>.py
+INDUCTOR_FILE = re.compile(r"/c[a-z0-9]{32,}\.py")
+
+
 class Compiled(unittest.TestCase):
     runs = {}
+    BACKEND = "aot_eager"
+    PYTHON = None  # the harness's
+    ENV = None
 
     def run_case(self, case):
         if case not in self.runs:
-            r = harness.run(PROG, case, STEPS)
-            plain = harness.run(PROG, case, STEPS, preload=False)
-            warned = harness.run(PROG, case, STEPS, "--oracle", preload=False)
-            self.runs[case] = (r, plain, warned)
+            def go(*extra, preload=True):
+                return harness.run(PROG, case, STEPS, self.BACKEND, *extra, preload=preload,
+                                   python=self.PYTHON, env=self.ENV, timeout=900)
+            self.runs[case] = (go(), go(preload=False), go("--oracle", preload=False))
         r, plain, warned = self.runs[case]
         self.assertEqual(plain.returncode, 0, plain.stderr)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -93,20 +102,75 @@ class Compiled(unittest.TestCase):
         self.assertEqual(sum(out["dynamo"]["graph_break"].values()), 0)
         g = self.group(r, "mask")
         self.assertIn("[compiled]", g["lines"][1])
-        self.assertIn("op: torch.nonzero", g["lines"][1])
+        # the generated code calls aten.index.Tensor as the user's logits[valid] does
+        self.assertIn("op: x[bool_mask]", g["lines"][1])
         self.assertEqual(g["head"].split()[4], "2.00")
-        self.assertIn("nonzero_static", g["hint"])
+        self.assertIn("torch.where(mask, x, 0)", g["hint"])
         self.assertNotIn("graph break:", "\n".join(g["lines"]))  # it runs inside the graph
         # the compiled graph's backward (one node for the whole graph): the op that waited in it
-        # is named, at the user line its generated code came from
+        # is named, and the row is the forward line that op came from (the node itself is made
+        # at the compiled function's call, shown below it)
         groups = [x for x in harness.report_groups(r.stderr) if x["backward"] and x["head"].split()[1] != "x"]
         self.assertEqual(len(groups), 1, r.stderr)
-        text = "\n".join(groups[0]["lines"])
+        b = self.group(r, "mask", backward=True)
+        self.assertEqual(b, groups[0])
+        text = "\n".join(b["lines"])
         self.assertIn("node CompiledFunctionBackward", text)
-        self.assertIn("backward of x[bool_mask]", groups[0]["lines"][1])
-        self.assertRegex(text, rf"in masked_loss +\S*{PROG}:{MARKS['mask']} +\[compiled\]")
-        for x in harness.report_groups(r.stderr):  # generated code is never a row's line
+        self.assertRegex(b["lines"][1], rf"backward of masked_loss +\S*{PROG}:{MARKS['mask']} +\[compiled\]"
+                                        r"  op: backward of x\[bool_mask\]")
+        self.assertIn("Net.forward", text)  # the forward stack that made the node
+        self.assertIn("select with torch.where(mask, x, 0)", b["hint"])
+        self.assertNoGeneratedLine(r.stderr)
+        # the same row in `syncspy check --json` (one row model)
+        chk = harness.cli("check", r.out_dir, "--max-syncs-per-step", "1000", "--json")
+        self.assertEqual(chk.returncode, 0, chk.stderr)
+        rows = [x for x in json.loads(chk.stdout)["processes"][0]["sites"] if x["kind"] == "backward"]
+        self.assertEqual([(x["line"], x["op"]) for x in rows], [(MARKS["mask"], "backward of x[bool_mask]")], rows)
+
+    def assertNoGeneratedLine(self, text):
+        """Generated code is never a row's line (FX's or Inductor's)."""
+        for x in harness.report_groups(text):
             self.assertNotIn("<eval_with_key>", x["at"] or "")
+            self.assertIsNone(INDUCTOR_FILE.search(x["at"] or ""), x["at"])
+
+    def test_item_inside_the_compiled_graph(self):
+        # capture_scalar_outputs: the .item() is traced into the graph (_local_scalar_dense in
+        # generated code); torch's oracle names torch/_ops.py, the report the user's line
+        r, out, oracle = self.run_case("item_in_graph")
+        self.assertEqual(oracle, set())
+        self.assertEqual(sum(out["dynamo"]["graph_break"].values()), 0)
+        g = self.group(r, "item_in_graph")
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertIn("op: Tensor.item", g["lines"][1])
+        self.assertEqual(g["head"].split()[4], "1.00")
+        self.assertIn(".item()", g["hint"])
+        self.assertNoGeneratedLine(r.stderr)
+        # the same row from the files the run left (trace.bin: the frame may have been written
+        # before its user line came, then named by a FRAME_NAME record)
+        rep = harness.cli("report", r.process_dirs()[0])
+        self.assertEqual(rep.returncode, 0, rep.stderr)
+        g = harness.group_at(rep.stdout, PROG, MARKS["item_in_graph"])
+        self.assertIsNotNone(g, rep.stdout)
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertNoGeneratedLine(rep.stdout)
+
+    def test_fullgraph(self):
+        # fullgraph=True raises at any graph break in the model: the agent adds none, and the
+        # mask inside the graph is at its user line
+        r, out, _ = self.run_case("fullgraph")
+        g = self.group(r, "mask")
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertEqual(g["head"].split()[4], "2.00")
+        self.assertNoGeneratedLine(r.stderr)
+
+    def test_dynamic_shapes_compile_once(self):
+        # dynamic=True: the growing batch is one graph, no recompile; one row for the mask
+        r, out, _ = self.run_case("dynamic")
+        self.assertEqual(out["dynamo"]["stats"]["unique_graphs"], 1)
+        self.assertEqual(out["dynamo"]["recompiles"], {})
+        g = self.group(r, "mask")
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertEqual(g["head"].split()[4], "2.00")
 
     def test_recompiles_keep_one_row(self):
         # a new generated module per recompilation, one user line: one row, every sync in it

@@ -15,10 +15,12 @@ requirements-inductor.txt, i.e. the pinned torch and its triton), or the interpr
 TORCH_INDUCTOR_PYTHON names."""
 import json
 import os
+import shutil
 import tempfile
 import unittest
 
 import harness
+import test_compile
 
 PYTHON = os.environ.get("TORCH_INDUCTOR_PYTHON") or os.path.join(harness.BUILD, "inductor-venv", "bin", "python")
 STEPS = 6
@@ -98,6 +100,57 @@ class ReduceOverhead(Base, unittest.TestCase):
         self.assertLess(made[-1], kernels[-1], (made, kernels))
         default = run()  # the same model without graphs: more launches per step
         self.assertLess(made[-1], per_step(default, "launches")[-1])
+
+
+@unittest.skipUnless(os.path.exists(PYTHON), f"no inductor venv at {PYTHON}: make torch-inductor-venv")
+class CompiledInductor(unittest.TestCase):
+    """test_compile's cases whose syncs run inside compiled graphs, with Inductor: the sync is in
+    Inductor's output code (a module in its cache folder, DIR/XY/cXY<hash>.py), named by the user
+    line its node was traced from (PyCodeCache.linemaps), never by the output code; the mask's
+    backward too."""
+    runs = {}
+    BACKEND = "inductor"
+    PYTHON = PYTHON
+    ENV = {"TRITON_CACHE_DIR": os.path.join(CACHE, "triton"),
+           "TORCHINDUCTOR_CACHE_DIR": os.path.join(CACHE, "inductor"),
+           "TRITON_DEFAULT_FP_FUSION": "1"}
+    run_case = test_compile.Compiled.run_case
+    group = test_compile.Compiled.group
+    assertNoGeneratedLine = test_compile.Compiled.assertNoGeneratedLine
+    test_mask_inside_the_compiled_graph = test_compile.Compiled.test_mask_inside_the_compiled_graph
+    test_item_inside_the_compiled_graph = test_compile.Compiled.test_item_inside_the_compiled_graph
+
+    def test_lines_moved_since_the_cached_compile(self):
+        # Inductor's cache keeps the stack traces of the run that compiled the graph: after the
+        # user adds lines above the mask, a run that loads the cached graph still names the mask
+        # at its line now (the code is found again in the file)
+        tmp = tempfile.mkdtemp(prefix="syncspy-moved-")
+        src = os.path.join(harness.PROGS, test_compile.PROG)
+        copy = os.path.join(tmp, test_compile.PROG)
+        env = dict(self.ENV, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+                   TRITON_CACHE_DIR=os.path.join(tmp, "triton"))
+        shutil.copy(src, copy)
+        first = harness.run(copy, "mask_in_graph", 4, "inductor", python=PYTHON, env=env, timeout=900)
+        self.assertEqual(first.returncode, 0, first.stderr[-3000:])
+        mark = test_compile.MARKS["mask"]
+        self.assertIsNotNone(harness.group_at(first.stderr, test_compile.PROG, mark), first.stderr)
+        with open(src) as f:
+            text = f.read()
+        with open(copy, "w") as f:
+            f.write("# one\n# two\n# three\n" + text)
+        again = harness.run(copy, "mask_in_graph", 4, "inductor", python=PYTHON, env=env, timeout=900)
+        self.assertEqual(again.returncode, 0, again.stderr[-3000:])
+        self.assertIn("inductor", os.listdir(tmp))
+        g = harness.group_at(again.stderr, test_compile.PROG, mark + 3)
+        self.assertIsNotNone(g, again.stderr)
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertIsNone(harness.group_at(again.stderr, test_compile.PROG, mark), again.stderr)
+
+    def test_output_code_is_named_inductor(self):
+        r, _, _ = self.run_case("mask_in_graph")
+        frames = [f for s in r.summary()["sites"] for f in s["frames"] if f.get("python")]
+        generated = {f["module"] for f in frames if f.get("module")}
+        self.assertTrue(generated and all(m.startswith("<inductor>.c") for m in generated), generated)
 
 
 if __name__ == "__main__":

@@ -225,6 +225,11 @@ static const struct hint_case cases[] = {
      "x[bool_mask] = v", "x[mask] = v with a tensor v", "aten::index_put_"},
     {H2D, {COPY, NAT("at::_ops::index_put_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool)"), USER},
      "x[cpu_index] = v", "x[idx] = v with a CPU index", "aten::index_put_"},
+    /* the functional form through the boxed path, as a compiled graph calls it */
+    {SYNC, {NAT(OPS("nonzero")), NAT("at::_ops::index_put::redispatch(c10::DispatchKeySet, at::Tensor const&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool)"), USER},
+     "x[bool_mask] = v", "x[mask] = v with a tensor v", "aten::index_put"},
+    {H2D, {COPY, NAT("at::_ops::index_put::call(at::Tensor const&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool)"), USER},
+     "x[cpu_index] = v", "x[idx] = v with a CPU index", "aten::index_put"},
     {SYNC, {NAT(OPS("nonzero")), NAT("at::_ops::_index_put_impl_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"), USER},
      "x[bool_mask] = v", "x[mask] = v with a tensor v", "aten::_index_put_impl_"},
     {H2D, {COPY, NAT("at::_ops::_index_put_impl_::call(at::Tensor&, c10::List<std::optional<at::Tensor> > const&, at::Tensor const&, bool, bool)"), USER},
@@ -378,11 +383,18 @@ static void test_exact_names_only(void **state)
     assert_string_equal(op.op, SYNC);
     assert_string_equal(op.hint, "");
     assert_string_equal(op.matched, "");
-    /* redispatch frames are not the entry either; a user function named like torch's is not torch's */
+    /* the boxed path (torch.ops.aten.nonzero from generated code) enters at ::redispatch: the
+     * operator; a user function named like torch's is not torch's */
     static const struct rep_frame re[] = {
         NAT("at::_ops::nonzero::redispatch(c10::DispatchKeySet, at::Tensor const&)"),
         {"save", "", "/home/u/serialization.py", 4, 0, true, 0}, USER};
     op = op_of(SYNC, re, 3);
+    assert_string_equal(op.op, "torch.nonzero");
+    assert_string_equal(op.matched, "aten::nonzero");
+    /* nor is a name that merely starts like the dispatcher's */
+    static const struct rep_frame near[] = {
+        NAT("at::_ops::nonzero::redispatched_elsewhere(at::Tensor const&)"), USER};
+    op = op_of(SYNC, near, 2);
     assert_string_equal(op.op, SYNC);
 }
 

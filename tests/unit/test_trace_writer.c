@@ -18,6 +18,7 @@
 #include "output/trace_writer.h"
 
 static int api_asked, kernel_asked, frame_asked;
+static bool graph_named; /* the user lines of the generated code have come */
 
 static const char *name_api(void *ctx, uint32_t api)
 {
@@ -37,7 +38,13 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
 {
     (void)ctx;
     frame_asked++;
-    if (key.b >> 63)
+    if (key.b >> 63 && key.a == 0x99 && !graph_named)
+        *out = (struct rep_frame){.function = "forward", .module = "", .file = "<eval_with_key>.5",
+                                  .line = 15, .python = true};
+    else if (key.b >> 63 && key.a == 0x99)
+        *out = (struct rep_frame){.function = "forward", .module = "<eval_with_key>.5",
+                                  .file = "model.py", .line = 63, .python = true};
+    else if (key.b >> 63)
         *out = (struct rep_frame){.function = "step", .file = "train.py", .line = 7, .python = true};
     else if (key.a == 0xb0)
         *out = (struct rep_frame){.function = "IndexBackward0", .module = "", .mark = REP_MARK_BACKWARD};
@@ -190,6 +197,58 @@ static void test_backward_markers_read_back(void **state)
     assert_int_equal(sec.caller, 4);
     assert_int_equal(sec.ncaller, 1);
     trace_free(&p, &ev);
+    free(buf);
+}
+
+/* A frame of torch.compile's generated code written before its user line came: a FRAME_NAME
+ * record once it has come, and every stack that holds the frame reads back with the user's
+ * line; a frame named at once gets none. */
+static void test_generated_frame_named_later(void **state)
+{
+    (void)state;
+    int fd;
+    graph_named = false;
+    struct trace_writer *w = open_writer(44, &fd);
+    const struct tw_frame_key a[2] = {{0x1000, 0}, {0x99, 15 | 1ull << 63}};
+    const struct tw_frame_key b[3] = {{0x2000, 0}, {0x99, 15 | 1ull << 63}, {0x77, 3 | 1ull << 63}};
+    tw_stack(w, 1, a, 2);
+    tw_name_frames(w); /* not yet */
+    assert_int_equal(tw_flush(w), 0);
+    graph_named = true;
+    tw_name_frames(w);
+    tw_name_frames(w); /* once only */
+    tw_stack(w, 2, b, 3); /* the frame's id is reused */
+    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10,
+                                 .phase = {.count = 2, .ns = 20}});
+    tw_site(w, &(struct tw_site){.site_id = 2, .stack_id = 2, .api = 1, .max_ns = 10,
+                                 .phase = {.count = 1, .ns = 10}});
+    tw_end(w, 1000, 0, 0);
+    tw_close(w);
+    size_t len;
+    uint8_t *buf = file_bytes(fd, &len);
+    assert_int_equal(count_records(buf, len, TREC_FRAME), 4);
+    assert_int_equal(count_records(buf, len, TREC_FRAME_NAME), 1);
+    struct rep_process p;
+    struct trace_events ev;
+    char err[256];
+    assert_int_equal(trace_read_buf(buf, len, "T", NULL, &p, &ev, err, sizeof err), 0);
+    assert_int_equal(p.nsites, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const struct rep_frame *f = &p.sites[i].frames[1];
+        assert_true(f->python);
+        assert_string_equal(f->file, "model.py");
+        assert_int_equal(f->line, 63);
+        assert_string_equal(f->module, "<eval_with_key>.5");
+    }
+    trace_free(&p, &ev);
+    /* a FRAME_NAME for a frame the file never defined: refused in one line */
+    size_t at = sizeof(struct trace_file_header);
+    while (at < len && ((struct trace_record_header *)(buf + at))->type != TREC_FRAME_NAME)
+        at += ((struct trace_record_header *)(buf + at))->bytes;
+    assert_true(at < len);
+    ((struct trace_frame *)(buf + at))->id = 77;
+    assert_int_not_equal(trace_read_buf(buf, len, "T", NULL, &p, &ev, err, sizeof err), 0);
+    assert_non_null(strstr(err, "a name for frame 77, which is not defined"));
     free(buf);
 }
 
@@ -528,6 +587,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bookkeeping_and_read_back),
         cmocka_unit_test(test_backward_markers_read_back),
+        cmocka_unit_test(test_generated_frame_named_later),
         cmocka_unit_test(test_bound_one_sync_per_step),
         cmocka_unit_test(test_bound_varying_syncs),
         cmocka_unit_test(test_bound_runs_keep_per_step_counts),

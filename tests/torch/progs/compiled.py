@@ -15,6 +15,11 @@ model meets a sync (issue 34). Each syncing line carries a `# sync: NAME` marker
                  after another, all from one user line
   opt_step       a compiled optimizer step (torch.compile(opt.step)), no sync: Dynamo must do as
                  it does without the agent
+  item_in_graph  a .item() statistic under capture_scalar_outputs: the sync runs INSIDE the
+                 compiled graph (aten._local_scalar_dense in generated code)
+  fullgraph      mask_in_graph with fullgraph=True (any graph break in the model raises), and a
+                 compiled optimizer step
+  dynamic        recompile's growing batch with dynamic=True: one graph, no recompile
 
 Prints, as JSON: Dynamo's counters (frames, graph breaks, recompiles, unimplemented, stats) and
 the parameters' sum, which must be the same with and without the agent. --oracle: runs under
@@ -54,27 +59,34 @@ class Net(torch.nn.Module):
             assert torch.all(h > -1e9)  # sync: assert_all
         if case == "print_h":
             print(h[:1, :2])  # sync: print_h
-        if case in ("mask_in_graph", "recompile"):
+        if case == "item_in_graph":
+            n = (target >= 0).sum().item()  # sync: item_in_graph
+            torch._check(n >= 0)
+            return F.cross_entropy(h, target.clamp(min=0)) * (n + 1)
+        if case in ("mask_in_graph", "recompile", "fullgraph", "dynamic"):
             return masked_loss(h, target)
         return F.cross_entropy(h, target.clamp(min=0))
 
 
-if case in ("mask_in_graph", "recompile"):
+if case in ("mask_in_graph", "recompile", "fullgraph", "dynamic"):
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
-net = torch.compile(Net(), backend=backend)
+if case == "item_in_graph":
+    torch._dynamo.config.capture_scalar_outputs = True
+whole = case == "fullgraph"
+net = torch.compile(Net(), backend=backend, fullgraph=whole, dynamic=True if case == "dynamic" else None)
 loss_fn = torch.compile(masked_loss, backend=backend)
-step_fn = torch.compile(opt.step, backend=backend)
+step_fn = torch.compile(opt.step, backend=backend)  # torch's optimizers break the graph themselves
 if oracle:
     torch.cuda.set_sync_debug_mode("warn")
 with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
     for step in range(steps):
-        rows = 32 + step if case == "recompile" else 32
+        rows = 32 + step if case in ("recompile", "dynamic") else 32
         x = torch.randn(rows, 16, device=dev)
         target = torch.randint(-1, 4, (rows,), device=dev)
         loss = loss_fn(lin(x), target) if case == "mask_apart" else net(x, target)
         loss.backward()
-        if case == "opt_step":
+        if case in ("opt_step", "fullgraph"):
             step_fn()
         else:
             opt.step()
