@@ -554,6 +554,36 @@ uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found)
     return user_frame_in(site->frames, sec.forward, sec.forward + sec.nforward, found);
 }
 
+/* torch.compile's own work, by the file of a Python frame of the sync's own stack: Dynamo
+ * converting a frame (its whole compile chain runs under convert_frame.py), AOTAutograd and
+ * Inductor compiling (graph_compile.py, jit_compile_runtime_wrappers.py before 2.8,
+ * compile_fx.py: constant folding's .item(), pattern init's copies), Inductor loading code and
+ * autotuning (codecache.py, select_algorithm.py, autotune_process.py, the benchmarker that
+ * times a new kernel's configs at its first run). */
+static const char *const compile_files[] = {
+    "torch/_dynamo/convert_frame.py", "torch/_functorch/_aot_autograd/graph_compile.py",
+    "torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py",
+    "torch/_inductor/compile_fx.py", "torch/_inductor/codecache.py",
+    "torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
+    "torch/_inductor/runtime/benchmarking.py"};
+
+bool hints_compile_work(const struct rep_site *site)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    for (uint32_t i = 0; i < sec.own; i++) {
+        const struct rep_frame *f = &site->frames[i];
+        if (!f->python)
+            continue;
+        const char *file = str(f->file);
+        for (size_t k = 0; k < ARRAY_SIZE(compile_files); k++) {
+            const char *at = strstr(file, compile_files[k]);
+            if (at && (at == file || at[-1] == '/') && !at[strlen(compile_files[k])])
+                return true;
+        }
+    }
+    return false;
+}
+
 uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found)
 {
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);

@@ -27,6 +27,9 @@ bool hints_frame_is_dynamo_eval(const struct rep_frame *f);
  * stack that created its autograd node / of the stack that called backward (absolute indexes
  * into site->frames); *found false when the site has no such section or no user frame in it. */
 uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found);
+/* Whether the sync is torch.compile's own work (compiling, loading, autotuning), not the
+ * program's: kept out of the step rates, shown apart. */
+bool hints_compile_work(const struct rep_site *site);
 /* The backward of a compiled graph (AOTAutograd's one node, CompiledFunctionBackward): the
  * innermost frame of its own generated code named by a user line (agent/compiled.h), the line
  * of the forward node its code came from; *found false when there is none. */

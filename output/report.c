@@ -554,6 +554,8 @@ static size_t build_entries(const struct rep_process *procs, size_t nprocs,
             const struct rep_site *s = &procs[p].sites[i];
             if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
                 continue;
+            if (hints_compile_work(s)) /* torch.compile's own: shown apart (render_apart) */
+                continue;
             struct entry x = make_entry(s, (uint32_t)p);
             x.count = basis_count(&bases[p], s->count, &s->split);
             x.blocked_ns = basis_ns(&bases[p], s->blocked_ns, &s->split);
@@ -641,10 +643,19 @@ static void header_note(struct fd_writer *w, const char *text)
 
 /* A part of the run kept out of the rates: start-up (before the first step mark) or the time
  * after the last one (the step still open at exit). Its counts come from the sites' splits. */
-enum apart { APART_STARTUP, APART_AFTER };
+enum apart { APART_STARTUP, APART_AFTER, APART_COMPILE };
 
-static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count, uint64_t *ns)
+/* APART_COMPILE: torch.compile's own syncs within the counted steps (hints_compile_work; a
+ * recompile, a new kernel's autotuning), kept out of the rates as well. */
+static void apart_of(const struct rep_site *s, enum apart which, const struct basis *bs,
+                     uint64_t *count, uint64_t *ns)
 {
+    if (which == APART_COMPILE) {
+        bool own = hints_compile_work(s);
+        *count = own ? basis_count(bs, s->count, &s->split) : 0;
+        *ns = own ? basis_ns(bs, s->blocked_ns, &s->split) : 0;
+        return;
+    }
     *count = which == APART_STARTUP ? s->split.startup_count : s->split.partial_count;
     *ns = which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
 }
@@ -652,27 +663,36 @@ static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count
 /* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
  * "after the last step ..."), and its three heaviest lines. */
 static void render_apart(struct fd_writer *w, const struct rep_process *p, const struct rep_step *st,
-                         enum apart which, bool left_out, int top)
+                         enum apart which, bool left_out, int top, const struct basis *bs)
 {
     char a[32], b[32];
-    fmt_ns(a, sizeof a, (double)st->wall_ns);
     uint64_t syncs = 0, ns = 0;
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
         uint64_t c, t;
-        apart_of(&p->sites[i], which, &c, &t);
+        apart_of(&p->sites[i], which, bs, &c, &t);
         syncs += c;
         ns += t;
     }
-    if (!syncs) { /* a trace or summary that does not split its sites: the step's own counts */
-        syncs = st->syncs;
-        ns = st->blocked_ns;
+    if (which == APART_COMPILE) {
+        if (!syncs)
+            return;
+        fmt_ns(b, sizeof b, (double)ns);
+        fdw_printf(w, "  torch.compile's own work in the steps (compiling, autotuning; not in the "
+                      "rates): %llu sync%s, blocked %s\n",
+                   (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+    } else {
+        if (!syncs) { /* a trace or summary that does not split its sites: the step's own counts */
+            syncs = st->syncs;
+            ns = st->blocked_ns;
+        }
+        fmt_ns(a, sizeof a, (double)st->wall_ns);
+        fmt_ns(b, sizeof b, (double)ns);
+        fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
+                   which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
+                   which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
+                                          : (left_out ? "not in the rates)" : "still open at exit)"),
+                   a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
     }
-    fmt_ns(b, sizeof b, (double)ns);
-    fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
-               which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
-               which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
-                                      : (left_out ? "not in the rates)" : "still open at exit)"),
-               a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
     /* its three heaviest lines: sites grouped by API and user frame (a module's .cuda() makes
      * a site per parameter kind) */
     struct sgroup {
@@ -684,7 +704,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
         uint64_t c, t;
-        apart_of(s, which, &c, &t);
+        apart_of(s, which, bs, &c, &t);
         if (!c)
             continue;
         struct entry e = make_entry(s, 0);
@@ -912,6 +932,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     /* every thread's syncs and blocked time, as the table's rows and `syncspy check` count them */
     double blocked = 0, syncs = 0;
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        if (hints_compile_work(&p->sites[i])) /* torch.compile's own: shown apart */
+            continue;
         blocked += (double)basis_ns(&bs, p->sites[i].blocked_ns, &p->sites[i].split);
         syncs += (double)basis_count(&bs, p->sites[i].count, &p->sites[i].split);
     }
@@ -959,9 +981,10 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     render_trainer(w, p, &bs);
     if (p->startup_closed)
         render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
-                                                           p->steps[0].step != 0, top);
+                                                           p->steps[0].step != 0, top, &bs);
     if (bs.partial_left_out)
-        render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
+        render_apart(w, p, bs.last + 1, APART_AFTER, true, top, &bs);
+    render_apart(w, p, NULL, APART_COMPILE, true, top, &bs);
     /* what the numbers lack, to the end of the header */
     char note[512];
     if (p->no_step_hook)

@@ -170,6 +170,8 @@ static void write_site(struct fd_writer *w, const struct rep_site *s, const stru
         fdw_puts(w, ", \"graph_break\": ");
         fdw_json_string(w, op.compiled);
     }
+    if (hints_compile_work(s))
+        fdw_puts(w, ", \"compile_work\": true");
     fdw_puts(w, ", \"frames\": [");
     for (uint32_t i = 0; i < s->nframes && s->frames; i++) {
         fdw_puts(w, i ? ",\n" : "\n");

@@ -15,6 +15,7 @@ requirements-inductor.txt, i.e. the pinned torch and its triton), or the interpr
 TORCH_INDUCTOR_PYTHON names."""
 import json
 import os
+import re
 import shutil
 import tempfile
 import unittest
@@ -145,6 +146,32 @@ class CompiledInductor(unittest.TestCase):
         self.assertIsNotNone(g, again.stderr)
         self.assertIn("[compiled]", g["lines"][1])
         self.assertIsNone(harness.group_at(again.stderr, test_compile.PROG, mark), again.stderr)
+
+    def test_compile_and_autotuning_kept_apart(self):
+        # the batch grows each step: Inductor recompiles in the counted steps, and autotunes each
+        # new kernel at its first run (torch.cuda.synchronize in its benchmarker), constant
+        # folding reads values (.item()): torch.compile's own syncs, shown apart, out of the rates
+        r, out, _ = self.run_case("recompile")
+        self.assertGreater(out["dynamo"]["stats"]["unique_graphs"], 1)
+        self.assertRegex(r.stderr, r"\n  torch.compile's own work in the steps \(compiling, autotuning; "
+                                   r"not in the rates\): \d+ syncs, blocked ")
+        rows = [g for g in harness.report_groups(r.stderr) if g["head"].split()[1] != "x"]
+        for g in rows:
+            self.assertNotIn("op: torch.cuda.synchronize", g["lines"][1], r.stderr)
+        g = self.group(r, "mask")
+        self.assertIn("[compiled]", g["lines"][1])
+        self.assertEqual(g["head"].split()[4], "2.00")
+        b = self.group(r, "mask", backward=True)
+        self.assertEqual(b["head"].split()[4], "1.00")
+        # the header counts what the table shows
+        rate = float(re.search(r"\| ([\d.]+) syncs/step \|", r.stderr).group(1))
+        self.assertAlmostEqual(rate, sum(float(g["head"].split()[4]) for g in rows), places=1)
+        own = [x for x in r.summary()["sites"] if x.get("compile_work")]
+        self.assertTrue(own)
+        for x in own:
+            files = " ".join(f.get("file") or "" for f in x["frames"] if f.get("python"))
+            self.assertRegex(files, r"torch/_inductor/(runtime/benchmarking|compile_fx)\.py|"
+                                    r"torch/_dynamo/convert_frame\.py", x["frames"][:3])
 
     def test_output_code_is_named_inductor(self):
         r, _, _ = self.run_case("mask_in_graph")

@@ -531,6 +531,37 @@ static void test_backward_node_of(void **state)
 
 /* The hint of a backward sync follows the forward op (the node), not the frames it ran in:
  * IndexBackward0's own frames hold index_put_ and nonzero, yet the advice is the mask's. */
+/* torch.compile's own work (compiling, autotuning) by the files of the sync's own Python
+ * frames; the compiled code it runs is the program's. */
+static void test_compile_work(void **state)
+{
+    (void)state;
+    static const struct rep_frame autotune[] = {
+        PYF("torch/cuda/__init__.py", "synchronize"),
+        PYF("torch/_inductor/runtime/benchmarking.py", "InductorBenchmarker.benchmark_gpu"),
+        PYF("torch/_inductor/runtime/triton_heuristics.py", "CachingAutotuner.run"), USER};
+    struct rep_site s = {SYNC, 1, 1, 1, 4, autotune};
+    assert_true(hints_compile_work(&s));
+    static const struct rep_frame folding[] = {
+        SCALAR, PYF("torch/_inductor/constant_folding.py", "ConstantFolder.run_node"),
+        PYF("torch/_inductor/compile_fx.py", "compile_fx"),
+        PYF("torch/_dynamo/convert_frame.py", "_compile"), USER};
+    s = (struct rep_site){SYNC, 1, 1, 1, 6, folding};
+    assert_true(hints_compile_work(&s));
+    /* the compiled code running: the program's */
+    static const struct rep_frame running[] = {
+        NAT(OPS("nonzero")), PYF("torch/_ops.py", "OpOverload.__call__"),
+        {"masked_loss", "<inductor>.cabcdefg", "/home/u/train.py", 9, 0, true, 0},
+        PYF("torch/_inductor/output_code.py", "CompiledFxGraph.__call__"), USER};
+    s = (struct rep_site){SYNC, 1, 1, 1, 5, running};
+    assert_false(hints_compile_work(&s));
+    /* a user's file that merely ends like torch's is not torch's */
+    static const struct rep_frame mine[] = {
+        {"f", "", "/home/u/my_torch/_dynamo/convert_frame.py.bak", 3, 0, true, 0}, USER};
+    s = (struct rep_site){SYNC, 1, 1, 1, 2, mine};
+    assert_false(hints_compile_work(&s));
+}
+
 static void test_backward_hints(void **state)
 {
     (void)state;
@@ -599,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_every_case),
         cmocka_unit_test(test_every_row_has_a_case),
         cmocka_unit_test(test_exact_names_only),
+        cmocka_unit_test(test_compile_work),
         cmocka_unit_test(test_unknown_op_is_named),
         cmocka_unit_test(test_only_frames_below_the_user_frame),
         cmocka_unit_test(test_user_frame),
