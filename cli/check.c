@@ -179,6 +179,10 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
         }
         fdw_putc(w, '\n');
     }
+    if (v->lines.compile_count)
+        fdw_printf(w, "  torch.compile's own work in the training steps (compiling, autotuning): %llu sync%s, not in "
+                      "the budget\n",
+                   (unsigned long long)v->lines.compile_count, v->lines.compile_count == 1 ? "" : "s");
     if (over(v)) {
         bool header = false;
         for (size_t i = 0; i < v->lines.n; i++) {
@@ -291,9 +295,12 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     cli_json_double(w, (double)v->estimated_syncs / v->lines.steps);
     fdw_printf(w, ", \"attribution_steps\": %llu", (unsigned long long)v->lines.attribution_steps);
     fdw_printf(w, ",\n   \"startup\": {\"apart\": %s, \"checked\": %s, \"syncs\": %llu, \"blocked_ns\": %llu, "
-               "\"ok\": %s},\n   \"sites\": [", v->lines.startup_left_out ? "true" : "false",
+               "\"ok\": %s},\n", v->lines.startup_left_out ? "true" : "false",
                v->startup_checked ? "true" : "false", (unsigned long long)v->startup_syncs,
                (unsigned long long)v->startup_ns, v->over_startup ? "false" : "true");
+    /* torch.compile's own syncs in the training steps: in no site row, not in the budget */
+    fdw_printf(w, "   \"compile_work\": {\"syncs\": %llu, \"blocked_ns\": %llu},\n   \"sites\": [",
+               (unsigned long long)v->lines.compile_count, (unsigned long long)v->lines.compile_ns);
     for (size_t i = 0; i < v->lines.n; i++) {
         const struct rep_line *l = &v->lines.lines[i];
         fdw_puts(w, i ? ",\n    {" : "\n    {");

@@ -645,19 +645,20 @@ static void header_note(struct fd_writer *w, const char *text)
  * after the last one (the step still open at exit). Its counts come from the sites' splits. */
 enum apart { APART_STARTUP, APART_AFTER, APART_COMPILE };
 
-/* APART_COMPILE: torch.compile's own syncs within the counted steps (hints_compile_work; a
- * recompile, a new kernel's autotuning), kept out of the rates as well. */
+/* APART_COMPILE: torch.compile's own syncs (hints_compile_work: compiling, a new kernel's
+ * autotuning), all of them, start-up's too; the other two parts hold the program's only. */
 static void apart_of(const struct rep_site *s, enum apart which, const struct basis *bs,
                      uint64_t *count, uint64_t *ns)
 {
+    (void)bs;
+    bool own = hints_compile_work(s);
     if (which == APART_COMPILE) {
-        bool own = hints_compile_work(s);
-        *count = own ? basis_count(bs, s->count, &s->split) : 0;
-        *ns = own ? basis_ns(bs, s->blocked_ns, &s->split) : 0;
+        *count = own ? s->count : 0;
+        *ns = own ? s->blocked_ns : 0;
         return;
     }
-    *count = which == APART_STARTUP ? s->split.startup_count : s->split.partial_count;
-    *ns = which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
+    *count = own ? 0 : which == APART_STARTUP ? s->split.startup_count : s->split.partial_count;
+    *ns = own ? 0 : which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
 }
 
 /* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
@@ -666,22 +667,30 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
                          enum apart which, bool left_out, int top, const struct basis *bs)
 {
     char a[32], b[32];
-    uint64_t syncs = 0, ns = 0;
+    uint64_t syncs = 0, ns = 0, in_startup = 0;
+    bool split = false; /* the sites split their counts (start-up, the open step) */
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        const struct rep_site *s = &p->sites[i];
         uint64_t c, t;
-        apart_of(&p->sites[i], which, bs, &c, &t);
+        apart_of(s, which, bs, &c, &t);
         syncs += c;
         ns += t;
+        split |= s->split.startup_count || s->split.partial_count;
+        if (which == APART_COMPILE && c)
+            in_startup += s->split.startup_count;
     }
     if (which == APART_COMPILE) {
         if (!syncs)
             return;
         fmt_ns(b, sizeof b, (double)ns);
-        fdw_printf(w, "  torch.compile's own work in the steps (compiling, autotuning; not in the "
-                      "rates): %llu sync%s, blocked %s\n",
+        fdw_printf(w, "  torch.compile's own work (compiling, autotuning; not in the rates): %llu "
+                      "sync%s, blocked %s",
                    (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+        if (in_startup)
+            fdw_printf(w, " (%llu in start-up)", (unsigned long long)in_startup);
+        fdw_putc(w, '\n');
     } else {
-        if (!syncs) { /* a trace or summary that does not split its sites: the step's own counts */
+        if (!syncs && !split) { /* a trace or summary that does not split its sites: the step's own */
             syncs = st->syncs;
             ns = st->blocked_ns;
         }
@@ -1655,7 +1664,8 @@ static uint32_t split_lines_of(const struct entry *e, size_t n, size_t first, si
  * between their forward lines (split_unseen), unsorted: with b, each site's figures in the
  * training steps b counts (a site of start-up alone kept when start-up is apart); without, its
  * whole count (summary.json's sites partition it). NULL when out of memory (errno ENOMEM). */
-static struct entry *entries_of(const struct rep_process *p, const struct basis *b, size_t *pn)
+static struct entry *entries_of(const struct rep_process *p, const struct basis *b, size_t *pn,
+                                uint64_t *compile_count, uint64_t *compile_ns)
 {
     size_t n = 0, cap = p->sites ? p->nsites : 0;
     struct entry *e = malloc((cap ? cap : 1) * sizeof *e);
@@ -1663,6 +1673,11 @@ static struct entry *entries_of(const struct rep_process *p, const struct basis 
         const struct rep_site *s = &p->sites[i];
         if (!s->frames && s->nframes) /* a malformed site: treat as stackless */
             continue;
+        if (hints_compile_work(s)) { /* torch.compile's own: in no line, as in the report */
+            *compile_count += b ? basis_count(b, s->count, &s->split) : s->count;
+            *compile_ns += b ? basis_ns(b, s->blocked_ns, &s->split) : s->blocked_ns;
+            continue;
+        }
         struct entry x = make_entry(s, 0);
         x.count = b ? basis_count(b, s->count, &s->split) : s->count;
         x.blocked_ns = b ? basis_ns(b, s->blocked_ns, &s->split) : s->blocked_ns;
@@ -1700,7 +1715,7 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     out->partial_left_out = b.partial_left_out;
     out->attribution_steps = p->attribution_steps;
     size_t n = 0, cap = p->sites ? p->nsites : 0;
-    struct entry *e = entries_of(p, &b, &n);
+    struct entry *e = entries_of(p, &b, &n, &out->compile_count, &out->compile_ns);
     struct rep_line *lines = e ? malloc((n ? n : 1) * sizeof *lines) : NULL;
     struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
     uint64_t *largest = malloc((cap ? cap : 1) * sizeof *largest); /* a site's largest share */
@@ -1777,7 +1792,8 @@ long report_estimate_shares(const struct rep_process *p, struct rep_estimate_sha
 {
     *out = NULL;
     size_t n = 0;
-    struct entry *e = entries_of(p, NULL, &n);
+    uint64_t compile_count = 0, compile_ns = 0;
+    struct entry *e = entries_of(p, NULL, &n, &compile_count, &compile_ns);
     if (!e)
         return -1;
     size_t k = 0;

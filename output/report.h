@@ -88,6 +88,8 @@ struct rep_lines {
                                       * site split between lines: the line of its largest share,
                                       * the counts of all its shares) */
     uint64_t attribution_steps;      /* the process's (rep_process.attribution_steps) */
+    uint64_t compile_count, compile_ns; /* torch.compile's own syncs in the training steps, in no
+                                         * line (hints_compile_work) */
     struct rep_line_share *shares;   /* the estimated parts of the lines (issue 24 item 2) */
     size_t nshares;
 };

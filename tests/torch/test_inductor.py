@@ -153,8 +153,9 @@ class CompiledInductor(unittest.TestCase):
         # folding reads values (.item()): torch.compile's own syncs, shown apart, out of the rates
         r, out, _ = self.run_case("recompile")
         self.assertGreater(out["dynamo"]["stats"]["unique_graphs"], 1)
-        self.assertRegex(r.stderr, r"\n  torch.compile's own work in the steps \(compiling, autotuning; "
-                                   r"not in the rates\): \d+ syncs, blocked ")
+        m = re.search(r"\n  torch.compile's own work \(compiling, autotuning; not in the rates\): "
+                      r"(\d+) syncs, blocked ", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
         rows = [g for g in harness.report_groups(r.stderr) if g["head"].split()[1] != "x"]
         for g in rows:
             self.assertNotIn("op: torch.cuda.synchronize", g["lines"][1], r.stderr)
@@ -167,7 +168,14 @@ class CompiledInductor(unittest.TestCase):
         rate = float(re.search(r"\| ([\d.]+) syncs/step \|", r.stderr).group(1))
         self.assertAlmostEqual(rate, sum(float(g["head"].split()[4]) for g in rows), places=1)
         own = [x for x in r.summary()["sites"] if x.get("compile_work")]
-        self.assertTrue(own)
+        self.assertEqual(sum(x["count"] for x in own), int(m.group(1)))
+        # `syncspy check` counts as the report does: the same rate, the compile work apart
+        chk = harness.cli("check", r.out_dir, "--max-syncs-per-step", "1000", "--json")
+        proc = json.loads(chk.stdout)["processes"][0]
+        self.assertAlmostEqual(proc["syncs_per_step"], rate, places=1)
+        self.assertGreater(proc["compile_work"]["syncs"], 0)
+        startup = re.search(r"before the first step \(start-up, not in the rates\): \S+ \S+, (\d+) sync", r.stderr)
+        self.assertEqual(proc["startup"]["syncs"], int(startup.group(1)))
         for x in own:
             files = " ".join(f.get("file") or "" for f in x["frames"] if f.get("python"))
             self.assertRegex(files, r"torch/_inductor/(runtime/benchmarking|compile_fx)\.py|"
