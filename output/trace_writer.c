@@ -55,7 +55,8 @@ struct sample_level {
     unsigned shift;
 };
 
-#define UNNAMED_MAX 64 /* generated code's frames awaiting their user line */
+#define UNNAMED_MAX 64    /* generated code's frames awaiting their user line */
+#define UNNAMED_TRIES 100 /* flushes each is named again (10 s at the flusher's period) */
 
 struct trace_writer {
     struct fd_writer out;
@@ -80,7 +81,7 @@ struct trace_writer {
     struct id_map *frames;   /* frame key -> frame id */
     struct {                 /* generated code's frames written unnamed (FRAME_NAME later) */
         struct tw_frame_key key;
-        uint32_t id;
+        uint32_t id, tries;
     } unnamed[UNNAMED_MAX];
     uint32_t nunnamed;
     struct id_map *kernels;  /* (func, 0) -> string id */
@@ -269,6 +270,7 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
      * at each flush, a FRAME_NAME record when it comes */
     if (kind == TRACE_FRAME_PYTHON && gencode_file(f.file) && w->nunnamed < UNNAMED_MAX) {
         w->unnamed[w->nunnamed].key = key;
+        w->unnamed[w->nunnamed].tries = 0;
         w->unnamed[w->nunnamed++].id = rec.id;
     }
     return rec.id;
@@ -280,8 +282,11 @@ void tw_name_frames(struct trace_writer *w)
     for (uint32_t i = 0; i < w->nunnamed;) {
         struct rep_frame f = {0};
         w->namer.frame(w->namer.ctx, w->unnamed[i].key, &f);
-        if (!f.python || gencode_file(f.file)) {
-            i++;
+        if (!f.python || gencode_file(f.file)) { /* not yet: again at the next flush, a while */
+            if (++w->unnamed[i].tries >= UNNAMED_TRIES)
+                w->unnamed[i] = w->unnamed[--w->nunnamed]; /* code with no user line: left */
+            else
+                i++;
             continue;
         }
         struct trace_frame rec = {.id = w->unnamed[i].id,

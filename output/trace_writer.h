@@ -86,7 +86,7 @@ bool tw_thread_written(const struct trace_writer *w, uint32_t tid);
 void tw_thread(struct trace_writer *w, uint32_t tid, const char *name);
 bool tw_stack_written(const struct trace_writer *w, uint32_t stack_id);
 /* A FRAME_NAME record for each frame of torch.compile's generated code written before its user
- * line was known (at most 64 are followed) that the namer now names. */
+ * line was known (at most 64 are followed, each for 100 calls) that the namer now names. */
 void tw_name_frames(struct trace_writer *w);
 /* The stack's frames (innermost first) and the stack; at most TRACE_MAX_FRAMES are kept. */
 void tw_stack(struct trace_writer *w, uint32_t stack_id, const struct tw_frame_key *frames,

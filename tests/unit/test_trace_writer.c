@@ -38,7 +38,10 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
 {
     (void)ctx;
     frame_asked++;
-    if (key.b >> 63 && key.a == 0x99 && !graph_named)
+    if (key.b >> 63 && key.a == 0x9a) /* generated code no user line is ever found for */
+        *out = (struct rep_frame){.function = "forward", .module = "", .file = "<eval_with_key>.6",
+                                  .line = 3, .python = true};
+    else if (key.b >> 63 && key.a == 0x99 && !graph_named)
         *out = (struct rep_frame){.function = "forward", .module = "", .file = "<eval_with_key>.5",
                                   .line = 15, .python = true};
     else if (key.b >> 63 && key.a == 0x99)
@@ -250,6 +253,17 @@ static void test_generated_frame_named_later(void **state)
     assert_int_not_equal(trace_read_buf(buf, len, "T", NULL, &p, &ev, err, sizeof err), 0);
     assert_non_null(strstr(err, "a name for frame 77, which is not defined"));
     free(buf);
+
+    /* one never named is asked for at 100 flushes, then left */
+    w = open_writer(45, &fd);
+    const struct tw_frame_key never[1] = {{0x9a, 3 | 1ull << 63}};
+    tw_stack(w, 1, never, 1);
+    int asked = frame_asked;
+    for (int i = 0; i < 150; i++)
+        tw_name_frames(w);
+    assert_int_equal(frame_asked - asked, 100);
+    tw_close(w);
+    close(fd);
 }
 
 /* ---- the bound (SYNCSPY_TRACE_MB) -------------------------------------------------------------- */
