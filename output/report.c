@@ -647,10 +647,8 @@ enum apart { APART_STARTUP, APART_AFTER, APART_COMPILE };
 
 /* APART_COMPILE: torch.compile's own syncs (hints_compile_work: compiling, a new kernel's
  * autotuning), all of them, start-up's too; the other two parts hold the program's only. */
-static void apart_of(const struct rep_site *s, enum apart which, const struct basis *bs,
-                     uint64_t *count, uint64_t *ns)
+static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count, uint64_t *ns)
 {
-    (void)bs;
     bool own = hints_compile_work(s);
     if (which == APART_COMPILE) {
         *count = own ? s->count : 0;
@@ -664,7 +662,7 @@ static void apart_of(const struct rep_site *s, enum apart which, const struct ba
 /* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
  * "after the last step ..."), and its three heaviest lines. */
 static void render_apart(struct fd_writer *w, const struct rep_process *p, const struct rep_step *st,
-                         enum apart which, bool left_out, int top, const struct basis *bs)
+                         enum apart which, bool left_out, int top)
 {
     char a[32], b[32];
     uint64_t syncs = 0, ns = 0, in_startup = 0;
@@ -672,7 +670,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
         const struct rep_site *s = &p->sites[i];
         uint64_t c, t;
-        apart_of(s, which, bs, &c, &t);
+        apart_of(s, which, &c, &t);
         syncs += c;
         ns += t;
         split |= s->split.startup_count || s->split.partial_count;
@@ -713,7 +711,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
         uint64_t c, t;
-        apart_of(s, which, bs, &c, &t);
+        apart_of(s, which, &c, &t);
         if (!c)
             continue;
         struct entry e = make_entry(s, 0);
@@ -990,10 +988,10 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     render_trainer(w, p, &bs);
     if (p->startup_closed)
         render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
-                                                           p->steps[0].step != 0, top, &bs);
+                                                           p->steps[0].step != 0, top);
     if (bs.partial_left_out)
-        render_apart(w, p, bs.last + 1, APART_AFTER, true, top, &bs);
-    render_apart(w, p, NULL, APART_COMPILE, true, top, &bs);
+        render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
+    render_apart(w, p, NULL, APART_COMPILE, true, top);
     /* what the numbers lack, to the end of the header */
     char note[512];
     if (p->no_step_hook)
@@ -1246,15 +1244,16 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
 {
     const struct rep_site *s = e->site;
     struct rep_sections sec = rep_site_sections(s->frames, s->nframes);
-    if (e->kind == ENTRY_BACKWARD && e->gen) {
-        /* a compiled graph's backward: the forward line its op came from, then the forward
-         * stack that made the node (the compiled function's call) */
-        render_frame_list(w, s->frames, e->gen - 1, e->gen, true, "backward of ", op);
-        render_frame_list_src(w, s->frames, e->user, sec.forward + sec.nforward, true, "   ", NULL, false);
-    }
     if (e->kind == ENTRY_BACKWARD && (e->user > 0 || e->gen)) {
-        if (!e->gen)
+        if (e->gen) {
+            /* a compiled graph's backward: the forward line its op came from, then the
+             * forward stack that made the node (the compiled function's call) */
+            render_frame_list(w, s->frames, e->gen - 1, e->gen, true, "backward of ", op);
+            render_frame_list_src(w, s->frames, e->user, sec.forward + sec.nforward, true, "   ",
+                                  NULL, false);
+        } else {
             render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
+        }
         fdw_printf(w, "      node %s, in autograd's thread", e->node);
         bool found;
         uint32_t cu = hints_caller_user_frame(s, &found);

@@ -241,6 +241,29 @@ static uint32_t kernel_name(struct trace_writer *w, uint64_t func)
     return id;
 }
 
+/* A FRAME (or FRAME_NAME) record of frame `id` named f, written. */
+static uint32_t write_frame(struct trace_writer *w, uint32_t type, uint32_t id, const struct rep_frame *f)
+{
+    uint32_t kind = f->mark == REP_MARK_BACKWARD ? TRACE_FRAME_BACKWARD
+                    : f->mark == REP_MARK_CALLER ? TRACE_FRAME_CALLER
+                    : f->mark == REP_MARK_UNSEEN ? TRACE_FRAME_UNSEEN
+                    : f->python                  ? TRACE_FRAME_PYTHON
+                                                 : TRACE_FRAME_NATIVE;
+    struct trace_frame rec = {.id = id,
+                              .kind = kind,
+                              .function = string_id(w, f->function),
+                              .file = string_id(w, f->file),
+                              .line = f->line};
+    if (kind == TRACE_FRAME_NATIVE) {
+        rec.module = string_id(w, f->module);
+        rec.offset = f->offset;
+    } else if (kind == TRACE_FRAME_PYTHON && f->module && *f->module) {
+        rec.module = string_id(w, f->module); /* generated code named by its user line: the code */
+    }
+    record(w, type, &rec, sizeof rec, NULL, 0);
+    return kind;
+}
+
 static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
 {
     uint32_t *known = map_find(w->frames, key.a, key.b);
@@ -248,32 +271,17 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
         return *known;
     struct rep_frame f = {0};
     w->namer.frame(w->namer.ctx, key, &f);
-    uint32_t kind = f.mark == REP_MARK_BACKWARD ? TRACE_FRAME_BACKWARD
-                    : f.mark == REP_MARK_CALLER ? TRACE_FRAME_CALLER
-                    : f.mark == REP_MARK_UNSEEN ? TRACE_FRAME_UNSEEN
-                    : f.python                  ? TRACE_FRAME_PYTHON
-                                                : TRACE_FRAME_NATIVE;
-    struct trace_frame rec = {.id = w->next_frame++,
-                              .kind = kind,
-                              .function = string_id(w, f.function),
-                              .file = string_id(w, f.file),
-                              .line = f.line};
-    if (kind == TRACE_FRAME_NATIVE) {
-        rec.module = string_id(w, f.module);
-        rec.offset = f.offset;
-    } else if (kind == TRACE_FRAME_PYTHON && f.module && *f.module) {
-        rec.module = string_id(w, f.module); /* generated code named by its user line: the code */
-    }
-    record(w, TREC_FRAME, &rec, sizeof rec, NULL, 0);
-    map_put(&w->frames, key.a, key.b, rec.id);
+    uint32_t id = w->next_frame++;
+    uint32_t kind = write_frame(w, TREC_FRAME, id, &f);
+    map_put(&w->frames, key.a, key.b, id);
     /* torch.compile's generated code before its user line came (agent/compiled.h): asked again
      * at each flush, a FRAME_NAME record when it comes */
     if (kind == TRACE_FRAME_PYTHON && gencode_file(f.file) && w->nunnamed < UNNAMED_MAX) {
         w->unnamed[w->nunnamed].key = key;
         w->unnamed[w->nunnamed].tries = 0;
-        w->unnamed[w->nunnamed++].id = rec.id;
+        w->unnamed[w->nunnamed++].id = id;
     }
-    return rec.id;
+    return id;
 }
 
 void tw_name_frames(struct trace_writer *w)
@@ -289,13 +297,7 @@ void tw_name_frames(struct trace_writer *w)
                 i++;
             continue;
         }
-        struct trace_frame rec = {.id = w->unnamed[i].id,
-                                  .kind = TRACE_FRAME_PYTHON,
-                                  .function = string_id(w, f.function),
-                                  .module = f.module && *f.module ? string_id(w, f.module) : 0,
-                                  .file = string_id(w, f.file),
-                                  .line = f.line};
-        record(w, TREC_FRAME_NAME, &rec, sizeof rec, NULL, 0);
+        write_frame(w, TREC_FRAME_NAME, w->unnamed[i].id, &f);
         w->unnamed[i] = w->unnamed[--w->nunnamed];
     }
 }
