@@ -292,8 +292,11 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     struct agent_hold h;
     agent_hold_signals(&h);
     site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
-    if (python && site && site_count(site) == 0)
+    if (python && site && site_count(site) == 0) {
         pynames_intern_stack(words, (uint32_t)n, py, n_py);
+        if (pynames_compile_work(py, n_py))
+            site_mark_compile_work(site);
+    }
     agent_release_signals(&h);
     return site;
 }
@@ -373,19 +376,26 @@ static void record_sync(const struct sync_call *call)
         return; /* the schedule does not record this step */
     uint64_t blocked = call->end_ns > call->start_ns ? call->end_ns - call->start_ns : 0;
     uint64_t step = atomic_load_explicit(&steps_now, memory_order_relaxed);
-    steps_add_sync(blocked);
-    atomic_fetch_add_explicit(&process_syncs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&process_blocked_ns, blocked, memory_order_relaxed);
-    if (ts)
-        phase_add(&ts->syncs, step, blocked);
 
     struct site *site = ts ? capture_site(ts, call) : NULL;
     if (site)
         site_add(site, step, blocked, ts->tid);
     else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+    /* torch.compile's own work (compiling, a new kernel's autotuning) is not the program's: the
+     * step records, the thread's and the process's figures and the budgets leave it out, as the
+     * readers' rows do (its site keeps its count) */
+    bool own = !site || !site_compile_work(site);
+    if (own) {
+        steps_add_sync(blocked);
+        atomic_fetch_add_explicit(&process_syncs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&process_blocked_ns, blocked, memory_order_relaxed);
+        if (ts)
+            phase_add(&ts->syncs, step, blocked);
+    }
     /* a sync budget region is open somewhere (agent/tallies.h): one load and a branch if not */
-    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && ts && ts->tally)
+    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && own && ts &&
+        ts->tally)
         tallies_add(ts->tally, site ? site_id(site) : 0, blocked);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
         struct agent_hold h; /* the GPU collector's lock */

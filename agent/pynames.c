@@ -18,6 +18,8 @@ static bool names_oom;
 #include "agent/compiled.h"
 #include "agent/pyhook.h"
 #include "agent/pynames.h"
+
+#include "common/gencode.h"
 #include "collectors/pyframes.h"
 
 struct pyname_key {
@@ -142,6 +144,20 @@ void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_ra
             i++;
         }
     pthread_mutex_unlock(&names_lock);
+}
+
+bool pynames_compile_work(const struct py_raw_frame *py, int n_py)
+{
+    bool own = false;
+    pthread_mutex_lock(&names_lock);
+    for (int i = 0; i < n_py && !own; i++) {
+        struct pyname_key key = {py[i].code, py[i].lasti};
+        struct pyname_rec *r;
+        HASH_FIND(hh, names, &key, sizeof key, r);
+        own = r && gencode_compile_work_file(r->name.file);
+    }
+    pthread_mutex_unlock(&names_lock);
+    return own;
 }
 
 const struct pyname *pynames_find(uintptr_t code, uint32_t lasti)

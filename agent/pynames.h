@@ -3,6 +3,7 @@
 #ifndef SYNCSPY_PYNAMES_H
 #define SYNCSPY_PYNAMES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct pyname {
@@ -18,6 +19,10 @@ struct py_raw_frame;
  * py[0..n_py) are the thread's frames just captured (on CPython 3.9/3.10 the qualified name of
  * a code is derived from its running frame, once per code object). */
 void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py);
+
+/* Whether one of the thread's frames just captured, py[0..n_py), runs torch.compile's own work
+ * (common/gencode.h gencode_compile_work_file); their names were interned before. */
+bool pynames_compile_work(const struct py_raw_frame *py, int n_py);
 
 /* The kept names, or NULL. */
 const struct pyname *pynames_find(uintptr_t code, uint32_t lasti);

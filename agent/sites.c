@@ -44,6 +44,9 @@ struct site {
     _Atomic uint64_t max_ns;
     /* the threads that synced here (the first SITE_TIDS of them) */
     _Atomic uint32_t tids[SITE_TIDS];
+    /* torch.compile's own work (site_mark_compile_work): kept out of the step's and the
+     * thread's figures */
+    _Atomic bool compile_work;
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -179,6 +182,16 @@ void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid)
            !atomic_compare_exchange_weak_explicit(&s->max_ns, &m, blocked_ns, memory_order_relaxed,
                                                   memory_order_relaxed))
         ;
+}
+
+void site_mark_compile_work(struct site *s)
+{
+    atomic_store_explicit(&s->compile_work, true, memory_order_relaxed);
+}
+
+bool site_compile_work(const struct site *s)
+{
+    return atomic_load_explicit(&s->compile_work, memory_order_relaxed);
 }
 
 uint32_t site_id(const struct site *s) { return s->id; }

@@ -54,6 +54,10 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
 
 /* Counts one sync of step `step` made by thread tid at s (lock-free). */
 void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid);
+/* torch.compile's own work (common/gencode.h gencode_compile_work_file), told by the first
+ * capture of the site's stack, while its Python frames run. */
+void site_mark_compile_work(struct site *s);
+bool site_compile_work(const struct site *s);
 uint32_t site_id(const struct site *s);
 uint32_t site_stack_id(const struct site *s);
 uint64_t site_count(const struct site *s);

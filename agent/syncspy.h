@@ -19,7 +19,8 @@ void syncspy_step(void);
  * child's from the fork). Take them twice and subtract to measure a region of code (what the
  * Python module's syncspy.counts() and the Lightning profiler do). */
 struct syncspy_counts {
-    uint64_t syncs;      /* host-device synchronizations recorded */
+    uint64_t syncs;      /* host-device synchronizations recorded, but torch.compile's own
+                          * (compiling, autotuning a new kernel), as in the report's rates */
     uint64_t blocked_ns; /* host wall time spent inside them */
     uint64_t step;       /* the current step: 0 before the first step mark (start-up), then 1, 2, ... */
     uint32_t recording;  /* 1 when the schedule (SYNCSPY_SCHEDULE) records the current step; a
@@ -51,7 +52,8 @@ int syncspy_counts(int scope, struct syncspy_counts *out, size_t size);
 
 #define SYNCSPY_TALLY_VERSION 1 /* what syncspy_tally_begin returns; grows with this API */
 
-/* Opens a region: returns SYNCSPY_TALLY_VERSION when the agent counts (then call
+/* torch.compile's own syncs (compiling, autotuning a new kernel) are in no region's tallies.
+ * Opens a region: returns SYNCSPY_TALLY_VERSION when the agent counts (then call
  * syncspy_tally_end once when the region ends), 0 when it does not (it is finishing or off:
  * nothing to end). */
 int syncspy_tally_begin(void);

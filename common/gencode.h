@@ -42,4 +42,30 @@ static inline bool gencode_file(const char *file)
     return gencode_is_fx(file) || gencode_inductor_name(file) != NULL;
 }
 
+/* torch.compile's own work, by the file of a Python frame of a sync's own stack: Dynamo
+ * converting a frame (its whole compile chain runs under convert_frame.py), AOTAutograd and
+ * Inductor compiling (graph_compile.py, jit_compile_runtime_wrappers.py before 2.8,
+ * compile_fx.py: constant folding's .item(), pattern init's copies), Inductor loading code and
+ * autotuning (codecache.py, select_algorithm.py, autotune_process.py, the benchmarker that
+ * times a new kernel's configs at its first run). The agent asks when it first sees a stack
+ * (the step's and the thread's figures leave such syncs out), the readers when they choose a
+ * row (output/hints.c hints_compile_work): one list for both. */
+static inline bool gencode_compile_work_file(const char *file)
+{
+    static const char *const files[] = {
+        "torch/_dynamo/convert_frame.py", "torch/_functorch/_aot_autograd/graph_compile.py",
+        "torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py",
+        "torch/_inductor/compile_fx.py", "torch/_inductor/codecache.py",
+        "torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
+        "torch/_inductor/runtime/benchmarking.py"};
+    if (!file)
+        return false;
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        const char *at = strstr(file, files[k]);
+        if (at && (at == file || at[-1] == '/') && !at[strlen(files[k])])
+            return true;
+    }
+    return false;
+}
+
 #endif

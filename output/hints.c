@@ -554,19 +554,8 @@ uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found)
     return user_frame_in(site->frames, sec.forward, sec.forward + sec.nforward, found);
 }
 
-/* torch.compile's own work, by the file of a Python frame of the sync's own stack: Dynamo
- * converting a frame (its whole compile chain runs under convert_frame.py), AOTAutograd and
- * Inductor compiling (graph_compile.py, jit_compile_runtime_wrappers.py before 2.8,
- * compile_fx.py: constant folding's .item(), pattern init's copies), Inductor loading code and
- * autotuning (codecache.py, select_algorithm.py, autotune_process.py, the benchmarker that
- * times a new kernel's configs at its first run). */
-static const char *const compile_files[] = {
-    "torch/_dynamo/convert_frame.py", "torch/_functorch/_aot_autograd/graph_compile.py",
-    "torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py",
-    "torch/_inductor/compile_fx.py", "torch/_inductor/codecache.py",
-    "torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
-    "torch/_inductor/runtime/benchmarking.py"};
-
+/* torch.compile's own work: a Python frame of the sync's own stack in one of its files
+ * (common/gencode.h gencode_compile_work_file). */
 bool hints_compile_work(const struct rep_site *site)
 {
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
@@ -574,12 +563,8 @@ bool hints_compile_work(const struct rep_site *site)
         const struct rep_frame *f = &site->frames[i];
         if (!f->python)
             continue;
-        const char *file = str(f->file);
-        for (size_t k = 0; k < ARRAY_SIZE(compile_files); k++) {
-            const char *at = strstr(file, compile_files[k]);
-            if (at && (at == file || at[-1] == '/') && !at[strlen(compile_files[k])])
-                return true;
-        }
+        if (gencode_compile_work_file(str(f->file)))
+            return true;
     }
     return false;
 }
@@ -765,6 +750,14 @@ void hints_op(const struct rep_site *site, struct site_op *out)
     struct node_seen n;
     n.backward = site_node(site, n.name, sizeof n.name, &n.custom, &n.matched);
     op_of(site, &n, out);
+    if (hints_compile_work(site)) {
+        /* torch.compile's own wait: not a graph break, and the op's advice is not the user's */
+        snprintf(out->hint, sizeof out->hint,
+                 "torch.compile's own work (compiling, autotuning a new kernel), once per "
+                 "compilation: fewer recompiles (dynamic=True, torch._dynamo.mark_dynamic) and a "
+                 "kept cache (TORCHINDUCTOR_CACHE_DIR) make it rarer");
+        return;
+    }
     if (!n.backward)
         graph_break_advice(site, out);
 }

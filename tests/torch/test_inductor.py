@@ -95,6 +95,24 @@ class ReduceOverhead(Base, unittest.TestCase):
     on the simulator (cudaStreamBeginCapture ... cudaGraphLaunch) and replay them."""
     ARGS = ("--mode", "reduce-overhead")
 
+    def test_graph_recording_is_compile_work(self):
+        # CUDA graph trees warm up and record in the counted steps (torch.cuda.synchronize around
+        # each capture): torch.compile's own work, in no row and no step's figures
+        s = self.agent.summary()
+        trees = [x for x in s["sites"]
+                 if any((f.get("file") or "").endswith("torch/_inductor/cudagraph_trees.py")
+                        for f in x["frames"] if f.get("python"))]
+        self.assertTrue(trees, [x["frames"][:4] for x in s["sites"]])
+        self.assertTrue(all(x.get("compile_work") for x in trees), trees)
+        self.assertTrue(all(x["hint"].startswith("torch.compile's own work") and "graph_break" not in x
+                            for x in trees), trees)
+        self.assertGreater(sum(x["count"] - x["startup_count"] - x["partial_count"] for x in trees), 0)
+        counted = [st for st in s["steps"] if not st["partial"] and not st.get("startup")]
+        self.assertEqual([st["syncs"] for st in counted], [0] * len(counted), s["steps"])
+        self.assertIn("\n  no host-device syncs in the training steps\n", self.agent.stderr)
+        self.assertRegex(self.agent.stderr, r"\n  torch.compile's own work \(compiling, autotuning; "
+                                            r"not in the rates\): \d+ syncs")
+
     def test_graphs_replace_launches(self):
         made, kernels = per_step(self.agent, "launches"), per_step(self.agent, "kernels")
         # a graph launch queues its kernels: fewer launches than kernels once graphs replay
@@ -169,6 +187,17 @@ class CompiledInductor(unittest.TestCase):
         self.assertAlmostEqual(rate, sum(float(g["head"].split()[4]) for g in rows), places=1)
         own = [x for x in r.summary()["sites"] if x.get("compile_work")]
         self.assertEqual(sum(x["count"] for x in own), int(m.group(1)))
+        # the agent leaves them out of what it counts as it goes too: every counted step's record
+        # (top's "last 10 s" is made of them), the threads' figures, the process's total
+        s = r.summary()
+        counted = [x for x in s["steps"] if not x.get("startup") and not x.get("partial")]
+        self.assertEqual([x["syncs"] for x in counted], [3] * len(counted), s["steps"])
+        trainer = re.search(r"\n  the training thread, .*\(([\d.]+) syncs/step\); pt_autograd_0 "
+                            r"\(tid \d+\) \S+ \S+ \(([\d.]+) syncs\) during backward", r.stderr)
+        self.assertIsNotNone(trainer, r.stderr)
+        self.assertEqual(trainer.groups(), ("2.00", "1.00"))
+        self.assertEqual(s["syncs"], sum(x["count"] for x in s["sites"]) - int(m.group(1)))
+        self.assertEqual(sum(t["syncs"] for t in s["threads"]), s["syncs"])
         # `syncspy check` counts as the report does: the same rate, the compile work apart
         chk = harness.cli("check", r.out_dir, "--max-syncs-per-step", "1000", "--json")
         proc = json.loads(chk.stdout)["processes"][0]

@@ -542,6 +542,11 @@ static void test_compile_work(void **state)
         PYF("torch/_inductor/runtime/triton_heuristics.py", "CachingAutotuner.run"), USER};
     struct rep_site s = {SYNC, 1, 1, 1, 4, autotune};
     assert_true(hints_compile_work(&s));
+    /* its advice is about compiling, not the op's ("remove torch.cuda.synchronize"), and it is
+     * no graph break */
+    struct site_op op = op_of(SYNC, autotune, 4);
+    assert_true(!strncmp(op.hint, "torch.compile's own work", 24));
+    assert_string_equal(op.compiled, "");
     static const struct rep_frame folding[] = {
         SCALAR, PYF("torch/_inductor/constant_folding.py", "ConstantFolder.run_node"),
         PYF("torch/_inductor/compile_fx.py", "compile_fx"),
