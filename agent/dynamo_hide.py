@@ -12,6 +12,8 @@
 # config the program sees, saves or pickles between compilations is its own. Where the hook is
 # traced as a no-op the compiled code does not call it: that step end is seen only where the
 # optimizer's post hooks run eagerly (they do in a compiled opt.step that ends in no tensor op).
+# Before 2.12 the same callbacks take the hook out of torch's table of global post hooks for the
+# time of each compilation and put it back at its place after it.
 #
 # Names given by pyhook.c: _syncspy_hook (the hook), _syncspy_modules (sys.modules),
 # _syncspy_compiled (hands the generated code's lines to agent/compiled.c), _syncspy_debug
@@ -20,21 +22,46 @@
 
 def _syncspy_dynamo():
     """1: hidden from now on; 0: torch._dynamo not (fully) imported yet, ask again at the next
-    import; -1: this torch has no way to hide it (before 2.12), never ask again."""
+    import; -1: this torch has no way to hide it, never ask again."""
     cfg = _syncspy_modules.get("torch._dynamo.config")
     cb = _syncspy_modules.get("torch._dynamo.callback")
     handler = getattr(cb, "callback_handler", None) if cb is not None else None
     entries = getattr(cfg, "_config", None) if cfg is not None else None
     if handler is None or not isinstance(entries, dict):
         return 0  # not imported, or still being imported: both modules end with these
-    if "ignore_logging_functions" not in entries:
-        return -1
+    if "ignore_logging_functions" in entries:
+        def start(*args, **kwargs):
+            cfg.ignore_logging_functions.add(_syncspy_hook)
 
-    def start(*args, **kwargs):
-        cfg.ignore_logging_functions.add(_syncspy_hook)
+        def end(*args, **kwargs):
+            cfg.ignore_logging_functions.discard(_syncspy_hook)
+    else:
+        # before 2.12: no list of functions to trace as no-ops. The hook leaves torch's table of
+        # global post hooks for the time of the compilation and comes back at its place after it
+        # (Dynamo never sees it; a step ended by another thread during a compilation is missed)
+        optim = _syncspy_modules.get("torch.optim.optimizer")
+        hooks = getattr(optim, "_global_optimizer_post_hooks", None)
+        if not isinstance(hooks, dict) or not hasattr(hooks, "move_to_end"):
+            return -1
+        away = []  # (key, was it first)
 
-    def end(*args, **kwargs):
-        cfg.ignore_logging_functions.discard(_syncspy_hook)
+        def start(*args, **kwargs):
+            if away:
+                return
+            keys = list(hooks)
+            for k in keys:
+                if hooks[k] is _syncspy_hook:
+                    del hooks[k]
+                    away.append((k, k == keys[0]))
+                    return
+
+        def end(*args, **kwargs):
+            if not away:
+                return
+            k, first = away.pop()
+            hooks[k] = _syncspy_hook
+            if first:
+                hooks.move_to_end(k, last=False)
 
     handler.register_start_callback(start)
     handler.register_end_callback(end)

@@ -114,5 +114,23 @@ class DemoOnThisTorch(unittest.TestCase):
         self.assertEqual(report_rows(self.r.stderr), DEMO_ROWS[self.series], f"torch {self.version}:\n" + self.r.stderr)
 
 
+class CompiledOptimizerOnThisTorch(unittest.TestCase):
+    """torch.compile(opt.step) (progs/compiled.py opt_step, backend aot_eager) on this torch: the
+    agent's optimizer step hook is never seen by Dynamo (from 2.12 it is traced as a no-op; before,
+    it leaves torch's table of global post hooks for the time of each compilation), so Dynamo's
+    counters (frames, graph breaks, unimplemented) and the parameters are the program's, and
+    every step is still counted."""
+
+    def test_dynamo_left_alone_and_steps_counted(self):
+        steps = 6
+        plain = harness.run("compiled.py", "opt_step", steps, preload=False, timeout=600)
+        r = harness.run("compiled.py", "opt_step", steps, timeout=600)
+        self.assertEqual(plain.returncode, 0, plain.stderr[-3000:])
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertEqual(r.stdout, plain.stdout)
+        self.assertNotIn("_syncspy", r.stdout + r.stderr)
+        self.assertEqual(harness.util.report_steps(r.stderr)[0], steps, r.stderr[:2000])
+
+
 if __name__ == "__main__":
     unittest.main()
