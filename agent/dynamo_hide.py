@@ -63,9 +63,42 @@ def _syncspy_dynamo():
             if first:
                 hooks.move_to_end(k, last=False)
 
+    def done(*args, **kwargs):
+        end()
+        _recompiles()
+
     handler.register_start_callback(start)
-    handler.register_end_callback(end)
+    handler.register_end_callback(done)
     return 1
+
+
+_failures_seen = {}  # the original code -> how many guard failures it had at the last look
+
+
+def _recompiles():
+    """At the end of each compilation: every function whose guard failures grew since the last
+    look was compiled again (one failure per compiled code tried, so one recompilation per
+    look), handed to the agent with its first failure's words."""
+    try:
+        utils = _syncspy_modules.get("torch._dynamo.utils")
+        failures = getattr(utils, "guard_failures", None)
+        if not isinstance(failures, dict):
+            return
+        for code, reasons in list(failures.items()):
+            n = len(reasons)
+            if n <= _failures_seen.get(code, 0):
+                continue
+            _failures_seen[code] = n
+            words = str(reasons[-1]).split("\n", 1)[0]
+            head, sep, rest = words.partition(": ")
+            if sep and head.replace("/", "").replace("[", "").replace("]", "").isdigit():
+                words = rest  # "0/1: tensor 'x' size mismatch ...": the compile id left out
+            name = getattr(code, "co_qualname", None) or getattr(code, "co_name", "?")
+            _syncspy_recompiled(name, getattr(code, "co_filename", "?"),
+                                getattr(code, "co_firstlineno", 0), words)
+    except Exception as e:
+        if _syncspy_debug >= 1:
+            _syncspy_modules["sys"].stderr.write("syncspy: recompilations not read: %r\n" % (e,))
 
 
 _seen_graphs = set()

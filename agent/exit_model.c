@@ -102,4 +102,9 @@ void exit_model_free(struct rep_process *proc)
     free((void *)proc->sites);
     proc->sites = NULL;
     proc->nsites = 0;
+    free((void *)proc->recompiles);
+    free(proc->owned_recompiles);
+    proc->recompiles = NULL;
+    proc->nrecompiles = 0;
+    proc->owned_recompiles = NULL;
 }

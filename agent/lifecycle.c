@@ -35,6 +35,7 @@
 #include "agent/gpu.h"
 #include "agent/pyhook.h"
 #include "agent/pynames.h"
+#include "agent/recompiles.h"
 #include "agent/sites.h"
 #include "agent/steps.h"
 #include "agent/tallies.h"
@@ -488,6 +489,7 @@ static void write_outputs(bool on_flusher)
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
     exit_model_sites(&proc, own ? own : flusher_symbolizer());
     exit_model_threads(&proc, steps_marker_tid());
+    recompiles_model(&proc);
     proc.no_step_hook = agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
     char summary[PATH_MAX];
@@ -623,10 +625,12 @@ static void fork_prepare(void)
     threads_atfork_prepare();
     sites_atfork_prepare();
     pynames_atfork_prepare();
+    recompiles_atfork_prepare();
 }
 
 static void fork_parent(void)
 {
+    recompiles_atfork_parent();
     pynames_atfork_parent();
     sites_atfork_parent();
     threads_atfork_parent();
@@ -639,6 +643,7 @@ static void fork_child(void)
     flusher_atfork_child();
     pyhook_atfork_child();
     pynames_atfork_child();
+    recompiles_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
     stack_cache_atfork_child();

@@ -18,6 +18,8 @@
 #include "agent/core.h"
 #include "agent/lifecycle.h"
 #include "agent/pyapi.h"
+#include "agent/recompiles.h"
+#include "agent/steps.h"
 #include "collectors/pyframes.h"
 #include "common/log.h"
 
@@ -453,6 +455,24 @@ static PyObject *py_compiled(PyObject *self, PyObject *rows)
     return pyapi.long_from_u64(kept);
 }
 
+/* _syncspy_recompiled(function, file, line, reason): torch.compile compiled function again
+ * (agent/recompiles.h), in the step now running. */
+static PyObject *py_recompiled(PyObject *self, PyObject *a)
+{
+    (void)self;
+    if (pyapi.tuple_size(a) == 4) {
+        const char *function = pyapi.unicode_utf8(pyapi.tuple_get(a, 0));
+        const char *file = pyapi.unicode_utf8(pyapi.tuple_get(a, 1));
+        long line = pyapi.long_as_long(pyapi.tuple_get(a, 2));
+        const char *reason = pyapi.unicode_utf8(pyapi.tuple_get(a, 3));
+        if (!pyapi.err_occurred() && function && file && reason && line >= 0)
+            recompiles_add(function, file, (uint32_t)line, reason,
+                           atomic_load_explicit(&steps_now, memory_order_relaxed));
+    }
+    pyapi.err_clear();
+    return pyapi.long_from_u64(0);
+}
+
 /* ---- the anomaly engine's bridge (agent/autograd_nodes.h) ------------------------------------ */
 
 /* _syncspy_calibrate(grad_fns, seqs): 0 when the engine's offsets do not check out, 1 when they
@@ -530,6 +550,7 @@ static struct py_method_def defs[] = {
     {"_syncspy_anomaly", py_anomaly, PY_METH_O, "syncspy: the anomaly engine on or off"},
     {"_syncspy_take_over", py_take_over, PY_METH_VARARGS, "syncspy: what the replacements call"},
     {"_syncspy_compiled", py_compiled, PY_METH_O, "syncspy: the user's lines of generated code"},
+    {"_syncspy_recompiled", py_recompiled, PY_METH_VARARGS, "syncspy: a function compiled again"},
     {"format_stack", nodes_format_stack, PY_METH_NOARGS, "syncspy: keeps a new node's forward stack"},
     {"_engine_run_backward", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_run_backward,
      PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: a backward call, its caller kept"},

@@ -270,6 +270,45 @@ static void fill_missing_steps(const char *summary, struct cli_proc *item)
     p->active_steps += p->steps_missing_active;
 }
 
+/* Whether the summary.json at path lists recompilations: they come before the steps and sites,
+ * so its first 64 KiB say (a run that never recompiled costs no read of its whole file). */
+static bool lists_recompiles(const char *path)
+{
+    static const char mark[] = "\"recompiles\": [\n{";
+    char head[65536];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    head[n] = 0;
+    return memmem(head, (size_t)n, mark, sizeof mark - 1) != NULL;
+}
+
+/* A trace holds no recompilations (output/model.h): the folder's summary.json's, when it is the
+ * same process's. */
+static void fill_recompiles(const char *summary, struct cli_proc *item)
+{
+    struct rep_process *p = &item->rep, s;
+    char err[PATH_MAX + 512];
+    if (item->steps_source.owned) { /* read already for its steps */
+        p->recompiles = item->steps_source.recompiles;
+        p->nrecompiles = item->steps_source.nrecompiles;
+        return;
+    }
+    if (!lists_recompiles(summary) || summary_read_json(summary, &s, err, sizeof err) != 0)
+        return;
+    if (s.pid != p->pid || !s.nrecompiles) {
+        summary_free(&s);
+        return;
+    }
+    p->recompiles = s.recompiles;
+    p->nrecompiles = s.nrecompiles;
+    item->steps_source = s;
+}
+
 /* A process folder: its trace.bin when it has one (it is written as the process runs, so it
  * survives kill -9), else its summary.json; a bad trace.bin falls back to summary.json. */
 static void load_folder(const char *dir, unsigned flags, struct cli_set *set, size_t *problems)
@@ -282,6 +321,7 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
     } else if (present(trace)) {
         if (load_trace(trace, flags, item, problems)) {
             fill_missing_steps(summary, item);
+            fill_recompiles(summary, item);
             set->n++;
         } else if (present(summary)) {
             fprintf(stderr, "syncspy: reading %s instead\n", summary);

@@ -17,8 +17,9 @@ struct cli_proc {
     bool traced;               /* read from trace.bin (else from summary.json) */
     bool has_events;           /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
     struct trace_events events;
-    /* a traced process whose trace misses step records: its summary.json, whose step figures
-     * rep took (rep.steps_basis REP_STEPS_FROM_SUMMARY); owns them */
+    /* a traced process whose trace misses step records, or whose summary.json lists
+     * torch.compile's recompilations (a trace has none): that summary.json, whose step figures
+     * (rep.steps_basis REP_STEPS_FROM_SUMMARY) or recompilations rep took; owns them */
     struct rep_process steps_source;
 };
 

@@ -32,6 +32,8 @@ struct summary_store {
     size_t nsites, sites_cap;
     struct rep_thread *threads;
     size_t nthreads, threads_cap;
+    struct rep_recompile *recompiles;
+    size_t nrecompiles, recompiles_cap;
 };
 
 static void *store_alloc(struct summary_store *st, size_t n)
@@ -64,6 +66,7 @@ static void store_free(struct summary_store *st)
     free(st->steps);
     free(st->sites);
     free(st->threads);
+    free(st->recompiles);
     free(st);
 }
 
@@ -409,6 +412,48 @@ static bool read_thread(struct summary_reader *r)
     return true;
 }
 
+/* "recompiles": torch.compile's recompilations by function (output/model.h rep_recompile) */
+enum { R_FUNCTION, R_FILE, R_LINE, R_COUNT, R_IN_STEPS, R_REASON, R_N };
+static const char *const recompile_keys[R_N] = {"function", "file", "line", "count", "in_steps",
+                                                "reason"};
+
+static bool recompile_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_recompile *c = obj;
+    struct json_in *in = &r->in;
+    switch (k) {
+    case R_FUNCTION: return read_string_into(r, &c->function);
+    case R_FILE: return read_string_into(r, &c->file);
+    case R_LINE: return read_u32(r, &c->line);
+    case R_COUNT: return json_u64(in, &c->count);
+    case R_IN_STEPS: return json_u64(in, &c->in_steps);
+    case R_REASON: return read_string_into(r, &c->reason);
+    }
+    return false; /* known_key returns no other k */
+}
+
+static const struct schema recompile_schema = {
+    recompile_keys, R_N, 1u << R_FUNCTION | 1u << R_COUNT, "a recompile", recompile_field};
+
+static bool read_recompile(struct summary_reader *r)
+{
+    struct summary_store *st = r->st;
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a recompile object"))
+        return false;
+    if (!grow((void **)&st->recompiles, &st->recompiles_cap, st->nrecompiles, sizeof *st->recompiles))
+        return nomem(r);
+    struct rep_recompile *c = &st->recompiles[st->nrecompiles];
+    *c = (struct rep_recompile){.function = "", .file = "", .reason = ""};
+    if (!read_fields(r, &recompile_schema, c, at))
+        return false;
+    if (c->in_steps > c->count)
+        return json_fail(&r->in, at, "a recompile has \"in_steps\" %llu above its \"count\" %llu",
+                         (unsigned long long)c->in_steps, (unsigned long long)c->count);
+    st->nrecompiles++;
+    return true;
+}
+
 /* "startup": {"step": 0, "wall_ns", "syncs", "blocked_ns", "launches"} or null */
 enum { U_STEP, U_WALL, U_SYNCS, U_BLOCKED, U_LAUNCHES, U_N };
 static const char *const startup_keys[U_N] = {"step", "wall_ns", "syncs", "blocked_ns", "launches"};
@@ -452,13 +497,13 @@ enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
     P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
-    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_N
+    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_RECOMPILES, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
     "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
-    "host", "job_id", "launcher", "attribution_steps", "optimizers"};
+    "host", "job_id", "launcher", "attribution_steps", "optimizers", "recompiles"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -555,6 +600,9 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
     case P_NO_HOOK: return json_bool(in, &p->no_step_hook);
     case P_OPTIMIZERS: return json_u32_saturated(in, &p->optimizers);
     case P_THREADS: in->field = NULL; return read_array(r, read_thread, "an array of threads");
+    case P_RECOMPILES:
+        in->field = NULL;
+        return read_array(r, read_recompile, "an array of recompiles");
     }
     return false; /* known_key returns no other k */
 }
@@ -583,6 +631,8 @@ static bool read_summary(struct summary_reader *r)
     p->nsites = r->st->nsites;
     p->threads = r->st->threads;
     p->nthreads = r->st->nthreads;
+    p->recompiles = r->st->recompiles;
+    p->nrecompiles = r->st->nrecompiles;
     fill_totals(p, seen);
     if (!p->schedule)
         p->schedule = "";

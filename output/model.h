@@ -117,6 +117,16 @@ struct rep_site {
     uint32_t threads;       /* how many threads synced here (0: not known; at most 16 counted) */
 };
 
+/* A function torch.compile compiled again because a guard of its compiled code failed (Dynamo's
+ * guard_failures, read at the end of each compilation: agent/recompiles.h). */
+struct rep_recompile {
+    const char *function, *file;
+    uint32_t line;            /* the function's first line */
+    uint64_t count;           /* its recompilations */
+    uint64_t in_steps;        /* of them after start-up (step 1 on) */
+    const char *reason;       /* the last one's first guard failure, in Dynamo's words */
+};
+
 /* One thread that synced: its syncs and blocked time (with their split). ends_steps: the thread
  * that marked the steps (the training loop's: the optimizer hook's or syncspy.step()'s caller);
  * tid 0: threads that exited, together (beyond the ones the agent keeps by name). */
@@ -213,6 +223,11 @@ struct rep_process {
     void *owned;              /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),
                                * freed by it; else NULL */
     void *owned_names;        /* the agent's copy of the threads' names (agent/exit_model.c) */
+    /* torch.compile's recompilations (summary.json and the exit report only: a trace.bin read
+     * alone has none; cli/load.c takes them from the folder's summary.json) */
+    const struct rep_recompile *recompiles;
+    size_t nrecompiles;
+    void *owned_recompiles;   /* the agent's copy of their strings (agent/recompiles.c) */
 };
 
 /* A process of which nothing says its place in the job (rank, local rank, node: -1). */

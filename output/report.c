@@ -749,6 +749,38 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     free(g);
 }
 
+/* "recompiles: 5 in the training steps (1.00/step), 6 in all" and the functions most recompiled,
+ * each with the last recompilation's first guard failure (Dynamo's words): why the compiler ran
+ * again, which its own syncs above may come from. */
+static void render_recompiles(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
+    uint64_t all = 0, in_steps = 0;
+    for (size_t i = 0; i < p->nrecompiles && p->recompiles; i++) {
+        all += p->recompiles[i].count;
+        in_steps += p->recompiles[i].in_steps;
+    }
+    if (!all)
+        return;
+    char rate[32];
+    fmt_rate(rate, sizeof rate, bs->steps > 0 ? (double)in_steps / bs->steps : 0.0);
+    fdw_printf(w, "  torch.compile recompiled %llu time%s after start-up (%s/step), %llu in all:\n",
+               (unsigned long long)in_steps, in_steps == 1 ? "" : "s", rate, (unsigned long long)all);
+    for (size_t i = 0; i < p->nrecompiles && i < 5; i++) {
+        const struct rep_recompile *r = &p->recompiles[i];
+        struct rep_frame f = {.function = r->function, .file = r->file, .line = r->line, .python = true};
+        char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
+        frame_texts(&f, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+        fdw_printf(w, "    %llu x %s  %s: ", (unsigned long long)r->count, name, *loc ? loc : tag);
+        fdw_puts(w, *str(r->reason) ? r->reason : "(no reason given)");
+        if (strstr(str(r->reason), "size mismatch"))
+            fdw_puts(w, "\n      hint: a size that changes from call to call: mark it dynamic "
+                        "(torch._dynamo.mark_dynamic(t, dim)) or compile with dynamic=True");
+        fdw_putc(w, '\n');
+    }
+    if (p->nrecompiles > 5)
+        fdw_printf(w, "    ... %zu more functions\n", p->nrecompiles - 5);
+}
+
 /* autograd's engine threads (torch/csrc/autograd/engine.cpp names them pt_autograd_<device>) */
 static bool is_autograd_thread(const struct rep_thread *t)
 {
@@ -992,6 +1024,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     if (bs.partial_left_out)
         render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
     render_apart(w, p, NULL, APART_COMPILE, true, top);
+    render_recompiles(w, p, &bs);
     /* what the numbers lack, to the end of the header */
     char note[512];
     if (p->no_step_hook)

@@ -229,6 +229,20 @@ int summary_write_json(const struct rep_process *p, int fd)
         fdw_puts(&w, i ? ",\n" : "\n");
         write_thread(&w, &p->threads[i]);
     }
+    fdw_puts(&w, "],\n \"recompiles\": [");
+    for (size_t i = 0; i < p->nrecompiles && p->recompiles; i++) {
+        const struct rep_recompile *r = &p->recompiles[i];
+        fdw_puts(&w, i ? ",\n{\"function\": " : "\n{\"function\": ");
+        fdw_json_string(&w, r->function);
+        fdw_puts(&w, ", \"file\": ");
+        fdw_json_string(&w, r->file);
+        put_u64_field(&w, ", \"line\": ", r->line);
+        put_u64_field(&w, ", \"count\": ", r->count);
+        put_u64_field(&w, ", \"in_steps\": ", r->in_steps);
+        fdw_puts(&w, ", \"reason\": ");
+        fdw_json_string(&w, r->reason);
+        fdw_putc(&w, '}');
+    }
     fdw_puts(&w, "],\n \"steps\": [");
     for (size_t i = 0; i < p->nsteps && p->steps; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");

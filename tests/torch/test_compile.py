@@ -168,6 +168,8 @@ class Compiled(unittest.TestCase):
         r, out, _ = self.run_case("dynamic")
         self.assertEqual(out["dynamo"]["stats"]["unique_graphs"], 1)
         self.assertEqual(out["dynamo"]["recompiles"], {})
+        self.assertNotIn("recompiled", r.stderr)
+        self.assertEqual(r.summary()["recompiles"], [])
         g = self.group(r, "mask")
         self.assertIn("[compiled]", g["lines"][1])
         self.assertEqual(g["head"].split()[4], "2.00")
@@ -182,6 +184,30 @@ class Compiled(unittest.TestCase):
         rows = [x for x in harness.report_groups(r.stderr)
                 if not x["backward"] and x["head"].split()[1] != "x"]  # not start-up's "2 x api"
         self.assertEqual(len(rows), 1, r.stderr)
+
+    def test_recompiles_counted_with_their_reason(self):
+        # the batch grows by one row per step: Dynamo compiles Net.forward again at step 1 (its
+        # guard on x's size fails), then marks the size dynamic: one recompilation, in the
+        # counted steps, with Dynamo's reason and the dynamic-size advice
+        r, out, _ = self.run_case("recompile")
+        forward = next(n for n, l in enumerate(open(os.path.join(harness.PROGS, PROG)), 1)
+                       if l.strip().startswith("def forward(self, x, target)"))
+        want = [{"function": "Net.forward", "file": os.path.join(harness.PROGS, PROG),
+                 "line": forward, "count": 1, "in_steps": 1}]
+        got = r.summary()["recompiles"]
+        self.assertEqual([{k: v for k, v in x.items() if k != "reason"} for x in got], want)
+        self.assertRegex(got[0]["reason"], r"^tensor '.*x.*' size mismatch at index 0\. expected 32, actual 33$")
+        steps = STEPS - 1  # start-up aside
+        m = re.search(r"\n  torch.compile recompiled (\d+) times? after start-up \(([\d.]+)/step\), "
+                      r"(\d+) in all:\n    1 x Net.forward  \S+compiled.py:(\d+): (.*)\n      hint: (.*)\n",
+                      r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertEqual(m.group(1, 2, 3, 4), ("1", "%.2f" % (1 / steps), "1", str(forward)))
+        self.assertEqual(m.group(5), got[0]["reason"])
+        self.assertIn("mark_dynamic", m.group(6))
+        # `syncspy report DIR` (the trace, the recompilations from summary.json) says the same
+        again = harness.cli("report", r.out_dir)
+        self.assertIn(m.group(0), again.stdout + again.stderr)
 
     def test_compiled_optimizer_step(self):
         r, out, _ = self.run_case("opt_step")

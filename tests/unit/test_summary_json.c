@@ -209,6 +209,40 @@ static void test_round_trip(void **state)
     free(text);
 }
 
+/* torch.compile's recompilations round-trip (function, file, line, counts, Dynamo's reason with
+ * its quotes), and a file whose in_steps exceeds its count is refused. */
+static void test_recompiles(void **state)
+{
+    (void)state;
+    static const struct rep_recompile rc[] = {
+        {"Net.forward", "/home/u/train.py", 54, 3, 2, "tensor 'x' size mismatch at index 0. expected 32, actual 33"},
+        {"(other functions)", "", 0, 1, 0, ""}};
+    struct rep_process p = {.pid = 4, .rank = -1, .recompiles = rc, .nrecompiles = 2}, q;
+    size_t len;
+    char *text = write_json(&p, &len);
+    assert_has(text, "\"recompiles\": [\n{\"function\": \"Net.forward\", \"file\": \"/home/u/train.py\", "
+                     "\"line\": 54, \"count\": 3, \"in_steps\": 2, \"reason\": \"tensor 'x' size mismatch");
+    char err[512];
+    if (read_text(text, len, &q, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(q.nrecompiles, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(q.recompiles[i].function, rc[i].function);
+        assert_string_equal(q.recompiles[i].file, rc[i].file);
+        assert_string_equal(q.recompiles[i].reason, rc[i].reason);
+        assert_int_equal(q.recompiles[i].line, rc[i].line);
+        assert_int_equal(q.recompiles[i].count, rc[i].count);
+        assert_int_equal(q.recompiles[i].in_steps, rc[i].in_steps);
+    }
+    summary_free(&q);
+    free(text);
+    expect_error("{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [], \"recompiles\": "
+                 "[{\"function\": \"f\", \"count\": 1, \"in_steps\": 2}]}",
+                 "\"in_steps\" 2 above its \"count\" 1");
+    expect_error("{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [], \"recompiles\": "
+                 "[{\"count\": 1}]}", "a recompile has no \"function\"");
+}
+
 /* A backward-pass sync's section markers round-trip, with the node named on the site. */
 static void test_backward_markers(void **state)
 {
@@ -574,6 +608,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_recompiles),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_backward_unseen_and_estimate),
         cmocka_unit_test(test_backward_markers),
