@@ -276,7 +276,7 @@ static int run_build(const struct cli_set *set, struct run *r)
             const struct rep_site *s = &rp->sites[i];
             bool found = true;
             if (r->m.lines[k].line->kind == REP_LINE_BACKWARD)
-                hints_forward_user_frame(s, &found);
+                hints_backward_line_frame(s, &found);
             uint64_t ns = s->blocked_ns + 1;
             if (!x->heaviest || (found && !x->carries) || (found == x->carries && ns > x->heaviest_ns)) {
                 x->heaviest = s;
@@ -1074,7 +1074,7 @@ static void write_lines(struct page *pg, const struct run *r)
         jstr(w, "matched", *so.matched ? buf : NULL);
         /* the user's frame in the stack the page opens (the heaviest site's), as the report finds it */
         bool found = false;
-        uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_forward_user_frame(site, &found) : 0;
+        uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_backward_line_frame(site, &found) : 0;
         if (!found)
             user = hints_user_frame(site);
         fdw_printf(w, "\"user\":%ld,", site->nframes && l->where ? (long)user : -1L);

@@ -585,6 +585,12 @@ uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found)
     return 0;
 }
 
+uint32_t hints_backward_line_frame(const struct rep_site *site, bool *found)
+{
+    uint32_t g = hints_compiled_backward_frame(site, found);
+    return *found ? g : hints_forward_user_frame(site, found);
+}
+
 uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found)
 {
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);

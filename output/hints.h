@@ -35,6 +35,9 @@ bool hints_compile_work(const struct rep_site *site);
  * of the forward node its code came from; *found false when there is none. */
 uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found);
 uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found);
+/* A backward-pass sync's line, as the report's row has it: the compiled graph's forward line
+ * (hints_compiled_backward_frame) when there is one, else the forward user frame. */
+uint32_t hints_backward_line_frame(const struct rep_site *site, bool *found);
 
 /* The autograd node whose backward the site ran in (its marker, else its frames: output/backward.h)
  * into buf; false when it ran in none. */

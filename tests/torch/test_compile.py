@@ -7,6 +7,8 @@ at torch/_ops.py, is at the user's line it was traced from, never at generated c
 import json
 import os
 import re
+import shutil
+import tempfile
 import unittest
 
 import harness
@@ -184,6 +186,31 @@ class Compiled(unittest.TestCase):
         rows = [x for x in harness.report_groups(r.stderr)
                 if not x["backward"] and x["head"].split()[1] != "x"]  # not start-up's "2 x api"
         self.assertEqual(len(rows), 1, r.stderr)
+
+    def test_html_opens_the_compiled_backward_at_its_line(self):
+        # syncspy html: the compiled graph's backward row is the mask's line, and the stack it
+        # opens marks as the user's frame the generated code named by that line (the report's
+        # row line), not the forward stack's frame of the compiled function's call
+        r, _, _ = self.run_case("mask_in_graph")
+        tmp = tempfile.mkdtemp(prefix="syncspy-html-compiled-")
+        try:
+            page = os.path.join(tmp, "p.html")
+            p = harness.cli("html", r.out_dir, "-o", page)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(page, encoding="utf-8") as f:
+                text = f.read()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        data = json.loads(re.search(r'<script id="syncspy-data" type="application/json">(.*?)</script>',
+                                    text, re.S).group(1))
+        run = data["runs"][0]
+        rows = [l for l in run["lines"] if l["kind"] == "backward" and l["count"]]
+        self.assertEqual([(l["line"], l["function"]) for l in rows], [(MARKS["mask"], "masked_loss")], rows)
+        site = run["sites"][rows[0]["site"]]
+        frame = site[5][rows[0]["user"]]
+        fn, file, line = data["frames"][5 * frame:5 * frame + 3]
+        self.assertEqual((data["strings"][fn], data["strings"][file], line),
+                         ("masked_loss", os.path.join(harness.PROGS, PROG), MARKS["mask"]))
 
     def test_recompiles_counted_with_their_reason(self):
         # the batch grows by one row per step: Dynamo compiles Net.forward again at step 1 (its
