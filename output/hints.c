@@ -585,6 +585,17 @@ uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found)
     return 0;
 }
 
+const struct rep_frame *hints_unnamed_generated(const struct rep_site *site)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    for (uint32_t i = 0; i < sec.own; i++) {
+        const struct rep_frame *f = &site->frames[i];
+        if (f->python && !*str(f->module) && gencode_file(str(f->file)))
+            return f;
+    }
+    return NULL;
+}
+
 uint32_t hints_backward_line_frame(const struct rep_site *site, bool *found)
 {
     uint32_t g = hints_compiled_backward_frame(site, found);

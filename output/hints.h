@@ -38,6 +38,10 @@ uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found);
 /* A backward-pass sync's line, as the report's row has it: the compiled graph's forward line
  * (hints_compiled_backward_frame) when there is one, else the forward user frame. */
 uint32_t hints_backward_line_frame(const struct rep_site *site, bool *found);
+/* The innermost frame of the sync's own stack in code torch.compile generated that no user line
+ * names (its graph was not found: agent/compiled.h), or NULL: the row's line is then the
+ * compiled function's call, and the report says so. */
+const struct rep_frame *hints_unnamed_generated(const struct rep_site *site);
 
 /* The autograd node whose backward the site ran in (its marker, else its frames: output/backward.h)
  * into buf; false when it ran in none. */

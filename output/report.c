@@ -1534,6 +1534,11 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     hints_op(g->heaviest->site, &op);
     /* the operator beside the line, unless it is no more than the API already shown */
     render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
+    const struct rep_frame *gen = hints_unnamed_generated(g->heaviest->site);
+    if (gen) /* never generated code as the user's line: say which line is shown instead */
+        fdw_printf(w, "      in torch.compile's generated code (%s:%u) whose user line is not known: "
+                      "the line above called the compiled code\n",
+                   rep_base_name(str(gen->file)), gen->line);
     if (g->estimated_count) /* which part of the figure is an estimate (issue 24 item 2) */
         render_estimate(w, g, entries, nentries, t, procs);
     if (g->heaviest->kind == ENTRY_BACKWARD_UNSEEN)

@@ -212,6 +212,40 @@ static void test_backward_group(void **state)
     free(t);
 }
 
+/* A sync in code torch.compile generated whose user line is not known (its graph was not found):
+ * the row is the compiled function's call, never the generated code, and says so. */
+static void test_unnamed_generated_code(void **state)
+{
+    (void)state;
+    static const struct rep_frame f[] = {
+        {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+        {"forward", "", "<eval_with_key>.5", 14, 0, true},
+        {"GraphModule._call_impl", "", "/venv/lib/python3.11/site-packages/torch/fx/graph_module.py", 800, 0, true},
+        {"Net.forward", "", "/home/u/proj/train.py", 54, 0, true},
+        {"<module>", "", "/home/u/proj/train.py", 90, 0, true},
+    };
+    static const struct rep_site s[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(f), f}};
+    struct rep_process p = backward_proc(s, 1);
+    char *t = render(&p, 1, 10, NULL);
+    assert_row(t, " at Net.forward /home/u/proj/train.py:54 [py] op: torch.nonzero\n");
+    assert_has(t, "      in torch.compile's generated code (<eval_with_key>.5:14) whose user line is not known: "
+                  "the line above called the compiled code\n");
+    assert_lacks(t, "at forward");
+    free(t);
+    /* named (module: the code it came from): no such line */
+    static const struct rep_frame g[] = {
+        {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+        {"masked_loss", "<eval_with_key>.5", "/home/u/proj/train.py", 45, 0, true},
+        {"Net.forward", "", "/home/u/proj/train.py", 54, 0, true},
+    };
+    static const struct rep_site s2[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(g), g}};
+    p = backward_proc(s2, 1);
+    t = render(&p, 1, 10, NULL);
+    assert_row(t, " at masked_loss /home/u/proj/train.py:45 [compiled] op: torch.nonzero\n");
+    assert_lacks(t, "whose user line is not known");
+    free(t);
+}
+
 /* Without any recorded forward line the backward sync stays apart, named by its node, with why;
  * with two forward lines for one native stack it is split between them (issue 24 item 2). */
 static void test_backward_unseen(void **state)
@@ -599,6 +633,7 @@ int main(void)
         cmocka_unit_test(test_long_stack),
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_backward_group),
+        cmocka_unit_test(test_unnamed_generated_code),
         cmocka_unit_test(test_backward_split_proportion),
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
