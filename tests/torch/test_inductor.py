@@ -64,8 +64,9 @@ class Base:
         # may differ with a warm cache) and the rest of the output
         for what in ("launches", "kernels"):
             self.assertEqual(per_step(self.plain, what)[1:], per_step(self.agent, what)[1:], what)
-        self.assertEqual(strip_counts(self.plain), strip_counts(self.agent))
+        self.assertEqual(strip_counts(self.plain), strip_counts(self.agent))  # Dynamo's counters too
         self.assertIn(f"steps: {STEPS}", strip_counts(self.agent))
+        self.assertTrue([l for l in self.agent.stdout.splitlines() if l.startswith("dynamo: {")], self.agent.stdout)
 
     def test_launches_per_step_are_the_launches_made(self):
         s = self.agent.summary()
@@ -87,6 +88,13 @@ class Inductor(Base, unittest.TestCase):
         made, kernels = per_step(self.agent, "launches"), per_step(self.agent, "kernels")
         self.assertGreater(made[-1], 4, made)
         self.assertEqual(made[1:], kernels[1:])
+
+
+@unittest.skipUnless(os.path.exists(PYTHON), f"no inductor venv at {PYTHON}: make torch-inductor-venv")
+class CompiledStep(Base, unittest.TestCase):
+    """torch.compile(opt.step) with Inductor beside the compiled model: Dynamo's counters (printed
+    by the program) equal with and without the agent, every step counted by the hook."""
+    ARGS = ("--compile-step",)
 
 
 @unittest.skipUnless(os.path.exists(PYTHON), f"no inductor venv at {PYTHON}: make torch-inductor-venv")

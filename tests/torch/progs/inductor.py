@@ -6,7 +6,7 @@ the simulator's counts of launch calls (simcuda_launch_count: each kernel launch
 through the runtime, the driver or a vendor library, captured or run, and each CUDA graph
 launch once) and of
 kernels queued (simcuda_kernel_count: a graph's kernels too), and prints each step's, then the
-last loss. --mode reduce-overhead: Inductor's CUDA graphs (captured and replayed).
+last loss and Dynamo's counters (frames, graph breaks, recompiles, unimplemented). --mode reduce-overhead: Inductor's CUDA graphs (captured and replayed).
 
     inductor.py [--steps N] [--mode default|reduce-overhead] [--compile-step]"""
 import argparse
@@ -62,6 +62,9 @@ def main():
     print("kernels per step: " + json.dumps(kernels))
     print("loss: %.4f" % loss.item())
     print(f"steps: {args.steps}")
+    from torch._dynamo.utils import counters  # what Dynamo did: the same with the agent or without
+    print("dynamo: " + json.dumps({k: dict(sorted(counters[k].items()))
+                                   for k in ("frames", "graph_break", "recompiles", "unimplemented")}))
 
 
 if __name__ == "__main__":
