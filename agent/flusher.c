@@ -359,7 +359,7 @@ static int open_trace_file(const char *dir)
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = io_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
+        int fd = io_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, OUTPUT_FILE_MODE);
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)

@@ -81,11 +81,11 @@ static int make_dirs(const char *path)
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+        if (mkdir(buf, OUTPUT_DIR_MODE) != 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+    if (mkdir(buf, OUTPUT_DIR_MODE) != 0 && errno != EEXIST)
         return -1;
     return 0;
 }
@@ -124,7 +124,7 @@ static const char *process_dir(const char **tried)
     for (int i = 1; i <= PROCESS_DIR_TRIES; i++) {
         if (i > 1)
             snprintf(proc_dir, sizeof proc_dir, "%s.%d", base, i);
-        if (mkdir(proc_dir, 0700) != 0) {
+        if (mkdir(proc_dir, OUTPUT_DIR_MODE) != 0) {
             if (errno == EEXIST)
                 continue;
             return NULL;
@@ -402,7 +402,7 @@ static int open_report_fd(bool *close_it)
     case REPORT_STDOUT:
         return 1;
     case REPORT_FILE: {
-        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
+        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, OUTPUT_FILE_MODE);
         if (fd < 0) {
             agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
                       strerror(errno));

@@ -8,6 +8,13 @@
 
 #include <sys/types.h>
 
+/* The one rule for the modes of what syncspy writes, the agent (process folders, summary.json,
+ * trace.bin, a report file) and the CLI (html, export --chrome/--folded, syncspy run's folder and
+ * run.log) alike: private to the user (they hold paths, symbol names and source lines), created
+ * with these modes less the umask. */
+#define OUTPUT_DIR_MODE 0700
+#define OUTPUT_FILE_MODE 0600
+
 extern ssize_t (*io_write)(int fd, const void *buf, size_t len);
 extern int (*io_open)(const char *path, int flags, mode_t mode);
 

@@ -257,7 +257,7 @@ int summary_write_file(const struct rep_process *proc, const char *dir, char *pa
     if (n1 < 0 || (size_t)n1 >= pathlen || n2 < 0 || (size_t)n2 >= sizeof tmp)
         return errno = ENAMETOOLONG, -1;
     unlink(tmp);
-    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     if (fd < 0)
         return -1;
     int rc = summary_write_json(proc, fd);
