@@ -13,13 +13,14 @@
 
 #include "output/trace_format.h"
 
-/* Creates dir/trace.bin with its header (dir NULL, or the file not made: no trace) and starts
+/* Creates trace.bin in the folder open as dirfd (named dir) with its header (dir NULL, or the
+ * file not made: no trace) and starts
  * the thread (once; later calls do nothing). bound_bytes: SYNCSPY_TRACE_MB's bound on the file
  * (0: none; output/trace_writer.h tw_set_bound).
  * Safe to call inside a CUDA call: it is the process's first one. on_finish_request runs on the
  * flusher thread when flusher_request_finish asks for it (the exit path for a fatal signal,
  * whose handler cannot write the report itself). */
-void flusher_start(const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
+void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
                    void (*on_finish_request)(void));
 /* Asks for a drain now. Never blocks; async-signal-safe. */
 void flusher_kick(void);

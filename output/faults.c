@@ -24,8 +24,9 @@ static ssize_t faulty_write(int fd, const void *buf, size_t len)
     return write(fd, buf, len);
 }
 
-static int faulty_open(const char *path, int flags, mode_t mode)
+static int faulty_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
+    (void)dirfd;
     (void)path;
     (void)flags;
     (void)mode;
@@ -49,7 +50,7 @@ __attribute__((constructor(101))) static void faults_init(void)
         io_write = faulty_write;
     }
     if (o && (open_errno = errno_named(o + 5)))
-        io_open = faulty_open;
+        io_openat = faulty_openat;
 }
 #else
 typedef int syncspy_faults_not_built; /* ISO C: a translation unit is never empty */

@@ -2,7 +2,12 @@
 (output/io.h OUTPUT_DIR_MODE 0700, OUTPUT_FILE_MODE 0600, less the umask) for the agent's folders,
 summary.json, trace.bin and report file, and for the CLI's html, export --chrome and --folded
 files and syncspy run --top's folder and run.log, under umask 022 and 0; a link planted where
-the CLI makes its file is never followed."""
+the CLI makes its file is never followed. The output folder: a SYNCSPY_OUT others can write to
+without the sticky bit, or another user's, is refused (one line, nothing recorded, the program
+unchanged); a link planted as a process folder, or put in its place after the check, is never
+followed."""
+import glob
+import json
 import os
 import stat
 import subprocess
@@ -10,7 +15,7 @@ import tempfile
 import time
 import unittest
 
-from util import CLI, agent_env, prog
+from util import CLI, agent_env, prog, run
 
 
 def mode(path):
@@ -111,3 +116,88 @@ class FileModes(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OutputFolderLinks(unittest.TestCase):
+    """SYNCSPY_OUT in a folder others can write to (/tmp): the agent writes only into a folder of
+    its own that no link can redirect, or records nothing; the program is never harmed."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="syncspy-links-")
+        self.d = self.tmp.name
+        self.victim = os.path.join(self.d, "victim")
+        os.mkdir(self.victim)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def both(self, root, argv=None):
+        argv = argv or [prog("basic"), "1"]
+        plain = run(argv, env={"SYNCSPY_OUT": root}, preload=False)
+        r = run(argv, env={"SYNCSPY_OUT": root})
+        self.assertEqual((r.returncode, r.stdout), (plain.returncode, plain.stdout))
+        return r
+
+    def assert_refused(self, root, why):
+        before = sorted(os.listdir(root))
+        r = self.both(root)
+        self.assertEqual(r.returncode, 3)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)  # one line, no report: nothing was recorded
+        self.assertIn(why, lines[0])
+        self.assertIn(root, lines[0])
+        self.assertIn("nothing is recorded in this process", lines[0])
+        self.assertEqual(sorted(os.listdir(root)), before)  # no folder, no file
+
+    def test_root_others_can_write_to_without_sticky_bit_is_refused(self):
+        root = os.path.join(self.d, "shared")
+        os.mkdir(root)
+        os.chmod(root, 0o777)
+        self.assert_refused(root, "(mode 0777, no sticky bit)")
+        os.chmod(root, 0o1777)  # as /tmp: only an entry's owner may rename it
+        r = self.both(root)
+        self.assertIn("loss_fn", r.stderr)
+        self.assertEqual(len(os.listdir(root)), 1)
+
+    def test_root_of_another_user_or_group_is_refused(self):
+        if os.geteuid() != 0:
+            return  # chown to another user needs root (the tests run as root in CI)
+        root = os.path.join(self.d, "theirs")
+        os.mkdir(root, 0o755)
+        os.chown(root, 65534, -1)
+        self.assert_refused(root, "belongs to another user (uid 65534)")
+        os.chown(root, 0, 65534)  # root's, writable by a group that is not ours
+        os.chmod(root, 0o775)
+        self.assert_refused(root, "(mode 0775, no sticky bit)")
+        os.chown(root, 0, os.getegid())  # our own group: ours
+        r = self.both(root)
+        self.assertIn("loss_fn", r.stderr)
+
+    def test_links_planted_as_process_folders_are_not_followed(self):
+        root = os.path.join(self.d, "out")
+        os.mkdir(root, 0o700)
+        p = subprocess.Popen(["true"])
+        p.wait()
+        for pid in range(p.pid + 1, p.pid + 200):  # the agent's next folder names
+            os.symlink(self.victim, os.path.join(root, f"pid{pid}"))
+        r = self.both(root)
+        self.assertEqual(os.listdir(self.victim), [])
+        made = [d for d in glob.glob(os.path.join(root, "*")) if not os.path.islink(d)]
+        self.assertEqual(len(made), 1, made)
+        self.assertTrue(made[0].endswith(".2"), made)
+        self.assertIn("loss_fn", r.stderr)
+
+    def test_folder_swapped_for_a_link_after_the_check(self):
+        root = os.path.join(self.d, "out")
+        os.mkdir(root, 0o700)
+        r = run([prog("host_harm"), "swap-folder", self.victim], env={"SYNCSPY_OUT": root})
+        self.assertEqual((r.returncode, r.stdout), (0, "swapped\n"), r.stderr)
+        self.assertEqual(os.listdir(self.victim), [])  # nothing through the link
+        moved = os.path.join(root, "moved")
+        self.assertEqual(sorted(os.listdir(moved)), ["summary.json", "trace.bin"])
+        with open(os.path.join(moved, "summary.json")) as f:
+            s = json.load(f)
+        self.assertEqual(sum(x["count"] for x in s["sites"]
+                             if any(f["function"] == "harm_sync" for f in x["frames"])), 6)
+        rep = subprocess.run([CLI, "report", moved], capture_output=True, text=True, timeout=60)
+        self.assertEqual(rep.returncode, 0, rep.stderr)
