@@ -435,6 +435,8 @@ void flusher_step_ended(uint64_t now_ns)
     flusher_kick();
 }
 
+static bool flusher_wait_finished(int timeout_ms);
+
 bool flusher_request_finish(int timeout_ms)
 {
     if (!fl.thread_running)
@@ -444,7 +446,8 @@ bool flusher_request_finish(int timeout_ms)
     return flusher_wait_finished(timeout_ms);
 }
 
-bool flusher_wait_finished(int timeout_ms)
+/* True once the thread has answered a finish request, at most timeout_ms. Async-signal-safe. */
+static bool flusher_wait_finished(int timeout_ms)
 {
     if (!fl.thread_running)
         return false;
@@ -455,6 +458,11 @@ bool flusher_wait_finished(int timeout_ms)
         n = poll(&p, 1, timeout_ms);
     while (n < 0 && errno == EINTR);
     return n > 0;
+}
+
+bool flusher_running(void)
+{
+    return fl.thread_running;
 }
 
 void flusher_stop(void)

@@ -30,9 +30,8 @@ void flusher_step_ended(uint64_t now_ns);
 /* From a signal handler (async-signal-safe): has the flusher thread run on_finish_request and
  * waits for it at most timeout_ms. False when there is no thread or it did not answer. */
 bool flusher_request_finish(int timeout_ms);
-/* The same wait, for a caller that came second (another thread's _exit): true once the thread
- * has answered a finish request, at most timeout_ms. Async-signal-safe. */
-bool flusher_wait_finished(int timeout_ms);
+/* Whether the thread was started and not stopped (async-signal-safe). */
+bool flusher_running(void);
 /* Stops the thread (joined within 5 s); not from the flusher thread itself. */
 void flusher_stop(void);
 /* After the last step was closed and the thread stopped (or on the thread itself): drains what

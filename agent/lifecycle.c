@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -613,11 +614,70 @@ static void say_stack_cache(void)
             (unsigned long long)kept, (unsigned long long)found, (unsigned long long)missed);
 }
 
+/* ---- the one finish, and the callers that come while it runs ---------------------------------- */
+
+/* A caller that comes second (another thread's exit() or _exit while one of them, or the flusher
+ * for it, writes the outputs) waits for that finish: libc's _exit at once would end the process
+ * under the writer (issue 36: exit() racing 8 _exit calls left no summary.json in 20 runs of 20;
+ * 64 staggered _exit calls in 17 of 20). Bounded: until the first caller's own deadline when it
+ * set one (_exit's; 50 ms more, which the first caller's own exit ends), else FINISH_WAIT_MS
+ * from the later caller's arrival. */
+#define FINISH_WAIT_MS 5000
+static _Atomic pid_t finish_tid;            /* the thread that runs finish(): never waits for itself */
+static _Atomic bool finish_by_flusher;      /* ... and whether it is the flusher (else exit()'s) */
+static _Atomic uint64_t finish_deadline_ns; /* until when later callers wait (0: none set) */
+static _Atomic bool gave_up_said;           /* callers that give up together: one line */
+
+static pid_t own_tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* Waits until the finish another thread runs is over (the state OFF) or deadline_ns; returns how
+ * many ms it waited, or -1 when it gave up. Async-signal-safe: clock_gettime and nanosleep. */
+static long wait_finish_over(uint64_t start_ns, uint64_t deadline_ns)
+{
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (atomic_load(&agent_state) == STATE_OFF)
+            return (long)((now - start_ns) / 1000000u);
+        if (now >= deadline_ns)
+            return -1;
+        struct timespec t = {0, 1000000}; /* 1 ms: what a later caller adds at most */
+        nanosleep(&t, NULL);
+    }
+}
+
+/* A later caller: waits for the finish in progress (unless this thread is its writer: an exit()
+ * whose thread took a signal whose handler calls _exit, or the flusher), says so if it gave up. */
+static void later_caller_waits(uint64_t start_ns, int timeout_ms, const char *what)
+{
+    if (agent_tls.agent_thread || atomic_load(&finish_tid) == own_tid())
+        return;
+    uint64_t deadline = atomic_load(&finish_deadline_ns);
+    if (deadline) /* the first caller gives up first (and says so), then ends the process */
+        deadline += 50 * 1000000u;
+    else
+        deadline = start_ns + (uint64_t)timeout_ms * 1000000u;
+    if (wait_finish_over(start_ns, deadline) < 0 && !atomic_exchange(&gave_up_said, true))
+        agent_log("%s ended the process while another thread still wrote the outputs (waited "
+                  "%llu ms for it): summary.json and the trace may miss their last records", what,
+                  (unsigned long long)((clock_mono_ns() - start_ns) / 1000000u));
+}
+
 static void finish(bool on_flusher)
 {
     int expected = STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING))
+    uint64_t start = clock_mono_ns();
+    if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING)) {
+        /* exit() (the atexit handler) while another thread's _exit or a signal has the flusher
+         * write them: exit() goes on to libc's _exit after this */
+        if (expected == STATE_FINISHING && !on_flusher)
+            later_caller_waits(start, FINISH_WAIT_MS, "exit()");
         return;
+    }
+    atomic_store(&finish_tid, own_tid());
+    atomic_store(&finish_by_flusher, on_flusher);
     int saved = errno;
     struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
     agent_work_begin(&w);
@@ -658,26 +718,45 @@ void agent_finish_from_signal(int timeout_ms)
 
 void agent_finish_at_quick_exit(int timeout_ms)
 {
-    if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)
+    int state = atomic_load(&agent_state);
+    if (!agent_cuda_seen() || (state != STATE_RUNNING && state != STATE_FINISHING))
         return;
     if (getpid() != atomic_load(&agent_pid))
         return; /* a vfork child, in its parent's memory */
+    uint64_t start = clock_mono_ns();
     /* _exit discards stdio buffers: the report must not flush them (the program's output stays
      * as it would be). The caller may be a handler that interrupted any code, agent code or a
      * sync included: it only waits; the flusher thread writes (agent locks are held with
-     * signals blocked, so none is held under this handler). A second caller (another thread's
-     * _exit, issue 22) waits for the same answer, bounded alike: libc's _exit at once would end
-     * the process while the flusher still writes, leaving no summary.json and no report. The
-     * flusher itself (an _exit inside the agent's own work) never waits for itself. */
-    if (atomic_exchange(&finish_asked, true)) {
-        if (!agent_tls.agent_thread)
-            flusher_wait_finished(timeout_ms);
+     * signals blocked, so none is held under this handler). Every later caller (another
+     * thread's _exit, issues 22 and 36; a handler's; one that comes while exit() writes) waits
+     * for that one finish (later_caller_waits), bounded by the first caller's deadline. */
+    if (atomic_exchange(&finish_asked, true) || state == STATE_FINISHING) {
+        later_caller_waits(start, timeout_ms, "_exit");
         return;
     }
+    atomic_store(&finish_deadline_ns, start + (uint64_t)timeout_ms * 1000000u);
     atomic_store(&finishing_from_signal, true);
-    if (!flusher_request_finish(timeout_ms))
-        agent_log("the process ended through _exit before its outputs were written (waited %d ms): "
-                  "summary.json and the trace may miss its last records", timeout_ms);
+    bool had_thread = flusher_running();
+    if (had_thread) {
+        /* the flusher answers when it wrote them, or when it found exit()'s finish running on
+         * another thread: then that one is waited for too, within the same bound */
+        flusher_request_finish(timeout_ms);
+        if (wait_finish_over(start, start + (uint64_t)timeout_ms * 1000000u) >= 0)
+            return;
+    }
+    if (atomic_exchange(&gave_up_said, true))
+        return;
+    unsigned long long ms = (clock_mono_ns() - start) / 1000000u;
+    if (!had_thread)
+        agent_log("the process ended through _exit with no flusher thread to write its outputs "
+                  "(it could not be started): no summary.json and no report; the trace holds what "
+                  "was written before");
+    else
+        agent_log("the process ended through _exit before its outputs were written: %s after %llu "
+                  "ms (the bound): summary.json and the trace may miss their last records",
+                  atomic_load(&agent_state) == STATE_FINISHING && !atomic_load(&finish_by_flusher)
+                      ? "another thread's exit() was still writing them"
+                      : "the flusher thread was still writing them", ms);
 }
 
 void agent_after_dlclose(void)
@@ -746,5 +825,9 @@ static void fork_child(void)
     proc_dir_fd = -1;
     out_refused[0] = '\0';
     atomic_store(&finish_asked, false);
+    atomic_store(&finish_tid, 0);
+    atomic_store(&finish_by_flusher, false);
+    atomic_store(&finish_deadline_ns, 0);
+    atomic_store(&gave_up_said, false);
     atomic_store(&cuda_seen, false);
 }
