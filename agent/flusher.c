@@ -352,25 +352,27 @@ static void *flusher_main(void *arg)
     }
 }
 
-/* Creates dir/trace.bin with O_EXCL|O_NOFOLLOW (a planted link is never followed; a file left
- * by an earlier process with our pid is replaced). */
-static int open_trace_file(const char *dir)
+/* Creates trace.bin in the folder open as dirfd (named dir) with O_EXCL|O_NOFOLLOW, relative to
+ * dirfd (a planted link, of the file or of the folder, is never followed; a file left by an
+ * earlier process with our pid is replaced). */
+static int open_trace_file(int dirfd, const char *dir)
 {
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = io_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND, 0600);
+        int fd = io_openat(dirfd, TRACE_FILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+                           OUTPUT_FILE_MODE);
         if (fd >= 0)
             return fd;
         if (errno != EEXIST)
             break;
-        unlink(path);
+        unlinkat(dirfd, TRACE_FILE_NAME, 0);
     }
     agent_output_error(path, errno);
     return -1;
 }
 
-void flusher_start(const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
+void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
                    void (*on_finish_request)(void))
 {
     bool was = atomic_exchange(&fl.started, true);
@@ -379,7 +381,7 @@ void flusher_start(const char *dir, const struct trace_file_header *header, uint
     fl.on_finish_request = on_finish_request;
     /* Without a trace file (no folder, a full disk) the thread still runs: it writes the exit
      * report for a fatal signal, whose handler cannot. */
-    fl.fd = dir ? open_trace_file(dir) : -1;
+    fl.fd = dir ? open_trace_file(dirfd, dir) : -1;
     if (fl.fd >= 0) {
         fl.tw = tw_open(fl.fd, header, &namer);
         if (fl.tw)
@@ -433,6 +435,8 @@ void flusher_step_ended(uint64_t now_ns)
     flusher_kick();
 }
 
+static bool flusher_wait_finished(int timeout_ms);
+
 bool flusher_request_finish(int timeout_ms)
 {
     if (!fl.thread_running)
@@ -442,7 +446,8 @@ bool flusher_request_finish(int timeout_ms)
     return flusher_wait_finished(timeout_ms);
 }
 
-bool flusher_wait_finished(int timeout_ms)
+/* True once the thread has answered a finish request, at most timeout_ms. Async-signal-safe. */
+static bool flusher_wait_finished(int timeout_ms)
 {
     if (!fl.thread_running)
         return false;
@@ -453,6 +458,11 @@ bool flusher_wait_finished(int timeout_ms)
         n = poll(&p, 1, timeout_ms);
     while (n < 0 && errno == EINTR);
     return n > 0;
+}
+
+bool flusher_running(void)
+{
+    return fl.thread_running;
 }
 
 void flusher_stop(void)

@@ -13,13 +13,14 @@
 
 #include "output/trace_format.h"
 
-/* Creates dir/trace.bin with its header (dir NULL, or the file not made: no trace) and starts
+/* Creates trace.bin in the folder open as dirfd (named dir) with its header (dir NULL, or the
+ * file not made: no trace) and starts
  * the thread (once; later calls do nothing). bound_bytes: SYNCSPY_TRACE_MB's bound on the file
  * (0: none; output/trace_writer.h tw_set_bound).
  * Safe to call inside a CUDA call: it is the process's first one. on_finish_request runs on the
  * flusher thread when flusher_request_finish asks for it (the exit path for a fatal signal,
  * whose handler cannot write the report itself). */
-void flusher_start(const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
+void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
                    void (*on_finish_request)(void));
 /* Asks for a drain now. Never blocks; async-signal-safe. */
 void flusher_kick(void);
@@ -29,9 +30,8 @@ void flusher_step_ended(uint64_t now_ns);
 /* From a signal handler (async-signal-safe): has the flusher thread run on_finish_request and
  * waits for it at most timeout_ms. False when there is no thread or it did not answer. */
 bool flusher_request_finish(int timeout_ms);
-/* The same wait, for a caller that came second (another thread's _exit): true once the thread
- * has answered a finish request, at most timeout_ms. Async-signal-safe. */
-bool flusher_wait_finished(int timeout_ms);
+/* Whether the thread was started and not stopped (async-signal-safe). */
+bool flusher_running(void);
 /* Stops the thread (joined within 5 s); not from the flusher thread itself. */
 void flusher_stop(void);
 /* After the last step was closed and the thread stopped (or on the thread itself): drains what

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -82,32 +83,90 @@ static int make_dirs(const char *path)
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+        if (mkdir(buf, OUTPUT_DIR_MODE) != 0 && errno != EEXIST)
             return -1;
         *p = '/';
     }
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+    if (mkdir(buf, OUTPUT_DIR_MODE) != 0 && errno != EEXIST)
         return -1;
     return 0;
 }
 
 #define PROCESS_DIR_TRIES 1000
 
-/* This process's folder, once made (its name is kept: the exit writes where the trace is). */
+/* This process's folder, once made (its name is kept: the exit writes where the trace is), and
+ * its descriptor, through which every file is made (openat): a link put in place of the folder
+ * after it was checked is never followed. Its inode is kept to notice a descriptor the program
+ * closed (and maybe reused for something else) before the exit writes through it. */
 static char proc_dir[PATH_MAX];
 static bool proc_dir_made;
+static int proc_dir_fd = -1;
+static dev_t proc_dir_dev;
+static ino_t proc_dir_ino;
+/* Why the output folder was refused ("" when it was not): the process then records nothing. */
+static char out_refused[PATH_MAX + 160];
+
+/* The SYNCSPY_OUT folder, open as fd, is written into only when no other user can take the
+ * process folders made in it: it belongs to this user or root, and a folder that others can
+ * write to (other users; a group that is not the caller's own) has the sticky bit (/tmp: only an
+ * entry's owner may rename or remove it). Otherwise out_refused says why. */
+static bool root_is_safe(int fd, const char *root)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return false;
+    uid_t me = geteuid();
+    bool others_write = (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid());
+    if (st.st_uid != me && st.st_uid != 0)
+        snprintf(out_refused, sizeof out_refused, "SYNCSPY_OUT %s belongs to another user (uid %u)",
+                 root, (unsigned)st.st_uid);
+    else if (others_write && !(st.st_mode & S_ISVTX))
+        snprintf(out_refused, sizeof out_refused, "other users can write to SYNCSPY_OUT %s (mode "
+                 "%04o, no sticky bit) and could put a link in place of its process folder", root,
+                 (unsigned)(st.st_mode & 07777));
+    else
+        return true;
+    return false;
+}
+
+/* The folder name just made in root (rootfd), opened without following a link: it must be a
+ * directory of this user's that no one else may enter or write (0700 less the umask), else a link
+ * or another's folder was put in its place after the mkdir. -1 with out_refused saying why. */
+static int open_process_dir(int rootfd, const char *name, const char *path)
+{
+    int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 077) == 0) {
+        proc_dir_dev = st.st_dev;
+        proc_dir_ino = st.st_ino;
+        return fd;
+    }
+    snprintf(out_refused, sizeof out_refused, "the process folder %s is not the private folder "
+             "just made (%s): something was put in its place", path,
+             fd < 0 ? strerror(errno) : "another owner or mode");
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
 
 /* <SYNCSPY_OUT>/pid<P> or rank<R>-<host>-pid<P> (rank<R>-pid<P> when the host has no name), made 0700 by this process. A folder of that name that
  * exists already is never written into: it is an earlier image of this process (before an
  * exec), a process with the same pid in another pid namespace (a container) sharing
  * SYNCSPY_OUT, an earlier run's, or a link planted there; the name then gets ".2", ".3", ...
- * (mkdir either makes a folder or fails: two processes never get the same one). Returns the
- * folder, or NULL with errno (and *tried the name it failed on). */
-static const char *process_dir(const char **tried)
+ * (mkdir either makes a folder or fails: two processes never get the same one). The folder is
+ * made and opened relative to SYNCSPY_OUT's descriptor (root_is_safe, open_process_dir).
+ * Returns the folder (*fd its descriptor), or NULL with errno (and *tried the name it failed
+ * on); out_refused set when the folder is refused rather than failed. */
+static const char *process_dir(const char **tried, int *fd)
 {
     *tried = proc_dir;
-    if (proc_dir_made)
+    if (proc_dir_made) {
+        struct stat st; /* still ours: the program may have closed the descriptor */
+        if (fstat(proc_dir_fd, &st) != 0 || st.st_dev != proc_dir_dev || st.st_ino != proc_dir_ino)
+            return errno = EBADF, NULL;
+        *fd = proc_dir_fd;
         return proc_dir;
+    }
     char base[PATH_MAX - 16]; /* room for the ".N" suffix */
     char host[IDENTITY_HOST_MAX + 2] = "";
     identity_host_for_path(agent_id.host, host + 1, sizeof host - 1);
@@ -122,23 +181,44 @@ static const char *process_dir(const char **tried)
     memcpy(proc_dir, base, (size_t)n + 1);
     if (make_dirs(agent_cfg.out_dir) != 0)
         return NULL;
+    int rootfd = open(agent_cfg.out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rootfd < 0)
+        return NULL;
+    if (!root_is_safe(rootfd, agent_cfg.out_dir)) {
+        close(rootfd);
+        return errno = EPERM, NULL;
+    }
+    const char *name = proc_dir + strlen(agent_cfg.out_dir) + 1;
     for (int i = 1; i <= PROCESS_DIR_TRIES; i++) {
         if (i > 1)
             snprintf(proc_dir, sizeof proc_dir, "%s.%d", base, i);
-        if (mkdir(proc_dir, 0700) != 0) {
+        if (mkdirat(rootfd, name, OUTPUT_DIR_MODE) != 0) {
             if (errno == EEXIST)
                 continue;
-            return NULL;
+            break;
         }
-        struct stat st;
-        if (lstat(proc_dir, &st) != 0)
-            return NULL;
-        if (!S_ISDIR(st.st_mode))
-            return errno = ENOTDIR, NULL;
+        proc_dir_fd = open_process_dir(rootfd, name, proc_dir);
+        if (proc_dir_fd < 0)
+            break;
+        close(rootfd);
         proc_dir_made = true;
+        *fd = proc_dir_fd;
         return proc_dir;
     }
-    return errno = EEXIST, NULL;
+    int err = out_refused[0] ? EPERM : errno;
+    close(rootfd);
+    return errno = err, NULL;
+}
+
+/* The folder could not be made (said once, recording goes on: the report at exit has every
+ * count) or was refused (said once: then nothing is recorded, see start_trace). */
+static void say_no_folder(const char *tried, int err)
+{
+    static _Atomic bool said_refused;
+    if (!out_refused[0])
+        agent_output_error(tried, err);
+    else if (!atomic_exchange(&said_refused, true))
+        agent_log("%s; nothing is recorded in this process (pid %d)", out_refused, (int)getpid());
 }
 
 /* ---- start ------------------------------------------------------------------------------------- */
@@ -205,11 +285,15 @@ void agent_set_entry_hooks(const struct agent_entry_hooks *hooks)
 
 /* ---- first use --------------------------------------------------------------------------------- */
 
-static void start_trace(void)
+/* False when the output folder is refused: the process then records nothing. */
+static bool start_trace(void)
 {
-    const char *tried, *dir = process_dir(&tried);
+    int dirfd = -1;
+    const char *tried, *dir = process_dir(&tried, &dirfd);
     if (!dir)
-        agent_output_error(tried, errno); /* the flusher still runs: the report for a signal */
+        say_no_folder(tried, errno); /* the flusher still runs: the report for a signal */
+    if (out_refused[0])
+        return false;
     struct trace_file_header_v13 hv = {0};
     struct trace_file_header *hp = &hv.h;
     *hp = (struct trace_file_header){.magic = TRACE_MAGIC,
@@ -232,7 +316,8 @@ static void start_trace(void)
     memcpy(hv.id.job_id, agent_id.job_id, strlen(agent_id.job_id) + 1);
     if (agent_id.launcher)
         snprintf(hv.id.launcher, sizeof hv.id.launcher, "%s", agent_id.launcher);
-    flusher_start(dir, hp, (uint64_t)agent_cfg.trace_mb << 20, finish_on_flusher);
+    flusher_start(dirfd, dir, hp, (uint64_t)agent_cfg.trace_mb << 20, finish_on_flusher);
+    return true;
 }
 
 /* The process's first CUDA call's work: the trace, CUPTI's loading (its path search, dlopen
@@ -244,7 +329,12 @@ static void first_use_work(void)
     const char *no_stacks = native_stack_unavailable();
     if (no_stacks)
         agent_log("%s", no_stacks);
-    start_trace();
+    if (!start_trace()) {
+        /* a folder another user could redirect: the agent steps aside, the program goes on as
+         * without it (no handler, no CUPTI, no report; every CUDA call forwarded untouched) */
+        atomic_store(&agent_state, STATE_OFF);
+        return;
+    }
     const struct agent_entry_hooks *h = atomic_load(&entry_hooks);
     if (h && h->at_start && atomic_exchange(&start_hook_pending, false))
         h->at_start(&agent_cfg);
@@ -403,7 +493,7 @@ static int open_report_fd(bool *close_it)
     case REPORT_STDOUT:
         return 1;
     case REPORT_FILE: {
-        int fd = io_open(agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0600);
+        int fd = io_openat(AT_FDCWD, agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, OUTPUT_FILE_MODE);
         if (fd < 0) {
             agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
                       strerror(errno));
@@ -493,10 +583,11 @@ static void write_outputs(bool on_flusher)
     proc.no_step_hook = agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
     char summary[PATH_MAX];
-    const char *summary_shown = NULL, *tried, *dir = process_dir(&tried);
+    int dirfd = -1;
+    const char *summary_shown = NULL, *tried, *dir = process_dir(&tried, &dirfd);
     if (!dir)
-        agent_output_error(tried, errno);
-    else if (summary_write_file(&proc, dir, summary, sizeof summary) != 0)
+        say_no_folder(tried, errno);
+    else if (summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0)
         agent_output_error(summary, errno);
     else
         summary_shown = summary;
@@ -525,11 +616,70 @@ static void say_stack_cache(void)
             (unsigned long long)kept, (unsigned long long)found, (unsigned long long)missed);
 }
 
+/* ---- the one finish, and the callers that come while it runs ---------------------------------- */
+
+/* A caller that comes second (another thread's exit() or _exit while one of them, or the flusher
+ * for it, writes the outputs) waits for that finish: libc's _exit at once would end the process
+ * under the writer (issue 36: exit() racing 8 _exit calls left no summary.json in 20 runs of 20;
+ * 64 staggered _exit calls in 17 of 20). Bounded: until the first caller's own deadline when it
+ * set one (_exit's; 50 ms more, which the first caller's own exit ends), else FINISH_WAIT_MS
+ * from the later caller's arrival. */
+#define FINISH_WAIT_MS 5000
+static _Atomic pid_t finish_tid;            /* the thread that runs finish(): never waits for itself */
+static _Atomic bool finish_by_flusher;      /* ... and whether it is the flusher (else exit()'s) */
+static _Atomic uint64_t finish_deadline_ns; /* until when later callers wait (0: none set) */
+static _Atomic bool gave_up_said;           /* callers that give up together: one line */
+
+static pid_t own_tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+/* Waits until the finish another thread runs is over (the state OFF) or deadline_ns; returns how
+ * many ms it waited, or -1 when it gave up. Async-signal-safe: clock_gettime and nanosleep. */
+static long wait_finish_over(uint64_t start_ns, uint64_t deadline_ns)
+{
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (atomic_load(&agent_state) == STATE_OFF)
+            return (long)((now - start_ns) / 1000000u);
+        if (now >= deadline_ns)
+            return -1;
+        struct timespec t = {0, 1000000}; /* 1 ms: what a later caller adds at most */
+        nanosleep(&t, NULL);
+    }
+}
+
+/* A later caller: waits for the finish in progress (unless this thread is its writer: an exit()
+ * whose thread took a signal whose handler calls _exit, or the flusher), says so if it gave up. */
+static void later_caller_waits(uint64_t start_ns, int timeout_ms, const char *what)
+{
+    if (agent_tls.agent_thread || atomic_load(&finish_tid) == own_tid())
+        return;
+    uint64_t deadline = atomic_load(&finish_deadline_ns);
+    if (deadline) /* the first caller gives up first (and says so), then ends the process */
+        deadline += 50 * 1000000u;
+    else
+        deadline = start_ns + (uint64_t)timeout_ms * 1000000u;
+    if (wait_finish_over(start_ns, deadline) < 0 && !atomic_exchange(&gave_up_said, true))
+        agent_log("%s ended the process while another thread still wrote the outputs (waited "
+                  "%llu ms for it): summary.json and the trace may miss their last records", what,
+                  (unsigned long long)((clock_mono_ns() - start_ns) / 1000000u));
+}
+
 static void finish(bool on_flusher)
 {
     int expected = STATE_RUNNING;
-    if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING))
+    uint64_t start = clock_mono_ns();
+    if (!atomic_compare_exchange_strong(&agent_state, &expected, STATE_FINISHING)) {
+        /* exit() (the atexit handler) while another thread's _exit or a signal has the flusher
+         * write them: exit() goes on to libc's _exit after this */
+        if (expected == STATE_FINISHING && !on_flusher)
+            later_caller_waits(start, FINISH_WAIT_MS, "exit()");
         return;
+    }
+    atomic_store(&finish_tid, own_tid());
+    atomic_store(&finish_by_flusher, on_flusher);
     int saved = errno;
     struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
     agent_work_begin(&w);
@@ -570,26 +720,45 @@ void agent_finish_from_signal(int timeout_ms)
 
 void agent_finish_at_quick_exit(int timeout_ms)
 {
-    if (!agent_cuda_seen() || atomic_load(&agent_state) != STATE_RUNNING)
+    int state = atomic_load(&agent_state);
+    if (!agent_cuda_seen() || (state != STATE_RUNNING && state != STATE_FINISHING))
         return;
     if (getpid() != atomic_load(&agent_pid))
         return; /* a vfork child, in its parent's memory */
+    uint64_t start = clock_mono_ns();
     /* _exit discards stdio buffers: the report must not flush them (the program's output stays
      * as it would be). The caller may be a handler that interrupted any code, agent code or a
      * sync included: it only waits; the flusher thread writes (agent locks are held with
-     * signals blocked, so none is held under this handler). A second caller (another thread's
-     * _exit, issue 22) waits for the same answer, bounded alike: libc's _exit at once would end
-     * the process while the flusher still writes, leaving no summary.json and no report. The
-     * flusher itself (an _exit inside the agent's own work) never waits for itself. */
-    if (atomic_exchange(&finish_asked, true)) {
-        if (!agent_tls.agent_thread)
-            flusher_wait_finished(timeout_ms);
+     * signals blocked, so none is held under this handler). Every later caller (another
+     * thread's _exit, issues 22 and 36; a handler's; one that comes while exit() writes) waits
+     * for that one finish (later_caller_waits), bounded by the first caller's deadline. */
+    if (atomic_exchange(&finish_asked, true) || state == STATE_FINISHING) {
+        later_caller_waits(start, timeout_ms, "_exit");
         return;
     }
+    atomic_store(&finish_deadline_ns, start + (uint64_t)timeout_ms * 1000000u);
     atomic_store(&finishing_from_signal, true);
-    if (!flusher_request_finish(timeout_ms))
-        agent_log("the process ended through _exit before its outputs were written (waited %d ms): "
-                  "summary.json and the trace may miss its last records", timeout_ms);
+    bool had_thread = flusher_running();
+    if (had_thread) {
+        /* the flusher answers when it wrote them, or when it found exit()'s finish running on
+         * another thread: then that one is waited for too, within the same bound */
+        flusher_request_finish(timeout_ms);
+        if (wait_finish_over(start, start + (uint64_t)timeout_ms * 1000000u) >= 0)
+            return;
+    }
+    if (atomic_exchange(&gave_up_said, true))
+        return;
+    unsigned long long ms = (clock_mono_ns() - start) / 1000000u;
+    if (!had_thread)
+        agent_log("the process ended through _exit with no flusher thread to write its outputs "
+                  "(it could not be started): no summary.json and no report; the trace holds what "
+                  "was written before");
+    else
+        agent_log("the process ended through _exit before its outputs were written: %s after %llu "
+                  "ms (the bound): summary.json and the trace may miss their last records",
+                  atomic_load(&agent_state) == STATE_FINISHING && !atomic_load(&finish_by_flusher)
+                      ? "another thread's exit() was still writing them"
+                      : "the flusher thread was still writing them", ms);
 }
 
 void agent_after_dlclose(void)
@@ -656,6 +825,14 @@ static void fork_child(void)
     steps_atfork_child(start_mono_ns);
     atomic_store(&agent_pid, getpid());
     proc_dir_made = false; /* the child writes its own folder */
+    if (proc_dir_fd >= 0)
+        close(proc_dir_fd);
+    proc_dir_fd = -1;
+    out_refused[0] = '\0';
     atomic_store(&finish_asked, false);
+    atomic_store(&finish_tid, 0);
+    atomic_store(&finish_by_flusher, false);
+    atomic_store(&finish_deadline_ns, 0);
+    atomic_store(&gave_up_said, false);
     atomic_store(&cuda_seen, false);
 }

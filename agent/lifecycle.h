@@ -58,8 +58,9 @@ void agent_finish_now(void);
 void agent_finish_from_signal(int timeout_ms);
 /* From _exit/_Exit (Python's os._exit, multiprocessing's forked workers): what was recorded is
  * flushed, the summary and the report written on the flusher thread (the caller may be a
- * signal handler), waited for at most timeout_ms; stdio is not flushed. Nothing in a vfork
- * child or when no CUDA call was made. */
+ * signal handler), waited for at most timeout_ms; stdio is not flushed. A later caller (another
+ * thread's _exit while the first one's finish, or exit()'s, runs) waits for that finish within
+ * the first one's bound. Nothing in a vfork child or when no CUDA call was made. */
 void agent_finish_at_quick_exit(int timeout_ms);
 /* Before the program's dlclose: the loaded objects are noted for symbolizing later (not for
  * the agent's own dlclose calls). */

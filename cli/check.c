@@ -358,6 +358,8 @@ int cli_check(const struct cli_set *set, const struct check_opts *o, int fd)
         return 2;
     }
     fdw_init(w, fd);
+    if (!o->json) /* names from the files: no control character reaches the terminal */
+        fdw_set_shown(w);
     size_t judged = 0, nover = 0;
     int rc = 0;
     for (; judged < set->n; judged++) {

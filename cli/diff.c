@@ -353,6 +353,8 @@ int cli_diff(const struct cli_set *bset, const struct cli_set *nset, const struc
         rc = 2;
     } else {
         fdw_init(w, fd);
+        if (!o->json) /* names from the files: no control character reaches the terminal */
+            fdw_set_shown(w);
         bool ok;
         size_t n = make_rows(&base, &neu, rows, &ok);
         if (!ok) {

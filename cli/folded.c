@@ -6,16 +6,20 @@
 #include "output/report.h"
 
 /* A frame name in the folded format: ';' separates frames and a line ends the stack, so both
- * (and other control characters) become ' ' or ':'. */
+ * (and other C0 control characters) become ':' or ' '; the shown writer escapes DEL, the C1
+ * controls and bytes that are not UTF-8, and keeps other UTF-8 whole. */
 static void folded_text(struct fd_writer *w, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == ';')
-            fdw_putc(w, ':');
-        else if (*p < 0x20)
-            fdw_putc(w, ' ');
-        else
-            fdw_putc(w, (char)*p);
+    const char *run = s;
+    for (const char *p = s;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c != '\0' && c != ';' && c >= 0x20)
+            continue;
+        fdw_write(w, run, (size_t)(p - run));
+        if (c == '\0')
+            return;
+        fdw_putc(w, c == ';' ? ':' : ' ');
+        run = p + 1;
     }
 }
 
@@ -51,6 +55,7 @@ int cli_export_folded(const struct cli_set *set, bool include_startup, int fd)
 {
     struct fd_writer w;
     fdw_init(&w, fd);
+    fdw_set_shown(&w); /* OUT may be - on a terminal: DEL, C1 and bytes not UTF-8 escaped */
     const struct rep_process *procs = set->procs;
     size_t n = set->n;
     for (size_t p = 0; p < n; p++) {

@@ -9,6 +9,7 @@
 #include "cli/html.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1252,17 +1253,20 @@ static int write_data(void *ctx, int fd)
     return rc;
 }
 
-/* Text in HTML: the five characters that could end an element or an attribute. */
+/* Text in HTML: the five characters that could end an element or an attribute; control
+ * characters shown as text_escape writes them (the page may be written to a terminal: -o -). */
 static void html_text(struct fd_writer *w, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
+    char shown[PATH_MAX + 64];
+    text_escape(shown, sizeof shown, s);
+    for (const char *p = shown; *p; p++) {
+        switch (*p) {
         case '<': fdw_puts(w, "&lt;"); break;
         case '>': fdw_puts(w, "&gt;"); break;
         case '&': fdw_puts(w, "&amp;"); break;
         case '"': fdw_puts(w, "&quot;"); break;
         case '\'': fdw_puts(w, "&#39;"); break;
-        default: fdw_putc(w, *s);
+        default: fdw_putc(w, *p);
         }
     }
 }

@@ -2,6 +2,7 @@
  * lines.h). CLI only: pure functions of the report model. */
 #include "cli/lines.h"
 #include "output/backward.h"
+#include "output/fd_writer.h"
 #include "output/hints.h"
 
 #include <math.h>
@@ -18,7 +19,7 @@ static const char *kind_name(uint8_t kind)
     return kind == REP_LINE_BACKWARD ? "backward" : kind == REP_LINE_NODE ? "node" : "line";
 }
 
-void cli_line_where(const struct rep_line *l, char *buf, size_t n)
+static void line_where_raw(const struct rep_line *l, char *buf, size_t n)
 {
     const struct rep_frame *f = l->where;
     char name[128];
@@ -41,6 +42,14 @@ void cli_line_where(const struct rep_line *l, char *buf, size_t n)
         size_t used = strlen(buf);
         snprintf(buf + used, n - used, " (in the backward of %s)", l->node);
     }
+}
+
+/* ... with the file's and the node's control characters escaped (text_escape): it is printed */
+void cli_line_where(const struct rep_line *l, char *buf, size_t n)
+{
+    char raw[1024];
+    line_where_raw(l, raw, sizeof raw);
+    text_escape(buf, n, raw);
 }
 
 static void json_field(struct fd_writer *w, const char *name, const char *value)

@@ -14,6 +14,7 @@
 #include "cli/ranks.h"
 #include "cli/run.h"
 #include "cli/top.h"
+#include "output/io.h"
 #include "cli/version.h"
 #include "output/report.h"
 
@@ -328,7 +329,10 @@ static int write_output(const char *out, int (*fn)(const struct cli_set *, int),
     }
     memcpy(tmp, out, n);
     memcpy(tmp + n, ".tmp", 5);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* private as the agent's files (OUTPUT_FILE_MODE: the page and the exports hold the source
+     * lines and paths); made new, never through a link planted as OUT.tmp */
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     int rc = 0;
     if (fd < 0) {
         fprintf(stderr, "syncspy: cannot create %s: %s\n", tmp, strerror(errno));

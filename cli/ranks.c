@@ -384,6 +384,7 @@ int cli_ranks_render(const struct rep_process *procs, size_t nprocs, int fd)
     int rc = -1;
     if (w && cli_ranks_build(procs, nprocs, NULL, &v) == 0) {
         fdw_init(w, fd);
+        fdw_set_shown(w); /* host names from the files */
         render(w, &v);
         rc = fdw_flush(w);
     } else {

@@ -7,6 +7,7 @@
  * whole foreground process group (Ctrl-C, a window resize) is not (CMD has its own); CMD
  * stopping stops it too. CLI only: never inside the target process. */
 #include "cli/run.h"
+#include "output/io.h"
 #include "cli/top.h"
 
 #include "agent/config.h"
@@ -826,13 +827,14 @@ static int open_run_log(const char *root, char **log)
 {
     if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
         return run_error("--top shows the live view on a terminal; stdin and stdout are not one");
-    if (mkdir(root, 0755) != 0 && errno != EEXIST)
+    if (mkdir(root, OUTPUT_DIR_MODE) != 0 && errno != EEXIST) /* as the agent makes it */
         return run_error("cannot make %s: %s", root, strerror(errno));
     size_t n = strlen(root) + sizeof "/run.log";
     if (!(*log = malloc(n)))
         return run_error("out of memory");
     snprintf(*log, n, "%s/run.log", root);
-    child_output = open(*log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    unlink(*log); /* made new: private (OUTPUT_FILE_MODE, CMD's output), never through a link */
+    child_output = open(*log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     if (child_output < 0) {
         int rc = run_error("cannot create %s: %s", *log, strerror(errno));
         free(*log);

@@ -88,9 +88,13 @@ static void out(struct screen *s, const char *fmt, ...)
     size_t k = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
     if (s->cols > 0 && k > (size_t)s->cols) /* one screen row each: cut to the terminal's width */
         k = (size_t)s->cols;
-    for (size_t i = 0; i < k; i++) /* names from a file: none of them moves the cursor */
-        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
-            line[i] = '?';
+    /* names from a file: none of them moves the cursor (text_char: C0, DEL, C1, not UTF-8) */
+    for (size_t i = 0, c; i < k; i += c) {
+        bool plain;
+        c = text_char((const unsigned char *)line + i, k - i, &plain);
+        if (!plain)
+            memset(line + i, '?', c);
+    }
     if (s->len + k + 8 > s->cap) {
         size_t ncap = (s->cap ? s->cap * 2 : 8192) + k;
         char *nb = realloc(s->buf, ncap);

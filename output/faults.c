@@ -1,31 +1,37 @@
 /* output/faults.c: fault injection for the reliability tests, compiled in only by the
  * fault-injection build (build/libsyncspy-faults.so, -DSYNCSPY_FAULTS); the product has none of
  * it. SYNCSPY_FAULTS=write=ENOSPC|EIO[,after=N] makes writes to files (not to the terminal's
- * fds 0-2) fail after N successful ones; open=EACCES makes every file creation fail; steps=N
+ * fds 0-2) fail after N successful ones; delay=MS[,after=N] makes them take MS ms longer after N
+ * (a slow disk: an exit that outlasts its bound); open=EACCES makes every file creation fail; steps=N
  * queues at most N ended steps for the trace (read by agent/steps.c). */
 #ifdef SYNCSPY_FAULTS
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output/io.h"
 
-static int write_errno, open_errno;
+static int write_errno, open_errno, delay_ms;
 static _Atomic long writes_left;
 
 static ssize_t faulty_write(int fd, const void *buf, size_t len)
 {
-    if (fd > 2 && write_errno && atomic_fetch_sub(&writes_left, 1) <= 0) {
+    if (fd > 2 && delay_ms && atomic_fetch_sub(&writes_left, 1) <= 0) {
+        struct timespec t = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000};
+        nanosleep(&t, NULL);
+    } else if (fd > 2 && write_errno && atomic_fetch_sub(&writes_left, 1) <= 0) {
         errno = write_errno;
         return -1;
     }
     return write(fd, buf, len);
 }
 
-static int faulty_open(const char *path, int flags, mode_t mode)
+static int faulty_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
+    (void)dirfd;
     (void)path;
     (void)flags;
     (void)mode;
@@ -44,12 +50,16 @@ __attribute__((constructor(101))) static void faults_init(void)
     if (!spec)
         return;
     const char *w = strstr(spec, "write="), *o = strstr(spec, "open="), *a = strstr(spec, "after=");
-    if (w && (write_errno = errno_named(w + 6))) {
+    const char *d = strstr(spec, "delay=");
+    if (d && (delay_ms = atoi(d + 6)) > 0) {
+        atomic_store(&writes_left, a ? atol(a + 6) : 0);
+        io_write = faulty_write;
+    } else if (w && (write_errno = errno_named(w + 6))) {
         atomic_store(&writes_left, a ? atol(a + 6) : 0);
         io_write = faulty_write;
     }
     if (o && (open_errno = errno_named(o + 5)))
-        io_open = faulty_open;
+        io_openat = faulty_openat;
 }
 #else
 typedef int syncspy_faults_not_built; /* ISO C: a translation unit is never empty */

@@ -29,6 +29,12 @@ void fdw_init_buffer(struct fd_writer *w, int fd, char *buf, size_t cap, size_t 
     w->cap = cap;
     w->align = align && align <= cap / 2 ? align : 0;
     w->deadline_ns = 0;
+    w->shown = false;
+}
+
+void fdw_set_shown(struct fd_writer *w)
+{
+    w->shown = true;
 }
 
 void fdw_set_deadline(struct fd_writer *w, uint64_t deadline_ns)
@@ -113,7 +119,117 @@ char *fdw_reserve_slow(struct fd_writer *w, size_t n)
     return w->err ? NULL : w->buf + w->len;
 }
 
+static void fdw_write_as_is(struct fd_writer *w, const void *data, size_t n);
+
+/* n bytes at p: runs of plain text as they are (with keep_layout, newlines and tabs too: a shown
+ * writer's own layout), every other character escaped. A UTF-8 sequence cut between two writes
+ * is escaped byte by byte. */
+static void write_escaped(struct fd_writer *w, const unsigned char *p, size_t n, bool keep_layout)
+{
+    while (n > 0 && !w->err) {
+        size_t run = 0, k = 0;
+        bool plain = true;
+        while (run < n) {
+            k = text_char(p + run, n - run, &plain);
+            if (!plain && !(keep_layout && (p[run] == '\n' || p[run] == '\t')))
+                break;
+            run += k;
+        }
+        fdw_write_as_is(w, p, run);
+        p += run;
+        n -= run;
+        if (n > 0) {
+            char esc[8];
+            fdw_write_as_is(w, esc, text_escape_char(p, k, esc));
+            p += k;
+            n -= k;
+        }
+    }
+}
+
 void fdw_write(struct fd_writer *w, const void *data, size_t n)
+{
+    if (w->shown)
+        write_escaped(w, data, n, true);
+    else
+        fdw_write_as_is(w, data, n);
+}
+
+void fdw_raw(struct fd_writer *w, const char *s)
+{
+    fdw_write_as_is(w, s, strlen(s));
+}
+
+void fdw_text(struct fd_writer *w, const char *s)
+{
+    if (s)
+        write_escaped(w, (const unsigned char *)s, strlen(s), false);
+}
+
+size_t text_char(const unsigned char *s, size_t avail, bool *plain)
+{
+    unsigned c = s[0];
+    if (c < 0x80) {
+        *plain = c >= 0x20 && c != 0x7f;
+        return 1;
+    }
+    size_t k = utf8_seq_len(s, avail);
+    if (k == 0) {
+        *plain = false;
+        return 1;
+    }
+    *plain = !(k == 2 && c == 0xC2 && s[1] < 0xA0); /* U+0080..U+009F: C1 controls */
+    return k;
+}
+
+size_t text_escape_char(const unsigned char *s, size_t len, char *esc)
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned c = s[0];
+    if (c == '\n' || c == '\r' || c == '\t') {
+        esc[0] = '\\';
+        esc[1] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        esc[2] = '\0';
+        return 2;
+    }
+    if (len == 2 && c == 0xC2) { /* a C1 control, named by its code point */
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[s[1] >> 4];
+        esc[5] = hex[s[1] & 15];
+        esc[6] = '\0';
+        return 6;
+    }
+    esc[0] = '\\';
+    esc[1] = 'x';
+    esc[2] = hex[c >> 4];
+    esc[3] = hex[c & 15];
+    esc[4] = '\0';
+    return 4;
+}
+
+size_t text_escape(char *dst, size_t cap, const char *src)
+{
+    const unsigned char *p = (const unsigned char *)(src ? src : "");
+    size_t left = strlen((const char *)p), n = 0;
+    while (left > 0) {
+        bool plain;
+        size_t k = text_char(p, left, &plain);
+        char esc[8];
+        const char *out = plain ? (const char *)p : esc;
+        size_t m = plain ? k : text_escape_char(p, k, esc);
+        if (n + m >= cap)
+            break;
+        memcpy(dst + n, out, m);
+        n += m;
+        p += k;
+        left -= k;
+    }
+    if (cap > 0)
+        dst[n] = '\0';
+    return n;
+}
+
+static void fdw_write_as_is(struct fd_writer *w, const void *data, size_t n)
 {
     const char *p = data;
     if (w->err)
@@ -150,6 +266,13 @@ void fdw_puts(struct fd_writer *w, const char *s)
 
 void fdw_putc(struct fd_writer *w, char c)
 {
+    unsigned char u = (unsigned char)c;
+    if (w->shown && ((u < 0x20 && c != '\n' && c != '\t') || u >= 0x7f)) {
+        /* alone, a byte above ASCII cannot be judged: escaped */
+        char esc[8];
+        fdw_write_as_is(w, esc, text_escape_char(&u, 1, esc));
+        return;
+    }
     if (w->len == w->cap)
         fdw_make_room(w);
     if (!w->err)
@@ -253,10 +376,10 @@ void fdw_json_string(struct fd_writer *w, const char *s)
     while (left > 0) {
         unsigned c = *p;
         size_t k;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
             /* a run of plain ASCII goes out in one copy */
             k = 1;
-            while (k < left && p[k] >= 0x20 && p[k] < 0x80 && p[k] != '"' && p[k] != '\\')
+            while (k < left && p[k] >= 0x20 && p[k] < 0x7f && p[k] != '"' && p[k] != '\\')
                 k++;
             fdw_write(w, p, k);
         } else if (c == '"' || c == '\\') {
@@ -276,6 +399,12 @@ void fdw_json_string(struct fd_writer *w, const char *s)
                 fdw_write(w, esc, 6);
             }
             }
+        } else if (c == 0x7f || (left > 1 && c == 0xC2 && p[1] >= 0x80 && p[1] < 0xA0)) {
+            /* DEL and the C1 controls: valid JSON as they are, but a terminal acts on them */
+            unsigned u = c == 0x7f ? c : p[1];
+            char esc[6] = {'\\', 'u', '0', '0', hex[u >> 4], hex[u & 15]};
+            fdw_write(w, esc, 6);
+            k = c == 0x7f ? 1 : 2;
         } else if ((k = utf8_seq_len(p, left)) > 0) {
             fdw_write(w, p, k);
         } else {

@@ -4,10 +4,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static int plain_open(const char *path, int flags, mode_t mode)
+static int plain_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
-    return open(path, flags, mode);
+    return openat(dirfd, path, flags, mode);
 }
 
 ssize_t (*io_write)(int fd, const void *buf, size_t len) = write;
-int (*io_open)(const char *path, int flags, mode_t mode) = plain_open;
+int (*io_openat)(int dirfd, const char *path, int flags, mode_t mode) = plain_openat;

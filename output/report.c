@@ -48,16 +48,16 @@ static bool paint_on;
 static void paint(struct fd_writer *w, const char *sgr)
 {
     if (paint_on && sgr) {
-        fdw_puts(w, "\033[");
-        fdw_puts(w, sgr);
-        fdw_putc(w, 'm');
+        fdw_raw(w, "\033["); /* the tool's own: past a shown writer's escaping */
+        fdw_raw(w, sgr);
+        fdw_raw(w, "m");
     }
 }
 
 static void paint_end(struct fd_writer *w, const char *sgr)
 {
     if (paint_on && sgr)
-        fdw_puts(w, "\033[0m");
+        fdw_raw(w, "\033[0m");
 }
 
 /* A share of the step's time: red from 20 %, yellow from 5 %. */
@@ -192,10 +192,11 @@ static void display_loc(const struct rep_frame *f, char *buf, size_t n)
             file = prev - 1; /* keep "/dir/file" */
     }
     const char *lead = file != str(f->file) ? "..." : "";
-    if (f->line)
-        snprintf(buf, n, "%s%s:%u", lead, file, f->line);
-    else
-        snprintf(buf, n, "%s%s", lead, file);
+    size_t k = (size_t)snprintf(buf, n, "%s", lead);
+    if (k < n)
+        k += text_escape(buf + k, n - k, file);
+    if (f->line && k < n)
+        snprintf(buf + k, n - k, ":%u", f->line);
 }
 
 static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *loc, size_t nl,
@@ -738,7 +739,8 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         fdw_printf(w, "    %llu x %s, %s", (unsigned long long)g[k].count, str(g[k].site->api), a);
         const struct entry *e = &g[k].e;
         if (e->kind == ENTRY_BACKWARD_UNSEEN) {
-            fdw_printf(w, ", in the backward of %s", e->node);
+            fdw_puts(w, ", in the backward of ");
+            fdw_text(w, e->node);
         } else if (e->key) {
             frame_texts(e->key, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
             fdw_printf(w, ", %s %s  %s", e->kind == ENTRY_BACKWARD ? "backward of" : "at", name,
@@ -791,10 +793,9 @@ static bool is_autograd_thread(const struct rep_thread *t)
 static void put_thread_name(struct fd_writer *w, const struct rep_thread *t)
 {
     const char *name = *str(t->name) ? t->name : "";
+    fdw_text(w, *name || t->tid ? name : "threads that exited");
     if (t->tid)
-        fdw_printf(w, "%s%stid %u%s", name, *name ? " (" : "", t->tid, *name ? ")" : "");
-    else
-        fdw_puts(w, *name ? name : "threads that exited");
+        fdw_printf(w, "%stid %u%s", *name ? " (" : "", t->tid, *name ? ")" : "");
 }
 
 /* How many threads synced in the steps the rates count. */
@@ -1121,10 +1122,13 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
                         char *tag, size_t nt)
 {
     bool named = *str(f->function) != '\0';
-    if (named)
-        report_display_name(f->function, name, nn);
-    else
+    if (named) { /* escaped (text_escape): a name from a file never moves the cursor */
+        char raw[NAME_MAX_CHARS + 8];
+        report_display_name(f->function, raw, sizeof raw);
+        text_escape(name, nn, raw);
+    } else {
         snprintf(name, nn, "??");
+    }
     display_loc(f, loc, nl);
     if (f->python && *str(f->module))
         snprintf(tag, nt, "[compiled]"); /* generated code named by its user line (module: the code) */
@@ -1132,10 +1136,14 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
         snprintf(tag, nt, "[py]");
     else if (!*str(f->module))
         tag[0] = '\0';
-    else if (named)
-        snprintf(tag, nt, "(%s)", rep_base_name(f->module));
-    else
-        snprintf(tag, nt, "(%s+0x%llx)", rep_base_name(f->module), (unsigned long long)f->offset);
+    else {
+        char mod[NAME_MAX_CHARS + 8];
+        text_escape(mod, sizeof mod, rep_base_name(f->module));
+        if (named)
+            snprintf(tag, nt, "(%s)", mod);
+        else
+            snprintf(tag, nt, "(%s+0x%llx)", mod, (unsigned long long)f->offset);
+    }
 }
 
 /* Frames every stack ends with (process and thread start-up): not worth a line. */
@@ -1188,7 +1196,7 @@ static void render_source(struct fd_writer *w, const struct rep_frame *f)
     if (!f->line || !source_line(f->file, f->line, code, sizeof code))
         return;
     fdw_printf(w, "      %u | ", f->line);
-    fdw_puts(w, code);
+    fdw_text(w, code);
     fdw_putc(w, '\n');
 }
 
@@ -1253,7 +1261,7 @@ static void render_frame_list_src(struct fd_writer *w, const struct rep_frame *f
         if (k == 0 && op && *op) { /* which operator the row is (DESIGN.md: every site names it) */
             fdw_puts(w, "  op: ");
             paint(w, SGR_BOLD);
-            fdw_puts(w, op);
+            fdw_text(w, op);
             paint_end(w, SGR_BOLD);
         }
         fdw_putc(w, '\n');
@@ -1287,7 +1295,9 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
         } else {
             render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
         }
-        fdw_printf(w, "      node %s, in autograd's thread", e->node);
+        fdw_puts(w, "      node ");
+        fdw_text(w, e->node);
+        fdw_puts(w, ", in autograd's thread");
         bool found;
         uint32_t cu = hints_caller_user_frame(s, &found);
         if (found) {
@@ -1297,8 +1307,9 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
         }
         fdw_putc(w, '\n');
     } else {
-        fdw_printf(w, "   backward of %s, in autograd's thread (its forward line was not recorded)\n",
-                   e->node); /* why: render_causes */
+        fdw_puts(w, "   backward of ");
+        fdw_text(w, e->node);
+        fdw_puts(w, ", in autograd's thread (its forward line was not recorded)\n"); /* why: render_causes */
     }
     /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
      * backward) or, when all are the framework's, from the CUDA call */
@@ -1405,7 +1416,8 @@ static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, 
         const char *text = e[i].cause ? backward_cause_text(e[i].cause) : untold;
         char c[32];
         fmt_rate(c, sizeof c, (double)count / t->steps);
-        fdw_printf(w, "      why (%s/step): %s", c, text ? text : e[i].cause);
+        fdw_printf(w, "      why (%s/step): ", c);
+        fdw_text(w, text ? text : e[i].cause);
         if (e[i].cause && !strcmp(e[i].cause, BACKWARD_CAUSE_KEY_STEP) && !in_attribution_step)
             fdw_puts(w, "; no attribution step saw this node made (it first synced after the last one)");
         fdw_putc(w, '\n');
@@ -1869,6 +1881,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         return -1;
     }
     fdw_init(w, fd);
+    fdw_set_shown(w); /* names and lines from files: no control character reaches a terminal */
     paint_on = opts && opts->color;
     if (opts && opts->write_timeout_ms > 0)
         fdw_set_deadline(w, clock_mono_ns() + (uint64_t)opts->write_timeout_ms * 1000000u);

@@ -262,16 +262,18 @@ int summary_write_json(const struct rep_process *p, int fd)
 }
 
 /* Writes summary.json through a temporary file created with O_EXCL|O_NOFOLLOW, then renames it
- * into place: a planted symlink is never followed and a reader never sees half a file. */
-int summary_write_file(const struct rep_process *proc, const char *dir, char *path, size_t pathlen)
+ * into place, both relative to the folder's descriptor: a planted symlink (of the file or of
+ * the folder) is never followed and a reader never sees half a file. */
+int summary_write_file(const struct rep_process *proc, int dirfd, const char *dir, char *path,
+                       size_t pathlen)
 {
-    char tmp[PATH_MAX];
+    char tmp[64];
     int n1 = snprintf(path, pathlen, "%s/" SUMMARY_FILE_NAME, dir);
-    int n2 = snprintf(tmp, sizeof tmp, "%s/." SUMMARY_FILE_NAME ".%d.tmp", dir, (int)getpid());
-    if (n1 < 0 || (size_t)n1 >= pathlen || n2 < 0 || (size_t)n2 >= sizeof tmp)
+    snprintf(tmp, sizeof tmp, "." SUMMARY_FILE_NAME ".%d.tmp", (int)getpid());
+    if (n1 < 0 || (size_t)n1 >= pathlen)
         return errno = ENAMETOOLONG, -1;
-    unlink(tmp);
-    int fd = io_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    unlinkat(dirfd, tmp, 0);
+    int fd = io_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     if (fd < 0)
         return -1;
     int rc = summary_write_json(proc, fd);
@@ -280,12 +282,12 @@ int summary_write_file(const struct rep_process *proc, const char *dir, char *pa
         rc = -1;
         err = errno;
     }
-    if (rc == 0 && rename(tmp, path) != 0) {
+    if (rc == 0 && renameat(dirfd, tmp, dirfd, SUMMARY_FILE_NAME) != 0) {
         rc = -1;
         err = errno;
     }
     if (rc != 0)
-        unlink(tmp);
+        unlinkat(dirfd, tmp, 0);
     errno = err;
     return rc;
 }

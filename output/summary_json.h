@@ -14,9 +14,11 @@
 /* The document into fd. Returns 0 or -1 on a write error (errno set). */
 int summary_write_json(const struct rep_process *proc, int fd);
 
-/* dir/summary.json through a temporary file created with O_EXCL|O_NOFOLLOW, then renamed into
- * place: a planted symlink is never followed and a reader never sees half a file. path gets the
- * final name (pathlen bytes). Returns 0, or -1 with errno. */
-int summary_write_file(const struct rep_process *proc, const char *dir, char *path, size_t pathlen);
+/* summary.json in the folder open as dirfd (named dir) through a temporary file created with
+ * O_EXCL|O_NOFOLLOW, then renamed into place, both relative to dirfd: a planted symlink is
+ * never followed and a reader never sees half a file. path gets dir's name of it (pathlen
+ * bytes). Returns 0, or -1 with errno. */
+int summary_write_file(const struct rep_process *proc, int dirfd, const char *dir, char *path,
+                       size_t pathlen);
 
 #endif

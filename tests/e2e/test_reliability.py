@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 from util import BUILD, CLI, LIB, frames_text, prog, report_steps, run, site_by_function
@@ -145,13 +146,65 @@ class QuickExit(unittest.TestCase):
         r = self.check("handler", 9, "", 9)
         self.assertNotIn("before its outputs were written", r.stderr)
 
-    def test__exit_from_8_threads_at_once(self):
-        # issue 22: the second caller went to libc's _exit while the flusher still wrote (no
-        # summary.json, no report, a 112-byte trace in 5 runs of 5); every caller now waits
-        for _ in range(5):
-            r = self.check("threads8", 3, "", 9)
+    def check_racers(self, mode, runs=5):
+        for _ in range(runs):
+            r = self.check(mode, 3, "", 9)
             self.assertEqual(r.stderr.count("syncspy: pid"), 1, r.stderr)
-            self.assertNotIn("before its outputs were written", r.stderr)
+            self.assertNotIn("ended the process", r.stderr)
+
+    def test__exit_from_2_8_and_64_threads_at_once(self):
+        # issues 22 and 36: a later caller went to libc's _exit while the flusher still wrote
+        # (no summary.json, no report, a 112-byte trace); every caller after the first now waits
+        # for the one finish. Staggered (0.5 ms apart) some come while it is written: without the
+        # wait, 3 runs of 20 kept their summary.json
+        for mode in ("threads2", "threads8", "threads64", "threads64-staggered"):
+            with self.subTest(mode=mode):
+                self.check_racers(mode)
+
+    def test__exit_from_a_signal_handler_while_8_threads_call_it(self):
+        self.check_racers("handler-race")
+
+    def test_exit_racing__exit_from_8_threads(self):
+        # exit()'s atexit handler writes on the main thread while 8 threads call _exit: they wait
+        # for it (0 runs of 20 kept summary.json before); stdio is flushed only when exit() came
+        # first, so stdout is "" or "buffered"
+        for _ in range(10):
+            r = run([prog("quick_exit"), "exit-race"])
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn(r.stdout, ("", "buffered"))
+            self.assertEqual(r.stderr.count("syncspy: pid"), 1, r.stderr)
+            self.assertEqual(count_of(r.summary(), "quick_sync"), 9)
+            d = r.process_dirs()[0]
+            os.unlink(os.path.join(d, "summary.json"))
+            rep = subprocess.run([CLI, "report", d], capture_output=True, text=True, timeout=60)
+            self.assertEqual(rep.returncode, 0, rep.stderr)
+            self.assertNotIn("ends early", rep.stdout + rep.stderr)
+
+    def test_outputs_that_outlast_the_bound_say_what_was_waited_for(self):
+        # every file write after the first takes 6 s more (the fault build): the finish outlasts
+        # _exit's 5 s bound. The line says what was waited for and for how long (it said
+        # "(waited 5000 ms)" also when nothing had been waited for)
+        e = {"SYNCSPY_FAULTS": "delay=6000,after=1", "LD_PRELOAD": FAULTS_LIB}
+        for mode, said in (("self", r"the flusher thread was still writing them after (\d+) ms "
+                                    r"\(the bound\)"),
+                           ("threads8", r"the flusher thread was still writing them after (\d+) ms "
+                                        r"\(the bound\)"),
+                           # whichever comes first: exit() (the _exit callers wait for it) or
+                           # an _exit (which then waits for exit()'s finish)
+                           ("exit-race", r"(?:_exit ended the process while another thread still "
+                                         r"wrote the outputs \(waited|another thread's exit\(\) "
+                                         r"was still writing them after) (\d+) ms")):
+            with self.subTest(mode=mode):
+                t0 = time.monotonic()
+                r = run([prog("quick_exit"), mode], env=e, timeout=60)
+                took = time.monotonic() - t0
+                self.assertEqual(r.returncode, 5 if mode == "self" else 3, r.stderr)
+                m = re.search(said, r.stderr)
+                self.assertIsNotNone(m, r.stderr)
+                lines = [x for x in r.stderr.splitlines() if "flusher thread did not stop" not in x]
+                self.assertEqual(len(lines), 1, r.stderr)  # exit()'s own wait may say its line
+                self.assertTrue(4900 <= int(m.group(1)) <= took * 1000 + 50, (m.group(1), took))
+                self.assertLess(took, 8.0)
 
     def test_forked_child_ending_with__exit(self):
         r = self.check("child", 0, "child status 7\n", 9)

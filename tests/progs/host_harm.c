@@ -448,6 +448,22 @@ static int memset_reset(void)
     return 0;
 }
 
+/* Another user's move, made here after the agent checked and opened the process folder: the
+ * folder is renamed to "moved" and a link to target put in its place, then 3 steps more. The
+ * agent's files must land in "moved", never in target. */
+static int swap_folder(const char *target)
+{
+    steps_of_syncs(3);
+    const char *out = getenv("SYNCSPY_OUT");
+    char dir[4096], moved[4096];
+    snprintf(dir, sizeof dir, "%s/pid%d", out ? out : ".", (int)getpid());
+    snprintf(moved, sizeof moved, "%s/moved", out ? out : ".");
+    if (out && rename(dir, moved) == 0 && symlink(target, dir) == 0)
+        say("swapped\n");
+    steps_of_syncs(3);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "";
@@ -470,6 +486,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "many-sites")) return many_sites();
     if (!strcmp(c, "fork-busy")) return fork_busy();
     if (!strcmp(c, "memset-reset")) return memset_reset();
+    if (!strcmp(c, "swap-folder")) return swap_folder(arg);
     fprintf(stderr, "host_harm: unknown case '%s'\n", c);
     return 2;
 }

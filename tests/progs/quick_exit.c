@@ -9,10 +9,16 @@
  *            "child status 7" and returns 0
  *   vfork    the process syncs, a vfork child calls _exit(4) at once, then the process syncs
  *            3 steps more and returns 0 (exit: one report, 6 steps of syncs)
- *   threads8 8 threads wait at a barrier, then all call _exit(3) at once (issue 22: the second
- *            caller went straight to libc's _exit while the flusher still wrote) */
+ *   threadsN N threads (threads2, threads8, threads64) wait at a barrier, then all call _exit(3)
+ *            at once (issue 22: the second caller went straight to libc's _exit while the
+ *            flusher still wrote); threads64-staggered: thread i calls it 0.5 ms x i later
+ *   exit-race  the main thread calls exit(3) while 8 threads call _exit(3), all at once
+ *   handler-race  8 threads call _exit(3) at once while a SIGUSR1 handler calls _exit(3) on the
+ *            main thread (held pending until the barrier opens) */
 #include "common.h"
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -66,21 +72,37 @@ static pthread_barrier_t exit_barrier;
 
 static void *exit_at_once(void *arg)
 {
-    (void)arg;
     pthread_barrier_wait(&exit_barrier);
+    struct timespec t = {0, (long)(intptr_t)arg * 500 * 1000}; /* staggered: 0.5 ms apart */
+    if (t.tv_nsec)
+        nanosleep(&t, NULL);
     _exit(3);
 }
 
-static void exit_from_8_threads(void)
+enum { RACERS_MAX = 64 };
+
+/* n threads, and the main thread, meet at a barrier; the threads call _exit(3) at once, or with
+ * staggered, thread i 0.5 ms x i later (so that some come while the outputs are written). */
+static void racers(int n, bool staggered)
 {
-    enum { N = 8 };
-    pthread_t t[N];
-    pthread_barrier_init(&exit_barrier, NULL, N + 1);
-    for (int i = 0; i < N; i++)
-        pthread_create(&t[i], NULL, exit_at_once, NULL);
+    pthread_t t[RACERS_MAX];
+    pthread_barrier_init(&exit_barrier, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, exit_at_once, (void *)(intptr_t)(staggered ? i : 0));
+}
+
+static void exit_from_threads(int n, bool staggered)
+{
+    racers(n, staggered);
     pthread_barrier_wait(&exit_barrier);
     for (;;) /* the threads end the process */
         pause();
+}
+
+static void on_usr1_exit3(int sig)
+{
+    (void)sig;
+    _exit(3);
 }
 
 int main(int argc, char **argv)
@@ -119,8 +141,27 @@ int main(int argc, char **argv)
     printf("buffered");
     if (strcmp(mode, "Exit") == 0)
         _Exit(6);
-    if (strcmp(mode, "threads8") == 0)
-        exit_from_8_threads();
+    if (strncmp(mode, "threads", 7) == 0)
+        exit_from_threads(atoi(mode + 7) > 0 && atoi(mode + 7) <= RACERS_MAX ? atoi(mode + 7) : 8,
+                          strstr(mode, "-staggered") != NULL);
+    if (strcmp(mode, "exit-race") == 0) {
+        racers(8, false);
+        pthread_barrier_wait(&exit_barrier);
+        exit(3); /* stdio flushed if exit() comes first, "buffered" lost if an _exit does */
+    }
+    if (strcmp(mode, "handler-race") == 0) {
+        signal(SIGUSR1, on_usr1_exit3);
+        racers(8, false);
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+        pthread_kill(pthread_self(), SIGUSR1); /* pending: the handler runs as the barrier opens */
+        pthread_barrier_wait(&exit_barrier);
+        pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+        for (;;)
+            pause();
+    }
     if (strcmp(mode, "handler") == 0) {
         signal(SIGUSR1, on_usr1);
         pthread_t self = pthread_self(), t;

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "output/fd_writer.h"
 #include "output/report.h"
 
 /* Renders into a memfd and returns the text (caller frees). */
@@ -619,6 +620,36 @@ static void test_lines_of_sites(void **state)
     assert_null(l.of_site);
 }
 
+/* The one rule for text from files (text_char, text_escape, a shown writer): every control
+ * character escaped, UTF-8 kept, the tool's own SGR (fdw_raw) and layout newlines kept. */
+static void test_text_escape(void **state)
+{
+    (void)state;
+    char out[256];
+    text_escape(out, sizeof out, "a\x1b]0;t\x07" "b\r\n\t\x7f\xc2\x9b\xc2\x85\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
+    assert_string_equal(out, "a\\x1b]0;t\\x07b\\r\\n\\t\\x7f\\u009b\\u0085\\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
+    /* cut at a whole escape, never inside one */
+    assert_int_equal(text_escape(out, 6, "ab\x1b"), 2);
+    assert_string_equal(out, "ab");
+
+    int fd = memfd_create("shown", 0);
+    assert_true(fd >= 0);
+    struct fd_writer w;
+    fdw_init(&w, fd);
+    fdw_set_shown(&w);
+    fdw_raw(&w, "\x1b[1m");
+    fdw_puts(&w, "f\x1b[2J\xc3\xbc\n\t");
+    fdw_putc(&w, '\a');
+    fdw_putc(&w, (char)0x9b);
+    fdw_text(&w, "x\ny");
+    fdw_printf(&w, "%s", "\xe2\x82"); /* a cut sequence: byte by byte */
+    assert_int_equal(fdw_flush(&w), 0);
+    char got[128] = {0};
+    assert_true(pread(fd, got, sizeof got - 1, 0) > 0);
+    assert_string_equal(got, "\x1b[1mf\\x1b[2J\xc3\xbc" "\n\t\\x07\\x9bx\\ny\\xe2\\x82");
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -638,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
         cmocka_unit_test(test_lines_of_sites),
+        cmocka_unit_test(test_text_escape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
