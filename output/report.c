@@ -773,7 +773,7 @@ static void render_recompiles(struct fd_writer *w, const struct rep_process *p, 
         char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
         frame_texts(&f, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
         fdw_printf(w, "    %llu x %s  %s: ", (unsigned long long)r->count, name, *loc ? loc : tag);
-        fdw_puts(w, *str(r->reason) ? r->reason : "(no reason given)");
+        fdw_text(w, *str(r->reason) ? r->reason : "(no reason given)"); /* Dynamo's words, from a file */
         if (strstr(str(r->reason), "size mismatch"))
             fdw_puts(w, "\n      hint: a size that changes from call to call: mark it dynamic "
                         "(torch._dynamo.mark_dynamic(t, dim)) or compile with dynamic=True");
@@ -1547,10 +1547,12 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     /* the operator beside the line, unless it is no more than the API already shown */
     render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
     const struct rep_frame *gen = hints_unnamed_generated(g->heaviest->site);
-    if (gen) /* never generated code as the user's line: say which line is shown instead */
-        fdw_printf(w, "      in torch.compile's generated code (%s:%u) whose user line is not known: "
-                      "the line above called the compiled code\n",
-                   rep_base_name(str(gen->file)), gen->line);
+    if (gen) { /* never generated code as the user's line: say which line is shown instead */
+        fdw_puts(w, "      in torch.compile's generated code (");
+        fdw_text(w, rep_base_name(str(gen->file)));
+        fdw_printf(w, ":%u) whose user line is not known: the line above called the compiled code\n",
+                   gen->line);
+    }
     if (g->estimated_count) /* which part of the figure is an estimate (issue 24 item 2) */
         render_estimate(w, g, entries, nentries, t, procs);
     if (g->heaviest->kind == ENTRY_BACKWARD_UNSEEN)

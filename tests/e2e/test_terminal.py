@@ -95,6 +95,9 @@ class TerminalInjection(unittest.TestCase):
                            "startup_count": 0, "startup_blocked_ns": 0, "partial_count": 0,
                            "partial_blocked_ns": 0, "ends_steps": True}]
         doc["host"] = "node" + TITLE
+        # torch.compile's recompilations: Dynamo's words and the function's names are file data
+        doc["recompiles"] = [{"function": "Net.forward" + TITLE, "file": self.src, "line": 54, "count": 2,
+                              "in_steps": 1, "reason": "size mismatch\x1b[2J\nexpected 3" + TITLE}]
         return doc
 
     def trace(self):
@@ -153,6 +156,8 @@ class TerminalInjection(unittest.TestCase):
                 self.assertIn("\\x7f\\r x\\tz übung", out)
                 self.assertIn(UNICODE, out)
                 self.assertIn("\\u009b31m\\u0085", out)
+                self.assertIn("recompiled 1 time after start-up", out)
+                self.assertIn("size mismatch\\x1b[2J\\nexpected 3\\x1b]0;pwned\\x07", out)
                 if colour:  # the tool's own colour still works
                     self.assertRegex(out, r"\x1b\[1m")
                 for what in ("report trace", "check", "diff"):
