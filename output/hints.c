@@ -179,6 +179,22 @@ static const struct op_rule op_rules[] = {
      "x.to(...) between host and device waits when the host tensor is pageable (pin_memory() "
      "it, or DataLoader(pin_memory=True)) or non_blocking is False: pin the host side and pass "
      "non_blocking=True"},
+    /* a Python list or range index (x[:, [-1]], x[range(n), y] = v): torch makes it a tensor on
+     * the host and copies it to the device at each use; torch.tensor(data, device=...) and
+     * torch.as_tensor of host data likewise (issue 35 item 3: not a pinnable x.to()) */
+    {KEY_NATIVE, "torch::utils::indexing_tensor_from_data", NULL, "x[list index]",
+     "a Python list or range used as an index is made a tensor on the host and copied to the "
+     "device at every use, and the copy waits: make it a device tensor once, outside the loop "
+     "(idx = torch.tensor([...], device=dev), then x[:, idx]), or use a slice (x[:, -1:])"},
+    {KEY_NATIVE, "torch::utils::tensor_ctor", NULL, "torch.tensor(host data, device)",
+     "torch.tensor(data, device=...) builds the tensor on the host and copies it to the device, "
+     "and the copy waits: make it once, outside the loop, or build it on the device "
+     "(torch.full((), v, device=dev), torch.arange(n, device=dev)), or pass a Python number "
+     "where the op takes one"},
+    {KEY_NATIVE, "torch::utils::as_tensor", NULL, "torch.as_tensor(host data, device)",
+     "torch.as_tensor(data, device=...) of host data copies it to the device, and the copy "
+     "waits: make it once, outside the loop, or build it on the device, or pin it and copy "
+     "with non_blocking=True"},
     {KEY_NATIVE, "torch::autograd::THPVariable_copy_", NULL, "Tensor.copy_",
      "copy_ between a CUDA tensor and pageable host memory waits: pin the host tensor "
      "(pin_memory()) and pass non_blocking=True"},

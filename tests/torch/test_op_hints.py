@@ -72,6 +72,12 @@ CASES = {
     "pageable_h2d": (SILENT, "Tensor.to", "x.to(...) between host and device waits when the host tensor is pageable (pin_memory()"),
     "blocking_h2d": (WARN, "Tensor.to", "x.to(...) between host and device waits"),
     "pinned_h2d": (NONE, None, None),
+    # issue 35 item 3: a Python list or range index, a host value made a device tensor, are not
+    # an x.to() to pin: their own names and advice
+    "list_index_get": (WARN, "x[list index]", "a Python list or range used as an index is made a tensor on the host"),
+    "range_index_put": (WARN, "x[list index]", "a Python list or range used as an index is made a tensor on the host"),
+    "tensor_ctor": (WARN, "torch.tensor(host data, device)", "torch.tensor(data, device=...) builds the tensor on the host"),
+    "as_tensor": (WARN, "torch.as_tensor(host data, device)", "torch.as_tensor(data, device=...) of host data copies it"),
     "cuda_call": (WARN, "Tensor.cuda", "x.cuda() copies from pageable host memory and waits"),
     "synchronize": (SILENT, "torch.cuda.synchronize", "explicit torch.cuda.synchronize"),
     "empty_cache": (SILENT, "torch.cuda.empty_cache", "torch.cuda.empty_cache() returns cached blocks with cudaFree, and cudaFree synchronizes the device"),

@@ -140,6 +140,14 @@ def pageable_h2d():
     return host.to(dev, non_blocking=True)  # case: pageable_h2d
 def blocking_h2d():
     return host.to(dev)  # case: blocking_h2d
+def list_index_get():
+    return x[[0, 2]]  # case: list_index_get
+def range_index_put():
+    x[range(2), ] = y  # case: range_index_put
+def tensor_ctor():
+    return torch.tensor([1.0, 2.0], device=dev)  # case: tensor_ctor
+def as_tensor():
+    return torch.as_tensor([1.0, 2.0], device=dev)  # case: as_tensor
 def pinned_h2d():
     return pinned.to(dev, non_blocking=True)  # case: pinned_h2d
 def cuda_call():
