@@ -132,6 +132,13 @@ static const struct op_rule op_rules[] = {
     {KEY_PYTHON, "torch.nn.modules.module.Module.to", NULL, "Module.to",
      "model.to(device) copies every parameter from pageable memory and waits for each: do it "
      "once before the loop; in the loop move only the batch, pinned, with non_blocking=True"},
+    {KEY_PYTHON, "torch.nn.modules.module.Module.cuda", NULL, "Module.cuda",
+     "model.cuda() copies every parameter from pageable memory and waits for each: do it once "
+     "before the loop; in the loop move only the batch, pinned, with non_blocking=True"},
+    {KEY_PYTHON, "torch.nn.modules.module.Module.cpu", NULL, "Module.cpu",
+     "model.cpu() copies every parameter and buffer to pageable host memory and waits for each: "
+     "keep the model on the device in the loop; for a checkpoint, save the state_dict a few "
+     "steps apart (or copy it into pinned buffers with non_blocking=True)"},
     {KEY_PYTHON, "torch.nn.functional.ctc_loss", NULL, "F.ctc_loss",
      "ctc_loss copies input_lengths and target_lengths to the host (the kernel sizes its work "
      "from them): build the lengths on the host (CPU tensors or lists from the data loader), "

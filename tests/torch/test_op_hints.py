@@ -84,6 +84,9 @@ CASES = {
     "event_synchronize": (SILENT, "Event.synchronize", "Event.synchronize blocks the host until the event completes"),
     "stream_synchronize": (WARN, "Stream.synchronize", "Stream.synchronize blocks the host"),
     "model_to": (WARN, "Module.to", "model.to(device) copies every parameter from pageable memory"),
+    # issue 35 item 3: model.cuda() / model.cpu() as model.to(): the module's op, not each tensor's
+    "model_cuda": (WARN, "Module.cuda", "model.cuda() copies every parameter from pageable memory"),
+    "model_cpu": (WARN, "Module.cpu", "model.cpu() copies every parameter and buffer to pageable host memory"),
     "bincount": (WARN, "torch.bincount", "bincount reads the input's min and max on the host"),
     "histc": (WARN, "torch.histc", "histc reads the input's min and max on the host"),
     "arange": (WARN, "torch.arange", "torch.arange with a CUDA tensor bound reads it on the host"),

@@ -166,6 +166,10 @@ def stream_synchronize():
     return torch.cuda.current_stream().synchronize()  # case: stream_synchronize
 def model_to():
     return torch.nn.Linear(size, size).to(dev)  # case: model_to
+def model_cuda():
+    return torch.nn.Linear(size, size).cuda()  # case: model_cuda
+def model_cpu():
+    return torch.nn.Linear(size, size, device=dev).cpu()  # case: model_cpu
 def bincount():
     return torch.bincount(ind)  # case: bincount
 def histc():
