@@ -66,6 +66,17 @@ struct op_rule {
 #define LIGHTNING_BATCH_HINT                                                                       \
     "Lightning's batch transfer (move_data_to_device) copies each batch from pageable memory "     \
     "because the DataLoader has pin_memory=False: pass pin_memory=True to your DataLoader"
+#define LIGHTNING_LOG_HINT                                                                         \
+    "self.log(name, value) moves the name's metric state to the value's device the first time "    \
+    "it is logged, a copy from pageable memory that waits (once per name, not per step): log "     \
+    "fewer names, or a Python number where you have one"
+#define LIGHTNING_TEARDOWN_HINT                                                                    \
+    "at the end of fit Lightning moves the logged metrics to the CPU and waits for each: once "    \
+    "per run, outside the training steps; nothing to change for speed"
+#define LIGHTNING_MOVE_HINT                                                                        \
+    "Lightning's move_data_to_device copied tensors between host and device and waited: a host "   \
+    "tensor from pageable memory or a copy to the CPU; pin host tensors (pin_memory()) and keep "   \
+    "values on the device"
 #define MASK_PUT_HINT                                                                              \
     "x[mask] = v with a tensor v sizes its index on the host: use x.masked_fill_(mask, v) or "     \
     "torch.where(mask, v, x) (a Python number v does not sync)"
@@ -148,10 +159,26 @@ static const struct op_rule op_rules[] = {
      "nn.TransformerEncoder compares the mask with a causal one on the host "
      "(bool((mask == causal).all())) every call: pass is_causal=True with a causal mask"},
     /* training frameworks: the action and the user's setting behind it */
+    /* Lightning moves more than batches with move_data_to_device (issue 35 item 3): the batch
+     * (Strategy.batch_to_device), a logged value's metric state (self.log: _ResultMetric.to),
+     * the logged metrics back to the CPU at teardown. The outermost of these frames names it;
+     * move_data_to_device alone says no more than that */
+    {KEY_PYTHON, "lightning.pytorch.strategies.strategy.Strategy.batch_to_device", NULL,
+     "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+    {KEY_PYTHON, "pytorch_lightning.strategies.strategy.Strategy.batch_to_device", NULL,
+     "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+    {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.result._ResultCollection.cpu",
+     NULL, "Lightning teardown: logged metrics to the CPU", LIGHTNING_TEARDOWN_HINT},
+    {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector.teardown",
+     NULL, "Lightning teardown: logged metrics to the CPU", LIGHTNING_TEARDOWN_HINT},
+    {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.result._ResultMetric.to",
+     NULL, "self.log metric state", LIGHTNING_LOG_HINT},
+    {KEY_PYTHON, "pytorch_lightning.trainer.connectors.logger_connector.result._ResultMetric.to",
+     NULL, "self.log metric state", LIGHTNING_LOG_HINT},
     {KEY_PYTHON, "lightning.fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to",
-     NULL, "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+     NULL, "Lightning move_data_to_device", LIGHTNING_MOVE_HINT},
     {KEY_PYTHON, "lightning_fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to",
-     NULL, "Lightning batch transfer", LIGHTNING_BATCH_HINT},
+     NULL, "Lightning move_data_to_device", LIGHTNING_MOVE_HINT},
     {KEY_PYTHON, "transformers.trainer.Trainer._prepare_input", NULL,
      "Hugging Face Trainer batch transfer",
      "the Trainer copies each batch to the device from pageable memory: keep "

@@ -193,6 +193,27 @@ class LightningBatchTransfer(unittest.TestCase):
         self.assertEqual([st["syncs"] for st in steps], [0] * len(steps))
         self.assertIn("no host-device syncs in the training steps", r.stderr)
 
+    def test_logged_metrics_are_not_batches(self):
+        # self.log moves the metric's state with move_data_to_device too, and teardown moves the
+        # logged metrics to the CPU: each named for what it is (issue 35 item 3), never a batch
+        r = harness.run(BATCHES, STEPS, "--pin", "--log", python=PYTHON)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = r.summary()
+        self.assertEqual([x for x in s["sites"] if x.get("op") == "Lightning batch transfer"], [])
+        def through(x, name):
+            return any(f["python"] and f["function"] == name for f in x["frames"])
+        logged = [x for x in s["sites"] if through(x, "_ResultCollection.log")]
+        torn = [x for x in s["sites"] if through(x, "_LoggerConnector.teardown") or through(x, "_ResultCollection.cpu")]
+        self.assertTrue(logged and torn, [harness.frames_text(x) for x in s["sites"]])
+        for x in logged:
+            self.assertEqual(x["op"], "self.log metric state", harness.frames_text(x))
+            self.assertTrue(x["hint"].startswith("self.log(name, value) moves the name's metric state"))
+            self.assertEqual(harness.user_frame(x, BATCHES)["line"], marked_lines(BATCHES)["log"])
+        for x in torn:
+            self.assertEqual(x["op"], "Lightning teardown: logged metrics to the CPU", harness.frames_text(x))
+        steps = [st for st in complete_steps(s) if st["step"] > 0]  # past start-up
+        self.assertEqual([st["syncs"] for st in steps], [0] * len(steps))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -34,7 +34,7 @@
  * report must name, the start of its hint and the exact name it matched. */
 struct hint_case {
     const char *api;
-    struct rep_frame frames[10];
+    struct rep_frame frames[14];
     const char *op, *hint, *matched;
 };
 
@@ -126,15 +126,50 @@ static const struct hint_case cases[] = {
      "nn.Transformer causal-mask check", "nn.TransformerEncoder compares the mask",
      "torch.nn.modules.transformer._detect_is_causal_mask"},
     /* training frameworks: their action and the user's setting */
-    {H2D, {COPY, BIND("torch::autograd::THPVariable_to(_object*, _object*, _object*)"),
-           PYF("lightning/fabric/utilities/apply_func.py", "move_data_to_device.<locals>.batch_to"),
-           PYF("lightning_utilities/core/apply_func.py", "apply_to_collection"),
-           PYF("lightning/fabric/utilities/apply_func.py", "move_data_to_device"),
+    /* Lightning's move_data_to_device: a batch (under Strategy.batch_to_device), a logged
+     * value's metric state (_ResultMetric.to), teardown's metrics to the CPU, or none of these */
+#define LIGHTNING_MOVE(pkg)                                                                        \
+    COPY, BIND("torch::autograd::THPVariable_to(_object*, _object*, _object*)"),                  \
+        PYF(pkg "/utilities/apply_func.py", "move_data_to_device.<locals>.batch_to"),              \
+        PYF("lightning_utilities/core/apply_func.py", "apply_to_collection"),                      \
+        PYF(pkg "/utilities/apply_func.py", "move_data_to_device")
+    {H2D, {LIGHTNING_MOVE("lightning/fabric"),
+           PYF("lightning/pytorch/core/module.py", "LightningModule._apply_batch_transfer_handler"),
+           PYF("lightning/pytorch/strategies/strategy.py", "Strategy.batch_to_device"),
            PYF("lightning/pytorch/trainer/trainer.py", "Trainer.fit"), USER},
      "Lightning batch transfer", "Lightning's batch transfer (move_data_to_device)",
-     "lightning.fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to"},
-    {H2D, {COPY, PYF("lightning_fabric/utilities/apply_func.py", "move_data_to_device.<locals>.batch_to"), USER},
+     "lightning.pytorch.strategies.strategy.Strategy.batch_to_device"},
+    {H2D, {LIGHTNING_MOVE("lightning_fabric"),
+           PYF("pytorch_lightning/strategies/strategy.py", "Strategy.batch_to_device"), USER},
      "Lightning batch transfer", "Lightning's batch transfer",
+     "pytorch_lightning.strategies.strategy.Strategy.batch_to_device"},
+    {H2D, {LIGHTNING_MOVE("lightning/fabric"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/result.py", "_ResultMetric.to"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/result.py", "_ResultCollection.log"),
+           PYF("lightning/pytorch/core/module.py", "LightningModule.log"), USER},
+     "self.log metric state", "self.log(name, value) moves the name's metric state",
+     "lightning.pytorch.trainer.connectors.logger_connector.result._ResultMetric.to"},
+    {H2D, {LIGHTNING_MOVE("lightning_fabric"),
+           PYF("pytorch_lightning/trainer/connectors/logger_connector/result.py", "_ResultMetric.to"), USER},
+     "self.log metric state", "self.log(name, value) moves",
+     "pytorch_lightning.trainer.connectors.logger_connector.result._ResultMetric.to"},
+    /* teardown: the outer move_data_to_device (of the collection) holds an inner one of a metric */
+    {H2D, {LIGHTNING_MOVE("lightning/fabric"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/result.py", "_ResultMetric.to"),
+           PYF("lightning/fabric/utilities/apply_func.py", "move_data_to_device.<locals>.batch_to"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/result.py", "_ResultCollection.to"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/result.py", "_ResultCollection.cpu"), USER},
+     "Lightning teardown: logged metrics to the CPU", "at the end of fit Lightning moves the logged metrics",
+     "lightning.pytorch.trainer.connectors.logger_connector.result._ResultCollection.cpu"},
+    {H2D, {LIGHTNING_MOVE("lightning/fabric"),
+           PYF("lightning/pytorch/trainer/connectors/logger_connector/logger_connector.py", "_LoggerConnector.teardown"), USER},
+     "Lightning teardown: logged metrics to the CPU", "at the end of fit Lightning moves the logged metrics",
+     "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector.teardown"},
+    {H2D, {LIGHTNING_MOVE("lightning/fabric"), USER},
+     "Lightning move_data_to_device", "Lightning's move_data_to_device copied tensors",
+     "lightning.fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to"},
+    {H2D, {LIGHTNING_MOVE("lightning_fabric"), USER},
+     "Lightning move_data_to_device", "Lightning's move_data_to_device copied tensors",
      "lightning_fabric.utilities.apply_func.move_data_to_device.<locals>.batch_to"},
     {H2D, {COPY, PYF("transformers/trainer.py", "Trainer._prepare_input"),
            PYF("transformers/trainer.py", "Trainer.training_step"), USER},
@@ -341,7 +376,7 @@ static const struct hint_case cases[] = {
 static uint32_t nframes_of(const struct hint_case *c)
 {
     uint32_t n = 0;
-    while (n < 10 && c->frames[n].function)
+    while (n < sizeof c->frames / sizeof c->frames[0] && c->frames[n].function)
         n++;
     return n;
 }

@@ -2,9 +2,12 @@
 the simulated device) fitting a linear model on batches a DataLoader makes on the host, with
 pin_memory=False (the default) or, with --pin, pin_memory=True. Lightning moves each batch to the
 device itself (lightning/fabric/utilities/apply_func.py, non_blocking=True): from pageable memory
-that copy waits, from pinned memory it does not. The training step itself never syncs.
+that copy waits, from pinned memory it does not. The training step itself never syncs. With
+--log, training_step also calls self.log("loss", loss): Lightning moves the metric's state to the
+device with the same move_data_to_device (once, when the name is first logged) and the logged
+metrics back to the CPU at teardown; neither is a batch transfer.
 
-    python lightning_batches.py STEPS [--pin]"""
+    python lightning_batches.py STEPS [--pin] [--log]"""
 import sys
 
 import torch
@@ -19,7 +22,10 @@ class Linear(L.LightningModule):
 
     def training_step(self, batch, batch_idx):
         x, y = batch
-        return torch.nn.functional.mse_loss(self.layer(x), y)
+        loss = torch.nn.functional.mse_loss(self.layer(x), y)
+        if "--log" in sys.argv:
+            self.log("loss", loss)  # sync: log
+        return loss
 
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.01)
