@@ -77,6 +77,14 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
         hints_op(l->heaviest, &op);
     json_field(w, "op", l->heaviest ? op.op : NULL);
     json_field(w, "hint", l->heaviest && *op.hint ? op.hint : NULL);
+    /* issue 35 item 2: the framework's own line that made the wait, under the user's */
+    const struct rep_frame *fw = l->kind == REP_LINE_PLAIN && l->heaviest
+                                     ? hints_framework_frame(l->heaviest, hints_user_frame(l->heaviest))
+                                     : NULL;
+    char at[1024] = "";
+    if (fw)
+        snprintf(at, sizeof at, "%s  %s:%u", str(fw->function), str(fw->file), fw->line);
+    json_field(w, "framework_at", fw ? at : NULL);
     /* issue 24: the estimated part of a backward line's figure, and why a node line has none */
     fdw_printf(w, "\"estimated_syncs\": %llu, \"estimated_blocked_ns\": %llu, ",
                (unsigned long long)l->estimated_count, (unsigned long long)l->estimated_ns);

@@ -589,6 +589,34 @@ static uint32_t user_frame(const struct rep_site *s, bool *found)
     return user_frame_in(s->frames, 0, sec.own, found);
 }
 
+/* torch's own packages: their frames are the op, not a framework's feature */
+static bool torch_package_path(const char *path)
+{
+    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
+    static const char *const torch_pkgs[] = {"torch/", "torchvision/", "torchaudio/"};
+    for (size_t r = 0; r < 2; r++) {
+        const char *at = strstr(path, roots[r]);
+        if (!at)
+            continue;
+        at += strlen(roots[r]);
+        for (size_t i = 0; i < ARRAY_SIZE(torch_pkgs); i++)
+            if (!strncmp(at, torch_pkgs[i], strlen(torch_pkgs[i])))
+                return true;
+    }
+    return false;
+}
+
+const struct rep_frame *hints_framework_frame(const struct rep_site *site, uint32_t user)
+{
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    for (uint32_t i = 0; i < user && i < sec.own; i++) {
+        const struct rep_frame *f = &site->frames[i];
+        if (f->python && !*str(f->module) && framework_path(str(f->file)) && !torch_package_path(str(f->file)))
+            return f;
+    }
+    return NULL;
+}
+
 uint32_t hints_user_frame(const struct rep_site *site)
 {
     bool found;

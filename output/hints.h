@@ -15,6 +15,11 @@
  * module basename), nor a Python frame of the standard library or of torch itself; 0 when every
  * frame is such. */
 uint32_t hints_user_frame(const struct rep_site *site);
+/* The innermost frame of a training framework (Lightning, Hugging Face's Trainer, Accelerate,
+ * DeepSpeed; not torch's own packages) between the sync and the user's frame `user` (an index
+ * of the site's own frames), or NULL: the framework's line that made the wait, which the
+ * report shows under the user's (issue 35 item 2). */
+const struct rep_frame *hints_framework_frame(const struct rep_site *site, uint32_t user);
 
 /* Whether a frame is the runtime's or a framework's (not the user's), by the rules above. */
 bool hints_frame_is_runtime(const struct rep_frame *f);

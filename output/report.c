@@ -1546,6 +1546,14 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     hints_op(g->heaviest->site, &op);
     /* the operator beside the line, unless it is no more than the API already shown */
     render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
+    if (g->heaviest->kind == ENTRY_PLAIN) {
+        const struct rep_frame *fw = hints_framework_frame(g->heaviest->site, g->heaviest->user);
+        if (fw) { /* the framework's own line that made the wait, under the user's call of it */
+            char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
+            frame_texts(fw, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
+            fdw_printf(w, "      in the framework: %s  %s\n", name, *loc ? loc : tag);
+        }
+    }
     const struct rep_frame *gen = hints_unnamed_generated(g->heaviest->site);
     if (gen) { /* never generated code as the user's line: say which line is shown instead */
         fdw_puts(w, "      in torch.compile's generated code (");

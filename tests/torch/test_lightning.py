@@ -182,6 +182,15 @@ class LightningBatchTransfer(unittest.TestCase):
         steps = [st for st in complete_steps(r.summary()) if st["step"] > 0]  # past start-up
         self.assertTrue(steps)
         self.assertEqual([st["syncs"] for st in steps], [2] * len(steps))
+        # the framework's own line that made the wait, under the user's (issue 35 item 2): the
+        # innermost of Lightning's frames, in the report and in `check --json`
+        inner = next(f for f in sites[0]["frames"] if f["python"] and "/lightning/" in f["file"])
+        self.assertEqual(inner["function"], "move_data_to_device.<locals>.batch_to")
+        self.assertIn(f"      in the framework: {inner['function']}  .../utilities/apply_func.py:{inner['line']}",
+                      g["lines"], g["lines"])
+        chk = json.loads(harness.cli("check", r.out_dir, "--max-syncs-per-step", "100", "--json").stdout)
+        rows = [l for l in chk["processes"][0]["sites"] if l["op"] == "Lightning batch transfer"]
+        self.assertEqual([l["framework_at"] for l in rows], [f"{inner['function']}  {inner['file']}:{inner['line']}"])
 
     def test_pinned_batches_do_not_wait(self):
         r = self.pinned

@@ -213,6 +213,37 @@ static void test_backward_group(void **state)
     free(t);
 }
 
+/* A sync a training framework made (Lightning, Hugging Face's Trainer): the row is the user's
+ * call of it, and the framework's own line that made the wait is shown under it; torch's own
+ * frames are never such a line (issue 35 item 2). */
+static void test_framework_line(void **state)
+{
+    (void)state;
+    static const struct rep_frame f[] = {
+        {"at::_ops::_local_scalar_dense::call(at::Tensor const&)", TORCH, "", 0, 0x10, false},
+        {"torch::autograd::THPVariable_item(_object*, _object*)", TORCH, "", 0, 0x20, false},
+        {"Trainer._inner_training_loop", "", "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2480, 0, true},
+        {"Trainer.train", "", "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2123, 0, true},
+        {"main", "", "/home/u/proj/train.py", 88, 0, true},
+    };
+    static const struct rep_site s[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(f), f}};
+    struct rep_process p = backward_proc(s, 1);
+    char *t = render(&p, 1, 10, NULL);
+    assert_row(t, " at main /home/u/proj/train.py:88 [py] op: Tensor.item\n");
+    assert_has(t, "      in the framework: Trainer._inner_training_loop  .../transformers/trainer.py:2480\n");
+    free(t);
+    static const struct rep_frame g[] = {
+        {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
+        {"Tensor.__getitem__", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 50, 0, true},
+        {"main", "", "/home/u/proj/train.py", 90, 0, true},
+    };
+    static const struct rep_site s2[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(g), g}};
+    p = backward_proc(s2, 1);
+    t = render(&p, 1, 10, NULL);
+    assert_lacks(t, "in the framework");
+    free(t);
+}
+
 /* A sync in code torch.compile generated whose user line is not known (its graph was not found):
  * the row is the compiled function's call, never the generated code, and says so. */
 static void test_unnamed_generated_code(void **state)
@@ -665,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_write_error),
         cmocka_unit_test(test_backward_group),
         cmocka_unit_test(test_unnamed_generated_code),
+        cmocka_unit_test(test_framework_line),
         cmocka_unit_test(test_backward_split_proportion),
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
