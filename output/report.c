@@ -1515,6 +1515,63 @@ static void render_estimate(struct fd_writer *w, const struct group *g, const st
     fdw_putc(w, '\n');
 }
 
+/* Every other operator that synced at the row's line, with its own rate, blocked time and hint,
+ * heaviest first (issue 35 item 1: `a, b = x.sum().item(), bool((x > 0).all())` is two ops);
+ * the row's own op (the heaviest site's) is named beside the line and hinted above. */
+#define OPS_SHOWN 8
+static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t n, const struct totals *t,
+                             const char *shown)
+{
+    struct op_sum {
+        struct site_op op;
+        uint64_t count, ns;
+    } *sum = calloc(OPS_SHOWN, sizeof *sum);
+    size_t nsum = 0, more = 0;
+    if (!sum)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        struct site_op op;
+        hints_op(e[i].site, &op);
+        if (!strcmp(op.op, shown))
+            continue;
+        size_t k = 0;
+        while (k < nsum && strcmp(sum[k].op.op, op.op))
+            k++;
+        if (k == nsum) {
+            if (nsum == OPS_SHOWN) {
+                more++;
+                continue;
+            }
+            sum[nsum++].op = op;
+        }
+        sum[k].count += e[i].count;
+        sum[k].ns += e[i].blocked_ns;
+    }
+    for (size_t a = 0; a < nsum; a++) /* heaviest first (a handful: insertion order) */
+        for (size_t b = a + 1; b < nsum; b++)
+            if (sum[b].ns > sum[a].ns) {
+                struct op_sum tmp = sum[a];
+                sum[a] = sum[b];
+                sum[b] = tmp;
+            }
+    for (size_t k = 0; k < nsum; k++) {
+        char rate[32], ns[32];
+        fmt_rate(rate, sizeof rate, (double)sum[k].count / t->steps);
+        fmt_ns(ns, sizeof ns, (double)sum[k].ns / t->steps);
+        fdw_puts(w, "      also op: ");
+        fdw_text(w, sum[k].op.op);
+        fdw_printf(w, "  %s syncs/step, %s/step", rate, ns);
+        if (*sum[k].op.hint) {
+            fdw_puts(w, "\n        hint: ");
+            fdw_text(w, sum[k].op.hint);
+        }
+        fdw_putc(w, '\n');
+    }
+    if (more)
+        fdw_printf(w, "      ... and %zu more sites of other ops\n", more);
+    free(sum);
+}
+
 static void render_group(struct fd_writer *w, int rank, const struct group *g,
                          const struct entry *entries, size_t nentries, const struct totals *t,
                          const struct rep_process *procs, size_t nprocs, bool *mark)
@@ -1581,6 +1638,7 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
         fdw_puts(w, m);
         fdw_puts(w, "]\n");
     }
+    render_other_ops(w, entries + g->first, g->n, t, op.op);
     if (*op.compiled) {
         fdw_puts(w, "      ");
         paint(w, SGR_GREEN);

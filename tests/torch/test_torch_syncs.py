@@ -53,6 +53,28 @@ class Copies(unittest.TestCase):
                 self.assertIn(words, g["hint"] or "")
 
 
+class TwoOpsOneLine(unittest.TestCase):
+    def test_every_op_of_the_line(self):
+        # issue 35 item 1: a row names its heaviest op beside the line and lists every other op
+        # that synced there with its own rate and hint, whichever wins the blocked time this run
+        prog = harness.prog("two_ops.py")
+        r = harness.run(prog, 8)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        g = harness.group_at(r.stderr, "two_ops.py", marked_lines(prog)["two"])
+        self.assertIsNotNone(g, r.stderr)
+        self.assertRegex(g["head"], r"\s2\.00\s")
+        ops = {"Tensor.item": ".item() copies a scalar to the host",
+               "Tensor.__bool__": "if t: / bool(t) / assert t reads a CUDA tensor on the host"}
+        first = g["at"].split("op: ")[1]
+        self.assertIn(first, ops)
+        other = next(o for o in ops if o != first)
+        text = "\n".join(g["lines"])
+        self.assertIn(f"      also op: {other}  1.00 syncs/step, ", text)
+        self.assertIn(f"        hint: {ops[other]}", text)
+        # summary.json has each op's sites, at the line
+        self.assertEqual({x["op"] for x in sites_at(r.summary(), prog, marked_lines(prog)["two"])}, set(ops))
+
+
 class DataLoaderWorkers(unittest.TestCase):
     def test_one_folder_silent_workers(self):
         r = harness.run(LOADER, 2)

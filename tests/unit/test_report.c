@@ -213,6 +213,32 @@ static void test_backward_group(void **state)
     free(t);
 }
 
+/* Two ops at one line: the row names the heaviest beside the line and lists the other with its
+ * own rate and hint (issue 35 item 1). */
+static void test_every_op_of_a_line(void **state)
+{
+    (void)state;
+    static const struct rep_frame item[] = {
+        {"at::_ops::_local_scalar_dense::call(at::Tensor const&)", TORCH, "", 0, 0x10, false},
+        {"torch::autograd::THPVariable_item(_object*, _object*)", TORCH, "", 0, 0x20, false},
+        {"main", "", "/home/u/proj/train.py", 12, 0, true},
+    };
+    static const struct rep_frame cond[] = {
+        {"at::_ops::_local_scalar_dense::call(at::Tensor const&)", TORCH, "", 0, 0x10, false},
+        {"torch::autograd::THPVariable_is_nonzero(_object*, _object*)", TORCH, "", 0, 0x30, false},
+        {"main", "", "/home/u/proj/train.py", 12, 0, true},
+    };
+    static const struct rep_site s[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(item), item},
+                                        {"cudaStreamSynchronize", 16, 2000000, 500000, NFR(cond), cond}};
+    struct rep_process p = backward_proc(s, 2);
+    char *t = render(&p, 1, 10, NULL);
+    assert_row(t, " at main /home/u/proj/train.py:12 [py] op: Tensor.item\n");
+    assert_has(t, "      also op: Tensor.__bool__  2.00 syncs/step, 250 us/step\n"
+                  "        hint: if t: / bool(t) / assert t reads a CUDA tensor on the host");
+    assert_lacks(t, "also op: Tensor.item");
+    free(t);
+}
+
 /* A sync a training framework made (Lightning, Hugging Face's Trainer): the row is the user's
  * call of it, and the framework's own line that made the wait is shown under it; torch's own
  * frames are never such a line (issue 35 item 2). */
@@ -697,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_backward_group),
         cmocka_unit_test(test_unnamed_generated_code),
         cmocka_unit_test(test_framework_line),
+        cmocka_unit_test(test_every_op_of_a_line),
         cmocka_unit_test(test_backward_split_proportion),
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
