@@ -305,6 +305,7 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
         const struct rep_line *l = &v->lines.lines[i];
         fdw_puts(w, i ? ",\n    {" : "\n    {");
         cli_line_json_fields(w, l);
+        cli_line_json_ops(w, p, &v->lines, i);
         fdw_puts(w, "\"syncs_per_step\": ");
         cli_json_double(w, (double)l->count / v->lines.steps);
         fdw_puts(w, ", \"blocked_per_step_ns\": ");

@@ -103,6 +103,54 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
     fdw_puts(w, "], ");
 }
 
+void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
+                       size_t index)
+{
+    enum { OPS_MAX = 16 };
+    struct {
+        struct site_op op;
+        uint64_t count, ns;
+    } sum[OPS_MAX];
+    size_t n = 0;
+    for (size_t i = 0; p->sites && lines->of_site && i < p->nsites; i++) {
+        if (lines->of_site[i].line != index || !lines->of_site[i].count)
+            continue;
+        struct site_op op;
+        hints_op(&p->sites[i], &op);
+        size_t k = 0;
+        while (k < n && strcmp(sum[k].op.op, op.op))
+            k++;
+        if (k == n) {
+            if (n == OPS_MAX)
+                continue; /* more than 16 ops at one line: the heaviest 16 */
+            sum[n].op = op;
+            sum[n].count = sum[n].ns = 0;
+            n++;
+        }
+        sum[k].count += lines->of_site[i].count;
+        sum[k].ns += lines->of_site[i].blocked_ns;
+    }
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = a + 1; b < n; b++)
+            if (sum[b].ns > sum[a].ns) {
+                __typeof__(sum[0]) t = sum[a];
+                sum[a] = sum[b];
+                sum[b] = t;
+            }
+    fdw_puts(w, "\"ops\": [");
+    for (size_t k = 0; k < n; k++) {
+        fdw_puts(w, k ? ", {" : "{");
+        json_field(w, "op", sum[k].op.op);
+        json_field(w, "hint", *sum[k].op.hint ? sum[k].op.hint : NULL);
+        fdw_puts(w, "\"syncs_per_step\": ");
+        cli_json_double(w, (double)sum[k].count / lines->steps);
+        fdw_puts(w, ", \"blocked_per_step_ns\": ");
+        cli_json_double(w, (double)sum[k].ns / lines->steps);
+        fdw_putc(w, '}');
+    }
+    fdw_puts(w, "], ");
+}
+
 int cli_allow_parse(const char *s, struct cli_allow *out)
 {
     const char *colon = s ? strrchr(s, ':') : NULL;

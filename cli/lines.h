@@ -18,6 +18,12 @@ void cli_line_where(const struct rep_line *l, char *buf, size_t n);
 /* The line's fields, each `"name": value, ` (api, kind, node, file, line, function, module). */
 void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l);
 
+/* `"ops": [{"op", "hint", "syncs_per_step", "blocked_per_step_ns"}, ...], ` of lines->lines[index]
+ * in p: every operator that synced at that line (its sites' counts in the rates summed by op),
+ * heaviest first, as the report lists them (issue 35 item 1). */
+void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
+                       size_t index);
+
 /* --allow FILE:LINE: FILE a path or its tail at a '/', LINE >= 1. */
 struct cli_allow {
     const char *file;

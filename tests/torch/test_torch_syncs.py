@@ -71,6 +71,13 @@ class TwoOpsOneLine(unittest.TestCase):
         text = "\n".join(g["lines"])
         self.assertIn(f"      also op: {other}  1.00 syncs/step, ", text)
         self.assertIn(f"        hint: {ops[other]}", text)
+        # `check --json`: the row's ops, heaviest first, each with its rate and hint
+        chk = json.loads(harness.cli("check", r.out_dir, "--max-syncs-per-step", "100", "--json").stdout)
+        row = next(l for l in chk["processes"][0]["sites"] if l["line"] == marked_lines(prog)["two"])
+        self.assertEqual(row["ops"][0]["op"], row["op"])
+        self.assertEqual({o["op"]: (o["syncs_per_step"], o["hint"][:len(ops[o["op"]])]) for o in row["ops"]},
+                         {o: (1.0, h) for o, h in ops.items()})
+        self.assertGreaterEqual(row["ops"][0]["blocked_per_step_ns"], row["ops"][1]["blocked_per_step_ns"])
         # summary.json has each op's sites, at the line
         self.assertEqual({x["op"] for x in sites_at(r.summary(), prog, marked_lines(prog)["two"])}, set(ops))
 
