@@ -233,7 +233,7 @@ def main():
     for root, dirs, names in os.walk(a.python):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for n in sorted(names):
-            if n.endswith(".py"):
+            if n.endswith(".py") or n == "py.typed":  # py.typed: the package's type hints count
                 rel = os.path.relpath(os.path.join(root, n), a.python)
                 entries.append((f"{NAME}/{rel}", open(os.path.join(root, n), "rb").read(), False))
     for f in sorted(files):

@@ -12,40 +12,47 @@ once; without the agent, step() does nothing, enabled() is False, counts() is No
 raises AgentNotLoaded. Nothing here loads the agent: it has to be there from the process's start
 to see every CUDA call. The pytest plugin (syncspy.pytest_plugin, entry point pytest11) adds
 @pytest.mark.sync_budget(N) and --sync-budget N."""
-from collections import namedtuple
-import ctypes
+import ctypes as _ctypes
+from typing import NamedTuple as _NamedTuple, Optional as _Optional
 
 from . import _agent
-from .budget import (AgentNotLoaded, NotRecorded, Site, SyncBudgetExceeded, SyncspyError,  # noqa: F401
-                     budget)
+from .budget import (AgentNotLoaded, Budget, NotRecorded, Site, SyncBudgetExceeded,  # noqa: F401
+                     SyncspyError, budget)
 
-__all__ = ["step", "enabled", "counts", "Counts", "SCOPE_THREAD", "SCOPE_PROCESS", "budget", "Site",
-           "SyncspyError", "AgentNotLoaded", "NotRecorded", "SyncBudgetExceeded"]
+__version__ = "0.1.0"  # the same as the agent's and the program's (cli/version.h; a test checks)
+
+__all__ = ["__version__", "step", "enabled", "counts", "Counts", "SCOPE_THREAD", "SCOPE_PROCESS",
+           "budget", "Budget", "Site", "SyncspyError", "AgentNotLoaded", "NotRecorded",
+           "SyncBudgetExceeded"]
 
 SCOPE_THREAD = 0   # the calling thread's syncs (SYNCSPY_SCOPE_THREAD)
 SCOPE_PROCESS = 1  # every thread's: a backward pass syncs in autograd's engine thread
 
-Counts = namedtuple("Counts", "syncs blocked_ns step recording")
-Counts.__doc__ = """Monotonic totals since the process started (a forked child's since the fork):
-syncs (host-device synchronizations recorded), blocked_ns (host wall time inside them), step
-(the current step; 0 is start-up, before the first step mark) and recording (whether the
-schedule records the current step: a step it does not record adds nothing). Take two and
-subtract the first from the second to measure a region."""
+class Counts(_NamedTuple):
+    """Monotonic totals since the process started (a forked child's since the fork): syncs
+    (host-device synchronizations recorded, torch.compile's own left out), blocked_ns (host wall
+    time inside them), step (the current step; 0 is start-up, before the first step mark) and
+    recording (whether the schedule records the current step: a step it does not record adds
+    nothing). Take two and subtract the first from the second to measure a region."""
+    syncs: int
+    blocked_ns: int
+    step: int
+    recording: bool
 
 
-def step():
+def step() -> None:
     """Marks the end of a training step (syncspy_step in agent/syncspy.h); a no-op without the agent."""
     fn = _agent.functions().get("syncspy_step")
     if fn is not None:
         fn()
 
 
-def enabled():
+def enabled() -> bool:
     """Whether the syncspy agent is loaded in this process."""
     return _agent.loaded()
 
 
-def counts(scope=SCOPE_THREAD):
+def counts(scope: int = SCOPE_THREAD) -> "_Optional[Counts]":
     """The agent's counts so far (syncspy_counts in agent/syncspy.h) as a Counts, for the calling
     thread (SCOPE_THREAD) or every thread of the process (SCOPE_PROCESS); None without the
     agent. Lock-free in the agent: cheap enough to call around every region of a loop."""
@@ -53,6 +60,6 @@ def counts(scope=SCOPE_THREAD):
     if fn is None:
         return None
     c = _agent.CountsStruct()
-    if fn(int(scope), ctypes.byref(c), ctypes.sizeof(c)) != 0:
+    if fn(int(scope), _ctypes.byref(c), _ctypes.sizeof(c)) != 0:
         raise ValueError("scope must be syncspy.SCOPE_THREAD or syncspy.SCOPE_PROCESS, not %r" % (scope,))
     return Counts(c.syncs, c.blocked_ns, c.step, bool(c.recording))

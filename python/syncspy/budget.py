@@ -21,10 +21,12 @@ raises NotRecorded. The region costs the agent nothing until it syncs; naming th
 when the budget is exceeded, or when .sites is read) waits for the agent's own thread."""
 import os
 import threading
+from typing import Iterable, Optional, Union
 
 from . import _agent
 
-__all__ = ["budget", "Site", "SyncspyError", "AgentNotLoaded", "NotRecorded", "SyncBudgetExceeded"]
+__all__ = ["budget", "Budget", "Site", "SyncspyError", "AgentNotLoaded", "NotRecorded",
+           "SyncBudgetExceeded"]
 
 AUTOGRAD_THREAD_PREFIX = "pt_autograd_"  # torch's engine threads (one per device)
 
@@ -140,11 +142,13 @@ def _allow_matches(entry, site):
         (os.path.isabs(file) and os.path.realpath(path) == os.path.realpath(file))
 
 
-class budget:
-    """A context manager (see the module's doc). After the region: .syncs (counted), .allowed_syncs,
-    .blocked_ns, .sites (every site that synced, named on first use)."""
+class Budget:
+    """A context manager (see the module's doc; made by syncspy.budget()). After the region:
+    .syncs (counted), .allowed_syncs, .blocked_ns, .sites (every site that synced, named on first
+    use)."""
 
-    def __init__(self, max_syncs=0, *, threads="this", allow=(), name=None):
+    def __init__(self, max_syncs: int = 0, *, threads: str = "this",
+                 allow: "Union[str, Iterable[str]]" = (), name: "Optional[str]" = None) -> None:
         if not isinstance(max_syncs, int) or isinstance(max_syncs, bool) or max_syncs < 0:
             raise ValueError("syncspy.budget: max_syncs is a whole number >= 0, not %r" % (max_syncs,))
         if threads not in ("this", "all"):
@@ -273,3 +277,10 @@ class budget:
                 self.allowed_syncs, "" if self.allowed_syncs == 1 else "s",
                 ", ".join(sorted({s.where() for s in self.sites if s.allowed}))))
         return "\n".join(lines)
+
+
+def budget(max_syncs: int = 0, *, threads: str = "this", allow: Union[str, Iterable[str]] = (),
+           name: Optional[str] = None) -> Budget:
+    """A sync budget for a region (see the module's doc): `with syncspy.budget(0): ...` raises
+    SyncBudgetExceeded at the region's end when it made more than max_syncs host-device syncs."""
+    return Budget(max_syncs, threads=threads, allow=allow, name=name)

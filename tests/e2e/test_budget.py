@@ -7,8 +7,10 @@ within budget, over it (the line named, with its count and hint), allow-lists, a
 in another thread (not counted for threads="this", counted and named for threads="all"), nested
 regions, AgentNotLoaded without the agent, NotRecorded under a schedule. The pytest plugin and
 real torch: tests/torch/test_torch_budget.py."""
+import json
 import os
 import re
+import subprocess
 import unittest
 
 import util
@@ -81,6 +83,46 @@ class CApi(unittest.TestCase):
                                                  "recording 0 unrecorded 2"])
         r = util.run([util.prog("budget"), "steps"], env={"SYNCSPY_REPORT": "off"})
         self.assertEqual(r.stdout.splitlines(), ["recording 1 unrecorded 0"] * 3)
+
+
+class PythonPackage(unittest.TestCase):
+    """The package as Python users expect one (issue 38 item 5): __version__ (the agent's and the
+    program's), a namespace of its own names only (no ctypes or namedtuple), the context manager a
+    CapWords class (Budget) made by the function budget(), type hints and py.typed, on every
+    local CPython the package supports."""
+
+    CODE = ("import json, typing, syncspy\n"
+            "b = syncspy.budget(1, allow='train.py:3')\n"
+            "print(json.dumps({'version': syncspy.__version__, 'all': sorted(syncspy.__all__),\n"
+            "  'public': sorted(n for n in dir(syncspy) if not n.startswith('_')),\n"
+            "  'made': type(b).__name__, 'is': isinstance(b, syncspy.Budget), 'max': b.max_syncs,\n"
+            "  'hints': {k: str(v) for k, v in typing.get_type_hints(syncspy.counts).items()},\n"
+            "  'budget_hints': sorted(typing.get_type_hints(syncspy.budget)),\n"
+            "  'fields': list(syncspy.Counts._fields)}))\n")
+
+    def test_version_namespace_and_hints(self):
+        with open(os.path.join(util.ROOT, "cli", "version.h")) as f:
+            version = re.search(r'#define SYNCSPY_VERSION "([^"]+)"', f.read()).group(1)
+        with open(os.path.join(util.ROOT, "python", "pyproject.toml")) as f:
+            self.assertIn(f'version = "{version}"', f.read())
+        self.assertTrue(os.path.isfile(os.path.join(util.ROOT, "python", "syncspy", "py.typed")))
+        cli = subprocess.run([util.CLI, "--version"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(cli.stdout.strip(), f"syncspy {version}")
+        for (major, minor), py in sorted(util.local_pythons().items()):
+            if minor < 9:  # requires-python >= 3.9 (python/pyproject.toml)
+                continue
+            with self.subTest(python=py):
+                r = util.run([py, "-c", self.CODE], env={"PYTHONPATH": util.PY_MODULES}, preload=False)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                got = json.loads(r.stdout)
+                self.assertEqual(got["version"], version)
+                self.assertEqual(got["public"], sorted(n for n in got["all"] if n != "__version__"))
+                self.assertNotIn("ctypes", got["public"])
+                self.assertNotIn("namedtuple", got["public"])
+                self.assertEqual((got["made"], got["is"], got["max"]), ("Budget", True, 1))
+                self.assertEqual(sorted(got["hints"]), ["return", "scope"])
+                self.assertEqual(got["budget_hints"], ["allow", "max_syncs", "name", "return", "threads"])
+                self.assertEqual(got["fields"], ["syncs", "blocked_ns", "step", "recording"])
 
 
 class PythonBudget(unittest.TestCase):

@@ -80,7 +80,7 @@ class Wheel(Built):
         [whl] = self.wheels
         z = zipfile.ZipFile(whl)
         names = set(z.namelist())
-        for n in ("syncspy/__init__.py", "syncspy/__main__.py", "syncspy/lightning.py",
+        for n in ("syncspy/__init__.py", "syncspy/__main__.py", "syncspy/lightning.py", "syncspy/py.typed",
                   "syncspy/_native/libsyncspy.so", "syncspy/_native/syncspy",
                   "syncspy/_native/libunwind-syncspy.so.8", "syncspy-0.1.0.dist-info/RECORD",
                   "syncspy-0.1.0.dist-info/entry_points.txt"):
