@@ -160,14 +160,13 @@
         for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
         bars.push(b);
       }
-      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = 8;
-      let max = 0;
-      for (const b of bars) max = Math.max(max, b.wall, b.blocked);
-      max = max || 1;
+      const { max, clipped } = barScale(bars);
+      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = clipped ? 20 : 8;
       const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
-      const y = (v) => T + plotH - (v / max) * plotH;
+      // a bar above the scale stops at its top (clipped), marked broken, its value above it
+      const y = (v) => T + plotH - (Math.min(v, max) / max) * plotH;
       const f1 = (v) => Math.round(v * 10) / 10;
-      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`];
+      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" data-plot-h="${f1(plotH)}" data-scale-ns="${Math.round(max)}">`];
       for (let k = 0; k <= 4; k++) {
         const v = (max * k) / 4, yy = f1(y(v));
         out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
@@ -180,9 +179,10 @@
       const segs = new Float64Array(segName.length);
       bars.forEach((b, i) => {
         const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
-        out.push(`<g class="bar" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
+        const cut = Math.max(b.wall, b.blocked) > max;
+        out.push(`<g class="bar${cut ? " clipped" : ""}" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
         out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
-        out.push(`<rect x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
+        out.push(`<rect class="wall" x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
         let named = 0;
         for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
         segs[segs.length - 1] = Math.max(b.blocked - named, 0);
@@ -192,6 +192,14 @@
           const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
           out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${segColor[t]}"/>`);
           acc += segs[t];
+        }
+        if (cut) {
+          // the break: a white slanted band across the bar near its top, the true value above
+          const bx = Number(x), by = T + 9, cx = f1(bx + w / 2);
+          const x0 = f1(bx - 1), x1 = f1(bx + w + 1);
+          out.push(`<path class="break" d="M${x0} ${f1(by + 3)} L${x1} ${f1(by - 1)} L${x1} ${f1(by + 3)} L${x0} ${f1(by + 7)} Z" fill="#fff"/>`);
+          for (const e of [0, 4]) out.push(`<line x1="${x0}" y1="${f1(by + 3 + e)}" x2="${x1}" y2="${f1(by - 1 + e)}" stroke="#667085" stroke-width="1"/>`);
+          out.push(`<text class="clip-label" x="${cx}" y="${T - 6}" text-anchor="middle">${fmtNs(Math.max(b.wall, b.blocked))}</text>`);
         }
         out.push("</g>");
       });
@@ -210,7 +218,8 @@
         const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
         const t = ev.target.dataset.s;
         if (t === undefined) {
-          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs`);
+          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs` +
+            (Math.max(b.wall, b.blocked) > max ? `<br>above the scale (${fmtNs(max)}): the bar is cut` : ""));
           return;
         }
         const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
@@ -222,11 +231,27 @@
       if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: lineShort(run.lines[li]) }))));
       legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
       if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
+      if (clipped) legend.append(el("span", { class: "clip-note", text: `${clipped} step${clipped === 1 ? "" : "s"} above the scale, cut with a break, ${clipped === 1 ? "its" : "each one's"} time above ${clipped === 1 ? "it" : "its bar"}` }));
       chart.append(legend);
     }
     draw.part = "chart";
     state.redraw.push(draw);
     return c;
+  }
+
+  // The chart's scale: the tallest bar, unless a few bars stand far above the rest (a step that
+  // restarts DataLoader workers takes 50 times the others): then the tallest of the others with
+  // a margin, and those few are cut. Far above: over CLIP_MEDIANS times the median bar.
+  const CLIP_MEDIANS = 4, CLIP_SHARE = 0.1;
+  function barScale(bars) {
+    const v = bars.map((b) => Math.max(b.wall, b.blocked)).sort((a, b) => a - b);
+    const top = v.length ? v[v.length - 1] : 0, med = v.length ? v[(v.length - 1) >> 1] : 0;
+    const normal = v.filter((x) => x <= CLIP_MEDIANS * med);
+    const over = v.length - normal.length;
+    // cut only a few bars (else the run has two kinds of step, both worth seeing at scale)
+    if (!over || !normal.length || over > Math.max(1, CLIP_SHARE * v.length)) return { max: top || 1, clipped: 0 };
+    const max = Math.min(normal[normal.length - 1] * 1.25, top) || 1;
+    return { max, clipped: v.filter((x) => x > max).length };
   }
 
   function apartBox(title, note, a) {

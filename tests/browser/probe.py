@@ -66,7 +66,13 @@ def probe_report(d, out):
     out["header"] = text(d, "#run-header")
     out["apart"] = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".apart")]
     out["bars"] = d.execute_script("""return [...document.querySelectorAll('#run-chart g.bar')].map(g => ({
-        step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs)}));""")
+        step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs),
+        height: g.querySelector('rect.wall').getBoundingClientRect().height, clipped: g.classList.contains('clipped'),
+        clip_label: g.querySelector('text.clip-label') ? g.querySelector('text.clip-label').textContent : null,
+        has_break: !!g.querySelector('path.break')}));""")
+    out["chart"] = d.execute_script("""const s = document.querySelector('#run-chart svg'); return s ? {
+        plot_h: Number(s.dataset.plotH), scale_ns: Number(s.dataset.scaleNs),
+        legend: document.querySelector('#run-chart .legend').innerText} : null;""")
     out["rows"] = rows(d, "#run-sites")
     # issue 24: the estimated part of backward rows, the report's words and one sub-row per line
     out["estimate_notes"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-note')].map(tr => ({

@@ -102,6 +102,53 @@ class Ranks(unittest.TestCase):
         self.assertEqual(names, ["at::_ops::nonzero::call", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
 
 
+class FirstScreen(unittest.TestCase):
+    """The page's first screen (issue 35 item 7) on tracegen.first_screen: 31 steps of 4 ms and
+    one of 200 ms. SYNCSPY_KEEP_FIRST_SCREEN=PATH keeps its screenshot."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-first-")
+        cls.page = os.path.join(cls.tmp, "first.html")
+        tracegen.first_screen().write(os.path.join(cls.tmp, "plain", "trace.bin"))
+        p = run("html", os.path.join(cls.tmp, "plain"), "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.shot = os.path.join(cls.tmp, "first.png")
+        cls.seen = util.browse(cls.page, "--screenshot", cls.shot)
+
+    @classmethod
+    def tearDownClass(cls):
+        if os.environ.get("SYNCSPY_KEEP_FIRST_SCREEN"):
+            shutil.copy(cls.shot, os.environ["SYNCSPY_KEEP_FIRST_SCREEN"])
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_clean_and_offline(self):
+        self.assertIsNotNone(self.seen["load_ms"])
+        self.assertEqual(self.seen["console"], [])
+        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+        self.assertGreater(os.path.getsize(self.shot), 10000)
+
+    def test_an_outlier_step_does_not_set_the_scale(self):
+        bars, chart = self.seen["bars"], self.seen["chart"]
+        self.assertEqual([b["step"] for b in bars], list(range(1, 32)))
+        slow = [b for b in bars if b["step"] == 16]
+        normal = [b for b in bars if b["step"] != 16]
+        # the 4 ms bars fill most of the chart (a 200 ms scale would leave them 2% of it)
+        self.assertLessEqual(chart["scale_ns"], 5 * tracegen.MS)
+        for b in normal:
+            self.assertFalse(b["clipped"])
+            self.assertIsNone(b["clip_label"])
+            self.assertGreater(b["height"] / chart["plot_h"], 0.7, b)
+        # the slow step: cut at the top of the chart, marked broken, its true value above it
+        self.assertEqual(len(slow), 1)
+        self.assertTrue(slow[0]["clipped"])
+        self.assertTrue(slow[0]["has_break"])
+        self.assertEqual(slow[0]["wall_ns"], 200 * tracegen.MS)
+        self.assertEqual(slow[0]["clip_label"], "200 ms")
+        self.assertAlmostEqual(slow[0]["height"], chart["plot_h"], delta=1)
+        self.assertIn("1 step above the scale, cut with a break", chart["legend"])
+
+
 class RankPage(unittest.TestCase):
     """The per-rank card over a root of four real ranks (tests/progs/rank_work.c under the agent,
     RANK set): rank 2 waits for 10 ms kernels where the others wait 2 ms (the straggler), rank 1
