@@ -382,7 +382,9 @@
     { key: "mean", title: "mean", get: (l) => (l.count ? l.blocked_ns / l.count : 0) },
     { key: "max", title: "max", get: (l) => l.max_ns },
     { key: "api", title: "api", get: (l) => l.api, text: true },
+    { key: "op", title: "op", get: (l) => l.op || "", text: true },
     { key: "where", title: "where", get: (l) => l.where, text: true },
+    { key: "hint", title: "hint", get: (l) => l.hint || "", text: true },
   ];
 
   function threadName(run, tid) {
@@ -397,7 +399,7 @@
     const c = card("Sync sites", "the report's lines; click a row for its stack, source and hint; click a column to sort");
     const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
     const controls = el("div", { class: "controls" });
-    const q = el("input", { type: "search", placeholder: "filter: function, file, api...", size: 30, id: state.id + "-filter" });
+    const q = el("input", { type: "search", placeholder: "filter: function, file, api, op...", size: 30, id: state.id + "-filter" });
     const apis = [...new Set(lines.map((l) => l.api))].sort();
     const apiSel = el("select", { id: state.id + "-api" }, el("option", { value: "", text: "every API" }), ...apis.map((a) => el("option", { value: a, text: a })));
     const kindSel = el("select", { id: state.id + "-kind" }, el("option", { value: "", text: "every kind" }),
@@ -430,7 +432,7 @@
     const open = new Set();
     function matches(l) {
       const s = q.value.trim().toLowerCase();
-      if (s && !(l.where + " " + l.api + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
+      if (s && !(l.where + " " + l.api + " " + (l.op || "") + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
       if (apiSel.value && l.api !== apiSel.value) return false;
       if (kindSel.value && l.kind !== kindSel.value) return false;
       if (thrSel.value && !l.threads.includes(Number(thrSel.value))) return false;
@@ -459,12 +461,12 @@
         tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
           el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
           el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
-          el("td", { class: "l", text: l.api }));
+          el("td", { class: "l", text: l.api }), el("td", { class: "op l", text: l.op || "" }));
         const where = el("td", { class: "where l" });
         where.title = l.where;
         where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
         if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
-        tr.append(where);
+        tr.append(where, el("td", { class: "hintcol l", title: l.hint || "" }, el("div", { text: l.hint || "" })));
         tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
         frag.append(tr);
         if (l.estimate) estimateRows(l).forEach((r) => frag.append(r));
@@ -495,9 +497,9 @@
         "data-here": sh.here ? "1" : "0", "data-where": sh.where, "data-count": sh.count, "data-blocked-ns": sh.blocked_ns,
         "data-syncs-per-step": sh.syncs_per_step },
         el("td"), el("td", { text: "~" + sh.blocked_per_step_text }), el("td"), el("td", { text: "~" + sh.syncs_per_step_text }),
-        el("td"), el("td"), el("td", { class: "l", text: l.api }),
+        el("td"), el("td"), el("td", { class: "l", text: l.api }), el("td", { class: "op l", text: l.op || "" }),
         el("td", { class: "where l" }, el("span", { class: "fn", text: `~${sh.syncs_per_step_text}/step ${sh.here ? "here" : "from " + sh.where}` }),
-          el("span", { class: "kind estimate", text: "estimate" }))));
+          el("span", { class: "kind estimate", text: "estimate" })), el("td")));
     }
     return rows;
   }

@@ -45,7 +45,11 @@ def wait_ready(d, timeout_s):
 def rows(d, table):
     return d.execute_script("""
         return [...document.querySelectorAll(arguments[0] + ' tr.row, ' + arguments[0] + ' tr[data-change]')].map(tr => ({
-            data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText)}));""", table)
+            data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText),
+            where: tr.querySelector('td.where') ? tr.querySelector('td.where').innerText : null,
+            op: tr.querySelector('td.op') ? tr.querySelector('td.op').innerText : null,
+            hint: tr.querySelector('td.hintcol') ? tr.querySelector('td.hintcol').innerText : null,
+            hint_title: tr.querySelector('td.hintcol') ? tr.querySelector('td.hintcol').title : null}));""", table)
 
 
 def requests_made(d):
@@ -74,15 +78,17 @@ def probe_report(d, out):
         plot_h: Number(s.dataset.plotH), scale_ns: Number(s.dataset.scaleNs),
         legend: document.querySelector('#run-chart .legend').innerText} : null;""")
     out["rows"] = rows(d, "#run-sites")
+    out["headers"] = d.execute_script("return [...document.querySelectorAll('#run-sites thead th')].map(th => th.innerText.replace(/ [\u25be\u25b4]$/, ''))")
     # issue 24: the estimated part of backward rows, the report's words and one sub-row per line
     out["estimate_notes"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-note')].map(tr => ({
         line: Number(tr.dataset.line), text: tr.innerText}));""")
     out["estimate_shares"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-share')].map(tr => ({
-        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText)}));""")
+        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText),
+        where: tr.querySelector('td.where').innerText}));""")
     # the heaviest row of the program's own line (not a backward row): its stack, source, hint
     first = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=line]")
     if first:
-        out["opened_row"] = first[0].find_elements(By.CSS_SELECTOR, "td")[-1].text
+        out["opened_row"] = first[0].find_element(By.CSS_SELECTOR, "td.where").text
         first[0].click()
         out["opened"] = {"stack": text(d, "#run-sites tr.detail .stack"), "source": text(d, "#run-sites tr.detail .source"),
                          "hint": text(d, "#run-sites tr.detail .hint"), "detail": text(d, "#run-sites tr.detail")}

@@ -148,6 +148,19 @@ class FirstScreen(unittest.TestCase):
         self.assertAlmostEqual(slow[0]["height"], chart["plot_h"], delta=1)
         self.assertIn("1 step above the scale, cut with a break", chart["legend"])
 
+    def test_op_and_hint_columns(self):
+        rows = self.seen["rows"]
+        self.assertEqual([r["op"] for r in rows], ["torch.nonzero", "Tensor.item"])
+        self.assertEqual([r["where"] for r in rows], ["at ignore_background .../proj/train.py:61line",
+                                                       "at log_loss .../proj/train.py:88line"])  # its "line" tag
+        # the whole hint, the report's (two lines of it shown, the rest clipped)
+        self.assertTrue(rows[0]["hint"].startswith("torch.nonzero syncs to size its output: use torch.nonzero_static("), rows[0])
+        self.assertTrue(rows[1]["hint"].startswith(".item() copies a scalar to the host: keep the value on the device"), rows[1])
+        for r in rows:
+            self.assertEqual(r["hint"], r["hint_title"])
+            self.assertEqual(r["cells"][7:], [r["op"], r["where"], r["hint"]])
+        self.assertEqual(self.seen["headers"][7:], ["op", "where", "hint"])
+
 
 class RankPage(unittest.TestCase):
     """The per-rank card over a root of four real ranks (tests/progs/rank_work.c under the agent,
