@@ -592,11 +592,38 @@
 
   // ---- flame graph (icicle) of blocked time in the training steps ------------------------------
   function flameCard(run, state) {
-    const c = card("Flame graph", "blocked time in the training steps by stack, outermost frame on top; click to zoom");
+    const c = card("Flame graph", "blocked time in the training steps by stack, the program's outermost frame on top; click to zoom");
+    const cutNote = el("div", { class: "flame-cut", id: state.id + "-flame-cut" });
     const crumbs = el("div", { class: "crumbs" }), box = el("div", { class: "flame", id: state.id + "-flame" });
-    c.append(crumbs, box);
+    c.append(cutNote, crumbs, box);
+    // The runtime's frames above the program's outermost one (_start, __libc_start_main,
+    // Py_RunMain, _PyEval_EvalFrameDefault, runpy's): the same in every stack, a tower of rows
+    // before the program's own. Each stack starts at its outermost frame that is not the
+    // runtime's (the flag html.c sets with hints_frame_is_runtime); one that has none keeps all.
+    let cut = null;
+    function programTop(fr, own, ns) {
+      let top = own - 1;
+      while (top >= 0 && F[5 * fr[top] + 4] & 2) top--;
+      if (top < 0) return own - 1;
+      const n = own - 1 - top;
+      if (n) {
+        if (!cut) cut = { min: n, max: n, ns: 0, names: null };
+        cut.min = Math.min(cut.min, n); cut.max = Math.max(cut.max, n);
+        if (ns > cut.ns) { cut.ns = ns; cut.names = fr.slice(top + 1, own).reverse().map((f) => frame(f).fn || "??"); }
+      }
+      return top;
+    }
+    function showCut() {
+      cutNote.textContent = "";
+      if (!cut) return;
+      const n = cut.min === cut.max ? String(cut.max) : `${cut.min}-${cut.max}`;
+      const names = cut.names.length > 6 ? [...cut.names.slice(0, 3), "...", ...cut.names.slice(-2)] : cut.names;
+      cutNote.append(`${n} runtime frame${cut.max === 1 ? "" : "s"} above the first row, left out: `, el("code", { text: names.join(" \u203a ") }));
+      cutNote.title = cut.names.join("\n");
+    }
     function build() {
       const root = { name: "all", ns: 0, kids: new Map() };
+      cut = null;
       for (const s of run.sites) {
         if (state.proc >= 0 && s[0] !== state.proc) continue;
         const ns = s[4];
@@ -608,7 +635,7 @@
         const fr = s[5];
         let own = fr.length;
         for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
-        for (let i = own - 1; i >= 0; i--) path.push(frameLabel(frame(fr[i])));
+        for (let i = programTop(fr, own, ns); i >= 0; i--) path.push(frameLabel(frame(fr[i])));
         path.push(S[s[1]]);
         for (const name of path) {
           let k = node.kids.get(name);
@@ -628,6 +655,7 @@
     }
     function draw() {
       root = build();
+      showCut();
       if (!zoom || !root.ns) zoom = root;
       render();
     }
@@ -648,7 +676,7 @@
         if (w < 1) return;
         depth = Math.max(depth, d + 1);
         const k = nodes.push(n) - 1;
-        out.push(`<div class="n" data-i="${k}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
+        out.push(`<div class="n" data-i="${k}" data-d="${d}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
         let cx = x;
         const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
         for (const c of kids) {

@@ -161,6 +161,14 @@ class FirstScreen(unittest.TestCase):
             self.assertEqual(r["cells"][7:], [r["op"], r["where"], r["hint"]])
         self.assertEqual(self.seen["headers"][7:], ["op", "where", "hint"])
 
+    def test_flame_graph_starts_at_the_programs_outermost_frame(self):
+        rows = self.seen["flame_rows"]
+        self.assertEqual(rows[0], ["all"])
+        self.assertEqual(rows[1], ["<module> (train.py:120)"])  # not _start, nor runpy's
+        self.assertEqual(rows[2], ["main (train.py:100)"])
+        self.assertEqual(self.seen["flame_cut"], "9 runtime frames above the first row, left out: "
+                         "_start \u203a __libc_start_main \u203a Py_BytesMain \u203a ... \u203a _run_module_as_main \u203a _run_code")
+
 
 class RankPage(unittest.TestCase):
     """The per-rank card over a root of four real ranks (tests/progs/rank_work.c under the agent,
