@@ -774,7 +774,11 @@
         svg.append(t);
       }
       body.append(svg);
-      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs and ${st.launches.length / 2} launches in step ${st.step}` +
+      // launches are ticks only where the agent wrote each one: say how to get them
+      if (!p.launches_traced)
+        body.append(el("div", { class: "launch-note", id: state.id + "-launch-note" }, "no kernel launches here: they were counted, not traced; run with ",
+          el("code", { text: "SYNCSPY_LAUNCHES=trace" }), " to see each one as a tick"));
+      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs${p.launches_traced ? ` and ${st.launches.length / 2} launches` : ""} in step ${st.step}` +
         (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") +
         (tl.sample ? `; the timeline has every event of the steps before ${tl.sample[0]}, then those of one step in ${tl.sample[1]}` : "") +
         (st.spanned ? `; step ${st.step} has no step record (SYNCSPY_TRACE_MB folded it): its span is its events'` : "") }));

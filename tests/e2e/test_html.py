@@ -88,6 +88,7 @@ class Ranks(unittest.TestCase):
         self.assertIn("0 syncs", self.seen["apart"][0])
         self.assertIn("none", self.seen["apart"][1])  # no step was open at exit
         self.assertEqual(self.seen["timeline_slices"], 2)  # the step's two syncs
+        self.assertIsNone(self.seen["launch_note"])  # launches traced: ticks, no note
         self.assertEqual(self.seen["timeline_steps"], 3)
 
     def test_data_has_the_spread_and_stacks(self):
@@ -115,6 +116,12 @@ class FirstScreen(unittest.TestCase):
         assert p.returncode == 0, p.stderr
         cls.shot = os.path.join(cls.tmp, "first.png")
         cls.seen = util.browse(cls.page, "--screenshot", cls.shot)
+        # the same run with SYNCSPY_LAUNCHES=trace: a launch record each
+        cls.traced_page = os.path.join(cls.tmp, "traced.html")
+        tracegen.first_screen(launches=True).write(os.path.join(cls.tmp, "traced", "trace.bin"))
+        p = run("html", os.path.join(cls.tmp, "traced"), "-o", cls.traced_page)
+        assert p.returncode == 0, p.stderr
+        cls.traced = util.browse(cls.traced_page)
 
     @classmethod
     def tearDownClass(cls):
@@ -123,10 +130,24 @@ class FirstScreen(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_clean_and_offline(self):
-        self.assertIsNotNone(self.seen["load_ms"])
-        self.assertEqual(self.seen["console"], [])
-        self.assertEqual(self.seen["requests"], ["file://" + os.path.abspath(self.page)])
+        for seen, page in ((self.seen, self.page), (self.traced, self.traced_page)):
+            self.assertIsNotNone(seen["load_ms"])
+            self.assertEqual(seen["console"], [])
+            self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
         self.assertGreater(os.path.getsize(self.shot), 10000)
+
+    def test_launch_ticks_say_what_they_need(self):
+        # counted, not traced: no tick, and the note says how to get them
+        self.assertEqual(page_data(self.page)["runs"][0]["procs"][0]["launches_traced"], False)
+        self.assertEqual(self.seen["launch_ticks"], 0)
+        self.assertEqual(self.seen["launch_note"], "no kernel launches here: they were counted, not traced; "
+                                                   "run with SYNCSPY_LAUNCHES=trace to see each one as a tick")
+        self.assertEqual(self.seen["timeline_legend"], "2 syncs in step 16")
+        # traced: the slowest step's one launch as a tick, no note
+        self.assertEqual(page_data(self.traced_page)["runs"][0]["procs"][0]["launches_traced"], True)
+        self.assertIsNone(self.traced["launch_note"])
+        self.assertEqual(self.traced["launch_ticks"], 1)
+        self.assertEqual(self.traced["timeline_legend"], "2 syncs and 1 launches in step 16")
 
     def test_an_outlier_step_does_not_set_the_scale(self):
         bars, chart = self.seen["bars"], self.seen["chart"]
