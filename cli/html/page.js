@@ -241,7 +241,8 @@
 
   // The chart's scale: the tallest bar, unless a few bars stand far above the rest (a step that
   // restarts DataLoader workers takes 50 times the others): then the tallest of the others with
-  // a margin, and those few are cut. Far above: over CLIP_MEDIANS times the median bar.
+  // a margin, rounded up to round ticks, and those few are cut. Far above: over CLIP_MEDIANS
+  // times the median bar.
   const CLIP_MEDIANS = 4, CLIP_SHARE = 0.1;
   function barScale(bars) {
     const v = bars.map((b) => Math.max(b.wall, b.blocked)).sort((a, b) => a - b);
@@ -250,8 +251,14 @@
     const over = v.length - normal.length;
     // cut only a few bars (else the run has two kinds of step, both worth seeing at scale)
     if (!over || !normal.length || over > Math.max(1, CLIP_SHARE * v.length)) return { max: top || 1, clipped: 0 };
-    const max = Math.min(normal[normal.length - 1] * 1.25, top) || 1;
+    const max = niceTop(normal[normal.length - 1] * 1.1) || 1;
     return { max, clipped: v.filter((x) => x > max).length };
+  }
+  // a scale whose four ticks read as round figures: 4 x (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8) x 10^k
+  function niceTop(v) {
+    const q = v / 4, k = Math.pow(10, Math.floor(Math.log10(q)));
+    for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * k >= q) return 4 * m * k;
+    return v;
   }
 
   function apartBox(title, note, a) {
