@@ -4,7 +4,10 @@ rank selector and the per-rank spread, opened in Debian's chromium (headless, th
 tests/browser/probe.py): no console message, no request but the page; the merged rows are the
 report's merged lines; the timeline shows a step's syncs and launches. The per-rank card over
 four real ranks (tests/progs/rank_work.c): the text report's per-rank section, the straggler,
-the rank with no step. And the command's bad input: exit 2 and one clear line."""
+the rank with no step. The first screen (issue 35) on tracegen.first_screen: a 50x step cut from
+the chart's scale and marked, the op and hint columns, the flame graph from the program's
+outermost frame, the timeline's note when launches were not traced. And the command's bad
+input: exit 2 and one clear line."""
 import json
 import os
 import re
