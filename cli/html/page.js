@@ -628,6 +628,25 @@
       cutNote.append(`${n} runtime frame${cut.max === 1 ? "" : "s"} above the first row, left out: `, el("code", { text: names.join(" \u203a ") }));
       cutNote.title = cut.names.join("\n");
     }
+    // frames top..0 onto path, outermost first; a run of the runtime's frames between two of the
+    // program's (the interpreter calling a Module, torch's _call_impl) is one row, as the stack of
+    // an opened row folds it; those under the program's innermost frame (torch's C++) stay
+    const FOLD = "\u22ef ";
+    function programPath(fr, top, path) {
+      let inner = top; // a stack with no frame of the program's keeps all
+      for (let i = 0; i <= top; i++) if (!(F[5 * fr[i] + 4] & 2)) { inner = i; break; }
+      let run = [];
+      for (let i = top; i >= 0; i--) {
+        if (i > inner && F[5 * fr[i] + 4] & 2) { run.push(frameLabel(frame(fr[i]))); continue; }
+        if (run.length) {
+          const name = `${FOLD}${run.length} runtime frame${run.length === 1 ? "" : "s"}`;
+          (path.folded || (path.folded = new Map())).set(name, run);
+          path.push(name);
+          run = [];
+        }
+        path.push(frameLabel(frame(fr[i])));
+      }
+    }
     function build() {
       const root = { name: "all", ns: 0, kids: new Map() };
       cut = null;
@@ -642,11 +661,11 @@
         const fr = s[5];
         let own = fr.length;
         for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
-        for (let i = programTop(fr, own, ns); i >= 0; i--) path.push(frameLabel(frame(fr[i])));
+        programPath(fr, programTop(fr, own, ns), path);
         path.push(S[s[1]]);
         for (const name of path) {
           let k = node.kids.get(name);
-          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node });
+          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node, folded: path.folded && path.folded.get(name) });
           k.ns += ns;
           node = k;
         }
@@ -657,6 +676,7 @@
     function color(name) {
       let h = 0;
       for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
+      if (name.startsWith(FOLD)) return "#e4e7ec";
       const py = /\.py:\d+\)$/.test(name);
       return py ? `hsl(${200 + (Math.abs(h) % 40)},70%,${72 + (Math.abs(h >> 8) % 12)}%)` : `hsl(${18 + (Math.abs(h) % 30)},85%,${68 + (Math.abs(h >> 8) % 14)}%)`;
     }
@@ -700,7 +720,8 @@
         const t = ev.target.closest("div.n");
         if (!t) { hideTip(); return; }
         const n = nodes[Number(t.dataset.i)];
-        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)`);
+        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)` +
+          (n.folded ? `<br>folded, outermost first:<br><code>${n.folded.map(esc).join("<br>")}</code>` : ""));
       };
       box.onmouseleave = hideTip;
     }

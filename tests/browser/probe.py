@@ -113,7 +113,7 @@ def probe_report(d, out):
     out["filtered"] = rows(d, "#run-sites")
     f.clear()
     d.execute_script("arguments[0].dispatchEvent(new Event('input'))", f)
-    out["flame_rows"] = d.execute_script("""return [0, 1, 2].map(k => [...document.querySelectorAll('#run-flame div.n[data-d="' + k + '"]')]
+    out["flame_rows"] = d.execute_script("""return [0, 1, 2, 3, 4].map(k => [...document.querySelectorAll('#run-flame div.n[data-d="' + k + '"]')]
         .map(n => n.textContent));""")
     out["flame_cut"] = text(d, "#run-flame-cut")
     out["flame_nodes"] = len(d.find_elements(By.CSS_SELECTOR, "#run-flame div.n"))

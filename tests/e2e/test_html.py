@@ -190,6 +190,9 @@ class FirstScreen(unittest.TestCase):
         self.assertEqual(rows[0], ["all"])
         self.assertEqual(rows[1], ["<module> (train.py:120)"])  # not _start, nor runpy's
         self.assertEqual(rows[2], ["main (train.py:100)"])
+        # the runtime's frames between two of the program's: one row; those under its last stay
+        self.assertEqual(rows[3], ["\u22ef 2 runtime frames", "log_loss (train.py:88)"])
+        self.assertEqual(rows[4], ["ignore_background (train.py:61)", "Tensor.item (_tensor.py:1000)"])
         self.assertEqual(self.seen["flame_cut"], "9 runtime frames above the first row, left out: "
                          "_start \u203a __libc_start_main \u203a Py_BytesMain \u203a ... \u203a _run_module_as_main \u203a _run_code")
 

@@ -221,7 +221,8 @@ def first_screen(pid=5151, launches=False, slow_step=16, slow_ms=200):
     """The html page's first screen (issue 35): 31 training steps of 4 ms, one of them (slow_step)
     slow_ms long (a DataLoader restarting its workers), start-up apart; two lines whose stacks
     run from the program's `<module>` down to torch, under CPython's and libc's frames (_start,
-    Py_RunMain, _PyEval_EvalFrameDefault, runpy's): train.py:61's torch.nonzero (1 ms a step)
+    Py_RunMain, _PyEval_EvalFrameDefault, runpy's): train.py:61's torch.nonzero (1 ms a step),
+    called from main through two runtime frames (torch's Module._call_impl, the interpreter's),
     and train.py:88's .item() (0.5 ms a step). Launches traced, with a tick each step, or not."""
     t = Trace(pid=pid, schedule=b"all steps",
               features=FEATURE_PYTHON | (FEATURE_LAUNCHES if launches else 0))
@@ -243,7 +244,10 @@ def first_screen(pid=5151, launches=False, slow_step=16, slow_ms=200):
     it = t.frame("at::_ops::_local_scalar_dense::call(at::Tensor const&)", module=TORCH, offset=0x2234)
     item = t.frame("Tensor.item", file="/venv/lib/python3.11/site-packages/torch/_tensor.py", line=1000, python=True)
     lg = t.frame("log_loss", file="/home/u/proj/train.py", line=88, python=True)
-    s1 = t.stack([nz, ib, main, mod] + outer)
+    ci = t.frame("Module._call_impl", file="/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
+                 line=1798, python=True)
+    ev = t.frame("_PyEval_EvalFrameDefault", module=py, offset=0x2000)
+    s1 = t.stack([nz, ib, ci, ev, main, mod] + outer)
     s2 = t.stack([it, item, lg, main, mod] + outer)
     t.step(0, 0, 10 * MS, syncs=0, blocked_ns=0, launches=1, active=False)
     at = 10 * MS
