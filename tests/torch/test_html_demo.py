@@ -116,6 +116,11 @@ class DemoPage(unittest.TestCase):
 
     def test_flame_graph_and_timeline(self):
         self.assertGreater(self.seen["flame_nodes"], 20)
+        # rooted at the script's <module>, not at _start and CPython's frames (issue 35)
+        self.assertTrue(self.seen["flame_rows"][1][0].startswith("<module> (seg_loss.py:"), self.seen["flame_rows"][1])
+        self.assertRegex(self.seen["flame_cut"], r"^\d+ runtime frames above the first row, left out: _start ")
+        # the demo counts launches (SYNCSPY_LAUNCHES's default): the timeline says how to trace them
+        self.assertIn("SYNCSPY_LAUNCHES=trace", self.seen["launch_note"])
         self.assertIn("all", self.seen["flame_zoomed_crumbs"])
         self.assertLess(self.seen["flame_zoomed_nodes"], self.seen["flame_nodes"])
         self.assertGreaterEqual(self.seen["timeline_slices"], 5)  # the slowest step's syncs
