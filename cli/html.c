@@ -875,6 +875,8 @@ static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
         ju64(w, "syncs", syncs);
         ju64(w, "blocked_ns", blocked);
         fdw_printf(w, "\"traced\":%s,", cp->traced ? "true" : "false");
+        /* whether the timeline can show launches: the agent wrote them (SYNCSPY_LAUNCHES=trace) */
+        fdw_printf(w, "\"launches_traced\":%s,", cp->has_events && cp->events.launches_traced ? "true" : "false");
         key(w, "startup");
         fdw_printf(w, "{\"closed\":%s,\"apart\":%s,\"wall_ns\":%llu,\"syncs\":%llu,\"blocked_ns\":%llu},",
                    rp->startup_closed ? "true" : "false", pl->startup_left_out ? "true" : "false",

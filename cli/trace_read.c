@@ -1024,6 +1024,7 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     if (r->ev) {
         r->ev->start_mono_ns = h.start_mono_ns;
         r->ev->start_real_ns = h.start_real_ns;
+        r->ev->launches_traced = (h.features & TRACE_FEATURE_LAUNCHES) != 0;
     }
     *records_at = h.header_bytes;
     return true;

@@ -67,6 +67,7 @@ struct trace_thread_name {
 struct trace_events {
     uint64_t start_mono_ns, start_real_ns; /* from the header: step 0 begins */
     uint64_t end_mono_ns;                  /* from the END record; 0 when there is none */
+    bool launches_traced;                  /* a launch record each (SYNCSPY_LAUNCHES=trace) */
     const struct trace_step_event *steps;  /* by step number; a step written twice: the last;
                                             * the first and last ones (TRACE_READ_MAX_STEPS) */
     size_t nsteps;

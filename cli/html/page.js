@@ -160,14 +160,13 @@
         for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
         bars.push(b);
       }
-      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = 8;
-      let max = 0;
-      for (const b of bars) max = Math.max(max, b.wall, b.blocked);
-      max = max || 1;
+      const { max, clipped } = barScale(bars);
+      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = clipped ? 20 : 8;
       const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
-      const y = (v) => T + plotH - (v / max) * plotH;
+      // a bar above the scale stops at its top (clipped), marked broken, its value above it
+      const y = (v) => T + plotH - (Math.min(v, max) / max) * plotH;
       const f1 = (v) => Math.round(v * 10) / 10;
-      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img">`];
+      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" data-plot-h="${f1(plotH)}" data-scale-ns="${Math.round(max)}">`];
       for (let k = 0; k <= 4; k++) {
         const v = (max * k) / 4, yy = f1(y(v));
         out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
@@ -180,9 +179,10 @@
       const segs = new Float64Array(segName.length);
       bars.forEach((b, i) => {
         const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
-        out.push(`<g class="bar" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
+        const cut = Math.max(b.wall, b.blocked) > max;
+        out.push(`<g class="bar${cut ? " clipped" : ""}" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
         out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
-        out.push(`<rect x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
+        out.push(`<rect class="wall" x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
         let named = 0;
         for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
         segs[segs.length - 1] = Math.max(b.blocked - named, 0);
@@ -192,6 +192,14 @@
           const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
           out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${segColor[t]}"/>`);
           acc += segs[t];
+        }
+        if (cut) {
+          // the break: a white slanted band across the bar near its top, the true value above
+          const bx = Number(x), by = T + 9, cx = f1(bx + w / 2);
+          const x0 = f1(bx - 1), x1 = f1(bx + w + 1);
+          out.push(`<path class="break" d="M${x0} ${f1(by + 3)} L${x1} ${f1(by - 1)} L${x1} ${f1(by + 3)} L${x0} ${f1(by + 7)} Z" fill="#fff"/>`);
+          for (const e of [0, 4]) out.push(`<line x1="${x0}" y1="${f1(by + 3 + e)}" x2="${x1}" y2="${f1(by - 1 + e)}" stroke="#667085" stroke-width="1"/>`);
+          out.push(`<text class="clip-label" x="${cx}" y="${T - 6}" text-anchor="middle">${fmtNs(Math.max(b.wall, b.blocked))}</text>`);
         }
         out.push("</g>");
       });
@@ -210,7 +218,8 @@
         const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
         const t = ev.target.dataset.s;
         if (t === undefined) {
-          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs`);
+          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs` +
+            (Math.max(b.wall, b.blocked) > max ? `<br>above the scale (${fmtNs(max)}): the bar is cut` : ""));
           return;
         }
         const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
@@ -222,11 +231,34 @@
       if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: lineShort(run.lines[li]) }))));
       legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
       if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
+      if (clipped) legend.append(el("span", { class: "clip-note", text: `${clipped} step${clipped === 1 ? "" : "s"} above the scale, cut with a break, ${clipped === 1 ? "its" : "each one's"} time above ${clipped === 1 ? "it" : "its bar"}` }));
       chart.append(legend);
     }
     draw.part = "chart";
     state.redraw.push(draw);
     return c;
+  }
+
+  // The chart's scale: the tallest bar, unless a few bars stand far above the rest (a step that
+  // restarts DataLoader workers takes 50 times the others): then the tallest of the others with
+  // a margin, rounded up to round ticks, and those few are cut. Far above: over CLIP_MEDIANS
+  // times the median bar.
+  const CLIP_MEDIANS = 4, CLIP_SHARE = 0.1;
+  function barScale(bars) {
+    const v = bars.map((b) => Math.max(b.wall, b.blocked)).sort((a, b) => a - b);
+    const top = v.length ? v[v.length - 1] : 0, med = v.length ? v[(v.length - 1) >> 1] : 0;
+    const normal = v.filter((x) => x <= CLIP_MEDIANS * med);
+    const over = v.length - normal.length;
+    // cut only a few bars (else the run has two kinds of step, both worth seeing at scale)
+    if (!over || !normal.length || over > Math.max(1, CLIP_SHARE * v.length)) return { max: top || 1, clipped: 0 };
+    const max = niceTop(normal[normal.length - 1] * 1.1) || 1;
+    return { max, clipped: v.filter((x) => x > max).length };
+  }
+  // a scale whose four ticks read as round figures: 4 x (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8) x 10^k
+  function niceTop(v) {
+    const q = v / 4, k = Math.pow(10, Math.floor(Math.log10(q)));
+    for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * k >= q) return 4 * m * k;
+    return v;
   }
 
   function apartBox(title, note, a) {
@@ -357,7 +389,9 @@
     { key: "mean", title: "mean", get: (l) => (l.count ? l.blocked_ns / l.count : 0) },
     { key: "max", title: "max", get: (l) => l.max_ns },
     { key: "api", title: "api", get: (l) => l.api, text: true },
+    { key: "op", title: "op", get: (l) => l.op || "", text: true },
     { key: "where", title: "where", get: (l) => l.where, text: true },
+    { key: "hint", title: "hint", get: (l) => l.hint || "", text: true },
   ];
 
   function threadName(run, tid) {
@@ -372,7 +406,7 @@
     const c = card("Sync sites", "the report's lines; click a row for its stack, source and hint; click a column to sort");
     const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
     const controls = el("div", { class: "controls" });
-    const q = el("input", { type: "search", placeholder: "filter: function, file, api...", size: 30, id: state.id + "-filter" });
+    const q = el("input", { type: "search", placeholder: "filter: function, file, api, op...", size: 30, id: state.id + "-filter" });
     const apis = [...new Set(lines.map((l) => l.api))].sort();
     const apiSel = el("select", { id: state.id + "-api" }, el("option", { value: "", text: "every API" }), ...apis.map((a) => el("option", { value: a, text: a })));
     const kindSel = el("select", { id: state.id + "-kind" }, el("option", { value: "", text: "every kind" }),
@@ -405,7 +439,7 @@
     const open = new Set();
     function matches(l) {
       const s = q.value.trim().toLowerCase();
-      if (s && !(l.where + " " + l.api + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
+      if (s && !(l.where + " " + l.api + " " + (l.op || "") + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
       if (apiSel.value && l.api !== apiSel.value) return false;
       if (kindSel.value && l.kind !== kindSel.value) return false;
       if (thrSel.value && !l.threads.includes(Number(thrSel.value))) return false;
@@ -434,12 +468,12 @@
         tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
           el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
           el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
-          el("td", { class: "l", text: l.api }));
+          el("td", { class: "l", text: l.api }), el("td", { class: "op l", text: l.op || "" }));
         const where = el("td", { class: "where l" });
         where.title = l.where;
         where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
         if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
-        tr.append(where);
+        tr.append(where, el("td", { class: "hintcol l", title: l.hint || "" }, el("div", { text: l.hint || "" })));
         tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
         frag.append(tr);
         if (l.estimate) estimateRows(l).forEach((r) => frag.append(r));
@@ -470,9 +504,9 @@
         "data-here": sh.here ? "1" : "0", "data-where": sh.where, "data-count": sh.count, "data-blocked-ns": sh.blocked_ns,
         "data-syncs-per-step": sh.syncs_per_step },
         el("td"), el("td", { text: "~" + sh.blocked_per_step_text }), el("td"), el("td", { text: "~" + sh.syncs_per_step_text }),
-        el("td"), el("td"), el("td", { class: "l", text: l.api }),
+        el("td"), el("td"), el("td", { class: "l", text: l.api }), el("td", { class: "op l", text: l.op || "" }),
         el("td", { class: "where l" }, el("span", { class: "fn", text: `~${sh.syncs_per_step_text}/step ${sh.here ? "here" : "from " + sh.where}` }),
-          el("span", { class: "kind estimate", text: "estimate" }))));
+          el("span", { class: "kind estimate", text: "estimate" })), el("td")));
     }
     return rows;
   }
@@ -565,11 +599,57 @@
 
   // ---- flame graph (icicle) of blocked time in the training steps ------------------------------
   function flameCard(run, state) {
-    const c = card("Flame graph", "blocked time in the training steps by stack, outermost frame on top; click to zoom");
+    const c = card("Flame graph", "blocked time in the training steps by stack, the program's outermost frame on top; click to zoom");
+    const cutNote = el("div", { class: "flame-cut", id: state.id + "-flame-cut" });
     const crumbs = el("div", { class: "crumbs" }), box = el("div", { class: "flame", id: state.id + "-flame" });
-    c.append(crumbs, box);
+    c.append(cutNote, crumbs, box);
+    // The runtime's frames above the program's outermost one (_start, __libc_start_main,
+    // Py_RunMain, _PyEval_EvalFrameDefault, runpy's): the same in every stack, a tower of rows
+    // before the program's own. Each stack starts at its outermost frame that is not the
+    // runtime's (the flag html.c sets with hints_frame_is_runtime); one that has none keeps all.
+    let cut = null;
+    function programTop(fr, own, ns) {
+      let top = own - 1;
+      while (top >= 0 && F[5 * fr[top] + 4] & 2) top--;
+      if (top < 0) return own - 1;
+      const n = own - 1 - top;
+      if (n) {
+        if (!cut) cut = { min: n, max: n, ns: 0, names: null };
+        cut.min = Math.min(cut.min, n); cut.max = Math.max(cut.max, n);
+        if (ns > cut.ns) { cut.ns = ns; cut.names = fr.slice(top + 1, own).reverse().map((f) => frame(f).fn || "??"); }
+      }
+      return top;
+    }
+    function showCut() {
+      cutNote.textContent = "";
+      if (!cut) return;
+      const n = cut.min === cut.max ? String(cut.max) : `${cut.min}-${cut.max}`;
+      const names = cut.names.length > 6 ? [...cut.names.slice(0, 3), "...", ...cut.names.slice(-2)] : cut.names;
+      cutNote.append(`${n} runtime frame${cut.max === 1 ? "" : "s"} above the first row, left out: `, el("code", { text: names.join(" \u203a ") }));
+      cutNote.title = cut.names.join("\n");
+    }
+    // frames top..0 onto path, outermost first; a run of the runtime's frames between two of the
+    // program's (the interpreter calling a Module, torch's _call_impl) is one row, as the stack of
+    // an opened row folds it; those under the program's innermost frame (torch's C++) stay
+    const FOLD = "\u22ef ";
+    function programPath(fr, top, path) {
+      let inner = top; // a stack with no frame of the program's keeps all
+      for (let i = 0; i <= top; i++) if (!(F[5 * fr[i] + 4] & 2)) { inner = i; break; }
+      let run = [];
+      for (let i = top; i >= 0; i--) {
+        if (i > inner && F[5 * fr[i] + 4] & 2) { run.push(frameLabel(frame(fr[i]))); continue; }
+        if (run.length) {
+          const name = `${FOLD}${run.length} runtime frame${run.length === 1 ? "" : "s"}`;
+          (path.folded || (path.folded = new Map())).set(name, run);
+          path.push(name);
+          run = [];
+        }
+        path.push(frameLabel(frame(fr[i])));
+      }
+    }
     function build() {
       const root = { name: "all", ns: 0, kids: new Map() };
+      cut = null;
       for (const s of run.sites) {
         if (state.proc >= 0 && s[0] !== state.proc) continue;
         const ns = s[4];
@@ -581,11 +661,11 @@
         const fr = s[5];
         let own = fr.length;
         for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
-        for (let i = own - 1; i >= 0; i--) path.push(frameLabel(frame(fr[i])));
+        programPath(fr, programTop(fr, own, ns), path);
         path.push(S[s[1]]);
         for (const name of path) {
           let k = node.kids.get(name);
-          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node });
+          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node, folded: path.folded && path.folded.get(name) });
           k.ns += ns;
           node = k;
         }
@@ -596,11 +676,13 @@
     function color(name) {
       let h = 0;
       for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
+      if (name.startsWith(FOLD)) return "#e4e7ec";
       const py = /\.py:\d+\)$/.test(name);
       return py ? `hsl(${200 + (Math.abs(h) % 40)},70%,${72 + (Math.abs(h >> 8) % 12)}%)` : `hsl(${18 + (Math.abs(h) % 30)},85%,${68 + (Math.abs(h >> 8) % 14)}%)`;
     }
     function draw() {
       root = build();
+      showCut();
       if (!zoom || !root.ns) zoom = root;
       render();
     }
@@ -621,7 +703,7 @@
         if (w < 1) return;
         depth = Math.max(depth, d + 1);
         const k = nodes.push(n) - 1;
-        out.push(`<div class="n" data-i="${k}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
+        out.push(`<div class="n" data-i="${k}" data-d="${d}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
         let cx = x;
         const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
         for (const c of kids) {
@@ -638,7 +720,8 @@
         const t = ev.target.closest("div.n");
         if (!t) { hideTip(); return; }
         const n = nodes[Number(t.dataset.i)];
-        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)`);
+        showTip(ev, `<code>${esc(n.name)}</code><br>${fmtNs(n.ns / run.training_steps)}/step blocked (${pct(n.ns / root.ns)} of all blocked time)` +
+          (n.folded ? `<br>folded, outermost first:<br><code>${n.folded.map(esc).join("<br>")}</code>` : ""));
       };
       box.onmouseleave = hideTip;
     }
@@ -719,7 +802,11 @@
         svg.append(t);
       }
       body.append(svg);
-      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs and ${st.launches.length / 2} launches in step ${st.step}` +
+      // launches are ticks only where the agent wrote each one: say how to get them
+      if (!p.launches_traced)
+        body.append(el("div", { class: "launch-note", id: state.id + "-launch-note" }, "no kernel launches here: they were counted, not traced; run with ",
+          el("code", { text: "SYNCSPY_LAUNCHES=trace" }), " to see each one as a tick"));
+      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs${p.launches_traced ? ` and ${st.launches.length / 2} launches` : ""} in step ${st.step}` +
         (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") +
         (tl.sample ? `; the timeline has every event of the steps before ${tl.sample[0]}, then those of one step in ${tl.sample[1]}` : "") +
         (st.spanned ? `; step ${st.step} has no step record (SYNCSPY_TRACE_MB folded it): its span is its events'` : "") }));

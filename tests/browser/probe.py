@@ -45,7 +45,11 @@ def wait_ready(d, timeout_s):
 def rows(d, table):
     return d.execute_script("""
         return [...document.querySelectorAll(arguments[0] + ' tr.row, ' + arguments[0] + ' tr[data-change]')].map(tr => ({
-            data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText)}));""", table)
+            data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText),
+            where: tr.querySelector('td.where') ? tr.querySelector('td.where').innerText : null,
+            op: tr.querySelector('td.op') ? tr.querySelector('td.op').innerText : null,
+            hint: tr.querySelector('td.hintcol') ? tr.querySelector('td.hintcol').innerText : null,
+            hint_title: tr.querySelector('td.hintcol') ? tr.querySelector('td.hintcol').title : null}));""", table)
 
 
 def requests_made(d):
@@ -66,17 +70,25 @@ def probe_report(d, out):
     out["header"] = text(d, "#run-header")
     out["apart"] = [e.text for e in d.find_elements(By.CSS_SELECTOR, ".apart")]
     out["bars"] = d.execute_script("""return [...document.querySelectorAll('#run-chart g.bar')].map(g => ({
-        step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs)}));""")
+        step: Number(g.dataset.step), wall_ns: Number(g.dataset.wallNs), blocked_ns: Number(g.dataset.blockedNs),
+        height: g.querySelector('rect.wall').getBoundingClientRect().height, clipped: g.classList.contains('clipped'),
+        clip_label: g.querySelector('text.clip-label') ? g.querySelector('text.clip-label').textContent : null,
+        has_break: !!g.querySelector('path.break')}));""")
+    out["chart"] = d.execute_script("""const s = document.querySelector('#run-chart svg'); return s ? {
+        plot_h: Number(s.dataset.plotH), scale_ns: Number(s.dataset.scaleNs),
+        legend: document.querySelector('#run-chart .legend').innerText} : null;""")
     out["rows"] = rows(d, "#run-sites")
+    out["headers"] = d.execute_script("return [...document.querySelectorAll('#run-sites thead th')].map(th => th.innerText.replace(/ [\u25be\u25b4]$/, ''))")
     # issue 24: the estimated part of backward rows, the report's words and one sub-row per line
     out["estimate_notes"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-note')].map(tr => ({
         line: Number(tr.dataset.line), text: tr.innerText}));""")
     out["estimate_shares"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-share')].map(tr => ({
-        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText)}));""")
+        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText),
+        where: tr.querySelector('td.where').innerText}));""")
     # the heaviest row of the program's own line (not a backward row): its stack, source, hint
     first = d.find_elements(By.CSS_SELECTOR, "#run-sites tr.row[data-kind=line]")
     if first:
-        out["opened_row"] = first[0].find_elements(By.CSS_SELECTOR, "td")[-1].text
+        out["opened_row"] = first[0].find_element(By.CSS_SELECTOR, "td.where").text
         first[0].click()
         out["opened"] = {"stack": text(d, "#run-sites tr.detail .stack"), "source": text(d, "#run-sites tr.detail .source"),
                          "hint": text(d, "#run-sites tr.detail .hint"), "detail": text(d, "#run-sites tr.detail")}
@@ -101,12 +113,18 @@ def probe_report(d, out):
     out["filtered"] = rows(d, "#run-sites")
     f.clear()
     d.execute_script("arguments[0].dispatchEvent(new Event('input'))", f)
+    out["flame_rows"] = d.execute_script("""return [0, 1, 2, 3, 4].map(k => [...document.querySelectorAll('#run-flame div.n[data-d="' + k + '"]')]
+        .map(n => n.textContent));""")
+    out["flame_cut"] = text(d, "#run-flame-cut")
     out["flame_nodes"] = len(d.find_elements(By.CSS_SELECTOR, "#run-flame div.n"))
     deeper = d.find_elements(By.CSS_SELECTOR, "#run-flame div.n")
     if len(deeper) > 3:
         d.execute_script("arguments[0].click()", deeper[3])
         out["flame_zoomed_crumbs"] = d.execute_script("return document.querySelector('#run-flame').previousElementSibling.innerText")
         out["flame_zoomed_nodes"] = len(d.find_elements(By.CSS_SELECTOR, "#run-flame div.n"))
+    out["launch_note"] = text(d, "#run-launch-note")
+    out["launch_ticks"] = len(d.find_elements(By.CSS_SELECTOR, "#run-timeline svg line"))
+    out["timeline_legend"] = text(d, "#run-timeline .legend")
     out["timeline_slices"] = len(d.find_elements(By.CSS_SELECTOR, "#run-timeline rect.seg"))
     out["timeline_steps"] = len(d.find_elements(By.CSS_SELECTOR, "#run-step option"))
     out["timeline_shown"] = d.execute_script("const s = document.querySelector('#run-step'); return s ? s.options[s.selectedIndex].text : null")

@@ -4,7 +4,10 @@ rank selector and the per-rank spread, opened in Debian's chromium (headless, th
 tests/browser/probe.py): no console message, no request but the page; the merged rows are the
 report's merged lines; the timeline shows a step's syncs and launches. The per-rank card over
 four real ranks (tests/progs/rank_work.c): the text report's per-rank section, the straggler,
-the rank with no step. And the command's bad input: exit 2 and one clear line."""
+the rank with no step. The first screen (issue 35) on tracegen.first_screen: a 50x step cut from
+the chart's scale and marked, the op and hint columns, the flame graph from the program's
+outermost frame, the timeline's note when launches were not traced. And the command's bad
+input: exit 2 and one clear line."""
 import json
 import os
 import re
@@ -88,6 +91,7 @@ class Ranks(unittest.TestCase):
         self.assertIn("0 syncs", self.seen["apart"][0])
         self.assertIn("none", self.seen["apart"][1])  # no step was open at exit
         self.assertEqual(self.seen["timeline_slices"], 2)  # the step's two syncs
+        self.assertIsNone(self.seen["launch_note"])  # launches traced: ticks, no note
         self.assertEqual(self.seen["timeline_steps"], 3)
 
     def test_data_has_the_spread_and_stacks(self):
@@ -100,6 +104,97 @@ class Ranks(unittest.TestCase):
         site = run_["sites"][line["site"]]
         names = [d["strings"][d["frames"][5 * f]] for f in site[5]]
         self.assertEqual(names, ["at::_ops::nonzero::call", "MaskedLoss.ignore_background", "MaskedLoss.forward"])
+
+
+class FirstScreen(unittest.TestCase):
+    """The page's first screen (issue 35 item 7) on tracegen.first_screen: 31 steps of 4 ms and
+    one of 200 ms. SYNCSPY_KEEP_FIRST_SCREEN=PATH keeps its screenshot."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="syncspy-html-first-")
+        cls.page = os.path.join(cls.tmp, "first.html")
+        tracegen.first_screen().write(os.path.join(cls.tmp, "plain", "trace.bin"))
+        p = run("html", os.path.join(cls.tmp, "plain"), "-o", cls.page)
+        assert p.returncode == 0, p.stderr
+        cls.shot = os.path.join(cls.tmp, "first.png")
+        cls.seen = util.browse(cls.page, "--screenshot", cls.shot)
+        # the same run with SYNCSPY_LAUNCHES=trace: a launch record each
+        cls.traced_page = os.path.join(cls.tmp, "traced.html")
+        tracegen.first_screen(launches=True).write(os.path.join(cls.tmp, "traced", "trace.bin"))
+        p = run("html", os.path.join(cls.tmp, "traced"), "-o", cls.traced_page)
+        assert p.returncode == 0, p.stderr
+        cls.traced = util.browse(cls.traced_page)
+
+    @classmethod
+    def tearDownClass(cls):
+        if os.environ.get("SYNCSPY_KEEP_FIRST_SCREEN"):
+            shutil.copy(cls.shot, os.environ["SYNCSPY_KEEP_FIRST_SCREEN"])
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_clean_and_offline(self):
+        for seen, page in ((self.seen, self.page), (self.traced, self.traced_page)):
+            self.assertIsNotNone(seen["load_ms"])
+            self.assertEqual(seen["console"], [])
+            self.assertEqual(seen["requests"], ["file://" + os.path.abspath(page)])
+        self.assertGreater(os.path.getsize(self.shot), 10000)
+
+    def test_launch_ticks_say_what_they_need(self):
+        # counted, not traced: no tick, and the note says how to get them
+        self.assertEqual(page_data(self.page)["runs"][0]["procs"][0]["launches_traced"], False)
+        self.assertEqual(self.seen["launch_ticks"], 0)
+        self.assertEqual(self.seen["launch_note"], "no kernel launches here: they were counted, not traced; "
+                                                   "run with SYNCSPY_LAUNCHES=trace to see each one as a tick")
+        self.assertEqual(self.seen["timeline_legend"], "2 syncs in step 16")
+        # traced: the slowest step's one launch as a tick, no note
+        self.assertEqual(page_data(self.traced_page)["runs"][0]["procs"][0]["launches_traced"], True)
+        self.assertIsNone(self.traced["launch_note"])
+        self.assertEqual(self.traced["launch_ticks"], 1)
+        self.assertEqual(self.traced["timeline_legend"], "2 syncs and 1 launches in step 16")
+
+    def test_an_outlier_step_does_not_set_the_scale(self):
+        bars, chart = self.seen["bars"], self.seen["chart"]
+        self.assertEqual([b["step"] for b in bars], list(range(1, 32)))
+        slow = [b for b in bars if b["step"] == 16]
+        normal = [b for b in bars if b["step"] != 16]
+        # the 4 ms bars fill most of the chart (a 200 ms scale would leave them 2% of it)
+        self.assertLessEqual(chart["scale_ns"], 5 * tracegen.MS)
+        for b in normal:
+            self.assertFalse(b["clipped"])
+            self.assertIsNone(b["clip_label"])
+            self.assertGreater(b["height"] / chart["plot_h"], 0.7, b)
+        # the slow step: cut at the top of the chart, marked broken, its true value above it
+        self.assertEqual(len(slow), 1)
+        self.assertTrue(slow[0]["clipped"])
+        self.assertTrue(slow[0]["has_break"])
+        self.assertEqual(slow[0]["wall_ns"], 200 * tracegen.MS)
+        self.assertEqual(slow[0]["clip_label"], "200 ms")
+        self.assertAlmostEqual(slow[0]["height"], chart["plot_h"], delta=1)
+        self.assertIn("1 step above the scale, cut with a break", chart["legend"])
+
+    def test_op_and_hint_columns(self):
+        rows = self.seen["rows"]
+        self.assertEqual([r["op"] for r in rows], ["torch.nonzero", "Tensor.item"])
+        self.assertEqual([r["where"] for r in rows], ["at ignore_background .../proj/train.py:61line",
+                                                       "at log_loss .../proj/train.py:88line"])  # its "line" tag
+        # the whole hint, the report's (two lines of it shown, the rest clipped)
+        self.assertTrue(rows[0]["hint"].startswith("torch.nonzero syncs to size its output: use torch.nonzero_static("), rows[0])
+        self.assertTrue(rows[1]["hint"].startswith(".item() copies a scalar to the host: keep the value on the device"), rows[1])
+        for r in rows:
+            self.assertEqual(r["hint"], r["hint_title"])
+            self.assertEqual(r["cells"][7:], [r["op"], r["where"], r["hint"]])
+        self.assertEqual(self.seen["headers"][7:], ["op", "where", "hint"])
+
+    def test_flame_graph_starts_at_the_programs_outermost_frame(self):
+        rows = self.seen["flame_rows"]
+        self.assertEqual(rows[0], ["all"])
+        self.assertEqual(rows[1], ["<module> (train.py:120)"])  # not _start, nor runpy's
+        self.assertEqual(rows[2], ["main (train.py:100)"])
+        # the runtime's frames between two of the program's: one row; those under its last stay
+        self.assertEqual(rows[3], ["\u22ef 2 runtime frames", "log_loss (train.py:88)"])
+        self.assertEqual(rows[4], ["ignore_background (train.py:61)", "Tensor.item (_tensor.py:1000)"])
+        self.assertEqual(self.seen["flame_cut"], "9 runtime frames above the first row, left out: "
+                         "_start \u203a __libc_start_main \u203a Py_BytesMain \u203a ... \u203a _run_module_as_main \u203a _run_code")
 
 
 class RankPage(unittest.TestCase):

@@ -217,6 +217,54 @@ def sample(pid=4242, rank=-1, end=True, syncs=True):
     return t
 
 
+def first_screen(pid=5151, launches=False, slow_step=16, slow_ms=200):
+    """The html page's first screen (issue 35): 31 training steps of 4 ms, one of them (slow_step)
+    slow_ms long (a DataLoader restarting its workers), start-up apart; two lines whose stacks
+    run from the program's `<module>` down to torch, under CPython's and libc's frames (_start,
+    Py_RunMain, _PyEval_EvalFrameDefault, runpy's): train.py:61's torch.nonzero (1 ms a step),
+    called from main through two runtime frames (torch's Module._call_impl, the interpreter's),
+    and train.py:88's .item() (0.5 ms a step). Launches traced, with a tick each step, or not."""
+    t = Trace(pid=pid, schedule=b"all steps",
+              features=FEATURE_PYTHON | (FEATURE_LAUNCHES if launches else 0))
+    t.thread(100, "python")
+    py = "/usr/bin/python3.11"
+    outer = [t.frame("_run_code", file="/usr/lib/python3.11/runpy.py", line=86, python=True),
+             t.frame("_run_module_as_main", file="/usr/lib/python3.11/runpy.py", line=196, python=True),
+             t.frame("_PyEval_EvalFrameDefault", module=py, offset=0x2000),
+             t.frame("PyEval_EvalCode", module=py, offset=0x2100),
+             t.frame("run_mod", module=py, offset=0x2200),
+             t.frame("Py_RunMain", module=py, offset=0x2300),
+             t.frame("Py_BytesMain", module=py, offset=0x2400),
+             t.frame("__libc_start_main", module="/usr/lib/x86_64-linux-gnu/libc.so.6", offset=0x100),
+             t.frame("_start", module=py, offset=0x10)]
+    mod = t.frame("<module>", file="/home/u/proj/train.py", line=120, python=True)
+    main = t.frame("main", file="/home/u/proj/train.py", line=100, python=True)
+    nz = t.frame("at::_ops::nonzero::call(at::Tensor const&)", module=TORCH, offset=0x1234)
+    ib = t.frame("ignore_background", file="/home/u/proj/train.py", line=61, python=True)
+    it = t.frame("at::_ops::_local_scalar_dense::call(at::Tensor const&)", module=TORCH, offset=0x2234)
+    item = t.frame("Tensor.item", file="/venv/lib/python3.11/site-packages/torch/_tensor.py", line=1000, python=True)
+    lg = t.frame("log_loss", file="/home/u/proj/train.py", line=88, python=True)
+    ci = t.frame("Module._call_impl", file="/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
+                 line=1798, python=True)
+    ev = t.frame("_PyEval_EvalFrameDefault", module=py, offset=0x2000)
+    s1 = t.stack([nz, ib, ci, ev, main, mod] + outer)
+    s2 = t.stack([it, item, lg, main, mod] + outer)
+    t.step(0, 0, 10 * MS, syncs=0, blocked_ns=0, launches=1, active=False)
+    at = 10 * MS
+    for step in range(1, 32):
+        wall = (slow_ms if step == slow_step else 4) * MS
+        if launches:
+            t.launch(at + MS // 10, kernel="nonzero_kernel", step=step)
+        t.sync("cudaStreamSynchronize", at + MS // 2, MS, stack=s1, step=step)
+        t.sync("cudaMemcpy", at + 2 * MS, MS // 2, stack=s2, step=step, nbytes=4, dir=DIR_D2H)
+        t.step(step, at, at + wall, syncs=2, blocked_ns=MS + MS // 2, launches=1 if launches else 0)
+        at += wall
+    t.site_totals("cudaStreamSynchronize", s1, 31, 31 * MS, MS, site_id=1)
+    t.site_totals("cudaMemcpy", s2, 31, 31 * MS // 2, MS // 2, site_id=2)
+    t.end(at)
+    return t
+
+
 def write_corpus(folder):
     """Small valid and edge-case traces: the fuzzer's seeds."""
     os.makedirs(folder, exist_ok=True)

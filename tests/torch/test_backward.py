@@ -432,7 +432,7 @@ class Estimates(unittest.TestCase):
             for x in subs:
                 self.assertAlmostEqual(float(x["data"]["syncsPerStep"]), int(x["data"]["count"]) / steps, places=5)
                 self.assertEqual(x["cells"][3], "~" + rate_text(int(x["data"]["count"]) / steps))
-                self.assertIn("estimate", x["cells"][-1])
+                self.assertIn("estimate", x["where"])
             # the words of the text report's table, with these figures
             others = ", ".join(f"~{rate_text(int(x['data']['count']) / steps)}/step from {x['data']['where']}"
                                for x in subs[1:])

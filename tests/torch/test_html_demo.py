@@ -80,10 +80,10 @@ class DemoPage(unittest.TestCase):
         # every sync of the training steps is in one row (summary.json's steps count them all)
         training = [s for s in self.summary["steps"] if not s.get("startup") and not s.get("partial")]
         self.assertEqual(sum(int(r["data"]["count"]) for r in rows), sum(s["syncs"] for s in training))
-        heaviest = rows[0]["cells"]  # check's heaviest line (which one depends on the machine's timing)
-        self.assertIn(f"{want[0]['function']} ", heaviest[-1])
-        self.assertIn(f"seg_loss.py:{want[0]['line']}", heaviest[-1])
-        self.assertEqual(heaviest[3], "1.00")  # syncs/step as the report prints it
+        heaviest = rows[0]  # check's heaviest line (which one depends on the machine's timing)
+        self.assertIn(f"{want[0]['function']} ", heaviest["where"])
+        self.assertIn(f"seg_loss.py:{want[0]['line']}", heaviest["where"])
+        self.assertEqual(heaviest["cells"][3], "1.00")  # syncs/step as the report prints it
 
     def test_a_row_opens_its_stack_source_and_hint(self):
         o = self.seen["opened"]
@@ -108,14 +108,19 @@ class DemoPage(unittest.TestCase):
         self.assertEqual(rates(s["syncs_1"]), sorted(rates(s["syncs_1"]), reverse=True))
         self.assertEqual(rates(s["syncs_2"]), sorted(rates(s["syncs_2"])))
         self.assertNotEqual(rates(s["syncs_1"]), rates(s["syncs_2"]))
-        where = lambda rows: [r["cells"][-1] for r in rows]
+        where = lambda rows: [r["where"] for r in rows]
         self.assertEqual(where(s["where_1"]), sorted(where(s["where_1"]), key=lambda w: w.lower()))
         self.assertEqual(where(s["where_2"]), where(s["where_1"])[::-1])
-        self.assertTrue(all("cross_entropy" in r["cells"][-1] for r in self.seen["filtered"]))
+        self.assertTrue(all("cross_entropy" in r["where"] for r in self.seen["filtered"]))
         self.assertEqual(len(self.seen["filtered"]), 3)
 
     def test_flame_graph_and_timeline(self):
         self.assertGreater(self.seen["flame_nodes"], 20)
+        # rooted at the script's <module>, not at _start and CPython's frames (issue 35)
+        self.assertTrue(self.seen["flame_rows"][1][0].startswith("<module> (seg_loss.py:"), self.seen["flame_rows"][1])
+        self.assertRegex(self.seen["flame_cut"], r"^\d+ runtime frames above the first row, left out: _start ")
+        # the demo counts launches (SYNCSPY_LAUNCHES's default): the timeline says how to trace them
+        self.assertIn("SYNCSPY_LAUNCHES=trace", self.seen["launch_note"])
         self.assertIn("all", self.seen["flame_zoomed_crumbs"])
         self.assertLess(self.seen["flame_zoomed_nodes"], self.seen["flame_nodes"])
         self.assertGreaterEqual(self.seen["timeline_slices"], 5)  # the slowest step's syncs
