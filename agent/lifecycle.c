@@ -329,6 +329,7 @@ static void first_use_work(void)
     const char *no_stacks = native_stack_unavailable();
     if (no_stacks)
         agent_log("%s", no_stacks);
+    symbolizer_load_helpers(); /* here, before the flusher exists: never a dlopen there (fork) */
     if (!start_trace()) {
         /* a folder another user could redirect: the agent steps aside, the program goes on as
          * without it (no handler, no CUPTI, no report; every CUDA call forwarded untouched) */

@@ -79,6 +79,11 @@ static void find_zlib(void)
     memcpy(&zlib.end, &p[3], sizeof p[3]); /* last: the others are set when this is */
 }
 
+void dwarf_lines_load_zlib(void)
+{
+    pthread_once(&zlib.once, find_zlib);
+}
+
 /* ---- sections and cursors -------------------------------------------------------------------- */
 
 enum { SEC_INFO, SEC_ABBREV, SEC_ARANGES, SEC_LINE, SEC_STR, SEC_LINE_STR, NSECS };

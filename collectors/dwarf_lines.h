@@ -23,6 +23,10 @@ bool dwarf_file_has_dwarf(const struct elf_file *f);
  * and only while it is the same file). NULL when it has no DWARF this reader can use. */
 struct dwarf_lines *dwarf_lines_open(const char *path);
 
+/* Finds libz now (dlopen: loads it if the process has none), not at the first compressed
+ * section: see symbolizer_load_helpers. */
+void dwarf_lines_load_zlib(void);
+
 /* The file and line of addr (a link-time address). 0 when found: *file lives until
  * dwarf_lines_free; -1 otherwise. */
 int dwarf_lines_find(struct dwarf_lines *d, uint64_t addr, const char **file, uint32_t *line);

@@ -131,6 +131,12 @@ static void find_demangler(void)
     memcpy(&demangler, &sym, sizeof demangler);
 }
 
+void symbolizer_load_helpers(void)
+{
+    pthread_once(&demangler_once, find_demangler);
+    dwarf_lines_load_zlib();
+}
+
 /* A malloc'd demangled name, or NULL when name is not an Itanium C++ name or cannot be read. */
 static char *demangle_alloc(const char *name)
 {

@@ -20,6 +20,13 @@ struct sym_info {
 /* Snapshots the loaded objects (dl_iterate_phdr). NULL on allocation failure. */
 struct symbolizer *symbolizer_new(void);
 
+/* Looks up (dlopen, once per process) what symbolizing loads at run time: libstdc++'s
+ * demangler and libz. Call on a program thread before any symbolizer runs on another: a fork
+ * while another thread is inside dlopen leaves the child's loader inconsistent, and a dlopen in
+ * that child aborts it ("Inconsistency detected by ld.so ... RT_CONSISTENT"), so the agent's
+ * flusher must never be the first to load them. */
+void symbolizer_load_helpers(void);
+
 /* Re-reads the list of loaded objects (objects loaded since; objects already known are kept
  * even if they were dlclose'd meanwhile). */
 void symbolizer_refresh(struct symbolizer *s);

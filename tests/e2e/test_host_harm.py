@@ -463,6 +463,17 @@ class ReportNumbers(unittest.TestCase):
         self.assertEqual(header_rate(rep.stdout), 5.0)
         self.assertEqual(table_rates(rep.stdout), [5.0])
 
+    def test_symbolizers_libraries_loaded_at_the_first_call(self):
+        # libz (and libstdc++'s demangler) are looked up on the program's thread at its first
+        # CUDA call, never first by the flusher: a fork while the flusher was inside that dlopen
+        # left the child's loader inconsistent, and the child's own dlopen then aborted it
+        # ("Inconsistency detected by ld.so: dl-open.c ... RT_CONSISTENT", 1 run of 50 of
+        # fork-busy under load)
+        plain = run(harm("helpers-loaded"), preload=False)
+        self.assertEqual((plain.returncode, plain.stdout), (0, "libz loaded: 0\n"), plain.stderr)
+        r = run(harm("helpers-loaded"))
+        self.assertEqual((r.returncode, r.stdout), (0, "libz loaded: 1\n"), r.stderr)
+
     def test_children_forked_while_the_flusher_names_sites(self):
         # The forks come while the parent's flusher names 64 new sites: each child still writes
         # its own report at _exit, at once (a child blocked on a lock that the parent's flusher

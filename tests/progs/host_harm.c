@@ -4,6 +4,7 @@
  * (flushed) when the test may send its signal. Every sync is in harm_sync(). */
 #include "common.h"
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -426,6 +427,23 @@ static int fork_busy(void)
     return 0;
 }
 
+static int has_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    const char *want = arg, *name = strrchr(info->dlpi_name, '/');
+    return !strcmp(name ? name + 1 : info->dlpi_name, want);
+}
+
+/* Right after the first CUDA call (before any flush): whether libz.so.1 is loaded. The agent's
+ * symbolizer needs it later; it must be loaded on the program's thread at the first call, never
+ * first by the flusher (a fork during the flusher's dlopen breaks the child's loader). */
+static int helpers_loaded(void)
+{
+    CHECK(cudaStreamSynchronize(0));
+    printf("libz loaded: %d\n", dl_iterate_phdr(has_object, (void *)"libz.so.1") != 0);
+    return 0;
+}
+
 /* cudaMemsetAsync into pinned memory after a 20 ms kernel (the host does not wait: "always
  * asynchronous"), then cudaDeviceReset after another (it waits for the work). Prints the host
  * time each took, in ms. */
@@ -486,6 +504,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "many-sites")) return many_sites();
     if (!strcmp(c, "fork-busy")) return fork_busy();
     if (!strcmp(c, "memset-reset")) return memset_reset();
+    if (!strcmp(c, "helpers-loaded")) return helpers_loaded();
     if (!strcmp(c, "swap-folder")) return swap_folder(arg);
     fprintf(stderr, "host_harm: unknown case '%s'\n", c);
     return 2;
