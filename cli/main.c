@@ -285,7 +285,7 @@ static int cmd_report(int argc, char **argv)
         if (problems)
             fprintf(stderr, "syncspy: warning: %zu problem%s reading %s (named above); the "
                     "report covers the %zu process%s that could be read\n", problems,
-                    problems == 1 ? "" : "s", dir, set.n, set.n == 1 ? "" : "es");
+                    problems == 1 ? "" : "s", cli_shown(dir), set.n, set.n == 1 ? "" : "es");
     }
     cli_set_free(&set);
     return rc;
@@ -439,15 +439,15 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
 {
     size_t problems = cli_load(dir, 0, set);
     if (problems || set->n == 0) {
-        fprintf(stderr, "syncspy %s: cannot read %s whole (%zu problem%s, named above)\n", cmd, dir,
-                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        fprintf(stderr, "syncspy %s: cannot read %s whole (%zu problem%s, named above)\n", cmd,
+                cli_shown(dir), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
         cli_set_free(set);
         return false;
     }
     for (size_t i = 0; i < set->n; i++)
         if (!set->procs[i].active_steps) {
             fprintf(stderr, "syncspy %s: pid %d in %s recorded no step (did SYNCSPY_SCHEDULE record "
-                    "none?): nothing to count\n", cmd, set->procs[i].pid, dir);
+                    "none?): nothing to count\n", cmd, set->procs[i].pid, cli_shown(dir));
             cli_set_free(set);
             return false;
         }
@@ -580,16 +580,16 @@ static int cmd_html(int argc, char **argv)
     struct cli_set base, neu;
     size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
     if (problems || base.n == 0) {
-        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[0],
-                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
+                cli_shown(paths[0]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
         cli_set_free(&base);
         return 2;
     }
     if (n == 2) {
         problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
         if (problems || neu.n == 0) {
-            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[1],
-                    problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
+                    cli_shown(paths[1]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
             cli_set_free(&base);
             cli_set_free(&neu);
             return 2;

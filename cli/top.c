@@ -762,7 +762,7 @@ int cli_top(int argc, char **argv)
         return 2;
     }
     if (access(st.dir, R_OK) != 0) {
-        fprintf(stderr, "syncspy top: cannot read %s: %s\n", st.dir, strerror(errno));
+        fprintf(stderr, "syncspy top: cannot read %s: %s\n", cli_shown(st.dir), strerror(errno));
         return 2;
     }
     int rc = st.once ? (frame(&st) == 0 ? 0 : 1) : top_loop(&st, 0, NULL);
