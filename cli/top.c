@@ -389,7 +389,7 @@ static void draw_lines(struct screen *s, const struct cli_merged *since, const s
     for (size_t i = 0; i < win->n; i++) {
         const struct cli_mline *l = &win->lines[i];
         size_t k = 0;
-        while (k < matched_upto && !cli_lines_same(v[k].line, l->line))
+        while (k < matched_upto && !cli_lines_same_row(v[k].line, l->line))
             k++;
         if (k == matched_upto)
             v[k = n++] = (struct row){.line = l->line};
