@@ -281,6 +281,26 @@ static void fill_missing_steps(const char *summary, struct cli_proc *item)
     p->active_steps += p->steps_missing_active;
 }
 
+/* A trace with no END whose header does not say it lost data: the folder's summary.json may
+ * (the header's mark could not be written), when it is the same process's. Then its figures
+ * are a lower bound (the report says so), never a kill's. */
+static void fill_trace_lost(const char *summary, struct cli_proc *item)
+{
+    struct rep_process *p = &item->rep, s;
+    char err[PATH_MAX + 512];
+    if (!p->trace_unfinished || p->trace_lost_errno)
+        return;
+    if (item->steps_source.owned) {
+        p->trace_lost_errno = item->steps_source.trace_lost_errno;
+        return;
+    }
+    if (!present(summary) || summary_read_json(summary, &s, err, sizeof err) != 0)
+        return;
+    if (s.pid == p->pid)
+        p->trace_lost_errno = s.trace_lost_errno;
+    summary_free(&s);
+}
+
 /* Whether the summary.json at path lists recompilations: they come before the steps and sites,
  * so its first 64 KiB say (a run that never recompiled costs no read of its whole file). */
 static bool lists_recompiles(const char *path)
@@ -333,6 +353,7 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
         if (load_trace(trace, flags, item, problems)) {
             fill_missing_steps(summary, item);
             fill_recompiles(summary, item);
+            fill_trace_lost(summary, item);
             set->n++;
         } else if (present(summary)) {
             fprintf(stderr, "syncspy: reading %s instead\n", cli_shown(summary));

@@ -99,7 +99,9 @@ static const struct command_help {
     "                            budget too, as one step\n"
     "    --json                  the verdict as JSON on stdout\n"
     "                            Exit 0 within budget, 1 over it (the lines over it are named:\n"
-    "                            syncs and blocked time per step), 2 for bad input or usage.\n"},
+    "                            syncs and blocked time per step), 2 for bad input or usage,\n"
+    "                            or a trace.bin that lost data to a failed write (its figures\n"
+    "                            are a lower bound: no budget is judged from them).\n"},
     {"diff", "usage: syncspy diff [--json] BASE NEW\n",
      "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
     "                            step of two runs (folders as for report), each marked gone,\n"
@@ -443,6 +445,19 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
                 cli_shown(dir), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
         cli_set_free(set);
         return false;
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        const struct rep_process *p = &set->procs[i];
+        char note[512];
+        if (!p->trace_unfinished || !report_lost_note(p, note, sizeof note))
+            continue;
+        /* a lower bound: check cannot say a run is within its budget from it */
+        fprintf(stderr, "syncspy %s: pid %d in %s: %s%s\n", cmd, p->pid, cli_shown(dir), note,
+                strcmp(cmd, "check") == 0 ? "; no budget is judged from a lower bound" : "");
+        if (strcmp(cmd, "check") == 0) {
+            cli_set_free(set);
+            return false;
+        }
     }
     for (size_t i = 0; i < set->n; i++)
         if (!set->procs[i].active_steps) {
