@@ -64,6 +64,7 @@ static struct {
     int fd;
     struct trace_writer *tw;
     bool error_said;
+    int lost_errno; /* the trace's first failed write (kept after the writer is closed) */
     struct symbolizer *sym;
     struct tw_event *scratch;
     size_t nscratch, capscratch;
@@ -237,6 +238,8 @@ static void say_io_error(void)
 {
     if (fl.tw && tw_error(fl.tw) && !fl.error_said) {
         fl.error_said = true;
+        fl.lost_errno = tw_error(fl.tw);
+        tw_mark_lost(fl.tw); /* the file says it lost data, whatever its cut tail holds */
         agent_output_error(TRACE_FILE_NAME, tw_error(fl.tw));
     }
 }
@@ -480,6 +483,11 @@ void flusher_stop(void)
     fl.thread_running = false;
 }
 
+int flusher_trace_lost(void)
+{
+    return fl.lost_errno;
+}
+
 void flusher_close(uint64_t unattributed_syncs, uint64_t steps_seen)
 {
     pthread_mutex_lock(&fl.flush_lock);
@@ -563,6 +571,7 @@ void flusher_atfork_child(void)
         fl.wake[i] = fl.done[i] = -1;
     }
     fl.error_said = false;
+    fl.lost_errno = 0;
     atomic_store(&fl.started, false);
     pthread_mutex_init(&fl.flush_lock, NULL);
     pthread_mutex_init(&call.lock, NULL);

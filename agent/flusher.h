@@ -37,6 +37,10 @@ void flusher_stop(void);
 /* After the last step was closed and the thread stopped (or on the thread itself): drains what
  * is left, writes the END record and closes the file. */
 void flusher_close(uint64_t unattributed_syncs, uint64_t steps_seen);
+/* 0, or the errno of trace.bin's first failed write: the trace lost data from there on (said
+ * once when it happened, marked in its header, and put into summary.json). Read after
+ * flusher_close. */
+int flusher_trace_lost(void);
 /* Before a dlclose: the symbolizer takes note of the objects loaded now (kept after unload). */
 void flusher_note_modules(void);
 /* Runs fn(sym, ctx) on the flusher thread, with its symbolizer (made then if it had none) under

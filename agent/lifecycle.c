@@ -562,6 +562,7 @@ static void write_outputs(bool on_flusher)
     if (!on_flusher)
         flusher_stop();
     flusher_close(proc.unattributed_syncs, proc.steps_seen);
+    proc.trace_lost_errno = flusher_trace_lost(); /* into summary.json and the report */
     /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
     threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
     proc.syncs_dropped += agent_records_without_ring();
@@ -588,10 +589,15 @@ static void write_outputs(bool on_flusher)
     const char *summary_shown = NULL, *tried, *dir = process_dir(&tried, &dirfd);
     if (!dir)
         say_no_folder(tried, errno);
-    else if (summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0)
-        agent_output_error(summary, errno);
-    else
+    else if (summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
+        int err = errno;
+        agent_output_error(summary, err);
+        if (proc.trace_lost_errno) /* said once above may have been the trace's line only */
+            agent_log("%s could not be written either (%s): this report is the only complete "
+                      "record of the run", summary, strerror(err));
+    } else {
         summary_shown = summary;
+    }
     write_report(&proc, summary_shown);
 
     exit_model_free(&proc);
@@ -685,8 +691,11 @@ static void finish(bool on_flusher)
     struct agent_work w; /* CUDA calls made while writing the report are not ours to record */
     agent_work_begin(&w);
     if (agent_cuda_seen()) {
+        struct quiet_pipe q; /* a write past RLIMIT_FSIZE raises no SIGXFSZ for the program */
+        quiet_pipe_begin(&q);
         write_outputs(on_flusher);
         say_stack_cache();
+        quiet_pipe_end(&q, false);
     }
     atomic_store(&agent_state, STATE_OFF);
     agent_work_end(&w);

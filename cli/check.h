@@ -22,7 +22,9 @@ struct check_opts {
 
 /* Checks every process of set; writes the verdict to fd (text, or JSON with opts->json).
  * Returns 0 when every process stays within the budget, 1 when one does not, 2 when the
- * verdict could not be written or a process could not be counted (errno ENOMEM). */
+ * verdict could not be written or a process could not be counted (errno ENOMEM). A process
+ * whose trace.bin lost data never gets here: `syncspy check` refuses it with 2 when it loads
+ * (cli/main.c load_all: its figures are a lower bound). */
 int cli_check(const struct cli_set *set, const struct check_opts *opts, int fd);
 
 #endif

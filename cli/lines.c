@@ -253,6 +253,16 @@ bool cli_lines_same(const struct rep_line *a, const struct rep_line *b)
     return cli_lines_cmp(a, b) == 0;
 }
 
+bool cli_lines_same_row(const struct rep_line *a, const struct rep_line *b)
+{
+    if (!cli_lines_same(a, b))
+        return false;
+    /* the report's groups (output/report.c key_cmp) are by function too: three functions
+     * defined on one line are three rows */
+    const struct rep_frame *x = a->where, *y = b->where;
+    return !x || !y || strcmp(str(x->function), str(y->function)) == 0;
+}
+
 void cli_json_double(struct fd_writer *w, double v)
 {
     if (!isfinite(v))

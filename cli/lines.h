@@ -40,6 +40,11 @@ bool cli_allow_matches(const struct cli_allow *a, const struct rep_line *l);
  * match), or for a native frame without a line the same function of the same module; a
  * backward sync whose forward line is unknown by its node. */
 bool cli_lines_same(const struct rep_line *a, const struct rep_line *b);
+/* cli_lines_same, and the same function at that line: one row of one process's report
+ * (report_lines groups by function, file and line). The views that put two sets of one run's
+ * lines side by side match their rows with it (top's last 10 s against since start, the lines
+ * of several processes merged); a diff of two runs matches by line alone. */
+bool cli_lines_same_row(const struct rep_line *a, const struct rep_line *b);
 /* The order whose ties are cli_lines_same (for sorting lines to match them in n log n), and
  * its key made once per line (what it compares: the API, kind, node, and the file's tail and
  * line, or the function and module, or the offset and module). */

@@ -5,6 +5,7 @@
 #include "cli/progress.h"
 #include "cli/summary_read.h"
 #include "cli/validate.h"
+#include "output/fd_writer.h"
 #include "output/summary_json.h"
 #include "output/trace_format.h"
 
@@ -19,6 +20,15 @@
 #include <unistd.h>
 
 #define CLI_MAX_PROCESSES 65536
+
+const char *cli_shown(const char *s)
+{
+    static char bufs[4][4 * PATH_MAX];
+    static unsigned next;
+    char *b = bufs[next++ % 4];
+    text_escape(b, sizeof bufs[0], s);
+    return b;
+}
 
 /* ---- loading ------------------------------------------------------------------------------ */
 
@@ -146,11 +156,11 @@ static struct cli_folder *scan_root(const char *root, size_t *n, size_t *problem
     long got = cli_process_folders(root, CLI_MAX_PROCESSES, &f, &more);
     *n = got > 0 ? (size_t)got : 0;
     if (got < 0) {
-        fprintf(stderr, "syncspy: cannot read %s: %s\n", root, strerror(errno));
+        fprintf(stderr, "syncspy: cannot read %s: %s\n", cli_shown(root), strerror(errno));
         (*problems)++;
     } else if (more) {
         fprintf(stderr, "syncspy: %s has more than %d process folders; reading %d of them\n",
-                root, CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
+                cli_shown(root), CLI_MAX_PROCESSES, CLI_MAX_PROCESSES);
         (*problems)++;
     }
     return f;
@@ -165,10 +175,11 @@ static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t
     if (!cli_progress_wanted())
         return;
     if (file_bytes >= offset && file_bytes > 0)
-        cli_progress_say("syncspy: reading %s: %llu M records (%.0f%%)", path,
+        cli_progress_say("syncspy: reading %s: %llu M records (%.0f%%)", cli_shown(path),
                          (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
     else
-        cli_progress_say("syncspy: reading %s: %llu M records", path, (unsigned long long)(records / 1000000));
+        cli_progress_say("syncspy: reading %s: %llu M records", cli_shown(path),
+                         (unsigned long long)(records / 1000000));
 }
 
 static uint64_t events_left = TRACE_READ_MAX_EVENTS; /* shared by every process of one command */
@@ -186,7 +197,7 @@ static bool consistent(const char *path, const struct rep_process *p, size_t *pr
     char why[512];
     if (!cli_contradiction(p, why, sizeof why))
         return true;
-    fprintf(stderr, "syncspy: %s contradicts itself: %s\n", path, why);
+    fprintf(stderr, "syncspy: %s contradicts itself: %s\n", cli_shown(path), cli_shown(why));
     (*problems)++;
     return false;
 }
@@ -202,7 +213,7 @@ static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, 
     int failed = trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err, sizeof err);
     cli_progress_end();
     if (failed != 0) {
-        fprintf(stderr, "syncspy: %s\n", err);
+        fprintf(stderr, "syncspy: %s\n", cli_shown(err));
         (*problems)++;
         return false;
     }
@@ -224,7 +235,7 @@ static bool load_summary(const char *path, struct cli_proc *item, size_t *proble
     char err[PATH_MAX + 512];
     memset(item, 0, sizeof *item);
     if (summary_read_json(path, &item->rep, err, sizeof err) != 0) {
-        fprintf(stderr, "syncspy: %s\n", err);
+        fprintf(stderr, "syncspy: %s\n", cli_shown(err));
         (*problems)++;
         return false;
     }
@@ -268,6 +279,26 @@ static void fill_missing_steps(const char *summary, struct cli_proc *item)
     p->steps_basis = REP_STEPS_ESTIMATED;
     p->steps_lost += p->steps_missing_active;
     p->active_steps += p->steps_missing_active;
+}
+
+/* A trace with no END whose header does not say it lost data: the folder's summary.json may
+ * (the header's mark could not be written), when it is the same process's. Then its figures
+ * are a lower bound (the report says so), never a kill's. */
+static void fill_trace_lost(const char *summary, struct cli_proc *item)
+{
+    struct rep_process *p = &item->rep, s;
+    char err[PATH_MAX + 512];
+    if (!p->trace_unfinished || p->trace_lost_errno)
+        return;
+    if (item->steps_source.owned) {
+        p->trace_lost_errno = item->steps_source.trace_lost_errno;
+        return;
+    }
+    if (!present(summary) || summary_read_json(summary, &s, err, sizeof err) != 0)
+        return;
+    if (s.pid == p->pid)
+        p->trace_lost_errno = s.trace_lost_errno;
+    summary_free(&s);
 }
 
 /* Whether the summary.json at path lists recompilations: they come before the steps and sites,
@@ -322,9 +353,10 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
         if (load_trace(trace, flags, item, problems)) {
             fill_missing_steps(summary, item);
             fill_recompiles(summary, item);
+            fill_trace_lost(summary, item);
             set->n++;
         } else if (present(summary)) {
-            fprintf(stderr, "syncspy: reading %s instead\n", summary);
+            fprintf(stderr, "syncspy: reading %s instead\n", cli_shown(summary));
             if (load_summary(summary, item, problems))
                 set->n++;
         }
@@ -333,7 +365,7 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
             set->n++;
     } else {
         fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME " and no summary.json (the process "
-                "ended before its first flush, or made no CUDA call)\n", dir);
+                "ended before its first flush, or made no CUDA call)\n", cli_shown(dir));
         (*problems)++;
     }
     free(trace);
@@ -367,7 +399,8 @@ static void load_root(const char *root, unsigned flags, struct cli_set *set, siz
     if (n == 0) {
         if (*problems == 0)
             fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
-                    "pid<P> or rank<R>-<host>-pid<P> folders: is it a SYNCSPY_OUT folder?\n", root);
+                    "pid<P> or rank<R>-<host>-pid<P> folders: is it a SYNCSPY_OUT folder?\n",
+                    cli_shown(root));
         (*problems)++;
         free(f);
         return;
@@ -404,7 +437,7 @@ size_t cli_load(const char *dir, unsigned flags, struct cli_set *set)
     cli_progress_start();
     struct stat sb;
     if (stat(dir, &sb) != 0) {
-        fprintf(stderr, "syncspy: %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "syncspy: %s: %s\n", cli_shown(dir), strerror(errno));
         return 1;
     }
     char *trace = join(dir, TRACE_FILE_NAME), *summary = join(dir, SUMMARY_FILE_NAME);

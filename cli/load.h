@@ -57,4 +57,10 @@ struct cli_folder {
 long cli_process_folders(const char *root, size_t max, struct cli_folder **out, bool *more);
 void cli_folders_free(struct cli_folder *f, size_t n);
 
+/* s (a path, a reader's message naming one) as stderr may show it: control characters and bytes
+ * that are not UTF-8 escaped as the report escapes names (text_escape, output/fd_writer.h), so
+ * a folder named with ESC or BEL moves no cursor in an error line. In one of 4 static buffers
+ * used in turn (at most 4 in one printf; long text is cut). */
+const char *cli_shown(const char *s);
+
 #endif

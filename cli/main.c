@@ -99,7 +99,9 @@ static const struct command_help {
     "                            budget too, as one step\n"
     "    --json                  the verdict as JSON on stdout\n"
     "                            Exit 0 within budget, 1 over it (the lines over it are named:\n"
-    "                            syncs and blocked time per step), 2 for bad input or usage.\n"},
+    "                            syncs and blocked time per step), 2 for bad input or usage,\n"
+    "                            or a trace.bin that lost data to a failed write (its figures\n"
+    "                            are a lower bound: no budget is judged from them).\n"},
     {"diff", "usage: syncspy diff [--json] BASE NEW\n",
      "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
     "                            step of two runs (folders as for report), each marked gone,\n"
@@ -285,7 +287,7 @@ static int cmd_report(int argc, char **argv)
         if (problems)
             fprintf(stderr, "syncspy: warning: %zu problem%s reading %s (named above); the "
                     "report covers the %zu process%s that could be read\n", problems,
-                    problems == 1 ? "" : "s", dir, set.n, set.n == 1 ? "" : "es");
+                    problems == 1 ? "" : "s", cli_shown(dir), set.n, set.n == 1 ? "" : "es");
     }
     cli_set_free(&set);
     return rc;
@@ -439,15 +441,28 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
 {
     size_t problems = cli_load(dir, 0, set);
     if (problems || set->n == 0) {
-        fprintf(stderr, "syncspy %s: cannot read %s whole (%zu problem%s, named above)\n", cmd, dir,
-                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        fprintf(stderr, "syncspy %s: cannot read %s whole (%zu problem%s, named above)\n", cmd,
+                cli_shown(dir), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
         cli_set_free(set);
         return false;
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        const struct rep_process *p = &set->procs[i];
+        char note[512];
+        if (!p->trace_unfinished || !report_lost_note(p, note, sizeof note))
+            continue;
+        /* a lower bound: check cannot say a run is within its budget from it */
+        fprintf(stderr, "syncspy %s: pid %d in %s: %s%s\n", cmd, p->pid, cli_shown(dir), note,
+                strcmp(cmd, "check") == 0 ? "; no budget is judged from a lower bound" : "");
+        if (strcmp(cmd, "check") == 0) {
+            cli_set_free(set);
+            return false;
+        }
     }
     for (size_t i = 0; i < set->n; i++)
         if (!set->procs[i].active_steps) {
             fprintf(stderr, "syncspy %s: pid %d in %s recorded no step (did SYNCSPY_SCHEDULE record "
-                    "none?): nothing to count\n", cmd, set->procs[i].pid, dir);
+                    "none?): nothing to count\n", cmd, set->procs[i].pid, cli_shown(dir));
             cli_set_free(set);
             return false;
         }
@@ -580,16 +595,16 @@ static int cmd_html(int argc, char **argv)
     struct cli_set base, neu;
     size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
     if (problems || base.n == 0) {
-        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[0],
-                problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+        fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
+                cli_shown(paths[0]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
         cli_set_free(&base);
         return 2;
     }
     if (n == 2) {
         problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
         if (problems || neu.n == 0) {
-            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n", paths[1],
-                    problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+            fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
+                    cli_shown(paths[1]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
             cli_set_free(&base);
             cli_set_free(&neu);
             return 2;

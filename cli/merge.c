@@ -87,7 +87,7 @@ int cli_merge_lines(const struct cli_set *set, struct cli_merged *m)
         for (size_t i = 0; i < m->per_proc[p].n; i++) {
             const struct rep_line *l = &m->per_proc[p].lines[i];
             size_t k = set->n == 1 ? m->n : 0; /* one process: its lines are distinct */
-            while (k < m->n && !cli_lines_same(m->lines[k].line, l))
+            while (k < m->n && !cli_lines_same_row(m->lines[k].line, l))
                 k++;
             if (k == m->n)
                 m->lines[m->n++] = (struct cli_mline){.line = l, .proc = p};

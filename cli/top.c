@@ -389,7 +389,7 @@ static void draw_lines(struct screen *s, const struct cli_merged *since, const s
     for (size_t i = 0; i < win->n; i++) {
         const struct cli_mline *l = &win->lines[i];
         size_t k = 0;
-        while (k < matched_upto && !cli_lines_same(v[k].line, l->line))
+        while (k < matched_upto && !cli_lines_same_row(v[k].line, l->line))
             k++;
         if (k == matched_upto)
             v[k = n++] = (struct row){.line = l->line};
@@ -498,7 +498,7 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
             bound = v->since.trace_bound_bytes;
             sampled_from = v->since.sampled_from < sampled_from ? v->since.sampled_from : sampled_from;
         }
-        running |= v->since.trace_unfinished;
+        running |= v->since.trace_unfinished && !v->since.trace_lost_errno; /* it grows no more */
         steps_seen += v->since.steps_seen;
         missing += v->records_missing;
         thread_syncs += v->thread_syncs;
@@ -525,6 +525,13 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
         }
     if (problems)
         out(s, "  %zu trace%s could not be read (a process starting?)", problems, problems == 1 ? "" : "s");
+    for (size_t p = 0, shown = 0; p < vs->n && shown < 3; p++) {
+        char note[512];
+        if (report_lost_note(&vs->v[p].since, note, sizeof note)) {
+            out(s, "  pid %d: %s", vs->v[p].since.pid, note);
+            shown++;
+        }
+    }
     for (size_t i = 0, shown = 0; i < st->nw && shown < 3; i++)
         if (!st->w[i].feed && st->w[i].ended) {
             out(s, "  %s: no %s there; the figures are its summary.json's (the process ended)%s",
@@ -584,7 +591,8 @@ static void draw_processes(const struct views *vs, const struct cli_merged *m, s
         rate_text(c, sizeof c, x->steps ? x->syncs / x->steps : 0);
         share_text(e, sizeof e, x->blocked_ns, x->wall_ns);
         out(s, "%-24s %8.0f %9s %11s %8s  %s", name, m->per_proc[p].steps, a, c, e,
-            vs->v[p].since.trace_unfinished ? "running" : "ended");
+            vs->v[p].since.trace_lost_errno ? "lost data"
+            : vs->v[p].since.trace_unfinished ? "running" : "ended");
     }
     out(s, "%s", "");
 }
@@ -762,7 +770,7 @@ int cli_top(int argc, char **argv)
         return 2;
     }
     if (access(st.dir, R_OK) != 0) {
-        fprintf(stderr, "syncspy top: cannot read %s: %s\n", st.dir, strerror(errno));
+        fprintf(stderr, "syncspy top: cannot read %s: %s\n", cli_shown(st.dir), strerror(errno));
         return 2;
     }
     int rc = st.once ? (frame(&st) == 0 ? 0 : 1) : top_loop(&st, 0, NULL);

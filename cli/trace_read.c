@@ -155,6 +155,7 @@ struct vec {
 };
 
 struct reader {
+    bool identity; /* the header has 1.3's identity part (and so write_errno) */
     const char *name;
     char *err;
     size_t errlen;
@@ -959,6 +960,9 @@ static bool read_identity(struct reader *r, const unsigned char *at, struct rep_
     out->local_rank = id.local_rank >= 0 ? id.local_rank : -1;
     out->world_size = id.world_size > 0 ? id.world_size : 0;
     out->node = id.node >= 0 ? id.node : -1;
+    /* the agent's mark of a failed write (trace_format.h): an errno, else an unknown error */
+    out->trace_lost_errno = id.write_errno > 0 && id.write_errno < 4096 ? id.write_errno
+                            : id.write_errno ? EIO : 0;
     bool ok = true;
     out->host = identity_string(r, id.host, sizeof id.host, &ok);
     out->job_id = identity_string(r, id.job_id, sizeof id.job_id, &ok);
@@ -1017,8 +1021,9 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     memcpy(sched, h.schedule, n);
     sched[n] = '\0';
     out->schedule = sched;
-    if ((h.features & TRACE_FEATURE_IDENTITY) && h.header_bytes >= sizeof(struct trace_file_header_v13) &&
-        !read_identity(r, whole + sizeof h, out))
+    r->identity = (h.features & TRACE_FEATURE_IDENTITY) &&
+                  h.header_bytes >= sizeof(struct trace_file_header_v13);
+    if (r->identity && !read_identity(r, whole + sizeof h, out))
         return false;
     r->start_mono_ns = h.start_mono_ns;
     if (r->ev) {
@@ -1712,6 +1717,11 @@ int trace_follow_poll(struct trace_follow *f, char *err, size_t errlen)
     err[0] = '\0';
     f->s.eof = false; /* what was the end may have grown since */
     f->head.trace_truncated = false;
+    int32_t lost = 0; /* the agent marks a failed write in the header in place, later */
+    off_t at = (off_t)offsetof(struct trace_file_header_v13, id.write_errno);
+    if (r->identity && !f->s.mem && f->s.fd >= 0 &&
+        pread(f->s.fd, &lost, sizeof lost, at) == (ssize_t)sizeof lost && lost)
+        f->head.trace_lost_errno = lost > 0 && lost < 4096 ? lost : EIO;
     return read_records(r, &f->s, r->next_off) ? 0 : -1;
 }
 

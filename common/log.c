@@ -1,10 +1,11 @@
-/* common/log.c: one-line messages on stderr (see log.h), and the SIGPIPE the agent's own writes
- * to the program's streams must not raise. Never allocates, never uses stdio. */
+/* common/log.c: one-line messages on stderr (see log.h), and the SIGPIPE and SIGXFSZ the agent's
+ * own writes must not raise. Never allocates, never uses stdio. */
 #include "common/log.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,26 +29,48 @@ int write_all(int fd, const void *buf, size_t len)
     return 0;
 }
 
+/* SIGPIPE and SIGXFSZ: the signals a write of the agent's own can raise */
+static void own_write_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGPIPE);
+    sigaddset(set, SIGXFSZ);
+}
+
 void quiet_pipe_begin(struct quiet_pipe *q)
 {
-    sigset_t pipe_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &q->old);
-    q->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+    sigset_t set, pending;
+    own_write_signals(&set);
+    pthread_sigmask(SIG_BLOCK, &set, &q->old);
+    bool got = sigpending(&pending) == 0;
+    q->was_pending = got && sigismember(&pending, SIGPIPE);
+    q->fsize_was_pending = !got || sigismember(&pending, SIGXFSZ);
+}
+
+/* Takes one pending sig off this thread (blocked here), without waiting. */
+static void discard_pending(int sig)
+{
+    sigset_t one, pending;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    if (sigpending(&pending) != 0 || !sigismember(&pending, sig))
+        return;
+    const struct timespec now = {0, 0};
+    while (sigtimedwait(&one, NULL, &now) < 0 && errno == EINTR)
+        ;
 }
 
 void quiet_pipe_end(struct quiet_pipe *q, bool saw_epipe)
 {
-    sigset_t pipe_set, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    if (saw_epipe && !q->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-        const struct timespec now = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &now) < 0 && errno == EINTR)
-            ;
-    }
+    int saved = errno;
+    if (saw_epipe && !q->was_pending)
+        discard_pending(SIGPIPE);
+    /* the kernel sends SIGXFSZ to the thread whose write passed RLIMIT_FSIZE (it fails with
+     * EFBIG): one that came while only the agent wrote on this thread is the agent's */
+    if (!q->fsize_was_pending)
+        discard_pending(SIGXFSZ);
     pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+    errno = saved;
 }
 
 void log_write(const char *buf, size_t n)

@@ -29,10 +29,13 @@ int write_all(int fd, const void *buf, size_t len);
  * whose reader is gone raises SIGPIPE, whose default action would kill a program that itself
  * printed nothing. Between begin and end SIGPIPE is blocked on this thread; end discards the
  * SIGPIPE the agent's own write raised (saw_epipe) unless one was pending before, then puts the
- * mask back. */
+ * mask back. SIGXFSZ the same way: a write of the agent's own past RLIMIT_FSIZE (trace.bin,
+ * summary.json, a report file) fails with EFBIG and raises it, whose default action would kill
+ * the program; one that became pending on this thread between begin and end is discarded. */
 struct quiet_pipe {
     sigset_t old;
     bool was_pending;
+    bool fsize_was_pending;
 };
 void quiet_pipe_begin(struct quiet_pipe *q);
 void quiet_pipe_end(struct quiet_pipe *q, bool saw_epipe);

@@ -194,6 +194,9 @@ struct rep_process {
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
+    /* trace.bin lost data: the errno of the write that failed (0: none); from the trace's header
+     * or summary.json, and in the agent's own exit report */
+    int trace_lost_errno;
     /* its place in the job (agent/identity.h): local rank and node -1, world size 0, strings
      * NULL when not known (a reader sets the -1s; a file older than these fields has none) */
     int local_rank, world_size, node;

@@ -945,6 +945,20 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     fdw_putc(w, '\n');
 }
 
+bool report_lost_note(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->trace_lost_errno)
+        return false;
+    if (p->trace_unfinished) /* the figures are the trace's, up to its failed write */
+        snprintf(buf, n, "the figures are a lower bound: trace.bin lost data (a write failed: %s), "
+                 "so it holds the run only up to then; the process was not killed. summary.json "
+                 "has the exact counts when it could be written", strerror(p->trace_lost_errno));
+    else
+        snprintf(buf, n, "trace.bin lost data (a write failed: %s): its events stop there; these "
+                 "counts are exact", strerror(p->trace_lost_errno));
+    return true;
+}
+
 bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
 {
     typedef unsigned long long ull;
@@ -1060,7 +1074,9 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     }
     if (report_steps_note(p, note, sizeof note))
         header_note(w, note);
-    if (p->trace_unfinished) {
+    if (report_lost_note(p, note, sizeof note)) {
+        header_note(w, note);
+    } else if (p->trace_unfinished) {
         char cut[200] = "";
         if (p->steps_after_totals)
             snprintf(cut, sizeof cut, "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "

@@ -145,6 +145,10 @@ void report_lines_free(struct rep_lines *l);
  * with_startup (`export --folded --include-startup`). */
 void report_site_counts(const struct rep_process *p, const struct rep_site *s, bool with_startup,
                         uint64_t *count, uint64_t *blocked_ns);
+/* When trace.bin lost data (a failed write, p->trace_lost_errno): the sentence that says so, and
+ * whether p's figures are a lower bound (read from the trace) or exact (summary.json, the exit
+ * report); never a kill's. False when nothing was lost. */
+bool report_lost_note(const struct rep_process *p, char *buf, size_t n);
 
 /* What a process's step figures lack when its trace.bin misses step records (rep_process's
  * steps_basis, steps_lost): one sentence into buf, or false when they lack nothing. The

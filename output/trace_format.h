@@ -77,7 +77,10 @@ struct trace_identity {
     int32_t local_rank;        /* -1: not known */
     int32_t world_size;        /* 0: not known */
     int32_t node;              /* the node's index in the job; -1: not known */
-    int32_t pad;
+    int32_t write_errno;       /* 0, or the errno of the first write of this file that failed
+                                * (EFBIG, ENOSPC, EIO, a short write's): the agent puts it here
+                                * in place (pwrite) once, so the file says it lost data and why;
+                                * a reader older than it saw 0 padding */
     char host[72];
     char job_id[64];
     char launcher[24];         /* the launcher whose variables named the rank (agent/identity.c) */

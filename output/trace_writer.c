@@ -6,8 +6,12 @@
 #include "output/trace_writer.h"
 #include "output/fd_writer.h"
 
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #define HASH_NONFATAL_OOM 1 /* never exit() inside the host process: a failed add is skipped */
 #include <uthash.h>
 
@@ -60,6 +64,7 @@ struct sample_level {
 
 struct trace_writer {
     struct fd_writer out;
+    bool lost_marked;      /* tw_mark_lost ran */
     /* the bound (0: none) and its policy */
     uint64_t bound, bytes;
     bool sampling, final;
@@ -766,6 +771,27 @@ int tw_flush(struct trace_writer *w)
 int tw_error(const struct trace_writer *w)
 {
     return w->out.err;
+}
+
+void tw_mark_lost(struct trace_writer *w)
+{
+    if (!w->out.err || w->lost_marked)
+        return;
+    w->lost_marked = true;
+    int fd = w->out.fd;
+    int32_t err = w->out.err;
+    off_t at = (off_t)offsetof(struct trace_file_header_v13, id.write_errno);
+    struct stat sb;
+    /* only into a header that is there (a hole would grow the file) */
+    if (fstat(fd, &sb) != 0 || sb.st_size < (off_t)sizeof(struct trace_file_header_v13))
+        return;
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || ((flags & O_APPEND) && fcntl(fd, F_SETFL, flags & ~O_APPEND) != 0))
+        return; /* with O_APPEND, pwrite() appends whatever its offset */
+    ssize_t n = pwrite(fd, &err, sizeof err, at);
+    (void)n; /* nothing more to do: summary.json and the exit report say it too */
+    if (flags & O_APPEND)
+        fcntl(fd, F_SETFL, flags);
 }
 
 void tw_close(struct trace_writer *w)

@@ -138,5 +138,11 @@ void tw_bound_state(const struct trace_writer *w, struct tw_bound_state *out);
 int tw_flush(struct trace_writer *w);
 /* errno of the first failed write, 0 if none. */
 int tw_error(const struct trace_writer *w);
+/* After a failed write (tw_error): its errno put into the file's header in place
+ * (trace_identity.write_errno), once, so that a reader knows the file lost data and why
+ * rather than taking its cut tail for a kill. A pwrite() inside the file, which a file at
+ * RLIMIT_FSIZE or on a full disk still takes; when it cannot be done, summary.json and the
+ * exit report still say it. */
+void tw_mark_lost(struct trace_writer *w);
 
 #endif

@@ -193,3 +193,34 @@ class TerminalInjection(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PathsInErrorLines(unittest.TestCase):
+    """Paths in the CLI's error lines on stderr are file data too: a process folder named with
+    ESC ] 0 ; ... BEL and ESC [ 2 J (as anyone may make one in a shared SYNCSPY_OUT), missing,
+    empty, or holding a bad trace.bin or summary.json, given to report and check (and under a
+    root, for the folder's own files): stderr carries no control byte but its newlines, and
+    names the folder escaped (`\\x1b]0;pwned\\x07`)."""
+
+    def test_error_lines_escape_the_folder_name(self):
+        with tempfile.TemporaryDirectory(prefix="syncspy-term-paths-") as tmp:
+            root = os.path.join(tmp, "root" + CLEAR)
+            bad_trace = os.path.join(root, "pid7" + TITLE)
+            os.makedirs(bad_trace)
+            with open(os.path.join(bad_trace, "trace.bin"), "wb") as f:
+                f.write(b"SYNCSPY\0" + b"\xff" * 40)
+            bad_summary = os.path.join(tmp, "pid8" + TITLE)
+            os.makedirs(bad_summary)
+            with open(os.path.join(bad_summary, "summary.json"), "w") as f:
+                f.write('{"version": 1, "pid": 8, "steps": [')
+            empty = os.path.join(tmp, "empty" + TITLE)
+            os.makedirs(empty)
+            missing = os.path.join(tmp, "missing" + TITLE + "\x07")
+            for d in (root, bad_trace, bad_summary, empty, missing):
+                for args in (["report"], ["check", "--max-syncs-per-step", "1"]):
+                    with self.subTest(dir=d, cmd=args[0]):
+                        r = subprocess.run([CLI, *args, d], capture_output=True, timeout=60)
+                        self.assertNotEqual(r.returncode, 0)
+                        self.assertTrue(r.stderr, d)
+                        self.assertEqual(shown_problems(r.stderr, False), [], r.stderr)
+                        self.assertIn(b"\\x1b", r.stderr)

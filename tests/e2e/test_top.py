@@ -310,3 +310,34 @@ class TopFollows(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TopOneLineThreeFunctions(unittest.TestCase):
+    """Three functions defined on one source line, each one sync a step (tests/progs/host_harm.c
+    one-line): the last 10 s split per row as since start does, 1.00/1.00/1.00 (it showed
+    3.00/0.00/0.00: the window's lines were matched to rows by file and line alone); one process
+    and a root of two."""
+
+    def test_last_10_s_splits_rows_as_since_start(self):
+        env, out = util.agent_env({"SYNCSPY_REPORT": "off"})
+        try:
+            for _ in range(2):
+                p = subprocess.run([util.prog("host_harm"), "one-line", "300"], env=env,
+                                   capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stdout, "one line: 300 steps\n")
+            folders = sorted(glob.glob(os.path.join(out, "pid*")))
+            for d in (folders[0], out):
+                with self.subTest(dir=d):
+                    t = subprocess.run([CLI, "top", "--once", d], capture_output=True, text=True,
+                                       timeout=30)
+                    self.assertEqual(t.returncode, 0, t.stderr)
+                    rows = lines_shown(t.stdout)
+                    self.assertEqual(set(rows), {"line_a", "line_b", "line_c"}, t.stdout)
+                    for name, (_, win, _, since) in rows.items():
+                        self.assertEqual((win, since), ("1.00", "1.00"), (name, t.stdout))
+            r = subprocess.run([CLI, "report", folders[0]], capture_output=True, text=True)
+            self.assertEqual(len(re.findall(r"(?m)^\s+\d+\s.*\s1\.00\s.*cudaStreamSynchronize$",
+                                            r.stdout)), 3, r.stdout)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)

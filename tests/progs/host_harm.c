@@ -400,6 +400,25 @@ static int many_sites(void)
     return 0;
 }
 
+/* Three functions defined on one line, each a sync (issue 36: `top`'s last-10-s column put all
+ * three on one row); ONE_LINE_STEPS steps of one call each, 1 ms apart. */
+// clang-format off
+__attribute__((noinline)) void line_a(void) { CHECK(cudaStreamSynchronize(0)); } __attribute__((noinline)) void line_b(void) { CHECK(cudaStreamSynchronize(0)); } __attribute__((noinline)) void line_c(void) { CHECK(cudaStreamSynchronize(0)); }
+// clang-format on
+
+static int one_line(int steps)
+{
+    for (int s = 0; s < steps; s++) {
+        line_a();
+        line_b();
+        line_c();
+        mark_step();
+        usleep(1000);
+    }
+    printf("one line: %d steps\n", steps);
+    return 0;
+}
+
 /* 64 new sites and a step mark, then 8 children forked 0.1 ms to 16 ms later while the flusher
  * names them (the first naming reads the program's DWARF): each child syncs 3 times and
  * _exit()s. Prints how many ended with status 0. */
@@ -502,6 +521,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "exit-child")) return exit_child();
     if (!strcmp(c, "silent")) return silent();
     if (!strcmp(c, "many-sites")) return many_sites();
+    if (!strcmp(c, "one-line")) return one_line(atoi(arg));
     if (!strcmp(c, "fork-busy")) return fork_busy();
     if (!strcmp(c, "memset-reset")) return memset_reset();
     if (!strcmp(c, "helpers-loaded")) return helpers_loaded();

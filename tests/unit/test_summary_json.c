@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,24 @@ static void test_round_trip(void **state)
     read_back(text, len, &p, &q);
     summary_free(&q);
     free(text);
+    /* trace.bin lost data (EFBIG): said only then, read back; an errno out of range reads EIO */
+    text = write_json(&p, &len);
+    assert_null(strstr(text, "trace_lost_errno"));
+    free(text);
+    p.trace_lost_errno = EFBIG;
+    text = write_json(&p, &len);
+    assert_has(text, ", \"trace_lost_errno\": 27");
+    read_back(text, len, &p, &q);
+    assert_int_equal(q.trace_lost_errno, EFBIG);
+    summary_free(&q);
+    free(text);
+    p.trace_lost_errno = 0;
+    const char odd[] = "{\"version\": 1, \"pid\": 3, \"steps\": [], \"sites\": [], "
+                       "\"trace_lost_errno\": 99999}";
+    char err[512];
+    assert_int_equal(read_text(odd, sizeof odd - 1, &q, err, sizeof err), 0);
+    assert_int_equal(q.trace_lost_errno, EIO);
+    summary_free(&q);
     /* empty process */
     struct rep_process e = {.pid = 1, .rank = -1};
     text = write_json(&e, &len);
