@@ -107,36 +107,16 @@ void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const s
                        size_t index)
 {
     enum { OPS_MAX = 16 };
-    struct {
-        struct site_op op;
-        uint64_t count, ns;
-    } sum[OPS_MAX];
-    size_t n = 0;
+    struct hints_op_sum sum[OPS_MAX];
+    size_t n = 0, more = 0; /* more than 16 ops at one line: the first 16 */
     for (size_t i = 0; p->sites && lines->of_site && i < p->nsites; i++) {
         if (lines->of_site[i].line != index || !lines->of_site[i].count)
             continue;
         struct site_op op;
         hints_op(&p->sites[i], &op);
-        size_t k = 0;
-        while (k < n && strcmp(sum[k].op.op, op.op))
-            k++;
-        if (k == n) {
-            if (n == OPS_MAX)
-                continue; /* more than 16 ops at one line: the heaviest 16 */
-            sum[n].op = op;
-            sum[n].count = sum[n].ns = 0;
-            n++;
-        }
-        sum[k].count += lines->of_site[i].count;
-        sum[k].ns += lines->of_site[i].blocked_ns;
+        n = hints_op_sum_add(sum, n, OPS_MAX, &op, lines->of_site[i].count, lines->of_site[i].blocked_ns, &more);
     }
-    for (size_t a = 0; a < n; a++)
-        for (size_t b = a + 1; b < n; b++)
-            if (sum[b].ns > sum[a].ns) {
-                __typeof__(sum[0]) t = sum[a];
-                sum[a] = sum[b];
-                sum[b] = t;
-            }
+    hints_op_sums_sort(sum, n);
     fdw_puts(w, "\"ops\": [");
     for (size_t k = 0; k < n; k++) {
         fdw_puts(w, k ? ", {" : "{");

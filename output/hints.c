@@ -490,19 +490,26 @@ static const char *const framework_packages[] = {
     "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
     "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};
 
-static bool framework_path(const char *path)
+/* Whether path is a file of an installed package, by its path below site-packages (or Debian's
+ * dist-packages) starting with one of pkgs[0..n). */
+static bool installed_package_in(const char *path, const char *const *pkgs, size_t n)
 {
     static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
-    for (size_t r = 0; r < 2; r++) {
+    for (size_t r = 0; r < ARRAY_SIZE(roots); r++) {
         const char *at = strstr(path, roots[r]);
         if (!at)
             continue;
         at += strlen(roots[r]);
-        for (size_t i = 0; i < sizeof framework_packages / sizeof framework_packages[0]; i++)
-            if (!strncmp(at, framework_packages[i], strlen(framework_packages[i])))
+        for (size_t i = 0; i < n; i++)
+            if (!strncmp(at, pkgs[i], strlen(pkgs[i])))
                 return true;
     }
     return false;
+}
+
+static bool framework_path(const char *path)
+{
+    return installed_package_in(path, framework_packages, ARRAY_SIZE(framework_packages));
 }
 
 static bool base_name_starts(const char *module, const char *const *prefixes, size_t n)
@@ -592,18 +599,8 @@ static uint32_t user_frame(const struct rep_site *s, bool *found)
 /* torch's own packages: their frames are the op, not a framework's feature */
 static bool torch_package_path(const char *path)
 {
-    static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
     static const char *const torch_pkgs[] = {"torch/", "torchvision/", "torchaudio/"};
-    for (size_t r = 0; r < 2; r++) {
-        const char *at = strstr(path, roots[r]);
-        if (!at)
-            continue;
-        at += strlen(roots[r]);
-        for (size_t i = 0; i < ARRAY_SIZE(torch_pkgs); i++)
-            if (!strncmp(at, torch_pkgs[i], strlen(torch_pkgs[i])))
-                return true;
-    }
-    return false;
+    return installed_package_in(path, torch_pkgs, ARRAY_SIZE(torch_pkgs));
 }
 
 const struct rep_frame *hints_framework_frame(const struct rep_site *site, uint32_t user)
@@ -838,6 +835,35 @@ struct node_seen {
 
 static void op_of(const struct rep_site *site, const struct node_seen *n, struct site_op *out);
 static void graph_break_advice(const struct rep_site *site, struct site_op *out);
+
+size_t hints_op_sum_add(struct hints_op_sum *sum, size_t n, size_t cap, const struct site_op *op,
+                        uint64_t count, uint64_t ns, size_t *more)
+{
+    size_t k = 0;
+    while (k < n && strcmp(sum[k].op.op, op->op))
+        k++;
+    if (k == n) {
+        if (n == cap) {
+            (*more)++;
+            return n;
+        }
+        sum[n++] = (struct hints_op_sum){.op = *op};
+    }
+    sum[k].count += count;
+    sum[k].ns += ns;
+    return n;
+}
+
+void hints_op_sums_sort(struct hints_op_sum *sum, size_t n)
+{
+    for (size_t a = 0; a < n; a++) /* a handful of ops: a selection sort */
+        for (size_t b = a + 1; b < n; b++)
+            if (sum[b].ns > sum[a].ns) {
+                struct hints_op_sum t = sum[a];
+                sum[a] = sum[b];
+                sum[b] = t;
+            }
+}
 
 void hints_op(const struct rep_site *site, struct site_op *out)
 {

@@ -75,6 +75,18 @@ struct site_op {
  * of the API; an ATen operator with no rule gets a hint that names it. */
 void hints_op(const struct rep_site *site, struct site_op *out);
 
+/* Operators summed over the sites of one line (issue 35 item 1: every op of a row, in the report
+ * and in `check --json`): each site's op added with its counts; an op past cap is not kept
+ * (its site counted in *more). Returns the new number of sums. */
+struct hints_op_sum {
+    struct site_op op;
+    uint64_t count, ns;
+};
+size_t hints_op_sum_add(struct hints_op_sum *sum, size_t n, size_t cap, const struct site_op *op,
+                        uint64_t count, uint64_t ns, size_t *more);
+/* The heaviest (blocked time) first. */
+void hints_op_sums_sort(struct hints_op_sum *sum, size_t n);
+
 /* Row i of the table (its exact key and what the report calls the op); false past the end. For
  * tests/unit/test_hints.c, which checks that every row has a case of its own. */
 bool hints_rule_at(size_t i, const char **key, const char **op);

@@ -1538,38 +1538,17 @@ static void render_estimate(struct fd_writer *w, const struct group *g, const st
 static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t n, const struct totals *t,
                              const char *shown)
 {
-    struct op_sum {
-        struct site_op op;
-        uint64_t count, ns;
-    } *sum = calloc(OPS_SHOWN, sizeof *sum);
+    struct hints_op_sum *sum = calloc(OPS_SHOWN, sizeof *sum);
     size_t nsum = 0, more = 0;
     if (!sum)
         return;
     for (size_t i = 0; i < n; i++) {
         struct site_op op;
         hints_op(e[i].site, &op);
-        if (!strcmp(op.op, shown))
-            continue;
-        size_t k = 0;
-        while (k < nsum && strcmp(sum[k].op.op, op.op))
-            k++;
-        if (k == nsum) {
-            if (nsum == OPS_SHOWN) {
-                more++;
-                continue;
-            }
-            sum[nsum++].op = op;
-        }
-        sum[k].count += e[i].count;
-        sum[k].ns += e[i].blocked_ns;
+        if (strcmp(op.op, shown))
+            nsum = hints_op_sum_add(sum, nsum, OPS_SHOWN, &op, e[i].count, e[i].blocked_ns, &more);
     }
-    for (size_t a = 0; a < nsum; a++) /* heaviest first (a handful: insertion order) */
-        for (size_t b = a + 1; b < nsum; b++)
-            if (sum[b].ns > sum[a].ns) {
-                struct op_sum tmp = sum[a];
-                sum[a] = sum[b];
-                sum[b] = tmp;
-            }
+    hints_op_sums_sort(sum, nsum);
     for (size_t k = 0; k < nsum; k++) {
         char rate[32], ns[32];
         fmt_rate(rate, sizeof rate, (double)sum[k].count / t->steps);
