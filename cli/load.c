@@ -246,35 +246,49 @@ static bool load_summary(const char *path, struct cli_proc *item, size_t *proble
     return true;
 }
 
+/* The folder's summary.json beside a traced process's trace.bin, read at most once (cli_proc
+ * beside), when it is the same process's; NULL when there is none or it cannot be read. */
+static const struct rep_process *summary_beside(const char *summary, struct cli_proc *item)
+{
+    if (!item->beside_read) {
+        item->beside_read = true;
+        struct rep_process s;
+        char err[PATH_MAX + 512];
+        if (present(summary) && summary_read_json(summary, &s, err, sizeof err) == 0) {
+            if (s.pid == item->rep.pid)
+                item->beside = s;
+            else
+                summary_free(&s);
+        }
+    }
+    return item->beside.owned ? &item->beside : NULL;
+}
+
 /* A trace that misses step records it has no count of: the step figures of the folder's
  * summary.json (the same process's, exact), else the missing steps counted as active
  * steps whose figures are unknown (estimates, said). Every command reads through here. */
 static void fill_missing_steps(const char *summary, struct cli_proc *item)
 {
-    struct rep_process *p = &item->rep, s;
-    char err[PATH_MAX + 512];
+    struct rep_process *p = &item->rep;
     if (!p->step_records_missing)
         return;
-    if (present(summary) && summary_read_json(summary, &s, err, sizeof err) == 0) {
-        char why[512];
-        if (s.pid == p->pid && !cli_contradiction(&s, why, sizeof why)) {
-            p->steps = s.steps;
-            p->nsteps = s.nsteps;
-            p->steps_omitted = s.steps_omitted;
-            p->steps_seen = s.steps_seen;
-            p->active_steps = s.active_steps;
-            p->syncs = s.syncs;
-            p->blocked_ns = s.blocked_ns;
-            p->launches = s.launches;
-            p->wall_ns = s.wall_ns;
-            p->startup_closed = s.startup_closed;
-            p->startup = s.startup;
-            p->steps_lost = 0;
-            p->steps_basis = REP_STEPS_FROM_SUMMARY;
-            item->steps_source = s;
-            return;
-        }
-        summary_free(&s);
+    const struct rep_process *s = summary_beside(summary, item);
+    char why[512];
+    if (s && !cli_contradiction(s, why, sizeof why)) {
+        p->steps = s->steps;
+        p->nsteps = s->nsteps;
+        p->steps_omitted = s->steps_omitted;
+        p->steps_seen = s->steps_seen;
+        p->active_steps = s->active_steps;
+        p->syncs = s->syncs;
+        p->blocked_ns = s->blocked_ns;
+        p->launches = s->launches;
+        p->wall_ns = s->wall_ns;
+        p->startup_closed = s->startup_closed;
+        p->startup = s->startup;
+        p->steps_lost = 0;
+        p->steps_basis = REP_STEPS_FROM_SUMMARY;
+        return;
     }
     p->steps_basis = REP_STEPS_ESTIMATED;
     p->steps_lost += p->steps_missing_active;
@@ -286,19 +300,12 @@ static void fill_missing_steps(const char *summary, struct cli_proc *item)
  * are a lower bound (the report says so), never a kill's. */
 static void fill_trace_lost(const char *summary, struct cli_proc *item)
 {
-    struct rep_process *p = &item->rep, s;
-    char err[PATH_MAX + 512];
+    struct rep_process *p = &item->rep;
     if (!p->trace_unfinished || p->trace_lost_errno)
         return;
-    if (item->steps_source.owned) {
-        p->trace_lost_errno = item->steps_source.trace_lost_errno;
-        return;
-    }
-    if (!present(summary) || summary_read_json(summary, &s, err, sizeof err) != 0)
-        return;
-    if (s.pid == p->pid)
-        p->trace_lost_errno = s.trace_lost_errno;
-    summary_free(&s);
+    const struct rep_process *s = summary_beside(summary, item);
+    if (s)
+        p->trace_lost_errno = s->trace_lost_errno;
 }
 
 /* Whether the summary.json at path lists recompilations: they come before the steps and sites,
@@ -319,25 +326,16 @@ static bool lists_recompiles(const char *path)
 }
 
 /* A trace holds no recompilations (output/model.h): the folder's summary.json's, when it is the
- * same process's. */
+ * same process's (read for them only when its head lists some). */
 static void fill_recompiles(const char *summary, struct cli_proc *item)
 {
-    struct rep_process *p = &item->rep, s;
-    char err[PATH_MAX + 512];
-    if (item->steps_source.owned) { /* read already for its steps */
-        p->recompiles = item->steps_source.recompiles;
-        p->nrecompiles = item->steps_source.nrecompiles;
+    if (!item->beside_read && !lists_recompiles(summary))
         return;
+    const struct rep_process *s = summary_beside(summary, item);
+    if (s) {
+        item->rep.recompiles = s->recompiles;
+        item->rep.nrecompiles = s->nrecompiles;
     }
-    if (!lists_recompiles(summary) || summary_read_json(summary, &s, err, sizeof err) != 0)
-        return;
-    if (s.pid != p->pid || !s.nrecompiles) {
-        summary_free(&s);
-        return;
-    }
-    p->recompiles = s.recompiles;
-    p->nrecompiles = s.nrecompiles;
-    item->steps_source = s;
 }
 
 /* A process folder: its trace.bin when it has one (it is written as the process runs, so it
@@ -481,8 +479,8 @@ void cli_set_free(struct cli_set *set)
             trace_free(&it->rep, it->has_events ? &it->events : NULL);
         else
             summary_free(&it->rep);
-        if (it->steps_source.owned)
-            summary_free(&it->steps_source);
+        if (it->beside.owned)
+            summary_free(&it->beside);
     }
     free(set->items);
     free(set->procs);

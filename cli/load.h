@@ -17,10 +17,12 @@ struct cli_proc {
     bool traced;               /* read from trace.bin (else from summary.json) */
     bool has_events;           /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
     struct trace_events events;
-    /* a traced process whose trace misses step records, or whose summary.json lists
-     * torch.compile's recompilations (a trace has none): that summary.json, whose step figures
-     * (rep.steps_basis REP_STEPS_FROM_SUMMARY) or recompilations rep took; owns them */
-    struct rep_process steps_source;
+    /* a traced process's summary.json beside its trace.bin (the same process's), read at most
+     * once when the trace lacks what it has: step records (rep.steps_basis
+     * REP_STEPS_FROM_SUMMARY), torch.compile's recompilations, the mark of a failed write; rep
+     * points into it (owned: read) */
+    struct rep_process beside;
+    bool beside_read;          /* it was looked for (read or not there) */
 };
 
 /* The processes read from one DIR argument, sorted by rank (ranked ones first), then pid. */
