@@ -423,7 +423,8 @@ bool agent_cuda_seen(void)
 
 /* ---- step boundaries --------------------------------------------------------------------------- */
 
-static void step_mark(bool explicit_mark, unsigned optimizers)
+/* split: an automatic mark at the kept cut first (steps_mark_split), optimizers_before its count */
+static void step_mark(bool explicit_mark, unsigned optimizers, bool split, unsigned optimizers_before)
 {
     agent_init_once();
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
@@ -441,7 +442,8 @@ static void step_mark(bool explicit_mark, unsigned optimizers)
      * step while this thread marks one is ignored (steps_mark) instead of waiting on itself. */
     if (explicit_mark)
         agent_hold_signals(&h);
-    unsigned ended = steps_mark(now, explicit_mark, optimizers);
+    unsigned ended = split ? steps_mark_split(now, optimizers_before, optimizers)
+                           : steps_mark(now, explicit_mark, optimizers);
     if (explicit_mark)
         agent_release_signals(&h);
     if (ended & STEPS_MARK_QUEUE_DEEP)
@@ -455,12 +457,28 @@ static void step_mark(bool explicit_mark, unsigned optimizers)
 
 void agent_step(bool explicit_mark)
 {
-    step_mark(explicit_mark, 0);
+    step_mark(explicit_mark, 0, false, 0);
 }
 
 void agent_optimizer_step(unsigned optimizers)
 {
-    step_mark(false, optimizers);
+    step_mark(false, optimizers, false, 0);
+}
+
+void agent_optimizer_step_split(unsigned optimizers_before, unsigned optimizers)
+{
+    step_mark(false, optimizers, true, optimizers_before);
+}
+
+void agent_optimizer_cut(void)
+{
+    agent_init_once();
+    if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
+        return;
+    struct agent_work w;
+    agent_work_begin(&w);
+    steps_cut_here(agent_now_ns());
+    agent_work_end(&w);
 }
 
 SYNCSPY_EXPORT void syncspy_step(void)

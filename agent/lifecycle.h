@@ -45,6 +45,10 @@ bool agent_cuda_seen(void);
 void agent_step(bool explicit_mark);
 /* The optimizer hook's step boundary: optimizers stepped in the step it ends (agent/pyhook.c). */
 void agent_optimizer_step(unsigned optimizers);
+/* An optimizer's first step that may have ended an iteration (agent/steps.h steps_cut_here), and
+ * the two marks made when a later step shows it did (steps_mark_split). */
+void agent_optimizer_cut(void);
+void agent_optimizer_step_split(unsigned optimizers_before, unsigned optimizers);
 
 /* The exit path (RUNNING -> FINISHING -> OFF, outputs written), once, from the thread that asks
  * first: the atexit handler, or (agent_finish_from_signal) the flusher thread. */

@@ -7,6 +7,8 @@
  * compiled as "<syncspy>"). The functions handed to that code are the bridge below. */
 #include "agent/pyhook.h"
 
+#include <pthread.h>
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -231,23 +233,45 @@ static void attr_step_end(void)
         autograd_set_state(BACKWARD_CAUSE_COMPILE); /* attr_off: for good */
 }
 
-/* Which optimizer step ends a training step. One optimizer: each of its steps. Several that step
- * in turn in every iteration (a GAN's D then G, Muon beside AdamW, a critic and an actor): the
- * one that closes the cycle, the optimizer that stepped last before the first one stepped again,
- * so that a step holds one whole iteration, forward and backward of every model (a mark after D
- * would split G's forward from its backward, and halve every rate). The first optimizer's first
- * step ends start-up, as with one. A loop that makes a new optimizer (per epoch) starts over
- * with it as the only one: when the first one is gone (a weak reference to it is dead), or, where
- * it lives on, when the new one steps twice in a row. Identity is the object's address, kept
+/* Which optimizer step ends a training step: a step is an iteration of the user's loop, found
+ * from the optimizer that stepped first (the anchor) and its cycles (from one of its steps to the
+ * next). One optimizer: each of its steps. Several that step in turn in every cycle (a GAN's D
+ * then G, Muon beside AdamW, an actor and a critic, a lazy regularizer's second D step every 4th
+ * iteration): a step ends at the first step, after the anchor's, of the closer, the optimizer
+ * that stepped last in each cycle among those that stepped in every one, so that a step holds
+ * one whole iteration, forward and backward of every model (a mark after D would split G's
+ * forward from its backward, and halve every rate). One that steps in some cycles only (B every
+ * 4th iteration beside A every one; a critic's extra steps count as the anchor's) never closes
+ * a step. A cycle whose closer did not step is closed at the anchor's next step. The anchor's
+ * first step ends start-up, as with one optimizer.
+ * A loop that makes a new optimizer (per epoch, per layer as forward-forward training does)
+ * starts over with it as the only one: at its first step when the anchor is gone (a weak
+ * reference to it is dead), or, where it lives on, when the new one steps twice in a row after
+ * the anchor's first cycle; its first step, kept as a cut (agent/steps.h steps_cut_here), then
+ * ends a step as well, so every iteration is one step. Optimizers stepped on another thread
+ * than the anchor's (each thread training its own model) are loops of their own: they neither
+ * end nor close a step, and a step is an iteration of the anchor's thread. Identity is the
+ * object's address, kept
  * without a reference (the program's objects live as long as it wants them). All of it under the
  * GIL: the hook runs there. */
-#define OPT_KEPT 8 /* optimizers told apart within one step (more are counted as the 8th) */
-static uintptr_t opt_first, opt_closer, opt_prev;
-static PyObject *opt_first_ref; /* a weak reference to the first (NULL: none could be made) */
+#define OPT_KEPT 8 /* optimizers told apart (more are stepped past, never a closer) */
+static struct opt_known {
+    uintptr_t addr;
+    uint64_t cycles;  /* the anchor's cycles it stepped in */
+    unsigned last_at; /* the order of its latest step in the cycle now open */
+    bool in_cycle;
+} opt_known[OPT_KEPT];
+static unsigned opt_nknown;      /* opt_known[0] is the anchor */
+static uintptr_t opt_closer, opt_prev, opt_cut; /* opt_cut: the optimizer whose first step was cut */
+static PyObject *opt_first_ref; /* a weak reference to the anchor (NULL: none could be made) */
+static uint64_t opt_cycles;     /* the anchor's cycles ended */
+static unsigned opt_order;      /* optimizer steps in the cycle now open */
+static bool opt_armed;          /* the anchor stepped since the last step ended */
+static pthread_t opt_thread;    /* the anchor's thread */
 static uintptr_t opt_seen[OPT_KEPT]; /* the optimizers that stepped in the step now open */
 static unsigned opt_nseen;
 
-/* Whether the first optimizer has been freed (false when that cannot be told). */
+/* Whether the anchor has been freed (false when that cannot be told). */
 static bool first_optimizer_gone(void)
 {
     if (!opt_first_ref)
@@ -269,7 +293,14 @@ static bool first_optimizer_gone(void)
 
 static void first_optimizer_is(PyObject *opt)
 {
-    opt_first = opt_closer = (uintptr_t)opt;
+    opt_known[0] = (struct opt_known){.addr = (uintptr_t)opt, .in_cycle = true};
+    opt_thread = pthread_self();
+    opt_nknown = 1;
+    opt_closer = (uintptr_t)opt;
+    opt_cycles = 0;
+    opt_order = 1;
+    opt_armed = false;
+    opt_cut = 0;
     if (opt_first_ref)
         pyapi.decref(opt_first_ref);
     opt_first_ref = opt && pyapi.weakref_new ? pyapi.weakref_new(opt, NULL) : NULL;
@@ -277,21 +308,72 @@ static void first_optimizer_is(PyObject *opt)
         pyapi.err_clear(); /* a class without weak references: the twice-in-a-row rule alone */
 }
 
-static bool optimizer_ends_step(PyObject *optimizer)
+/* The anchor stepped: the cycle now open ends, the closer is the latest to step in it of those
+ * that stepped in every cycle (the anchor always has), and the next cycle begins. */
+static void cycle_ends(void)
+{
+    opt_cycles++;
+    unsigned best = 0;
+    for (unsigned i = 0; i < opt_nknown; i++) {
+        struct opt_known *k = &opt_known[i];
+        if (k->in_cycle)
+            k->cycles++;
+        if (k->cycles == opt_cycles && k->last_at >= opt_known[best].last_at)
+            best = i;
+        k->in_cycle = false;
+        k->last_at = 0;
+    }
+    opt_closer = opt_known[best].addr;
+    opt_known[0].in_cycle = true;
+    opt_order = 1;
+}
+
+enum opt_end { OPT_GOES_ON, OPT_ENDS, OPT_ENDS_AT_CUT_TOO };
+
+static enum opt_end optimizer_ends_step(PyObject *optimizer)
 {
     uintptr_t opt = (uintptr_t)optimizer;
-    if (!opt_first || (opt == opt_prev && opt != opt_first) ||
-        (opt != opt_first && first_optimizer_gone()))
+    enum opt_end end = OPT_GOES_ON;
+    if (!opt_nknown || (opt != opt_known[0].addr && first_optimizer_gone())) {
         first_optimizer_is(optimizer);
-    else if (opt == opt_first)
-        opt_closer = opt_prev;
+        end = OPT_ENDS;
+    } else if (!pthread_equal(pthread_self(), opt_thread)) {
+        return OPT_GOES_ON; /* another thread's loop */
+    } else if (opt == opt_known[0].addr) {
+        bool missed = opt_armed; /* the closer did not step in the cycle that ends */
+        cycle_ends();
+        opt_armed = true;
+        if (missed || opt == opt_closer)
+            end = OPT_ENDS;
+    } else {
+        unsigned i = 1;
+        while (i < opt_nknown && opt_known[i].addr != opt)
+            i++;
+        if (i == opt_nknown && i < OPT_KEPT) { /* its first step: a cut, in case it replaces */
+            opt_known[opt_nknown++] = (struct opt_known){.addr = opt};
+            opt_cut = opt;
+            agent_optimizer_cut();
+        } else if (i < opt_nknown && opt == opt_prev && opt == opt_cut && opt_cycles > 0 &&
+                   opt_known[i].cycles == 0) {
+            first_optimizer_is(optimizer); /* a new one, stepping again: the anchor's successor */
+            end = OPT_ENDS_AT_CUT_TOO;
+        }
+        if (end == OPT_GOES_ON && i < opt_nknown) {
+            opt_known[i].in_cycle = true;
+            opt_known[i].last_at = opt_order++;
+            if (opt == opt_closer && opt_armed)
+                end = OPT_ENDS;
+        }
+    }
+    if (end != OPT_GOES_ON)
+        opt_armed = false, opt_cut = 0; /* a mark drops the kept cut (agent/steps.c) */
     opt_prev = opt;
     unsigned i = 0;
     while (i < opt_nseen && opt_seen[i] != opt)
         i++;
     if (i == opt_nseen && opt_nseen < OPT_KEPT)
         opt_seen[opt_nseen++] = opt;
-    return opt == opt_closer;
+    return end;
 }
 
 /* The hook torch calls after every optimizer step: hook(optimizer, args, kwargs). METH_FASTCALL:
@@ -300,9 +382,13 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, ptrdiff_t nargs,
 {
     (void)self;
     (void)kwnames;
-    if (!optimizer_ends_step(nargs > 0 ? args[0] : NULL))
+    enum opt_end end = optimizer_ends_step(nargs > 0 ? args[0] : NULL);
+    if (end == OPT_GOES_ON)
         return pyapi_none();
-    agent_optimizer_step(opt_nseen);
+    if (end == OPT_ENDS_AT_CUT_TOO) /* the cut step held the optimizers before the new one */
+        agent_optimizer_step_split(opt_nseen > 1 ? opt_nseen - 1 : 1, 1);
+    else
+        agent_optimizer_step(opt_nseen);
     opt_nseen = 0;
     if (attr_begin_fn && !attr_off)
         attr_step_end();

@@ -54,6 +54,11 @@ static unsigned closing_optimizers;       /* the optimizers that stepped in it (
 static uint64_t optimizers_seen[REP_OPTIMIZERS_KEPT + 1]; /* training steps (step 0 aside) by
                                                           * the optimizers that stepped in them */
 static uint32_t marker_tid;               /* the thread that made the latest step mark */
+/* A possible boundary kept by steps_cut_here: the open step's figures at that moment. */
+static struct step_cut {
+    bool valid;
+    uint64_t step, now, syncs, blocked_ns, launches;
+} cut;
 static bool startup_closed;               /* step 0 (start-up) ended with a mark */
 static struct rep_step startup;
 static struct rep_step *step_log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
@@ -222,12 +227,23 @@ struct steps_lost steps_events_lost(void)
 
 /* Ends the current step at now and begins the next. Caller holds step_lock. final: the
  * process is exiting (the step is recorded as partial, and only if anything happened in it).
- * Returns whether the step that ended was active. */
-static bool step_close_locked(uint64_t now, bool final, bool *deep)
+ * at: end it at that cut instead (its time and figures). Returns whether the step that ended was
+ * active. */
+static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct step_cut *at)
 {
-    uint64_t launches = threads_launches_total();
-    uint64_t syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
-    uint64_t blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
+    uint64_t launches, syncs, blocked;
+    if (at) { /* ends at the cut, with its figures: what came after it stays in the next step */
+        now = at->now;
+        launches = at->launches;
+        syncs = at->syncs;
+        blocked = at->blocked_ns;
+        atomic_fetch_sub_explicit(&step_syncs, syncs, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&step_blocked_ns, blocked, memory_order_relaxed);
+    } else {
+        launches = threads_launches_total();
+        syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
+        blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
+    }
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     bool attributed = autograd_step_attributed();
     if (!final || syncs || launches - step_launch_base)
@@ -271,9 +287,35 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep)
     return was_active;
 }
 
-unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers)
+/* One mark, under step_lock: at the cut first when one is given (an automatic mark's two). */
+static unsigned mark_locked(uint64_t now, bool explicit_mark, unsigned optimizers,
+                            const struct step_cut *at, unsigned optimizers_before, uint32_t tid)
 {
     bool active_ended = false, deep = false;
+    if (explicit_mark)
+        explicit_marks = true;
+    else
+        auto_marks = true;
+    if (explicit_mark || !explicit_marks) {
+        closing_tid = tid;
+        for (int part = at ? 0 : 1; part < 2; part++) {
+            unsigned n = explicit_mark ? 0 : part == 0 ? optimizers_before : optimizers;
+            closing_optimizers = n;
+            if (step_number > 0)
+                optimizers_seen[n < REP_OPTIMIZERS_KEPT ? n : REP_OPTIMIZERS_KEPT]++;
+            bool d = false;
+            active_ended |= step_close_locked(now, false, &d, part == 0 ? at : NULL);
+            deep |= d;
+        }
+        marker_tid = tid;
+    }
+    cut.valid = false;
+    return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0);
+}
+
+static unsigned mark(uint64_t now, bool explicit_mark, unsigned optimizers, bool split,
+                     unsigned optimizers_before)
+{
     if (unlikely(marking))
         return 0; /* a handler interrupted this thread's mark: the step lock is held below */
     uint32_t tid = own_tid;
@@ -281,29 +323,48 @@ unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers)
         own_tid = tid = (uint32_t)syscall(SYS_gettid);
     marking = true;
     pthread_mutex_lock(&step_lock);
-    if (explicit_mark)
-        explicit_marks = true;
-    else
-        auto_marks = true;
-    if (explicit_mark || !explicit_marks) {
-        closing_tid = tid;
-        closing_optimizers = explicit_mark ? 0 : optimizers;
-        if (step_number > 0)
-            optimizers_seen[closing_optimizers < REP_OPTIMIZERS_KEPT ? closing_optimizers
-                                                                     : REP_OPTIMIZERS_KEPT]++;
-        active_ended = step_close_locked(now, false, &deep);
-        marker_tid = tid;
-    }
+    struct step_cut at = cut;
+    bool use_cut = split && at.valid && at.step == step_number && at.now <= now;
+    unsigned r = mark_locked(now, explicit_mark, optimizers, use_cut ? &at : NULL,
+                             optimizers_before, tid);
     pthread_mutex_unlock(&step_lock);
     marking = false;
-    return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0);
+    return r;
+}
+
+unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers)
+{
+    return mark(now, explicit_mark, optimizers, false, 0);
+}
+
+unsigned steps_mark_split(uint64_t now, unsigned optimizers_before, unsigned optimizers)
+{
+    return mark(now, false, optimizers, true, optimizers_before);
+}
+
+void steps_cut_here(uint64_t now)
+{
+    if (unlikely(marking))
+        return;
+    marking = true;
+    pthread_mutex_lock(&step_lock);
+    cut = (struct step_cut){
+        .valid = true,
+        .step = step_number,
+        .now = now,
+        .syncs = atomic_load_explicit(&step_syncs, memory_order_relaxed),
+        .blocked_ns = atomic_load_explicit(&step_blocked_ns, memory_order_relaxed),
+        .launches = threads_launches_total(),
+    };
+    pthread_mutex_unlock(&step_lock);
+    marking = false;
 }
 
 void steps_finish(struct rep_process *proc, uint64_t now)
 {
     bool deep;
     pthread_mutex_lock(&step_lock);
-    step_close_locked(now, true, &deep);
+    step_close_locked(now, true, &deep, NULL);
     proc->steps = step_log;
     proc->nsteps = step_log_n;
     proc->steps_omitted = step_totals.omitted;
@@ -318,6 +379,7 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     proc->startup = startup;
     proc->step_source = explicit_marks ? "syncspy.step()" : auto_marks ? "optimizer.step()" : NULL;
     proc->optimizers = explicit_marks ? 0 : rep_optimizers_usual(optimizers_seen);
+    proc->optimizers_max = explicit_marks ? 0 : rep_optimizers_most(optimizers_seen);
     pthread_mutex_unlock(&step_lock);
 }
 
@@ -358,6 +420,7 @@ void steps_atfork_child(uint64_t now)
     step_launch_base = 0;
     explicit_marks = auto_marks = false;
     marker_tid = 0;
+    cut.valid = false;
     startup_closed = false;
     memset(&startup, 0, sizeof startup);
     atomic_store(&step_syncs, 0);

@@ -36,6 +36,15 @@ void steps_add_sync(uint64_t blocked_ns);
  * count, agent/pyhook.c; 0 for an explicit mark) */
 unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers);
 
+/* A place where the open step may turn out to have ended (an optimizer's first step, before it
+ * is known whether it steps beside the others or after them): the step's time and figures so far
+ * are kept, until the next mark. steps_mark_split then makes two automatic marks, the first at
+ * that cut (its figures; optimizers_before: the optimizers that stepped in that step), the second
+ * at now (what came after the cut); one at now alone when no cut was kept in this step. The
+ * records made between the two keep the earlier step's number. */
+void steps_cut_here(uint64_t now);
+unsigned steps_mark_split(uint64_t now, unsigned optimizers_before, unsigned optimizers);
+
 /* At exit: closes the step still open (recorded as partial, and only if anything happened in
  * it) and fills the step fields of proc (proc->steps stays owned here): the totals, start-up
  * (step 0, when a mark ended it), how steps were marked. */

@@ -497,13 +497,13 @@ enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
     P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
-    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_RECOMPILES, P_TRACE_LOST, P_N
+    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_OPTIMIZERS_MAX, P_RECOMPILES, P_TRACE_LOST, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
     "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
-    "host", "job_id", "launcher", "attribution_steps", "optimizers", "recompiles",
+    "host", "job_id", "launcher", "attribution_steps", "optimizers", "optimizers_max", "recompiles",
     "trace_lost_errno"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -600,6 +600,7 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
         return read_string_into(r, &p->step_source);
     case P_NO_HOOK: return json_bool(in, &p->no_step_hook);
     case P_OPTIMIZERS: return json_u32_saturated(in, &p->optimizers);
+    case P_OPTIMIZERS_MAX: return json_u32_saturated(in, &p->optimizers_max);
     case P_TRACE_LOST: { /* an errno (1..4095); anything else reads as an unknown error */
         uint32_t e;
         if (!json_u32_saturated(in, &e))

@@ -1481,6 +1481,7 @@ static void build_startup(struct reader *r)
     out->step_source = source == TRACE_STEP_SOURCE_EXPLICIT ? "syncspy.step()"
                        : source == TRACE_STEP_SOURCE_AUTO ? "optimizer.step()" : NULL;
     out->optimizers = source == TRACE_STEP_SOURCE_AUTO ? rep_optimizers_usual(r->optimizers) : 0;
+    out->optimizers_max = source == TRACE_STEP_SOURCE_AUTO ? rep_optimizers_most(r->optimizers) : 0;
 }
 
 /* The threads' totals (THREAD_TOTALS) with their names (THREAD), into *out (allocated here). */

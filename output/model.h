@@ -191,6 +191,9 @@ struct rep_process {
      * aside; several: every step ends at the last of them, agent/pyhook.c); 0 when not known or
      * no optimizer marked the steps */
     uint32_t optimizers;
+    /* the most optimizers that stepped in one training step (start-up aside): more than
+     * optimizers when some step in a few steps only (B every 4th iteration beside A) */
+    uint32_t optimizers_max;
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */
@@ -249,6 +252,16 @@ static inline uint32_t rep_optimizers_usual(const uint64_t *counts)
         if (counts[n] > counts[best])
             best = n;
     return best;
+}
+
+/* The largest count of counts[0..REP_OPTIMIZERS_KEPT] that some step had (0: none). */
+static inline uint32_t rep_optimizers_most(const uint64_t *counts)
+{
+    uint32_t most = 0;
+    for (uint32_t n = 1; n <= REP_OPTIMIZERS_KEPT; n++)
+        if (counts[n])
+            most = n;
+    return most;
 }
 
 /* The last component of a path (a module's or a source file's); "" for NULL. */

@@ -873,11 +873,13 @@ static bool steps_marked(const struct rep_process *p)
     return p->startup_closed || p->steps_seen > 1;
 }
 
-/* Several optimizers step in each training step (a GAN's two, Muon beside AdamW): each step
- * ends at the last of them (agent/pyhook.c). */
+/* Several optimizers step in a training step (a GAN's two, Muon beside AdamW, B every 4th
+ * iteration beside A): a step is an iteration, found from the first one's cycle
+ * (agent/pyhook.c). */
 static bool several_optimizers(const struct rep_process *p)
 {
-    return p->optimizers > 1 && p->step_source && !strcmp(p->step_source, "optimizer.step()");
+    return (p->optimizers > 1 || p->optimizers_max > 1) && p->step_source &&
+           !strcmp(p->step_source, "optimizer.step()");
 }
 
 /* How the user counts the steps: "30 optimizer steps", "12 syncspy.step() marks", "16 training
@@ -923,9 +925,12 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
         fdw_puts(w, "no step found: whole-run totals");
     else
         fdw_printf(w, "%llu %s", (unsigned long long)marks, marks_unit(p, marks));
-    if (marked && several_optimizers(p))
+    if (marked && several_optimizers(p) && p->optimizers > 1)
         fdw_printf(w, " (%u optimizers step in each: a step ends at the last one's step())",
                    p->optimizers);
+    else if (marked && several_optimizers(p))
+        fdw_printf(w, " (up to %u optimizers step in one: a step ends at each step() of the first"
+                      " one)", p->optimizers_max);
     if (!every_step(p))
         fdw_printf(w, " (schedule: %s)", p->schedule);
     paint_end(w, SGR_BOLD);

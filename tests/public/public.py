@@ -67,6 +67,25 @@ def _chars_corpus(root):
         pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
 
 
+def _mnist_small(root):
+    """MNIST as torchvision reads it (data/MNIST/raw/*-ubyte, IDX files), made up, since the
+    script downloads the real one: 200 training and 200 test images of 28x28 random bytes and
+    their labels, seeded."""
+    import random
+    import struct
+    rng = random.Random(1)
+    out = os.path.join(root, "mnist_forward_forward", "data", "MNIST", "raw")
+    os.makedirs(out, exist_ok=True)
+    for prefix in ("train", "t10k"):
+        n = 200
+        with open(os.path.join(out, prefix + "-images-idx3-ubyte"), "wb") as f:
+            f.write(struct.pack(">IIII", 0x803, n, 28, 28))
+            f.write(bytes(rng.randrange(256) for _ in range(n * 28 * 28)))
+        with open(os.path.join(out, prefix + "-labels-idx1-ubyte"), "wb") as f:
+            f.write(struct.pack(">II", 0x801, n))
+            f.write(bytes(rng.randrange(10) for _ in range(n)))
+
+
 SCRIPTS = {
     # pytorch/examples' word-level language model: an LSTM over wikitext-2 with AdamW (so
     # torch.optim's steps mark the steps), loss.item() every batch, evaluation with .item() per
@@ -101,6 +120,23 @@ SCRIPTS = {
         "times": [],
         "files": ["out/netG_epoch_0.pth", "out/netD_epoch_0.pth", "out/real_samples.png",
                   "out/fake_samples_epoch_000.png"],
+        "venv": "vision",
+    },
+    # pytorch/examples' forward-forward training on MNIST (made up: _mnist_small): each of two
+    # layers has its own Adam, made with the layer, and is trained alone for --epochs steps, one
+    # layer after the other; per-sample .item() in get_y_neg, a range index in overlay_y_on_x,
+    # loss.item() every --log-interval steps, .item() of the error rates
+    "forward_forward": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["mnist_forward_forward/main.py"],
+        "prepare": _mnist_small,
+        "cwd": "mnist_forward_forward",
+        "argv": ["main.py", "--epochs", "20", "--train_size", "100", "--test_size", "100",
+                 "--log-interval", "5", "--save_model"],
+        "pythonpath": None,
+        "times": [],
+        "files": ["mnist_ff.pt"],
         "venv": "vision",
     },
     # karpathy/nanoGPT's train.py with its shakespeare_char config, made small: a 2-layer GPT,

@@ -1,11 +1,13 @@
 """Public training scripts, unmodified (tests/public/public.py: pinned commits of pytorch/examples'
-word_language_model and dcgan, karpathy/nanoGPT's train.py and karpathy/minGPT's adder, extracted from the fetched snapshots under
+word_language_model, dcgan and mnist_forward_forward, karpathy/nanoGPT's train.py and
+karpathy/minGPT's adder, extracted from the fetched snapshots under
 build/public/ at test time), on real torch over the simulated device. Each runs three times in a
 fresh copy of its tree: plain, under the agent, and under torch's own sync detector
 (sync_debug_oracle.py: torch.cuda.set_sync_debug_mode("warn"), each warning placed at the
 innermost frame of the script's own code), the oracle nobody here wrote.
 
-DCGAN steps two optimizers an iteration (each training step holds both).
+DCGAN steps two optimizers an iteration (each training step holds both); forward-forward one
+optimizer per layer, one layer after the other (each step() a step).
 
 What a user would see, asserted: with the agent the script's exit status, stdout, stderr (the
 report goes to a file) and the files it writes are those of the plain run (wall-clock times
@@ -168,7 +170,12 @@ class Script:
 class PublicScripts(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.scripts = {name: Script(name) for name in public.SCRIPTS}
+        # PUBLIC_ONLY="a b": those scripts only (a developer's run; CI runs every one)
+        only = os.environ.get("PUBLIC_ONLY", "").split()
+        unknown = set(only) - set(public.SCRIPTS)
+        if unknown:
+            raise AssertionError("PUBLIC_ONLY names no script: %s" % " ".join(sorted(unknown)))
+        cls.scripts = {name: Script(name) for name in only or public.SCRIPTS}
 
     @classmethod
     def tearDownClass(cls):

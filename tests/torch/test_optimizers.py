@@ -1,8 +1,11 @@
 """Training loops with several optimizers on real torch (tests/torch/progs/optimizers.py): a GAN's
 discriminator and generator, three optimizers in turn, a WGAN-style critic stepping twice per
-generator step, one optimizer made anew every 5 iterations (its predecessor freed, or kept). A
-training step ends at the optimizer that closes the cycle (agent/pyhook.c), so the step counts
-are the iterations and the per-step rates those of an iteration; the generator's forward before
+generator step, one optimizer made anew every 5 iterations (its predecessor freed, or kept), A
+every iteration with B every 4th, StyleGAN2's lazy regularization (D twice every 4th iteration),
+forward-forward training (one layer's optimizer after another), nine threads with an optimizer
+each. A training step ends at the optimizer that closes the first one's cycle (agent/pyhook.c),
+so the step counts are the iterations and the per-step rates those of an iteration; the
+generator's forward before
 the discriminator's step and its backward after it fall in one step, so the backward's sync is
 attributed to its forward line. What the user sees is asserted: the report's header in the exit
 report and in `syncspy report` rebuilt from trace.bin, summary.json's "optimizers", the rows'
@@ -36,7 +39,8 @@ class Case:
 class SeveralOptimizers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.cases = {c: Case(c) for c in ("gan", "three", "critic", "renew", "renew_kept")}
+        cls.cases = {c: Case(c) for c in ("gan", "three", "critic", "renew", "renew_kept",
+                                          "every4", "lazy_reg", "sequential", "threads")}
 
     def each(self):
         for name, c in self.cases.items():
@@ -51,42 +55,52 @@ class SeveralOptimizers(unittest.TestCase):
             self.assertEqual(json.loads(c.run.stdout)["iters"], ITERS)
 
     def test_a_step_is_an_iteration(self):
-        want = {  # (marks, the optimizers said to step in each, or None: "optimizer steps")
-            "gan": (ITERS, 2),
-            "three": (ITERS, 3),
-            # the critic steps first and twice: its first two steps end start-up and one step,
-            # then each step closes at the critic's second step: one iteration each
-            "critic": (ITERS + 1, 2),
+        every = "(%d optimizers step in each: a step ends at the last one's step())"
+        some = "(up to %d optimizers step in one: a step ends at each step() of the first one)"
+        want = {  # (marks, the header's note on optimizers or None, "optimizers", "optimizers_max")
+            "gan": (ITERS, every % 2, 2, 2),
+            "three": (ITERS, every % 3, 3, 3),
+            # the critic steps first, twice per generator step: it is the loop the steps follow
+            # (as A's below, beside B every 4th), its steps with and without the generator's
+            "critic": (2 * ITERS, some % 2, 1, 2),
             # a new optimizer whose predecessor is gone starts over at its first step
-            "renew": (ITERS, None),
-            # one whose predecessor lives on cannot be told at its first step from a second
-            # optimizer's: the step it is in holds two iterations (at iterations 5 and 10 here)
-            "renew_kept": (ITERS - (ITERS - 1) // 5, None),
+            "renew": (ITERS, None, 1, 1),
+            # one whose predecessor lives on, at its second step in a row: its first one is a
+            # step's end too (a cut kept at it)
+            "renew_kept": (ITERS, None, 1, 1),
+            "every4": (ITERS, some % 2, 1, 2),
+            # D's second step (every 4th iteration) is not a cycle of its own
+            "lazy_reg": (ITERS, every % 2, 2, 2),
+            "sequential": (ITERS, None, 1, 1),
+            # the other threads' optimizers are loops of their own: the first one's thread's
+            "threads": (ITERS, None, 1, 1),
         }
         for name, c in self.each():
-            marks, optimizers = want[name]
-            unit = "training steps" if optimizers else "optimizer steps"
+            marks, note, optimizers, most = want[name]
+            unit = "training steps" if note else "optimizer steps"
             first = header(c.run.stderr).splitlines()[0]
             self.assertRegex(first, r": %d %s\b" % (marks, unit), first)
-            if optimizers:
-                self.assertIn("(%d optimizers step in each: a step ends at the last one's step())"
-                              % optimizers, first)
+            if note:
+                self.assertIn(note, first)
             else:
-                self.assertNotIn("optimizers step in each", first)
+                self.assertNotIn("optimizers step in", first)
             self.assertEqual(harness.util.report_steps(c.run.stderr), (marks, marks - 1))
-            self.assertEqual(c.summary["optimizers"], optimizers or 1)
+            self.assertEqual((c.summary["optimizers"], c.summary["optimizers_max"]),
+                             (optimizers, most))
             self.assertEqual(c.summary["step_source"], "optimizer.step()")
             # the same from trace.bin
             self.assertEqual(header(c.rebuilt), header(c.run.stderr))
 
     def test_per_step_rates_are_an_iterations(self):
-        # one .item() an iteration; the critic's first step holds its first step alone (11 of
-        # the 12 counted steps have the .item(), the 12th's is after the last step)
-        want = {"gan": "1.00", "three": "1.00", "critic": "0.92", "renew": "1.00"}
+        # one .item() an iteration, after its last step(); the critic's: 11 .item() calls in the
+        # 23 counted steps (the 12th is after the last step)
+        want = {"gan": "1.00", "three": "1.00", "critic": "%.2f" % (11 / 23), "renew": "1.00",
+                "renew_kept": "1.00", "every4": "1.00", "lazy_reg": "1.00", "sequential": "1.00"}
         for name, c in self.each():
             if name not in want:
                 continue
-            g = harness.group_at(c.run.stderr, "optimizers.py", MARKS["item_" + name.split("_")[0]])
+            g = harness.group_at(c.run.stderr, "optimizers.py",
+                                 MARKS["item_" + {"lazy_reg": "lazy"}.get(name, name.split("_")[0])])
             self.assertIsNotNone(g, c.run.stderr[-3000:])
             self.assertEqual(g["head"].split()[4], want[name], g["head"])
 

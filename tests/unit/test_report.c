@@ -123,6 +123,29 @@ static void test_single_process(void **state)
     free(t);
 }
 
+/* How the header says which optimizer's steps the steps are. */
+static void test_optimizers_header(void **state)
+{
+    (void)state;
+    struct rep_process p = make_proc(4242, -1);
+    p.schedule = NULL;
+    p.step_source = "optimizer.step()";
+    p.optimizers = p.optimizers_max = 1;
+    char *t = render(&p, 1, 10, NULL);
+    assert_has(t, "syncspy: pid 4242: 24 optimizer steps\n");
+    free(t);
+    p.optimizers = p.optimizers_max = 2; /* a GAN's D and G in every step */
+    t = render(&p, 1, 10, NULL);
+    assert_has(t, "syncspy: pid 4242: 24 training steps (2 optimizers step in each: a step ends at "
+                  "the last one's step())\n");
+    free(t);
+    p.optimizers = 1; /* B in some steps only, beside A */
+    t = render(&p, 1, 10, NULL);
+    assert_has(t, "syncspy: pid 4242: 24 training steps (up to 2 optimizers step in one: a step "
+                  "ends at each step() of the first one)\n");
+    free(t);
+}
+
 /* The step still open at exit (teardown after the last mark) does not dilute per-step rates. */
 static void test_partial_step_left_out_of_rates(void **state)
 {
@@ -711,6 +734,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_process),
+        cmocka_unit_test(test_optimizers_header),
         cmocka_unit_test(test_top_limit),
         cmocka_unit_test(test_no_syncs),
         cmocka_unit_test(test_no_active_steps_and_notes),
