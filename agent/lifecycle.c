@@ -490,6 +490,42 @@ SYNCSPY_EXPORT void syncspy_step(void)
 
 /* ---- finish ------------------------------------------------------------------------------------ */
 
+#define SUMMARY_STEP_BYTES_MAX 200 /* one step's line in summary.json, at most */
+
+/* SYNCSPY_TRACE_MB bounds the whole process folder: summary.json lists no more steps than fit in
+ * what trace.bin left of the bound (at least the eighth the trace keeps for it,
+ * TW_SUMMARY_SHARE); the others are counted in steps_omitted, the totals stay exact. What the
+ * file holds besides its steps is measured by writing it once without them (into memory). */
+static void summary_fit_bound(struct rep_process *proc, int dirfd)
+{
+    uint64_t bound = (uint64_t)agent_cfg.trace_mb << 20;
+    if (!bound || !proc->nsteps)
+        return;
+    struct stat st;
+    uint64_t trace = fstatat(dirfd, TRACE_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t room = bound / TW_SUMMARY_SHARE;
+    if (trace < bound - room)
+        room = bound - trace;
+    if ((uint64_t)proc->nsteps * SUMMARY_STEP_BYTES_MAX + 65536 <= room)
+        return; /* fits whatever the rest holds (a sixteenth of it: 64 KiB) */
+    int fd = memfd_create("syncspy-summary", MFD_CLOEXEC);
+    if (fd < 0)
+        return;
+    size_t n = proc->nsteps;
+    proc->nsteps = 0;
+    int rc = summary_write_json(proc, fd);
+    off_t rest = lseek(fd, 0, SEEK_END);
+    close(fd);
+    proc->nsteps = n;
+    if (rc != 0 || rest < 0)
+        return;
+    uint64_t fit = (uint64_t)rest + 2 < room ? (room - (uint64_t)rest - 2) / SUMMARY_STEP_BYTES_MAX : 0;
+    if (fit >= n)
+        return;
+    proc->steps_omitted += n - fit; /* said in the report's header, as the memory cap's are */
+    proc->nsteps = fit;
+}
+
 #define REPORT_WRITE_TIMEOUT_MS 2000 /* a reader that takes no more of the report */
 
 /* Where the report goes: 1, 2 or a file's descriptor (*close_it), -1 for none. The file is opened
@@ -607,7 +643,7 @@ static void write_outputs(bool on_flusher)
     const char *summary_shown = NULL, *tried, *dir = process_dir(&tried, &dirfd);
     if (!dir)
         say_no_folder(tried, errno);
-    else if (summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
+    else if (summary_fit_bound(&proc, dirfd), summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
         int err = errno;
         agent_output_error(summary, err);
         if (proc.trace_lost_errno) /* said once above may have been the trace's line only */

@@ -18,11 +18,13 @@
 #define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
 /* Ended steps queued for the flusher (it drains them every 100 ms, sooner when the queue is
  * deep): chunks of STEP_CHUNK, the first static, the others mmap'ed as the queue grows and
- * unmapped as it drains. A step is lost only past STEP_CHUNKS_MAX (a flusher stalled for 10^6
- * steps: 64 MiB), and then counted with its figures (steps_events_lost): 1,024 queued steps
- * were 200 ms of 200 us steps, less than a busy machine's flusher can be late. */
+ * unmapped as it drains. A step is lost to the trace only past STEP_CHUNKS_MAX (a flusher
+ * behind by 65,536 steps: 13 s of 200 us steps; the queue at most 4.6 MiB), and then counted
+ * with its figures (steps_events_lost; summary.json and the report keep it). The cap was 1,024
+ * chunks (72 MiB): a loop of 3 us steps, faster than the flusher writes their records, grew the
+ * agent's memory by 73 MiB in 10^6 steps (issue 36 item 2). */
 #define STEP_CHUNK 1024
-#define STEP_CHUNKS_MAX 1024
+#define STEP_CHUNKS_MAX 64
 #define STEP_KICK_EVERY (STEP_CHUNK / 2) /* a deep queue asks for a drain every this many */
 
 _Atomic bool steps_active;

@@ -508,6 +508,30 @@ def bench_memory():
             ARGS.build, ARGS.build, os.path.relpath(BENCH, ROOT)))
 
 
+def bench_memory_length():
+    """Issue 36 item 2: the agent's added RSS stays flat however long the run. One sync a step
+    at about 3 us a step (SIMCUDA_KERNEL_NS=1000), far faster than any training step, so that
+    the flusher's step queue is at its cap; peak RSS with the agent minus without."""
+    lengths = (1000, 10000, 100000) if Q else (1000, 10000, 100000, 1000000)
+    added = {}
+    for steps in lengths:
+        cmd = [BENCH, "train", str(steps), "0", "1", "0"]
+        rss = {}
+        for agent in (False, True):
+            env = env_for("sim", agent, {"SIMCUDA_KERNEL_NS": "1000"}, out_name="memlen", defaults=True)
+            _, kib, rc, err = run_rusage(cmd, env)
+            if rc != 0:
+                raise RuntimeError("train failed: " + err[-500:])
+            rss[agent] = kib
+        added[steps] = (rss[True] - rss[False]) / 1024.0
+    RESULTS["memory_length"] = {"added_mib_by_steps": added}
+    row("memory: RSS added by run length", "<= 16 MiB at any length", "%.1f MiB" % max(added.values()),
+        max(added.values()) <= 16,
+        "peak RSS with minus without: " + ", ".join("%.1f MiB at %d steps" % (v, k) for k, v in added.items()),
+        "SIMCUDA_KERNEL_NS=1000 LD_LIBRARY_PATH=%s/sim [LD_PRELOAD=%s/libsyncspy.so] %s/peakrss %s train N 0 1 0" % (
+            ARGS.build, ARGS.build, os.path.relpath(BDIR, ROOT), os.path.relpath(BENCH, ROOT)))
+
+
 def bench_flusher():
     threads, rate, secs = 16, 5e6, (3 if Q else 10)
     out = "flood"
@@ -659,6 +683,7 @@ def bench_bound():
 
 BENCHES = [("torch", bench_torch), ("peers", bench_peers), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
+           ("memory_length", bench_memory_length),
            ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff), ("bound", bench_bound)]
 
 

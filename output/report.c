@@ -1061,7 +1061,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     if (p->steps_omitted) {
         snprintf(note, sizeof note, "%llu active steps are in the totals but not listed one by one (%s)",
                  (unsigned long long)p->steps_omitted,
-                 p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap" : "memory cap");
+                 p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap"
+                                  : "a memory cap, or SYNCSPY_TRACE_MB's room for summary.json");
         header_note(w, note);
     }
     if (p->trace_bound_bytes) {

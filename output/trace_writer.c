@@ -67,6 +67,7 @@ struct trace_writer {
     bool lost_marked;      /* tw_mark_lost ran */
     /* the bound (0: none) and its policy */
     uint64_t bound, bytes;
+    uint64_t usable; /* the bound less the eighth kept for summary.json (SUMMARY_SHARE) */
     bool sampling, final;
     struct share steps, detail, totals, reserve;
     struct share *charge;  /* the share the records being written are spent from (NULL: none) */
@@ -337,7 +338,7 @@ static bool below_half(struct trace_writer *w, uint64_t len)
 {
     if (!w->bound)
         return true;
-    if (!w->sampling && w->bytes + len <= w->bound / 2)
+    if (!w->sampling && w->bytes + len <= w->usable / 2)
         return true;
     if (!w->sampling)
         start_sampling(w);
@@ -533,10 +534,11 @@ static void fold_step(struct trace_writer *w, const struct tw_step *s)
 void tw_set_bound(struct trace_writer *w, uint64_t bound_bytes)
 {
     w->bound = bound_bytes;
-    w->steps = (struct share){.size = bound_bytes / 4};
-    w->detail = (struct share){.size = bound_bytes / 8};
-    w->totals = (struct share){.size = bound_bytes / 16};
-    w->reserve = (struct share){.size = bound_bytes / 16};
+    w->usable = bound_bytes - bound_bytes / TW_SUMMARY_SHARE;
+    w->steps = (struct share){.size = w->usable / 4};
+    w->detail = (struct share){.size = w->usable / 8};
+    w->totals = (struct share){.size = w->usable / 16};
+    w->reserve = (struct share){.size = w->usable / 16};
 }
 
 void tw_finishing(struct trace_writer *w)

@@ -109,8 +109,10 @@ void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *lost);
 void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_syncs,
             uint64_t steps_seen);
 
-/* The bound on the file (SYNCSPY_TRACE_MB in bytes; 0: none, the default). Below half of it
- * every record is written. Past it (output/trace_format.h, "The bound"), the rest is shared out:
+/* The bound on the process folder (SYNCSPY_TRACE_MB in bytes; 0: none): an eighth of it is kept
+ * for summary.json (TW_SUMMARY_SHARE; the agent lists no more steps there than fit,
+ * agent/lifecycle.c), the rest is the trace's. Below half of the trace's part every record is
+ * written. Past it (output/trace_format.h, "The bound"), the rest is shared out:
  * a quarter for the steps (STEP records, then folded into STEP_RUN records), an eighth for the
  * SYNC and LAUNCH records of a sample of steps (every 2^k-th step, k + 1 each time half of the
  * share's rest is spent, none once it is full), a sixteenth for the rewrites of the totals
@@ -118,6 +120,7 @@ void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_
  * exit's records. What may pass the bound: the exit's records when they need more than their
  * sixteenth, and the records that name what appears after the half (strings, frames, stacks,
  * threads), both bounded by the agent's tables. Call before the first record. */
+#define TW_SUMMARY_SHARE 8
 void tw_set_bound(struct trace_writer *w, uint64_t bound_bytes);
 /* Whether this flush writes the totals (tw_site, tw_thread_totals, tw_drops, tw_steps_lost):
  * always below half the bound, and at exit (tw_finishing); past it at doubling intervals of

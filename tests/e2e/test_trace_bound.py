@@ -67,6 +67,24 @@ class TraceBound(unittest.TestCase):
         self.assertIn(STEP_RUN, types)
         self.assertIn(BOUND_REC, types)
 
+    def test_the_folder_stays_under_the_bound(self):
+        # summary.json included (issue 36 item 2): it lists the steps that fit, counts the rest
+        d = folder(self.bounded)
+        self.assertEqual(sorted(os.listdir(d)), ["summary.json", "trace.bin"])
+        total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+        self.assertLessEqual(total, BOUND)
+        with open(os.path.join(d, "summary.json")) as f:
+            s = json.load(f)
+        with open(os.path.join(folder(self.unbounded), "summary.json")) as f:
+            u = json.load(f)
+        self.assertGreater(len(s["steps"]), 100)
+        self.assertLess(len(s["steps"]), len(u["steps"]))
+        self.assertEqual(len(s["steps"]) + s["steps_omitted"], len(u["steps"]) + u["steps_omitted"])
+        for key in ("active_steps", "syncs", "steps_seen"):  # the totals stay exact
+            self.assertEqual(s[key], u[key], key)
+        # the first steps are listed, as past the memory cap
+        self.assertEqual([x["step"] for x in s["steps"]], [x["step"] for x in u["steps"][:len(s["steps"])]])
+
     def same_figures(self, a, b):
         """report, check and diff read the same counts from folders a and b."""
         ra, rb = cli("report", a), cli("report", b)
