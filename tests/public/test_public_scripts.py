@@ -71,6 +71,20 @@ EXPECT = {
         "marks": 16,  # 1000 fake images in batches of 64, each iteration D's step then G's
         "per_step": {("dcgan/main.py", 263): "2.00", ("dcgan/main.py", 246): "1.00"},
     },
+    "forward_forward": {
+        "ops": {("mnist_forward_forward/main.py", 18): "Tensor.item",     # y_samp.item() per sample
+                ("mnist_forward_forward/main.py", 28): "x[list index]",   # x_[range(n), y] = x.max()
+                ("mnist_forward_forward/main.py", 38): "Module.to",       # Layer(...).to(device)
+                ("mnist_forward_forward/main.py", 84): "Tensor.item",     # loss.item() every 5 steps
+                ("mnist_forward_forward/main.py", 164): "Tensor.to",      # the batch
+                ("mnist_forward_forward/main.py", 169): "Tensor.item",    # the train error
+                ("mnist_forward_forward/main.py", 171): "Tensor.to",      # the test batch
+                ("mnist_forward_forward/main.py", 174): "Tensor.item"},   # the test error
+        # 2 layers of 20 steps each, each layer's own Adam (both made with the net), one after
+        # the other: each step() a step
+        "marks": 40,
+        "per_step": {("mnist_forward_forward/main.py", 84): "%.2f" % (8 / 39)},
+    },
     "nanogpt": {
         "ops": {("train.py", 193): "Module.to",                            # model.to(device)
                 ("train.py", 225): "Tensor.item",                          # estimate_loss
