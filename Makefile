@@ -51,7 +51,7 @@ CLI_A := $(BUILD)/libsyncspy_cli.a
 CLI   := $(BUILD)/syncspy
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-all: $(LIB) $(CLI) sim
+all: $(LIB) $(CLI) sim man completion
 
 $(DEPS_STAMP): scripts/deps.sh
 	@CUDA_HOME=$(CUDA_HOME) sh scripts/deps.sh
@@ -134,6 +134,21 @@ CLI_AGENT_OBJS := $(BUILD)/obj/agent/config.o $(BUILD)/obj/agent/schedule.o
 $(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
 	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
 
+# The manual page and the shell completion scripts, printed by the program from the one table of
+# its commands and options (cli/commands.c), as its --help is: `man -l build/syncspy.1`.
+MAN_PAGE := $(BUILD)/syncspy.1
+COMPLETIONS := $(BUILD)/completion/syncspy.bash $(BUILD)/completion/_syncspy
+$(MAN_PAGE): $(CLI)
+	$(CLI) help --man > $@.tmp && mv $@.tmp $@
+$(BUILD)/completion/syncspy.bash: $(CLI)
+	@mkdir -p $(@D)
+	$(CLI) completion bash > $@.tmp && mv $@.tmp $@
+$(BUILD)/completion/_syncspy: $(CLI)
+	@mkdir -p $(@D)
+	$(CLI) completion zsh > $@.tmp && mv $@.tmp $@
+man: $(MAN_PAGE)
+completion: $(COMPLETIONS)
+
 # The wheel (scripts/wheel.py): the agent, the program, the Python module and the libunwind the
 # agent loads, under their own names, and the simulated devices: CUDA 13's (`make sim`, for
 # `syncspy run --sim`) and CUDA 12's (`make sim12`, for `--sim=12`: PyPI's torch 2.10 and
@@ -160,5 +175,5 @@ wheel: $(LIB) $(CLI) sim
 clean:
 	rm -rf build build-asan build-tsan dist
 
-.PHONY: all clean sim test unit e2e demo bench wheel
+.PHONY: all clean sim test unit e2e demo bench wheel man completion
 .DELETE_ON_ERROR:

@@ -370,7 +370,21 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
     free(summary);
 }
 
-/* A file named on the command line: a trace by its magic, else summary.json. */
+/* Whether a file that is no trace may be a summary.json: its name ends in .json, or its first
+ * byte that is not white space is '{' (all white space, or empty: the reader says why not). */
+static bool looks_like_json(const char *head, ssize_t n, const char *base)
+{
+    size_t len = strlen(base);
+    if (len >= 5 && strcmp(base + len - 5, ".json") == 0)
+        return true;
+    for (ssize_t i = 0; i < n; i++)
+        if (!strchr(" \t\r\n", head[i]))
+            return head[i] == '{';
+    return true;
+}
+
+/* A file named on the command line: a trace by its magic, a summary.json by its name or its
+ * '{', else not a run's file at all. */
 static void load_file(const char *path, unsigned flags, struct cli_set *set, size_t *problems)
 {
     char head[8];
@@ -385,6 +399,15 @@ static void load_file(const char *path, unsigned flags, struct cli_set *set, siz
     base = base ? base + 1 : path;
     bool trace = (n > 0 && trace_looks_like(head, (size_t)n)) ||
                  (strlen(base) > 4 && strcmp(base + strlen(base) - 4, ".bin") == 0);
+    if (!trace && !looks_like_json(head, n, base)) {
+        /* `syncspy report train.py`: say what DIR is, not how a summary.json parser fails */
+        fprintf(stderr, "syncspy: %s is not a run folder: not a process folder or SYNCSPY_OUT "
+                "root, nor a trace.bin or summary.json%s\n", cli_shown(path),
+                strlen(base) > 3 && strcmp(base + strlen(base) - 3, ".py") == 0
+                    ? " (to record the program: syncspy run -- python ...)" : "");
+        (*problems)++;
+        return;
+    }
     if (trace ? load_trace(path, flags, &set->items[0], problems)
               : load_summary(path, &set->items[0], problems))
         set->n = 1;

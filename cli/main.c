@@ -1,11 +1,13 @@
 /* cli/main.c: the `syncspy` command: `run` starts a program with the agent (cli/run.c), `report`
  * renders the exit report again from trace.bin or summary.json files (one process, or a
  * SYNCSPY_OUT root merged), `export` turns them into folded stacks or Chrome trace events,
- * `check` holds a run to a sync budget, `diff` compares two runs. A program of its own that
+ * `check` holds a run to a sync budget, `diff` compares two runs; their options, help and usage
+ * errors come from one table (cli/commands.c). A program of its own that
  * reads files only (never linked into the preloaded library): it may use stdio, but bad input
  * only ever gets a message and an exit status, never a crash. */
 #include "cli/check.h"
 #include "cli/chrome.h"
+#include "cli/commands.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
 #include "cli/html.h"
@@ -28,150 +30,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char usage_text[] =
-    "usage: syncspy report [--top N] DIR\n"
-    "       syncspy export --folded OUT [--include-startup] DIR\n"
-    "       syncspy export --chrome OUT DIR\n"
-    "       syncspy run [OPTIONS] [--] CMD [ARGS...]\n"
-    "       syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
-    "                     [--include-startup] [--json] DIR\n"
-    "       syncspy diff [--json] BASE NEW\n"
-    "       syncspy html [-o FILE] [--top N] DIR | BASE NEW\n"
-    "       syncspy top [--interval SECONDS] [--once] DIR\n"
-    "       syncspy --help | --version\n";
-
-static const char help_head[] =
-    "syncspy " SYNCSPY_VERSION ": where a CUDA training job makes the host wait for the GPU.\n"
-    "\n"
-    "Record (no change to the program):\n"
-    "    syncspy run -- python train.py\n"
-    "or, without this program:\n"
-    "    LD_PRELOAD=/path/to/libsyncspy.so python train.py\n"
-    "Each process writes SYNCSPY_OUT/pid<P>/ (rank<R>-<host>-pid<P>/ under a launcher), default\n"
-    "./syncspy-out: trace.bin as it runs (every sync and launch, the steps and the exact\n"
-    "per-site counts, appended at each flush, so it survives kill -9 up to the last flush),\n"
-    "and summary.json with the sync-hotspot report at exit.\n"
-    "\n"
-    "Commands:\n";
-
-/* After cli_run_help: the commands that read files, one section each (`syncspy CMD --help`
- * prints its own, `syncspy --help` all of them). */
-static const char files_intro[] =
-    "The commands that read files take a DIR: a process folder, a SYNCSPY_OUT root whose\n"
-    "processes and ranks are merged, or a trace.bin or summary.json file; a process folder is\n"
-    "read from its trace.bin when it has one, else from its summary.json.\n";
-
-static const struct command_help {
-    const char *cmd, *usage, *text;
-} command_helps[] = {
-    {"report", "usage: syncspy report [--top N] DIR\n",
-     "  report [--top N] DIR      the report again. Merged processes get one hotspot table:\n"
-    "                            per-step numbers are sums over processes divided by the sum\n"
-    "                            of their active steps (the mean process-step). A trace.bin\n"
-    "                            cut by a crash is read up to its last complete record and\n"
-    "                            its header says so. --top N groups (default SYNCSPY_TOP,\n"
-    "                            else 10). Several processes end with a per-rank section:\n"
-    "                            syncs/step and blocked share per rank (min, median, max),\n"
-    "                            the ranks that wait most (stragglers), lines that sync on\n"
-    "                            some ranks only, ranks with no step mark.\n"},
-    {"export", "usage: syncspy export --folded OUT [--include-startup] DIR\n"
-               "       syncspy export --chrome OUT DIR\n",
-     "  export --folded OUT DIR   folded stacks weighted by blocked ns, one line per sync site\n"
-    "                            (flamegraph.pl, speedscope, inferno); OUT - is stdout. As in\n"
-    "                            the report, start-up and the step still open at exit are\n"
-    "                            left out; --include-startup keeps start-up.\n"
-    "  export --chrome OUT DIR   Chrome trace events (Perfetto, chrome://tracing): from a\n"
-    "                            trace.bin, a track per thread with each sync as a slice (its\n"
-    "                            API, bytes, stream, step and top frames) and each launch as\n"
-    "                            an instant, and a steps track; from a summary.json alone,\n"
-    "                            only its active steps, laid end to end.\n"},
-    {"check", "usage: syncspy check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
-              "                     [--include-startup] [--json] DIR\n",
-     "  check DIR                 a sync budget for CI: every process of DIR must stay within\n"
-    "                            it in its training steps (start-up and the step still open at\n"
-    "                            exit left out, as in the report; all threads' syncs counted):\n"
-    "    --max-syncs-per-step N  at most N syncs per training step (N may be fractional)\n"
-    "    --max-blocked-share P   at most P% of the steps' wall time blocked in syncs\n"
-    "    --allow FILE:LINE       syncs at this line do not count (FILE a path or its tail;\n"
-    "                            the line the report shows: a sync's innermost user frame, or\n"
-    "                            for a backward-pass sync the forward line); repeatable\n"
-    "    --include-startup       start-up (before the first step) must stay within the\n"
-    "                            budget too, as one step\n"
-    "    --json                  the verdict as JSON on stdout\n"
-    "                            Exit 0 within budget, 1 over it (the lines over it are named:\n"
-    "                            syncs and blocked time per step), 2 for bad input or usage,\n"
-    "                            or a trace.bin that lost data to a failed write (its figures\n"
-    "                            are a lower bound: no budget is judged from them).\n"},
-    {"diff", "usage: syncspy diff [--json] BASE NEW\n",
-     "  diff BASE NEW             per line and API, the syncs and blocked time per training\n"
-    "                            step of two runs (folders as for report), each marked gone,\n"
-    "                            new, more, fewer or the same; --json for JSON. Exit 0, or 2\n"
-    "                            when a file cannot be read or for a usage error.\n"},
-    {"html", "usage: syncspy html [-o FILE] [--top N] DIR | BASE NEW\n",
-     "  html DIR [-o FILE]        one offline HTML page (script, style and data inline, no\n"
-    "                            network request): the report's header, a chart per step,\n"
-    "                            the sites table with stacks and source, a flame graph of\n"
-    "                            blocked time, a step's timeline per thread (from trace.bin);\n"
-    "                            BASE NEW: the diff's page. FILE defaults to syncspy.html\n"
-    "                            (- for stdout). Exit 0, 2 for bad input or usage, 1 when\n"
-    "                            FILE could not be written.\n"},
-    {"top", "usage: syncspy top [--interval SECONDS] [--once] DIR\n",
-     "  top DIR                   a live view of a running job, read every second from the\n"
-    "                            files its processes append (also from another node over a\n"
-    "                            shared filesystem; it never writes into DIR): steps/s,\n"
-    "                            syncs/step and blocked share over the last 10 s of steps and\n"
-    "                            since start, one row per process of a root, the threads, the\n"
-    "                            top lines with their rates. Keys: q quits, s sorts, t picks\n"
-    "                            a thread. --once prints one screen and exits; --interval S.\n"},
-};
-
-static const char exit_status_text[] =
-    "Exit status (report, export): 0 when every file was read; 1 when one could not be read (a\n"
-    "bad header, a newer format, corruption before the last record: each is named on stderr\n"
-    "with its byte offset, and the other processes are still reported) or an output could not\n"
-    "be written; 2 for a usage error or when nothing could be read (DIR missing, empty, or\n"
-    "none of its files readable), as for check, diff and html.\n";
-
-static void print_help(void)
-{
-    fputs(help_head, stdout);
-    fputs(cli_run_help, stdout);
-    fputs("\n", stdout);
-    fputs(files_intro, stdout);
-    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
-        fputs(command_helps[i].text, stdout);
-    fputs("\n", stdout);
-    fputs(exit_status_text, stdout);
-}
-
-/* `syncspy CMD --help`: that command's usage and section only. */
-static void print_command_help(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof command_helps / sizeof command_helps[0]; i++)
-        if (strcmp(command_helps[i].cmd, cmd) == 0) {
-            fputs(command_helps[i].usage, stdout);
-            fputs("\n", stdout);
-            fputs(command_helps[i].text, stdout);
-            fputs("\n", stdout);
-            fputs(files_intro, stdout);
-            return;
-        }
-    print_help();
-}
-
-/* "syncspy: MESSAGE" (when fmt is not NULL) and the usage; the status to exit with. */
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+/* The usage lines of every command, on stderr, after "syncspy: MESSAGE"; the status to exit with. */
+static int program_usage_error(const char *fmt, const char *arg)
 {
     if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
         fputs("syncspy: ", stderr);
-        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, fmt, arg);
         fputc('\n', stderr);
-        va_end(ap);
     }
-    fputs(usage_text, stderr);
+    cli_print_usage(NULL, stderr);
+    fputs("Try 'syncspy --help' for more.\n", stderr);
     return 2;
 }
 
@@ -205,80 +73,90 @@ static int default_top(void)
     return top;
 }
 
-/* SYNCSPY_COLOR and NO_COLOR, read by the agent's own parser (a bad value: its warning). */
+/* SYNCSPY_COLOR and NO_COLOR, read by the agent's own parser (a bad value: its warning);
+ * --color WHEN (color_option) stands for SYNCSPY_COLOR. */
+static const char *color_option;
 static const char *color_getenv(const char *name)
 {
+    if (strcmp(name, "SYNCSPY_COLOR") == 0 && color_option)
+        return color_option;
     return strcmp(name, "SYNCSPY_COLOR") == 0 || strcmp(name, "NO_COLOR") == 0 ? getenv(name) : NULL;
 }
 
-static enum report_color cli_color(void)
+/* The colour mode, or -1 after a usage error for a bad --color. */
+static int cli_color(const struct cli_command *c)
 {
     static struct config cfg;
     config_parse(&cfg, color_getenv);
-    fputs(cfg.warnings, stderr);
-    return cfg.color;
-}
-
-static bool is_help(const char *a)
-{
-    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
-}
-
-/* An argument of cmd that is none of its own options: -h/--help prints the help, "--" ends the
- * options, another option is unknown, and the rest is one of its (at most max) folders,
- * paths[0..*n); takes says what it takes. Returns -1 when a is taken, else the status cmd
- * exits with. */
-static int paths_arg(const char *cmd, const char *a, bool *options, const char **paths, int *n,
-                     int max, const char *takes)
-{
-    if (*options && is_help(a)) {
-        print_command_help(cmd);
-        return 0;
-    }
-    if (*options && strcmp(a, "--") == 0) {
-        *options = false;
+    if (color_option && cfg.first_bad && strcmp(cfg.first_bad, "SYNCSPY_COLOR") == 0) {
+        char shown[64];
+        config_escape(shown, sizeof shown, color_option);
+        cli_usage_error(c, "--color '%s' %s", shown, cfg.first_why);
         return -1;
     }
-    if (*options && a[0] == '-' && a[1] != '\0')
-        return usage_error("%s: unknown option '%s'", cmd, a);
-    if (*n == max)
-        return usage_error("%s takes %s; '%s' is one more", cmd, takes, a);
-    paths[(*n)++] = a;
-    return -1;
+    fputs(cfg.warnings, stderr);
+    return (int)cfg.color;
 }
 
-/* The same for a command of one DIR. */
-static int common_arg(const char *cmd, const char *a, bool *options, const char **dir)
+/* The operands after the options (a->operands..argc) into paths[0..max): at least min of them
+ * (else "no NAMES given", names saying what they are), at most max. Returns how many, or -1
+ * after a usage error. */
+static int operands(struct cli_args *a, int min, int max, const char **paths, const char *names)
 {
-    int n = *dir ? 1 : 0;
-    return paths_arg(cmd, a, options, dir, &n, 1, "one DIR");
+    int n = a->argc - a->operands;
+    if (n < min) {
+        cli_usage_error(a->cmd, "missing %s", names);
+        return -1;
+    }
+    if (n > max) {
+        cli_usage_error(a->cmd, "takes %s; '%s' is one more", max == 1 ? "one DIR" : names,
+                        cli_shown(a->argv[a->operands + max]));
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        paths[i] = a->argv[a->operands + i];
+    return n;
+}
+
+#define A_DIR "DIR (a process folder or the SYNCSPY_OUT root)"
+
+/* --top N of report and html: N, or -1 after a usage error. */
+static int top_option(const struct cli_args *a)
+{
+    int top = parse_top(a->value);
+    if (top < 0)
+        cli_usage_error(a->cmd, "--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
+                        cli_shown(a->value ? a->value : ""));
+    return top;
 }
 
 static int cmd_report(int argc, char **argv)
 {
+    const struct cli_command *c = cli_command("report");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     const char *dir = NULL;
-    int top = -1;
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (options && (strcmp(a, "--top") == 0 || strncmp(a, "--top=", 6) == 0)) {
-            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-            if ((top = parse_top(v)) < 0)
-                return usage_error("--top wants a whole number from 1 to %d, not '%s'",
-                                   REPORT_TOP_MAX, v ? v : "");
-        } else if ((rc = common_arg("report", a, &options, &dir)) >= 0) {
-            return rc;
-        }
+    int top = -1, key;
+    color_option = NULL;
+    while ((key = cli_next_option(&a)) > 0) {
+        if (key == CLI_KEY_TOP && (top = top_option(&a)) < 0)
+            return c->usage_status;
+        if (key == CLI_KEY_COLOR)
+            color_option = a.value;
     }
-    if (!dir)
-        return usage_error("report needs a DIR (a process folder or the SYNCSPY_OUT root)");
+    if (key == 0)
+        return a.status;
+    if (operands(&a, 1, 1, &dir, A_DIR) < 0)
+        return c->usage_status;
+    int color = cli_color(c);
+    if (color < 0)
+        return c->usage_status;
     struct cli_set set;
     size_t problems = cli_load(dir, 0, &set);
     int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
     if (set.n > 0) {
         struct report_opts opts = {.top = top > 0 ? top : default_top(),
-                                   .color = report_color_wanted(cli_color(), STDOUT_FILENO)};
+                                   .color = report_color_wanted((enum report_color)color,
+                                                                STDOUT_FILENO)};
         if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0 ||
             cli_ranks_render(set.procs, set.n, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
@@ -369,32 +247,31 @@ static int write_folded(const struct cli_set *set, int fd)
 
 static int cmd_export(int argc, char **argv)
 {
+    const struct cli_command *c = cli_command("export");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     const char *dir = NULL, *out = NULL, *format = NULL;
-    bool options = true;
+    int key;
     folded_startup = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (options && (strncmp(a, "--folded", 8) == 0 || strncmp(a, "--chrome", 8) == 0) &&
-                   (a[8] == '\0' || a[8] == '=')) {
+    while ((key = cli_next_option(&a)) > 0) {
+        if (key == CLI_KEY_FOLDED || key == CLI_KEY_CHROME) {
             if (format)
-                return usage_error("export takes one of --folded and --chrome");
-            format = a[2] == 'f' ? "folded" : "chrome";
-            out = a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!out || !*out)
-                return usage_error("--%s needs an output file (OUT, or - for stdout)", format);
-        } else if (options && strcmp(a, "--include-startup") == 0) {
+                return cli_usage_error(c, "takes one of --folded and --chrome");
+            format = key == CLI_KEY_FOLDED ? "folded" : "chrome";
+            out = a.value;
+            if (!*out)
+                return cli_usage_error(c, "--%s needs an output file (OUT, or - for stdout)", format);
+        } else if (key == CLI_KEY_INCLUDE_STARTUP) {
             folded_startup = true;
-        } else if ((rc = common_arg("export", a, &options, &dir)) >= 0) {
-            return rc;
         }
     }
+    if (key == 0)
+        return a.status;
     if (!format)
-        return usage_error("export needs --folded OUT or --chrome OUT");
+        return cli_usage_error(c, "needs --folded OUT or --chrome OUT");
     if (folded_startup && format[0] != 'f')
-        return usage_error("--include-startup goes with --folded (the Chrome trace has every step)");
-    if (!dir)
-        return usage_error("export needs a DIR (a process folder or the SYNCSPY_OUT root)");
+        return cli_usage_error(c, "--include-startup goes with --folded (the Chrome trace has every step)");
+    if (operands(&a, 1, 1, &dir, A_DIR) < 0)
+        return c->usage_status;
     struct cli_set set;
     size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
     int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
@@ -423,17 +300,6 @@ static double parse_amount(const char *s, double max)
     }
     double v = strtod(s, NULL);
     return digit && isfinite(v) && v <= max ? v : -1;
-}
-
-/* "--name VALUE" or "--name=VALUE" at argv[*i]: the value (NULL when missing), else no match. */
-static bool option_value(const char *name, int argc, char **argv, int *i, const char **value)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
-        return false;
-    *value = a[n] == '=' ? a + n + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
-    return true;
 }
 
 /* Loads a DIR for check or diff: any file that cannot be read is bad input (exit 2). */
@@ -471,47 +337,50 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
 
 static int cmd_check(int argc, char **argv)
 {
+    const struct cli_command *c = cli_command("check");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     const char *dir = NULL, *v;
     struct check_opts o = {0};
     struct cli_allow *allow = calloc((size_t)argc + 1, sizeof *allow);
     char budget[256] = "";
-    bool options = true;
-    int rc = -1;
+    int rc = -1, key = -1;
     if (!allow) {
         fprintf(stderr, "syncspy: out of memory\n");
         return 2;
     }
-    for (int i = 0; i < argc && rc < 0; i++) {
-        const char *a = argv[i];
-        if (options && option_value("--max-syncs-per-step", argc, argv, &i, &v)) {
+    while (rc < 0 && (key = cli_next_option(&a)) > 0) {
+        v = a.value;
+        if (key == CLI_KEY_MAX_SYNCS) {
             if ((o.max_syncs = parse_amount(v, 1e12)) < 0)
-                rc = usage_error("--max-syncs-per-step wants a number >= 0 (syncs per training "
-                                 "step), not '%s'", v ? v : "");
+                rc = cli_usage_error(c, "--max-syncs-per-step wants a number >= 0 (syncs per "
+                                     "training step), not '%s'", cli_shown(v));
             o.has_max_syncs = true;
-        } else if (options && option_value("--max-blocked-share", argc, argv, &i, &v)) {
+        } else if (key == CLI_KEY_MAX_SHARE) {
             char num[64];
-            size_t n = v ? strlen(v) : 0;
-            snprintf(num, sizeof num, "%.*s", (int)(n && v[n - 1] == '%' ? n - 1 : n), v ? v : "");
+            size_t n = strlen(v);
+            snprintf(num, sizeof num, "%.*s", (int)(n && v[n - 1] == '%' ? n - 1 : n), v);
             if (n >= sizeof num || (o.max_share = parse_amount(num, 100)) < 0)
-                rc = usage_error("--max-blocked-share wants a percentage from 0 to 100 (e.g. 5 or "
-                                 "2.5%%), not '%s'", v ? v : "");
+                rc = cli_usage_error(c, "--max-blocked-share wants a percentage from 0 to 100 (e.g. "
+                                     "5 or 2.5%%), not '%s'", cli_shown(v));
             o.has_max_share = true;
-        } else if (options && option_value("--allow", argc, argv, &i, &v)) {
+        } else if (key == CLI_KEY_ALLOW) {
             if (cli_allow_parse(v, &allow[o.nallow]) != 0)
-                rc = usage_error("--allow wants FILE:LINE (e.g. train.py:88), not '%s'", v ? v : "");
+                rc = cli_usage_error(c, "--allow wants FILE:LINE (e.g. train.py:88), not '%s'",
+                                     cli_shown(v));
             o.nallow++;
-        } else if (options && strcmp(a, "--include-startup") == 0) {
+        } else if (key == CLI_KEY_INCLUDE_STARTUP) {
             o.include_startup = true;
-        } else if (options && strcmp(a, "--json") == 0) {
+        } else if (key == CLI_KEY_JSON) {
             o.json = true;
-        } else {
-            rc = common_arg("check", a, &options, &dir);
         }
     }
+    if (rc < 0 && key == 0)
+        rc = a.status;
     if (rc < 0 && !o.has_max_syncs && !o.has_max_share)
-        rc = usage_error("check needs a budget: --max-syncs-per-step N (and/or --max-blocked-share P)");
-    if (rc < 0 && !dir)
-        rc = usage_error("check needs a DIR (a process folder or the SYNCSPY_OUT root)");
+        rc = cli_usage_error(c, "no budget given: --max-syncs-per-step N (and/or "
+                             "--max-blocked-share P)");
+    if (rc < 0 && operands(&a, 1, 1, &dir, A_DIR) < 0)
+        rc = c->usage_status;
     struct cli_set set;
     if (rc < 0 && !load_all("check", dir, &set))
         rc = 2;
@@ -532,20 +401,18 @@ static int cmd_check(int argc, char **argv)
 
 static int cmd_diff(int argc, char **argv)
 {
+    const struct cli_command *c = cli_command("diff");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     const char *paths[2] = {NULL, NULL};
     struct diff_opts o = {0};
-    bool options = true;
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (options && strcmp(a, "--json") == 0)
+    int key;
+    while ((key = cli_next_option(&a)) > 0)
+        if (key == CLI_KEY_JSON)
             o.json = true;
-        else if ((rc = paths_arg("diff", a, &options, paths, &n, 2, "two folders, BASE and NEW")) >= 0)
-            return rc;
-    }
-    if (n < 2)
-        return usage_error("diff needs BASE and NEW (two process folders or SYNCSPY_OUT roots)");
+    if (key == 0)
+        return a.status;
+    if (operands(&a, 2, 2, paths, "BASE and NEW (two process folders or SYNCSPY_OUT roots)") < 0)
+        return c->usage_status;
     struct cli_set base, neu;
     if (!load_all("diff", paths[0], &base))
         return 2;
@@ -572,26 +439,23 @@ static int write_html(const struct cli_set *set, int fd)
 
 static int cmd_html(int argc, char **argv)
 {
-    const char *paths[2] = {NULL, NULL}, *out = "syncspy.html", *v;
-    int top = -1, n = 0;
-    bool options = true;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int rc;
-        if (options && (option_value("-o", argc, argv, &i, &v) || option_value("--output", argc, argv, &i, &v))) {
-            if (!v || !*v)
-                return usage_error("html: -o needs a FILE (or - for stdout)");
-            out = v;
-        } else if (options && option_value("--top", argc, argv, &i, &v)) {
-            if ((top = parse_top(v)) < 0)
-                return usage_error("--top wants a whole number from 1 to %d, not '%s'", REPORT_TOP_MAX,
-                                   v ? v : "");
-        } else if ((rc = paths_arg("html", a, &options, paths, &n, 2, "DIR, or BASE and NEW for a diff")) >= 0) {
-            return rc;
+    const struct cli_command *c = cli_command("html");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
+    const char *paths[2] = {NULL, NULL}, *out = "syncspy.html";
+    int top = -1, n, key;
+    while ((key = cli_next_option(&a)) > 0) {
+        if (key == 'o') {
+            if (!*a.value)
+                return cli_usage_error(c, "-o needs a FILE (or - for stdout)");
+            out = a.value;
+        } else if (key == CLI_KEY_TOP && (top = top_option(&a)) < 0) {
+            return c->usage_status;
         }
     }
-    if (n == 0)
-        return usage_error("html needs a DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW");
+    if (key == 0)
+        return a.status;
+    if ((n = operands(&a, 1, 2, paths, "DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW")) < 0)
+        return c->usage_status;
     struct cli_set base, neu;
     size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
     if (problems || base.n == 0) {
@@ -623,32 +487,74 @@ static int cmd_html(int argc, char **argv)
     return rc;
 }
 
+/* syncspy help [--man] [CMD] */
+static int cmd_help(int argc, char **argv)
+{
+    const struct cli_command *c = cli_command("help");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
+    const char *name = NULL;
+    bool man = false;
+    int key;
+    while ((key = cli_next_option(&a)) > 0)
+        man |= key == CLI_KEY_MAN;
+    if (key == 0)
+        return a.status;
+    if (operands(&a, 0, 1, &name, "CMD") < 0)
+        return c->usage_status;
+    if (man && name)
+        return cli_usage_error(c, "--man prints the whole manual: no CMD with it");
+    if (name && !cli_command(name))
+        return cli_usage_error(c, "no command '%s'", cli_shown(name));
+    if (man)
+        cli_print_man(stdout);
+    else
+        cli_print_help(name ? cli_command(name) : NULL, stdout);
+    return 0;
+}
+
+/* syncspy completion bash|zsh */
+static int cmd_completion(int argc, char **argv)
+{
+    const struct cli_command *c = cli_command("completion");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
+    const char *shell = NULL;
+    int key;
+    while ((key = cli_next_option(&a)) > 0)
+        ;
+    if (key == 0)
+        return a.status;
+    if (operands(&a, 1, 1, &shell, "shell (bash or zsh)") < 0)
+        return c->usage_status;
+    if (!cli_print_completion(shell, stdout))
+        return cli_usage_error(c, "no script for the shell '%s' (bash or zsh)", cli_shown(shell));
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0]: the command's name */
+} command_fns[] = {
+    {"run", cli_run},         {"report", cmd_report}, {"export", cmd_export},
+    {"check", cmd_check},     {"diff", cmd_diff},     {"html", cmd_html},
+    {"top", cli_top},         {"completion", cmd_completion}, {"help", cmd_help},
+};
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error(NULL);
+        return program_usage_error(NULL, NULL);
     const char *cmd = argv[1];
-    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
-        print_help();
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        cli_print_help(NULL, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0 || strcmp(cmd, "version") == 0) {
         puts("syncspy " SYNCSPY_VERSION);
         return 0;
     }
-    if (strcmp(cmd, "run") == 0)
-        return cli_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "report") == 0)
-        return cmd_report(argc - 2, argv + 2);
-    if (strcmp(cmd, "export") == 0)
-        return cmd_export(argc - 2, argv + 2);
-    if (strcmp(cmd, "check") == 0)
-        return cmd_check(argc - 2, argv + 2);
-    if (strcmp(cmd, "diff") == 0)
-        return cmd_diff(argc - 2, argv + 2);
-    if (strcmp(cmd, "html") == 0)
-        return cmd_html(argc - 2, argv + 2);
-    if (strcmp(cmd, "top") == 0)
-        return cli_top(argc - 2, argv + 2);
-    return usage_error("unknown command '%s'", cmd);
+    for (size_t i = 0; i < sizeof command_fns / sizeof command_fns[0]; i++)
+        if (strcmp(cmd, command_fns[i].name) == 0)
+            return command_fns[i].fn(argc - 1, argv + 1);
+    return program_usage_error(cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'",
+                               cli_shown(cmd));
 }

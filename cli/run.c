@@ -7,6 +7,7 @@
  * whole foreground process group (Ctrl-C, a window resize) is not (CMD has its own); CMD
  * stopping stops it too. CLI only: never inside the target process. */
 #include "cli/run.h"
+#include "cli/commands.h"
 #include "output/io.h"
 #include "cli/top.h"
 
@@ -16,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,48 +37,6 @@ extern char **environ;
 #define VAR_PREFIX "SYNCSPY_"
 #define VARS_MAX 64
 #define FOLDERS_NAMED 8 /* process folders named in the closing line; the others counted */
-
-const char cli_run_help[] =
-    "  run [OPTIONS] [--] CMD [ARGS...]\n"
-    "                            runs CMD with the agent (the libsyncspy.so beside this\n"
-    "                            program) first in LD_PRELOAD, so every process it starts\n"
-    "                            (torchrun's ranks too) is recorded; then says where the files\n"
-    "                            are. Each option sets the variable of its name (the table of\n"
-    "                            README.md) and is checked as the agent checks it:\n"
-    "                              --out DIR              SYNCSPY_OUT (default ./syncspy-out)\n"
-    "                              --schedule SPEC        SYNCSPY_SCHEDULE (skip_first=N,wait=N,\n"
-    "                                                     warmup=N,active=N,repeat=N)\n"
-    "                              --step auto|manual     SYNCSPY_STEP\n"
-    "                              --report WHERE         SYNCSPY_REPORT (stderr, stdout, off, PATH)\n"
-    "                              --top N                SYNCSPY_TOP\n"
-    "                              --max-depth N          SYNCSPY_MAX_DEPTH\n"
-    "                              --buffer-mb N          SYNCSPY_BUFFER_MB\n"
-    "                              --launches count|trace SYNCSPY_LAUNCHES\n"
-    "                              --backward auto|all|sampled|off SYNCSPY_BACKWARD\n"
-    "                              --cupti auto|off|eager|PATH SYNCSPY_CUPTI\n"
-    "                              --gpu 0|1              SYNCSPY_GPU\n"
-    "                              --color auto|always|never SYNCSPY_COLOR\n"
-    "                              --debug 0|1|2          SYNCSPY_DEBUG\n"
-    "                              --stack-cache on|off   SYNCSPY_STACK_CACHE\n"
-    "                              --trace-mb N           SYNCSPY_TRACE_MB\n"
-    "                            --sim[=13|12] runs CMD on the simulated CUDA device shipped\n"
-    "                            with syncspy (no GPU needed; kernels compute nothing, syncs\n"
-    "                            wait) of CMD's CUDA version: --sim (or --sim=13) for CUDA 13\n"
-    "                            programs (PyPI's torch 2.12 and later), --sim=12 for CUDA 12\n"
-    "                            ones (PyPI's torch 2.10 and earlier); a torch's own is its\n"
-    "                            torch.version.cuda. Its libraries (sim/ or sim12/ beside this\n"
-    "                            program) are preloaded after the agent, ahead of any CUDA\n"
-    "                            library CMD loads (torch's own CUDA wheels too), and their\n"
-    "                            folder is put first on LD_LIBRARY_PATH; every process CMD\n"
-    "                            starts inherits both.\n"
-    "                            --top alone (no number after it) opens `syncspy top` on this\n"
-    "                            terminal while CMD runs, CMD's output (and its report) going\n"
-    "                            to SYNCSPY_OUT/run.log; q closes the view, CMD runs on.\n"
-    "                            (--name=VALUE works too.) Exit status: CMD's; when CMD dies\n"
-    "                            of a signal, syncspy run dies of the same one (a shell shows\n"
-    "                            128+N); 125 for a bad option or a missing agent or simulated\n"
-    "                            device, 126 when CMD cannot be executed, 127 when it is not\n"
-    "                            found.\n";
 
 /* ---- --sim: the simulated devices ---------------------------------------------------------- */
 
@@ -121,7 +81,7 @@ static const struct sim_device *sim_device_of(const char *version)
 /* ---- options: the agent's variables ------------------------------------------------------- */
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
-static bool live_top;                       /* --top alone: syncspy top beside CMD */
+static bool live_top;                       /* --live: syncspy top beside CMD */
 static const struct sim_device *on_sim;     /* --sim[=N]: that simulated device, else NULL */
 static bool sim_version_given;              /* --sim=N or --sim N, not plain --sim */
 static int child_output = -1;               /* with it: CMD's stdout and stderr (run.log) */
@@ -191,16 +151,14 @@ static bool all_digits(const char *s)
     return *s && strspn(s, "0123456789") == strlen(s);
 }
 
-/* argv[*i] is --sim or --sim=VERSION; --sim VERSION too when the next word is a number (as
- * --top N). Sets on_sim to that device (plain --sim: the first), or refuses a version no row has
- * in one line that lists the rows. Returns -1, or the status to exit with. */
-static int parse_sim(int argc, char **argv, int *i)
+/* --sim's value: VERSION of --sim=VERSION, or of --sim VERSION when the next word is a number;
+ * NULL for a plain --sim. Sets on_sim to that device (plain --sim: the first), or refuses a
+ * version no row has in one line that lists the rows. Returns -1, or the status to exit with. */
+static int parse_sim(struct cli_args *a)
 {
-    const char *a = argv[*i], *version = NULL;
-    if (a[5] == '=')
-        version = a + 6;
-    else if (*i + 1 < argc && all_digits(argv[*i + 1]))
-        version = argv[++*i];
+    const char *version = a->value;
+    if (!version && optind < a->argc && all_digits(a->argv[optind]))
+        version = a->argv[optind++];
     on_sim = version ? sim_device_of(version) : &sim_devices[0];
     sim_version_given = version != NULL;
     if (on_sim)
@@ -215,46 +173,31 @@ static int parse_sim(int argc, char **argv, int *i)
     return run_error("--sim '%s' is not the CUDA version of a simulated device: %s", shown, rows);
 }
 
-/* Reads the options before CMD; *cmd is CMD's index. Returns -1, or the status to exit with. */
+/* Reads the options before CMD (argv[0] is "run"; the table's run rows, cli/commands.c); *cmd
+ * is CMD's index. Returns -1, or the status to exit with. */
 static int parse_options(int argc, char **argv, int *cmd)
 {
-    int i = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0')
-            break; /* CMD */
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs("usage: syncspy run [OPTIONS] [--] CMD [ARGS...]\n", stdout);
-            fputs(cli_run_help, stdout);
-            return 0;
-        }
-        if (strcmp(a, "--top") == 0 && !(i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9')) {
-            live_top = true; /* --top N is SYNCSPY_TOP; --top alone, the live view */
-            continue;
-        }
-        if (strcmp(a, "--sim") == 0 || strncmp(a, "--sim=", 6) == 0) {
-            int rc = parse_sim(argc, argv, &i);
-            if (rc >= 0)
+    const struct cli_command *c = cli_command("run");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
+    int key, rc;
+    while ((key = cli_next_option(&a)) > 0) {
+        if (key == CLI_KEY_LIVE) {
+            live_top = true;
+        } else if (key == CLI_KEY_SIM) {
+            if ((rc = parse_sim(&a)) >= 0)
                 return rc;
-            continue;
+        } else if (key == CLI_KEY_VARIABLE) {
+            int k = option_index(a.opt->name, strlen(a.opt->name));
+            if (k < 0) /* a row of the table with no variable of the agent: a bug of the table */
+                return run_error("--%s names no variable of the agent", a.opt->name);
+            option_values[k] = a.value;
         }
-        const char *eq = a[1] == '-' ? strchr(a, '=') : NULL;
-        size_t len = eq ? (size_t)(eq - a - 2) : strlen(a) - 2;
-        int k = a[1] == '-' ? option_index(a + 2, len) : -1;
-        if (k < 0)
-            return run_error("unknown option '%s' (syncspy run --help lists them)", a);
-        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        if (!v)
-            return run_error("--%.*s needs a value", (int)len, a + 2);
-        option_values[k] = v;
     }
-    if (i >= argc)
-        return run_error("no command to run: syncspy run [OPTIONS] [--] CMD [ARGS...]");
-    *cmd = i;
+    if (key == 0)
+        return a.status;
+    if (optind >= argc)
+        return cli_usage_error(c, "no command to run");
+    *cmd = optind;
     /* the agent's parser on the options alone: a bad one is refused before CMD starts */
     static struct config cfg;
     with_environment = false;
@@ -821,12 +764,12 @@ static int end_like(int status)
     return 128 + sig; /* a signal whose default action does not end a process */
 }
 
-/* --top: the view needs the terminal; CMD's output goes to ROOT/run.log (ROOT made if need
+/* --live: the view needs the terminal; CMD's output goes to ROOT/run.log (ROOT made if need
  * be). Returns -1 (child_output open, *log its path), or the status to exit with. */
 static int open_run_log(const char *root, char **log)
 {
     if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
-        return run_error("--top shows the live view on a terminal; stdin and stdout are not one");
+        return run_error("--live shows the live view on a terminal; stdin and stdout are not one");
     if (mkdir(root, OUTPUT_DIR_MODE) != 0 && errno != EEXIST) /* as the agent makes it */
         return run_error("cannot make %s: %s", root, strerror(errno));
     size_t n = strlen(root) + sizeof "/run.log";

@@ -12,11 +12,8 @@
 #define RUN_CANNOT_EXECUTE 126
 #define RUN_NOT_FOUND 127
 
-/* argv[0..argc) are the words after "run". Returns the status to exit with; when CMD died of
+/* argv[0] is "run", argv[1..argc) the words after it. Returns the status to exit with; when CMD died of
  * a signal, raises the same signal first (so it returns only if that did not end the process). */
 int cli_run(int argc, char **argv);
-
-/* The option help of `syncspy run` (syncspy --help prints it). */
-extern const char cli_run_help[];
 
 #endif

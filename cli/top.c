@@ -6,6 +6,7 @@
  * back), never this machine's clock against theirs. It only reads DIR. CLI only: stdio,
  * termios, malloc. */
 #include "cli/top.h"
+#include "cli/commands.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -732,43 +733,32 @@ static int frame(struct top_state *st)
 
 static int top_loop(struct top_state *st, pid_t child, int *status);
 
-static const char top_usage[] =
-    "usage: syncspy top [--interval SECONDS] [--once] DIR\n";
-
+/* argv[0] is "top"; its options are the table's (cli/commands.c). */
 int cli_top(int argc, char **argv)
 {
+    const struct cli_command *c = cli_command("top");
+    struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     struct top_state st = {.interval_ms = 1000};
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--once") == 0) {
+    int key;
+    while ((key = cli_next_option(&a)) > 0) {
+        if (key == CLI_KEY_ONCE) {
             st.once = true;
-        } else if (strcmp(a, "--interval") == 0 || strncmp(a, "--interval=", 11) == 0) {
-            const char *v = a[10] == '=' ? a + 11 : (i + 1 < argc ? argv[++i] : NULL);
+        } else if (key == CLI_KEY_INTERVAL) {
             char *end = NULL;
-            double sec = v ? strtod(v, &end) : 0;
-            if (!v || !*v || *end || !(sec >= 0.1 && sec <= 3600)) {
-                fprintf(stderr, "syncspy top: --interval wants seconds from 0.1 to 3600, not '%s'\n%s",
-                        v ? v : "", top_usage);
-                return 2;
-            }
+            double sec = strtod(a.value, &end);
+            if (!*a.value || *end || !(sec >= 0.1 && sec <= 3600))
+                return cli_usage_error(c, "--interval wants seconds from 0.1 to 3600, not '%s'",
+                                       cli_shown(a.value));
             st.interval_ms = (int)(sec * 1000);
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(top_usage, stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "syncspy top: unknown option '%s'\n%s", a, top_usage);
-            return 2;
-        } else if (st.dir) {
-            fprintf(stderr, "syncspy top takes one DIR; '%s' is one more\n%s", a, top_usage);
-            return 2;
-        } else {
-            st.dir = a;
         }
     }
-    if (!st.dir) {
-        fprintf(stderr, "syncspy top needs a DIR (a process folder or the SYNCSPY_OUT root)\n%s", top_usage);
-        return 2;
-    }
+    if (key == 0)
+        return a.status;
+    if (a.operands == argc)
+        return cli_usage_error(c, "missing DIR (a process folder or the SYNCSPY_OUT root)");
+    if (argc - a.operands > 1)
+        return cli_usage_error(c, "takes one DIR; '%s' is one more", cli_shown(argv[a.operands + 1]));
+    st.dir = argv[a.operands];
     if (access(st.dir, R_OK) != 0) {
         fprintf(stderr, "syncspy top: cannot read %s: %s\n", cli_shown(st.dir), strerror(errno));
         return 2;

@@ -6,10 +6,10 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* argv: what follows "top". Returns the exit status (2 for usage or an unreadable DIR). */
+/* argv[0] is "top", then the words after it. Returns the exit status (2 for usage or an unreadable DIR). */
 int cli_top(int argc, char **argv);
 
-/* `syncspy run --top`: the view of dir on this terminal while child runs, until q or the child
+/* `syncspy run --live`: the view of dir on this terminal while child runs, until q or the child
  * exits (true, its wait status in *status; false: the caller still has to wait for it). */
 bool cli_top_beside(const char *dir, pid_t child, int *status);
 

@@ -29,6 +29,11 @@ need chromium-driver /usr/bin/chromedriver
 need python3-selenium /usr/lib/python3/dist-packages/selenium/__init__.py
 # tests/e2e/test_ranks.py launches ranks with a real mpirun (Open MPI; about 25 s to install)
 need openmpi-bin /usr/bin/mpirun
+# the CLI's tests: its zsh completion script is loaded in a real zsh, its manual page (make man)
+# linted by mandoc and rendered by groff (tests/e2e/test_cli_usage.py)
+need zsh /usr/bin/zsh
+need mandoc /usr/bin/mandoc
+need groff /usr/bin/groff
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

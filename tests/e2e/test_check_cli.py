@@ -257,11 +257,11 @@ class Check(unittest.TestCase):
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
 
     def test_usage(self):
-        for args, says in (([self.proc], "check needs a budget"),
-                           (["--max-syncs-per-step", "1"], "check needs a DIR"),
+        for args, says in (([self.proc], "syncspy check: no budget given"),
+                           (["--max-syncs-per-step", "1"], "syncspy check: missing DIR"),
                            ([self.proc, "--max-syncs-per-step", "-1"], "wants a number >= 0"),
                            ([self.proc, "--max-syncs-per-step", "1e3"], "wants a number >= 0"),
-                           ([self.proc, "--max-syncs-per-step"], "wants a number >= 0"),
+                           ([self.proc, "--max-syncs-per-step"], "--max-syncs-per-step needs a value (N)"),
                            ([self.proc, "--max-blocked-share", "101"], "percentage from 0 to 100"),
                            ([self.proc, "--max-blocked-share", "5%%"], "percentage from 0 to 100"),
                            ([self.proc, "--max-syncs-per-step", "1", "--allow", "train.py"], "FILE:LINE"),
@@ -344,7 +344,7 @@ class Diff(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("syncspy diff: cannot read", p.stderr)
         self.assertEqual(p.stdout, "")
-        for args, says in (([self.base], "diff needs BASE and NEW"),
+        for args, says in (([self.base], "syncspy diff: missing BASE and NEW"),
                            ([self.base, self.base, self.base], "one more"),
                            (["--bogus", self.base, self.base], "unknown option")):
             p = run("diff", *args)

@@ -199,14 +199,24 @@ class CliTest(unittest.TestCase):
     # ---- usage ---------------------------------------------------------------------------
 
     def test_usage(self):
-        for args in [(), ("report",), ("frobnicate",), ("report", "--top", "0", "x"),
-                     ("report", "--top", "abc", "x"), ("report", "--bogus", "x"),
-                     ("report", "a", "b"), ("export", "x"), ("export", "--folded"),
-                     ("export", "--folded", "o", "--chrome", "p", "x")]:
+        # no command, or an unknown one: every command's usage
+        for args in [(), ("frobnicate",)]:
             with self.subTest(args=args):
                 p = run(*args)
                 self.assertEqual(p.returncode, 2)
-                self.assertIn("usage: syncspy report", p.stderr)
+                self.assertIn("usage: syncspy run", p.stderr)
+                self.assertIn("syncspy report [--top N]", p.stderr)
+                self.assertEqual(p.stdout, "")
+        # a command's usage error: its own usage only
+        for args in [("report",), ("report", "--top", "0", "x"), ("report", "--top", "abc", "x"),
+                     ("report", "--bogus", "x"), ("report", "a", "b"), ("export", "x"),
+                     ("export", "--folded"), ("export", "--folded", "o", "--chrome", "p", "x")]:
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2)
+                self.assertTrue(p.stderr.startswith(f"syncspy {args[0]}: "), p.stderr)
+                self.assertIn(f"usage: syncspy {args[0]} ", p.stderr)
+                self.assertNotIn("syncspy run", p.stderr)
                 self.assertEqual(p.stdout, "")
 
     def test_help_and_version(self):
@@ -214,12 +224,13 @@ class CliTest(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (0, "syncspy 0.1.0\n"))
         p = run("--help")
         self.assertEqual(p.returncode, 0)
-        for command in ("report [--top N] DIR", "export --folded OUT DIR", "check DIR", "diff BASE NEW",
-                        "html DIR", "top DIR", "Exit status", "trace.bin"):
+        for command in ("report [--top N] [--color WHEN] DIR", "export --chrome OUT DIR",
+                        "check --max-syncs-per-step N", "diff [--json] BASE NEW", "html [-o FILE] [--top N] DIR",
+                        "top [--interval SECONDS] [--once] DIR", "completion bash|zsh", "exit status", "trace.bin"):
             self.assertIn(command, p.stdout)
         # each command's --help is its own: its usage and section, none of the others'
-        own = {"report": "report [--top N] DIR", "export": "export --chrome OUT DIR",
-               "check": "--max-syncs-per-step N", "diff": "diff BASE NEW", "html": "html DIR [-o FILE]"}
+        own = {"report": "report [--top N] [--color WHEN] DIR", "export": "export --chrome OUT DIR",
+               "check": "--max-syncs-per-step N", "diff": "diff [--json] BASE NEW", "html": "html [-o FILE]"}
         for cmd, text in own.items():
             with self.subTest(cmd=cmd):
                 p = run(cmd, "--help")

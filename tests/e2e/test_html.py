@@ -301,10 +301,10 @@ class RankPage(unittest.TestCase):
 
 class BadInput(unittest.TestCase):
     def test_usage_and_missing_folders(self):
-        for args, want in ((["html"], "html needs a DIR"),
+        for args, want in ((["html"], "syncspy html: missing DIR"),
                            (["html", "--bogus", "x"], "unknown option '--bogus'"),
                            (["html", "a", "b", "c"], "one more"),
-                           (["html", "-o"], "-o needs a FILE"),
+                           (["html", "-o"], "syncspy html: -o needs a value (FILE)"),
                            (["html", "/nonexistent/syncspy"], "cannot read /nonexistent/syncspy")):
             with self.subTest(args=args):
                 p = run(*args)
@@ -376,7 +376,7 @@ class TopOnce(unittest.TestCase):
                                        r"MaskedLoss\.ignore_background")
             self.assertRegex(p.stdout, r"(?m)^  6 sync records not in the trace")
             self.assertEqual(sorted(os.listdir(tmp)), ["rank0-pid4242", "rank1-pid4343"])
-            for args, want in ((["top"], "needs a DIR"), (["top", "--bogus", tmp], "unknown option"),
+            for args, want in ((["top"], "syncspy top: missing DIR"), (["top", "--bogus", tmp], "unknown option"),
                                (["top", "--interval", "0", tmp], "--interval wants"),
                                (["top", "/nonexistent/x"], "cannot read /nonexistent/x")):
                 with self.subTest(args=args):
@@ -388,7 +388,7 @@ class TopOnce(unittest.TestCase):
 
 
 class RunTop(unittest.TestCase):
-    """`syncspy run --top -- PROG` on a pseudo-terminal: the live view of the program's folder while
+    """`syncspy run --live -- PROG` on a pseudo-terminal: the live view of the program's folder while
     it runs, the program's output and report in SYNCSPY_OUT/run.log, the program's exit status."""
 
     def test_the_view_beside_a_running_loop(self):
@@ -404,7 +404,7 @@ class RunTop(unittest.TestCase):
         env, _ = util.agent_env(preload=False)
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-        p = subprocess.Popen([CLI, "run", "--out", out, "--top", "--", util.prog("loop")], env=env,
+        p = subprocess.Popen([CLI, "run", "--out", out, "--live", "--", util.prog("loop")], env=env,
                              stdin=slave, stdout=slave, stderr=slave, close_fds=True, start_new_session=True)
         os.close(slave)
         data = b""

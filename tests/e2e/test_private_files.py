@@ -1,7 +1,7 @@
 """tests/e2e/test_private_files.py: what syncspy writes is the user's alone. One rule for modes
 (output/io.h OUTPUT_DIR_MODE 0700, OUTPUT_FILE_MODE 0600, less the umask) for the agent's folders,
 summary.json, trace.bin and report file, and for the CLI's html, export --chrome and --folded
-files and syncspy run --top's folder and run.log, under umask 022 and 0; a link planted where
+files and syncspy run --live's folder and run.log, under umask 022 and 0; a link planted where
 the CLI makes its file is never followed. The output folder: a SYNCSPY_OUT others can write to
 without the sticky bit, or another user's, is refused (one line, nothing recorded, the program
 unchanged); a link planted as a process folder, or put in its place after the check, is never
@@ -95,7 +95,7 @@ class FileModes(unittest.TestCase):
                 if os.path.exists(log):
                     os.chmod(log, 0o644)  # an earlier run's log, readable by all: made new
                 master, slave = os.openpty()  # the view needs a terminal: a pty stands in
-                p = subprocess.Popen([CLI, "run", "--top", "--out", root, "--", prog("basic"), "1"],
+                p = subprocess.Popen([CLI, "run", "--live", "--out", root, "--", prog("basic"), "1"],
                                      stdin=slave, stdout=slave, stderr=slave, env=env,
                                      preexec_fn=with_umask(mask))
                 os.close(slave)

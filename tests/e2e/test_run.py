@@ -193,12 +193,15 @@ class RefusedBeforeTheProgram(unittest.TestCase):
     def test_unknown_option_and_missing_value_and_command(self):
         self.assertIn("unknown option '--frobnicate'", self.refused("--frobnicate", "1"))
         self.assertIn("unknown option '-x'", self.refused("-x"))
-        # --top alone is the live view (syncspy top beside CMD); --top N is SYNCSPY_TOP
-        p = subprocess.run([CLI, "run", "--top"], capture_output=True, text=True)
-        self.assertEqual(p.returncode, 125)
-        self.assertIn("no command to run", p.stderr)
-        p = subprocess.run([CLI, "run", "--top", "--", "true"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        self.assertEqual((p.returncode, p.stderr), (125, "syncspy run: --top shows the live view on a terminal; "
+        # --top N is SYNCSPY_TOP, always with its N (as report --top N); --live is the live view
+        for args in (["--top"], ["--top", "--", "true"]):
+            p = subprocess.run([CLI, "run", *args], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 125)
+            self.assertTrue(p.stderr.startswith("syncspy run: --top needs a value (N)\nusage: syncspy run "),
+                            p.stderr)
+        p = subprocess.run([CLI, "run", "--live", "--", "true"], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        self.assertEqual((p.returncode, p.stderr), (125, "syncspy run: --live shows the live view on a terminal; "
                                                          "stdin and stdout are not one\n"))
         p = subprocess.run([CLI, "run", "--top", "3"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 125)
@@ -347,6 +350,8 @@ class OnTheSimulatedDevice(unittest.TestCase):
         p = subprocess.run([CLI, "run", "--help"], capture_output=True, text=True)
         text = " ".join(p.stdout.split())
         self.assertIn("--sim[=13|12] runs CMD on the simulated CUDA device shipped with syncspy", text)
+        self.assertIn("--live the live view of `syncspy top`", text)
+        self.assertIn("--top N SYNCSPY_TOP: groups (lines) in the exit report", text)
         self.assertIn("--sim (or --sim=13) for CUDA 13 programs (PyPI's torch 2.12 and later), --sim=12 for "
                       "CUDA 12 ones (PyPI's torch 2.10 and earlier); a torch's own is its torch.version.cuda", text)
         for version, programs, folder, _, _ in SIM_DEVICES:
