@@ -378,9 +378,11 @@ static void record_sync(const struct sync_call *call)
     uint64_t step = atomic_load_explicit(&steps_now, memory_order_relaxed);
 
     struct site *site = ts ? capture_site(ts, call) : NULL;
-    if (site)
+    if (site) {
         site_add(site, step, blocked, ts->tid);
-    else
+        if (call->after_pinned_copy)
+            site_add_pinned(site);
+    } else
         atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
     /* torch.compile's own work (compiling, a new kernel's autotuning) is not the program's: the
      * step records, the thread's and the process's figures and the budgets leave it out, as the

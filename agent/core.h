@@ -23,6 +23,8 @@ struct sync_call {
     uintptr_t stream;   /* cudaStream_t, 0 for the legacy default stream */
     uint64_t bytes;     /* copies and memsets */
     enum copy_dir dir;
+    bool after_pinned_copy; /* a stream synchronize right after the thread copied from or to
+                             * pinned host memory (entry/runtime.c) */
     bool via_cupti;     /* delivered by a CUPTI callback: CUPTI's, the driver's and the runtime's
                          * frames lie between the agent and the caller of the CUDA API */
     /* SYNCSPY_GPU=1 (agent_gpu_tracking): the correlation ids of the runtime and driver calls

@@ -43,6 +43,7 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         /* the run's last step is still open at exit (steps_finish closed it as partial) */
         r->split = rep_split_of(&s->phase, proc->steps_seen ? proc->steps_seen - 1 : 0, true);
         r->threads = s->threads;
+        r->pinned = s->pinned < s->count ? s->pinned : s->count;
         if (!r->count)
             continue;
         uint32_t room = s->depth ? s->depth : 1;

@@ -294,7 +294,7 @@ static void flush_locked(void)
         tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
                                          .api = sites[i].api, .threads = sites[i].threads,
                                          .max_ns = sites[i].max_ns,
-                                         .phase = sites[i].phase});
+                                         .phase = sites[i].phase, .pinned = sites[i].pinned});
     free(sites);
     for (size_t i = 0; i < nthreads; i++)
         tw_thread_totals(fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});

@@ -47,6 +47,7 @@ struct site {
     /* torch.compile's own work (site_mark_compile_work): kept out of the step's and the
      * thread's figures */
     _Atomic bool compile_work;
+    _Atomic uint64_t pinned; /* syncs right after a copy from or to pinned memory */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,6 +185,11 @@ void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid)
         ;
 }
 
+void site_add_pinned(struct site *s)
+{
+    atomic_fetch_add_explicit(&s->pinned, 1, memory_order_relaxed);
+}
+
 void site_mark_compile_work(struct site *s)
 {
     atomic_store_explicit(&s->compile_work, true, memory_order_relaxed);
@@ -209,7 +215,8 @@ void site_info(const struct site *s, struct site_info *out)
         .truncated = s->stack->truncated, .words = s->stack->pcs,
         .phase = phase_raw(&s->pc),
         .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed),
-        .threads = site_threads(s)};
+        .threads = site_threads(s),
+        .pinned = atomic_load_explicit(&s->pinned, memory_order_relaxed)};
     out->count = out->phase.count;
     out->blocked_ns = out->phase.ns;
 }

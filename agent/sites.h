@@ -38,6 +38,7 @@ struct site_info {
     uint64_t count, blocked_ns, max_ns;
     struct rep_phase_raw phase; /* count and blocked_ns with their start-up and last-step parts */
     uint32_t threads;        /* how many threads synced here (at most SITE_TIDS counted) */
+    uint64_t pinned;         /* syncs right after a copy from or to pinned memory (site_add_pinned) */
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */
@@ -54,6 +55,9 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
 
 /* Counts one sync of step `step` made by thread tid at s (lock-free). */
 void site_add(struct site *s, uint64_t step, uint64_t blocked_ns, uint32_t tid);
+/* One of its syncs came right after a copy from or to pinned host memory (a blocking copy that
+ * need not have waited: the hint says non_blocking=True, not pin_memory). */
+void site_add_pinned(struct site *s);
 /* torch.compile's own work (common/gencode.h gencode_compile_work_file), told by the first
  * capture of the site's stack, while its Python frames run. */
 void site_mark_compile_work(struct site *s);

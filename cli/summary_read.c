@@ -280,10 +280,10 @@ static bool split_field(struct summary_reader *r, struct rep_split *sp, int k)
 }
 
 enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_THREADS,
-       S_SPLIT, S_N = S_SPLIT + 4 };
+       S_PINNED, S_SPLIT, S_N = S_SPLIT + 4 };
 static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
                                            "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work",
-                                           "threads", SPLIT_KEYS};
+                                           "threads", "after_pinned_copy", SPLIT_KEYS};
 
 static bool site_field(struct summary_reader *r, void *obj, int k)
 {
@@ -299,6 +299,7 @@ static bool site_field(struct summary_reader *r, void *obj, int k)
     case S_GPU_SYNCS: return json_u64(in, &s->gpu_idle_syncs);
     case S_GPU_NEXT: return read_string_into(r, &s->gpu_next_work);
     case S_THREADS: return json_u32_saturated(in, &s->threads);
+    case S_PINNED: return json_u64(in, &s->pinned);
     }
     if (k >= S_SPLIT && k < S_N)
         return split_field(r, &s->split, k - S_SPLIT);

@@ -110,6 +110,7 @@ struct tsite {
     uint64_t count, blocked_ns, max_ns;
     uint32_t threads;             /* 0: not known */
     struct rep_phase_raw phase;   /* 0 but count and ns before 1.2 */
+    uint64_t pinned;              /* 0 before 1.7 */
 };
 
 struct tthread {                  /* THREAD_TOTALS: the last one of a tid counts */
@@ -787,7 +788,8 @@ static bool rec_site_totals(struct reader *r, const uint8_t *p, uint32_t bytes)
     struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
                       .blocked_ns = t.blocked_ns, .max_ns = t.max_ns, .threads = t.threads,
                       .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns, t.seen_step,
-                                t.base_count, t.base_ns}};
+                                t.base_count, t.base_ns},
+                      .pinned = t.pinned};
     uint32_t index = idmap_get(&r->site_ids, t.site_id);
     if (index != NO_INDEX) { /* the last record of a site is its count at the last flush */
         ((struct tsite *)r->sites.p)[index] = s;
@@ -1174,7 +1176,8 @@ static bool model_the_sites(struct reader *r, const struct tsite *t, size_t n, u
         /* a live snapshot may read the longest sync before the total it is in: clamped */
         *s = (struct rep_site){.api = t[i].api, .count = t[i].count, .blocked_ns = t[i].blocked_ns,
                                .max_ns = t[i].max_ns < t[i].blocked_ns ? t[i].max_ns : t[i].blocked_ns,
-                               .threads = t[i].threads, .split = rep_split_of(&t[i].phase, last, partial)};
+                               .threads = t[i].threads, .split = rep_split_of(&t[i].phase, last, partial),
+                               .pinned = t[i].pinned < t[i].count ? t[i].pinned : t[i].count};
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
             return false;

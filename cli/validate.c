@@ -95,6 +95,9 @@ static bool contradicting_sites(const struct rep_process *p, char *why, size_t n
         if (s->gpu_idle_syncs > s->count)
             return say(why, n, "%s has %llu syncs but %llu of them followed by GPU idle time",
                        what, (ull)s->count, (ull)s->gpu_idle_syncs);
+        if (s->pinned > s->count)
+            return say(why, n, "%s has %llu syncs but %llu of them after a pinned copy", what,
+                       (ull)s->count, (ull)s->pinned);
         if (split_contradicts(&s->split, s->count, s->blocked_ns, what, why, n))
             return true;
     }

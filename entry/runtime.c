@@ -47,6 +47,11 @@ TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
 
 #define REAL(fn) ((__typeof__(&fn))real_get(API_##fn))
 
+/* The host memory the thread's latest copy used (MEM_PINNED, MEM_PAGEABLE; MEM_UNKNOWN once a
+ * stream synchronize took it): a stream synchronize right after a copy from pinned memory is a
+ * copy that did not have to wait (non_blocking=False), which its hint says (output/hints.c). */
+static SYNCSPY_TLS uint8_t last_host_memory;
+
 /* What the runtime says p is. CUDA 11+ answers cudaSuccess with type Unregistered for ordinary
  * host memory, so this leaves no error behind for the application's cudaGetLastError. */
 static enum mem_kind runtime_memory(const void *p)
@@ -58,9 +63,9 @@ static enum mem_kind runtime_memory(const void *p)
         return MEM_UNKNOWN;
     switch (a.type) {
     case cudaMemoryTypeDevice: return MEM_DEVICE;
-    case cudaMemoryTypeHost: return MEM_PINNED;
+    case cudaMemoryTypeHost: return last_host_memory = MEM_PINNED;
     case cudaMemoryTypeManaged: return MEM_MANAGED;
-    case cudaMemoryTypeUnregistered: return MEM_PAGEABLE;
+    case cudaMemoryTypeUnregistered: return last_host_memory = MEM_PAGEABLE;
     default: return MEM_UNKNOWN;
     }
 }
@@ -114,6 +119,8 @@ static void hand_over(struct sync_call *c)
         BEGIN(fn);                                                                              \
         cudaError_t r = real_(stream);                                                          \
         c_.stream = (uintptr_t)stream;                                                          \
+        c_.after_pinned_copy = last_host_memory == MEM_PINNED;                                  \
+        last_host_memory = MEM_UNKNOWN;                                                         \
         END(r, true);                                                                           \
         return r;                                                                               \
     }

@@ -865,12 +865,45 @@ void hints_op_sums_sort(struct hints_op_sum *sum, size_t n)
             }
 }
 
+/* A copy between the device and pinned host memory that waited: non_blocking was False (the
+ * host side needs no pinning). By the op the copy's rule named; the agent tells the memory apart
+ * (entry/runtime.c: most of the site's syncs came right after a copy from or to pinned memory). */
+static const struct {
+    const char *op, *hint;
+} pinned_hints[] = {
+    {"Tensor.to", "the host tensor is already pinned: x.to(...) waits only because non_blocking "
+                  "is False: pass non_blocking=True (the stream orders the copy before its use)"},
+    {"Tensor.cuda", "the host tensor is already pinned: x.cuda() waits only because non_blocking "
+                    "is False: call .cuda(non_blocking=True)"},
+    {"Tensor.copy_", "the host tensor is already pinned: copy_ waits only because non_blocking is "
+                     "False: pass non_blocking=True"},
+    {"Accelerate batch transfer",
+     "Accelerate copies each batch from pinned memory and waits, because non_blocking is False: "
+     "pass Accelerator(dataloader_config=DataLoaderConfiguration(non_blocking=True))"},
+    {"Hugging Face Trainer batch transfer",
+     "the Trainer copies each batch from pinned memory and waits, because non_blocking is False: "
+     "pass TrainingArguments(accelerator_config={\"non_blocking\": True}) (with "
+     "dataloader_pin_memory=True, the default)"},
+};
+
+static void pinned_copy_hint(const struct rep_site *site, struct site_op *out)
+{
+    if (!site->pinned || site->pinned * 2 <= site->count)
+        return;
+    for (size_t i = 0; i < sizeof pinned_hints / sizeof pinned_hints[0]; i++)
+        if (!strcmp(out->op, pinned_hints[i].op)) {
+            snprintf(out->hint, sizeof out->hint, "%s", pinned_hints[i].hint);
+            return;
+        }
+}
+
 void hints_op(const struct rep_site *site, struct site_op *out)
 {
     memset(out, 0, sizeof *out);
     struct node_seen n;
     n.backward = site_node(site, n.name, sizeof n.name, &n.custom, &n.matched);
     op_of(site, &n, out);
+    pinned_copy_hint(site, out);
     if (hints_compile_work(site)) {
         /* torch.compile's own wait: not a graph break, and the op's advice is not the user's */
         snprintf(out->hint, sizeof out->hint,

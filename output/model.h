@@ -115,6 +115,8 @@ struct rep_site {
     const char *gpu_next_work;
     struct rep_split split; /* of count and blocked_ns */
     uint32_t threads;       /* how many threads synced here (0: not known; at most 16 counted) */
+    uint64_t pinned;        /* of count, the syncs right after a copy from or to pinned host
+                             * memory (0: none, or not known before trace format 1.7) */
 };
 
 /* A function torch.compile compiled again because a guard of its compiled code failed (Dynamo's

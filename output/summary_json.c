@@ -128,6 +128,8 @@ static void write_site(struct fd_writer *w, const struct rep_site *s, const stru
     put_u64_field(w, ", \"max_ns\": ", s->max_ns);
     if (s->threads)
         put_u64_field(w, ", \"threads\": ", s->threads);
+    if (s->pinned)
+        put_u64_field(w, ", \"after_pinned_copy\": ", s->pinned);
     write_split(w, &s->split);
     if (s->gpu_idle_syncs) { /* SYNCSPY_GPU=1 measured it */
         put_u64_field(w, ", \"gpu_idle_ns\": ", s->gpu_idle_ns);

@@ -36,7 +36,7 @@
 
 #define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 6             /* 1.1: backward-section frames (kinds 2 and 3);
+#define TRACE_VERSION_MINOR 7             /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
                                            1.3: the header's identity part (trace_identity),
                                                 STEPS_LOST, END's steps_seen;
@@ -44,7 +44,8 @@
                                                 line), STEP's attributed,
                                                 STEP_RUN and BOUND (SYNCSPY_TRACE_MB);
                                            1.5: STEP's optimizers;
-                                           1.6: FRAME_NAME */
+                                           1.6: FRAME_NAME;
+                                           1.7: SITE_TOTALS' pinned */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
 #define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
 #define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
@@ -216,6 +217,9 @@ struct trace_site_totals {
      * that per-step rates leave out (output/model.h rep_phase_raw): start-up's, and the step
      * of the site's latest sync (+1) with the count and ns when that step began there */
     uint64_t startup_count, startup_ns, seen_step, base_count, base_ns;
+    /* 1.7 (an older record is 88 bytes: reads as 0): of count, the syncs right after a copy
+     * from or to pinned host memory on the same thread (a copy that need not have waited) */
+    uint64_t pinned;
 };
 #define TRACE_SITE_TOTALS_V10_BYTES 48
 
@@ -298,7 +302,7 @@ _Static_assert(sizeof(struct trace_stack) == 16, "trace_stack layout");
 _Static_assert(sizeof(struct trace_sync) == 64, "trace_sync layout");
 _Static_assert(sizeof(struct trace_launch) == 48, "trace_launch layout");
 _Static_assert(sizeof(struct trace_step) == 80, "trace_step layout");
-_Static_assert(sizeof(struct trace_site_totals) == 88, "trace_site_totals layout");
+_Static_assert(sizeof(struct trace_site_totals) == 96, "trace_site_totals layout");
 _Static_assert(sizeof(struct trace_thread_totals) == 72, "trace_thread_totals layout");
 _Static_assert(sizeof(struct trace_thread) == 16, "trace_thread layout");
 _Static_assert(sizeof(struct trace_drops) == 32, "trace_drops layout");

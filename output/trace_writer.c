@@ -694,7 +694,7 @@ void tw_site(struct trace_writer *w, const struct tw_site *s)
                                     .blocked_ns = p->ns, .max_ns = s->max_ns,
                                     .startup_count = p->startup_count, .startup_ns = p->startup_ns,
                                     .seen_step = p->seen_step, .base_count = p->base_count,
-                                    .base_ns = p->base_ns};
+                                    .base_ns = p->base_ns, .pinned = s->pinned};
     record(w, TREC_SITE_TOTALS, &rec, sizeof rec, NULL, 0);
     if (last)
         *last = p->count;

@@ -47,6 +47,7 @@ struct tw_site {
     uint32_t threads;
     uint64_t max_ns;
     struct rep_phase_raw phase;
+    uint64_t pinned;
 };
 
 /* One thread's totals now (tid 0: the threads that exited). */

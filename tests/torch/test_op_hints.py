@@ -72,6 +72,10 @@ CASES = {
     "pageable_h2d": (SILENT, "Tensor.to", "x.to(...) between host and device waits when the host tensor is pageable (pin_memory()"),
     "blocking_h2d": (WARN, "Tensor.to", "x.to(...) between host and device waits"),
     "pinned_h2d": (NONE, None, None),
+    # issue 35 item 3: a copy from pinned memory that waits only for non_blocking=False (the
+    # agent sees the host memory): not the pin_memory advice
+    "pinned_blocking_h2d": (WARN, "Tensor.to", "the host tensor is already pinned: x.to(...) waits only because non_blocking is False"),
+    "pinned_cuda": (WARN, "Tensor.cuda", "the host tensor is already pinned: x.cuda() waits only because non_blocking is False"),
     # issue 35 item 3: a Python list or range index, a host value made a device tensor, are not
     # an x.to() to pin: their own names and advice
     "list_index_get": (WARN, "x[list index]", "a Python list or range used as an index is made a tensor on the host"),

@@ -150,6 +150,10 @@ def as_tensor():
     return torch.as_tensor([1.0, 2.0], device=dev)  # case: as_tensor
 def pinned_h2d():
     return pinned.to(dev, non_blocking=True)  # case: pinned_h2d
+def pinned_blocking_h2d():
+    return pinned.to(dev)  # case: pinned_blocking_h2d
+def pinned_cuda():
+    return pinned.cuda()  # case: pinned_cuda
 def cuda_call():
     return host.cuda()  # case: cuda_call
 def synchronize():
