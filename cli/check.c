@@ -119,12 +119,13 @@ static void put_hint(struct fd_writer *w, const struct rep_line *l)
 /* "        1.00       1.47 ms  cudaStreamSynchronize at MaskedLoss.forward  train.py:71" */
 static void put_line_row(struct fd_writer *w, const struct verdict *v, const struct rep_line *l)
 {
-    char a[32], b[32], where[1024];
+    char a[32], b[32], where[1024], apis[1024];
     report_format_rate(a, sizeof a, (double)l->count / v->lines.steps);
     report_format_ns(b, sizeof b, (double)l->blocked_ns / v->lines.steps);
     cli_line_where(l, where, sizeof where);
+    cli_line_apis(l, apis, sizeof apis);
     fdw_printf(w, "  %10s  %12s  ", a, b);
-    fdw_puts(w, l->api);
+    fdw_puts(w, apis);
     fdw_puts(w, " ");
     fdw_puts(w, where);
     if (l->estimated_count) {
@@ -202,7 +203,9 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
                 continue;
             report_format_ns(b, sizeof b, (double)l->startup_ns);
             cli_line_where(l, where, sizeof where);
-            fdw_printf(w, "  start-up: %llu x %s, %s, ", (unsigned long long)l->startup_count, l->api, b);
+            char api[256];
+            text_escape(api, sizeof api, l->api);
+            fdw_printf(w, "  start-up: %llu x %s, %s, ", (unsigned long long)l->startup_count, api, b);
             fdw_puts(w, where);
             fdw_putc(w, '\n');
         }
@@ -304,6 +307,8 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     for (size_t i = 0; i < v->lines.n; i++) {
         const struct rep_line *l = &v->lines.lines[i];
         fdw_puts(w, i ? ",\n    {" : "\n    {");
+        /* the report's row number (issue 35 item 6: one numbering in every view) */
+        fdw_printf(w, "\"row\": %zu, ", i + 1);
         cli_line_json_fields(w, l);
         cli_line_json_ops(w, p, &v->lines, i);
         fdw_puts(w, "\"syncs_per_step\": ");

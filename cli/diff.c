@@ -271,7 +271,9 @@ static void text_diff(struct fd_writer *w, const struct run *base, const struct 
         fdw_puts(w, "  ");
         const struct rep_line *l = r->n ? r->n->line : r->b->line;
         cli_line_where(l, where, sizeof where);
-        fdw_puts(w, l->api);
+        char apis[1024];
+        cli_line_apis(l, apis, sizeof apis);
+        fdw_puts(w, apis);
         fdw_putc(w, ' ');
         fdw_puts(w, where);
         fdw_putc(w, '\n');

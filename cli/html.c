@@ -1035,6 +1035,39 @@ static void write_estimate(struct page *pg, const struct run *r, size_t k)
     free(order);
 }
 
+/* "ops": every operator that synced at row k, heaviest first, each with its rates and hint
+ * (issue 35 item 1, summed over the processes as the row is); "ops_more": the sites of ops past
+ * those. */
+static void write_ops(struct page *pg, const struct run *r, size_t k)
+{
+    struct fd_writer *w = &pg->w;
+    struct hints_op_sum *sum = calloc(CLI_OPS_MAX, sizeof *sum);
+    size_t more = 0, n = sum ? cli_merged_ops(r->set, &r->m, k, sum, CLI_OPS_MAX, &more) : 0;
+    char buf[256];
+    if (!sum)
+        pg->err = ENOMEM;
+    key(w, "ops");
+    fdw_putc(w, '[');
+    for (size_t i = 0; i < n; i++) {
+        fdw_puts(w, i ? ",{" : "{");
+        jstr(w, "op", sum[i].op.op);
+        jstr(w, "hint", *sum[i].op.hint ? sum[i].op.hint : NULL);
+        if (*sum[i].op.matched)
+            report_display_name(sum[i].op.matched, buf, sizeof buf);
+        jstr(w, "matched", *sum[i].op.matched ? buf : NULL);
+        jnum(w, "syncs_per_step", (double)sum[i].count / r->m.steps);
+        jnum(w, "blocked_per_step_ns", (double)sum[i].ns / r->m.steps);
+        report_format_rate(buf, sizeof buf, (double)sum[i].count / r->m.steps);
+        jstr(w, "syncs_per_step_text", buf);
+        report_format_ns(buf, sizeof buf, (double)sum[i].ns / r->m.steps);
+        jstr(w, "blocked_per_step_text", buf);
+        close_obj(w);
+    }
+    fdw_puts(w, "],");
+    ju64(w, "ops_more", more);
+    free(sum);
+}
+
 static void write_lines(struct page *pg, const struct run *r)
 {
     struct fd_writer *w = &pg->w;
@@ -1051,6 +1084,9 @@ static void write_lines(struct page *pg, const struct run *r)
         cli_line_json_fields(w, l); /* `"name": value, ` as check and diff write them */
         cli_line_where(l, where, sizeof where);
         jstr(w, "where", where);
+        report_apis_text(m->apis, m->napis, m->other_apis, where, sizeof where);
+        jstr(w, "apis_text", where); /* "cudaMemcpyAsync x19, cudaStreamSynchronize x19" */
+        write_ops(pg, r, k);
         ju64(w, "count", m->count);
         ju64(w, "blocked_ns", m->blocked_ns);
         ju64(w, "startup_count", m->startup_count);

@@ -62,10 +62,24 @@ static void json_field(struct fd_writer *w, const char *name, const char *value)
     fdw_puts(w, ", ");
 }
 
+void cli_line_apis(const struct rep_line *l, char *buf, size_t n)
+{
+    char raw[1024];
+    report_apis_text(l->apis, l->napis, l->other_apis, raw, sizeof raw);
+    text_escape(buf, n, raw);
+}
+
 void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
 {
     const struct rep_frame *f = l->where;
     json_field(w, "api", l->api);
+    fdw_puts(w, "\"apis\": ["); /* issue 35 item 6: a row's every API, a copy and its synchronize */
+    for (size_t i = 0; i < l->napis; i++) {
+        fdw_puts(w, i ? ", {" : "{");
+        json_field(w, "api", l->apis[i].api);
+        fdw_printf(w, "\"syncs\": %llu}", (unsigned long long)l->apis[i].count);
+    }
+    fdw_puts(w, "], ");
     json_field(w, "kind", kind_name(l->kind));
     json_field(w, "node", l->kind == REP_LINE_PLAIN ? NULL : l->node);
     json_field(w, "file", f && *str(f->file) ? f->file : NULL);
@@ -103,32 +117,43 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
     fdw_puts(w, "], ");
 }
 
-void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
-                       size_t index)
+size_t cli_line_ops_add(const struct rep_process *p, const struct rep_lines *lines, size_t index,
+                        struct hints_op_sum *sum, size_t n, size_t cap, size_t *more)
 {
-    enum { OPS_MAX = 16 };
-    struct hints_op_sum sum[OPS_MAX];
-    size_t n = 0, more = 0; /* more than 16 ops at one line: the first 16 */
     for (size_t i = 0; p->sites && lines->of_site && i < p->nsites; i++) {
         if (lines->of_site[i].line != index || !lines->of_site[i].count)
             continue;
         struct site_op op;
         hints_op(&p->sites[i], &op);
-        n = hints_op_sum_add(sum, n, OPS_MAX, &op, lines->of_site[i].count, lines->of_site[i].blocked_ns, &more);
+        n = hints_op_sum_add(sum, n, cap, &op, lines->of_site[i].count, lines->of_site[i].blocked_ns, more);
     }
-    hints_op_sums_sort(sum, n);
+    return n;
+}
+
+void cli_ops_json(struct fd_writer *w, const struct hints_op_sum *sum, size_t n, double steps)
+{
     fdw_puts(w, "\"ops\": [");
     for (size_t k = 0; k < n; k++) {
         fdw_puts(w, k ? ", {" : "{");
         json_field(w, "op", sum[k].op.op);
         json_field(w, "hint", *sum[k].op.hint ? sum[k].op.hint : NULL);
         fdw_puts(w, "\"syncs_per_step\": ");
-        cli_json_double(w, (double)sum[k].count / lines->steps);
+        cli_json_double(w, (double)sum[k].count / steps);
         fdw_puts(w, ", \"blocked_per_step_ns\": ");
-        cli_json_double(w, (double)sum[k].ns / lines->steps);
+        cli_json_double(w, (double)sum[k].ns / steps);
         fdw_putc(w, '}');
     }
     fdw_puts(w, "], ");
+}
+
+void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
+                       size_t index)
+{
+    struct hints_op_sum sum[CLI_OPS_MAX];
+    size_t more = 0; /* more than CLI_OPS_MAX ops at one line: the first ones */
+    size_t n = cli_line_ops_add(p, lines, index, sum, 0, CLI_OPS_MAX, &more);
+    hints_op_sums_sort(sum, n);
+    cli_ops_json(w, sum, n, lines->steps);
 }
 
 int cli_allow_parse(const char *s, struct cli_allow *out)
@@ -201,7 +226,7 @@ static int cmp_u64(uint64_t a, uint64_t b)
 struct cli_line_key cli_line_key_of(const struct rep_line *l)
 {
     const struct rep_frame *f = l->where;
-    struct cli_line_key k = {.line = l, .api = str(l->api), .kind = l->kind,
+    struct cli_line_key k = {.line = l, .kind = l->kind,
                              .node = l->kind == REP_LINE_NODE ? l->node : "",
                              .cls = (uint8_t)where_class(f), .name = "", .module = ""};
     switch (k.cls) {
@@ -214,8 +239,8 @@ struct cli_line_key cli_line_key_of(const struct rep_line *l)
 
 int cli_line_key_cmp(const struct cli_line_key *a, const struct cli_line_key *b)
 {
-    int c = strcmp(a->api, b->api);
-    if (c || (c = (int)a->kind - (int)b->kind) || (c = strcmp(a->node, b->node)) ||
+    int c = (int)a->kind - (int)b->kind;
+    if (c || (c = strcmp(a->node, b->node)) ||
         (c = (int)a->cls - (int)b->cls) || (c = cmp_u64(a->num, b->num)) ||
         (c = strcmp(a->name, b->name)))
         return c;

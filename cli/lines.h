@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "output/fd_writer.h"
+#include "output/hints.h"
 #include "output/report.h"
 
 /* "at FUNCTION  FILE:LINE", "backward of FUNCTION  FILE:LINE", "backward of NODE (its forward
@@ -18,9 +19,20 @@ void cli_line_where(const struct rep_line *l, char *buf, size_t n);
 /* The line's fields, each `"name": value, ` (api, kind, node, file, line, function, module). */
 void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l);
 
-/* `"ops": [{"op", "hint", "syncs_per_step", "blocked_per_step_ns"}, ...], ` of lines->lines[index]
- * in p: every operator that synced at that line (its sites' counts in the rates summed by op),
- * heaviest first, as the report lists them (issue 35 item 1). */
+/* The row's APIs as the report's table prints them ("cudaMemcpyAsync x19, cudaStreamSynchronize
+ * x19", report_apis_text), control characters escaped (text_escape): it is printed. */
+void cli_line_apis(const struct rep_line *l, char *buf, size_t n);
+
+/* Every operator that synced at a row (issue 35 item 1), for each view that lists them: the sites
+ * of lines->lines[index] in p, their counts in the rates summed by op into sum[0..n) (n: those
+ * there already, so the rows of several processes add up; an op past cap counted in *more).
+ * Returns the new number of sums; hints_op_sums_sort puts the heaviest first. */
+#define CLI_OPS_MAX 16
+size_t cli_line_ops_add(const struct rep_process *p, const struct rep_lines *lines, size_t index,
+                        struct hints_op_sum *sum, size_t n, size_t cap, size_t *more);
+/* `"ops": [{"op", "hint", "syncs_per_step", "blocked_per_step_ns"}, ...], ` of sum[0..n). */
+void cli_ops_json(struct fd_writer *w, const struct hints_op_sum *sum, size_t n, double steps);
+/* cli_ops_json of lines->lines[index] in p, heaviest first, as the report lists them. */
 void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
                        size_t index);
 
@@ -35,7 +47,7 @@ int cli_allow_parse(const char *s, struct cli_allow *out);
 /* Whether the line's FILE:LINE (its user frame, or a backward sync's forward line) is a's. */
 bool cli_allow_matches(const struct cli_allow *a, const struct rep_line *l);
 
-/* Whether two runs' lines are the same one: the same API and kind, and the same line of the
+/* Whether two runs' lines are the same one: the same kind, and the same line of the
  * same file (a file compared by its last two path components, so checkouts in other folders
  * match), or for a native frame without a line the same function of the same module; a
  * backward sync whose forward line is unknown by its node. */
@@ -46,12 +58,12 @@ bool cli_lines_same(const struct rep_line *a, const struct rep_line *b);
  * of several processes merged); a diff of two runs matches by line alone. */
 bool cli_lines_same_row(const struct rep_line *a, const struct rep_line *b);
 /* The order whose ties are cli_lines_same (for sorting lines to match them in n log n), and
- * its key made once per line (what it compares: the API, kind, node, and the file's tail and
+ * its key made once per line (what it compares: the kind, node, and the file's tail and
  * line, or the function and module, or the offset and module). */
 int cli_lines_cmp(const struct rep_line *a, const struct rep_line *b);
 struct cli_line_key {
     const struct rep_line *line;
-    const char *api, *node, *name, *module;
+    const char *node, *name, *module;
     uint64_t num;
     uint8_t kind, cls;
     size_t seq; /* the caller's: where the line was met */

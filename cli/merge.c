@@ -63,6 +63,18 @@ static int sort_lines(struct cli_merged *m)
     return 0;
 }
 
+size_t cli_merged_ops(const struct cli_set *set, const struct cli_merged *m, size_t k,
+                      struct hints_op_sum *sum, size_t cap, size_t *more)
+{
+    size_t n = 0;
+    for (size_t p = 0; p < m->nprocs; p++)
+        for (size_t i = 0; i < m->per_proc[p].n; i++)
+            if (m->merged[p][i] == k)
+                n = cli_line_ops_add(&set->procs[p], &m->per_proc[p], i, sum, n, cap, more);
+    hints_op_sums_sort(sum, n);
+    return n;
+}
+
 int cli_merge_lines(const struct cli_set *set, struct cli_merged *m)
 {
     memset(m, 0, sizeof *m);
@@ -97,9 +109,15 @@ int cli_merge_lines(const struct cli_set *set, struct cli_merged *m)
             x->startup_count += l->startup_count;
             if (l->max_ns > x->max_ns)
                 x->max_ns = l->max_ns;
+            for (size_t a = 0; a < l->napis; a++)
+                report_api_count_add(x->apis, &x->napis, REP_LINE_APIS_MAX, l->apis[a].api, l->apis[a].count,
+                                     &x->other_apis);
+            x->other_apis += l->other_apis;
             m->merged[p][i] = (uint32_t)k;
         }
     }
+    for (size_t k = 0; k < m->n; k++)
+        report_api_counts_sort(m->lines[k].apis, m->lines[k].napis);
     if (m->steps < 1)
         m->steps = 1;
     if (set->n > 1 && sort_lines(m) != 0)

@@ -332,8 +332,10 @@ static void put_partial_lines(struct fd_writer *w, const struct ranks_view *v)
     for (size_t i = 0; i < v->npartial && i < RANKS_LINES_MAX; i++) {
         const struct ranks_line *g = &v->partial[i];
         const struct rep_line *l = &v->lines[g->at[0].proc].lines[g->at[0].line];
+        char apis[1024];
         cli_line_where(l, where, sizeof where);
-        fdw_printf(w, "      %s %s\n", l->api, where);
+        cli_line_apis(l, apis, sizeof apis);
+        fdw_printf(w, "      %s %s\n", apis, where);
         if (g->k * 2 <= v->nprocs) {
             fdw_printf(w, "        on %zu of %zu:", g->k, v->nprocs);
             put_ranks_of(w, v, g, true);

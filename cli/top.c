@@ -355,6 +355,9 @@ static void pick_next_thread(struct top_state *st, const struct thread_row *rows
 /* A row of the lines table: a line since start and the same line in the last 10 s. */
 struct row {
     const struct rep_line *line; /* since start's, else the window's */
+    const struct cli_mline *m;   /* its merged line (since start's, else the window's): its APIs */
+    size_t k;                    /* that merged line's index, in since or else in win */
+    size_t num;                  /* its number in the report's order (since start's); 0: none */
     uint64_t count, blocked_ns, win_count, win_blocked_ns;
     char where[512];
 };
@@ -375,8 +378,35 @@ static int row_order(const void *pa, const void *pb)
     return (a->blocked_ns < b->blocked_ns) - (a->blocked_ns > b->blocked_ns);
 }
 
-static void draw_lines(struct screen *s, const struct cli_merged *since, const struct cli_merged *win,
-                       enum sort_key key, int room)
+/* Under a row, every operator that synced there (issue 35 item 1), heaviest first, each with its
+ * rates since start (the window's for a row of the window alone) and its hint; nothing for a row
+ * of one op that is no more than its API with no hint (as the report leaves it). Returns the
+ * screen rows used. */
+static int draw_ops(struct screen *s, const struct cli_set *set, const struct cli_merged *m, size_t k)
+{
+    struct hints_op_sum *sum = calloc(CLI_OPS_MAX, sizeof *sum);
+    size_t more = 0, n = sum ? cli_merged_ops(set, m, k, sum, CLI_OPS_MAX, &more) : 0;
+    int used = 0;
+    if (n == 1 && !more && !*sum[0].op.hint && m->lines[k].napis == 1 &&
+        strcmp(sum[0].op.op, m->lines[k].apis[0].api) == 0)
+        n = 0;
+    for (size_t i = 0; i < n && s->rows_left > 0; i++, used++) {
+        char a[32], b[32];
+        rate_text(a, sizeof a, (double)sum[i].count / m->steps);
+        report_format_ns(b, sizeof b, (double)sum[i].ns / m->steps);
+        out(s, "%12s  op %s  %s syncs/step  %s/step%s%s", "", sum[i].op.op, a, b, *sum[i].op.hint ? "  hint: " : "",
+            sum[i].op.hint);
+    }
+    if (more && s->rows_left > 0) {
+        out(s, "%12s  ... and %zu more sites of other ops", "", more);
+        used++;
+    }
+    free(sum);
+    return used;
+}
+
+static void draw_lines(struct screen *s, const struct cli_set *since_set, const struct cli_set *win_set,
+                       const struct cli_merged *since, const struct cli_merged *win, enum sort_key key, int room)
 {
     struct row *v = calloc(since->n + win->n + 1, sizeof *v);
     if (!v)
@@ -384,8 +414,8 @@ static void draw_lines(struct screen *s, const struct cli_merged *since, const s
     size_t n = 0;
     for (size_t i = 0; i < since->n; i++)
         if (since->lines[i].count)
-            v[n++] = (struct row){.line = since->lines[i].line, .count = since->lines[i].count,
-                                  .blocked_ns = since->lines[i].blocked_ns};
+            v[n++] = (struct row){.line = since->lines[i].line, .m = &since->lines[i], .k = i, .num = i + 1,
+                                  .count = since->lines[i].count, .blocked_ns = since->lines[i].blocked_ns};
     size_t matched_upto = n;
     for (size_t i = 0; i < win->n; i++) {
         const struct cli_mline *l = &win->lines[i];
@@ -393,7 +423,7 @@ static void draw_lines(struct screen *s, const struct cli_merged *since, const s
         while (k < matched_upto && !cli_lines_same_row(v[k].line, l->line))
             k++;
         if (k == matched_upto)
-            v[k = n++] = (struct row){.line = l->line};
+            v[k = n++] = (struct row){.line = l->line, .m = l, .k = i};
         v[k].win_count += l->count;
         v[k].win_blocked_ns += l->blocked_ns;
     }
@@ -401,23 +431,27 @@ static void draw_lines(struct screen *s, const struct cli_merged *since, const s
         cli_line_where(v[i].line, v[i].where, sizeof v[i].where);
     sort_by = key;
     qsort(v, n, sizeof *v, row_order);
-    out(s, "%12s %10s  %12s %10s %9s  %s", "last 10 s:", "", "since start:", "", "", "");
-    out(s, "%12s %10s  %12s %10s %9s  %s", "blocked/step", "syncs/step", "blocked/step", "syncs/step",
+    out(s, "%4s %12s %10s  %12s %10s %9s  %s", "", "last 10 s:", "", "since start:", "", "", "");
+    out(s, "%4s %12s %10s  %12s %10s %9s  %s", "#", "blocked/step", "syncs/step", "blocked/step", "syncs/step",
         "syncs/s", "api / where");
     double wall_per_proc = since->wall_ns / (double)(since->nprocs ? since->nprocs : 1);
-    for (size_t i = 0; i < n && (int)i < room; i++) {
-        char a[32], b[32], c[32], d[32], e[32];
+    size_t i = 0;
+    for (int used = 0; i < n && used < room; i++, used++) {
+        char a[32], b[32], c[32], d[32], e[32], num[24], apis[512];
         report_format_ns(a, sizeof a, (double)v[i].win_blocked_ns / win->steps);
         rate_text(b, sizeof b, (double)v[i].win_count / win->steps);
         report_format_ns(c, sizeof c, (double)v[i].blocked_ns / since->steps);
         rate_text(d, sizeof d, (double)v[i].count / since->steps);
         rate_text(e, sizeof e, wall_per_proc > 0 ? (double)v[i].count * 1e9 / wall_per_proc : 0);
-        out(s, "%12s %10s  %12s %10s %9s  %s %s", a, b, c, d, e, v[i].line->api, v[i].where);
+        snprintf(num, sizeof num, "%zu", v[i].num); /* the report's row number; "-": the window's alone */
+        report_apis_text(v[i].m->apis, v[i].m->napis, v[i].m->other_apis, apis, sizeof apis);
+        out(s, "%4s %12s %10s  %12s %10s %9s  %s %s", v[i].num ? num : "-", a, b, c, d, e, apis, v[i].where);
+        used += v[i].num ? draw_ops(s, since_set, since, v[i].k) : draw_ops(s, win_set, win, v[i].k);
     }
     if (!n)
         out(s, "  no host-device syncs in the training steps yet");
-    else if ((int)n > room)
-        out(s, "  (%zu more lines)", n - (size_t)room);
+    else if (i < n)
+        out(s, "  (%zu more lines)", n - i);
     free(v);
 }
 
@@ -640,7 +674,7 @@ static void draw(struct top_state *st, size_t problems, struct screen *s)
         out(s, "top lines of %s (sorted by %s):", st->thread[0] ? st->thread : "all threads",
             sort_names[st->sort]);
         int room = s->rows_left - 2;
-        draw_lines(s, &m, &mw, st->sort, room < 1 ? 1 : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX : room);
+        draw_lines(s, &since, &win, &m, &mw, st->sort, room < 1 ? 1 : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX : room);
     }
     cli_merged_free(&m);
     cli_merged_free(&mw);

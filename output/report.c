@@ -1101,43 +1101,70 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     }
 }
 
+void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
+                          size_t *others)
+{
+    size_t j = 0;
+    while (j < *n && cmp_str(a[j].api, api) != 0)
+        j++;
+    if (j == *n) {
+        if (*n == max) {
+            (*others)++;
+            return;
+        }
+        a[(*n)++] = (struct rep_api_count){str(api), 0};
+    }
+    a[j].count += count;
+}
+
+void report_api_counts_sort(struct rep_api_count *a, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && a[j].count > a[j - 1].count; j--) {
+            struct rep_api_count t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+}
+
+/* Appends to buf[*len .. size) (cut at size, always NUL-terminated). */
+static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+    if (*len >= size)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf + *len, size - *len, fmt, ap);
+    va_end(ap);
+    *len = k < 0 ? *len : *len + (size_t)k < size ? *len + (size_t)k : size - 1;
+}
+
+void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && i < APIS_SHOWN; i++) {
+        buf_printf(buf, size, &len, "%s%s", i ? ", " : "", *str(a[i].api) ? a[i].api : "?");
+        if (n > 1) /* several: each with its syncs */
+            buf_printf(buf, size, &len, " x%llu", (unsigned long long)a[i].count);
+    }
+    if (n > APIS_SHOWN || others)
+        buf_printf(buf, size, &len, ", +%zu more", n - (n > APIS_SHOWN ? APIS_SHOWN : n) + others);
+}
+
 /* "cudaStreamSynchronize x30, cudaMemcpy x10": the group's APIs by syncs. */
 static void render_apis(struct fd_writer *w, const struct entry *e, size_t n)
 {
-    struct {
-        const char *api;
-        uint64_t count;
-    } apis[APIS_SHOWN * 4];
+    struct rep_api_count apis[APIS_SHOWN * 4];
     size_t na = 0, others = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t j = 0;
-        while (j < na && cmp_str(apis[j].api, e[i].site->api) != 0)
-            j++;
-        if (j == na) {
-            if (na == sizeof apis / sizeof apis[0]) {
-                others++;
-                continue;
-            }
-            apis[na].api = str(e[i].site->api);
-            apis[na++].count = 0;
-        }
-        apis[j].count += e[i].count;
-    }
-    for (size_t i = 1; i < na; i++) /* insertion sort by count, desc */
-        for (size_t j = i; j > 0 && apis[j].count > apis[j - 1].count; j--) {
-            __typeof__(apis[0]) t = apis[j];
-            apis[j] = apis[j - 1];
-            apis[j - 1] = t;
-        }
-    for (size_t i = 0; i < na && i < APIS_SHOWN; i++) {
-        if (i)
-            fdw_puts(w, ", ");
-        fdw_puts(w, *apis[i].api ? apis[i].api : "?");
-        if (na > 1)
-            fdw_printf(w, " x%llu", (unsigned long long)apis[i].count);
-    }
-    if (na > APIS_SHOWN || others)
-        fdw_printf(w, ", +%zu more", na - (na > APIS_SHOWN ? APIS_SHOWN : na) + others);
+    for (size_t i = 0; i < n; i++)
+        report_api_count_add(apis, &na, sizeof apis / sizeof apis[0], e[i].site->api, e[i].count, &others);
+    report_api_counts_sort(apis, na);
+    char text[APIS_SHOWN * 96];
+    report_apis_text(apis, na, others, text, sizeof text);
+    fdw_puts(w, text);
 }
 
 static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *loc, size_t nl,
@@ -1446,20 +1473,6 @@ static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, 
     }
 }
 
-/* Appends to buf[*len .. size) (cut at size, always NUL-terminated). */
-static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...)
-{
-    if (*len >= size)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(buf + *len, size - *len, fmt, ap);
-    va_end(ap);
-    *len = k < 0 ? *len : *len + (size_t)k < size ? *len + (size_t)k : size - 1;
-}
-
 void report_frame_loc(const struct rep_frame *f, char *buf, size_t size)
 {
     if (f)
@@ -1709,13 +1722,6 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
 
 /* ---- lines, for the CLI's check and diff ---------------------------------------------------- */
 
-static int line_entry_cmp(const void *pa, const void *pb)
-{
-    const struct entry *a = pa, *b = pb;
-    int c = group_key_cmp(a, b);
-    return c ? c : cmp_str(a->site->api, b->site->api);
-}
-
 static int line_cmp(const void *pa, const void *pb)
 {
     const struct rep_line *a = pa, *b = pb;
@@ -1733,6 +1739,7 @@ static void line_add(struct rep_line *l, const struct entry *x, bool with_startu
     const struct rep_site *s = x->site;
     l->count += x->count;
     l->blocked_ns += x->blocked_ns;
+    report_api_count_add(l->apis, &l->napis, REP_LINE_APIS_MAX, s->api, x->count, &l->other_apis);
     if (with_startup && (!x->estimated || x->first_share)) {
         l->startup_count += s->split.startup_count;
         l->startup_ns += s->split.startup_ns;
@@ -1771,7 +1778,7 @@ static uint32_t split_lines_of(const struct entry *e, size_t n, size_t first, si
             shared = e[k].estimated && e[k].site == e[i].site;
         bool known = false;
         for (uint32_t k = 0; k < nother && !known; k++)
-            known = line_entry_cmp(other[k], &e[i]) == 0;
+            known = group_key_cmp(other[k], &e[i]) == 0;
         if (shared && !known)
             other[nother++] = &e[i];
     }
@@ -1853,11 +1860,12 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     }
     for (size_t i = 0; i < cap; i++)
         of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
-    qsort(e, n, sizeof *e, line_entry_cmp);
+    /* the rows of the report's table (one key: group_key_cmp), each heaviest entry first */
+    qsort(e, n, sizeof *e, entry_cmp);
     size_t nl = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const struct rep_site *s = e[i].site;
-        if (i == 0 || line_entry_cmp(&e[i - 1], &e[i]) != 0) {
+        if (i == 0 || group_key_cmp(&e[i - 1], &e[i]) != 0) {
             if (nl && lines[nl - 1].estimated_count)
                 lines[nl - 1].split_lines = split_lines_of(e, n, first, i);
             first = i;
@@ -1868,7 +1876,6 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
             l->where = e[i].key;
             if (l->kind == REP_LINE_NODE && l->where && hints_frame_is_runtime(l->where))
                 l->where = NULL;
-            l->api = str(s->api);
             snprintf(l->node, sizeof l->node, "%s", e[i].node);
         }
         line_add(&lines[nl - 1], &e[i], b.startup_left_out);
@@ -1884,6 +1891,10 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
     }
     if (nl && lines[nl - 1].estimated_count)
         lines[nl - 1].split_lines = split_lines_of(e, n, first, n);
+    for (size_t k = 0; k < nl; k++) {
+        report_api_counts_sort(lines[k].apis, lines[k].napis);
+        lines[k].api = lines[k].napis ? lines[k].apis[0].api : "";
+    }
     size_t nshares = shares_of(e, n, of_line, p->sites, shares);
     free(e);
     free(of_line);

@@ -43,9 +43,10 @@ struct report_opts {
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd);
 
-/* One line of a process's syncs as the report's table groups them, split by API: the sites
- * whose API and user line are the same (for `syncspy check` and `syncspy diff`, which must count
- * exactly what the report shows). */
+/* One row of a process's syncs, grouped exactly as the report's table groups them (one key,
+ * output/report.c group_key_cmp): the sites whose user line is the same, whatever their API (a
+ * copy and the synchronize after it are one row, issue 35 item 6). Every view of the CLI (check,
+ * diff, html, top) shows these rows, so their numbers and figures are the report's. */
 enum rep_line_kind {
     REP_LINE_PLAIN = 0,    /* where: the innermost user frame of the sync's own stack */
     REP_LINE_BACKWARD = 1, /* a backward-pass sync; where: the forward line that created its node */
@@ -53,11 +54,29 @@ enum rep_line_kind {
                             * its own user frame, NULL when it has none (autograd ran it alone) */
 };
 
+/* An API and the syncs a row made through it in the training steps. */
+struct rep_api_count {
+    const char *api;
+    uint64_t count;
+};
+#define REP_LINE_APIS_MAX 16 /* the APIs a row counts (the report names 4: "cudaMemcpy x10, ...") */
+/* The row's APIs as the report's table prints them: "cudaStreamSynchronize" alone, else each
+ * with its syncs, most first ("cudaMemcpyAsync x19, cudaStreamSynchronize x19", ", +N more" for
+ * `others` not in a[]), into buf (cut to size, NUL-terminated). a[0..n) sorted most first. */
+void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf, size_t size);
+/* api's syncs added to a[0..*n): a new entry while *n < max, else one more in *others. */
+void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
+                          size_t *others);
+/* Most syncs first; ties keep their order (the heavier site's API first). */
+void report_api_counts_sort(struct rep_api_count *a, size_t n);
+
 #define REP_LINE_CAUSES_MAX 10
 struct rep_line {
     const struct rep_frame *where;   /* NULL: no stack (or none of the user's, REP_LINE_NODE) */
     const struct rep_site *heaviest; /* its site with the most blocked time (hint, stack) */
-    const char *api;
+    const char *api;                 /* apis[0]: the API of most of its syncs */
+    struct rep_api_count apis[REP_LINE_APIS_MAX]; /* every API of its sites, most syncs first */
+    size_t napis, other_apis;        /* other_apis: its sites past REP_LINE_APIS_MAX APIs */
     uint8_t kind;                    /* enum rep_line_kind */
     char node[64];                   /* a backward-pass sync's node type ("IndexBackward0") */
     uint64_t count, blocked_ns;      /* in the training steps (the report's rates) */

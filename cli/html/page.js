@@ -228,7 +228,7 @@
       svg.addEventListener("mouseleave", hideTip);
       const legend = el("div", { class: "legend" });
       legend.append(el("span", {}, el("i", { style: `background:${IDLE}` }), "not blocked"));
-      if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: lineShort(run.lines[li]) }))));
+      if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: `#${li + 1} ${lineShort(run.lines[li])}` }))));
       legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
       if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
       if (clipped) legend.append(el("span", { class: "clip-note", text: `${clipped} step${clipped === 1 ? "" : "s"} above the scale, cut with a break, ${clipped === 1 ? "its" : "each one's"} time above ${clipped === 1 ? "it" : "its bar"}` }));
@@ -388,7 +388,7 @@
     { key: "syncs", title: "syncs/step", get: (l) => l.syncs_per_step },
     { key: "mean", title: "mean", get: (l) => (l.count ? l.blocked_ns / l.count : 0) },
     { key: "max", title: "max", get: (l) => l.max_ns },
-    { key: "api", title: "api", get: (l) => l.api, text: true },
+    { key: "api", title: "api", get: (l) => l.apis_text || l.api, text: true },
     { key: "op", title: "op", get: (l) => l.op || "", text: true },
     { key: "where", title: "where", get: (l) => l.where, text: true },
     { key: "hint", title: "hint", get: (l) => l.hint || "", text: true },
@@ -407,7 +407,8 @@
     const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
     const controls = el("div", { class: "controls" });
     const q = el("input", { type: "search", placeholder: "filter: function, file, api, op...", size: 30, id: state.id + "-filter" });
-    const apis = [...new Set(lines.map((l) => l.api))].sort();
+    const apisOf = (l) => (l.apis && l.apis.length ? l.apis.map((a) => a.api) : [l.api]);
+    const apis = [...new Set(lines.flatMap(apisOf))].sort();
     const apiSel = el("select", { id: state.id + "-api" }, el("option", { value: "", text: "every API" }), ...apis.map((a) => el("option", { value: a, text: a })));
     const kindSel = el("select", { id: state.id + "-kind" }, el("option", { value: "", text: "every kind" }),
       el("option", { value: "line", text: "line (forward)" }), el("option", { value: "backward", text: "backward" }),
@@ -439,8 +440,9 @@
     const open = new Set();
     function matches(l) {
       const s = q.value.trim().toLowerCase();
-      if (s && !(l.where + " " + l.api + " " + (l.op || "") + " " + (l.node || "") + " " + (l.hint || "")).toLowerCase().includes(s)) return false;
-      if (apiSel.value && l.api !== apiSel.value) return false;
+      const ops = (l.ops || []).map((o) => o.op + " " + (o.hint || "")).join(" ");
+      if (s && !(l.where + " " + apisOf(l).join(" ") + " " + (l.op || "") + " " + (l.node || "") + " " + (l.hint || "") + " " + ops).toLowerCase().includes(s)) return false;
+      if (apiSel.value && !apisOf(l).includes(apiSel.value)) return false;
       if (kindSel.value && l.kind !== kindSel.value) return false;
       if (thrSel.value && !l.threads.includes(Number(thrSel.value))) return false;
       if (state.proc >= 0 && !l.per_proc.some((pp) => pp[0] === state.proc)) return false;
@@ -468,7 +470,7 @@
         tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
           el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
           el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
-          el("td", { class: "l", text: l.api }), el("td", { class: "op l", text: l.op || "" }));
+          el("td", { class: "l", text: l.apis_text || l.api }), el("td", { class: "op l", text: l.op || "" }));
         const where = el("td", { class: "where l" });
         where.title = l.where;
         where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
@@ -476,6 +478,7 @@
         tr.append(where, el("td", { class: "hintcol l", title: l.hint || "" }, el("div", { text: l.hint || "" })));
         tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
         frag.append(tr);
+        if (l.ops && l.ops.length > 1) opRows(l).forEach((r) => frag.append(r));
         if (l.estimate) estimateRows(l).forEach((r) => frag.append(r));
         if (open.has(l.index)) frag.append(el("tr", { class: "detail", "data-detail": l.index }, el("td", { colspan: COLUMNS.length + 1 }, detail(run, l))));
       });
@@ -489,6 +492,20 @@
     render.part = "sites";
     state.redraw.push(render);
     return c;
+  }
+
+  // issue 35 item 1: a row where several operators synced lists each one under it, heaviest
+  // first, with its own syncs/step, blocked time and hint
+  function opRows(l) {
+    const rows = l.ops.map((o) => el("tr", { class: "oprow", "data-line": l.index, "data-op": o.op,
+      "data-syncs-per-step": o.syncs_per_step, "data-blocked-per-step-ns": o.blocked_per_step_ns },
+      el("td"), el("td", { text: o.blocked_per_step_text }), el("td"), el("td", { text: o.syncs_per_step_text }),
+      el("td"), el("td"), el("td"), el("td", { class: "op l", text: o.op }),
+      el("td", { class: "where l" }, el("span", { class: "kind op", text: "op" })),
+      el("td", { class: "hintcol l", title: o.hint || "" }, el("div", { text: o.hint || "" }))));
+    if (l.ops_more) rows.push(el("tr", { class: "oprow", "data-line": l.index }, el("td"),
+      el("td", { class: "l", colspan: COLUMNS.length, text: `... and ${l.ops_more} more sites of other ops` })));
+    return rows;
   }
 
   // issue 24: the part of a backward line's figure estimated (its node's syncs in steps without
@@ -513,7 +530,11 @@
 
   function detail(run, l) {
     const d = el("div", { class: "detail" });
-    if (l.hint) d.append(el("h3", { text: "hint" }), el("div", { class: "hint" }, l.hint, l.matched ? el("div", { class: "matched", text: "matched: " + l.matched }) : null));
+    if (l.ops && l.ops.length > 1) {
+      d.append(el("h3", { text: `hints (${l.ops.length} ops, heaviest first)` }));
+      for (const o of l.ops) d.append(el("div", { class: "hint" }, el("b", { text: `${o.op}  ${o.syncs_per_step_text} syncs/step, ${o.blocked_per_step_text}/step` }),
+        o.hint ? el("div", { text: o.hint }) : null, o.matched ? el("div", { class: "matched", text: "matched: " + o.matched }) : null));
+    } else if (l.hint) d.append(el("h3", { text: "hint" }), el("div", { class: "hint" }, l.hint, l.matched ? el("div", { class: "matched", text: "matched: " + l.matched }) : null));
     if (l.kind !== "line") {
       d.append(el("h3", { text: "backward pass" }));
       const b = el("div");

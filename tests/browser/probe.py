@@ -78,6 +78,10 @@ def probe_report(d, out):
         plot_h: Number(s.dataset.plotH), scale_ns: Number(s.dataset.scaleNs),
         legend: document.querySelector('#run-chart .legend').innerText} : null;""")
     out["rows"] = rows(d, "#run-sites")
+    # issue 35 item 1: a row's every op, one sub-row each under it
+    out["op_rows"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.oprow[data-op]')].map(tr => ({
+        data: Object.assign({}, tr.dataset), cells: [...tr.children].map(td => td.innerText),
+        hint: tr.querySelector('td.hintcol').innerText}));""")
     out["headers"] = d.execute_script("return [...document.querySelectorAll('#run-sites thead th')].map(th => th.innerText.replace(/ [\u25be\u25b4]$/, ''))")
     # issue 24: the estimated part of backward rows, the report's words and one sub-row per line
     out["estimate_notes"] = d.execute_script("""return [...document.querySelectorAll('#run-sites tr.est-note')].map(tr => ({

@@ -103,7 +103,7 @@ class Top(unittest.TestCase):
         self.top = subprocess.Popen([harness.CLI, "top", self.out], stdin=slave, stdout=slave, stderr=slave,
                                     close_fds=True, start_new_session=True)
         os.close(slave)
-        lines = lambda text: re.findall(r"(?m)^\s*\S+ \S+\s+(\S+)\s+\S+ \S+\s+(\S+)\s+\S+\s+"
+        lines = lambda text: re.findall(r"(?m)^\s*(?:\d+|-)\s+\S+ \S+\s+(\S+)\s+\S+ \S+\s+(\S+)\s+\S+\s+"
                                         r"cudaStreamSynchronize (at \S+|backward of \S+)", text)
         text = self.show(master, "all threads")
         self.assertEqual({w for _, _, w in lines(text)}, {"at run", "at masked_loss", "backward of masked_loss"}, text)
