@@ -83,9 +83,9 @@ class LauncherTest(unittest.TestCase):
         trace = os.path.join(folder, "trace.bin")
         data = load(trace)
         major, minor, header_bytes, features = struct.unpack_from("<HHIQ", data, 8)
-        # format 1.6 (1.3 brought the identity part, 1.4 the bound's records and STEP's
-        # attributed, 1.5 STEP's optimizers, 1.6 FRAME_NAME)
-        self.assertEqual((major, minor, header_bytes, features & 8), (1, 6, 288, 8))
+        # format 1.7 (1.3 brought the identity part, 1.4 the bound's records and STEP's
+        # attributed, 1.5 STEP's optimizers, 1.6 FRAME_NAME, 1.7 SITE_TOTALS' pinned)
+        self.assertEqual((major, minor, header_bytes, features & 8), (1, 7, 288, 8))
         local, world, node = struct.unpack_from("<iii", data, 112)
         self.assertEqual((local, world, node), (1, 2, 5))
         self.assertEqual(data[128:200].rstrip(b"\0").decode(), socket.gethostname())
