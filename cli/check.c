@@ -4,6 +4,7 @@
  * it reads the model, writes the verdict through an fd_writer. */
 #include "cli/check.h"
 #include "cli/ranks.h"
+#include "cli/schemas.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -245,7 +246,7 @@ static void put_over_closing(struct fd_writer *w, const struct cli_set *set, con
 
 static void json_budget(struct fd_writer *w, const struct check_opts *o)
 {
-    fdw_puts(w, "{\"budget\": {\"max_syncs_per_step\": ");
+    fdw_printf(w, "{\"version\": %d, \"budget\": {\"max_syncs_per_step\": ", CHECK_JSON_VERSION);
     if (o->has_max_syncs)
         cli_json_double(w, o->max_syncs);
     else

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/lines.h"
+#include "cli/schemas.h"
 #include "output/fd_writer.h"
 
 #define SAME_RATE 0.005 /* syncs/step closer than this read the same (two decimals shown) */
@@ -323,7 +324,7 @@ static void json_side(struct fd_writer *w, const char *name, bool present, doubl
 static void json_diff(struct fd_writer *w, const struct run *base, const struct run *neu,
                       const struct row *rows, size_t n, const struct diff_opts *o)
 {
-    fdw_putc(w, '{');
+    fdw_printf(w, "{\"version\": %d, ", DIFF_JSON_VERSION);
     json_run(w, "base", o->base_path, base);
     fdw_puts(w, ",\n ");
     json_run(w, "new", o->new_path, neu);

@@ -22,6 +22,7 @@
 #include "cli/lines.h"
 #include "cli/merge.h"
 #include "cli/ranks.h"
+#include "cli/schemas.h"
 #include "cli/version.h"
 #include "output/backward.h"
 #include "output/fd_writer.h"
@@ -1238,7 +1239,7 @@ static int write_data(void *ctx, int fd)
     }
     struct fd_writer *w = &pg->w;
     fdw_init(w, fd);
-    fdw_puts(w, "{\"version\":1,");
+    fdw_printf(w, "{\"version\":%d,", HTML_DATA_VERSION);
     jstr(w, "syncspy", SYNCSPY_VERSION);
     jstr(w, "kind", c->neu ? "diff" : "report");
     key(w, "runs");

@@ -27,6 +27,9 @@ need patchelf /usr/bin/patchelf
 need chromium /usr/bin/chromium
 need chromium-driver /usr/bin/chromedriver
 need python3-selenium /usr/lib/python3/dist-packages/selenium/__init__.py
+# the JSON outputs are validated against docs/schemas/ (tests/e2e/test_schemas.py) by jsonschema,
+# Debian's when the tests' interpreter has none of its own
+need python3-jsonschema /usr/lib/python3/dist-packages/jsonschema/__init__.py
 # tests/e2e/test_ranks.py launches ranks with a real mpirun (Open MPI; about 25 s to install)
 need openmpi-bin /usr/bin/mpirun
 # the CLI's tests: its zsh completion script is loaded in a real zsh, its manual page (make man)

@@ -2,7 +2,7 @@
 device), opened in Debian's chromium (headless): the page loads with no console message and no
 request but itself, shows the report's header, one bar per training step, the rows and figures
 of summary.json and `check --json`, opens a row's stack, sorts; the diff page of the demo and its
---fixed run says "5 gone"."""
+--fixed run says "5 gone"; every JSON output follows its schema (docs/schemas/)."""
 import glob
 import json
 import os
@@ -42,6 +42,13 @@ class DemoPage(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_outputs_follow_their_schemas(self):
+        # issue 38 item 2: summary.json, check --json, diff --json (the demo against its --fixed
+        # run) and the page's data, each with its version, against docs/schemas/ on real torch
+        import test_schemas
+        fixed = glob.glob(os.path.join(self.fixed, "pid*"))[0]
+        test_schemas.validate_outputs(self, self.dir, fixed, tmp=self.tmp)
 
     def test_loads_offline_without_errors(self):
         self.assertIsNotNone(self.seen["load_ms"], "the page never finished drawing")
