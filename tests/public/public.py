@@ -67,14 +67,14 @@ def _chars_corpus(root):
         pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
 
 
-def _mnist_small(root):
-    """MNIST as torchvision reads it (data/MNIST/raw/*-ubyte, IDX files), made up, since the
-    script downloads the real one: 200 training and 200 test images of 28x28 random bytes and
-    their labels, seeded."""
+def _mnist_small(root, folder="mnist_forward_forward/data"):
+    """MNIST as torchvision reads it (FOLDER/MNIST/raw/*-ubyte, IDX files, FOLDER relative to
+    the tree: the script's datasets.MNIST root), made up, since the script downloads the real
+    one: 200 training and 200 test images of 28x28 random bytes and their labels, seeded."""
     import random
     import struct
     rng = random.Random(1)
-    out = os.path.join(root, "mnist_forward_forward", "data", "MNIST", "raw")
+    out = os.path.join(root, folder, "MNIST", "raw")
     os.makedirs(out, exist_ok=True)
     for prefix in ("train", "t10k"):
         n = 200
@@ -84,6 +84,24 @@ def _mnist_small(root):
         with open(os.path.join(out, prefix + "-labels-idx1-ubyte"), "wb") as f:
             f.write(struct.pack(">II", 0x801, n))
             f.write(bytes(rng.randrange(10) for _ in range(n)))
+
+
+def _mnist_small_above(root):
+    """_mnist_small where vae, mnist_rnn and siamese_network read it: '../data' from their own
+    folder, data/ at the tree's top."""
+    _mnist_small(root, "data")
+
+
+def _chargpt_input(root):
+    """chargpt's input.txt (it reads the file from its working folder; its readme has one
+    download tiny Shakespeare), made from the repository's own text: its README and the
+    mingpt package's sources."""
+    text = ""
+    for rel in ("README.md", "mingpt/model.py", "mingpt/trainer.py", "mingpt/utils.py"):
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            text += f.read()
+    with open(os.path.join(root, "input.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 SCRIPTS = {
@@ -171,6 +189,73 @@ SCRIPTS = {
         "pythonpath": ".",
         "times": [r"iter_dt [0-9.]+ms"],
         "files": ["out/adder/args.txt", "out/adder/config.json"],
+        "venv": "torch",
+    },
+    # pytorch/examples' variational autoencoder on MNIST (made up: _mnist_small_above): Adam,
+    # a DataLoader with a worker and pin_memory=True, loss.item() every batch and once more
+    # every --log-interval batches, the test set's loss .item() per batch, save_image of a
+    # reconstruction and of 64 samples decoded after the epoch
+    "vae": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["vae"],
+        "prepare": _mnist_small_above,
+        "cwd": "vae",
+        "argv": ["main.py", "--epochs", "1", "--batch-size", "16", "--log-interval", "5"],
+        "pythonpath": None,
+        "times": [],
+        "files": ["results/reconstruction_1.png", "results/sample_1.png"],
+        "venv": "vision",
+    },
+    # pytorch/examples' LSTM classifier on MNIST's rows (made up: _mnist_small_above): Adadelta
+    # with StepLR, loss.item() every --log-interval batches, the test set's loss and correct
+    # count .item() per batch, torch.save of the model
+    "mnist_rnn": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["mnist_rnn/main.py"],
+        "prepare": _mnist_small_above,
+        "cwd": "mnist_rnn",
+        "argv": ["main.py", "--accel", "--epochs", "1", "--batch-size", "16",
+                 "--test-batch-size", "50", "--log-interval", "5", "--save-model"],
+        "pythonpath": None,
+        "times": [],
+        "files": ["mnist_rnn.pt"],
+        "venv": "vision",
+    },
+    # pytorch/examples' siamese network (made up MNIST: _mnist_small_above): pairs of images
+    # drawn in a DataLoader worker, torchvision's ResNet-18 run on each image of a pair,
+    # Adadelta with StepLR, loss.item() every --log-interval batches, the test set's loss and
+    # correct count .item() per batch, torch.save of the model
+    "siamese_network": {
+        "repo": "pytorch/examples",
+        "commit": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+        "paths": ["siamese_network/main.py"],
+        "prepare": _mnist_small_above,
+        "cwd": "siamese_network",
+        "argv": ["main.py", "--epochs", "1", "--batch-size", "16", "--test-batch-size", "50",
+                 "--log-interval", "5", "--save-model"],
+        "pythonpath": None,
+        "times": [],
+        "files": ["siamese_network.pt"],
+        "venv": "vision",
+    },
+    # karpathy/minGPT's chargpt project on input.txt made from the repository's own text
+    # (_chargpt_input), a GPT-nano: minGPT's Trainer as for the adder, loss.item() every 10
+    # iterations, at iteration 0 a 500-character sample (top-k's boolean-mask assignment per
+    # character, int() of each) and torch.save of the model
+    "mingpt_chargpt": {
+        "repo": "karpathy/minGPT",
+        "commit": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
+        "paths": ["mingpt", "projects/chargpt", "README.md"],
+        "prepare": _chargpt_input,
+        "cwd": ".",
+        "argv": ["projects/chargpt/chargpt.py", "--trainer.max_iters=30",
+                 "--trainer.num_workers=2", "--trainer.batch_size=16",
+                 "--model.model_type=gpt-nano", "--data.block_size=32"],
+        "pythonpath": ".",
+        "times": [r"iter_dt [0-9.]+ms"],
+        "files": ["out/chargpt/args.txt", "out/chargpt/config.json", "out/chargpt/model.pt"],
         "venv": "torch",
     },
 }

@@ -1,8 +1,8 @@
 """Public training scripts, unmodified (tests/public/public.py: pinned commits of pytorch/examples'
-word_language_model, dcgan and mnist_forward_forward, karpathy/nanoGPT's train.py and
-karpathy/minGPT's adder, extracted from the fetched snapshots under
-build/public/ at test time), on real torch over the simulated device. Each runs three times in a
-fresh copy of its tree: plain, under the agent, and under torch's own sync detector
+word_language_model, dcgan, mnist_forward_forward, vae, mnist_rnn and siamese_network,
+karpathy/nanoGPT's train.py and karpathy/minGPT's adder and chargpt, extracted from the fetched
+snapshots under build/public/ at test time), on real torch over the simulated device. Each runs
+three times in a fresh copy of its tree: plain, under the agent, and under torch's own sync detector
 (sync_debug_oracle.py: torch.cuda.set_sync_debug_mode("warn"), each warning placed at the
 innermost frame of the script's own code), the oracle nobody here wrote.
 
@@ -19,7 +19,7 @@ synchronize), none a stream synchronize; the steps are the optimizer's; the per-
 the training loop's own syncs is the one the loop makes.
 
 Needs the snapshots (the session's fetch tool: github:pytorch/examples, github:karpathy/minGPT)
-and the torch venv; `make test-public` runs it. About 60 s."""
+and the torch venv; `make test-public` runs it. About 3 minutes."""
 import json
 import os
 import re
@@ -94,7 +94,7 @@ EXPECT = {
     },
     "mingpt_adder": {
         "ops": {("mingpt/trainer.py", 43): "Module.to",                    # self.model.to(device)
-                ("mingpt/trainer.py", 89): "Tensor.to",                    # batch moved, non_blocking=False
+                ("mingpt/trainer.py", 89): "Tensor.to",                    # the batch, pinned
                 ("projects/adder/adder.py", 150): "Tensor.to",             # eval's factors .to(device)
                 ("projects/adder/adder.py", 153): "Tensor.to",             # eval batches .to(device)
                 ("projects/adder/adder.py", 167): "Tensor.cpu",            # (d3i_pred == d3i_gt).cpu()
@@ -102,6 +102,55 @@ EXPECT = {
                 ("projects/adder/adder.py", 185): "Tensor.item"},          # trainer.loss.item() every 10
         "marks": 501,
         "per_step": {("mingpt/trainer.py", 89): "2.00", ("projects/adder/adder.py", 185): "0.10"},
+    },
+    "vae": {
+        "ops": {("vae/main.py", 75): "Module.to",                          # VAE().to(device)
+                ("vae/main.py", 96): "Tensor.to",                          # the batch, pinned
+                ("vae/main.py", 101): "Tensor.item",                       # train_loss += .item()
+                ("vae/main.py", 107): "Tensor.item",                       # loss.item() every 5
+                ("vae/main.py", 118): "Tensor.to",                         # the test batch
+                ("vae/main.py", 120): "Tensor.item",                       # test_loss += ....item()
+                ("vae/main.py", 125): "Tensor.cpu",                        # comparison.cpu()
+                ("vae/main.py", 136): "Tensor.to",                         # randn(64, 20).to()
+                ("vae/main.py", 137): "Tensor.cpu"},                       # decode(sample).cpu()
+        "marks": 13,  # 200 images in batches of 16, each an Adam step
+        "per_step": {("vae/main.py", 101): "1.00", ("vae/main.py", 107): "0.25"},
+    },
+    "mnist_rnn": {
+        "ops": {("mnist_rnn/main.py", 46): "Tensor.to",                    # data and target, pinned
+                ("mnist_rnn/main.py", 55): "Tensor.item",                  # loss.item() every 5
+                ("mnist_rnn/main.py", 66): "Tensor.to",                    # the test batch
+                ("mnist_rnn/main.py", 68): "Tensor.item",                  # test_loss += ....item()
+                ("mnist_rnn/main.py", 70): "Tensor.item",                  # correct += ....item()
+                ("mnist_rnn/main.py", 128): "Module.to",                   # Net().to(device)
+                ("mnist_rnn/main.py", 138): "torch.save"},                 # the model's state
+        "marks": 13,  # 200 images in batches of 16, each an Adadelta step
+        "per_step": {("mnist_rnn/main.py", 46): "2.00", ("mnist_rnn/main.py", 55): "0.25"},
+    },
+    "siamese_network": {
+        "ops": {("siamese_network/main.py", 197): "Tensor.to",             # both images and targets
+                ("siamese_network/main.py", 206): "Tensor.item",           # loss.item() every 5
+                ("siamese_network/main.py", 221): "Tensor.to",             # the test batch
+                ("siamese_network/main.py", 223): "Tensor.item",           # test_loss += ....item()
+                ("siamese_network/main.py", 225): "Tensor.item",           # correct += ....item()
+                ("siamese_network/main.py", 288): "Module.to",             # SiameseNetwork().to()
+                ("siamese_network/main.py", 298): "torch.save"},           # the model's state
+        "marks": 13,  # 200 pairs in batches of 16, each an Adadelta step
+        "per_step": {("siamese_network/main.py", 197): "3.00",
+                     ("siamese_network/main.py", 206): "0.25"},
+    },
+    "mingpt_chargpt": {
+        "ops": {("mingpt/trainer.py", 43): "Module.to",                    # self.model.to(device)
+                ("mingpt/trainer.py", 89): "Tensor.to",                    # the batch, pinned
+                # generate's v[:, [-1]], per character (its boolean-mask fill does not wait)
+                ("mingpt/model.py", 299): "x[list index]",
+                ("projects/chargpt/chargpt.py", 111): "Tensor.item",       # loss.item() every 10
+                ("projects/chargpt/chargpt.py", 119): "Tensor.to",         # the context .to(device)
+                ("projects/chargpt/chargpt.py", 121): "Tensor.__int__",    # int(i) per character
+                ("projects/chargpt/chargpt.py", 126): "torch.save"},       # at iteration 0
+        "marks": 30,
+        "per_step": {("mingpt/trainer.py", 89): "2.00",
+                     ("projects/chargpt/chargpt.py", 111): "0.10"},
     },
 }
 
