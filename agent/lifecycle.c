@@ -239,9 +239,16 @@ static const char *plain_getenv(const char *name)
     return getenv(name);
 }
 
+/* SYNCSPY_SETTINGS_FROM: which variables `syncspy run` took from pyproject.toml's
+ * [tool.syncspy] (VAR=FILE:LINE;...), recorded in summary.json as given (a JSON string). */
+static char settings_from[1024];
+
 static void agent_init(void)
 {
     config_parse(&agent_cfg, plain_getenv);
+    const char *from = getenv("SYNCSPY_SETTINGS_FROM");
+    if (from)
+        snprintf(settings_from, sizeof settings_from, "%s", from);
     struct utsname un;
     identity_parse(&agent_id, plain_getenv, uname(&un) == 0 ? un.nodename : NULL, &agent_cfg);
     agent_debug_level = agent_cfg.debug;
@@ -609,6 +616,7 @@ static void write_outputs(bool on_flusher)
     proc.job_id = agent_id.job_id[0] ? agent_id.job_id : NULL;
     proc.launcher = agent_id.launcher;
     proc.schedule = sched;
+    proc.settings_from = settings_from[0] ? settings_from : NULL;
     steps_finish(&proc, agent_now_ns());
     proc.unattributed_syncs = agent_unattributed_syncs();
 

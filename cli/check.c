@@ -262,7 +262,12 @@ static void json_budget(struct fd_writer *w, const struct check_opts *o)
             fdw_puts(w, ", ");
         fdw_json_string(w, o->allow[i].file);
     }
-    fdw_puts(w, "]},\n \"processes\": [");
+    fdw_puts(w, "], \"settings_from\": "); /* the pyproject.toml some of the budget came from */
+    if (o->settings_from)
+        fdw_json_string(w, o->settings_from);
+    else
+        fdw_puts(w, "null");
+    fdw_puts(w, "},\n \"processes\": [");
 }
 
 static void json_process(struct fd_writer *w, const struct rep_process *p, const struct verdict *v,

@@ -18,6 +18,7 @@ struct check_opts {
     const struct cli_allow *allow; /* lines whose syncs do not count */
     size_t nallow;
     const char *budget_text;  /* the budget as given, for the closing line */
+    const char *settings_from; /* the pyproject.toml some of it came from, or NULL */
 };
 
 /* Checks every process of set; writes the verdict to fd (text, or JSON with opts->json).

@@ -13,6 +13,7 @@
 #include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
+#include "cli/pyproject.h"
 #include "cli/ranks.h"
 #include "cli/run.h"
 #include "cli/top.h"
@@ -335,17 +336,79 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
     return true;
 }
 
+/* check's budget from [tool.syncspy] where no option gave it; 0, or the status to exit with */
+static int check_from_pyproject(const struct pyproject *p, struct check_opts *o, bool allow_given,
+                                struct cli_allow *allow, size_t room, bool *used, bool file_num[2])
+{
+    static const char *const nums[2] = {"max_syncs_per_step", "max_blocked_share"};
+    for (int i = 0; i < 2; i++) {
+        const struct pyproject_value *v = pyproject_get(p, nums[i]);
+        bool *has = i ? &o->has_max_share : &o->has_max_syncs;
+        double *to = i ? &o->max_share : &o->max_syncs;
+        if (!v || *has)
+            continue;
+        if (v->type != PV_NUMBER || v->num < 0 || (i && v->num > 100)) {
+            fprintf(stderr, "syncspy check: %s:%d: %s wants a number %s, not %s\n", cli_shown(p->path),
+                    v->line, nums[i], i ? "from 0 to 100 (a percentage)" : ">= 0",
+                    pyproject_type_name(v->type));
+            return 2;
+        }
+        *to = v->num;
+        *has = *used = file_num[i] = true;
+    }
+    const struct pyproject_value *v = pyproject_get(p, "include_startup");
+    if (v && !o->include_startup) {
+        if (v->type != PV_BOOL) {
+            fprintf(stderr, "syncspy check: %s:%d: include_startup wants true or false\n",
+                    cli_shown(p->path), v->line);
+            return 2;
+        }
+        o->include_startup = v->b;
+        *used = true;
+    }
+    v = pyproject_get(p, "allow");
+    if (v && !allow_given) {
+        if (v->type != PV_LIST) {
+            fprintf(stderr, "syncspy check: %s:%d: allow wants an array of \"FILE:LINE\" strings\n",
+                    cli_shown(p->path), v->line);
+            return 2;
+        }
+        for (size_t k = 0; k < v->nlist; k++) {
+            if (o->nallow == room || cli_allow_parse(v->list[k], &allow[o->nallow]) != 0) {
+                fprintf(stderr, "syncspy check: %s:%d: allow wants FILE:LINE (e.g. train.py:88), "
+                        "not '%s'\n", cli_shown(p->path), v->line, cli_shown(v->list[k]));
+                return 2;
+            }
+            o->nallow++;
+        }
+        *used = true;
+    }
+    return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     const struct cli_command *c = cli_command("check");
     struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
     const char *dir = NULL, *v;
     struct check_opts o = {0};
-    struct cli_allow *allow = calloc((size_t)argc + 1, sizeof *allow);
-    char budget[256] = "";
+    struct pyproject pp;
+    int found = pyproject_load(&pp, NULL);
+    if (found < 0 || (found > 0 && pyproject_unknown_key(&pp, cli_run_knows_setting))) {
+        if (found < 0)
+            fprintf(stderr, "syncspy check: %s\n", cli_shown(pp.err));
+        pyproject_free(&pp);
+        return 2;
+    }
+    const struct pyproject_value *listed = pyproject_get(&pp, "allow");
+    size_t room = (size_t)argc + 1 + (listed && listed->type == PV_LIST ? listed->nlist : 0);
+    struct cli_allow *allow = calloc(room, sizeof *allow);
+    char budget[PATH_MAX + 256] = "";
     int rc = -1, key = -1;
+    bool allow_given = false, from_file = false, file_num[2] = {false, false};
     if (!allow) {
         fprintf(stderr, "syncspy: out of memory\n");
+        pyproject_free(&pp);
         return 2;
     }
     while (rc < 0 && (key = cli_next_option(&a)) > 0) {
@@ -364,6 +427,7 @@ static int cmd_check(int argc, char **argv)
                                      "5 or 2.5%%), not '%s'", cli_shown(v));
             o.has_max_share = true;
         } else if (key == CLI_KEY_ALLOW) {
+            allow_given = true;
             if (cli_allow_parse(v, &allow[o.nallow]) != 0)
                 rc = cli_usage_error(c, "--allow wants FILE:LINE (e.g. train.py:88), not '%s'",
                                      cli_shown(v));
@@ -376,26 +440,40 @@ static int cmd_check(int argc, char **argv)
     }
     if (rc < 0 && key == 0)
         rc = a.status;
+    if (rc < 0 && found > 0) {
+        int r = check_from_pyproject(&pp, &o, allow_given, allow, room, &from_file, file_num);
+        if (r)
+            rc = r;
+    }
     if (rc < 0 && !o.has_max_syncs && !o.has_max_share)
         rc = cli_usage_error(c, "no budget given: --max-syncs-per-step N (and/or "
-                             "--max-blocked-share P)");
+                             "--max-blocked-share P), or max_syncs_per_step in pyproject.toml's "
+                             "[tool.syncspy]");
     if (rc < 0 && operands(&a, 1, 1, &dir, A_DIR) < 0)
         rc = c->usage_status;
     struct cli_set set;
     if (rc < 0 && !load_all("check", dir, &set))
         rc = 2;
     if (rc < 0) {
+        /* each part as it was given: an option, or pyproject.toml's key */
         if (o.has_max_syncs)
-            snprintf(budget, sizeof budget, "--max-syncs-per-step %g", o.max_syncs);
+            snprintf(budget, sizeof budget, file_num[0] ? "max_syncs_per_step = %g" :
+                     "--max-syncs-per-step %g", o.max_syncs);
         if (o.has_max_share)
-            snprintf(budget + strlen(budget), sizeof budget - strlen(budget), "%s--max-blocked-share %g%%",
+            snprintf(budget + strlen(budget), sizeof budget - strlen(budget),
+                     file_num[1] ? "%smax_blocked_share = %g%%" : "%s--max-blocked-share %g%%",
                      *budget ? ", " : "", o.max_share);
+        if (from_file)
+            snprintf(budget + strlen(budget), sizeof budget - strlen(budget), "; [tool.syncspy] of %s",
+                     cli_shown(pp.path));
+        o.settings_from = from_file ? pp.path : NULL;
         o.allow = allow;
         o.budget_text = budget;
         rc = cli_check(&set, &o, STDOUT_FILENO);
         cli_set_free(&set);
     }
     free(allow);
+    pyproject_free(&pp);
     return rc;
 }
 

@@ -7,6 +7,7 @@
  * whole foreground process group (Ctrl-C, a window resize) is not (CMD has its own); CMD
  * stopping stops it too. CLI only: never inside the target process. */
 #include "cli/run.h"
+#include "cli/pyproject.h"
 #include "cli/commands.h"
 #include "output/io.h"
 #include "cli/top.h"
@@ -81,6 +82,7 @@ static const struct sim_device *sim_device_of(const char *version)
 /* ---- options: the agent's variables ------------------------------------------------------- */
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
+static char option_from[VARS_MAX][PATH_MAX + 16]; /* a value from pyproject.toml: FILE:LINE */
 static bool live_top;                       /* --live: syncspy top beside CMD */
 static const struct sim_device *on_sim;     /* --sim[=N]: that simulated device, else NULL */
 static bool sim_version_given;              /* --sim=N or --sim N, not plain --sim */
@@ -112,6 +114,52 @@ static int option_index(const char *name, size_t len)
         }
         if (k == len)
             return (int)i;
+    }
+    return -1;
+}
+
+/* The variable of a [tool.syncspy] key ("trace_mb" or "trace-mb"), or -1. */
+static int setting_index(const char *key)
+{
+    char name[64];
+    size_t n = strlen(key);
+    if (n >= sizeof name)
+        return -1;
+    for (size_t i = 0; i <= n; i++)
+        name[i] = key[i] == '_' ? '-' : key[i];
+    return option_index(name, n);
+}
+
+bool cli_run_knows_setting(const char *key)
+{
+    return setting_index(key) >= 0;
+}
+
+static int run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* [tool.syncspy]'s values for the variables that neither an option nor the environment set
+ * (options win, then the environment, then the file). Returns -1, or the status to exit with. */
+static int settings_from_pyproject(void)
+{
+    static struct pyproject pp; /* its strings stay: option_values points into them */
+    int found = pyproject_load(&pp, NULL);
+    if (found < 0)
+        return run_error("%s", pp.err);
+    if (found == 0)
+        return -1;
+    if (pyproject_unknown_key(&pp, cli_run_knows_setting))
+        return 125;
+    for (size_t i = 0; i < pp.n; i++) {
+        const struct pyproject_value *v = &pp.v[i];
+        int k = setting_index(v->key);
+        if (k < 0 || option_values[k] || getenv(config_variables[k]))
+            continue;
+        if (v->type == PV_LIST)
+            return run_error("%s:%d: %s wants a string, a number or a boolean, not an array",
+                             pp.path, v->line, v->key);
+        /* a boolean as the agent's variables spell one (SYNCSPY_GPU=1) */
+        option_values[k] = v->type == PV_BOOL ? (v->b ? "1" : "0") : v->s;
+        snprintf(option_from[k], sizeof option_from[k], "%s:%d", pp.path, v->line);
     }
     return -1;
 }
@@ -198,6 +246,8 @@ static int parse_options(int argc, char **argv, int *cmd)
     if (optind >= argc)
         return cli_usage_error(c, "no command to run");
     *cmd = optind;
+    if ((rc = settings_from_pyproject()) >= 0)
+        return rc;
     /* the agent's parser on the options alone: a bad one is refused before CMD starts */
     static struct config cfg;
     with_environment = false;
@@ -207,6 +257,9 @@ static int parse_options(int argc, char **argv, int *cmd)
         option_name(cfg.first_bad, name, sizeof name);
         char shown[256];
         config_escape(shown, sizeof shown, run_getenv(cfg.first_bad));
+        int k = option_index(name, strlen(name));
+        if (k >= 0 && option_from[k][0])
+            return run_error("%s: %s = '%s' %s", option_from[k], name, shown, cfg.first_why);
         return run_error("--%s '%s' %s", name, shown, cfg.first_why);
     }
     return -1;
@@ -817,9 +870,17 @@ int cli_run(int argc, char **argv)
         return rc;
     }
     char *report = eff.report == REPORT_FILE ? absolute(eff.report_path) : NULL;
-    for (size_t i = 0; i < variable_count(); i++)
+    char from[4096] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < variable_count(); i++) {
         if (option_values[i])
             setenv(config_variables[i], option_values[i], 1);
+        if (option_from[i][0] && used < sizeof from) /* recorded in summary.json */
+            used += (size_t)snprintf(from + used, sizeof from - used, "%s%s=%s", used ? ";" : "",
+                                     config_variables[i], option_from[i]);
+    }
+    if (used)
+        setenv("SYNCSPY_SETTINGS_FROM", from, 1);
     /* absolute, so the closing lines and a program that changes folder agree */
     setenv("SYNCSPY_OUT", root, 1);
     if (report)

@@ -5,6 +5,8 @@
 #ifndef SYNCSPY_CLI_RUN_H
 #define SYNCSPY_CLI_RUN_H
 
+#include <stdbool.h>
+
 /* Exit statuses of `syncspy run` itself, as env(1) and timeout(1) have them: its own failure
  * (a bad option, no agent next to the program) before CMD starts, CMD found but not runnable,
  * CMD not found. Any other status is CMD's. */
@@ -15,5 +17,10 @@
 /* argv[0] is "run", argv[1..argc) the words after it. Returns the status to exit with; when CMD died of
  * a signal, raises the same signal first (so it returns only if that did not end the process). */
 int cli_run(int argc, char **argv);
+
+/* Whether key (of pyproject.toml's [tool.syncspy]: "trace_mb" or "trace-mb") names one of the
+ * agent's variables, which `syncspy run` takes from the file where neither an option nor the
+ * environment sets it. */
+bool cli_run_knows_setting(const char *key);
 
 #endif

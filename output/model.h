@@ -196,6 +196,8 @@ struct rep_process {
     /* the most optimizers that stepped in one training step (start-up aside): more than
      * optimizers when some step in a few steps only (B every 4th iteration beside A) */
     uint32_t optimizers_max;
+    /* the variables `syncspy run` took from pyproject.toml ("VAR=FILE:LINE;..."), or NULL */
+    const char *settings_from;
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
     bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
     bool trace_truncated;     /* and its last record was cut (killed while writing it) */

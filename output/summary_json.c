@@ -227,6 +227,10 @@ int summary_write_json(const struct rep_process *p, int fd)
     fdw_puts(&w, p->no_step_hook ? ", \"no_step_hook\": true" : ", \"no_step_hook\": false");
     put_u64_field(&w, ", \"optimizers\": ", p->optimizers);
     put_u64_field(&w, ", \"optimizers_max\": ", p->optimizers_max);
+    if (p->settings_from) {
+        fdw_puts(&w, ", \"settings_from\": ");
+        fdw_json_string(&w, p->settings_from);
+    }
     if (p->trace_lost_errno > 0) /* trace.bin lost data from its first failed write on */
         put_u64_field(&w, ", \"trace_lost_errno\": ", (uint64_t)p->trace_lost_errno);
     fdw_puts(&w, ",\n \"threads\": [");
