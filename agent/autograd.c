@@ -58,25 +58,37 @@ static SYNCSPY_TLS struct {
 } running;
 /* The step's state (enum backward_cause: NONE while attributing), and the one that ended. */
 static _Atomic uint32_t state = BACKWARD_CAUSE_NO_HOOK;
+static _Atomic bool start_up; /* start-up is attributed (state NONE before the first step end) */
 static _Atomic uint64_t epoch;
 static _Atomic uint32_t caller;
 
 void autograd_init(enum backward_mode m)
 {
     mode = m;
+    atomic_store(&start_up, false);
     if (m == BACKWARD_OFF)
         atomic_store(&state, BACKWARD_CAUSE_OFF);
 }
 
 void autograd_set_state(uint32_t cause)
 {
+    atomic_store_explicit(&start_up, false, memory_order_relaxed);
     if (cause < BACKWARD_CAUSES && mode != BACKWARD_OFF)
         atomic_store(&state, cause);
 }
 
+void autograd_start_up(void)
+{
+    if (mode == BACKWARD_OFF)
+        return;
+    atomic_store_explicit(&start_up, true, memory_order_relaxed);
+    atomic_store(&state, BACKWARD_CAUSE_NONE);
+}
+
 bool autograd_step_attributed(void)
 {
-    return atomic_load_explicit(&state, memory_order_relaxed) == BACKWARD_CAUSE_NONE;
+    return atomic_load_explicit(&state, memory_order_relaxed) == BACKWARD_CAUSE_NONE &&
+           !atomic_load_explicit(&start_up, memory_order_relaxed);
 }
 
 /* ---- names ------------------------------------------------------------------------------------ */
@@ -251,9 +263,10 @@ static int append_cause(uintptr_t *words, int n, int max, bool current)
 }
 
 /* The anomaly engine's answer (autograd_nodes.h): a node runs here; its forward stack when it
- * was kept, else why not. */
+ * was kept, else why not (in an attribution step: the node's own cause from the rings, else
+ * unwatched). */
 static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, uint32_t forward,
-                       uint32_t name)
+                       uint32_t name, uint32_t node_cause)
 {
     int with_node = forward && name ? append_kept(words, n, max, STACK_MARK_BACKWARD | name, forward) : n;
     if (with_node != n)
@@ -263,7 +276,7 @@ static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, u
         return n;
     uint32_t cause = atomic_load_explicit(&state, memory_order_relaxed);
     if (cause == BACKWARD_CAUSE_NONE)
-        cause = BACKWARD_CAUSE_UNWATCHED;
+        cause = node_cause ? node_cause : BACKWARD_CAUSE_UNWATCHED;
     if (n < max)
         words[n++] = STACK_MARK_UNSEEN | cause;
     return n;
@@ -271,9 +284,9 @@ static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, u
 
 int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread)
 {
-    uint32_t forward, name;
-    if (nodes_current(&forward, &name) && (forward || running.forward == 0)) /* else: the mode's hooks */
-        return append_node(words, n, max, autograd_thread, forward, name);
+    uint32_t forward, name, cause = 0;
+    if (nodes_current(&forward, &name, &cause) && (forward || running.forward == 0)) /* else: the mode's hooks */
+        return append_node(words, n, max, autograd_thread, forward, name, cause);
     bool current = running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
     if (likely(running.forward == 0) || !current)
         return autograd_thread ? append_cause(words, n, max, current) : n;

@@ -53,7 +53,11 @@ enum backward_cause {
     BACKWARD_CAUSE_BROKEN = 8,    /* attribution stopped: this torch is not as expected */
     BACKWARD_CAUSE_UNWATCHED = 9, /* attribution step (the anomaly engine, autograd_nodes.h), but
                                    * the node was made while it did not watch: inside a backward
-                                   * call, before the step, or in a thread beyond its rings */
+                                   * call, or before attribution began */
+    BACKWARD_CAUSE_NO_RING = 10,  /* made in a thread the anomaly engine kept no stacks for: every
+                                   * ring was held by a live thread (autograd_nodes.c RINGS_MAX) */
+    BACKWARD_CAUSE_RING_REUSED = 11, /* made in a thread that ended, whose ring a newer thread
+                                      * took before this node's backward ran */
     BACKWARD_CAUSES
 };
 
@@ -65,7 +69,11 @@ void autograd_leave(void);
 /* From agent/autograd_attr.py at each step end: the state of the step now beginning (NONE: it is
  * attributed; else why not). */
 void autograd_set_state(uint32_t cause);
-/* Whether the step now ending was attributed (agent/steps.c, for its step record). */
+/* Start-up is attributed (agent/pyhook.c, when the hook is registered and node creation is
+ * watched from the sequence number hook): state NONE until the first step end sets one. */
+void autograd_start_up(void);
+/* Whether the step now ending was attributed (agent/steps.c, for its step record): start-up is
+ * not counted among the attribution steps (it is not a training step, nor in the rates). */
 bool autograd_step_attributed(void);
 
 /* Around a backward call (Tensor.backward, torch.autograd.backward/grad), on the thread that

@@ -22,7 +22,8 @@
 # _syncspy_enter, _syncspy_leave, _syncspy_state, _syncspy_tf, the anomaly engine's
 # _syncspy_calibrate, _syncspy_probe, _syncspy_take_over, _syncspy_anomaly, format_stack and
 # _engine_run_backward, and _syncspy_debug (SYNCSPY_DEBUG's level). The optimizer step hook is C (pyhook.c): it ends the step, and calls
-# _attr_pop / _attr_begin only at an attribution step's end and beginning.
+# _attr_pop / _attr_begin only at an attribution step's end and beginning; _attr_startup once,
+# when the hook is registered (start-up's nodes watched too).
 #
 # Why a backward sync has no forward line is told to the agent as it happens (agent/autograd.h
 # enum backward_cause): each step's state (_syncspy_state: attributed, or why not), and, before
@@ -261,6 +262,21 @@ def _nodes_engine():
             sys.stderr.write("syncspy: backward attribution's anomaly engine off (the mode is used): "
                              + "".join(traceback.format_exc(limit=3)).replace("\n", " | ") + "\n")
     return _state["nodes"]
+
+
+def _attr_startup():
+    """When the step hook is registered (start-up, before the first optimizer step): the anomaly
+    engine calibrated now, so that start-up's nodes can be watched too (agent/pyhook.c turns the
+    sequence number hook on until the first step's end). Its kind: 2 the sequence number hook, 1
+    anomaly mode (not used in start-up: the program could see it on), 0 none or not now (torch
+    still being imported: calibrated at the first attribution step as before)."""
+    try:
+        spec = getattr(_torch, "__spec__", None)
+        if _torch is None or getattr(spec, "_initializing", False):
+            return 0
+        return _state["kind"] if _nodes_engine() else 0
+    except BaseException:
+        return 0
 
 
 def _broken():

@@ -53,14 +53,44 @@ static SYNCSPY_TLS uint64_t last_made1; /* this thread's newest node's sequence 
 static _Atomic bool hook_unusable;       /* torch's own get_and_increment was not found */
 
 struct slot {
-    _Atomic uint64_t seq1; /* the node's sequence number + 1 (0: empty) */
+    _Atomic uint64_t seq1;   /* the node's sequence number + 1 (0: empty) */
     _Atomic uint32_t stack;
+    _Atomic uint32_t owner;  /* the low 32 bits of the writer's ring owner (tid + 1) */
 };
+/* A forward thread's ring. A thread that ended gives its ring up (a pthread-key destructor marks
+ * it ended); a new thread then takes a ring never given, else, of those whose thread ended before
+ * a backward call began (its nodes' backward has run, in the usual loop: a forward thread, then
+ * the backward; nn.DataParallel's threads too), the one whose thread ended first. A ring whose
+ * thread ended since the last backward call keeps its stacks for that backward: a thread that
+ * finds no other is refused (its nodes get no line, and say why). A slot names the thread that
+ * wrote it, and a reader checks the ring's owner before and after reading it: a reused ring never
+ * gives one thread's stack for another's node. */
 struct ring {
-    _Atomic uint64_t tid1; /* the forward thread's id + 1 (0: free) */
+    _Atomic uint64_t tid1;      /* the forward thread's id + 1 (0: never given) */
+    _Atomic uint64_t ended;     /* 0 while its thread lives, else the order its thread ended in */
+    _Atomic uint64_t backwards; /* backward_calls when its thread ended */
     struct slot *_Atomic slots;
 };
 static struct ring rings[RINGS_MAX];
+static _Atomic uint64_t rings_ended;    /* threads that ended holding a ring */
+static _Atomic uint64_t backward_calls; /* backward calls begun (nodes_backward_begin) */
+/* The threads whose nodes the rings do not hold, by (tid + 1) % LEFT_OUT_MAX: (tid + 1) << 2 |
+ * LEFT_OUT_REFUSED (it found every ring held by a live thread) or LEFT_OUT_REUSED (its ring was
+ * given to a newer thread after it ended). The newest thread wins a shared entry; an older one's
+ * nodes then read as unwatched. */
+#define LEFT_OUT_MAX 1024
+#define LEFT_OUT_REFUSED 1u
+#define LEFT_OUT_REUSED 2u
+static _Atomic uint64_t left_out[LEFT_OUT_MAX];
+static pthread_key_t ring_key; /* the calling thread's ring: given up by thread_ended */
+static void thread_ended(void *arg);
+static bool ring_key_made;
+/* This thread's ring (NULL: none yet, or refused), its id + 1. */
+static SYNCSPY_TLS struct {
+    struct ring *ring;
+    uint64_t tid1;
+    uint64_t refused_at; /* rings_ended + backward_calls + 1 when it was refused (0: never) */
+} mine;
 static struct { _Atomic(const void *) key; _Atomic uint32_t name; } types[TYPES_MAX];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
@@ -156,6 +186,11 @@ bool nodes_calibrate(PyObject *fns, PyObject *seqs)
         return false;
     /* the newest node made on this thread went through the interposed sequence number */
     t.hooked = last_made1 == seq[N - 1] + 1 && !atomic_load(&hook_unusable);
+    /* a thread's ring is given up when it ends: without the key, a ring is never reused */
+    pthread_mutex_lock(&lock);
+    if (!ring_key_made)
+        ring_key_made = pthread_key_create(&ring_key, thread_ended) == 0;
+    pthread_mutex_unlock(&lock);
     dbg(2, "backward attribution: %s", t.hooked ? "the sequence number hook" : "the anomaly engine");
     return true;
 }
@@ -234,6 +269,7 @@ bool nodes_set_active(bool on)
 
 bool nodes_backward_begin(void)
 {
+    atomic_fetch_add_explicit(&backward_calls, 1, memory_order_relaxed); /* rings may be reused */
     if (t.hooked) {
         if (!nodes_active())
             return false;
@@ -254,44 +290,98 @@ void nodes_backward_end(bool restore)
 
 /* ---- forward: a node is made ---------------------------------------------------------------- */
 
-static struct ring *ring_of(uint64_t tid, bool make)
+/* pthread-key destructor: a thread that held a ring ends; the ring may go to a newer thread. */
+static void thread_ended(void *arg)
 {
-    for (int i = 0; i < RINGS_MAX; i++) {
-        uint64_t have = atomic_load_explicit(&rings[i].tid1, memory_order_acquire);
-        if (have == tid + 1)
-            return atomic_load_explicit(&rings[i].slots, memory_order_acquire) ? &rings[i] : NULL;
-        if (have == 0 && !make)
-            return NULL;
-        if (have == 0) {
-            pthread_mutex_lock(&lock);
-            struct slot *s = NULL;
-            if (atomic_load(&rings[i].tid1) == 0 && (s = arena_alloc(&arena, RING_SLOTS * sizeof *s))) {
-                atomic_store(&rings[i].slots, s);
-                atomic_store_explicit(&rings[i].tid1, tid + 1, memory_order_release);
-            }
-            pthread_mutex_unlock(&lock);
-            if (s)
-                return &rings[i];
-            if (atomic_load(&rings[i].tid1) != tid + 1)
-                continue; /* another thread took this one meanwhile */
-            return NULL;
-        }
+    struct ring *r = arg;
+    if (r && mine.ring == r) {
+        atomic_store(&r->backwards, atomic_load(&backward_calls));
+        uint64_t order = atomic_fetch_add(&rings_ended, 1) + 1;
+        atomic_store_explicit(&r->ended, order, memory_order_release);
     }
-    return NULL; /* more forward threads than rings: their nodes stay unattributed */
+    mine.ring = NULL;
+}
+
+static void left_out_mark(uint64_t tid1, unsigned why)
+{
+    atomic_store_explicit(&left_out[tid1 % LEFT_OUT_MAX], tid1 << 2 | why, memory_order_release);
+}
+
+/* Why the thread tid1's node is in no ring (LEFT_OUT_*), 0 when not known. */
+static unsigned left_out_of(uint64_t tid1)
+{
+    uint64_t e = atomic_load_explicit(&left_out[tid1 % LEFT_OUT_MAX], memory_order_acquire);
+    return e >> 2 == tid1 ? (unsigned)(e & 3) : 0;
+}
+
+/* A ring for the calling thread (tid1: its id + 1), under the lock: one never given, else the
+ * one whose thread ended first before a backward call began; NULL when there is none (every
+ * ring's thread lives, or ended since the last backward call) or no memory. */
+static struct ring *ring_take(uint64_t tid1)
+{
+    struct ring *r = NULL, *oldest = NULL;
+    uint64_t backwards = atomic_load(&backward_calls);
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < RINGS_MAX && !r; i++) {
+        uint64_t have = atomic_load(&rings[i].tid1), ended = atomic_load(&rings[i].ended);
+        if (have == 0)
+            r = &rings[i];
+        else if (ended && atomic_load(&rings[i].backwards) < backwards &&
+                 (!oldest || ended < atomic_load(&oldest->ended)))
+            oldest = &rings[i];
+    }
+    struct slot *s = NULL;
+    if (r && (s = arena_alloc(&arena, RING_SLOTS * sizeof *s))) {
+        atomic_store(&r->slots, s);
+    } else if (!r && oldest) {
+        r = oldest;
+        left_out_mark(atomic_load(&r->tid1), LEFT_OUT_REUSED);
+        atomic_store(&r->tid1, 0); /* a reader that saw the old owner sees the change */
+        atomic_store(&r->ended, 0);
+    } else {
+        r = NULL;
+    }
+    if (r)
+        atomic_store_explicit(&r->tid1, tid1, memory_order_release);
+    else
+        left_out_mark(tid1, LEFT_OUT_REFUSED);
+    pthread_mutex_unlock(&lock);
+    if (r && ring_key_made)
+        pthread_setspecific(ring_key, r); /* thread_ended gives it up */
+    return r;
+}
+
+/* The calling thread's ring: taken at its first node kept; a refused thread asks again only
+ * after another thread ended holding one or a backward call began (what frees one). */
+static struct ring *own_ring(void)
+{
+    if (likely(mine.ring != NULL))
+        return mine.ring;
+    if (!mine.tid1)
+        mine.tid1 = t.thread_id() + 1;
+    uint64_t now = atomic_load_explicit(&rings_ended, memory_order_relaxed) +
+                   atomic_load_explicit(&backward_calls, memory_order_relaxed);
+    if (mine.refused_at == now + 1)
+        return NULL;
+    mine.ring = ring_take(mine.tid1);
+    mine.refused_at = mine.ring ? 0 : now + 1;
+    return mine.ring;
 }
 
 /* The creating thread's Python stack, kept for the node (this thread, seq). */
 static void keep(uint64_t seq)
 {
-    uint64_t tid = t.thread_id();
-    struct ring *r = ring_of(tid, true);
+    struct ring *r = own_ring();
     struct slot *s = r ? &atomic_load_explicit(&r->slots, memory_order_relaxed)[seq & (RING_SLOTS - 1)] : NULL;
+    uint32_t owner = (uint32_t)mine.tid1;
     /* first writer wins: a node made with an explicit number (AccumulateGrad's UINT64_MAX)
      * inside an op finds its op's node's slot already filled */
-    if (s && atomic_load_explicit(&s->seq1, memory_order_relaxed) != seq + 1) {
+    if (s && (atomic_load_explicit(&s->seq1, memory_order_relaxed) != seq + 1 ||
+              atomic_load_explicit(&s->owner, memory_order_relaxed) != owner)) {
         uint32_t id = autograd_capture_python_outside();
-        atomic_store_explicit(&s->seq1, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->seq1, 0, memory_order_release);
         atomic_store_explicit(&s->stack, id, memory_order_release);
+        atomic_store_explicit(&s->owner, owner, memory_order_release);
         atomic_store_explicit(&s->seq1, seq + 1, memory_order_release);
         atomic_fetch_add_explicit(&n_stored, 1, memory_order_relaxed);
     }
@@ -334,6 +424,16 @@ void nodes_made(uint64_t seq)
     int saved = errno; /* inside torch's Node constructor: nothing of ours shows */
     keep(seq);
     errno = saved;
+}
+
+void nodes_atfork_child(void)
+{
+    pthread_mutex_init(&lock, NULL); /* a thread of the parent may have held it */
+    uint64_t order = atomic_load(&rings_ended);
+    for (int i = 0; i < RINGS_MAX; i++)
+        if (&rings[i] != mine.ring && atomic_load(&rings[i].tid1) && !atomic_load(&rings[i].ended))
+            atomic_store(&rings[i].ended, ++order);
+    atomic_store(&rings_ended, order);
 }
 
 /* ---- backward: which node runs -------------------------------------------------------------- */
@@ -420,19 +520,35 @@ static uint32_t type_name_id(void *node)
     return id;
 }
 
-static uint32_t forward_of(uint64_t tid, uint64_t seq)
+/* The forward stack kept for node (tid, seq), 0 when none: *cause then says why when the
+ * rings know (BACKWARD_CAUSE_NO_RING, _RING_REUSED), else 0. The ring's owner is read before
+ * and after the slot: a ring given to another thread meanwhile gives nothing. */
+static uint32_t forward_of(uint64_t tid, uint64_t seq, uint32_t *cause)
 {
-    struct ring *r = ring_of(tid, false);
-    if (!r)
+    uint64_t tid1 = tid + 1;
+    struct ring *r = NULL;
+    for (int i = 0; i < RINGS_MAX && !r; i++)
+        if (atomic_load_explicit(&rings[i].tid1, memory_order_acquire) == tid1)
+            r = &rings[i];
+    unsigned why = left_out_of(tid1);
+    *cause = why == LEFT_OUT_REFUSED ? BACKWARD_CAUSE_NO_RING
+             : why == LEFT_OUT_REUSED && !r ? BACKWARD_CAUSE_RING_REUSED : 0;
+    struct slot *slots = r ? atomic_load_explicit(&r->slots, memory_order_acquire) : NULL;
+    if (!slots)
         return 0;
-    struct slot *s = &atomic_load_explicit(&r->slots, memory_order_acquire)[seq & (RING_SLOTS - 1)];
+    struct slot *s = &slots[seq & (RING_SLOTS - 1)];
     if (atomic_load_explicit(&s->seq1, memory_order_acquire) != seq + 1)
         return 0;
+    uint32_t owner = atomic_load_explicit(&s->owner, memory_order_acquire);
     uint32_t id = atomic_load_explicit(&s->stack, memory_order_acquire);
-    return atomic_load_explicit(&s->seq1, memory_order_acquire) == seq + 1 ? id : 0;
+    if (atomic_load_explicit(&s->seq1, memory_order_acquire) != seq + 1 || owner != (uint32_t)tid1 ||
+        atomic_load_explicit(&r->tid1, memory_order_acquire) != tid1)
+        return 0;
+    *cause = 0;
+    return id;
 }
 
-bool nodes_current(uint32_t *forward, uint32_t *name)
+bool nodes_current(uint32_t *forward, uint32_t *name, uint32_t *cause)
 {
     if (!nodes_ready())
         return false;
@@ -447,7 +563,7 @@ bool nodes_current(uint32_t *forward, uint32_t *name)
     if (!cur.node)
         return false;
     const uint64_t *w = cur.node;
-    *forward = forward_of(w[t.tid_word], w[t.seq_word]);
+    *forward = forward_of(w[t.tid_word], w[t.seq_word], cause);
     *name = type_name_id(cur.node);
     release(&cur);
     atomic_fetch_add_explicit(*forward ? &n_found : &n_missed, 1, memory_order_relaxed);

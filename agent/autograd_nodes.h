@@ -3,7 +3,8 @@
  * torch.fx.traceback.format_stack() (PyAnomalyMetadata::store_stack, libtorch_python); the agent
  * puts a C function there that keeps the creating thread's Python stack under the node's key
  * (forward thread id, sequence number: at::RecordFunction::currentThreadId(),
- * at::sequence_number::peek() - 1) in a bounded ring per thread. At a sync, the node the
+ * at::sequence_number::peek() - 1) in a bounded ring per thread (RINGS_MAX of them, a ring given
+ * up when its thread ends and reused by a newer one). At a sync, the node the
  * engine runs on this thread (torch::autograd::get_current_node()) gives that key back: nothing
  * runs per node in backward, nothing per op that makes no node. Offsets inside torch's Node are
  * calibrated once from nodes of known sequence number; anything unexpected turns it off (the
@@ -53,9 +54,13 @@ void nodes_set_format_stack(PyObject *original, PyObject *fx_dict, PyObject *py_
 PyObject *nodes_format_stack(PyObject *self, PyObject *args);
 
 /* On the recording path (no lock, no allocation): the node running on this thread, if any, and
- * the forward stack kept for it. Returns true when a node runs; *forward 0 when none was kept,
+ * the forward stack kept for it. Returns true when a node runs; *forward 0 when none was kept
+ * (*cause then BACKWARD_CAUSE_NO_RING or _RING_REUSED when its thread's ring says why, else 0),
  * *name its type's name id (0: unknown). */
-bool nodes_current(uint32_t *forward, uint32_t *name);
+bool nodes_current(uint32_t *forward, uint32_t *name, uint32_t *cause);
+
+/* In a fork's child: the rings of the parent's other threads (gone in the child) are free. */
+void nodes_atfork_child(void);
 
 /* Counters, for SYNCSPY_DEBUG and the bench. */
 void nodes_stats(uint64_t *stored, uint64_t *found, uint64_t *missed);

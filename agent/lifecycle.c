@@ -883,6 +883,7 @@ static void fork_child(void)
 {
     flusher_atfork_child();
     pyhook_atfork_child();
+    nodes_atfork_child();
     pynames_atfork_child();
     recompiles_atfork_child();
     sites_atfork_child();

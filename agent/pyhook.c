@@ -74,6 +74,7 @@ static const char register_code[] =
  * and runs no Python of the agent's in a step that is not attributed. What it reads and keeps is
  * touched only with the GIL held (the hook, register_hook). */
 static PyObject *attr_pop_fn, *attr_begin_fn; /* autograd_attr.py's; NULL: no attribution */
+static PyObject *attr_startup_fn;             /* its _attr_startup (calibrates at registration) */
 static bool attr_mode_on;                     /* an attribution step's mode is still to be popped */
 #define ATTR_NOT_UNDER_COMPILE (-2)           /* _attr_begin: only the mode engine here, and compiled */
 static bool attr_off;                         /* attribution stopped for good */
@@ -699,6 +700,26 @@ static void keep_helper(PyObject *g)
     before_backward_fn = kept(g, "_before_backward");
     attr_pop_fn = kept(g, "_attr_pop");
     attr_begin_fn = kept(g, "_attr_begin");
+    attr_startup_fn = kept(g, "_attr_startup");
+}
+
+/* Start-up's backward syncs named too (issue 35 item 5): once the hook is registered, the engine
+ * is calibrated (not at the first step's end), and where node creation is watched from the
+ * sequence number hook (a few ns a node outside attribution, torch left as it is) the forward
+ * stacks are kept from here to the first step's end, where attr_step_end turns the watch off (or
+ * keeps it for a step the plan attributes). Not with the anomaly engine: it turns torch's
+ * anomaly mode on, which the program can see; nor in a start-up the schedule does not record. */
+static void attr_start_up(void)
+{
+    if (!attr_startup_fn || attr_off || attr_mode_on ||
+        !atomic_load_explicit(&steps_active, memory_order_relaxed))
+        return;
+    long kind = call_unseen(attr_startup_fn, NULL);
+    if (kind == 2 && nodes_hooked() && nodes_set_active(true)) {
+        autograd_start_up();
+        attr_mode_on = true;
+        dbg(1, "backward attribution: start-up's nodes watched (the sequence number hook)");
+    }
 }
 
 /* ---- hidden from torch.compile (agent/dynamo_hide.py) ------------------------------------------- */
@@ -834,6 +855,7 @@ static int register_hook(void *arg)
             next = HOOK_REGISTERED;
             dbg(1, "optimizer step hook registered: each optimizer.step() ends a step");
             dynamo_hide(g);
+            attr_start_up();
         } else if (atomic_fetch_add(&attempts, 1) + 1 >= PYHOOK_EAGER_ATTEMPTS) {
             set_eager(false); /* no torch.optim yet: keep trying, lazily */
         }

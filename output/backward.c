@@ -69,8 +69,10 @@ static const struct {
                               "after a node type first syncs, then 1 in 100; =all every one)"},
     {"torch_compile", "torch.compile is in use: attribution steps aside (it would recompile)"},
     {"backward_off", "SYNCSPY_BACKWARD=off"},
-    {"no_optimizer_step", "made before the first optimizer.step() (attribution begins there; "
-                          "none with SYNCSPY_STEP=manual or without torch.optim)"},
+    {"no_optimizer_step", "made before the first optimizer.step(), where start-up could not be "
+                          "watched (this torch's nodes bypass the sequence number hook; or made "
+                          "before the agent's Python was installed): attribution begins there "
+                          "(none with SYNCSPY_STEP=manual or without torch.optim)"},
     {"not_looked_for", "made in an attribution step that did not look for this node type yet "
                        "(it first synced in that step)"},
     {"other_thread", "made in another thread than the training thread's ops (or before the "
@@ -80,6 +82,11 @@ static const struct {
                            "(SYNCSPY_DEBUG=1 says why)"},
     {"made_unwatched", "made while attribution did not watch node creation (inside a backward "
                        "call, e.g. a reentrant checkpoint's recomputation, or before the step)"},
+    /* 16: agent/autograd_nodes.c RINGS_MAX */
+    {"no_thread_ring", "made in a thread whose forward lines were not kept: 16 other threads that "
+                       "make autograd nodes were running (the agent keeps 16 threads' at once)"},
+    {"thread_ring_reused", "made in a thread that had ended, whose kept forward lines went to a "
+                           "newer thread before this backward ran (16 threads' are kept at once)"},
 };
 
 const char *backward_cause_key(unsigned cause)

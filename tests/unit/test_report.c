@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "agent/autograd.h"
+#include "output/backward.h"
 #include "output/fd_writer.h"
 #include "output/report.h"
 
@@ -747,6 +749,23 @@ static void test_text_escape(void **state)
     close(fd);
 }
 
+/* Every cause the agent records (agent/autograd.h enum backward_cause) has a key and the report's
+ * words, the thread rings' two (issue 36 item 5) among them. */
+static void test_backward_causes_have_words(void **state)
+{
+    (void)state;
+    assert_null(backward_cause_key(BACKWARD_CAUSE_NONE));
+    for (unsigned c = 1; c < BACKWARD_CAUSES; c++) {
+        assert_non_null(backward_cause_key(c));
+        assert_non_null(backward_cause_text(backward_cause_key(c)));
+    }
+    assert_null(backward_cause_key(BACKWARD_CAUSES));
+    assert_string_equal(backward_cause_key(BACKWARD_CAUSE_NO_RING), "no_thread_ring");
+    assert_string_equal(backward_cause_key(BACKWARD_CAUSE_RING_REUSED), "thread_ring_reused");
+    assert_non_null(strstr(backward_cause_text("no_thread_ring"), "16 other threads"));
+    assert_null(backward_cause_text("no_such_cause"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +789,7 @@ int main(void)
         cmocka_unit_test(test_backward_custom_function),
         cmocka_unit_test(test_lines_of_sites),
         cmocka_unit_test(test_text_escape),
+        cmocka_unit_test(test_backward_causes_have_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,11 @@ Cases:
   checkpoint   the masked loss under torch.utils.checkpoint (recomputed in backward)
   thread       the masked loss computed in a forward thread of its own, the rest on the
                training thread
+  thread_each  the forward on a new thread in every step (44 threads by default: more than the
+               agent's 16 forward-thread rings, each ended before the next begins): a masked
+               index every step, a custom Function every 3rd step (issue 36 item 5)
+  thread_crowd CROWD forward threads alive at once in every step (a barrier), each making one
+               masked index, on two lines by the thread's parity: more live threads than rings
   ctc_split    CtcLossBackward0 made at three lines through one composite: mean once, none
                once, none twice on one line (so the lines' true shares are 1:1:2)
   compiled     the masked loss on the output of a torch.compile'd function (backend aot_eager:
@@ -47,6 +52,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 
 dev = torch.device("cuda")
+CROWD = 20  # thread_crowd's threads alive at once (the agent keeps 16 threads' forward stacks)
 
 
 class ClampGrad(torch.autograd.Function):
@@ -180,6 +186,34 @@ def run(case, steps):
             t.start()
             t.join()
             loss = box["l"] + (w * 2).sum()  # sync: thread_join
+        elif case == "thread_each":
+            box = {}
+
+            def forward():
+                x = w[target > 0].sum()  # sync: each_mask
+                if step % 3 == 0:
+                    x = x + ClampGrad.apply(w * 2).sum()  # sync: each_custom
+                box["l"] = x
+            t = threading.Thread(target=forward, name=f"forward-{step}")
+            t.start()
+            t.join()
+            loss = box["l"]
+        elif case == "thread_crowd":
+            barrier = threading.Barrier(CROWD)
+            parts = [None] * CROWD
+
+            def forward(i):
+                barrier.wait()  # every thread alive before any makes a node
+                if i % 2 == 0:
+                    parts[i] = w[target > 0].sum()  # sync: crowd_even
+                else:
+                    parts[i] = (w * 2)[target > 1].sum()  # sync: crowd_odd
+            ts = [threading.Thread(target=forward, args=(i,)) for i in range(CROWD)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            loss = sum(parts)
         elif case == "raises":
             loss = masked_loss(w, target)
             if step == steps - 1:
