@@ -136,6 +136,13 @@ def cli(*args, timeout=120):
     return subprocess.run([CLI, *[str(a) for a in args]], capture_output=True, text=True, timeout=timeout)
 
 
+def cli_run_in(cwd, *args, timeout=300):
+    """The syncspy program run in the folder cwd (where it looks for pyproject.toml), with the
+    torch runs' environment (the simulated device first on the library path)."""
+    return subprocess.run([CLI, *[str(a) for a in args]], capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd, env=dict(os.environ, **torch_env(None, None)))
+
+
 def report_groups(text):
     """The exit report's rows (the groups of sites by line): for each, a dict with its rank,
     "head" (the row itself: blocked/step, share, syncs/step, mean, max, api), "at" (the

@@ -12,6 +12,7 @@ test fails saying so.
 `syncspy check` and `syncspy diff` on the seed-003 loop (examples/seg_loss.py) and its rewrite
 (--fixed): the original over a zero budget naming each syncing line, the rewrite within it but for
 the periodic loss.item() (allowed by its line), the diff marking the loss's lines gone."""
+import glob
 import json
 import os
 import re
@@ -141,6 +142,87 @@ class PytestPlugin(unittest.TestCase):
         self.assertIn("--sync-budget=N", r.stdout)
         r = harness.pytest("--markers", preload=False)
         self.assertIn("@pytest.mark.sync_budget(max_syncs", r.stdout)
+
+
+class ProjectSettings(unittest.TestCase):
+    """Issue 38 item 3: [tool.syncspy] in pyproject.toml and pytest's ini, read by the plugin (the
+    command line wins, then pytest.ini, then pyproject.toml), and by `syncspy check` and `syncspy
+    run` (options and the environment win); where each setting came from is said and recorded."""
+
+    def project(self, files):
+        d = tempfile.mkdtemp(prefix="syncspy-project-")
+        self.addCleanup(shutil.rmtree, d, True)
+        shutil.copy(BUDGETS, os.path.join(d, "test_budgets.py"))
+        for name, text in files.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        return d
+
+    def pytest_in(self, d, *args):
+        return harness.pytest("-rA", *args, "test_budgets.py", env={"SYNCSPY_REPORT": "off"}, cwd=d)
+
+    def test_pyproject_default_budget_and_allow(self):
+        d = self.project({"pyproject.toml": '[project]\nname = "p"\n\n[tool.syncspy]\n'
+                          'sync_budget_default = 0\nallow = ["test_budgets.py:%d"]\n'
+                          % MARKS["unmarked"]})
+        r = self.pytest_in(d)
+        got = outcomes(r.stdout)
+        # the unmarked tests held to 0, but the unmarked nonzero's line is allowed
+        self.assertEqual(got["test_unmarked_nonzero"], "passed", r.stdout)
+        self.assertEqual(got["test_region_in_code"], "failed", r.stdout)
+        self.assertEqual(got["test_nonzero"], "failed", r.stdout)
+        self.assertIn("syncspy: agent loaded, sync budgets are checked; default budget 0 (%s "
+                      "[tool.syncspy]); allow test_budgets.py:%d" % (os.path.join(d, "pyproject.toml"),
+                                                                     MARKS["unmarked"]), r.stdout)
+
+    def test_the_command_line_and_ini_win(self):
+        d = self.project({"pyproject.toml": "[tool.syncspy]\nsync_budget_default = 5\n",
+                          "pytest.ini": "[pytest]\nsync_budget_default = 0\n"})
+        r = self.pytest_in(d)
+        self.assertEqual(outcomes(r.stdout)["test_unmarked_nonzero"], "failed", r.stdout)
+        self.assertIn("default budget 0 (%s)" % os.path.join(d, "pytest.ini"), r.stdout)
+        r = self.pytest_in(d, "--sync-budget", "3")
+        self.assertEqual(outcomes(r.stdout)["test_unmarked_nonzero"], "passed", r.stdout)
+        self.assertIn("default budget 3 (--sync-budget)", r.stdout)
+
+    def test_a_bad_setting_is_one_clear_message(self):
+        d = self.project({"pyproject.toml": "[tool.syncspy]\nsync_budget_default = -1\n"})
+        r = self.pytest_in(d)
+        self.assertEqual(r.returncode, 4, r.stdout + r.stderr)  # pytest's usage error
+        self.assertIn("sync_budget_default in %s [tool.syncspy] wants a whole number >= 0"
+                      % os.path.join(d, "pyproject.toml"), r.stderr)
+
+    def test_check_and_run_read_the_table(self):
+        d = self.project({"pyproject.toml": '[tool.syncspy]\nmax_syncs_per_step = 0\n'
+                          'allow = ["seg_loss.py:%d"]\nschedule = "skip_first=2,wait=0,warmup=0,'
+                          'active=100"\n' % DEMO_MARKS["item"]})
+        out = os.path.join(d, "out")
+        p = harness.cli_run_in(d, "run", "--sim", "--out", out, "--",
+                               harness.PYTHON, harness.DEMO, "--steps", "12")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        [folder] = glob.glob(os.path.join(out, "pid*"))
+        with open(os.path.join(folder, "summary.json")) as f:
+            s = json.load(f)
+        # schedule from the file (the option --out given: not recorded as the file's)
+        self.assertEqual(s["settings_from"], "SYNCSPY_SCHEDULE=%s:4" % os.path.join(d, "pyproject.toml"))
+        self.assertTrue(s["schedule"].startswith("skip_first=2"), s["schedule"])
+        c = harness.cli_run_in(d, "check", "--json", folder)
+        self.assertEqual(c.returncode, 1, c.stdout + c.stderr)  # over a budget of 0
+        doc = json.loads(c.stdout)
+        self.assertEqual(doc["budget"]["max_syncs_per_step"], 0)
+        self.assertEqual(doc["budget"]["allow"], ["seg_loss.py:%d" % DEMO_MARKS["item"]])
+        self.assertEqual(doc["budget"]["settings_from"], os.path.join(d, "pyproject.toml"))
+        # the option wins over the file
+        c = harness.cli_run_in(d, "check", "--max-syncs-per-step", "100", folder)
+        self.assertEqual(c.returncode, 0, c.stdout + c.stderr)
+        self.assertIn("(--max-syncs-per-step 100; [tool.syncspy] of %s)"
+                      % os.path.join(d, "pyproject.toml"), c.stdout)
+        # a misspelt key: refused with its line, never ignored
+        with open(os.path.join(d, "pyproject.toml"), "a") as f:
+            f.write("max_sync_per_step = 1\n")
+        c = harness.cli_run_in(d, "check", folder)
+        self.assertEqual(c.returncode, 2, c.stdout + c.stderr)
+        self.assertIn("pyproject.toml:5: [tool.syncspy] has no setting 'max_sync_per_step'", c.stderr)
 
 
 class CheckAndDiffOnSeed003(unittest.TestCase):
