@@ -19,13 +19,19 @@
 
 #include "cli/commands.h"
 #include "cli/load.h"
-#include "common/clock.h"
 #include "output/control_format.h"
 #include "output/model.h"
 #include "output/summary_json.h"
 #include "output/trace_format.h"
 
 #define WAIT_DEFAULT_S 5.0
+
+static uint64_t now_ns(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 #define TARGETS_MAX 4096 /* process folders of one root */
 
 struct target {
@@ -337,7 +343,7 @@ static int say(const char *cmd, struct target *t)
 /* Waits (at most wait_s) for every target's answer, then says each. 0 when all answered. */
 static int wait_answers(const char *cmd, struct targets *ts, double wait_s)
 {
-    uint64_t deadline = clock_mono_ns() + (uint64_t)(wait_s * 1e9);
+    uint64_t deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t)(wait_s * 1e9);
     for (;;) {
         size_t open_ = 0;
         for (size_t i = 0; i < ts->n; i++) {
@@ -346,7 +352,7 @@ static int wait_answers(const char *cmd, struct targets *ts, double wait_s)
                 t->done = read_ack(t);
             open_ += t->sent && !t->done;
         }
-        if (!open_ || clock_mono_ns() >= deadline)
+        if (!open_ || now_ns(CLOCK_MONOTONIC) >= deadline)
             break;
         struct timespec pause = {0, 20000000};
         nanosleep(&pause, NULL);
@@ -433,7 +439,7 @@ static int control_main(int argc, char **argv, uint8_t command)
     for (size_t i = 0; i < ts.n; i++) {
         struct target *t = &ts.t[i];
         snprintf(t->id, sizeof t->id, "%.24s-%d-%llu-%zu", host, (int)getpid(),
-                 (unsigned long long)(clock_real_ns() % 1000000000000ull), i);
+                 (unsigned long long)(now_ns(CLOCK_REALTIME) % 1000000000000ull), i);
         for (char *p = t->id; *p; p++) /* a host name's other characters: not in an id */
             if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
                   *p == '.' || *p == '-'))
