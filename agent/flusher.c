@@ -21,6 +21,7 @@
 
 #include "agent/apis.h"
 #include "agent/autograd.h"
+#include "agent/control.h"
 #include "agent/core.h"
 #include "agent/frames.h"
 #include "agent/sites.h"
@@ -341,6 +342,7 @@ static void *flusher_main(void *arg)
             return NULL;
         }
         serve_call();
+        control_poll(agent_now_ns()); /* `syncspy start/stop` (agent/control.h) */
         bool stop = atomic_load(&fl.stop);
         atomic_store_explicit(&fl.step_kick_after_ns, agent_now_ns() + STEP_KICK_GAP_NS,
                               memory_order_relaxed);

@@ -29,6 +29,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "agent/control.h"
 #include "agent/core.h"
 #include "agent/exit_model.h"
 #include "agent/flusher.h"
@@ -208,6 +209,20 @@ static const char *process_dir(const char **tried, int *fd)
     int err = out_refused[0] ? EPERM : errno;
     close(rootfd);
     return errno = err, NULL;
+}
+
+int agent_process_dir_fd(void)
+{
+    struct stat st; /* still ours: the program may have closed the descriptor */
+    if (!proc_dir_made || fstat(proc_dir_fd, &st) != 0 || st.st_dev != proc_dir_dev ||
+        st.st_ino != proc_dir_ino)
+        return -1;
+    return proc_dir_fd;
+}
+
+const char *agent_process_dir_path(void)
+{
+    return proc_dir_made ? proc_dir : "the process folder";
 }
 
 /* The folder could not be made (said once, recording goes on: the report at exit has every
@@ -453,8 +468,9 @@ static void step_mark(bool explicit_mark, unsigned optimizers, bool split, unsig
                            : steps_mark(now, explicit_mark, optimizers);
     if (explicit_mark)
         agent_release_signals(&h);
-    if (ended & STEPS_MARK_QUEUE_DEEP)
-        flusher_kick(); /* many steps queued: drained now, never lost to a late flusher */
+    if (ended & (STEPS_MARK_QUEUE_DEEP | STEPS_MARK_REQUEST_APPLIED))
+        flusher_kick(); /* many steps queued: drained now, never lost to a late flusher; a
+                         * request applied: acknowledged now (agent/control.h) */
     else if (ended & STEPS_MARK_ACTIVE_ENDED)
         flusher_step_ended(now); /* a recorded step ended: its records to disk soon */
     dbg(2, "step %llu begins (%s)", (unsigned long long)atomic_load(&steps_now),
@@ -882,6 +898,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     flusher_atfork_child();
+    control_atfork_child();
     pyhook_atfork_child();
     nodes_atfork_child();
     pynames_atfork_child();

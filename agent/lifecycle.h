@@ -39,6 +39,11 @@ void agent_first_use(void);
 void agent_run_entry_work(void (*fn)(void));
 /* Whether this process made any CUDA call (decides if anything is written at exit). */
 bool agent_cuda_seen(void);
+/* The process folder's descriptor (every file in it is made relative to it), or -1 before it
+ * was made or when the program closed it. */
+int agent_process_dir_fd(void);
+/* Its path (for messages). */
+const char *agent_process_dir_path(void);
 
 /* A step boundary. explicit_mark: syncspy_step(); otherwise an automatic source (the
  * optimizer hook), ignored once an explicit mark was seen. */

@@ -11,6 +11,8 @@ enum step_action schedule_action(const struct schedule *s, uint64_t step)
 {
     if (s->every_step)
         return ACTION_RECORD;
+    if (s->off)
+        return ACTION_NONE;
     /* torch/profiler/profiler.py schedule(): skip_first steps are NONE; then, with
      * skip_first_wait, the first wait phase is skipped by shifting the step left by wait. */
     if (step < s->skip_first)
@@ -53,6 +55,10 @@ int schedule_parse(const char *text, struct schedule *out, char *err, size_t err
     if (!*p) {
         snprintf(err, errlen, "is empty");
         return -1;
+    }
+    if (!strcmp(p, "off")) { /* nothing recorded until asked (agent/control.h) */
+        *out = (struct schedule){.off = true};
+        return 0;
     }
     while (*p) {
         const char *eq = strchr(p, '=');
@@ -103,6 +109,10 @@ void schedule_describe(const struct schedule *s, char *buf, size_t len)
 {
     if (s->every_step) {
         snprintf(buf, len, "every step");
+        return;
+    }
+    if (s->off) {
+        snprintf(buf, len, "off");
         return;
     }
     size_t n = 0;

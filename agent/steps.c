@@ -70,6 +70,23 @@ static struct {
 } step_totals;
 
 static _Atomic uint64_t unrecorded_steps; /* begun, not recorded by the schedule */
+
+/* Recording on request (steps.h), under step_lock: the request waiting for its boundary, the
+ * open window of a start, the latest request applied, and the recorded steps as ranges (a fixed
+ * table: a schedule of short cycles makes one range per cycle; past it they are counted). */
+#define RANGES_MAX 256
+static struct steps_request pending;
+static _Atomic bool pending_set;
+static struct {
+    bool open;
+    uint64_t first, last; /* last UINT64_MAX: until a stop */
+    uint8_t cause;
+} window;
+static struct steps_applied applied;
+static uint8_t step_cause; /* why the current step is recorded (enum rep_cause) */
+static struct rep_range ranges[RANGES_MAX];
+static size_t nranges;
+static uint64_t ranges_omitted;
 /* The calling thread's id, for the step mark (a training loop marks thousands of steps a second:
  * no gettid syscall each). 0: not known yet; reset in a fork's child (its one thread is new). */
 static SYNCSPY_TLS uint32_t own_tid;
@@ -95,13 +112,84 @@ static void fault_cap(void)
 #endif
 }
 
+/* Whether step n is recorded, and why (step_cause). Caller holds step_lock (or is alone). */
+static bool step_recorded(uint64_t n)
+{
+    step_cause = REP_CAUSE_SCHEDULE;
+    if (schedule_records(schedule, n))
+        return true;
+    if (window.open && n > window.last)
+        window.open = false; /* its steps are done */
+    if (!window.open || n < window.first)
+        return false;
+    step_cause = window.cause;
+    return true;
+}
+
+/* A recorded step into the ranges. Caller holds step_lock. */
+static void range_add(uint64_t n, uint8_t cause)
+{
+    struct rep_range *r = nranges ? &ranges[nranges - 1] : NULL;
+    if (r && r->cause == cause && r->last + 1 == n)
+        r->last = n;
+    else if (nranges < RANGES_MAX)
+        ranges[nranges++] = (struct rep_range){n, n, cause};
+    else
+        ranges_omitted++;
+}
+
+/* The request waiting, at the boundary where step ended and step + 1 begins. Caller holds
+ * step_lock. */
+static void request_apply(uint64_t ended)
+{
+    struct steps_request r = pending;
+    atomic_store(&pending_set, false);
+    struct steps_applied a = {.seq = applied.seq + 1, .req = r, .step = ended};
+    if (r.command == STEPS_START) {
+        window.open = true;
+        window.first = ended + 1;
+        window.last = r.steps ? ended + r.steps : UINT64_MAX;
+        window.cause = r.cause;
+        a.first = window.first;
+        a.last = window.last;
+    } else {
+        if (window.open && window.first <= ended) {
+            a.first = window.first;
+            a.last = window.last < ended ? window.last : ended;
+        }
+        window.open = false;
+    }
+    applied = a;
+}
+
+void steps_request(const struct steps_request *r)
+{
+    pthread_mutex_lock(&step_lock);
+    pending = *r;
+    atomic_store(&pending_set, true);
+    pthread_mutex_unlock(&step_lock);
+}
+
+bool steps_request_pending(void)
+{
+    return atomic_load(&pending_set);
+}
+
+struct steps_applied steps_applied(void)
+{
+    pthread_mutex_lock(&step_lock);
+    struct steps_applied a = applied;
+    pthread_mutex_unlock(&step_lock);
+    return a;
+}
+
 void steps_init(const struct schedule *s, bool launches, uint64_t now)
 {
     fault_cap();
     schedule = s;
     trace_launches = launches;
     step_start_ns = now;
-    set_active(schedule_records(schedule, 0));
+    set_active(step_recorded(0));
 }
 
 void steps_add_sync(uint64_t blocked_ns)
@@ -231,7 +319,8 @@ struct steps_lost steps_events_lost(void)
  * process is exiting (the step is recorded as partial, and only if anything happened in it).
  * at: end it at that cut instead (its time and figures). Returns whether the step that ended was
  * active. */
-static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct step_cut *at)
+static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct step_cut *at,
+                              bool *applied_now)
 {
     uint64_t launches, syncs, blocked;
     if (at) { /* ends at the cut, with its figures: what came after it stays in the next step */
@@ -278,14 +367,19 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct
         };
         if (!final || st.syncs || st.launches) {
             step_log_append(&st);
+            range_add(step_number, step_cause);
             attribution_steps += attributed; /* as the steps listed (or omitted) count them */
         }
+    }
+    if (!final && atomic_load(&pending_set)) {
+        request_apply(step_number);
+        *applied_now = true;
     }
     step_number++;
     atomic_store_explicit(&steps_now, step_number, memory_order_relaxed);
     step_start_ns = now;
     step_launch_base = launches;
-    set_active(!final && schedule_records(schedule, step_number));
+    set_active(!final && step_recorded(step_number));
     return was_active;
 }
 
@@ -293,7 +387,7 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct
 static unsigned mark_locked(uint64_t now, bool explicit_mark, unsigned optimizers,
                             const struct step_cut *at, unsigned optimizers_before, uint32_t tid)
 {
-    bool active_ended = false, deep = false;
+    bool active_ended = false, deep = false, request = false;
     if (explicit_mark)
         explicit_marks = true;
     else
@@ -306,13 +400,14 @@ static unsigned mark_locked(uint64_t now, bool explicit_mark, unsigned optimizer
             if (step_number > 0)
                 optimizers_seen[n < REP_OPTIMIZERS_KEPT ? n : REP_OPTIMIZERS_KEPT]++;
             bool d = false;
-            active_ended |= step_close_locked(now, false, &d, part == 0 ? at : NULL);
+            active_ended |= step_close_locked(now, false, &d, part == 0 ? at : NULL, &request);
             deep |= d;
         }
         marker_tid = tid;
     }
     cut.valid = false;
-    return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0);
+    return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0) |
+           (request ? STEPS_MARK_REQUEST_APPLIED : 0);
 }
 
 static unsigned mark(uint64_t now, bool explicit_mark, unsigned optimizers, bool split,
@@ -364,12 +459,15 @@ void steps_cut_here(uint64_t now)
 
 void steps_finish(struct rep_process *proc, uint64_t now)
 {
-    bool deep;
+    bool deep, request = false;
     pthread_mutex_lock(&step_lock);
-    step_close_locked(now, true, &deep, NULL);
+    step_close_locked(now, true, &deep, NULL, &request);
     proc->steps = step_log;
     proc->nsteps = step_log_n;
     proc->steps_omitted = step_totals.omitted;
+    proc->ranges = ranges;
+    proc->nranges = nranges;
+    proc->ranges_omitted = ranges_omitted;
     proc->attribution_steps = attribution_steps;
     proc->steps_seen = step_number; /* the final close advanced past the last step */
     proc->active_steps = step_totals.active;
@@ -428,6 +526,12 @@ void steps_atfork_child(uint64_t now)
     atomic_store(&step_syncs, 0);
     atomic_store(&step_blocked_ns, 0);
     atomic_store(&unrecorded_steps, 0);
-    set_active(schedule_records(schedule, 0));
+    /* the parent's requests and ranges are its own; a window it opened is too */
+    atomic_store(&pending_set, false);
+    memset(&window, 0, sizeof window);
+    memset(&applied, 0, sizeof applied);
+    nranges = 0;
+    ranges_omitted = 0;
+    set_active(step_recorded(0));
     pthread_mutex_init(&step_lock, NULL);
 }

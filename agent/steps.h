@@ -32,6 +32,7 @@ void steps_add_sync(uint64_t blocked_ns);
  * interrupted. */
 #define STEPS_MARK_ACTIVE_ENDED 1u
 #define STEPS_MARK_QUEUE_DEEP 2u
+#define STEPS_MARK_REQUEST_APPLIED 4u /* a start/stop request took effect: acknowledge it soon */
 /* optimizers: how many optimizers stepped in the step this mark ends (the optimizer hook's
  * count, agent/pyhook.c; 0 for an explicit mark) */
 unsigned steps_mark(uint64_t now, bool explicit_mark, unsigned optimizers);
@@ -46,8 +47,9 @@ void steps_cut_here(uint64_t now);
 unsigned steps_mark_split(uint64_t now, unsigned optimizers_before, unsigned optimizers);
 
 /* At exit: closes the step still open (recorded as partial, and only if anything happened in
- * it) and fills the step fields of proc (proc->steps stays owned here): the totals, start-up
- * (step 0, when a mark ended it), how steps were marked. */
+ * it) and fills the step fields of proc (proc->steps and proc->ranges stay owned here): the
+ * totals, start-up (step 0, when a mark ended it), how steps were marked, which were recorded
+ * and why. */
 void steps_finish(struct rep_process *proc, uint64_t now);
 
 /* Steps begun so far that the schedule does not record, the current one included (lock-free). */
@@ -64,6 +66,32 @@ struct steps_lost {
     uint64_t records, active, syncs, blocked_ns, launches, wall_ns;
 };
 struct steps_lost steps_events_lost(void);
+
+/* ---- recording on request (agent/control.h: `syncspy start/stop`, syncspy.start()/stop()) ----
+ * A request waits for the next step boundary (the last one made before it wins); there a start
+ * records the steps that begin from it on (steps N+1 .. N+k when step N ended; k 0: until a
+ * stop), besides the schedule's, and a stop ends what a start began. */
+enum steps_command { STEPS_START = 1, STEPS_STOP = 2 };
+#define STEPS_REQUEST_ID_MAX 64
+struct steps_request {
+    uint8_t command; /* enum steps_command */
+    uint8_t cause;   /* enum rep_cause: REP_CAUSE_START or REP_CAUSE_PY_START */
+    uint64_t steps;  /* a start's count (0: until a stop) */
+    char id[STEPS_REQUEST_ID_MAX + 1]; /* the requester's token, acknowledged with it */
+};
+void steps_request(const struct steps_request *r);
+/* A request waits for its step boundary. */
+bool steps_request_pending(void);
+/* The latest request applied at a boundary. */
+struct steps_applied {
+    uint64_t seq;              /* 1, 2, ... for each request applied (0: none yet) */
+    struct steps_request req;
+    uint64_t step;             /* the step that ended at the boundary */
+    /* a start: the steps it records (last UINT64_MAX: until a stop); a stop: the steps the
+     * start it ended recorded (0, 0: none was recording) */
+    uint64_t first, last;
+};
+struct steps_applied steps_applied(void);
 
 /* Fork: the step lock around fork() (taken first: see agent/threads.c); the child starts at step
  * 0 again, at now. */

@@ -15,6 +15,16 @@ extern "C" {
  * call it; an explicit mark takes precedence over automatic step detection. */
 void syncspy_step(void);
 
+/* Records steps on request, as `syncspy start PID|DIR [--steps N]` and `syncspy stop PID|DIR` do
+ * from outside the process: from the next step boundary on (steps S+1 .. S+steps when step S is
+ * the one that ends there; steps 0: until syncspy_stop()), besides the steps SYNCSPY_SCHEDULE
+ * records (SYNCSPY_SCHEDULE=off: none but these). syncspy_stop() ends that recording at the next
+ * boundary. The latest request before a boundary wins. summary.json's "recorded" and the report
+ * name these steps' cause "syncspy.start()". Returns 0, or -1 when the agent is not running (or
+ * steps is above 10^9). Any thread; no I/O. */
+int syncspy_start(uint64_t steps);
+int syncspy_stop(void);
+
 /* What the agent has counted so far: monotonic totals from the process's start (a forked
  * child's from the fork). Take them twice and subtract to measure a region of code (what the
  * Python module's syncspy.counts() and the Lightning profiler do). */

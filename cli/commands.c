@@ -92,8 +92,8 @@ static const struct cli_option run_options[] = {
             "SYNCSPY_OUT: the folder of the process folders (default ./syncspy-out)"),
     VAR_ROW("schedule", "SPEC", CLI_COMPLETE_NONE, NULL,
             "SYNCSPY_SCHEDULE: the steps recorded, as torch.profiler.schedule: skip_first=N, "
-            "skip_first_wait=N, wait=N, warmup=N, active=N, repeat=N joined by commas, no spaces "
-            "(default every step)"),
+            "skip_first_wait=N, wait=N, warmup=N, active=N, repeat=N joined by commas, no spaces, "
+            "or off (none until `syncspy start`; default every step)"),
     VAR_ROW("step", "MODE", CLI_COMPLETE_WORDS, "auto manual",
             "SYNCSPY_STEP: auto (explicit step marks, else detected) or manual (marks only)"),
     VAR_ROW("report", "WHERE", CLI_COMPLETE_FILE, NULL,
@@ -141,6 +141,19 @@ static const struct cli_option run_options[] = {
     HELP_ROW,
     END_ROW,
 };
+
+#define WAIT_ROW                                                                                   \
+    {"wait", CLI_KEY_WAIT, "SECONDS", false, CLI_COMPLETE_NONE, NULL,                              \
+     "how long to wait for each process's answer, 0.1 to 3600 (default 5)"}
+static const struct cli_option start_options[] = {
+    {"steps", CLI_KEY_STEPS, "N", false, CLI_COMPLETE_NONE, NULL,
+     "record N steps, 1 to 1000000000 (default: until `syncspy stop`)"},
+    WAIT_ROW,
+    HELP_ROW,
+    END_ROW,
+};
+
+static const struct cli_option stop_options[] = {WAIT_ROW, HELP_ROW, END_ROW};
 
 static const struct cli_option completion_options[] = {HELP_ROW, END_ROW};
 
@@ -224,6 +237,27 @@ const struct cli_command cli_commands[] = {
      "0, 1 when the screen could not be written, 2 for a usage error or a DIR that "
      "cannot be read.",
      top_options, CLI_COMPLETE_FILE, NULL, false, 2},
+    {"start", "start [--steps N] [--wait SECONDS] PID|DIR", "record steps of a running job now",
+     "Asks a running process (or every running process of a SYNCSPY_OUT folder) to record steps "
+     "from the end of its current step on: N of them, or until `syncspy stop`; besides those its "
+     "schedule records (SYNCSPY_SCHEDULE=off: none but these). It works from another terminal, and "
+     "from another node through a shared filesystem: a request file goes into the process folder "
+     "(DIR/control), which the agent reads within 100 ms and applies at the next step boundary; "
+     "no signal is sent. Then it says which steps are recorded, or that the process is gone or "
+     "has no agent. PID finds the folder through the process's SYNCSPY_OUT (the same node only). "
+     "summary.json (\"recorded\") and the report say which steps were recorded and why.\n\n"
+     "    SYNCSPY_SCHEDULE=off syncspy run -- python train.py &\n"
+     "    syncspy start --steps 100 syncspy-out      # every running process in it\n"
+     "    syncspy start syncspy-out/pid4242 && sleep 60 && syncspy stop syncspy-out/pid4242",
+     "0 when every process answered, 1 when one did not (gone, ended, no agent, no answer in "
+     "SECONDS), 2 for a usage error or bad input (a folder of another user, not a run folder).",
+     start_options, CLI_COMPLETE_FILE, NULL, false, 2},
+    {"stop", "stop [--wait SECONDS] PID|DIR", "stop recording what `syncspy start` asked for",
+     "Ends, at the next step boundary, the recording `syncspy start` (or syncspy.start()) began; "
+     "the steps its schedule records are still recorded. Says which steps were recorded. PID and "
+     "DIR as for start.",
+     "0 when every process answered, 1 when one did not, 2 for a usage error or bad input.",
+     stop_options, CLI_COMPLETE_FILE, NULL, false, 2},
     {"completion", "completion bash|zsh", "a shell completion script",
      "Prints a completion script for bash or zsh, made from the same option tables as this help.\n\n"
      "    source <(syncspy completion bash)      # in ~/.bashrc\n"

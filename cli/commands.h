@@ -35,6 +35,8 @@ enum cli_key {
     CLI_KEY_SIM,
     CLI_KEY_LIVE,
     CLI_KEY_MAN,
+    CLI_KEY_STEPS,
+    CLI_KEY_WAIT,
 };
 
 struct cli_option {

@@ -338,6 +338,27 @@ static void fill_recompiles(const char *summary, struct cli_proc *item)
     }
 }
 
+/* A trace holds no causes of its recorded steps: the folder's summary.json's, when the schedule
+ * alone did not record them ("syncspy start" in its head: they come before the steps). */
+static void fill_ranges(const char *summary, struct cli_proc *item)
+{
+    static const char mark[] = "\"cause\": \"syncspy";
+    char head[8192];
+    int fd = open(summary, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n <= 0 || (!item->beside_read && !memmem(head, (size_t)n, mark, sizeof mark - 1)))
+        return;
+    const struct rep_process *s = summary_beside(summary, item);
+    if (s) {
+        item->rep.ranges = s->ranges;
+        item->rep.nranges = s->nranges;
+        item->rep.ranges_omitted = s->ranges_omitted;
+    }
+}
+
 /* A process folder: its trace.bin when it has one (it is written as the process runs, so it
  * survives kill -9), else its summary.json; a bad trace.bin falls back to summary.json. */
 static void load_folder(const char *dir, unsigned flags, struct cli_set *set, size_t *problems)
@@ -351,6 +372,7 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
         if (load_trace(trace, flags, item, problems)) {
             fill_missing_steps(summary, item);
             fill_recompiles(summary, item);
+            fill_ranges(summary, item);
             fill_trace_lost(summary, item);
             set->n++;
         } else if (present(summary)) {

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/diff.h"
 #include "cli/folded.h"
+#include "cli/control.h"
 #include "cli/html.h"
 #include "agent/config.h"
 #include "cli/load.h"
@@ -614,7 +615,8 @@ static const struct {
 } command_fns[] = {
     {"run", cli_run},         {"report", cmd_report}, {"export", cmd_export},
     {"check", cmd_check},     {"diff", cmd_diff},     {"html", cmd_html},
-    {"top", cli_top},         {"completion", cmd_completion}, {"help", cmd_help},
+    {"top", cli_top},         {"start", cli_start},   {"stop", cli_stop},
+    {"completion", cmd_completion}, {"help", cmd_help},
 };
 
 int main(int argc, char **argv)

@@ -34,6 +34,8 @@ struct summary_store {
     size_t nthreads, threads_cap;
     struct rep_recompile *recompiles;
     size_t nrecompiles, recompiles_cap;
+    struct rep_range *ranges;
+    size_t nranges, ranges_cap;
 };
 
 static void *store_alloc(struct summary_store *st, size_t n)
@@ -67,6 +69,7 @@ static void store_free(struct summary_store *st)
     free(st->sites);
     free(st->threads);
     free(st->recompiles);
+    free(st->ranges);
     free(st);
 }
 
@@ -455,6 +458,54 @@ static bool read_recompile(struct summary_reader *r)
     return true;
 }
 
+/* "recorded": the recorded steps, {"first", "last", "cause"} (output/model.h rep_range) */
+enum { G_FIRST, G_LAST, G_CAUSE, G_N };
+static const char *const range_keys[G_N] = {"first", "last", "cause"};
+
+static bool range_field(struct summary_reader *r, void *obj, int k)
+{
+    struct rep_range *g = obj;
+    struct json_in *in = &r->in;
+    const char *cause;
+    switch (k) {
+    case G_FIRST: return json_u64(in, &g->first);
+    case G_LAST: return json_u64(in, &g->last);
+    case G_CAUSE:
+        if (!read_string_into(r, &cause))
+            return false;
+        for (unsigned c = 0; c < REP_CAUSES; c++)
+            if (!strcmp(cause, rep_cause_name(c))) {
+                g->cause = (uint8_t)c;
+                return true;
+            }
+        return json_fail(in, in->pos, "a recorded range's cause \"%s\" is none of \"schedule\", "
+                         "\"syncspy start\", \"syncspy.start()\"", cause);
+    }
+    return false; /* known_key returns no other k */
+}
+
+static const struct schema range_schema = {
+    range_keys, G_N, 1u << G_FIRST | 1u << G_LAST | 1u << G_CAUSE, "a recorded range", range_field};
+
+static bool read_range(struct summary_reader *r)
+{
+    struct summary_store *st = r->st;
+    size_t at = r->in.pos;
+    if (!json_expect(&r->in, '{', "a recorded range object"))
+        return false;
+    if (!grow((void **)&st->ranges, &st->ranges_cap, st->nranges, sizeof *st->ranges))
+        return nomem(r);
+    struct rep_range *g = &st->ranges[st->nranges];
+    *g = (struct rep_range){0};
+    if (!read_fields(r, &range_schema, g, at))
+        return false;
+    if (g->last < g->first)
+        return json_fail(&r->in, at, "a recorded range ends (%llu) before it begins (%llu)",
+                         (unsigned long long)g->last, (unsigned long long)g->first);
+    st->nranges++;
+    return true;
+}
+
 /* "startup": {"step": 0, "wall_ns", "syncs", "blocked_ns", "launches"} or null */
 enum { U_STEP, U_WALL, U_SYNCS, U_BLOCKED, U_LAUNCHES, U_N };
 static const char *const startup_keys[U_N] = {"step", "wall_ns", "syncs", "blocked_ns", "launches"};
@@ -498,14 +549,15 @@ enum {
     P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
     P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
     P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
-    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_OPTIMIZERS_MAX, P_RECOMPILES, P_TRACE_LOST, P_N
+    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_OPTIMIZERS_MAX, P_RECOMPILES, P_TRACE_LOST, P_RECORDED,
+    P_RECORDED_OMITTED, P_N
 };
 static const char *const top_keys[P_N] = {
     "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
     "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
     "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
     "host", "job_id", "launcher", "attribution_steps", "optimizers", "optimizers_max", "recompiles",
-    "trace_lost_errno"};
+    "trace_lost_errno", "recorded", "recorded_omitted"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -613,6 +665,10 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
     case P_RECOMPILES:
         in->field = NULL;
         return read_array(r, read_recompile, "an array of recompiles");
+    case P_RECORDED:
+        in->field = NULL;
+        return read_array(r, read_range, "an array of recorded ranges");
+    case P_RECORDED_OMITTED: return json_u64(in, &p->ranges_omitted);
     }
     return false; /* known_key returns no other k */
 }
@@ -643,6 +699,11 @@ static bool read_summary(struct summary_reader *r)
     p->nthreads = r->st->nthreads;
     p->recompiles = r->st->recompiles;
     p->nrecompiles = r->st->nrecompiles;
+    if (seen & 1u << P_RECORDED) { /* an older file has none: not known (NULL) */
+        static const struct rep_range none;
+        p->ranges = r->st->ranges ? r->st->ranges : &none;
+        p->nranges = r->st->nranges;
+    }
     fill_totals(p, seen);
     if (!p->schedule)
         p->schedule = "";

@@ -151,6 +151,20 @@ struct rep_step {
     bool attributed; /* backward syncs were attributed to their forward lines (agent/autograd.h) */
 };
 
+/* Why a step was recorded: its schedule (SYNCSPY_SCHEDULE), `syncspy start` from outside the
+ * process, or syncspy.start() (syncspy_start) inside it (agent/control.h). */
+enum rep_cause { REP_CAUSE_SCHEDULE = 0, REP_CAUSE_START = 1, REP_CAUSE_PY_START = 2, REP_CAUSES };
+static inline const char *rep_cause_name(unsigned cause)
+{
+    return cause == REP_CAUSE_START ? "syncspy start" : cause == REP_CAUSE_PY_START ? "syncspy.start()" : "schedule";
+}
+
+/* Steps first..last (inclusive), recorded for one cause. */
+struct rep_range {
+    uint64_t first, last;
+    uint8_t cause; /* enum rep_cause */
+};
+
 /* Where a process's step figures come from when its trace misses step records. */
 enum rep_steps_basis {
     REP_STEPS_RECORDED = 0,    /* the records (and the trace's counts of the lost ones): exact */
@@ -168,6 +182,12 @@ struct rep_process {
     const struct rep_step *steps;
     size_t nsteps;            /* active steps listed in steps[] */
     uint64_t steps_omitted;   /* active steps recorded in totals but not listed (memory cap) */
+    /* the recorded steps as ranges with their cause, in step order (summary.json's "recorded";
+     * NULL when not known: a trace.bin read without its summary.json); ranges_omitted: more
+     * ranges than the agent keeps, their steps in the totals */
+    const struct rep_range *ranges;
+    size_t nranges;
+    uint64_t ranges_omitted;
     const struct rep_site *sites;
     size_t nsites;
     /* totals over all active steps, listed or omitted: */

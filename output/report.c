@@ -900,6 +900,38 @@ static bool every_step(const struct rep_process *p)
     return !p->schedule || !*p->schedule || !strcmp(p->schedule, "every step");
 }
 
+/* Whether some recorded step was asked for (`syncspy start`, syncspy.start()), not scheduled. */
+static bool recorded_on_request(const struct rep_process *p)
+{
+    for (size_t i = 0; i < p->nranges && p->ranges; i++)
+        if (p->ranges[i].cause != REP_CAUSE_SCHEDULE)
+            return true;
+    return false;
+}
+
+#define RANGES_SHOWN 4
+
+/* "; recorded: steps 201-300 by syncspy start, 401-460 by syncspy.start()" */
+static void render_ranges(struct fd_writer *w, const struct rep_process *p)
+{
+    fdw_puts(w, "; recorded: ");
+    if (!p->nranges)
+        fdw_puts(w, "none");
+    for (size_t i = 0; i < p->nranges && i < RANGES_SHOWN; i++) {
+        const struct rep_range *r = &p->ranges[i];
+        fdw_puts(w, i ? ", " : r->first == r->last ? "step " : "steps ");
+        if (r->first == r->last)
+            fdw_printf(w, "%llu", (unsigned long long)r->first);
+        else
+            fdw_printf(w, "%llu-%llu", (unsigned long long)r->first, (unsigned long long)r->last);
+        fdw_printf(w, " by %s", rep_cause_name(r->cause));
+    }
+    uint64_t more = (p->nranges > RANGES_SHOWN ? p->nranges - RANGES_SHOWN : 0) + p->ranges_omitted;
+    if (more)
+        fdw_printf(w, " and %llu more range%s (summary.json)", (unsigned long long)more,
+                   more == 1 ? "" : "s");
+}
+
 void report_process_label(const struct rep_process *p, char *buf, size_t n)
 {
     if (p->rank >= 0 && p->host && *p->host)
@@ -931,8 +963,13 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     else if (marked && several_optimizers(p))
         fdw_printf(w, " (up to %u optimizers step in one: a step ends at each step() of the first"
                       " one)", p->optimizers_max);
-    if (!every_step(p))
-        fdw_printf(w, " (schedule: %s)", p->schedule);
+    bool asked = recorded_on_request(p), off = p->schedule && !strcmp(p->schedule, "off");
+    if (!every_step(p) || asked) {
+        fdw_printf(w, " (schedule: %s", p->schedule && *p->schedule ? p->schedule : "every step");
+        if (asked || (off && p->ranges))
+            render_ranges(w, p);
+        fdw_putc(w, ')');
+    }
     paint_end(w, SGR_BOLD);
     fdw_putc(w, '\n');
     if (!marked || !p->active_steps)
@@ -942,7 +979,10 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
     if (bs->startup_left_out)
         fdw_puts(w, "start-up runs to the first, ");
     fdw_printf(w, "%.0f step%s counted", bs->steps, bs->steps == 1 ? "" : "s");
-    if (!every_step(p))
+    if (recorded_on_request(p))
+        fdw_printf(w, " (%llu of %llu recorded)", (unsigned long long)p->active_steps,
+                   (unsigned long long)p->steps_seen);
+    else if (!every_step(p))
         fdw_printf(w, " (the schedule records %llu of %llu)", (unsigned long long)p->active_steps,
                    (unsigned long long)p->steps_seen);
     if (bs->partial_left_out)
@@ -1032,7 +1072,10 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
         paint_end(w, sgr);
         fdw_printf(w, ") | %.0f launches\n", bs.launches);
     } else {
-        fdw_puts(w, "  no step was recorded (the schedule's active steps never came)");
+        fdw_puts(w, p->schedule && !strcmp(p->schedule, "off")
+                        ? "  no step was recorded (SYNCSPY_SCHEDULE=off, and no `syncspy start` or "
+                          "syncspy.start() came)"
+                        : "  no step was recorded (the schedule's active steps never came)");
         if (syncs > 0)
             fdw_printf(w, "; totals: %.0f sync%s, blocked %s", syncs, syncs == 1 ? "" : "s", b);
         fdw_putc(w, '\n');

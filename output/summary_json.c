@@ -198,7 +198,19 @@ int summary_write_json(const struct rep_process *p, int fd)
     identity_write_json(&w, p);
     fdw_puts(&w, ",\n \"schedule\": ");
     fdw_json_string(&w, p->schedule);
-    put_u64_field(&w, ", \"steps_seen\": ", p->steps_seen);
+    /* the recorded steps as ranges, each with its cause (output/model.h rep_range) */
+    fdw_puts(&w, ",\n \"recorded\": [");
+    for (size_t i = 0; i < p->nranges && p->ranges; i++) {
+        put_u64_field(&w, i ? ", {\"first\": " : "{\"first\": ", p->ranges[i].first);
+        put_u64_field(&w, ", \"last\": ", p->ranges[i].last);
+        fdw_puts(&w, ", \"cause\": ");
+        fdw_json_string(&w, rep_cause_name(p->ranges[i].cause));
+        fdw_putc(&w, '}');
+    }
+    fdw_putc(&w, ']');
+    if (p->ranges_omitted)
+        put_u64_field(&w, ", \"recorded_omitted\": ", p->ranges_omitted);
+    put_u64_field(&w, ",\n \"steps_seen\": ", p->steps_seen);
     put_u64_field(&w, ", \"active_steps\": ", p->active_steps);
     put_u64_field(&w, ", \"steps_omitted\": ", p->steps_omitted);
     put_u64_field(&w, ",\n \"wall_ns\": ", p->wall_ns);

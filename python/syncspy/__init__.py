@@ -2,6 +2,8 @@
 
     import syncspy
     syncspy.step()      # ends a training step (explicit marks win over automatic detection)
+    syncspy.start(steps=100)  # records the next 100 steps (as `syncspy start` from outside)
+    syncspy.stop()      # ends what start() began, at the next step boundary
     syncspy.enabled()   # True when the agent is loaded (syncspy run, or LD_PRELOAD=.../libsyncspy.so)
     syncspy.counts()    # the syncs and blocked time counted so far (None without the agent)
     with syncspy.budget(max_syncs=0, threads="this", allow=["train.py:88"]):
@@ -21,7 +23,7 @@ from .budget import (AgentNotLoaded, Budget, NotRecorded, Site, SyncBudgetExceed
 
 __version__ = "0.1.0"  # the same as the agent's and the program's (cli/version.h; a test checks)
 
-__all__ = ["__version__", "step", "enabled", "counts", "Counts", "SCOPE_THREAD", "SCOPE_PROCESS",
+__all__ = ["__version__", "step", "start", "stop", "enabled", "counts", "Counts", "SCOPE_THREAD", "SCOPE_PROCESS",
            "budget", "Budget", "Site", "SyncspyError", "AgentNotLoaded", "NotRecorded",
            "SyncBudgetExceeded"]
 
@@ -45,6 +47,27 @@ def step() -> None:
     fn = _agent.functions().get("syncspy_step")
     if fn is not None:
         fn()
+
+
+def start(steps: "_Optional[int]" = None) -> bool:
+    """Records steps from the next step boundary on (syncspy_start in agent/syncspy.h): steps of
+    them, or (None) until stop(); besides those SYNCSPY_SCHEDULE records (SYNCSPY_SCHEDULE=off:
+    none but these). summary.json and the report name their cause "syncspy.start()". Returns
+    True when the agent took the request, False without the agent (nothing is recorded then)."""
+    if steps is not None:
+        if isinstance(steps, bool) or not isinstance(steps, int):
+            raise TypeError("steps must be a whole number or None, not %r" % (steps,))
+        if not 1 <= steps <= 10**9:
+            raise ValueError("steps must be from 1 to 1000000000 (None: until stop()), not %d" % steps)
+    fn = _agent.functions().get("syncspy_start")
+    return fn is not None and fn(steps or 0) == 0
+
+
+def stop() -> bool:
+    """Ends, at the next step boundary, the recording start() (or `syncspy start`) began; the
+    schedule's own steps are still recorded. True when the agent took it, False without it."""
+    fn = _agent.functions().get("syncspy_stop")
+    return fn is not None and fn() == 0
 
 
 def enabled() -> bool:

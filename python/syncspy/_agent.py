@@ -25,6 +25,8 @@ class CountsStruct(ctypes.Structure):
 _SIGNATURES = {
     "syncspy_counts": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(CountsStruct), ctypes.c_size_t]),
     "syncspy_step": (None, []),
+    "syncspy_start": (ctypes.c_int, [ctypes.c_uint64]),
+    "syncspy_stop": (ctypes.c_int, []),
     "syncspy_tally_begin": (ctypes.c_int, []),
     "syncspy_tally_end": (None, []),
     "syncspy_recording": (ctypes.c_int, []),

@@ -15,7 +15,7 @@ import unittest
 import tracegen
 from util import BUILD, CLI
 
-COMMANDS = ["run", "report", "export", "check", "diff", "html", "top", "completion", "help"]
+COMMANDS = ["run", "report", "export", "check", "diff", "html", "top", "start", "stop", "completion", "help"]
 SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 

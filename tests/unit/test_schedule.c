@@ -97,10 +97,26 @@ static void test_describe_round_trip(void **state)
     assert_memory_equal(&s, &t, sizeof s);
 }
 
+/* off: no step is recorded (until `syncspy start` or syncspy.start(): agent/control.h) */
+static void test_off(void **state)
+{
+    (void)state;
+    struct schedule s;
+    char err[100], buf[64];
+    assert_int_equal(schedule_parse("off", &s, err, sizeof err), 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        assert_false(schedule_records(&s, i));
+    schedule_describe(&s, buf, sizeof buf);
+    assert_string_equal(buf, "off");
+    assert_int_equal(schedule_parse("off,active=1", &s, err, sizeof err), -1);
+    assert_int_equal(schedule_parse("Off", &s, err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_torch_example),
+        cmocka_unit_test(test_off),
         cmocka_unit_test(test_skip_first),
         cmocka_unit_test(test_skip_first_wait),
         cmocka_unit_test(test_repeat_zero_cycles_forever),
