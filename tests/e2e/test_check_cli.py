@@ -193,7 +193,8 @@ class Check(unittest.TestCase):
         doc = json.loads(p.stdout)
         self.assertFalse(doc["ok"])
         self.assertEqual(doc["budget"], {"max_syncs_per_step": 1.0, "max_blocked_share": None,
-                                         "include_startup": False, "allow": ["train.py:80"]})
+                                         "include_startup": False, "allow": ["train.py:80"],
+                                         "settings_from": None})
         pr = doc["processes"][0]
         self.assertEqual((pr["pid"], pr["rank"], pr["ok"], pr["training_steps"]), (100, None, False, 4.0))
         self.assertEqual(pr["syncs_per_step"], 2.0)
