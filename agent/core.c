@@ -30,10 +30,14 @@
 SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 _Atomic bool agent_launch_tracing; /* SYNCSPY_LAUNCHES=trace and the step is recorded */
 _Atomic bool agent_launch_slow;    /* tracing, or the Python step hook is wanted */
-static _Atomic uint64_t unattributed_syncs;
-static _Atomic uint64_t records_without_ring;
-/* Every recorded sync of every thread, for syncspy_counts (SYNCSPY_SCOPE_PROCESS). */
-static _Atomic uint64_t process_syncs, process_blocked_ns;
+/* The process's counters, all of them: a forked child starts them at zero with one memset
+ * (agent_core_atfork_child), so a counter added here is reset at fork by construction. */
+static struct core_counters {
+    _Atomic uint64_t unattributed_syncs;   /* recorded without a site */
+    _Atomic uint64_t records_without_ring; /* recorded by a thread without a ring (not traced) */
+    /* Every recorded sync of every thread, for syncspy_counts (SYNCSPY_SCOPE_PROCESS). */
+    _Atomic uint64_t process_syncs, process_blocked_ns;
+} counters;
 
 uint64_t agent_now_ns(void)
 {
@@ -383,15 +387,15 @@ static void record_sync(const struct sync_call *call)
         if (call->after_pinned_copy)
             site_add_pinned(site);
     } else
-        atomic_fetch_add_explicit(&unattributed_syncs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&counters.unattributed_syncs, 1, memory_order_relaxed);
     /* torch.compile's own work (compiling, a new kernel's autotuning) is not the program's: the
      * step records, the thread's and the process's figures and the budgets leave it out, as the
      * readers' rows do (its site keeps its count) */
     bool own = !site || !site_compile_work(site);
     if (own) {
         steps_add_sync(blocked);
-        atomic_fetch_add_explicit(&process_syncs, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&process_blocked_ns, blocked, memory_order_relaxed);
+        atomic_fetch_add_explicit(&counters.process_syncs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&counters.process_blocked_ns, blocked, memory_order_relaxed);
         if (ts)
             phase_add(&ts->syncs, step, blocked);
     }
@@ -412,7 +416,7 @@ static void record_sync(const struct sync_call *call)
     if (ts && ts->ring)
         push_record(ts->ring, &rec);
     else
-        atomic_fetch_add_explicit(&records_without_ring, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&counters.records_without_ring, 1, memory_order_relaxed);
 }
 
 void agent_sync(const struct sync_call *call)
@@ -425,19 +429,18 @@ void agent_sync(const struct sync_call *call)
 
 uint64_t agent_unattributed_syncs(void)
 {
-    return atomic_load_explicit(&unattributed_syncs, memory_order_relaxed);
+    return atomic_load_explicit(&counters.unattributed_syncs, memory_order_relaxed);
 }
 
 uint64_t agent_records_without_ring(void)
 {
-    return atomic_load_explicit(&records_without_ring, memory_order_relaxed);
+    return atomic_load_explicit(&counters.records_without_ring, memory_order_relaxed);
 }
 
+/* The child's one thread is the only one: a plain memset of the counters is safe. */
 void agent_core_atfork_child(void)
 {
-    atomic_store(&unattributed_syncs, 0);
-    atomic_store(&process_syncs, 0);
-    atomic_store(&process_blocked_ns, 0);
+    memset(&counters, 0, sizeof counters);
 }
 
 /* The public counters (agent/syncspy.h): atomic loads only, so a signal handler may ask too. The
@@ -450,8 +453,8 @@ SYNCSPY_EXPORT int syncspy_counts(int scope, struct syncspy_counts *out, size_t 
     struct syncspy_counts c = {0};
     if (atomic_load_explicit(&agent_state, memory_order_acquire) != STATE_STARTING) {
         if (scope == SYNCSPY_SCOPE_PROCESS) {
-            c.syncs = atomic_load_explicit(&process_syncs, memory_order_relaxed);
-            c.blocked_ns = atomic_load_explicit(&process_blocked_ns, memory_order_relaxed);
+            c.syncs = atomic_load_explicit(&counters.process_syncs, memory_order_relaxed);
+            c.blocked_ns = atomic_load_explicit(&counters.process_blocked_ns, memory_order_relaxed);
         } else if (agent_tls.ts) {
             c.syncs = atomic_load_explicit(&agent_tls.ts->syncs.count, memory_order_relaxed);
             c.blocked_ns = atomic_load_explicit(&agent_tls.ts->syncs.ns, memory_order_relaxed);

@@ -26,67 +26,89 @@
 #define STEP_CHUNK 1024
 #define STEP_CHUNKS_MAX 64
 #define STEP_KICK_EVERY (STEP_CHUNK / 2) /* a deep queue asks for a drain every this many */
+#define RANGES_MAX 256 /* recorded steps kept as this many ranges at most */
 
 _Atomic bool steps_active;
 _Atomic uint64_t steps_now;
 
+/* The step lock: taken by steps_mark, steps_finish and the readers below; around fork() by
+ * steps_atfork_prepare, so the child's one thread (the one that forked) holds it and unlocks it. */
 static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
-static const struct schedule *schedule;
-static bool trace_launches;
-static uint64_t step_number, step_start_ns, step_launch_base;
-static uint64_t attribution_steps; /* active steps attributed (agent/autograd.h), under step_lock */
+
+/* Set once at the agent's start (steps_init): a forked child keeps them. */
+static struct {
+    const struct schedule *schedule;
+    bool trace_launches;
+    uint64_t queue_cap; /* ended steps queued at most (0: STEP_CHUNKS_MAX chunks; fault_cap) */
+} conf;
+
 struct step_chunk {
     struct step_chunk *next;
     uint32_t head, tail; /* written [0, head), read [0, tail) */
     struct tw_step ev[STEP_CHUNK];
 };
-static struct step_chunk first_chunk;
-static struct {
-    struct step_chunk *read, *write, *spare; /* read: the oldest chunk; write: the newest */
-    bool first_free;                         /* the static chunk is in no list */
-    size_t chunks;                           /* mmap'ed ones in use or spare */
-    uint64_t queued;                         /* pushed, not yet taken */
-    uint64_t cap;                            /* queued at most (0: STEP_CHUNKS_MAX chunks) */
-    struct steps_lost lost;
-} q = {.read = &first_chunk, .write = &first_chunk};
-static _Atomic uint64_t step_syncs, step_blocked_ns;
-static bool explicit_marks, auto_marks;
-static uint32_t closing_tid;              /* the thread whose mark is closing the step now */
-static unsigned closing_optimizers;       /* the optimizers that stepped in it (its mark's count) */
-static uint64_t optimizers_seen[REP_OPTIMIZERS_KEPT + 1]; /* training steps (step 0 aside) by
-                                                          * the optimizers that stepped in them */
-static uint32_t marker_tid;               /* the thread that made the latest step mark */
+static struct step_chunk first_chunk; /* the queue's first chunk: 72 KiB, kept apart */
+
 /* A possible boundary kept by steps_cut_here: the open step's figures at that moment. */
-static struct step_cut {
+struct step_cut {
     bool valid;
     uint64_t step, now, syncs, blocked_ns, launches;
-} cut;
-static bool startup_closed;               /* step 0 (start-up) ended with a mark */
-static struct rep_step startup;
-static struct rep_step *step_log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
-static size_t step_log_n;
-static struct {
-    uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
-} step_totals;
+};
 
-static _Atomic uint64_t unrecorded_steps; /* begun, not recorded by the schedule */
+/* Everything else is the process's own and a forked child starts it afresh: it all lives in
+ * `steps` (under step_lock) and `live` (atomics), each reset with one assignment in
+ * steps_atfork_child, so a field added to either is reset at fork by construction. */
+static struct steps_state {
+    /* the open step */
+    uint64_t number, start_ns, launch_base;
+    uint8_t cause;               /* why it is recorded (enum rep_cause) */
+    struct step_cut cut;
+    uint32_t closing_tid;        /* the thread whose mark is closing the step now */
+    unsigned closing_optimizers; /* the optimizers that stepped in it (its mark's count) */
+    /* how steps are marked */
+    bool explicit_marks, auto_marks;
+    uint32_t marker_tid; /* the thread that made the latest step mark */
+    /* training steps (step 0 aside) by the optimizers that stepped in them */
+    uint64_t optimizers_seen[REP_OPTIMIZERS_KEPT + 1];
+    /* the ended steps */
+    bool startup_closed; /* step 0 (start-up) ended with a mark */
+    struct rep_step startup;
+    uint64_t attribution_steps; /* active steps attributed (agent/autograd.h) */
+    struct rep_step *log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
+    size_t log_n;
+    struct {
+        uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
+    } totals;
+    /* the queue of ended steps for the trace: chunks, first_chunk first */
+    struct {
+        struct step_chunk *read, *write, *spare; /* read: the oldest chunk; write: the newest */
+        bool first_free;                         /* first_chunk is in no list */
+        size_t chunks;                           /* mmap'ed ones in use or spare */
+        uint64_t queued;                         /* pushed, not yet taken */
+        struct steps_lost lost;
+    } q;
+    /* Recording on request (steps.h): the request waiting for its boundary, the open window of
+     * a start, the latest request applied, and the recorded steps as ranges (a fixed table: a
+     * schedule of short cycles makes one range per cycle; past it they are counted). */
+    struct steps_request pending;
+    struct {
+        bool open;
+        uint64_t first, last; /* last UINT64_MAX: until a stop */
+        uint8_t cause;
+    } window;
+    struct steps_applied applied;
+    struct rep_range ranges[RANGES_MAX];
+    size_t nranges;
+    uint64_t ranges_omitted;
+} steps = {.q = {.read = &first_chunk, .write = &first_chunk}};
 
-/* Recording on request (steps.h), under step_lock: the request waiting for its boundary, the
- * open window of a start, the latest request applied, and the recorded steps as ranges (a fixed
- * table: a schedule of short cycles makes one range per cycle; past it they are counted). */
-#define RANGES_MAX 256
-static struct steps_request pending;
-static _Atomic bool pending_set;
+/* Written by the recording paths of every thread, without the lock. */
 static struct {
-    bool open;
-    uint64_t first, last; /* last UINT64_MAX: until a stop */
-    uint8_t cause;
-} window;
-static struct steps_applied applied;
-static uint8_t step_cause; /* why the current step is recorded (enum rep_cause) */
-static struct rep_range ranges[RANGES_MAX];
-static size_t nranges;
-static uint64_t ranges_omitted;
+    _Atomic uint64_t syncs, blocked_ns; /* the open step's */
+    _Atomic uint64_t unrecorded_steps;  /* begun, not recorded by the schedule */
+    _Atomic bool pending_set;           /* steps.pending waits */
+} live;
+
 /* The calling thread's id, for the step mark (a training loop marks thousands of steps a second:
  * no gettid syscall each). 0: not known yet; reset in a fork's child (its one thread is new). */
 static SYNCSPY_TLS uint32_t own_tid;
@@ -95,9 +117,9 @@ static SYNCSPY_TLS bool marking; /* this thread is in steps_mark (a signal handl
 static void set_active(bool active)
 {
     if (!active)
-        atomic_fetch_add_explicit(&unrecorded_steps, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&live.unrecorded_steps, 1, memory_order_relaxed);
     atomic_store_explicit(&steps_active, active, memory_order_relaxed);
-    atomic_store_explicit(&agent_launch_tracing, active && trace_launches, memory_order_relaxed);
+    atomic_store_explicit(&agent_launch_tracing, active && conf.trace_launches, memory_order_relaxed);
     agent_launch_slow_update();
 }
 
@@ -108,77 +130,77 @@ static void fault_cap(void)
 #ifdef SYNCSPY_FAULTS
     const char *spec = getenv("SYNCSPY_FAULTS"), *p = spec ? strstr(spec, "steps=") : NULL;
     if (p)
-        q.cap = strtoull(p + 6, NULL, 10);
+        conf.queue_cap = strtoull(p + 6, NULL, 10);
 #endif
 }
 
-/* Whether step n is recorded, and why (step_cause). Caller holds step_lock (or is alone). */
+/* Whether step n is recorded, and why (steps.cause). Caller holds step_lock (or is alone). */
 static bool step_recorded(uint64_t n)
 {
-    step_cause = REP_CAUSE_SCHEDULE;
-    if (schedule_records(schedule, n))
+    steps.cause = REP_CAUSE_SCHEDULE;
+    if (schedule_records(conf.schedule, n))
         return true;
-    if (window.open && n > window.last)
-        window.open = false; /* its steps are done */
-    if (!window.open || n < window.first)
+    if (steps.window.open && n > steps.window.last)
+        steps.window.open = false; /* its steps are done */
+    if (!steps.window.open || n < steps.window.first)
         return false;
-    step_cause = window.cause;
+    steps.cause = steps.window.cause;
     return true;
 }
 
 /* A recorded step into the ranges. Caller holds step_lock. */
 static void range_add(uint64_t n, uint8_t cause)
 {
-    struct rep_range *r = nranges ? &ranges[nranges - 1] : NULL;
+    struct rep_range *r = steps.nranges ? &steps.ranges[steps.nranges - 1] : NULL;
     if (r && r->cause == cause && r->last + 1 == n)
         r->last = n;
-    else if (nranges < RANGES_MAX)
-        ranges[nranges++] = (struct rep_range){n, n, cause};
+    else if (steps.nranges < RANGES_MAX)
+        steps.ranges[steps.nranges++] = (struct rep_range){n, n, cause};
     else
-        ranges_omitted++;
+        steps.ranges_omitted++;
 }
 
 /* The request waiting, at the boundary where step ended and step + 1 begins. Caller holds
  * step_lock. */
 static void request_apply(uint64_t ended)
 {
-    struct steps_request r = pending;
-    atomic_store(&pending_set, false);
-    struct steps_applied a = {.seq = applied.seq + 1, .req = r, .step = ended};
+    struct steps_request r = steps.pending;
+    atomic_store(&live.pending_set, false);
+    struct steps_applied a = {.seq = steps.applied.seq + 1, .req = r, .step = ended};
     if (r.command == STEPS_START) {
-        window.open = true;
-        window.first = ended + 1;
-        window.last = r.steps ? ended + r.steps : UINT64_MAX;
-        window.cause = r.cause;
-        a.first = window.first;
-        a.last = window.last;
+        steps.window.open = true;
+        steps.window.first = ended + 1;
+        steps.window.last = r.steps ? ended + r.steps : UINT64_MAX;
+        steps.window.cause = r.cause;
+        a.first = steps.window.first;
+        a.last = steps.window.last;
     } else {
-        if (window.open && window.first <= ended) {
-            a.first = window.first;
-            a.last = window.last < ended ? window.last : ended;
+        if (steps.window.open && steps.window.first <= ended) {
+            a.first = steps.window.first;
+            a.last = steps.window.last < ended ? steps.window.last : ended;
         }
-        window.open = false;
+        steps.window.open = false;
     }
-    applied = a;
+    steps.applied = a;
 }
 
 void steps_request(const struct steps_request *r)
 {
     pthread_mutex_lock(&step_lock);
-    pending = *r;
-    atomic_store(&pending_set, true);
+    steps.pending = *r;
+    atomic_store(&live.pending_set, true);
     pthread_mutex_unlock(&step_lock);
 }
 
 bool steps_request_pending(void)
 {
-    return atomic_load(&pending_set);
+    return atomic_load(&live.pending_set);
 }
 
 struct steps_applied steps_applied(void)
 {
     pthread_mutex_lock(&step_lock);
-    struct steps_applied a = applied;
+    struct steps_applied a = steps.applied;
     pthread_mutex_unlock(&step_lock);
     return a;
 }
@@ -186,51 +208,51 @@ struct steps_applied steps_applied(void)
 void steps_init(const struct schedule *s, bool launches, uint64_t now)
 {
     fault_cap();
-    schedule = s;
-    trace_launches = launches;
-    step_start_ns = now;
+    conf.schedule = s;
+    conf.trace_launches = launches;
+    steps.start_ns = now;
     set_active(step_recorded(0));
 }
 
 void steps_add_sync(uint64_t blocked_ns)
 {
-    atomic_fetch_add_explicit(&step_syncs, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&step_blocked_ns, blocked_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live.syncs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live.blocked_ns, blocked_ns, memory_order_relaxed);
 }
 
 static void step_log_append(const struct rep_step *st)
 {
-    step_totals.active++;
-    step_totals.syncs += st->syncs;
-    step_totals.blocked_ns += st->blocked_ns;
-    step_totals.launches += st->launches;
-    step_totals.wall_ns += st->wall_ns;
-    if (!step_log) {
+    steps.totals.active++;
+    steps.totals.syncs += st->syncs;
+    steps.totals.blocked_ns += st->blocked_ns;
+    steps.totals.launches += st->launches;
+    steps.totals.wall_ns += st->wall_ns;
+    if (!steps.log) {
         void *p = mmap(NULL, STEPS_LISTED_MAX * sizeof(struct rep_step), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        step_log = p == MAP_FAILED ? NULL : p;
+        steps.log = p == MAP_FAILED ? NULL : p;
     }
-    if (step_log && step_log_n < STEPS_LISTED_MAX)
-        step_log[step_log_n++] = *st;
+    if (steps.log && steps.log_n < STEPS_LISTED_MAX)
+        steps.log[steps.log_n++] = *st;
     else
-        step_totals.omitted++;
+        steps.totals.omitted++;
 }
 
 static struct step_chunk *chunk_new(void)
 {
     struct step_chunk *c = NULL;
-    if (q.first_free) {
-        q.first_free = false;
+    if (steps.q.first_free) {
+        steps.q.first_free = false;
         c = &first_chunk;
-    } else if (q.spare) {
-        c = q.spare;
-        q.spare = NULL;
-    } else if (q.chunks < STEP_CHUNKS_MAX - 1) {
+    } else if (steps.q.spare) {
+        c = steps.q.spare;
+        steps.q.spare = NULL;
+    } else if (steps.q.chunks < STEP_CHUNKS_MAX - 1) {
         void *p = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
         c = p;
-        q.chunks++;
+        steps.q.chunks++;
     }
     if (c) {
         c->next = NULL;
@@ -243,32 +265,32 @@ static struct step_chunk *chunk_new(void)
 static void chunk_done(struct step_chunk *c)
 {
     if (c == &first_chunk) {
-        q.first_free = true;
-    } else if (!q.spare) {
-        q.spare = c;
+        steps.q.first_free = true;
+    } else if (!steps.q.spare) {
+        steps.q.spare = c;
     } else {
         munmap(c, sizeof *c);
-        q.chunks--;
+        steps.q.chunks--;
     }
 }
 
 static void step_lost(const struct tw_step *e)
 {
-    q.lost.records++;
+    steps.q.lost.records++;
     if (e->active) {
-        q.lost.active++;
-        q.lost.syncs += e->syncs;
-        q.lost.blocked_ns += e->blocked_ns;
-        q.lost.launches += e->launches;
-        q.lost.wall_ns += e->end_ns - e->start_ns;
+        steps.q.lost.active++;
+        steps.q.lost.syncs += e->syncs;
+        steps.q.lost.blocked_ns += e->blocked_ns;
+        steps.q.lost.launches += e->launches;
+        steps.q.lost.wall_ns += e->end_ns - e->start_ns;
     }
 }
 
 /* Caller holds step_lock. True when the queue is deep enough to ask for a drain now. */
 static bool step_event_push(const struct tw_step *e)
 {
-    struct step_chunk *w = q.write;
-    if (q.cap && q.queued >= q.cap) {
+    struct step_chunk *w = steps.q.write;
+    if (conf.queue_cap && steps.q.queued >= conf.queue_cap) {
         step_lost(e);
         return true;
     }
@@ -281,10 +303,10 @@ static bool step_event_push(const struct tw_step *e)
             return true;
         }
         w->next = c;
-        q.write = w = c;
+        steps.q.write = w = c;
     }
     w->ev[w->head++] = *e;
-    return ++q.queued % STEP_KICK_EVERY == 0;
+    return ++steps.q.queued % STEP_KICK_EVERY == 0;
 }
 
 size_t steps_take_events(struct tw_step *out, size_t max)
@@ -292,12 +314,12 @@ size_t steps_take_events(struct tw_step *out, size_t max)
     size_t n = 0;
     pthread_mutex_lock(&step_lock);
     while (n < max) {
-        struct step_chunk *r = q.read;
+        struct step_chunk *r = steps.q.read;
         if (r->tail < r->head) {
             out[n++] = r->ev[r->tail++];
-            q.queued--;
+            steps.q.queued--;
         } else if (r->tail == STEP_CHUNK && r->next) {
-            q.read = r->next;
+            steps.q.read = r->next;
             chunk_done(r);
         } else {
             break;
@@ -310,7 +332,7 @@ size_t steps_take_events(struct tw_step *out, size_t max)
 struct steps_lost steps_events_lost(void)
 {
     pthread_mutex_lock(&step_lock);
-    struct steps_lost n = q.lost;
+    struct steps_lost n = steps.q.lost;
     pthread_mutex_unlock(&step_lock);
     return n;
 }
@@ -328,58 +350,58 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct
         launches = at->launches;
         syncs = at->syncs;
         blocked = at->blocked_ns;
-        atomic_fetch_sub_explicit(&step_syncs, syncs, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&step_blocked_ns, blocked, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&live.syncs, syncs, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&live.blocked_ns, blocked, memory_order_relaxed);
     } else {
         launches = threads_launches_total();
-        syncs = atomic_exchange_explicit(&step_syncs, 0, memory_order_relaxed);
-        blocked = atomic_exchange_explicit(&step_blocked_ns, 0, memory_order_relaxed);
+        syncs = atomic_exchange_explicit(&live.syncs, 0, memory_order_relaxed);
+        blocked = atomic_exchange_explicit(&live.blocked_ns, 0, memory_order_relaxed);
     }
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     bool attributed = autograd_step_attributed();
-    if (!final || syncs || launches - step_launch_base)
-        *deep = step_event_push(&(struct tw_step){.step = step_number, .start_ns = step_start_ns,
+    if (!final || syncs || launches - steps.launch_base)
+        *deep = step_event_push(&(struct tw_step){.step = steps.number, .start_ns = steps.start_ns,
                                           .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
-                                          .launches = launches - step_launch_base,
+                                          .launches = launches - steps.launch_base,
                                           .active = was_active, .partial = final,
-                                          .tid = final ? 0 : closing_tid,
+                                          .tid = final ? 0 : steps.closing_tid,
                                           .attributed = was_active && attributed,
-                                          .optimizers = final ? 0 : closing_optimizers,
+                                          .optimizers = final ? 0 : steps.closing_optimizers,
                                           .source = final ? TRACE_STEP_SOURCE_NONE
-                                                  : explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
+                                                  : steps.explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
                                                                    : TRACE_STEP_SOURCE_AUTO});
-    if (step_number == 0 && !final) { /* start-up: kept apart from the training steps */
-        startup_closed = true;
-        startup = (struct rep_step){.step = 0, .wall_ns = now - step_start_ns,
+    if (steps.number == 0 && !final) { /* start-up: kept apart from the training steps */
+        steps.startup_closed = true;
+        steps.startup = (struct rep_step){.step = 0, .wall_ns = now - steps.start_ns,
                                     .syncs = was_active ? syncs : 0,
                                     .blocked_ns = was_active ? blocked : 0,
-                                    .launches = launches - step_launch_base};
+                                    .launches = launches - steps.launch_base};
     }
     if (was_active) {
         struct rep_step st = {
-            .step = step_number,
-            .wall_ns = now - step_start_ns,
+            .step = steps.number,
+            .wall_ns = now - steps.start_ns,
             .syncs = syncs,
             .blocked_ns = blocked,
-            .launches = launches - step_launch_base,
+            .launches = launches - steps.launch_base,
             .partial = final,
             .attributed = attributed,
         };
         if (!final || st.syncs || st.launches) {
             step_log_append(&st);
-            range_add(step_number, step_cause);
-            attribution_steps += attributed; /* as the steps listed (or omitted) count them */
+            range_add(steps.number, steps.cause);
+            steps.attribution_steps += attributed; /* as the steps listed (or omitted) count them */
         }
     }
-    if (!final && atomic_load(&pending_set)) {
-        request_apply(step_number);
+    if (!final && atomic_load(&live.pending_set)) {
+        request_apply(steps.number);
         *applied_now = true;
     }
-    step_number++;
-    atomic_store_explicit(&steps_now, step_number, memory_order_relaxed);
-    step_start_ns = now;
-    step_launch_base = launches;
-    set_active(!final && step_recorded(step_number));
+    steps.number++;
+    atomic_store_explicit(&steps_now, steps.number, memory_order_relaxed);
+    steps.start_ns = now;
+    steps.launch_base = launches;
+    set_active(!final && step_recorded(steps.number));
     return was_active;
 }
 
@@ -389,23 +411,23 @@ static unsigned mark_locked(uint64_t now, bool explicit_mark, unsigned optimizer
 {
     bool active_ended = false, deep = false, request = false;
     if (explicit_mark)
-        explicit_marks = true;
+        steps.explicit_marks = true;
     else
-        auto_marks = true;
-    if (explicit_mark || !explicit_marks) {
-        closing_tid = tid;
+        steps.auto_marks = true;
+    if (explicit_mark || !steps.explicit_marks) {
+        steps.closing_tid = tid;
         for (int part = at ? 0 : 1; part < 2; part++) {
             unsigned n = explicit_mark ? 0 : part == 0 ? optimizers_before : optimizers;
-            closing_optimizers = n;
-            if (step_number > 0)
-                optimizers_seen[n < REP_OPTIMIZERS_KEPT ? n : REP_OPTIMIZERS_KEPT]++;
+            steps.closing_optimizers = n;
+            if (steps.number > 0)
+                steps.optimizers_seen[n < REP_OPTIMIZERS_KEPT ? n : REP_OPTIMIZERS_KEPT]++;
             bool d = false;
             active_ended |= step_close_locked(now, false, &d, part == 0 ? at : NULL, &request);
             deep |= d;
         }
-        marker_tid = tid;
+        steps.marker_tid = tid;
     }
-    cut.valid = false;
+    steps.cut.valid = false;
     return (active_ended ? STEPS_MARK_ACTIVE_ENDED : 0) | (deep ? STEPS_MARK_QUEUE_DEEP : 0) |
            (request ? STEPS_MARK_REQUEST_APPLIED : 0);
 }
@@ -420,8 +442,8 @@ static unsigned mark(uint64_t now, bool explicit_mark, unsigned optimizers, bool
         own_tid = tid = (uint32_t)syscall(SYS_gettid);
     marking = true;
     pthread_mutex_lock(&step_lock);
-    struct step_cut at = cut;
-    bool use_cut = split && at.valid && at.step == step_number && at.now <= now;
+    struct step_cut at = steps.cut;
+    bool use_cut = split && at.valid && at.step == steps.number && at.now <= now;
     unsigned r = mark_locked(now, explicit_mark, optimizers, use_cut ? &at : NULL,
                              optimizers_before, tid);
     pthread_mutex_unlock(&step_lock);
@@ -445,12 +467,12 @@ void steps_cut_here(uint64_t now)
         return;
     marking = true;
     pthread_mutex_lock(&step_lock);
-    cut = (struct step_cut){
+    steps.cut = (struct step_cut){
         .valid = true,
-        .step = step_number,
+        .step = steps.number,
         .now = now,
-        .syncs = atomic_load_explicit(&step_syncs, memory_order_relaxed),
-        .blocked_ns = atomic_load_explicit(&step_blocked_ns, memory_order_relaxed),
+        .syncs = atomic_load_explicit(&live.syncs, memory_order_relaxed),
+        .blocked_ns = atomic_load_explicit(&live.blocked_ns, memory_order_relaxed),
         .launches = threads_launches_total(),
     };
     pthread_mutex_unlock(&step_lock);
@@ -462,36 +484,36 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     bool deep, request = false;
     pthread_mutex_lock(&step_lock);
     step_close_locked(now, true, &deep, NULL, &request);
-    proc->steps = step_log;
-    proc->nsteps = step_log_n;
-    proc->steps_omitted = step_totals.omitted;
-    proc->ranges = ranges;
-    proc->nranges = nranges;
-    proc->ranges_omitted = ranges_omitted;
-    proc->attribution_steps = attribution_steps;
-    proc->steps_seen = step_number; /* the final close advanced past the last step */
-    proc->active_steps = step_totals.active;
-    proc->syncs = step_totals.syncs;
-    proc->blocked_ns = step_totals.blocked_ns;
-    proc->launches = step_totals.launches;
-    proc->wall_ns = step_totals.wall_ns;
-    proc->startup_closed = startup_closed;
-    proc->startup = startup;
-    proc->step_source = explicit_marks ? "syncspy.step()" : auto_marks ? "optimizer.step()" : NULL;
-    proc->optimizers = explicit_marks ? 0 : rep_optimizers_usual(optimizers_seen);
-    proc->optimizers_max = explicit_marks ? 0 : rep_optimizers_most(optimizers_seen);
+    proc->steps = steps.log;
+    proc->nsteps = steps.log_n;
+    proc->steps_omitted = steps.totals.omitted;
+    proc->ranges = steps.ranges;
+    proc->nranges = steps.nranges;
+    proc->ranges_omitted = steps.ranges_omitted;
+    proc->attribution_steps = steps.attribution_steps;
+    proc->steps_seen = steps.number; /* the final close advanced past the last step */
+    proc->active_steps = steps.totals.active;
+    proc->syncs = steps.totals.syncs;
+    proc->blocked_ns = steps.totals.blocked_ns;
+    proc->launches = steps.totals.launches;
+    proc->wall_ns = steps.totals.wall_ns;
+    proc->startup_closed = steps.startup_closed;
+    proc->startup = steps.startup;
+    proc->step_source = steps.explicit_marks ? "syncspy.step()" : steps.auto_marks ? "optimizer.step()" : NULL;
+    proc->optimizers = steps.explicit_marks ? 0 : rep_optimizers_usual(steps.optimizers_seen);
+    proc->optimizers_max = steps.explicit_marks ? 0 : rep_optimizers_most(steps.optimizers_seen);
     pthread_mutex_unlock(&step_lock);
 }
 
 uint64_t steps_unrecorded(void)
 {
-    return atomic_load_explicit(&unrecorded_steps, memory_order_relaxed);
+    return atomic_load_explicit(&live.unrecorded_steps, memory_order_relaxed);
 }
 
 uint32_t steps_marker_tid(void)
 {
     pthread_mutex_lock(&step_lock);
-    uint32_t tid = marker_tid;
+    uint32_t tid = steps.marker_tid;
     pthread_mutex_unlock(&step_lock);
     return tid;
 }
@@ -499,39 +521,19 @@ uint32_t steps_marker_tid(void)
 void steps_atfork_prepare(void) { pthread_mutex_lock(&step_lock); }
 void steps_atfork_parent(void) { pthread_mutex_unlock(&step_lock); }
 
+/* The child: its one thread is the one that forked, holding step_lock (steps_atfork_prepare); it
+ * unlocks it, never re-initialises it while held. The parent's queued steps and step log are its
+ * own: the chunks stay mapped (the parent's pages, copied on write), the log is unmapped. */
 void steps_atfork_child(uint64_t now)
 {
     own_tid = 0; /* the thread that forked: a new id in the child */
-    if (step_log)
-        munmap(step_log, STEPS_LISTED_MAX * sizeof(struct rep_step));
-    step_log = NULL;
-    step_log_n = 0;
-    memset(&step_totals, 0, sizeof step_totals);
-    step_number = 0;
-    atomic_store(&steps_now, 0);
-    /* the parent's queued steps are its own: the chunks stay mapped (the parent's memory) */
+    if (steps.log)
+        munmap(steps.log, STEPS_LISTED_MAX * sizeof(struct rep_step));
     first_chunk.head = first_chunk.tail = 0;
     first_chunk.next = NULL;
-    uint64_t cap = q.cap;
-    memset(&q, 0, sizeof q);
-    q.read = q.write = &first_chunk;
-    q.cap = cap;
-    step_start_ns = now;
-    step_launch_base = 0;
-    explicit_marks = auto_marks = false;
-    marker_tid = 0;
-    cut.valid = false;
-    startup_closed = false;
-    memset(&startup, 0, sizeof startup);
-    atomic_store(&step_syncs, 0);
-    atomic_store(&step_blocked_ns, 0);
-    atomic_store(&unrecorded_steps, 0);
-    /* the parent's requests and ranges are its own; a window it opened is too */
-    atomic_store(&pending_set, false);
-    memset(&window, 0, sizeof window);
-    memset(&applied, 0, sizeof applied);
-    nranges = 0;
-    ranges_omitted = 0;
+    steps = (struct steps_state){.q = {.read = &first_chunk, .write = &first_chunk}, .start_ns = now};
+    memset(&live, 0, sizeof live); /* the child's one thread: no other writer */
+    atomic_store(&steps_now, 0);
     set_active(step_recorded(0));
-    pthread_mutex_init(&step_lock, NULL);
+    pthread_mutex_unlock(&step_lock);
 }

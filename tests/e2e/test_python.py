@@ -296,6 +296,25 @@ class Steps(unittest.TestCase):
         self.assertEqual(s["steps"][0]["syncs"], 4)
         self.assertEqual(self.nonzero_count(s), 4)
 
+    def test_child_forked_between_steps_has_its_own(self):
+        # the parent forks after 6 iterations with two optimizers in each; the child's 3 with one
+        # optimizer are all its summary.json holds (its steps, syncs and optimizers: issue 37, the
+        # optimizers' histogram was the parent's)
+        r = run_py(prog_py("fork_steps.py"), "--parent", "6", "--child", "3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        child_pid = int(re.search(r"^child (\d+): 3 iterations$", r.stdout, re.M).group(1))
+        self.assertIn("parent: 7 iterations, child 0", r.stdout)
+        summaries = {int(os.path.basename(d)[3:]): r.summary(i) for i, d in enumerate(r.process_dirs())}
+        self.assertEqual(len(summaries), 2, r.stderr)
+        child = summaries.pop(child_pid)
+        parent = summaries.popitem()[1]
+        self.assertEqual((parent["optimizers"], parent["optimizers_max"]), (2, 2))
+        self.assertEqual([st["step"] for st in parent["steps"]], list(range(7)))
+        self.assertEqual((child["optimizers"], child["optimizers_max"]), (1, 1), child["steps"])
+        self.assertEqual(child["step_source"], "optimizer.step()")
+        self.assertEqual([st["step"] for st in child["steps"]], list(range(len(child["steps"]))))
+        self.assertEqual(child["syncs"], 3)
+
 
 class EveryCPython(unittest.TestCase):
     """Every CPython pyenv has here (and Debian's 3.14 of `make debian-cpython`, whose evaluation
