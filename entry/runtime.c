@@ -15,27 +15,9 @@
 #include "entry/sync_rules.h"
 
 /* The per-thread-default-stream twins have the base function's type; the CUDA headers declare
- * them only under __CUDART_API_PER_THREAD_DEFAULT_STREAM, so declare them here. */
+ * them only under __CUDART_API_PER_THREAD_DEFAULT_STREAM, so declare them here (those of the
+ * sync table below are declared from it). */
 #define TWIN(base, twin) extern __typeof__(base) twin;
-TWIN(cudaStreamSynchronize, cudaStreamSynchronize_ptsz)
-TWIN(cudaMemcpy, cudaMemcpy_ptds)
-TWIN(cudaMemcpyAsync, cudaMemcpyAsync_ptsz)
-TWIN(cudaMemcpy2D, cudaMemcpy2D_ptds)
-TWIN(cudaMemcpy2DAsync, cudaMemcpy2DAsync_ptsz)
-TWIN(cudaMemcpy3D, cudaMemcpy3D_ptds)
-TWIN(cudaMemcpy3DAsync, cudaMemcpy3DAsync_ptsz)
-TWIN(cudaMemcpy3DPeer, cudaMemcpy3DPeer_ptds)
-TWIN(cudaMemcpy3DPeerAsync, cudaMemcpy3DPeerAsync_ptsz)
-TWIN(cudaMemcpyFromSymbol, cudaMemcpyFromSymbol_ptds)
-TWIN(cudaMemcpyFromSymbolAsync, cudaMemcpyFromSymbolAsync_ptsz)
-TWIN(cudaMemcpyToSymbol, cudaMemcpyToSymbol_ptds)
-TWIN(cudaMemcpyToSymbolAsync, cudaMemcpyToSymbolAsync_ptsz)
-TWIN(cudaMemset, cudaMemset_ptds)
-TWIN(cudaMemsetAsync, cudaMemsetAsync_ptsz)
-TWIN(cudaMemset2D, cudaMemset2D_ptds)
-TWIN(cudaMemset2DAsync, cudaMemset2DAsync_ptsz)
-TWIN(cudaMemset3D, cudaMemset3D_ptds)
-TWIN(cudaMemset3DAsync, cudaMemset3DAsync_ptsz)
 TWIN(cudaLaunchKernel, cudaLaunchKernel_ptsz)
 TWIN(cudaLaunchKernelExC, cudaLaunchKernelExC_ptsz)
 TWIN(cudaLaunchCooperativeKernel, cudaLaunchCooperativeKernel_ptsz)
@@ -82,345 +64,155 @@ static void hand_over(struct sync_call *c)
  * way the runtime says a missing symbol. */
 #define NO_RUNTIME cudaErrorSharedObjectSymbolNotFound
 
-/* BEGIN resolves the real function and starts the clock when the agent records this call;
- * END stops it and hands the call over when it succeeded and `is_sync` holds (evaluated only
- * then), and lets CUPTI subscribe if it waits for the driver this call's success proves. A call that failed (no driver, a bad argument, a job already broken) made no device
- * work wait for: it is forwarded with its error and not counted as a sync. */
-#define BEGIN(fn)                                                                               \
-    __typeof__(&fn) real_ = REAL(fn);                                                           \
-    if (unlikely(!real_))                                                                       \
-        return NO_RUNTIME;                                                                      \
-    struct sync_call c_ = {.api = API_##fn};                                                    \
-    struct agent_call k_;                                                                       \
-    const int in_ = agent_enter_recording(&k_);                                                 \
-    if (in_ == AGENT_RECORD)                                                                    \
-        c_.start_ns = agent_now_ns()
+/* A stream synchronize right after a copy from pinned memory: noted in the record, and the
+ * thread's latest copy forgotten (whether or not this call is recorded). */
+static inline void note_pinned_copy(struct sync_call *call)
+{
+    call->after_pinned_copy = last_host_memory == MEM_PINNED;
+    last_host_memory = MEM_UNKNOWN;
+}
 
-#define END(result, is_sync)                                                                    \
+/* ---- the table: every interposed runtime call that may wait for the device ----------------
+ *
+ * One row per API: W(name, twin, parameters, arguments, stream, bytes, note, sync rule)
+ * - twin: the suffix of its per-thread-default-stream twin (ptsz, ptds), none: it has none.
+ *   The twin gets the same wrapper.
+ * - parameters, arguments: its signature and the call that forwards them to the real one.
+ * - stream, bytes: what the record says (0: none given, not known).
+ * - note: done after the real call, recorded or not (note_pinned_copy, or NONE).
+ * - sync rule: whether a call that succeeded waited for the device (entry/sync_rules.h),
+ *   evaluated only when the call is recorded and succeeded. In stream, bytes and the rule, the
+ *   parameters are in scope and `call` is the record being filled (a rule may set call.dir and
+ *   call.bytes). A call that failed (no driver, a bad argument, a job already broken) made no
+ *   device work wait: it is forwarded with its error and not counted.
+ * Copies: symbols live in device memory (FromSymbol copies to dst, ToSymbol from src); a CUDA
+ * array on either side of a 3D copy is device memory. Peer copies are device-to-device,
+ * asynchronous with respect to the host in both forms: interposed so every copy entry point is
+ * seen, never recorded as syncs. Memsets: the synchronous forms on pinned or managed host
+ * memory. Frees: an implicit device synchronization (cudaFree(NULL) only initializes the
+ * context). cudaDeviceReset waits for the device's queued work before it destroys the context
+ * (the simulator models it so; CUDA's page does not list it): a device-wide wait, counted like
+ * cudaDeviceSynchronize; README ("What it records") says why it is interposed at all. */
+#define AREA ((uint64_t)width * height)
+#define VOLUME ((uint64_t)extent.width * extent.height * extent.depth)
+#define COPY_RULE(async) sync_rules_runtime_copy(kind, dst, src, async, runtime_memory, &call.dir)
+#define COPY_3D_RULE(async) sync_rules_copy_3d(p, async, runtime_memory, &call.dir, &call.bytes)
+#define FROM_SYMBOL_RULE(async) sync_rules_from_symbol(kind, dst, async, runtime_memory, &call.dir)
+#define TO_SYMBOL_RULE(async) sync_rules_to_symbol(kind, src, async, runtime_memory, &call.dir)
+#define MEMSET_RULE(ptr, async) sync_rules_memset(ptr, async, runtime_memory)
+
+/* clang-format off */
+#define RUNTIME_SYNC_APIS(W)                                                                        \
+    /* explicit synchronization */                                                                  \
+    W(cudaStreamSynchronize, ptsz, (cudaStream_t stream),                                           \
+      (stream), stream, 0, note_pinned_copy, true)                                                  \
+    W(cudaDeviceSynchronize, none, (void),                                                          \
+      (), 0, 0, NONE, true)                                                                         \
+    W(cudaDeviceReset, none, (void),                                                                \
+      (), 0, 0, NONE, true)                                                                         \
+    W(cudaEventSynchronize, none, (cudaEvent_t event),                                              \
+      (event), 0, 0, NONE, true)                                                                    \
+    /* copies */                                                                                    \
+    W(cudaMemcpy, ptds, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind),       \
+      (dst, src, count, kind), 0, count, NONE, COPY_RULE(false))                                    \
+    W(cudaMemcpyAsync, ptsz, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream), \
+      (dst, src, count, kind, stream), stream, count, NONE, COPY_RULE(true))                        \
+    W(cudaMemcpy2D, ptds, (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind), \
+      (dst, dpitch, src, spitch, width, height, kind), 0, AREA, NONE, COPY_RULE(false))             \
+    W(cudaMemcpy2DAsync, ptsz, (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream), \
+      (dst, dpitch, src, spitch, width, height, kind, stream), stream, AREA, NONE, COPY_RULE(true)) \
+    W(cudaMemcpy3D, ptds, (const struct cudaMemcpy3DParms *p),                                      \
+      (p), 0, 0, NONE, COPY_3D_RULE(false))                                                         \
+    W(cudaMemcpy3DAsync, ptsz, (const struct cudaMemcpy3DParms *p, cudaStream_t stream),            \
+      (p, stream), stream, 0, NONE, COPY_3D_RULE(true))                                             \
+    W(cudaMemcpyPeer, none, (void *dst, int dstDevice, const void *src, int srcDevice, size_t count), \
+      (dst, dstDevice, src, srcDevice, count), 0, 0, NONE, false)                                   \
+    W(cudaMemcpyPeerAsync, none, (void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream), \
+      (dst, dstDevice, src, srcDevice, count, stream), 0, 0, NONE, false)                           \
+    W(cudaMemcpy3DPeer, ptds, (const struct cudaMemcpy3DPeerParms *p),                              \
+      (p), 0, 0, NONE, false)                                                                       \
+    W(cudaMemcpy3DPeerAsync, ptsz, (const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream),    \
+      (p, stream), 0, 0, NONE, false)                                                               \
+    W(cudaMemcpyFromSymbol, ptds, (void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind), \
+      (dst, symbol, count, offset, kind), 0, count, NONE, FROM_SYMBOL_RULE(false))                  \
+    W(cudaMemcpyFromSymbolAsync, ptsz, (void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream), \
+      (dst, symbol, count, offset, kind, stream), stream, count, NONE, FROM_SYMBOL_RULE(true))      \
+    W(cudaMemcpyToSymbol, ptds, (const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind), \
+      (symbol, src, count, offset, kind), 0, count, NONE, TO_SYMBOL_RULE(false))                    \
+    W(cudaMemcpyToSymbolAsync, ptsz, (const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream), \
+      (symbol, src, count, offset, kind, stream), stream, count, NONE, TO_SYMBOL_RULE(true))        \
+    /* memsets */                                                                                   \
+    W(cudaMemset, ptds, (void *dst, int value, size_t count),                                       \
+      (dst, value, count), 0, count, NONE, MEMSET_RULE(dst, false))                                 \
+    W(cudaMemsetAsync, ptsz, (void *dst, int value, size_t count, cudaStream_t stream),             \
+      (dst, value, count, stream), 0, 0, NONE, MEMSET_RULE(dst, true))                              \
+    W(cudaMemset2D, ptds, (void *dst, size_t pitch, int value, size_t width, size_t height),        \
+      (dst, pitch, value, width, height), 0, AREA, NONE, MEMSET_RULE(dst, false))                   \
+    W(cudaMemset2DAsync, ptsz, (void *dst, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream), \
+      (dst, pitch, value, width, height, stream), 0, 0, NONE, MEMSET_RULE(dst, true))               \
+    W(cudaMemset3D, ptds, (struct cudaPitchedPtr p, int value, struct cudaExtent extent),           \
+      (p, value, extent), 0, VOLUME, NONE, MEMSET_RULE(p.ptr, false))                               \
+    W(cudaMemset3DAsync, ptsz, (struct cudaPitchedPtr p, int value, struct cudaExtent extent, cudaStream_t stream), \
+      (p, value, extent, stream), 0, 0, NONE, MEMSET_RULE(p.ptr, true))                             \
+    /* frees */                                                                                     \
+    W(cudaFree, none, (void *ptr),                                                                  \
+      (ptr), 0, 0, NONE, ptr != NULL)                                                               \
+    W(cudaFreeHost, none, (void *ptr),                                                              \
+      (ptr), 0, 0, NONE, ptr != NULL)
+/* clang-format on */
+
+/* The wrapper of one row: resolves the real function and, when the agent records this call,
+ * times it and hands the record over when it succeeded and the rule holds; lets CUPTI subscribe
+ * if it waits for the driver this call's success proves. */
+#define NONE(call) ((void)(call))
+/* No store where a row says 0, the value the record starts with (the wrappers stay as lean as
+ * the hand-written ones were). */
+#define SET_UNLESS_ZERO(field, value)                                                           \
     do {                                                                                        \
+        if (!(__builtin_constant_p(value) && (value) == 0))                                     \
+            field = (value);                                                                    \
+    } while (0)
+#define SYNC_WRAPPER(fn, params, args, stream_, bytes_, note, rule)                             \
+    SYNCSPY_EXPORT cudaError_t fn params                                                        \
+    {                                                                                           \
+        __typeof__(&fn) real_ = REAL(fn);                                                       \
+        if (unlikely(!real_))                                                                   \
+            return NO_RUNTIME;                                                                  \
+        struct sync_call call = {.api = API_##fn};                                              \
+        struct agent_call k_;                                                                   \
+        const int in_ = agent_enter_recording(&k_);                                             \
+        if (in_ == AGENT_RECORD)                                                                \
+            call.start_ns = agent_now_ns();                                                     \
+        cudaError_t r_ = real_ args;                                                            \
+        SET_UNLESS_ZERO(call.bytes, bytes_);                                                    \
+        SET_UNLESS_ZERO(call.stream, (uintptr_t)(stream_));                                     \
+        note(&call);                                                                            \
         if (in_ == AGENT_RECORD) {                                                              \
-            c_.end_ns = agent_now_ns();                                                         \
-            if ((result) == cudaSuccess && (is_sync))                                           \
-                hand_over(&c_);                                                                 \
+            call.end_ns = agent_now_ns();                                                       \
+            if (r_ == cudaSuccess && (rule))                                                    \
+                hand_over(&call);                                                               \
             agent_leave(&k_);                                                                   \
         } else if (in_ == AGENT_HELD) {                                                         \
             agent_leave_held(&k_);                                                              \
         }                                                                                       \
         if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) &&  \
-            in_ != AGENT_UNTOUCHED && (result) == cudaSuccess)                                  \
+            in_ != AGENT_UNTOUCHED && r_ == cudaSuccess)                                        \
             cupti_retry();                                                                      \
-    } while (0)
-
-/* ---- explicit synchronization ---------------------------------------------------------- */
-
-#define STREAM_SYNC(fn)                                                                         \
-    SYNCSPY_EXPORT cudaError_t fn(cudaStream_t stream)                                          \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(stream);                                                          \
-        c_.stream = (uintptr_t)stream;                                                          \
-        c_.after_pinned_copy = last_host_memory == MEM_PINNED;                                  \
-        last_host_memory = MEM_UNKNOWN;                                                         \
-        END(r, true);                                                                           \
-        return r;                                                                               \
+        return r_;                                                                              \
     }
-STREAM_SYNC(cudaStreamSynchronize)
-STREAM_SYNC(cudaStreamSynchronize_ptsz)
 
-SYNCSPY_EXPORT cudaError_t cudaDeviceSynchronize(void)
-{
-    BEGIN(cudaDeviceSynchronize);
-    cudaError_t r = real_();
-    END(r, true);
-    return r;
-}
+#define TWIN_none(...)
+#define TWIN_ptsz(fn, ...) SYNC_WRAPPER(fn##_ptsz, __VA_ARGS__)
+#define TWIN_ptds(fn, ...) SYNC_WRAPPER(fn##_ptds, __VA_ARGS__)
+#define DEFINE_WRAPPERS(fn, twin, ...) SYNC_WRAPPER(fn, __VA_ARGS__) TWIN_##twin(fn, __VA_ARGS__)
 
-/* cudaDeviceReset waits for the device's queued work before it destroys the context (the
- * simulator models it so; CUDA's page does not list it): a device-wide wait, counted as a sync
- * like cudaDeviceSynchronize. The interposed call only times it and forwards it; README ("What
- * it records") says why it is interposed at all. */
-SYNCSPY_EXPORT cudaError_t cudaDeviceReset(void)
-{
-    BEGIN(cudaDeviceReset);
-    cudaError_t r = real_();
-    END(r, true);
-    return r;
-}
+#define DECLARE_none(fn)
+#define DECLARE_ptsz(fn) extern __typeof__(fn) fn##_ptsz;
+#define DECLARE_ptds(fn) extern __typeof__(fn) fn##_ptds;
+#define DECLARE_TWIN(fn, twin, ...) DECLARE_##twin(fn)
 
-SYNCSPY_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
-{
-    BEGIN(cudaEventSynchronize);
-    cudaError_t r = real_(event);
-    END(r, true);
-    return r;
-}
-
-/* ---- copies ------------------------------------------------------------------------------ */
-
-#define MEMCPY(fn, async)                                                                       \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, src, count, kind);                                           \
-        c_.bytes = count;                                                                       \
-        END(r, sync_rules_runtime_copy(kind, dst, src, async, runtime_memory, &c_.dir));        \
-        return r;                                                                               \
-    }
-MEMCPY(cudaMemcpy, false)
-MEMCPY(cudaMemcpy_ptds, false)
-
-#define MEMCPY_ASYNC(fn)                                                                        \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, \
-                                   cudaStream_t stream)                                         \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, src, count, kind, stream);                                   \
-        c_.bytes = count;                                                                       \
-        c_.stream = (uintptr_t)stream;                                                          \
-        END(r, sync_rules_runtime_copy(kind, dst, src, true, runtime_memory, &c_.dir));         \
-        return r;                                                                               \
-    }
-MEMCPY_ASYNC(cudaMemcpyAsync)
-MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
-
-#define MEMCPY_2D(fn, async)                                                                    \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t dpitch, const void *src, size_t spitch,     \
-                                   size_t width, size_t height, enum cudaMemcpyKind kind)       \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind);                   \
-        c_.bytes = (uint64_t)width * height;                                                    \
-        END(r, sync_rules_runtime_copy(kind, dst, src, async, runtime_memory, &c_.dir));        \
-        return r;                                                                               \
-    }
-MEMCPY_2D(cudaMemcpy2D, false)
-MEMCPY_2D(cudaMemcpy2D_ptds, false)
-
-#define MEMCPY_2D_ASYNC(fn)                                                                     \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t dpitch, const void *src, size_t spitch,     \
-                                   size_t width, size_t height, enum cudaMemcpyKind kind,       \
-                                   cudaStream_t stream)                                         \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, dpitch, src, spitch, width, height, kind, stream);           \
-        c_.bytes = (uint64_t)width * height;                                                    \
-        c_.stream = (uintptr_t)stream;                                                          \
-        END(r, sync_rules_runtime_copy(kind, dst, src, true, runtime_memory, &c_.dir));         \
-        return r;                                                                               \
-    }
-MEMCPY_2D_ASYNC(cudaMemcpy2DAsync)
-MEMCPY_2D_ASYNC(cudaMemcpy2DAsync_ptsz)
-
-/* 3D copies: a CUDA array on either side is device memory. */
-#define MEMCPY_3D(fn, async)                                                                    \
-    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DParms *p)                            \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p);                                                               \
-        END(r, sync_rules_copy_3d(p, async, runtime_memory, &c_.dir, &c_.bytes));               \
-        return r;                                                                               \
-    }
-MEMCPY_3D(cudaMemcpy3D, false)
-MEMCPY_3D(cudaMemcpy3D_ptds, false)
-
-#define MEMCPY_3D_ASYNC(fn)                                                                     \
-    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DParms *p, cudaStream_t stream)       \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p, stream);                                                       \
-        c_.stream = (uintptr_t)stream;                                                          \
-        END(r, sync_rules_copy_3d(p, true, runtime_memory, &c_.dir, &c_.bytes));                \
-        return r;                                                                               \
-    }
-MEMCPY_3D_ASYNC(cudaMemcpy3DAsync)
-MEMCPY_3D_ASYNC(cudaMemcpy3DAsync_ptsz)
-
-/* Peer copies are device-to-device: asynchronous with respect to the host in both forms. They
- * are interposed so every copy entry point is seen, but never recorded as syncs. */
-SYNCSPY_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
-{
-    BEGIN(cudaMemcpyPeer);
-    cudaError_t r = real_(dst, dstDevice, src, srcDevice, count);
-    END(r, false);
-    return r;
-}
-
-SYNCSPY_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
-                                               size_t count, cudaStream_t stream)
-{
-    BEGIN(cudaMemcpyPeerAsync);
-    cudaError_t r = real_(dst, dstDevice, src, srcDevice, count, stream);
-    END(r, false);
-    return r;
-}
-
-#define MEMCPY_3D_PEER(fn)                                                                      \
-    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DPeerParms *p)                        \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p);                                                               \
-        END(r, false);                                                                          \
-        return r;                                                                               \
-    }
-MEMCPY_3D_PEER(cudaMemcpy3DPeer)
-MEMCPY_3D_PEER(cudaMemcpy3DPeer_ptds)
-
-#define MEMCPY_3D_PEER_ASYNC(fn)                                                                \
-    SYNCSPY_EXPORT cudaError_t fn(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)   \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p, stream);                                                       \
-        END(r, false);                                                                          \
-        return r;                                                                               \
-    }
-MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync)
-MEMCPY_3D_PEER_ASYNC(cudaMemcpy3DPeerAsync_ptsz)
-
-/* Symbols live in device memory: FromSymbol copies to dst, ToSymbol copies from src. */
-#define FROM_SYMBOL(fn)                                                                         \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *symbol, size_t count, size_t offset,   \
-                                   enum cudaMemcpyKind kind)                                    \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, symbol, count, offset, kind);                                \
-        c_.bytes = count;                                                                       \
-        END(r, sync_rules_from_symbol(kind, dst, false, runtime_memory, &c_.dir));              \
-        return r;                                                                               \
-    }
-FROM_SYMBOL(cudaMemcpyFromSymbol)
-FROM_SYMBOL(cudaMemcpyFromSymbol_ptds)
-
-#define FROM_SYMBOL_ASYNC(fn)                                                                   \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, const void *symbol, size_t count, size_t offset,   \
-                                   enum cudaMemcpyKind kind, cudaStream_t stream)               \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, symbol, count, offset, kind, stream);                        \
-        c_.bytes = count;                                                                       \
-        c_.stream = (uintptr_t)stream;                                                          \
-        END(r, sync_rules_from_symbol(kind, dst, true, runtime_memory, &c_.dir));               \
-        return r;                                                                               \
-    }
-FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync)
-FROM_SYMBOL_ASYNC(cudaMemcpyFromSymbolAsync_ptsz)
-
-#define TO_SYMBOL(fn)                                                                           \
-    SYNCSPY_EXPORT cudaError_t fn(const void *symbol, const void *src, size_t count, size_t offset, \
-                                   enum cudaMemcpyKind kind)                                    \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(symbol, src, count, offset, kind);                                \
-        c_.bytes = count;                                                                       \
-        END(r, sync_rules_to_symbol(kind, src, false, runtime_memory, &c_.dir));                \
-        return r;                                                                               \
-    }
-TO_SYMBOL(cudaMemcpyToSymbol)
-TO_SYMBOL(cudaMemcpyToSymbol_ptds)
-
-#define TO_SYMBOL_ASYNC(fn)                                                                     \
-    SYNCSPY_EXPORT cudaError_t fn(const void *symbol, const void *src, size_t count, size_t offset, \
-                                   enum cudaMemcpyKind kind, cudaStream_t stream)               \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(symbol, src, count, offset, kind, stream);                        \
-        c_.bytes = count;                                                                       \
-        c_.stream = (uintptr_t)stream;                                                          \
-        END(r, sync_rules_to_symbol(kind, src, true, runtime_memory, &c_.dir));                 \
-        return r;                                                                               \
-    }
-TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync)
-TO_SYMBOL_ASYNC(cudaMemcpyToSymbolAsync_ptsz)
-
-/* ---- memsets: the synchronous forms on pinned or managed host memory (sync_rules_memset) ---- */
-
-#define MEMSET(fn)                                                                              \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, int value, size_t count)                           \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, value, count);                                               \
-        c_.bytes = count;                                                                       \
-        END(r, sync_rules_memset(dst, false, runtime_memory));                                         \
-        return r;                                                                               \
-    }
-MEMSET(cudaMemset)
-MEMSET(cudaMemset_ptds)
-
-#define MEMSET_ASYNC(fn)                                                                        \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, int value, size_t count, cudaStream_t stream)      \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, value, count, stream);                                       \
-        END(r, sync_rules_memset(dst, true, runtime_memory));                                   \
-        return r;                                                                               \
-    }
-MEMSET_ASYNC(cudaMemsetAsync)
-MEMSET_ASYNC(cudaMemsetAsync_ptsz)
-
-#define MEMSET_2D(fn)                                                                           \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t pitch, int value, size_t width, size_t height) \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, pitch, value, width, height);                                \
-        c_.bytes = (uint64_t)width * height;                                                    \
-        END(r, sync_rules_memset(dst, false, runtime_memory));                                         \
-        return r;                                                                               \
-    }
-MEMSET_2D(cudaMemset2D)
-MEMSET_2D(cudaMemset2D_ptds)
-
-#define MEMSET_2D_ASYNC(fn)                                                                     \
-    SYNCSPY_EXPORT cudaError_t fn(void *dst, size_t pitch, int value, size_t width, size_t height, \
-                                   cudaStream_t stream)                                         \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(dst, pitch, value, width, height, stream);                        \
-        END(r, sync_rules_memset(dst, true, runtime_memory));                                   \
-        return r;                                                                               \
-    }
-MEMSET_2D_ASYNC(cudaMemset2DAsync)
-MEMSET_2D_ASYNC(cudaMemset2DAsync_ptsz)
-
-#define MEMSET_3D(fn)                                                                           \
-    SYNCSPY_EXPORT cudaError_t fn(struct cudaPitchedPtr p, int value, struct cudaExtent extent) \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p, value, extent);                                                \
-        c_.bytes = (uint64_t)extent.width * extent.height * extent.depth;                       \
-        END(r, sync_rules_memset(p.ptr, false, runtime_memory));                                       \
-        return r;                                                                               \
-    }
-MEMSET_3D(cudaMemset3D)
-MEMSET_3D(cudaMemset3D_ptds)
-
-#define MEMSET_3D_ASYNC(fn)                                                                     \
-    SYNCSPY_EXPORT cudaError_t fn(struct cudaPitchedPtr p, int value, struct cudaExtent extent, \
-                                   cudaStream_t stream)                                         \
-    {                                                                                           \
-        BEGIN(fn);                                                                              \
-        cudaError_t r = real_(p, value, extent, stream);                                        \
-        END(r, sync_rules_memset(p.ptr, true, runtime_memory));                                 \
-        return r;                                                                               \
-    }
-MEMSET_3D_ASYNC(cudaMemset3DAsync)
-MEMSET_3D_ASYNC(cudaMemset3DAsync_ptsz)
-
-/* ---- frees: implicit device synchronization (cudaFree(NULL) only initializes the context) --- */
-
-SYNCSPY_EXPORT cudaError_t cudaFree(void *ptr)
-{
-    BEGIN(cudaFree);
-    cudaError_t r = real_(ptr);
-    END(r, ptr != NULL);
-    return r;
-}
-
-SYNCSPY_EXPORT cudaError_t cudaFreeHost(void *ptr)
-{
-    BEGIN(cudaFreeHost);
-    cudaError_t r = real_(ptr);
-    END(r, ptr != NULL);
-    return r;
-}
+RUNTIME_SYNC_APIS(DECLARE_TWIN)
+RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
 
 /* ---- launches: counted per step, never attributed ------------------------------------------ */
 
