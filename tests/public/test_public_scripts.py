@@ -160,7 +160,7 @@ EXPECT = {
                 ("timm/data/loader.py", 109): "torch.tensor(host data, device)",  # and std
                 ("timm/utils/checkpoint_saver.py", 110): "torch.save",   # after each epoch
                 ("timm/utils/cuda.py", 71): "GradScaler.step",           # NativeScaler's step
-                ("timm/utils/cuda.py", 75): "Tensor.item",               # the scaler's state_dict
+                ("timm/utils/cuda.py", 75): "GradScaler.state_dict",     # in each checkpoint
                 ("train.py", 601): "Module.to",                          # model.to(device)
                 ("train.py", 1384): "Tensor.item",                       # loss.item() every batch
                 ("train.py", 1511): "Tensor.item",                       # validate's loss,
