@@ -90,6 +90,9 @@ static const struct op_rule op_rules[] = {
     {KEY_PYTHON, "torch.amp.grad_scaler.GradScaler._maybe_opt_step", NULL, "GradScaler.step",
      "GradScaler.step reads found_inf on the host every step (to skip steps with inf/NaN "
      "gradients): autocast to bfloat16 needs no GradScaler; with float16 this is its price"},
+    {KEY_PYTHON, "torch.amp.grad_scaler.GradScaler.state_dict", NULL, "GradScaler.state_dict",
+     "GradScaler.state_dict() reads the scale and the growth tracker on the host (an .item() "
+     "each): call it only when you checkpoint, not every step"},
     {KEY_PYTHON, "torch.nn.utils.clip_grad.clip_grad_norm_", NULL,
      "clip_grad_norm_(error_if_nonfinite=True)",
      "clip_grad_norm_(error_if_nonfinite=True) reads the total norm on the host every step: leave "

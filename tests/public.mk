@@ -1,9 +1,10 @@
 # tests/public.mk: `make test-public` runs public training scripts, unmodified, under syncspy
-# beside torch's own sync detector (tests/public/: pinned commits of pytorch/examples and
-# karpathy/minGPT, extracted from the snapshots the session's fetch tool leaves under
-# PUBLIC_MIRROR, default /work/.mirror, into $(BUILD)/public/ at test time; none of their code is
-# in this repository). Without the snapshots it fails, saying what to fetch. .ci/run runs it where
-# the snapshots are. Included by the top Makefile (BUILD; TORCH_PYTHON from tests/torch.mk).
+# beside torch's own sync detector (tests/public/: pinned commits of pytorch/examples,
+# karpathy/nanoGPT, karpathy/minGPT and huggingface/pytorch-image-models, extracted from the
+# snapshots the session's fetch tool leaves under PUBLIC_MIRROR, default /work/.mirror, into
+# $(BUILD)/public/ at test time; none of their code is in this repository). Without the snapshots
+# it fails, saying what to fetch. .ci/run runs it where the snapshots are. Included by the top
+# Makefile (BUILD; TORCH_PYTHON from tests/torch.mk).
 
 PUBLIC_MIRROR ?= /work/.mirror
 

@@ -13,7 +13,8 @@ what it carries (wikitext-2's train.txt is over the snapshot's 4 MiB file limit:
 is cut from its valid and test sets and given to the script's own --data flag), the folder the
 script runs in, its arguments, what in its output is a wall-clock time (masked before the runs
 with and without the agent are compared), the files it writes, and its venv (torch: the torch
-venv; vision: the one with torchvision, `make torch-vision-venv`)."""
+venv; vision: the one with torchvision and timm, `make torch-vision-venv`; timm's train.py runs
+the timm of its own commit, which its tree holds)."""
 import array
 import os
 import pickle
@@ -102,6 +103,38 @@ def _chargpt_input(root):
             text += f.read()
     with open(os.path.join(root, "input.txt"), "w", encoding="utf-8") as f:
         f.write(text)
+
+
+def _png(path, width, height, pixels):
+    """An 8-bit RGB PNG of rows of bytes (pixels: width * height * 3 of them), written with zlib,
+    since the test's own Python has no imaging library."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+    rows = b"".join(b"\0" + pixels[y * width * 3:(y + 1) * width * 3] for y in range(height))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n")
+        f.write(chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)))
+        f.write(chunk(b"IDAT", zlib.compress(rows)))
+        f.write(chunk(b"IEND", b""))
+
+
+def _image_folder(root):
+    """A tiny image folder for timm's train.py (its folder dataset: data/train/CLASS/*.png and
+    data/validation/CLASS/*.png), made up: 4 classes of 32x32 images of random bytes, seeded,
+    16 an class to train on and 4 to validate."""
+    import random
+    rng = random.Random(1)
+    for split, n in (("train", 16), ("validation", 4)):
+        for c in range(4):
+            out = os.path.join(root, "data", split, "class%d" % c)
+            os.makedirs(out, exist_ok=True)
+            for i in range(n):
+                _png(os.path.join(out, "%02d.png" % i), 32, 32,
+                     bytes(rng.randrange(256) for _ in range(32 * 32 * 3)))
 
 
 SCRIPTS = {
@@ -257,6 +290,31 @@ SCRIPTS = {
         "times": [r"iter_dt [0-9.]+ms"],
         "files": ["out/chargpt/args.txt", "out/chargpt/config.json", "out/chargpt/model.pt"],
         "venv": "torch",
+    },
+    # huggingface/pytorch-image-models' train.py with the timm package of the same commit (on
+    # sys.path first: the script's folder), a tiny ResNet (test_resnet) on a made-up image
+    # folder (_image_folder): timm's loader with its CUDA prefetcher and 2 workers, Mixup and
+    # CutMix, torch.amp float16 with timm's NativeScaler, a model EMA, SGD with a cosine
+    # schedule, loss.item() every batch, validation's .item() per batch after each epoch,
+    # CheckpointSaver's torch.save of the model, its EMA and the optimizer
+    "timm_train": {
+        "repo": "huggingface/pytorch-image-models",
+        "commit": "aa4b5850c1543fa488abf260f18390eda46cf85d",
+        "paths": ["train.py", "timm"],
+        "prepare": _image_folder,
+        "cwd": ".",
+        "argv": ["train.py", "--data-dir", "data", "--model", "test_resnet", "--num-classes", "4",
+                 "--input-size", "3", "32", "32", "--batch-size", "8", "--validation-batch-size",
+                 "8", "--epochs", "2", "--warmup-epochs", "0", "--workers", "2", "--amp",
+                 "--model-ema", "--mixup", "0.2", "--cutmix", "0.2", "--log-interval", "4",
+                 "--checkpoint-hist", "1", "--output", "out", "--experiment", "tiny"],
+        "pythonpath": None,
+        "times": [r"Time: +[0-9.]+s?, +[0-9.]+/s +\( *[0-9.]+s?, +[0-9.]+/s\)",
+                  r"Time: +[0-9.]+ \( *[0-9.]+\)", r"Data: +[0-9.]+ \( *[0-9.]+\)",
+                  r"W[0-9]{4} [0-9:.]+ +[0-9]+ "],  # torch's log line: date, time, pid
+        "files": ["out/tiny/args.yaml", "out/tiny/summary.csv", "out/tiny/last.pth.tar",
+                  "out/tiny/model_best.pth.tar"],
+        "venv": "vision",
     },
 }
 

@@ -1,7 +1,8 @@
 """Public training scripts, unmodified (tests/public/public.py: pinned commits of pytorch/examples'
 word_language_model, dcgan, mnist_forward_forward, vae, mnist_rnn and siamese_network,
-karpathy/nanoGPT's train.py and karpathy/minGPT's adder and chargpt, extracted from the fetched
-snapshots under build/public/ at test time), on real torch over the simulated device. Each runs
+karpathy/nanoGPT's train.py, karpathy/minGPT's adder and chargpt, and huggingface/
+pytorch-image-models' train.py with its timm, extracted from the fetched snapshots under
+build/public/ at test time), on real torch over the simulated device. Each runs
 three times in a fresh copy of its tree: plain, under the agent, and under torch's own sync detector
 (sync_debug_oracle.py: torch.cuda.set_sync_debug_mode("warn"), each warning placed at the
 innermost frame of the script's own code), the oracle nobody here wrote.
@@ -18,8 +19,9 @@ torch's mode does not watch (a copy from or to pageable memory, cudaFree, a devi
 synchronize), none a stream synchronize; the steps are the optimizer's; the per-step figure of
 the training loop's own syncs is the one the loop makes.
 
-Needs the snapshots (the session's fetch tool: github:pytorch/examples, github:karpathy/minGPT)
-and the torch venv; `make test-public` runs it. About 3 minutes."""
+Needs the snapshots (the session's fetch tool: github:pytorch/examples, github:karpathy/minGPT,
+github:karpathy/nanoGPT, github:huggingface/pytorch-image-models) and the torch and vision venvs;
+`make test-public` runs it. About 4 minutes."""
 import json
 import os
 import re
@@ -151,6 +153,21 @@ EXPECT = {
         "marks": 30,
         "per_step": {("mingpt/trainer.py", 89): "2.00",
                      ("projects/chargpt/chargpt.py", 111): "0.10"},
+    },
+    "timm_train": {
+        # the timm package of the script's commit is in its tree: its lines are the script's
+        "ops": {("timm/data/loader.py", 107): "torch.tensor(host data, device)",  # the mean
+                ("timm/data/loader.py", 109): "torch.tensor(host data, device)",  # and std
+                ("timm/utils/checkpoint_saver.py", 110): "torch.save",   # after each epoch
+                ("timm/utils/cuda.py", 71): "GradScaler.step",           # NativeScaler's step
+                ("timm/utils/cuda.py", 75): "GradScaler.state_dict",     # in each checkpoint
+                ("train.py", 601): "Module.to",                          # model.to(device)
+                ("train.py", 1384): "Tensor.item",                       # loss.item() every batch
+                ("train.py", 1511): "Tensor.item",                       # validate's loss,
+                ("train.py", 1512): "Tensor.item",                       # top-1
+                ("train.py", 1513): "Tensor.item"},                      # and top-5, per batch
+        "marks": 16,  # 2 epochs of 8 batches, each an SGD step through the NativeScaler
+        "per_step": {("train.py", 1384): "1.00", ("timm/utils/cuda.py", 71): "1.00"},
     },
 }
 

@@ -109,6 +109,7 @@ CASES = {
     "save_on_cpu": (WARN, "save_on_cpu", "save_on_cpu(pin_memory=False) copies every tensor saved for backward to pageable memory"),
     "save_on_cpu_pinned": (NONE, None, None),
     "grad_scaler": (WARN, "GradScaler.step", "GradScaler.step reads found_inf on the host"),
+    "grad_scaler_state": (WARN, "GradScaler.state_dict", "GradScaler.state_dict() reads the scale and the growth tracker on the host"),
     "transformer_mask": (WARN, "nn.Transformer causal-mask check", "nn.TransformerEncoder compares the mask with a causal one on the host"),
     "transformer_is_causal": (NONE, None, None),
     "mask_backward": (WARN, "x[bool_mask]", "x[bool_mask] syncs to size its output"),

@@ -229,6 +229,8 @@ def grad_scaler():
     scaler.scale(lin(x).sum()).backward()
     scaler.step(opt)  # case: grad_scaler
     scaler.update()
+def grad_scaler_state():
+    return scaler.state_dict()  # case: grad_scaler_state
 def transformer_mask():
     return encoder(src, mask=causal)  # case: transformer_mask
 def transformer_is_causal():
