@@ -128,11 +128,10 @@ $(FAULTS_LIB): $(FAULTS_OBJS)
 	$(CC) -shared -o $@ $(FAULTS_OBJS) -Wl,--no-undefined -Wl,-z,nodelete -Wl,-z,now $(SANFLAGS) $(LIB_LDLIBS)
 
 # The CLI: its own objects, output/'s renderers, and of the agent only its pure parser of the
-# SYNCSPY_* variables (agent/config.c, with the schedule's: `syncspy run` checks its options
+# SYNCSPY_* variables (output/config.c, with the schedule's: `syncspy run` checks its options
 # with the very code the agent checks the environment with).
-CLI_AGENT_OBJS := $(BUILD)/obj/agent/config.o $(BUILD)/obj/agent/schedule.o
-$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS)
-	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(CLI_AGENT_OBJS) $(SANFLAGS) -ldl -lm
+$(CLI): $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A)
+	$(CC) -o $@ $(CLI_MAIN_OBJ) $(CLI_A) $(OUTPUT_A) $(SANFLAGS) -ldl -lm
 
 # The manual page and the shell completion scripts, printed by the program from the one table of
 # its commands and options (cli/commands.c), as its --help is: `man -l build/syncspy.1`.

@@ -15,13 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* SYNCSPY_BACKWARD: auto (default: every active step when node creation is watched from the
- * interposed sequence number, autograd_nodes.h nodes_hooked, about 0.2 us per node; where it is
- * not, sampled after the first active step), all (every node type in every active step,
- * whatever it costs), sampled (the node types seen syncing are attributed in the step after one
- * is first seen, then every AUTOGRAD_EVERY_STEPS active steps; the other steps' backward syncs
- * are estimated), off. */
-enum backward_mode { BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_SAMPLED, BACKWARD_OFF };
+#include "output/config.h" /* enum backward_mode (SYNCSPY_BACKWARD) */
+
 #define AUTOGRAD_EVERY_STEPS 100
 
 /* The id (>= 1) of an autograd node type's name, interned; 0 when the table is full. */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/config.h"
+#include "output/config.h"
 
 #define IDENTITY_HOST_MAX 64    /* host name kept (bytes, NUL not counted) */
 #define IDENTITY_JOB_MAX 63     /* job id kept */

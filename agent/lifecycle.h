@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "agent/config.h"
+#include "output/config.h"
 
 /* STARTING until the initialization ran; RUNNING records; FINISHING while the outputs are
  * written (late calls are forwarded untouched); OFF afterwards. */

@@ -18,7 +18,7 @@ static bool table_oom;
 #include <uthash.h>
 
 #include "agent/sites.h"
-#include "agent/phase.h"
+#include "output/phase.h"
 
 struct stack_rec {
     UT_hash_handle hh;

@@ -1,5 +1,5 @@
 /* agent/steps.h: training steps. Step boundaries close the current step and begin the next; the
- * schedule (agent/schedule.h) says which steps are recorded. Active steps are kept in a log for
+ * schedule (output/schedule.h) says which steps are recorded. Active steps are kept in a log for
  * summary.json and the report, every ended step is queued for the trace. The recording paths
  * read two atomics (steps_active, steps_now) and add to two counters, nothing else. */
 #ifndef SYNCSPY_STEPS_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/schedule.h"
+#include "output/schedule.h"
 #include "output/model.h"
 #include "output/trace_writer.h"
 

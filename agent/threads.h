@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/phase.h"
+#include "output/phase.h"
 #include "agent/core.h"
 #include "agent/ring.h"
 #include "agent/sites.h"

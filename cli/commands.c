@@ -82,7 +82,7 @@ static const struct cli_option top_options[] = {
     END_ROW,
 };
 
-/* run: one option per variable of the agent (agent/config.c config_variables, checked by its
+/* run: one option per variable of the agent (output/config.c config_variables, checked by its
  * parser; tests/e2e/test_cli_usage.py checks that every variable has its row), each named after
  * its variable, then run's own. */
 #define VAR_ROW(name, arg, complete, values, help)                                                 \

@@ -12,7 +12,7 @@
 #include "cli/folded.h"
 #include "cli/control.h"
 #include "cli/html.h"
-#include "agent/config.h"
+#include "output/config.h"
 #include "cli/load.h"
 #include "cli/pyproject.h"
 #include "cli/ranks.h"

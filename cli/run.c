@@ -1,5 +1,5 @@
 /* cli/run.c: `syncspy run` (see run.h). Its options are the agent's variables, checked by the
- * agent's own parser (agent/config.c config_parse, linked into the CLI: a pure function); the
+ * agent's own parser (output/config.c config_parse, linked into the CLI: a pure function); the
  * agent is the libsyncspy.so beside this program (build/, or the wheel's syncspy/_native/); with
  * --sim[=N], the libraries of the simulated CUDA N device beside it (sim/, sim12/) are preloaded
  * right after it. While CMD runs the parent only waits: a signal sent to it (kill PID, a job
@@ -12,7 +12,7 @@
 #include "output/io.h"
 #include "cli/top.h"
 
-#include "agent/config.h"
+#include "output/config.h"
 #include "cli/load.h"
 
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 /* cli/run.h: `syncspy run [OPTIONS] [--] CMD [ARGS...]`: runs CMD with the agent preloaded, its
- * options turned into the SYNCSPY_* variables (checked by the agent's own parser, agent/config.c),
+ * options turned into the SYNCSPY_* variables (checked by the agent's own parser, output/config.c),
  * and ends as CMD ended (its exit status, or the same signal), after saying where the files are.
  * CLI only: it starts the program, it never runs inside it. */
 #ifndef SYNCSPY_CLI_RUN_H

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/config.h"
+#include "output/config.h"
 #include "agent/core.h"
 
 /* At the first CUDA call (the lifecycle's first-use hook, on the calling thread, the agent's

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/config.h"
+#include "output/config.h"
 
 /* Where SYNCSPY_CUPTI=auto looks, first to last: (1) a libcupti the process already loaded (a
  * profiler's: sharing its copy), (2) beside the loaded libcudart.so* (the runtime in use, so the

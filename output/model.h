@@ -73,7 +73,7 @@ struct rep_split {
     uint64_t partial_count, partial_ns;
 };
 
-/* The split of a count from what a counter kept (agent/phase.h, trace.bin's SITE_TOTALS): its
+/* The split of a count from what a counter kept (output/phase.h, trace.bin's SITE_TOTALS): its
  * start-up part, and the step of its latest sync (+1; 0: none) with the count and ns when that
  * step began there. last_step: the run's last step, still open at exit when partial. */
 struct rep_phase_raw {

@@ -1,5 +1,5 @@
 """tests/e2e/test_docs.py: the docs stay reference (issue 37 item 3). README.md is at most 150
-lines and starts with the set-up commands; every SYNCSPY_* variable agent/config.c parses has a
+lines and starts with the set-up commands; every SYNCSPY_* variable output/config.c parses has a
 line in docs/CONFIG.md, and so has every option of every `syncspy CMD --help`; every key of
 summary.json (top level, a site, a frame) that the agent writes is named in docs/OUTPUTS.md, as
 is every field of the JSON Schemas; the README's links lead to files. Each check first proves it
@@ -21,9 +21,9 @@ def read(rel):
 
 
 def config_variables():
-    """The SYNCSPY_* variables agent/config.c parses: its config_variables table and every
+    """The SYNCSPY_* variables output/config.c parses: its config_variables table and every
     variable it reads, whichever way."""
-    src = read("agent/config.c")
+    src = read("output/config.c")
     table = re.search(r"config_variables\[\]\s*=\s*\{(.*?)\};", src, re.S).group(1)
     names = set(re.findall(r'"(SYNCSPY_[A-Z0-9_]+)"', table))
     return names | set(re.findall(r'"(SYNCSPY_[A-Z0-9_]+)"', src))

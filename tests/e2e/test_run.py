@@ -178,7 +178,7 @@ class RefusedBeforeTheProgram(unittest.TestCase):
         return p.stderr
 
     def test_bad_values_get_the_agents_reason(self):
-        """The reason is the agent's own (agent/config.c): the same words as its warning for
+        """The reason is the agent's own (output/config.c): the same words as its warning for
         the variable."""
         for opt, value, var in [("--top", "0", "SYNCSPY_TOP"), ("--schedule", "active=0", "SYNCSPY_SCHEDULE"),
                                 ("--step", "sometimes", "SYNCSPY_STEP"), ("--gpu", "2", "SYNCSPY_GPU"),

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/config.h"
+#include "output/config.h"
 
 static const char *env_names[16], *env_values[16];
 static int env_n;

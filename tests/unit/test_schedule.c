@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/schedule.h"
+#include "output/schedule.h"
 
 #define N NONE
 #define W WARMUP

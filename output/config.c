@@ -1,7 +1,7 @@
-/* agent/config.c: the one validating parser for SYNCSPY_* (see config.h). Warnings are kept in
+/* output/config.c: the one validating parser for SYNCSPY_* (see config.h). Warnings are kept in
  * cfg->warnings, not printed: a process that never touches CUDA must print nothing, so the
  * agent prints them at the first CUDA call. */
-#include "agent/config.h"
+#include "output/config.h"
 #include "output/report.h" /* SYNCSPY_TOP: the report's range, the CLI's --top too */
 
 #include <errno.h>

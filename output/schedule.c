@@ -1,6 +1,6 @@
-/* agent/schedule.c: torch.profiler.schedule semantics over step numbers (see schedule.h).
+/* output/schedule.c: torch.profiler.schedule semantics over step numbers (see schedule.h).
  * Pure functions of their arguments: no state, no allocation. */
-#include "agent/schedule.h"
+#include "output/schedule.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* agent/config.h: every SYNCSPY_* variable goes through config_parse, one validating parser:
+/* output/config.h: every SYNCSPY_* variable goes through config_parse, one validating parser:
  * the whole value is parsed, ranges are checked, and a bad value yields one line naming the
  * variable and the default used instead. Runs once at load time; pure (getenv is a parameter
  * so tests can feed any environment). */
@@ -8,9 +8,16 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "agent/autograd.h"
-#include "agent/schedule.h"
+#include "output/schedule.h"
 #include "output/report.h" /* enum report_color */
+
+/* SYNCSPY_BACKWARD: auto (default: every active step when node creation is watched from the
+ * interposed sequence number, agent/autograd_nodes.h nodes_hooked, about 0.2 us per node; where
+ * it is not, sampled after the first active step), all (every node type in every active step,
+ * whatever it costs), sampled (the node types seen syncing are attributed in the step after one
+ * is first seen, then every AUTOGRAD_EVERY_STEPS active steps; the other steps' backward syncs
+ * are estimated), off. */
+enum backward_mode { BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_SAMPLED, BACKWARD_OFF };
 
 enum step_mode { STEP_AUTO, STEP_MANUAL };
 enum report_dest { REPORT_STDERR, REPORT_STDOUT, REPORT_OFF, REPORT_FILE };

@@ -1,4 +1,4 @@
-/* agent/schedule.h: which steps are recorded, with exactly torch.profiler.schedule's
+/* output/schedule.h: which steps are recorded, with exactly torch.profiler.schedule's
  * semantics (skip_first, skip_first_wait, wait, warmup, active, repeat). Pure functions. */
 #ifndef SYNCSPY_SCHEDULE_H
 #define SYNCSPY_SCHEDULE_H

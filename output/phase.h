@@ -1,4 +1,4 @@
-/* agent/phase.h: a sync counter that also knows how much of it belongs to start-up (step 0, from
+/* output/phase.h: a sync counter that also knows how much of it belongs to start-up (step 0, from
  * the process's start to the first step mark) and to the last step it saw (at exit: the step
  * still open, left out of per-step rates). Lock-free, for the recording path: a site's counters
  * (agent/sites.c) and a thread's (agent/threads.c). Exact but in one race: when two threads make
