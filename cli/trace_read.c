@@ -452,6 +452,18 @@ static bool rec_frame_name(struct reader *r, const uint8_t *p)
     slot->module = module;
     slot->file = file;
     slot->line = f.line;
+    /* stacks already made (a timeline's events take theirs as they are read, before a name
+     * that comes later in the file) get the name too: their copies share one array each */
+    const uint32_t *pool = r->stack_pool.p;
+    struct tstack *stacks = r->stacks.p;
+    for (size_t i = 0; i < r->stacks.n; i++) {
+        if (!stacks[i].made)
+            continue;
+        struct rep_frame *made = (struct rep_frame *)stacks[i].made;
+        for (uint32_t k = 0; k < stacks[i].n; k++)
+            if (pool[stacks[i].first + k] == at)
+                made[k] = *slot;
+    }
     return true;
 }
 
