@@ -24,7 +24,7 @@ from util import process_summaries as summaries
 
 SIM_DEVICES = sim_devices()  # cli/run.c's table
 SIM_LIBRARIES = SIM_DEVICES[0][4]  # plain --sim's
-VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "agent", "config.c")).read().split(
+VARIABLES = re.findall(r'"(SYNCSPY_[A-Z_]+)"', open(os.path.join(ROOT, "output", "config.c")).read().split(
     "config_variables[] = {", 1)[1].split("};", 1)[0])
 
 
