@@ -8,7 +8,6 @@
 #include "agent/pyhook.h"
 
 #include <pthread.h>
-
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>

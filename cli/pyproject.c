@@ -476,15 +476,6 @@ int pyproject_load(struct pyproject *p, const char *dir)
     }
 }
 
-/* A key from the file for a message: control characters and non-ASCII bytes as '?'. */
-static void shown_key(char *buf, size_t n, const char *key)
-{
-    size_t k = 0;
-    for (; key[k] && k + 1 < n; k++)
-        buf[k] = key[k] >= 0x20 && key[k] < 0x7f ? key[k] : '?';
-    buf[k] = '\0';
-}
-
 /* [tool.syncspy]'s keys: each command takes its own and leaves the others' (a misspelt key is
  * refused, never ignored). The agent's variables are syncspy run's (cli/run.c). */
 static const char *const pyproject_keys[] = {
@@ -500,10 +491,8 @@ int pyproject_unknown_key(const struct pyproject *p, bool (*also)(const char *ke
         for (size_t k = 0; !known && pyproject_keys[k]; k++)
             known = !strcmp(p->v[i].key, pyproject_keys[k]);
         if (!known) {
-            char key[96];
-            shown_key(key, sizeof key, p->v[i].key);
             fprintf(stderr, "syncspy: %s:%d: [tool.syncspy] has no setting '%s'\n",
-                    cli_shown(p->path), p->v[i].line, key);
+                    cli_shown(p->path), p->v[i].line, cli_shown(p->v[i].key));
             return 1;
         }
     }

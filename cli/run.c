@@ -82,7 +82,8 @@ static const struct sim_device *sim_device_of(const char *version)
 /* ---- options: the agent's variables ------------------------------------------------------- */
 
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
-static char option_from[VARS_MAX][PATH_MAX + 16]; /* a value from pyproject.toml: FILE:LINE */
+static struct pyproject settings_file;      /* [tool.syncspy]: option_values may point into it */
+static const struct pyproject_value *option_from[VARS_MAX]; /* a value taken from it */
 static bool live_top;                       /* --live: syncspy top beside CMD */
 static const struct sim_device *on_sim;     /* --sim[=N]: that simulated device, else NULL */
 static bool sim_version_given;              /* --sim=N or --sim N, not plain --sim */
@@ -141,25 +142,25 @@ static int run_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
  * (options win, then the environment, then the file). Returns -1, or the status to exit with. */
 static int settings_from_pyproject(void)
 {
-    static struct pyproject pp; /* its strings stay: option_values points into them */
-    int found = pyproject_load(&pp, NULL);
+    struct pyproject *p = &settings_file;
+    int found = pyproject_load(p, NULL);
     if (found < 0)
-        return run_error("%s", pp.err);
+        return run_error("%s", cli_shown(p->err));
     if (found == 0)
         return -1;
-    if (pyproject_unknown_key(&pp, cli_run_knows_setting))
+    if (pyproject_unknown_key(p, cli_run_knows_setting))
         return 125;
-    for (size_t i = 0; i < pp.n; i++) {
-        const struct pyproject_value *v = &pp.v[i];
+    for (size_t i = 0; i < p->n; i++) {
+        const struct pyproject_value *v = &p->v[i];
         int k = setting_index(v->key);
         if (k < 0 || option_values[k] || getenv(config_variables[k]))
             continue;
         if (v->type == PV_LIST)
             return run_error("%s:%d: %s wants a string, a number or a boolean, not an array",
-                             pp.path, v->line, v->key);
+                             cli_shown(p->path), v->line, cli_shown(v->key));
         /* a boolean as the agent's variables spell one (SYNCSPY_GPU=1) */
         option_values[k] = v->type == PV_BOOL ? (v->b ? "1" : "0") : v->s;
-        snprintf(option_from[k], sizeof option_from[k], "%s:%d", pp.path, v->line);
+        option_from[k] = v;
     }
     return -1;
 }
@@ -258,8 +259,9 @@ static int parse_options(int argc, char **argv, int *cmd)
         char shown[256];
         config_escape(shown, sizeof shown, run_getenv(cfg.first_bad));
         int k = option_index(name, strlen(name));
-        if (k >= 0 && option_from[k][0])
-            return run_error("%s: %s = '%s' %s", option_from[k], name, shown, cfg.first_why);
+        if (k >= 0 && option_from[k])
+            return run_error("%s:%d: %s = '%s' %s", cli_shown(settings_file.path), option_from[k]->line,
+                             name, shown, cfg.first_why);
         return run_error("--%s '%s' %s", name, shown, cfg.first_why);
     }
     return -1;
@@ -875,9 +877,9 @@ int cli_run(int argc, char **argv)
     for (size_t i = 0; i < variable_count(); i++) {
         if (option_values[i])
             setenv(config_variables[i], option_values[i], 1);
-        if (option_from[i][0] && used < sizeof from) /* recorded in summary.json */
-            used += (size_t)snprintf(from + used, sizeof from - used, "%s%s=%s", used ? ";" : "",
-                                     config_variables[i], option_from[i]);
+        if (option_from[i] && used < sizeof from) /* recorded in summary.json */
+            used += (size_t)snprintf(from + used, sizeof from - used, "%s%s=%s:%d", used ? ";" : "",
+                                     config_variables[i], settings_file.path, option_from[i]->line);
     }
     if (used)
         setenv("SYNCSPY_SETTINGS_FROM", from, 1);
