@@ -161,33 +161,41 @@ static uint32_t keep_locked(const uintptr_t *words, uint32_t n, uint64_t h)
     return id;
 }
 
-static uint32_t capture(bool skip_agent)
+/* words[] of the calling thread's Python frames, innermost first, leaving out the agent's own
+ * leading frames (the mode, the hooks: agent/autograd_attr.py); returns the words' count. */
+static uint32_t capture_skipping_agent(uintptr_t *words)
 {
     struct py_raw_frame py[PYFRAMES_MAX];
     int n = pyframes_capture(py, PYFRAMES_MAX);
-    uintptr_t words[STACK_WORDS_MAX];
     uint32_t w = 0;
-    bool leading = skip_agent;
+    bool leading = true;
     for (int i = 0; i < n && w + 2 <= STACK_WORDS_MAX; i++) {
-        if (leading) { /* the agent's own Python (the mode, the hooks) comes first: left out */
-            char file[64], func[8];
-            uint32_t line;
-            if (pyframes_resolve(py[i].code, py[i].lasti, file, sizeof file, func, sizeof func,
-                                 &line) == 0 && !strcmp(file, AGENT_PY_FILE))
-                continue;
-            leading = false;
-        }
+        if (leading && pyframes_file_is(py[i].code, AGENT_PY_FILE))
+            continue;
+        leading = false;
         words[w++] = PYFRAME_MARK | py[i].lasti;
         words[w++] = py[i].code;
     }
+    return w;
+}
+
+/* The calling thread's Python stack kept (an id; 0: none, or the table is full). A loop's nodes
+ * make the same stacks every step: found without the lock, the frames walked once. */
+static uint32_t capture(bool skip_agent)
+{
+    uintptr_t words[STACK_WORDS_MAX];
+    uint32_t w = skip_agent ? capture_skipping_agent(words)
+                            : 2 * (uint32_t)pyframes_capture_words(words, STACK_WORDS_MAX / 2);
     if (w == 0)
         return 0;
     uint64_t h = hash_words(words, w);
     size_t empty;
-    uint32_t id = kept_id(words, w, h, &empty); /* a loop's nodes: the same stacks every step */
+    uint32_t id = kept_id(words, w, h, &empty);
     if (id)
         return id;
-    pynames_intern_stack(words, w, py, n); /* names while the frames run */
+    struct py_raw_frame py[PYFRAMES_MAX];
+    int n = pyframes_capture(py, PYFRAMES_MAX); /* the same frames, still running: their names */
+    pynames_intern_stack(words, w, py, n);
     pthread_mutex_lock(&lock);
     id = keep_locked(words, w, h);
     pthread_mutex_unlock(&lock);

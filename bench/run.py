@@ -278,6 +278,32 @@ def bench_torch():
                                   long_.get("added_exit_s", 0), long_["steps"]), c)
 
 
+def bench_torch_ir():
+    """bench/torch_ir.py: the seed-003 loop's instructions per step, every thread, in four arms
+    (callgrind; the stable figure beside the wall-clock ones of bench_torch)."""
+    ver = "%d.%d" % sys.version_info[:2]
+    python = os.path.join(BUILD, "torch-venv", ver, "bin", "python")
+    if not os.path.exists(python) or not shutil.which("valgrind"):
+        row("real torch: instructions per step", "-", "skipped", "info",
+            "needs %s (make torch-venv) and valgrind" % os.path.relpath(python, ROOT), "")
+        return
+    out = os.path.join(BDIR, "torch_ir.json")
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "torch_ir.py"), "--build", BUILD,
+           "--agent", AGENT, "--json", out] + (["--steps", "20", "--warmup", "20"] if Q else [])
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, timeout=3600)
+    with open(out) as f:
+        res = json.load(f)
+    RESULTS["torch_ir"] = res
+    c = "python3 bench/torch_ir.py --build %s" % ARGS.build
+    plain = res["ir_per_step"]["plain"]
+    for name in ("unrecorded step", "recording", "attribution", "recorded and attributed step"):
+        a = res["added"][name]
+        row("real torch, instructions: %s" % name, "-",
+            "%+.0f Ir (%+.2f %%)" % (a["ir"], a["pct_of_plain"]), "info",
+            "callgrind, every thread, %d steps after %d, Ir per step added over %.0f Ir of a plain "
+            "step" % (res["steps"], res["warmup"], plain), c)
+
+
 def bench_peers():
     """syncspy against torch.profiler, set_sync_debug_mode and py-spy (bench/peers.py): one
     information row per tool (no target: the figures are docs/PERFORMANCE.md's "Peers")."""
@@ -681,7 +707,7 @@ def bench_bound():
     RESULTS["bound"] = res
 
 
-BENCHES = [("torch", bench_torch), ("peers", bench_peers), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
+BENCHES = [("torch", bench_torch), ("torch_ir", bench_torch_ir), ("peers", bench_peers), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
            ("memory_length", bench_memory_length),
            ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff), ("bound", bench_bound)]

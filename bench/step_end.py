@@ -182,15 +182,21 @@ def wall(args, arms):
     return out
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def window_args(description, steps, warmup, arms):
+    """The options bench/step_end.py and bench/torch_ir.py share."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--python", default=None)
     p.add_argument("--agent", default=None, help="the agent's library (default BUILD/libsyncspy.so)")
-    p.add_argument("--steps", type=int, default=2000)
-    p.add_argument("--warmup", type=int, default=300)
-    p.add_argument("--arms", default="plain,agent,manual")
+    p.add_argument("--steps", type=int, default=steps)
+    p.add_argument("--warmup", type=int, default=warmup)
+    p.add_argument("--arms", default=arms)
     p.add_argument("--json", default=None)
+    return p
+
+
+def main():
+    p = window_args(__doc__.split("\n\n")[0], 2000, 300, "plain,agent,manual")
     p.add_argument("--base", default=None, help="the arm base's agent library")
     p.add_argument("--wall", type=int, default=0, metavar="ROUNDS",
                    help="wall-clock rounds of bench/tiny_step.py instead of instruction counts")

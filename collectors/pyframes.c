@@ -228,7 +228,11 @@ static uintptr_t current_frame(void)
     return load_ptr(ts, L->tstate_current_frame);
 }
 
-int pyframes_capture(struct py_raw_frame *out, int max)
+/* The walk of pyframes_capture and pyframes_capture_words, specialised for each by the
+ * compiler: frames into out[] (words NULL), or as kept-stack words (out NULL: two a frame,
+ * PYFRAME_MARK | lasti then the code). The layout's offsets are read once: a store through
+ * out or words may alias them otherwise, and the walk reloads each per frame. */
+static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, uintptr_t *words, int max)
 {
     const struct py_layout *L = &py.layout;
     if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY)
@@ -236,45 +240,71 @@ int pyframes_capture(struct py_raw_frame *out, int max)
     uintptr_t f = current_frame();
     int n = 0;
     last_entry_frame = 0;
+    const bool objects = L->frames == PY_FRAMES_OBJECTS;
+    const int32_t previous = L->iframe_previous, owner_at = L->iframe_owner,
+                  entry_at = L->iframe_is_entry, cstack = L->owner_cstack, code_at = L->iframe_code,
+                  instr_at = L->iframe_instr;
+    const uintptr_t tag = L->iframe_code_tag_bits, adaptive = (uintptr_t)L->code_code_adaptive,
+                    code_type = py.code_type;
+#define PUT(code_, lasti_, objects_, frame_)                                                    \
+    do {                                                                                        \
+        if (words) {                                                                            \
+            words[2 * n] = PYFRAME_MARK | (lasti_);                                             \
+            words[2 * n + 1] = (code_);                                                         \
+            n++;                                                                                \
+        } else {                                                                                \
+            out[n++] = (struct py_raw_frame){(code_), (lasti_), (objects_), (frame_)};          \
+        }                                                                                       \
+    } while (0)
     for (int walked = 0; f && (f & 7) == 0 && n < max && walked < 4 * PYFRAMES_MAX; walked++) {
-        if (L->frames == PY_FRAMES_OBJECTS) {
+        if (objects) {
             /* 3.9/3.10: one frame object per evaluation call */
             uintptr_t code = load_ptr(f, L->frame_code);
             int32_t lasti = load_i32(f, L->frame_lasti);
             if (L->lines == PY_LINES_LNOTAB && lasti >= 0)
                 lasti /= 2; /* 3.9 counts bytes */
-            if (has_type(code, py.code_type))
-                out[n++] = (struct py_raw_frame){code, lasti < 0 ? 0 : (uint32_t)lasti, true, f};
+            if (has_type(code, code_type))
+                PUT(code, lasti < 0 ? 0 : (uint32_t)lasti, true, f);
             f = load_ptr(f, L->frame_back);
             continue;
         }
-        uintptr_t next = load_ptr(f, L->iframe_previous);
-        int owner = (signed char)*(const char *)(f + (uintptr_t)L->iframe_owner);
-        bool entry = L->iframe_is_entry >= 0 && *(const unsigned char *)(f + (uintptr_t)L->iframe_is_entry);
-        if (L->owner_cstack >= 0 && owner >= L->owner_cstack) {
+        uintptr_t next = load_ptr(f, previous);
+        int owner = (signed char)*(const char *)(f + (uintptr_t)owner_at);
+        bool entry = entry_at >= 0 && *(const unsigned char *)(f + (uintptr_t)entry_at);
+        if (cstack >= 0 && owner >= cstack) {
             /* 3.12+: the shim frame an evaluation call pushes below its first frame (and, 3.14,
              * any other frame owned by the interpreter or the C stack: no Python function's) */
-            if (n)
+            if (out && n)
                 out[n - 1].group_end = true;
             if (!last_entry_frame)
                 last_entry_frame = f; /* on the C stack, in that evaluation call's own frame */
             f = next;
             continue;
         }
-        uintptr_t code = load_ptr(f, L->iframe_code) & ~(uintptr_t)L->iframe_code_tag_bits;
-        if (has_type(code, py.code_type)) {
-            intptr_t idx = ((intptr_t)load_ptr(f, L->iframe_instr) -
-                            (intptr_t)(code + (uintptr_t)L->code_code_adaptive)) / 2;
+        uintptr_t code = load_ptr(f, code_at) & ~tag;
+        if (has_type(code, code_type)) {
+            intptr_t idx = ((intptr_t)load_ptr(f, instr_at) - (intptr_t)(code + adaptive)) / 2;
             if (idx >= 0 && idx < (1 << 30)) /* negative: a frame still being set up */
-                out[n++] = (struct py_raw_frame){code, (uint32_t)idx, false, f};
+                PUT(code, (uint32_t)idx, false, f);
         }
-        if (entry && n)
+        if (out && entry && n)
             out[n - 1].group_end = true; /* 3.11: the first frame of an evaluation call */
         f = next;
     }
-    if (n)
+#undef PUT
+    if (out && n)
         out[n - 1].group_end = true;
     return n;
+}
+
+int pyframes_capture(struct py_raw_frame *out, int max)
+{
+    return walk(out, NULL, max);
+}
+
+int pyframes_capture_words(uintptr_t *words, int max)
+{
+    return walk(NULL, words, max);
 }
 
 int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_frame *py_frames,
@@ -787,6 +817,20 @@ int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len
     }
     *line = l > 0 ? (uint32_t)l : first > 0 ? (uint32_t)first : 0;
     return 0;
+}
+
+bool pyframes_file_is(uintptr_t code, const char *name)
+{
+    char file[64];
+    if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY || !has_type(code, py.code_type))
+        return false;
+    uintptr_t obj = load_ptr(code, py.layout.code_filename);
+    size_t want = strlen(name);
+    if (want >= sizeof file || !has_type(obj, py.unicode_type) ||
+        load_i64(obj, py.layout.unicode_length) != (int64_t)want)
+        return false; /* most files differ in length: no copy */
+    copy_unicode(obj, file, sizeof file);
+    return strcmp(file, name) == 0;
 }
 
 /* ---- line tables ------------------------------------------------------------------------ */

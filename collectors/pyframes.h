@@ -51,6 +51,10 @@ bool pyframes_ready(uint64_t now_ns);
 
 /* The calling thread's Python frames, innermost first (0 when the thread has none). */
 int pyframes_capture(struct py_raw_frame *out, int max);
+/* The same frames (max of them at most) as a kept stack's words, two a frame (PYFRAME_MARK |
+ * lasti, then the code object): what a caller that keeps the stack by value needs, without the
+ * frames' own records; returns the frames' count. */
+int pyframes_capture_words(uintptr_t *words, int max);
 
 /* Is pc (a return address) inside CPython's evaluation loop (_PyEval_EvalFrameDefault)? */
 bool pyframes_is_eval_pc(uintptr_t pc);
@@ -83,6 +87,10 @@ struct stack_frame {
 };
 /* Decodes words[0..n) into at most max frames; returns how many. */
 uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame *out, uint32_t max);
+
+/* Whether `code`'s file name is `name` (ASCII, shorter than 64 bytes): the file alone, without
+ * resolving a line (what pyframes_resolve costs most: the line table). */
+bool pyframes_file_is(uintptr_t code, const char *name);
 
 /* Names of a Python frame, read from its live code object (call on the capturing thread, while
  * the frame still runs). Strings are cut to fit; returns 0, or -1 when the object does not look

@@ -270,12 +270,26 @@ static const struct {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, LAUNCH_DRIVER},
 };
 
+/* launch_cbids by callback id, one table per domain (filled once at subscribing): a callback's
+ * role is one load, not a search, on every call CUPTI hands the agent. */
+static uint8_t driver_roles[CUPTI_DRIVER_TRACE_CBID_SIZE], runtime_roles[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+
+static void fill_launch_roles(void)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++) {
+        uint32_t id = launch_cbids[i].cbid;
+        if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_DRIVER_API && id < CUPTI_DRIVER_TRACE_CBID_SIZE)
+            driver_roles[id] = (uint8_t)launch_cbids[i].role;
+        else if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API && id < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+            runtime_roles[id] = (uint8_t)launch_cbids[i].role;
+    }
+}
+
 static enum launch_role launch_role(uint32_t domain, uint32_t cbid)
 {
-    for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
-        if (launch_cbids[i].cbid == cbid && launch_cbids[i].domain == domain)
-            return launch_cbids[i].role;
-    return LAUNCH_NONE;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? (enum launch_role)driver_roles[cbid] : LAUNCH_NONE;
+    return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? (enum launch_role)runtime_roles[cbid] : LAUNCH_NONE;
 }
 
 /* The kernel (or graph) and stream of a driver launch, for SYNCSPY_LAUNCHES=trace. */
@@ -340,6 +354,7 @@ static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
 
 static void enable_launches(void)
 {
+    fill_launch_roles();
     enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
     size_t failed = 0;
     for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
