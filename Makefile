@@ -31,7 +31,7 @@ LDLIBS := -lunwind $(LIB_LDLIBS)
 # Inside the target process: entry/ (every symbol the loader binds) -> agent/ (the core) ->
 # output/ (in-process writers), collectors/ called by the agent, common/ under all of them. The
 # CLI (cli/) is a program of its own that reads files and links only output/'s renderers.
-CORE_SRCS := $(wildcard common/*.c) $(wildcard agent/*.c) $(wildcard collectors/*.c) \
+CORE_SRCS := $(wildcard common/*.c) $(wildcard agent/*/*.c) $(wildcard collectors/*.c) \
              $(wildcard output/*.c)
 OUTPUT_SRCS := $(wildcard output/*.c)
 ENTRY_SRCS := $(wildcard entry/*.c)
@@ -64,14 +64,14 @@ $(BUILD)/obj/%.o: %.c $(DEPS_STAMP)
 # A file as the lines of a C string literal (backslashes and quotes escaped, each line closed by \n).
 EMBED_AS_C_STRING = sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
 
-# The agent's own Python (agent/autograd_attr.py, agent/dynamo_hide.py), embedded in the library
+# The agent's own Python (agent/step/autograd_attr.py, agent/step/dynamo_hide.py), embedded in the library
 # as C strings.
 PY_EMBED := $(BUILD)/gen/autograd_attr.inc $(BUILD)/gen/dynamo_hide.inc
-$(BUILD)/gen/%.inc: agent/%.py
+$(BUILD)/gen/%.inc: agent/step/%.py
 	@mkdir -p $(@D)
 	$(EMBED_AS_C_STRING) $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: $(PY_EMBED)
-$(BUILD)/obj/agent/pyhook.o $(BUILD)/obj-faults/agent/pyhook.o: CPPFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/agent/step/pyhook.o $(BUILD)/obj-faults/agent/step/pyhook.o: $(PY_EMBED)
+$(BUILD)/obj/agent/step/pyhook.o $(BUILD)/obj-faults/agent/step/pyhook.o: CPPFLAGS += -I$(BUILD)/gen
 
 # CUPTI's result names for entry/cupti.c's notices, from the toolkit's cupti_result.h (every
 # `CUPTI_<NAME> = <code>,` line but the enum's FORCE_INT end): CUPTI itself is never asked.

@@ -1,6 +1,6 @@
 """bench/node_cost.py: what backward attribution adds per op (issue 26 item 2), in one process
 with the agent preloaded under SYNCSPY_BACKWARD=all and SYNCSPY_SCHEDULE=wait=1,active=1: every
-other step is recorded, and every recorded step attributed (agent/autograd_nodes.h: each node's
+other step is recorded, and every recorded step attributed (agent/record/autograd_nodes.h: each node's
 forward stack kept from the interposed at::sequence_number::get_and_increment, or from anomaly
 mode's format_stack where that hook is not reached). Each step times rounds of --ops ops on the
 CPU (`w * 1.0` on 64 floats whose input needs grad: one autograd node each, freed at once; with

@@ -1,7 +1,7 @@
 /* cli/control.c: `syncspy start PID|DIR [--steps N]` and `syncspy stop PID|DIR`: a request into
  * each running process folder (output/control_format.h; a temporary file renamed into place),
  * then a short wait for the agent's acknowledgment, said in one line per process. The only
- * command that writes into a run folder, and only these two names in it (agent/control.h). */
+ * command that writes into a run folder, and only these two names in it (agent/background/control.h). */
 #include "cli/control.h"
 
 #include <dirent.h>

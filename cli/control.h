@@ -1,5 +1,5 @@
 /* cli/control.h: `syncspy start` and `syncspy stop` (cli/control.c): control the recording of a
- * running process through its folder (agent/control.h). CLI only. */
+ * running process through its folder (agent/background/control.h). CLI only. */
 #ifndef SYNCSPY_CLI_CONTROL_H
 #define SYNCSPY_CLI_CONTROL_H
 

@@ -43,7 +43,7 @@ struct cli_set {
 size_t cli_load(const char *dir, unsigned flags, struct cli_set *set);
 /* A process folder's name: "pid<P>", "rank<R>-<host>-pid<P>" or (no host, or an older
  * syncspy's) "rank<R>-pid<P>" (*rank -1 for the first), each with a ".<N>" suffix or not (the
- * agent's naming, agent/lifecycle.c). */
+ * agent's naming, agent/process/lifecycle.c). */
 bool cli_process_folder_name(const char *name, int *rank, int *pid);
 void cli_set_free(struct cli_set *set);
 

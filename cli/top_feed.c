@@ -1,5 +1,5 @@
 /* cli/top_feed.c: a watched process's state for `syncspy top` (see top_feed.h). Fed in file
- * order by the trace it follows; the per-(thread, api, stack) counters are output/phase.h's (one
+ * order by the trace it follows; the per-(thread, api, stack) counters are output/phase_counter.h's (one
  * rule for what start-up's and the last step's parts are), the views are the report model so
  * the report's own rules (output/report.h) make their lines and rates. CLI only: malloc. */
 #include "cli/top_feed.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/phase.h"
+#include "output/phase_counter.h"
 #include "cli/trace_read.h"
 #include "output/trace_format.h"
 #include "output/report.h"

@@ -1,6 +1,6 @@
 /* cli/validate.c: the self-contradictions a reader refuses (see validate.h). Only relations the
  * agent's writers always keep are checked: summary.json's totals are the sums of its step log
- * (agent/steps.c, under the step lock); a count's parts (start-up, the open step, the longest
+ * (agent/step/steps.c, under the step lock); a count's parts (start-up, the open step, the longest
  * sync) are never more than the count; steps are listed once each, in order, the open one
  * last. trace.bin's site and thread totals are live snapshots of racing counters: its reader
  * clamps their parts (rep_split_of, cli/trace_read.c) before they come here. CLI only. */

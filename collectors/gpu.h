@@ -1,6 +1,6 @@
 /* collectors/gpu.h: SYNCSPY_GPU=1: CUPTI activity records (kernels, copies, memsets,
  * synchronizations) joined with the syncs the agent recorded give each sync site the time the
- * GPU then sat idle. Called by the agent (agent/gpu.c, agent/exit_model.c); its CUPTI functions
+ * GPU then sat idle. Called by the agent (agent/record/gpu.c, agent/background/report_model.c); its CUPTI functions
  * come from the libcupti the entry layer loaded, asked for by name. Includes nothing above it. */
 #ifndef SYNCSPY_GPU_H
 #define SYNCSPY_GPU_H

@@ -25,11 +25,11 @@ static inline bool pyframe_word(uintptr_t w)
 
 /* A section marker inside a stack's words (one word): the frames after STACK_MARK_BACKWARD are the
  * forward stack that created the autograd node then running (its name id in the low 32 bits,
- * agent/autograd.h), the frames after STACK_MARK_CALLER the stack of the thread that called
+ * agent/record/autograd.h), the frames after STACK_MARK_CALLER the stack of the thread that called
  * backward. A sync's own frames come first. */
 #define STACK_MARK_BACKWARD 0xfffd000000000000ull
 #define STACK_MARK_CALLER 0xfffc000000000000ull
-/* A backward sync with no forward line: why (agent/autograd.h enum backward_cause, low bits). */
+/* A backward sync with no forward line: why (agent/record/autograd.h enum backward_cause, low bits). */
 #define STACK_MARK_UNSEEN 0xfffb000000000000ull
 static inline bool stack_mark_word(uintptr_t w)
 {

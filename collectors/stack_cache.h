@@ -59,7 +59,7 @@ bool stack_cache_room(uintptr_t rsp, size_t bytes);
 /* SYNCSPY_STACK_CACHE (before the first capture; tests switch it at will). */
 void stack_cache_set_enabled(bool on);
 
-/* The calling thread is exiting (agent/threads.c's key destructor): its storage goes back to the
+/* The calling thread is exiting (agent/record/threads.c's key destructor): its storage goes back to the
  * pool for the next thread. In a fork's child: the other threads' storage is free again. */
 void stack_cache_thread_exit(void);
 void stack_cache_atfork_child(void);

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/apis.h"
-#include "agent/gpu.h"
-#include "agent/lifecycle.h"
+#include "agent/record/apis.h"
+#include "agent/record/gpu.h"
+#include "agent/process/lifecycle.h"
 #include "common/compiler.h"
 #include "common/log.h"
 #include "entry/cuda_driver.h"

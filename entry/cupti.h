@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "output/config.h"
-#include "agent/core.h"
+#include "agent/record/core.h"
 
 /* At the first CUDA call (the lifecycle's first-use hook, on the calling thread, the agent's
  * guard held), or at load with SYNCSPY_CUPTI=eager: loads libcupti as SYNCSPY_CUPTI says and

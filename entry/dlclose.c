@@ -8,7 +8,7 @@
  * used CUDA, nor for the agent's own dlclose calls. */
 #include <errno.h>
 
-#include "agent/lifecycle.h"
+#include "agent/process/lifecycle.h"
 #include "common/compiler.h"
 #include "entry/real.h"
 

@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "agent/lifecycle.h"
+#include "agent/process/lifecycle.h"
 #include "common/compiler.h"
 #include "entry/cupti.h"
 #include "entry/real.h"

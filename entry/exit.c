@@ -4,11 +4,11 @@
  * since the last flush, the summary and the report would be lost without a word. Here the
  * agent writes them (on its flusher thread, bounded in time) and the call goes on to libc's.
  * exit() reaches libc's _exit inside libc, not through here: its atexit handler did the work.
- * Nothing is done in a vfork child, which shares its parent's memory (agent/lifecycle.c). */
+ * Nothing is done in a vfork child, which shares its parent's memory (agent/process/lifecycle.c). */
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "agent/lifecycle.h"
+#include "agent/process/lifecycle.h"
 #include "common/compiler.h"
 #include "entry/real.h"
 

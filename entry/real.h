@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/apis.h"
+#include "agent/record/apis.h"
 
 /* Where a real symbol is found. */
 enum real_where {
@@ -27,7 +27,7 @@ enum real_where {
  * OPTIONAL: a feature goes without it. */
 enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
 
-/* Every interposed CUDA entry point (agent/apis.h) is REAL_CUDART and REQUIRED, with its API id
+/* Every interposed CUDA entry point (agent/record/apis.h) is REAL_CUDART and REQUIRED, with its API id
  * as its id. The others, X(name, where, need): */
 #define REAL_SYMBOLS(X)                                                                        \
     X(cudaPointerGetAttributes, REAL_CUDART, REAL_OPTIONAL) /* copy rules; unknown without */ \

@@ -1,14 +1,14 @@
 /* entry/runtime.c: the interposed CUDA runtime entry points. Each one times the real call (found
  * through entry/real.h), says whether it was a sync (entry/sync_rules.h, asking the runtime's
- * cudaPointerGetAttributes what a pointer is) and hands one record to the agent (agent/core.h).
+ * cudaPointerGetAttributes what a pointer is) and hands one record to the agent (agent/record/core.h).
  * Launches only bump a per-thread counter. Runs on the application's thread inside its CUDA
  * call: no malloc, no locks, no stdio here. Exported without a symbol version (a versioned
  * definition would be skipped by the loader for unversioned references). */
 #include <cuda_runtime_api.h>
 #include <stdbool.h>
 
-#include "agent/core.h"
-#include "agent/gpu.h"
+#include "agent/record/core.h"
+#include "agent/record/gpu.h"
 #include "common/compiler.h"
 #include "entry/cupti.h"
 #include "entry/real.h"
@@ -224,10 +224,10 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
 #define LAUNCH(fn, params, args, func, stream)                                                  \
     __attribute__((noinline)) static cudaError_t fn##_slow params                               \
     {                                                                                           \
+        __typeof__(&fn) real_ = REAL(fn); /* first: the entry layer's start (entry/start.c) */ \
         agent_count_launch();                                                                   \
         if (unlikely(atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)))        \
             agent_trace_launch(API_##fn, (func), (uintptr_t)(stream));                          \
-        __typeof__(&fn) real_ = REAL(fn);                                                       \
         if (unlikely(!real_))                                                                   \
             return NO_RUNTIME;                                                                  \
         cudaError_t r_ = real_ args;                                                            \

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "agent/core.h"
-#include "agent/lifecycle.h"
+#include "agent/record/core.h"
+#include "agent/process/lifecycle.h"
 #include "common/compiler.h"
 #include "entry/real.h"
 

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "agent/lifecycle.h"
+#include "agent/process/lifecycle.h"
 #include "entry/cupti.h"
 #include "entry/real.h"
 #include "entry/signals.h"

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
-#include "agent/core.h"
+#include "agent/record/core.h"
 
 /* What one end of a copy is. MEM_HOST: host memory whose kind was not asked (it did not matter)
  * or could not be told; MEM_UNKNOWN: not even which side it is on. */

@@ -2,7 +2,7 @@
  * constructor takes its sequence number from it (torch/csrc/autograd/function.h), and torch's
  * libraries call it through their PLT (an exported symbol, no -Bsymbolic), so the preloaded
  * definition runs at each node made, on the thread that makes it. It hands the number torch's
- * own function returned to the agent (agent/autograd_nodes.h nodes_made), which keeps that
+ * own function returned to the agent (agent/record/autograd_nodes.h nodes_made), which keeps that
  * thread's Python stack for the node only in an attribution step: otherwise one relaxed load.
  * A program that never loads torch never calls it. */
 #include <dlfcn.h>
@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "agent/autograd_nodes.h"
+#include "agent/record/autograd_nodes.h"
 #include "common/compiler.h"
 
 #define GET_AND_INCREMENT "_ZN2at15sequence_number17get_and_incrementEv"

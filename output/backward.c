@@ -59,7 +59,7 @@ bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, siz
     return false;
 }
 
-/* Indexed by agent/autograd.h enum backward_cause. */
+/* Indexed by agent/record/autograd.h enum backward_cause. */
 static const struct {
     const char *key, *text;
 } causes[] = {
@@ -82,7 +82,7 @@ static const struct {
                            "(SYNCSPY_DEBUG=1 says why)"},
     {"made_unwatched", "made while attribution did not watch node creation (inside a backward "
                        "call, e.g. a reentrant checkpoint's recomputation, or before the step)"},
-    /* 16: agent/autograd_nodes.c RINGS_MAX */
+    /* 16: agent/record/autograd_nodes.c RINGS_MAX */
     {"no_thread_ring", "made in a thread whose forward lines were not kept: 16 other threads that "
                        "make autograd nodes were running (the agent keeps 16 threads' at once)"},
     {"thread_ring_reused", "made in a thread that had ended, whose kept forward lines went to a "

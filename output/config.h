@@ -12,7 +12,7 @@
 #include "output/report.h" /* enum report_color */
 
 /* SYNCSPY_BACKWARD: auto (default: every active step when node creation is watched from the
- * interposed sequence number, agent/autograd_nodes.h nodes_hooked, about 0.2 us per node; where
+ * interposed sequence number, agent/record/autograd_nodes.h nodes_hooked, about 0.2 us per node; where
  * it is not, sampled after the first active step), all (every node type in every active step,
  * whatever it costs), sampled (the node types seen syncing are attributed in the step after one
  * is first seen, then every AUTOGRAD_EVERY_STEPS active steps; the other steps' backward syncs
@@ -65,7 +65,7 @@ void config_parse(struct config *cfg, config_getenv_fn get);
 bool config_parse_int(const char *s, long lo, long hi, long *out);
 
 /* One warning line in cfg->warnings: "syncspy: VAR='value' WHY; using DFLT" (the value shown
- * escaped and cut), for config_parse and the launchers' variables (agent/identity.c). */
+ * escaped and cut), for config_parse and the launchers' variables (agent/background/identity.c). */
 void config_warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt);
 
 /* Every variable config_parse reads that is syncspy's own (SYNCSPY_*), NULL-terminated: the

@@ -1,5 +1,5 @@
 /* output/control_format.h: the two small files through which `syncspy start/stop` controls a
- * running process (agent/control.h): the request the CLI puts into the process folder (written
+ * running process (agent/background/control.h): the request the CLI puts into the process folder (written
  * to a temporary name, then renamed to CONTROL_FILE_NAME) and the acknowledgment the agent puts
  * beside it (CONTROL_ACK_FILE_NAME, the same way). Both are short lines of key=value text under a
  * magic first line; these are pure functions over buffers (no allocation, no I/O), shared by the

@@ -4,7 +4,7 @@
  * fds 0-2) fail after N successful ones (file=NAME: only writes to a file of that name, e.g.
  * trace.bin); delay=MS[,after=N] makes them take MS ms longer after N
  * (a slow disk: an exit that outlasts its bound); open=EACCES makes every file creation fail; steps=N
- * queues at most N ended steps for the trace (read by agent/steps.c). */
+ * queues at most N ended steps for the trace (read by agent/step/steps.c). */
 #ifdef SYNCSPY_FAULTS
 #include <errno.h>
 #include <stdatomic.h>

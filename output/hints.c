@@ -559,7 +559,7 @@ static bool runtime_python_file(const char *file)
         return true;
     if (strncmp(f, "<frozen ", 8) == 0)
         return true;
-    /* torch.compile's generated code that no user line was found for (agent/compiled.h): the
+    /* torch.compile's generated code that no user line was found for (agent/record/compiled.h): the
      * compiler's, never shown as the user's line; so is the rest of Inductor's cache folder
      * (/tmp/torchinductor_USER by default: its Triton kernels' launchers) */
     if (gencode_file(f) || strstr(f, "/torchinductor_"))

@@ -36,7 +36,7 @@ uint32_t hints_forward_user_frame(const struct rep_site *site, bool *found);
  * program's: kept out of the step rates, shown apart. */
 bool hints_compile_work(const struct rep_site *site);
 /* The backward of a compiled graph (AOTAutograd's one node, CompiledFunctionBackward): the
- * innermost frame of its own generated code named by a user line (agent/compiled.h), the line
+ * innermost frame of its own generated code named by a user line (agent/record/compiled.h), the line
  * of the forward node its code came from; *found false when there is none. */
 uint32_t hints_compiled_backward_frame(const struct rep_site *site, bool *found);
 uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found);
@@ -44,7 +44,7 @@ uint32_t hints_caller_user_frame(const struct rep_site *site, bool *found);
  * (hints_compiled_backward_frame) when there is one, else the forward user frame. */
 uint32_t hints_backward_line_frame(const struct rep_site *site, bool *found);
 /* The innermost frame of the sync's own stack in code torch.compile generated that no user line
- * names (its graph was not found: agent/compiled.h), or NULL: the row's line is then the
+ * names (its graph was not found: agent/record/compiled.h), or NULL: the row's line is then the
  * compiled function's call, and the report says so. */
 const struct rep_frame *hints_unnamed_generated(const struct rep_site *site);
 

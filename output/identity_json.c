@@ -1,4 +1,4 @@
-/* output/identity_json.c: a process's place in its job (agent/identity.h) as JSON members, the
+/* output/identity_json.c: a process's place in its job (agent/background/identity.h) as JSON members, the
  * one writer of them: summary.json's (inside the target process at exit: no malloc, the
  * caller's fd_writer) and `syncspy check --json`'s. */
 #include "output/identity_json.h"

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A section marker among a site's frames (a backward-pass sync, agent/autograd.h): no frame of
+/* A section marker among a site's frames (a backward-pass sync, agent/record/autograd.h): no frame of
  * code but where a section begins. A sync's own frames come first; after REP_MARK_BACKWARD
  * (function: the autograd node's type, e.g. "IndexBackward0") the forward stack that created
  * the node, innermost first; after REP_MARK_CALLER the stack of the thread that called
@@ -73,7 +73,7 @@ struct rep_split {
     uint64_t partial_count, partial_ns;
 };
 
-/* The split of a count from what a counter kept (output/phase.h, trace.bin's SITE_TOTALS): its
+/* The split of a count from what a counter kept (output/phase_counter.h, trace.bin's SITE_TOTALS): its
  * start-up part, and the step of its latest sync (+1; 0: none) with the count and ns when that
  * step began there. last_step: the run's last step, still open at exit when partial. */
 struct rep_phase_raw {
@@ -120,7 +120,7 @@ struct rep_site {
 };
 
 /* A function torch.compile compiled again because a guard of its compiled code failed (Dynamo's
- * guard_failures, read at the end of each compilation: agent/recompiles.h). */
+ * guard_failures, read at the end of each compilation: agent/step/recompiles.h). */
 struct rep_recompile {
     const char *function, *file;
     uint32_t line;            /* the function's first line */
@@ -148,11 +148,11 @@ struct rep_step {
     uint64_t blocked_ns;
     uint64_t launches;
     bool partial; /* the step still open at exit (no closing mark) */
-    bool attributed; /* backward syncs were attributed to their forward lines (agent/autograd.h) */
+    bool attributed; /* backward syncs were attributed to their forward lines (agent/record/autograd.h) */
 };
 
 /* Why a step was recorded: its schedule (SYNCSPY_SCHEDULE), `syncspy start` from outside the
- * process, or syncspy.start() (syncspy_start) inside it (agent/control.h). */
+ * process, or syncspy.start() (syncspy_start) inside it (agent/background/control.h). */
 enum rep_cause { REP_CAUSE_SCHEDULE = 0, REP_CAUSE_START = 1, REP_CAUSE_PY_START = 2, REP_CAUSES };
 static inline const char *rep_cause_name(unsigned cause)
 {
@@ -210,7 +210,7 @@ struct rep_process {
     const char *step_source;
     bool no_step_hook;
     /* how many optimizers step in a training step, the most usual count over the steps (start-up
-     * aside; several: every step ends at the last of them, agent/pyhook.c); 0 when not known or
+     * aside; several: every step ends at the last of them, agent/step/pyhook.c); 0 when not known or
      * no optimizer marked the steps */
     uint32_t optimizers;
     /* the most optimizers that stepped in one training step (start-up aside): more than
@@ -224,7 +224,7 @@ struct rep_process {
     /* trace.bin lost data: the errno of the write that failed (0: none); from the trace's header
      * or summary.json, and in the agent's own exit report */
     int trace_lost_errno;
-    /* its place in the job (agent/identity.h): local rank and node -1, world size 0, strings
+    /* its place in the job (agent/background/identity.h): local rank and node -1, world size 0, strings
      * NULL when not known (a reader sets the -1s; a file older than these fields has none) */
     int local_rank, world_size, node;
     const char *host, *job_id, *launcher;
@@ -252,12 +252,12 @@ struct rep_process {
     uint64_t launches_dropped;
     void *owned;              /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),
                                * freed by it; else NULL */
-    void *owned_names;        /* the agent's copy of the threads' names (agent/exit_model.c) */
+    void *owned_names;        /* the agent's copy of the threads' names (agent/background/report_model.c) */
     /* torch.compile's recompilations (summary.json and the exit report only: a trace.bin read
      * alone has none; cli/load.c takes them from the folder's summary.json) */
     const struct rep_recompile *recompiles;
     size_t nrecompiles;
-    void *owned_recompiles;   /* the agent's copy of their strings (agent/recompiles.c) */
+    void *owned_recompiles;   /* the agent's copy of their strings (agent/step/recompiles.c) */
 };
 
 /* A process of which nothing says its place in the job (rank, local rank, node: -1). */

@@ -875,7 +875,7 @@ static bool steps_marked(const struct rep_process *p)
 
 /* Several optimizers step in a training step (a GAN's two, Muon beside AdamW, B every 4th
  * iteration beside A): a step is an iteration, found from the first one's cycle
- * (agent/pyhook.c). */
+ * (agent/step/pyhook.c). */
 static bool several_optimizers(const struct rep_process *p)
 {
     return (p->optimizers > 1 || p->optimizers_max > 1) && p->step_source &&

@@ -56,7 +56,7 @@ int schedule_parse(const char *text, struct schedule *out, char *err, size_t err
         snprintf(err, errlen, "is empty");
         return -1;
     }
-    if (!strcmp(p, "off")) { /* nothing recorded until asked (agent/control.h) */
+    if (!strcmp(p, "off")) { /* nothing recorded until asked (agent/background/control.h) */
         *out = (struct schedule){.off = true};
         return 0;
     }

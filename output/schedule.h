@@ -21,7 +21,7 @@ enum step_action schedule_action(const struct schedule *s, uint64_t step);
 bool schedule_records(const struct schedule *s, uint64_t step);
 /* Parses "skip_first=10,wait=1,warmup=1,active=3,repeat=2" (keys in any order, each once;
  * active required and > 0, the others default to 0), or "off" (no step is recorded until asked:
- * agent/control.h). Returns 0, or -1 with a reason in err. */
+ * agent/background/control.h). Returns 0, or -1 with a reason in err. */
 int schedule_parse(const char *text, struct schedule *out, char *err, size_t errlen);
 /* "wait=1,warmup=1,active=3,repeat=2", "every step" or "off". */
 void schedule_describe(const struct schedule *s, char *buf, size_t len);

@@ -70,7 +70,7 @@ struct trace_file_header {
     char schedule[64];         /* SYNCSPY_SCHEDULE as parsed, NUL-terminated */
 };
 
-/* 1.3: the process's place in its job (agent/identity.h), right after struct trace_file_header
+/* 1.3: the process's place in its job (agent/background/identity.h), right after struct trace_file_header
  * and counted in its header_bytes, so a 1.2 reader skips it as it skips any longer header; a
  * reader reads it only when TRACE_FEATURE_IDENTITY is set and header_bytes holds it. Strings
  * NUL-terminated ("" unknown). */
@@ -84,7 +84,7 @@ struct trace_identity {
                                 * a reader older than it saw 0 padding */
     char host[72];
     char job_id[64];
-    char launcher[24];         /* the launcher whose variables named the rank (agent/identity.c) */
+    char launcher[24];         /* the launcher whose variables named the rank (agent/background/identity.c) */
 };
 
 /* A 1.3 header as the agent writes it (header_bytes = sizeof). */
@@ -124,7 +124,7 @@ struct trace_string {
     uint32_t length;           /* bytes that follow, <= TRACE_MAX_STRING_BYTES, UTF-8 */
 };
 
-/* A backward-pass sync's stack (agent/autograd.h) holds section markers among its frames:
+/* A backward-pass sync's stack (agent/record/autograd.h) holds section markers among its frames:
  * TRACE_FRAME_BACKWARD (function: the autograd node's type) is followed by the forward stack that
  * created the node, TRACE_FRAME_CALLER by the stack of the thread that called backward. */
 enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1, TRACE_FRAME_BACKWARD = 2,

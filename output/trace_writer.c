@@ -280,7 +280,7 @@ static uint32_t frame_id(struct trace_writer *w, struct tw_frame_key key)
     uint32_t id = w->next_frame++;
     uint32_t kind = write_frame(w, TREC_FRAME, id, &f);
     map_put(&w->frames, key.a, key.b, id);
-    /* torch.compile's generated code before its user line came (agent/compiled.h): asked again
+    /* torch.compile's generated code before its user line came (agent/record/compiled.h): asked again
      * at each flush, a FRAME_NAME record when it comes */
     if (kind == TRACE_FRAME_PYTHON && gencode_file(f.file) && w->nunnamed < UNNAMED_MAX) {
         w->unnamed[w->nunnamed].key = key;

@@ -37,7 +37,7 @@ struct tw_step {
     uint64_t step, start_ns, end_ns, syncs, blocked_ns, launches;
     bool active, partial;
     uint32_t tid, source; /* the marking thread, enum trace_step_source */
-    bool attributed;      /* backward syncs attributed in it (agent/autograd.h) */
+    bool attributed;      /* backward syncs attributed in it (agent/record/autograd.h) */
     uint32_t optimizers;  /* optimizers that stepped in it (0: not an optimizer's mark) */
 };
 
@@ -112,7 +112,7 @@ void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_
 
 /* The bound on the process folder (SYNCSPY_TRACE_MB in bytes; 0: none): an eighth of it is kept
  * for summary.json (TW_SUMMARY_SHARE; the agent lists no more steps there than fit,
- * agent/lifecycle.c), the rest is the trace's. Below half of the trace's part every record is
+ * agent/process/lifecycle.c), the rest is the trace's. Below half of the trace's part every record is
  * written. Past it (output/trace_format.h, "The bound"), the rest is shared out:
  * a quarter for the steps (STEP records, then folded into STEP_RUN records), an eighth for the
  * SYNC and LAUNCH records of a sample of steps (every 2^k-th step, k + 1 each time half of the

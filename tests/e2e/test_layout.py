@@ -1,8 +1,11 @@
 """tests/e2e/test_layout.py: the layout is the architecture, and the arrows point one way. Each
 folder's sources include only the folders below it: entry/ -> agent/ -> output/, collectors/
 called by the agent and including nothing above them, common/ under every in-process layer, and
-the CLI (cli/) on output/'s renderers and shared formats only. Every source file opens with a
-comment naming itself."""
+the CLI (cli/) on output/'s renderers and shared formats only. Inside agent/ the layers are
+folders, each including only the layers below it: record/ (the hot path of a CUDA call) <- step/
+(per step) <- background/ (the flusher thread, the files, exit) <- process/ (the lifecycle and the
+step calls of the public API); a lower layer asks a higher one only through agent/record/
+upcalls.h's table, never by name. Every source file opens with a comment naming itself."""
 import os
 import re
 import unittest
@@ -25,10 +28,26 @@ ALLOWED = {
 ALLOWED_HEADERS = {}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"(([^"/]+)/[^"]+)"', re.M)
 
+# agent/'s layers, lowest first: each may include its own and those before it (agent/README.md).
+# agent/syncspy.h, the public C API, is a contract every layer may include; no other file lies
+# in agent/ itself.
+AGENT_LAYERS = ["record", "step", "background", "process"]
+AGENT_PUBLIC = {"agent/syncspy.h"}
+AGENT_INCLUDE = re.compile(r'^\s*#\s*include\s+"(agent/[^"]+)"', re.M)
+
 
 def sources(folder):
     d = os.path.join(ROOT, folder)
-    return sorted(os.path.join(folder, f) for f in os.listdir(d) if f.endswith((".c", ".h")))
+    return sorted(os.path.relpath(os.path.join(dirpath, f), ROOT)
+                  for dirpath, _, files in os.walk(d) for f in files if f.endswith((".c", ".h")))
+
+
+def agent_layer(path):
+    """The layer of an agent/ file (its index in AGENT_LAYERS), None for the public header."""
+    if path in AGENT_PUBLIC:
+        return None
+    parts = path.split("/")
+    return AGENT_LAYERS.index(parts[1]) if len(parts) == 3 and parts[1] in AGENT_LAYERS else -1
 
 
 class Layout(unittest.TestCase):
@@ -43,6 +62,28 @@ class Layout(unittest.TestCase):
                     with self.subTest(path=path, includes=used):
                         self.assertIn(used, allowed | {folder},
                                       f"{path} includes from {used}/, above it")
+
+    def test_agent_layers(self):
+        for path in sources("agent"):
+            with self.subTest(path=path):
+                self.assertNotEqual(agent_layer(path), -1,
+                                    f"{path} is in no layer of agent/ ({', '.join(AGENT_LAYERS)})")
+
+    def test_agent_includes_point_down(self):
+        for path in sources("agent"):
+            mine = agent_layer(path)
+            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                text = f.read()
+            for header in AGENT_INCLUDE.findall(text):
+                theirs = agent_layer(header)
+                if theirs is None:
+                    continue
+                with self.subTest(path=path, includes=header):
+                    self.assertIsNotNone(mine, f"{path} (the public API) includes {header}")
+                    self.assertNotEqual(theirs, -1, f"{path} includes {header}, in no layer")
+                    self.assertLessEqual(theirs, mine,
+                                         f"{path} ({AGENT_LAYERS[mine]}/) includes {header}, "
+                                         f"a layer above it: ask through agent/record/upcalls.h")
 
     def test_every_file_says_what_it_is(self):
         for folder in ALLOWED:

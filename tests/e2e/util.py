@@ -165,7 +165,7 @@ def run(argv, env=None, preload=True, timeout=120, cwd=None):
 
 def folder_host():
     """This machine's name as the agent puts it in a rank's folder name (rank<R>-<host>-pid<P>:
-    agent/identity.c identity_host_for_path)."""
+    agent/background/identity.c identity_host_for_path)."""
     import re
     import socket
     return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname())[:64]

@@ -1,5 +1,5 @@
 """Real PyTorch over the simulated device: syncs made in the backward pass (in autograd's engine
-thread) named by the forward line that created the autograd node (agent/autograd.h), with the
+thread) named by the forward line that created the autograd node (agent/record/autograd.h), with the
 node, the backward() caller and the forward op's hint; the programs' own results, output,
 exceptions and memory unchanged by the attribution; SYNCSPY_BACKWARD=off. Which ops sync in
 their backward is what torch 2.15 does here (docs/TORCH.md): the boolean-mask index does
@@ -29,7 +29,7 @@ def user_frames(frames):
 
 class SeedLoss(unittest.TestCase):
     """The seed-003 loop with the default SYNCSPY_BACKWARD=auto (every recorded step attributed:
-    node creation is watched from the interposed sequence number, agent/autograd_nodes.h)."""
+    node creation is watched from the interposed sequence number, agent/record/autograd_nodes.h)."""
 
     @classmethod
     def setUpClass(cls):
@@ -516,7 +516,7 @@ class StartUp(unittest.TestCase):
 
 class ForwardThreads(unittest.TestCase):
     """Issue 36 item 5: the forward run on a new thread in every step (44 threads, more than the
-    16 forward-thread rings of agent/autograd_nodes.c) keeps every line's backward syncs on that
+    16 forward-thread rings of agent/record/autograd_nodes.c) keeps every line's backward syncs on that
     line: the rings of threads that ended are reused; with more threads alive at once than rings,
     a thread without one gets no line, and the row says why. Never one line's syncs on another."""
     STEPS = 44

@@ -3,7 +3,7 @@ discriminator and generator, three optimizers in turn, a WGAN-style critic stepp
 generator step, one optimizer made anew every 5 iterations (its predecessor freed, or kept), A
 every iteration with B every 4th, StyleGAN2's lazy regularization (D twice every 4th iteration),
 forward-forward training (one layer's optimizer after another), nine threads with an optimizer
-each. A training step ends at the optimizer that closes the first one's cycle (agent/pyhook.c),
+each. A training step ends at the optimizer that closes the first one's cycle (agent/step/pyhook.c),
 so the step counts are the iterations and the per-step rates those of an iteration; the
 generator's forward before
 the discriminator's step and its backward after it fall in one step, so the backward's sync is
@@ -113,7 +113,7 @@ class SeveralOptimizers(unittest.TestCase):
         self.assertEqual(forward["head"].split()[4], "1.00", forward["head"])
         # start-up ends at D's first step, after G's first forward and before its backward: the
         # first iteration's backward sync, named now (issue 35 item 5), falls in the first
-        # counted step, so the 11 counted steps hold 12 of them (the step rule's, agent/pyhook.c)
+        # counted step, so the 11 counted steps hold 12 of them (the step rule's, agent/step/pyhook.c)
         self.assertEqual(backward["head"].split()[4], "%.2f" % (ITERS / (ITERS - 1)), backward["head"])
         self.assertTrue(backward["at"].endswith("op: backward of x[bool_mask]"), backward["at"])
         # every iteration's, the first one's too, whose node was made in start-up, before the

@@ -1,6 +1,6 @@
 """tests/torch/test_step_end.py: what a step's end runs (issue 26 item 3). The optimizer step hook
-is C (agent/pyhook.c), and so is the switching of backward attribution on and off where node
-creation is watched from C (agent/autograd_nodes.h): the agent's Python runs once per process,
+is C (agent/step/pyhook.c), and so is the switching of backward attribution on and off where node
+creation is watched from C (agent/record/autograd_nodes.h): the agent's Python runs once per process,
 when the hook is registered (its calibration, issue 35 item 5), never at a step's end, so a loop
 of tiny steps pays for the step mark only. Seen from the program: a profile function
 (sys.setprofile) sees every Python frame the training thread runs, the agent's compiled as

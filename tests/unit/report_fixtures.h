@@ -85,7 +85,7 @@ static const struct rep_frame backward_frames[] = {
 };
 /* the same sync in a step without attribution: its own frames only (a file that does not say why) */
 static const struct rep_frame backward_unseen_frames[] = {BACKWARD_OWN};
-/* the same, with why as the agent records it (agent/autograd.h): a step without attribution, and
+/* the same, with why as the agent records it (agent/record/autograd.h): a step without attribution, and
  * a node made in another thread */
 static const struct rep_frame backward_step_frames[] = {
     BACKWARD_OWN, {"not_attributed_step", "", "", 0, 0, false, REP_MARK_UNSEEN}};

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/core.h"
-#include "agent/lifecycle.h"
-#include "agent/sites.h"
-#include "agent/steps.h"
+#include "agent/record/core.h"
+#include "agent/process/lifecycle.h"
+#include "agent/record/sites.h"
+#include "agent/step/steps.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
 

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/core.h"
-#include "agent/lifecycle.h"
+#include "agent/record/core.h"
+#include "agent/process/lifecycle.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests: the launchers' variables (agent/identity.c's table), one test per row, the
+/* Unit tests: the launchers' variables (agent/background/identity.c's table), one test per row, the
  * precedence between rows, and bad values (one warning each, ignored). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/identity.h"
+#include "agent/background/identity.h"
 
 static const char *env_names[32], *env_values[32];
 static int env_n;

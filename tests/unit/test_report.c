@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent/autograd.h"
+#include "agent/record/autograd.h"
 #include "output/backward.h"
 #include "output/fd_writer.h"
 #include "output/report.h"
@@ -749,7 +749,7 @@ static void test_text_escape(void **state)
     close(fd);
 }
 
-/* Every cause the agent records (agent/autograd.h enum backward_cause) has a key and the report's
+/* Every cause the agent records (agent/record/autograd.h enum backward_cause) has a key and the report's
  * words, the thread rings' two (issue 36 item 5) among them. */
 static void test_backward_causes_have_words(void **state)
 {

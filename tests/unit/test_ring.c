@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/ring.h"
+#include "agent/record/ring.h"
 
 #define PRODUCERS 4
 #define PER_PRODUCER 200000

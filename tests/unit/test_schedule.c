@@ -97,7 +97,7 @@ static void test_describe_round_trip(void **state)
     assert_memory_equal(&s, &t, sizeof s);
 }
 
-/* off: no step is recorded (until `syncspy start` or syncspy.start(): agent/control.h) */
+/* off: no step is recorded (until `syncspy start` or syncspy.start(): agent/background/control.h) */
 static void test_off(void **state)
 {
     (void)state;

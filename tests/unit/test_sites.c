@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/sites.h"
+#include "agent/record/sites.h"
 
 #define THREADS 8
 #define STACKS 50

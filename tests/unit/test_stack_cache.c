@@ -424,7 +424,7 @@ static void *thread_body(void *arg)
         caller_b();
     }
     struct stack_cache_stats s = stats_now();
-    stack_cache_thread_exit(); /* as agent/threads.c's destructor does */
+    stack_cache_thread_exit(); /* as agent/record/threads.c's destructor does */
     return (void *)(uintptr_t)s.hits;
 }
 

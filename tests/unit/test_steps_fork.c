@@ -1,4 +1,4 @@
-/* Unit tests: a fork in the middle of a run of steps (agent/steps.c, agent/core.c at fork). The
+/* Unit tests: a fork in the middle of a run of steps (agent/step/steps.c, agent/record/core.c at fork). The
  * parent marks steps with two optimizers in each, attributed to their backward, and records a
  * sync without a ring; the child forked then must hold only its own steps: its step numbers, its
  * optimizers, its attribution count, its counters (issue 37: the hand-written reset missed the
@@ -15,16 +15,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "agent/autograd.h"
-#include "agent/core.h"
-#include "agent/lifecycle.h"
-#include "agent/steps.h"
+#include "agent/record/autograd.h"
+#include "agent/record/core.h"
+#include "agent/process/lifecycle.h"
+#include "agent/step/steps.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
 
 #define PARENT_STEPS 5
 #define CHILD_STEPS 2
-#define RINGS 4 /* SYNCSPY_BUFFER_MB=1: four 256 KiB rings (agent/threads.c) */
+#define RINGS 4 /* SYNCSPY_BUFFER_MB=1: four 256 KiB rings (agent/record/threads.c) */
 
 /* The child's checks: 0 when all hold, else the first that failed. */
 static int child_checks(void)

@@ -16,11 +16,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/core.h"
-#include "agent/lifecycle.h"
+#include "agent/record/core.h"
+#include "agent/process/lifecycle.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
-#include "agent/tallies.h"
+#include "agent/record/budget_counts.h"
 
 #define CAP 512
 

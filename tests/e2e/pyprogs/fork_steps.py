@@ -4,7 +4,7 @@ forks in the middle of its step run; the child trains --child iterations with on
 no backward (the miniature torch's autograd engine runs on a thread a fork does not copy) and
 exits, the parent waits for it, trains one more iteration and exits. Each iteration has one
 torch.nonzero sync. The child's summary.json must hold only the child's steps, optimizers and
-attribution (agent/steps.c resets its state at fork).
+attribution (agent/step/steps.c resets its state at fork).
 
     fork_steps.py [--parent N] [--child M]"""
 import argparse
