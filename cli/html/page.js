@@ -656,14 +656,14 @@
     function programPath(fr, top, path) {
       let inner = top; // a stack with no frame of the program's keeps all
       for (let i = 0; i <= top; i++) if (!(F[5 * fr[i] + 4] & 2)) { inner = i; break; }
-      let run = [];
+      let runtimeRun = [];
       for (let i = top; i >= 0; i--) {
-        if (i > inner && F[5 * fr[i] + 4] & 2) { run.push(frameLabel(frame(fr[i]))); continue; }
-        if (run.length) {
-          const name = `${FOLD}${run.length} runtime frame${run.length === 1 ? "" : "s"}`;
-          (path.folded || (path.folded = new Map())).set(name, run);
+        if (i > inner && F[5 * fr[i] + 4] & 2) { runtimeRun.push(frameLabel(frame(fr[i]))); continue; }
+        if (runtimeRun.length) {
+          const name = `${FOLD}${runtimeRun.length} runtime frame${runtimeRun.length === 1 ? "" : "s"}`;
+          (path.folded || (path.folded = new Map())).set(name, runtimeRun);
           path.push(name);
-          run = [];
+          runtimeRun = [];
         }
         path.push(frameLabel(frame(fr[i])));
       }
@@ -727,9 +727,9 @@
         out.push(`<div class="n" data-i="${k}" data-d="${d}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
         let cx = x;
         const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
-        for (const c of kids) {
-          const kw = (w * c.ns) / n.ns;
-          place(c, cx, d + 1, kw);
+        for (const kid of kids) {
+          const kw = (w * kid.ns) / n.ns;
+          place(kid, cx, d + 1, kw);
           cx += kw;
         }
       }
