@@ -1022,64 +1022,198 @@ bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
     return true;
 }
 
-static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+/* Every thread's syncs and blocked time in the steps the rates count, as the table's rows and
+ * `syncspy check` count them (torch.compile's own work is shown apart). */
+struct header_totals {
+    double syncs, blocked_ns;
+};
+
+static struct header_totals header_totals(const struct rep_process *p, const struct basis *bs)
 {
-    char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
-    struct basis bs = rate_basis(p);
-    render_title(w, p, &bs);
-    double steps = bs.steps > 0 ? bs.steps : 1.0;
-    /* every thread's syncs and blocked time, as the table's rows and `syncspy check` count them */
-    double blocked = 0, syncs = 0;
+    struct header_totals t = {0, 0};
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
         if (hints_compile_work(&p->sites[i])) /* torch.compile's own: shown apart */
             continue;
-        blocked += (double)basis_ns(&bs, p->sites[i].blocked_ns, &p->sites[i].split);
-        syncs += (double)basis_count(&bs, p->sites[i].count, &p->sites[i].split);
+        t.blocked_ns += (double)basis_ns(bs, p->sites[i].blocked_ns, &p->sites[i].split);
+        t.syncs += (double)basis_count(bs, p->sites[i].count, &p->sites[i].split);
     }
     if (!p->sites || !p->nsites) { /* no site table (a trace cut before it): the steps' own */
-        blocked = bs.blocked_ns;
-        syncs = bs.syncs;
+        t.blocked_ns = bs->blocked_ns;
+        t.syncs = bs->syncs;
     }
-    fmt_ns(a, sizeof a, bs.wall_ns / steps);
-    fmt_ns(b, sizeof b, blocked / steps);
-    fmt_share(c, sizeof c, blocked, bs.wall_ns);
-    fmt_rate(d, sizeof d, syncs / steps);
-    fmt_rate(e, sizeof e, bs.launches / steps);
-    const char *sgr = share_colour(blocked, bs.wall_ns);
-    bool several = syncing_threads(p, &bs) > 1;
+    return t;
+}
+
+/* The header's figures: per step where steps are marked ("step 41.3 ms median (mean 41.3 ms, sd
+ * 0 ns) | 3.80 syncs/step | blocked 23.1 ms/step (55.9%) | 210 launches/step"), the run's totals
+ * where no mark came, or why no step was recorded. */
+static void render_rates(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
+    char wall[32], blocked[32], share[32], syncs_rate[32], launches_rate[32], median[32], sd[32];
+    double steps = bs->steps > 0 ? bs->steps : 1.0;
+    struct header_totals tot = header_totals(p, bs);
+    fmt_ns(wall, sizeof wall, bs->wall_ns / steps);
+    fmt_ns(blocked, sizeof blocked, tot.blocked_ns / steps);
+    fmt_share(share, sizeof share, tot.blocked_ns, bs->wall_ns);
+    fmt_rate(syncs_rate, sizeof syncs_rate, tot.syncs / steps);
+    fmt_rate(launches_rate, sizeof launches_rate, bs->launches / steps);
+    const char *sgr = share_colour(tot.blocked_ns, bs->wall_ns);
     double med, mean, dev;
     if (p->active_steps && steps_marked(p)) {
-        if (step_stats(&bs, &med, &mean, &dev)) {
-            fmt_ns(m, sizeof m, med); /* the mean stays the totals' (exact when steps are omitted) */
+        if (step_stats(bs, &med, &mean, &dev)) {
+            /* the mean stays the totals' (exact when steps are omitted) */
+            fmt_ns(median, sizeof median, med);
             fmt_ns(sd, sizeof sd, dev);
-            fdw_printf(w, "  step %s median (mean %s, sd %s) | %s syncs/step | blocked %s/step (", m, a,
-                       sd, d, b);
+            fdw_printf(w, "  step %s median (mean %s, sd %s) | %s syncs/step | blocked %s/step (",
+                       median, wall, sd, syncs_rate, blocked);
         } else {
-            fdw_printf(w, "  step %s mean | %s syncs/step | blocked %s/step (", a, d, b);
+            fdw_printf(w, "  step %s mean | %s syncs/step | blocked %s/step (", wall, syncs_rate,
+                       blocked);
         }
-        if (several) { /* summed over threads: a share of one step's time could pass 100 % */
+        /* summed over threads: a share of one step's time could pass 100 % */
+        if (syncing_threads(p, bs) > 1) {
             fdw_puts(w, "all threads");
         } else {
             paint(w, sgr);
-            fdw_puts(w, c);
+            fdw_puts(w, share);
             paint_end(w, sgr);
         }
-        fdw_printf(w, ") | %s launches/step\n", e);
+        fdw_printf(w, ") | %s launches/step\n", launches_rate);
     } else if (p->active_steps) {
-        fdw_printf(w, "  wall %s | %.0f sync%s | blocked %s (", a, syncs, syncs == 1 ? "" : "s", b);
+        fdw_printf(w, "  wall %s | %.0f sync%s | blocked %s (", wall, tot.syncs,
+                   tot.syncs == 1 ? "" : "s", blocked);
         paint(w, sgr);
-        fdw_puts(w, c);
+        fdw_puts(w, share);
         paint_end(w, sgr);
-        fdw_printf(w, ") | %.0f launches\n", bs.launches);
+        fdw_printf(w, ") | %.0f launches\n", bs->launches);
     } else {
         fdw_puts(w, p->schedule && !strcmp(p->schedule, "off")
                         ? "  no step was recorded (SYNCSPY_SCHEDULE=off, and no `syncspy start` or "
                           "syncspy.start() came)"
                         : "  no step was recorded (the schedule's active steps never came)");
-        if (syncs > 0)
-            fdw_printf(w, "; totals: %.0f sync%s, blocked %s", syncs, syncs == 1 ? "" : "s", b);
+        if (tot.syncs > 0)
+            fdw_printf(w, "; totals: %.0f sync%s, blocked %s", tot.syncs, tot.syncs == 1 ? "" : "s",
+                       blocked);
         fdw_putc(w, '\n');
     }
+}
+
+/* ---- the header's notes: what its numbers lack ---------------------------------------------- */
+
+/* Each note writes its text into buf and says whether it applies (report_steps_note and
+ * report_lost_note, shared with top, are two of them). */
+typedef bool header_note_fn(const struct rep_process *p, char *buf, size_t n);
+
+static bool note_no_step_mark(const struct rep_process *p, char *buf, size_t n)
+{
+    if (p->no_step_hook)
+        snprintf(buf, n,
+                 "no step mark: torch.optim's optimizer step hook could not be registered "
+                 "(torch.optim was never imported): mark steps with syncspy.step()");
+    else if (!steps_marked(p) && p->active_steps)
+        snprintf(buf, n,
+                 "no step mark came (no optimizer.step(), no syncspy.step()): the whole run "
+                 "is one step; mark steps with syncspy.step() for per-step rates");
+    else
+        return false;
+    return true;
+}
+
+static bool note_unattributed(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->unattributed_syncs)
+        return false;
+    snprintf(buf, n,
+             "%llu syncs had no room in the site table: counted in the totals, not in the "
+             "table below",
+             (unsigned long long)p->unattributed_syncs);
+    return true;
+}
+
+static bool note_steps_omitted(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->steps_omitted)
+        return false;
+    snprintf(buf, n, "%llu active steps are in the totals but not listed one by one (%s)",
+             (unsigned long long)p->steps_omitted,
+             p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap"
+                             : "a memory cap, or SYNCSPY_TRACE_MB's room for summary.json");
+    return true;
+}
+
+static bool note_detail_sampled(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->trace_bound_bytes)
+        return false;
+    snprintf(buf, n,
+             "per-event detail kept for %llu of %llu steps: SYNCSPY_TRACE_MB=%llu (every "
+             "event before step %llu, then a sample; counts stay exact)",
+             (unsigned long long)p->detail_steps, (unsigned long long)p->steps_seen,
+             (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
+    return true;
+}
+
+static bool note_steps_summed(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->steps_summed)
+        return false;
+    snprintf(buf, n,
+             "per-step counts of %llu folded steps are known only as their sums "
+             "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
+             (unsigned long long)p->steps_summed);
+    return true;
+}
+
+/* A failed write (report_lost_note), else a trace that ends early. */
+static bool note_trace_cut(const struct rep_process *p, char *buf, size_t n)
+{
+    if (report_lost_note(p, buf, n))
+        return true;
+    if (!p->trace_unfinished)
+        return false;
+    char cut[200] = "";
+    if (p->steps_after_totals)
+        snprintf(
+            cut, sizeof cut,
+            "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
+            "rewrites the totals at growing intervals and the last rewrite does not count them)",
+            (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
+    snprintf(buf, n, "trace ends early (the process was killed?): up to the last %s%s%s",
+             p->steps_after_totals ? "rewrite of the totals" : "flush",
+             p->trace_truncated ? "; its last record was cut" : "", cut);
+    return true;
+}
+
+static bool note_events_dropped(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->syncs_dropped && !p->launches_dropped)
+        return false;
+    snprintf(buf, n,
+             "%llu sync and %llu launch events found the trace buffers full: counts stay "
+             "exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)",
+             (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
+    return true;
+}
+
+/* The notes in the order the header shows them. */
+static header_note_fn *const header_notes[] = {
+    note_no_step_mark, note_unattributed, note_steps_omitted, note_detail_sampled,
+    note_steps_summed, report_steps_note, note_trace_cut,     note_events_dropped,
+};
+
+static void render_notes(struct fd_writer *w, const struct rep_process *p)
+{
+    char note[512];
+    for (size_t i = 0; i < sizeof header_notes / sizeof header_notes[0]; i++)
+        if (header_notes[i](p, note, sizeof note))
+            header_note(w, note);
+}
+
+static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+{
+    struct basis bs = rate_basis(p);
+    render_title(w, p, &bs);
+    render_rates(w, p, &bs);
     render_trainer(w, p, &bs);
     if (p->startup_closed)
         render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
@@ -1088,60 +1222,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
         render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
     render_apart(w, p, NULL, APART_COMPILE, true, top);
     render_recompiles(w, p, &bs);
-    /* what the numbers lack, to the end of the header */
-    char note[512];
-    if (p->no_step_hook)
-        header_note(w, "no step mark: torch.optim's optimizer step hook could not be registered (torch.optim "
-                       "was never imported): mark steps with syncspy.step()");
-    else if (!steps_marked(p) && p->active_steps)
-        header_note(w, "no step mark came (no optimizer.step(), no syncspy.step()): the whole run is one "
-                       "step; mark steps with syncspy.step() for per-step rates");
-    if (p->unattributed_syncs) {
-        snprintf(note, sizeof note, "%llu syncs had no room in the site table: counted in the totals, "
-                 "not in the table below", (unsigned long long)p->unattributed_syncs);
-        header_note(w, note);
-    }
-    if (p->steps_omitted) {
-        snprintf(note, sizeof note, "%llu active steps are in the totals but not listed one by one (%s)",
-                 (unsigned long long)p->steps_omitted,
-                 p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap"
-                                  : "a memory cap, or SYNCSPY_TRACE_MB's room for summary.json");
-        header_note(w, note);
-    }
-    if (p->trace_bound_bytes) {
-        snprintf(note, sizeof note, "per-event detail kept for %llu of %llu steps: SYNCSPY_TRACE_MB=%llu "
-                 "(every event before step %llu, then a sample; counts stay exact)",
-                 (unsigned long long)p->detail_steps, (unsigned long long)p->steps_seen,
-                 (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
-        header_note(w, note);
-    }
-    if (p->steps_summed) {
-        snprintf(note, sizeof note, "per-step counts of %llu folded steps are known only as their sums "
-                 "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
-                 (unsigned long long)p->steps_summed);
-        header_note(w, note);
-    }
-    if (report_steps_note(p, note, sizeof note))
-        header_note(w, note);
-    if (report_lost_note(p, note, sizeof note)) {
-        header_note(w, note);
-    } else if (p->trace_unfinished) {
-        char cut[200] = "";
-        if (p->steps_after_totals)
-            snprintf(cut, sizeof cut, "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
-                     "rewrites the totals at growing intervals and the last rewrite does not count them)",
-                     (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
-        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last %s%s%s",
-                 p->steps_after_totals ? "rewrite of the totals" : "flush",
-                 p->trace_truncated ? "; its last record was cut" : "", cut);
-        header_note(w, note);
-    }
-    if (p->syncs_dropped || p->launches_dropped) {
-        snprintf(note, sizeof note, "%llu sync and %llu launch events found the trace buffers full: "
-                 "counts stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)",
-                 (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
-        header_note(w, note);
-    }
+    render_notes(w, p); /* what the numbers lack, to the end of the header */
 }
 
 void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
