@@ -1069,82 +1069,112 @@ static void write_ops(struct page *pg, const struct run *r, size_t k)
     free(sum);
 }
 
+/* A line's figures: where it is, its APIs and operators, counts, rates and their texts. */
+static void write_line_figures(struct page *pg, const struct run *r, size_t k)
+{
+    struct fd_writer *w = &pg->w;
+    const struct cli_mline *m = &r->m.lines[k];
+    const struct mextra *x = &r->x[k];
+    char where[1024], buf[256];
+    cli_line_json_fields(w, m->line); /* `"name": value, ` as check and diff write them */
+    cli_line_where(m->line, where, sizeof where);
+    jstr(w, "where", where);
+    report_apis_text(m->apis, m->napis, m->other_apis, where, sizeof where);
+    jstr(w, "apis_text", where); /* "cudaMemcpyAsync x19, cudaStreamSynchronize x19" */
+    write_ops(pg, r, k);
+    ju64(w, "count", m->count);
+    ju64(w, "blocked_ns", m->blocked_ns);
+    ju64(w, "startup_count", m->startup_count);
+    ju64(w, "max_ns", m->max_ns);
+    jnum(w, "syncs_per_step", (double)m->count / r->m.steps);
+    jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->m.steps);
+    report_format_rate(buf, sizeof buf, (double)m->count / r->m.steps);
+    jstr(w, "syncs_per_step_text", buf);
+    report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->m.steps);
+    jstr(w, "blocked_per_step_text", buf);
+    report_format_ns(buf, sizeof buf, m->count ? (double)m->blocked_ns / (double)m->count : 0.0);
+    jstr(w, "mean_text", buf);
+    report_format_ns(buf, sizeof buf, (double)m->max_ns);
+    jstr(w, "max_text", buf);
+    jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
+    ju64(w, "site", x->heaviest_site);
+    fdw_printf(w, "\"top\":%d,", x->top);
+}
+
+/* The operator that synced in the line's heaviest site, and its hint. */
+static void write_line_op(struct fd_writer *w, const struct rep_site *site)
+{
+    char buf[256];
+    struct site_op so;
+    hints_op(site, &so);
+    jstr(w, "op", so.op);
+    jstr(w, "hint", *so.hint ? so.hint : NULL);
+    if (*so.matched)
+        report_display_name(so.matched, buf, sizeof buf);
+    jstr(w, "matched", *so.matched ? buf : NULL);
+}
+
+/* The user's frame in the stack the page opens (the heaviest site's), as the report finds it;
+ * a backward line's also the line that called backward(). */
+static void write_line_user(struct fd_writer *w, const struct rep_line *l,
+                            const struct rep_site *site)
+{
+    bool found = false;
+    uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_backward_line_frame(site, &found) : 0;
+    if (!found)
+        user = hints_user_frame(site);
+    fdw_printf(w, "\"user\":%ld,", site->nframes && l->where ? (long)user : -1L);
+    if (l->kind != REP_LINE_BACKWARD)
+        return;
+    bool caller_found;
+    uint32_t cu = hints_caller_user_frame(site, &caller_found);
+    if (caller_found) {
+        char where[1024], buf[256];
+        const struct rep_frame *f = &site->frames[cu];
+        report_display_name(f->function, buf, sizeof buf);
+        snprintf(where, sizeof where, "%s  %s:%u", buf, str(f->file), f->line);
+        jstr(w, "backward_called_at", where);
+    }
+}
+
+/* "threads": the threads that synced at the line; "per_proc": [process, count, blocked ns] of
+ * each process that has it. */
+static void write_line_spread(struct fd_writer *w, const struct run *r, size_t k)
+{
+    const struct mextra *x = &r->x[k];
+    key(w, "threads");
+    fdw_putc(w, '[');
+    for (uint32_t t = 0; t < x->ntids; t++)
+        fdw_printf(w, t ? ",%u" : "%u", x->tids[t]);
+    fdw_puts(w, "],");
+    key(w, "per_proc");
+    fdw_putc(w, '[');
+    bool any = false;
+    for (size_t p = 0; p < r->set->n; p++)
+        for (size_t i = 0; i < r->m.per_proc[p].n; i++)
+            if (r->m.merged[p][i] == k) {
+                const struct rep_line *pl = &r->m.per_proc[p].lines[i];
+                fdw_printf(w, "%s[%zu,%llu,%llu]", any ? "," : "", p, (unsigned long long)pl->count,
+                           (unsigned long long)pl->blocked_ns);
+                any = true;
+            }
+    fdw_puts(w, "],");
+}
+
 static void write_lines(struct page *pg, const struct run *r)
 {
     struct fd_writer *w = &pg->w;
     struct source_cache sc = {0};
-    char where[1024], buf[256];
     key(w, "lines");
     fdw_putc(w, '[');
     for (size_t k = 0; k < r->m.n; k++) {
-        const struct cli_mline *m = &r->m.lines[k];
-        const struct mextra *x = &r->x[k];
-        const struct rep_line *l = m->line;
-        const struct rep_site *site = x->heaviest;
+        const struct rep_line *l = r->m.lines[k].line;
+        const struct rep_site *site = r->x[k].heaviest;
         fdw_puts(w, k ? ",{" : "{");
-        cli_line_json_fields(w, l); /* `"name": value, ` as check and diff write them */
-        cli_line_where(l, where, sizeof where);
-        jstr(w, "where", where);
-        report_apis_text(m->apis, m->napis, m->other_apis, where, sizeof where);
-        jstr(w, "apis_text", where); /* "cudaMemcpyAsync x19, cudaStreamSynchronize x19" */
-        write_ops(pg, r, k);
-        ju64(w, "count", m->count);
-        ju64(w, "blocked_ns", m->blocked_ns);
-        ju64(w, "startup_count", m->startup_count);
-        ju64(w, "max_ns", m->max_ns);
-        jnum(w, "syncs_per_step", (double)m->count / r->m.steps);
-        jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->m.steps);
-        report_format_rate(buf, sizeof buf, (double)m->count / r->m.steps);
-        jstr(w, "syncs_per_step_text", buf);
-        report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->m.steps);
-        jstr(w, "blocked_per_step_text", buf);
-        report_format_ns(buf, sizeof buf, m->count ? (double)m->blocked_ns / (double)m->count : 0.0);
-        jstr(w, "mean_text", buf);
-        report_format_ns(buf, sizeof buf, (double)m->max_ns);
-        jstr(w, "max_text", buf);
-        jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
-        ju64(w, "site", x->heaviest_site);
-        fdw_printf(w, "\"top\":%d,", x->top);
-        struct site_op so;
-        hints_op(site, &so);
-        jstr(w, "op", so.op);
-        jstr(w, "hint", *so.hint ? so.hint : NULL);
-        if (*so.matched)
-            report_display_name(so.matched, buf, sizeof buf);
-        jstr(w, "matched", *so.matched ? buf : NULL);
-        /* the user's frame in the stack the page opens (the heaviest site's), as the report finds it */
-        bool found = false;
-        uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_backward_line_frame(site, &found) : 0;
-        if (!found)
-            user = hints_user_frame(site);
-        fdw_printf(w, "\"user\":%ld,", site->nframes && l->where ? (long)user : -1L);
-        if (l->kind == REP_LINE_BACKWARD) {
-            bool caller_found;
-            uint32_t cu = hints_caller_user_frame(site, &caller_found);
-            if (caller_found) {
-                const struct rep_frame *f = &site->frames[cu];
-                report_display_name(f->function, buf, sizeof buf);
-                snprintf(where, sizeof where, "%s  %s:%u", buf, str(f->file), f->line);
-                jstr(w, "backward_called_at", where);
-            }
-        }
-        key(w, "threads");
-        fdw_putc(w, '[');
-        for (uint32_t t = 0; t < x->ntids; t++)
-            fdw_printf(w, t ? ",%u" : "%u", x->tids[t]);
-        fdw_puts(w, "],");
-        key(w, "per_proc");
-        fdw_putc(w, '[');
-        bool any = false;
-        for (size_t p = 0; p < r->set->n; p++)
-            for (size_t i = 0; i < r->m.per_proc[p].n; i++)
-                if (r->m.merged[p][i] == k) {
-                    const struct rep_line *pl = &r->m.per_proc[p].lines[i];
-                    fdw_printf(w, "%s[%zu,%llu,%llu]", any ? "," : "", p, (unsigned long long)pl->count,
-                               (unsigned long long)pl->blocked_ns);
-                    any = true;
-                }
-        fdw_puts(w, "],");
+        write_line_figures(pg, r, k);
+        write_line_op(w, site);
+        write_line_user(w, l, site);
+        write_line_spread(w, r, k);
         if (l->kind == REP_LINE_BACKWARD)
             write_estimate(pg, r, k);
         write_source(w, &sc, l->where);

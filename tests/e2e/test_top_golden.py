@@ -13,7 +13,6 @@ import unittest
 import tracegen
 import util
 
-GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 MS = tracegen.MS
 
 
@@ -55,13 +54,7 @@ class TopGolden(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         text = p.stdout.replace(self.dir, "DIR")
         text = re.sub(r"(?m)^(syncspy top .*\)  )\d\d:\d\d:\d\d$", r"\1HH:MM:SS", text)
-        path = os.path.join(GOLDEN, f"top_{name}.txt")
-        if os.environ.get("GOLDEN_WRITE"):
-            os.makedirs(GOLDEN, exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        with open(path) as f:
-            self.assertEqual(text, f.read(), f"top --once differs from {path}")
+        util.assert_golden(self, f"top_{name}.txt", text)
 
     def test_a_process_that_ended(self):
         self.check("ended", self.folder("pid4242", tracegen.sample()))
