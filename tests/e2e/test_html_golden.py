@@ -67,13 +67,10 @@ class HtmlGolden(unittest.TestCase):
         util.assert_golden(self, f"html_{name}.json", text)
 
     def test_one_process(self):
-        tracegen.sample().write(os.path.join(self.dir, "pid4242", "trace.bin"))
-        self.check("one", os.path.join(self.dir, "pid4242"))
+        self.check("one", tracegen.one_process(self.dir))
 
     def test_a_root_of_two_processes(self):
-        tracegen.sample().write(os.path.join(self.dir, "pid4242", "trace.bin"))
-        tracegen.sample(pid=1, rank=1, end=False).write(os.path.join(self.dir, "pid1", "trace.bin"))
-        self.check("root", self.dir)
+        self.check("root", tracegen.root_of_two(self.dir))
 
     def test_a_backward_sync(self):
         backward().write(os.path.join(self.dir, "pid8", "trace.bin"))

@@ -221,6 +221,19 @@ def sample(pid=4242, rank=-1, end=True, syncs=True):
     return t
 
 
+def one_process(folder):
+    """folder/pid4242: the sample; returns the process folder."""
+    sample().write(os.path.join(folder, "pid4242", "trace.bin"))
+    return os.path.join(folder, "pid4242")
+
+
+def root_of_two(folder):
+    """folder as a SYNCSPY_OUT root: the sample (ended) and rank 1 (pid 1, still running)."""
+    sample().write(os.path.join(folder, "pid4242", "trace.bin"))
+    sample(pid=1, rank=1, end=False).write(os.path.join(folder, "pid1", "trace.bin"))
+    return folder
+
+
 def first_screen(pid=5151, launches=False, slow_step=16, slow_ms=200):
     """The html page's first screen (issue 35): 31 training steps of 4 ms, one of them (slow_step)
     slow_ms long (a DataLoader restarting its workers), start-up apart; two lines whose stacks
