@@ -660,10 +660,11 @@ static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count
     *ns = own ? 0 : which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
 }
 
-/* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
- * "after the last step ..."), and its three heaviest lines. */
-static void render_apart(struct fd_writer *w, const struct rep_process *p, const struct rep_step *st,
-                         enum apart which, bool left_out, int top)
+/* The part's line: "before the first step (start-up, not in the rates): 3.02 s, 4 syncs,
+ * blocked 271 us", "after the last step (...)", or torch.compile's own work. False: nothing to
+ * say (torch.compile did no work). */
+static bool render_apart_line(struct fd_writer *w, const struct rep_process *p,
+                              const struct rep_step *st, enum apart which, bool left_out)
 {
     char a[32], b[32];
     uint64_t syncs = 0, ns = 0, in_startup = 0;
@@ -680,7 +681,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     }
     if (which == APART_COMPILE) {
         if (!syncs)
-            return;
+            return false;
         fmt_ns(b, sizeof b, (double)ns);
         fdw_printf(w, "  torch.compile's own work (compiling, autotuning; not in the rates): %llu "
                       "sync%s, blocked %s",
@@ -688,26 +689,34 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         if (in_startup)
             fdw_printf(w, " (%llu in start-up)", (unsigned long long)in_startup);
         fdw_putc(w, '\n');
-    } else {
-        if (!syncs && !split) { /* a trace or summary that does not split its sites: the step's own */
-            syncs = st->syncs;
-            ns = st->blocked_ns;
-        }
-        fmt_ns(a, sizeof a, (double)st->wall_ns);
-        fmt_ns(b, sizeof b, (double)ns);
-        fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
-                   which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
-                   which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
-                                          : (left_out ? "not in the rates)" : "still open at exit)"),
-                   a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+        return true;
     }
-    /* its three heaviest lines: sites grouped by API and user frame (a module's .cuda() makes
-     * a site per parameter kind) */
-    struct sgroup {
-        const struct rep_site *site;
-        struct entry e; /* its line as the table groups it (a backward sync: its forward line) */
-        uint64_t count, ns;
-    } *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
+    if (!syncs && !split) { /* a trace or summary that does not split its sites: the step's own */
+        syncs = st->syncs;
+        ns = st->blocked_ns;
+    }
+    fmt_ns(a, sizeof a, (double)st->wall_ns);
+    fmt_ns(b, sizeof b, (double)ns);
+    fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
+               which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
+               which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
+                                      : (left_out ? "not in the rates)" : "still open at exit)"),
+               a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+    return true;
+}
+
+/* A part's sites grouped by API and user frame (a module's .cuda() makes a site per parameter
+ * kind), with the part's counts. */
+struct sgroup {
+    const struct rep_site *site;
+    struct entry e; /* its line as the table groups it (a backward sync: its forward line) */
+    uint64_t count, ns;
+};
+
+/* The groups of a part's sites into *out (the caller frees it; NULL: no sites, or no memory). */
+static size_t apart_groups(const struct rep_process *p, enum apart which, struct sgroup **out)
+{
+    struct sgroup *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
     size_t ng = 0;
     for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
@@ -724,6 +733,15 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         g[k].count += c;
         g[k].ns += t;
     }
+    *out = g;
+    return ng;
+}
+
+/* The three heaviest groups (at most top), heaviest first: "4 x cudaStreamSynchronize, 20.0 ms,
+ * at loss_fn  train.cpp:42". */
+static void render_apart_groups(struct fd_writer *w, struct sgroup *g, size_t ng, int top)
+{
+    char a[32];
     for (int k = 0; k < 3 && k < top && g; k++) {
         size_t best = ng;
         for (size_t j = (size_t)k; j < ng; j++)
@@ -748,6 +766,18 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         }
         fdw_putc(w, '\n');
     }
+}
+
+/* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
+ * "after the last step ..."), and its three heaviest lines. */
+static void render_apart(struct fd_writer *w, const struct rep_process *p,
+                         const struct rep_step *st, enum apart which, bool left_out, int top)
+{
+    if (!render_apart_line(w, p, st, which, left_out))
+        return;
+    struct sgroup *g;
+    size_t ng = apart_groups(p, which, &g);
+    render_apart_groups(w, g, ng, top);
     free(g);
 }
 

@@ -132,6 +132,22 @@ static const char golden_lost_steps[] =
     "  trace.bin lost data (a write failed: Input/output error): its events stop there; these "
     "counts are exact\n"
     "\n";
+static const char golden_parts_apart[] =
+    "syncspy: pid 4242: 3 optimizer steps (schedule: wait=1,warmup=1,active=3,repeat=4)\n"
+    "  start-up runs to the first, 2 steps counted (the schedule records 4 of 4), the time after "
+    "the last is shown apart\n"
+    "  step 41.3 ms median (mean 41.3 ms, sd 0 ns) | 32.0 syncs/step | blocked 214 ms/step "
+    "(517.4%) | 210 launches/step\n"
+    "  before the first step (start-up, not in the rates): 900 ms, 9 syncs, blocked 29.0 ms\n"
+    "    4 x cudaStreamSynchronize, 20.0 ms, at loss_fn  train.cpp:42\n"
+    "    2 x cudaStreamSynchronize, 9.00 ms, at MaskedLoss.ignore_background  "
+    "/home/u/proj/train.py:61\n"
+    "    3 x cudaMemcpy, 1.00 us, at loss_fn  train.cpp:42\n"
+    "  after the last step (not in the rates): 20.0 ms, 3 syncs, blocked 5.00 ms\n"
+    "    2 x cudaStreamSynchronize, 3.00 ms, at loss_fn  train.cpp:42\n"
+    "    1 x cudaStreamSynchronize, 2.00 ms, at MaskedLoss.ignore_background  "
+    "/home/u/proj/train.py:61\n"
+    "\n";
 
 /* Marked steps, start-up closed, coloured: the median line, the share painted, start-up apart. */
 static struct rep_process marked(void)
@@ -225,6 +241,37 @@ static struct rep_process lost_steps(void)
     return p;
 }
 
+/* Start-up listed as step 0 and the step still open at exit, each apart with its heaviest
+ * lines (the sites' splits: two sites of loss_fn grouped, ignore_background's). */
+static const struct rep_step apart_steps[] = {
+    {0, 900000000, 9, 30000000, 50, false},
+    {1, 41300000, 6, 12100000, 210, false},
+    {2, 41300000, 6, 12100000, 210, false},
+    {3, 20000000, 3, 5000000, 100, true},
+};
+static struct rep_site apart_sites[sizeof sites / sizeof sites[0]];
+static struct rep_process parts_apart(void)
+{
+    struct rep_process p = marked();
+    memcpy(apart_sites, sites, sizeof sites);
+    apart_sites[0].split = (struct rep_split){
+        .startup_count = 4, .startup_ns = 20000000, .partial_count = 2, .partial_ns = 3000000};
+    apart_sites[1].split = (struct rep_split){.startup_count = 3, .startup_ns = 1000};
+    apart_sites[2].split = (struct rep_split){
+        .startup_count = 2, .startup_ns = 9000000, .partial_count = 1, .partial_ns = 2000000};
+    p.sites = apart_sites;
+    p.steps = apart_steps;
+    p.nsteps = 4;
+    p.active_steps = 4;
+    p.steps_seen = 4;
+    p.startup = apart_steps[0];
+    p.wall_ns = 1002600000;
+    p.blocked_ns = 59200000;
+    p.syncs = 24;
+    p.launches = 570;
+    return p;
+}
+
 /* One header: its process, whether it is coloured, its golden text. */
 struct golden_case {
     struct rep_process (*make)(void);
@@ -244,6 +291,7 @@ static const struct golden_case cases[] = {
     GOLDEN_CASE(every_note, false, golden_every_note),
     GOLDEN_CASE(other_notes, false, golden_other_notes),
     GOLDEN_CASE(lost_steps, false, golden_lost_steps),
+    GOLDEN_CASE(parts_apart, false, golden_parts_apart),
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
