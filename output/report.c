@@ -1984,39 +1984,51 @@ static size_t shares_of(const struct entry *e, size_t n, const uint32_t *of_line
     return k;
 }
 
-int report_lines(const struct rep_process *p, struct rep_lines *out)
+/* report_lines' arrays: the entries, the lines, each site's line, and the scratch of the
+ * grouping and of the renumbering after the lines' sort. */
+struct lines_work {
+    struct entry *e;
+    size_t n;
+    struct rep_line *lines;
+    struct rep_site_line *of_site;
+    uint64_t *largest; /* a site's largest share */
+    uint32_t *moved;   /* a line's place after the sort */
+    uint32_t *of_line; /* each entry's line */
+    struct rep_line_share *shares;
+};
+
+static bool lines_work_alloc(struct lines_work *w, size_t cap)
 {
-    memset(out, 0, sizeof *out);
-    struct basis b = rate_basis(p);
-    out->steps = b.steps >= 1 ? b.steps : 1.0;
-    out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
-    out->startup_left_out = b.startup_left_out;
-    out->partial_left_out = b.partial_left_out;
-    out->attribution_steps = p->attribution_steps;
-    size_t n = 0, cap = p->sites ? p->nsites : 0;
-    struct entry *e = entries_of(p, &b, &n, &out->compile_count, &out->compile_ns);
-    struct rep_line *lines = e ? malloc((n ? n : 1) * sizeof *lines) : NULL;
-    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
-    uint64_t *largest = malloc((cap ? cap : 1) * sizeof *largest); /* a site's largest share */
-    uint32_t *moved = malloc((n ? n : 1) * sizeof *moved);
-    uint32_t *of_line = malloc((n ? n : 1) * sizeof *of_line); /* each entry's line */
-    struct rep_line_share *shares = malloc((n ? n : 1) * sizeof *shares);
-    if (!e || !lines || !of_site || !largest || !moved || !of_line || !shares) {
-        free(e);
-        free(lines);
-        free(of_site);
-        free(largest);
-        free(moved);
-        free(of_line);
-        free(shares);
-        errno = ENOMEM;
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++)
-        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
-    /* the rows of the report's table (one key: group_key_cmp), each heaviest entry first */
+    size_t n = w->n ? w->n : 1;
+    w->lines = w->e ? malloc(n * sizeof *w->lines) : NULL;
+    w->of_site = malloc((cap ? cap : 1) * sizeof *w->of_site);
+    w->largest = malloc((cap ? cap : 1) * sizeof *w->largest);
+    w->moved = malloc(n * sizeof *w->moved);
+    w->of_line = malloc(n * sizeof *w->of_line);
+    w->shares = malloc(n * sizeof *w->shares);
+    return w->e && w->lines && w->of_site && w->largest && w->moved && w->of_line && w->shares;
+}
+
+static void lines_work_free(struct lines_work *w)
+{
+    free(w->e);
+    free(w->lines);
+    free(w->of_site);
+    free(w->largest);
+    free(w->moved);
+    free(w->of_line);
+    free(w->shares);
+}
+
+/* The rows of the report's table (one key: group_key_cmp), each heaviest entry first; each
+ * entry's line, each site's line (a split site: its largest share's) with the site's whole
+ * figure. Returns how many lines. */
+static size_t group_lines(struct lines_work *w, const struct rep_process *p, bool startup_left_out)
+{
+    struct entry *e = w->e;
+    struct rep_line *lines = w->lines;
+    size_t n = w->n, nl = 0, first = 0;
     qsort(e, n, sizeof *e, entry_cmp);
-    size_t nl = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const struct rep_site *s = e[i].site;
         if (i == 0 || group_key_cmp(&e[i - 1], &e[i]) != 0) {
@@ -2032,13 +2044,14 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
                 l->where = NULL;
             snprintf(l->node, sizeof l->node, "%s", e[i].node);
         }
-        line_add(&lines[nl - 1], &e[i], b.startup_left_out);
-        of_line[i] = (uint32_t)(nl - 1);
+        line_add(&lines[nl - 1], &e[i], startup_left_out);
+        w->of_line[i] = (uint32_t)(nl - 1);
         size_t si = (size_t)(s - p->sites);
-        struct rep_site_line *sl = &of_site[si];
-        if (sl->line == REP_NO_LINE || e[i].count > largest[si]) { /* split: its largest share's line */
+        struct rep_site_line *sl = &w->of_site[si];
+        if (sl->line == REP_NO_LINE ||
+            e[i].count > w->largest[si]) { /* split: its largest share's line */
             sl->line = (uint32_t)(nl - 1);
-            largest[si] = e[i].count;
+            w->largest[si] = e[i].count;
         }
         sl->count += e[i].count; /* every share: the site's whole figure */
         sl->blocked_ns += e[i].blocked_ns;
@@ -2049,25 +2062,55 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
         report_api_counts_sort(lines[k].apis, lines[k].napis);
         lines[k].api = lines[k].napis ? lines[k].apis[0].api : "";
     }
-    size_t nshares = shares_of(e, n, of_line, p->sites, shares);
-    free(e);
-    free(of_line);
-    free(largest);
-    qsort(lines, nl, sizeof *lines, line_cmp);
-    /* each line's heaviest site is one of its own: it says where the sort moved the line */
+    return nl;
+}
+
+/* The lines in the table's order, and the sites' and the shares' lines renumbered after it:
+ * each line's heaviest site is one of its own, it says where the sort moved the line. */
+static void sort_lines(struct lines_work *w, size_t nl, size_t cap, size_t nshares,
+                       const struct rep_site *sites)
+{
+    qsort(w->lines, nl, sizeof *w->lines, line_cmp);
     for (size_t k = 0; k < nl; k++)
-        moved[of_site[lines[k].heaviest - p->sites].line] = (uint32_t)k;
+        w->moved[w->of_site[w->lines[k].heaviest - sites].line] = (uint32_t)k;
     for (size_t i = 0; i < cap; i++)
-        if (of_site[i].line != REP_NO_LINE)
-            of_site[i].line = moved[of_site[i].line];
+        if (w->of_site[i].line != REP_NO_LINE)
+            w->of_site[i].line = w->moved[w->of_site[i].line];
     for (size_t i = 0; i < nshares; i++)
-        shares[i].line = moved[shares[i].line];
-    free(moved);
-    out->lines = lines;
+        w->shares[i].line = w->moved[w->shares[i].line];
+}
+
+int report_lines(const struct rep_process *p, struct rep_lines *out)
+{
+    memset(out, 0, sizeof *out);
+    struct basis b = rate_basis(p);
+    out->steps = b.steps >= 1 ? b.steps : 1.0;
+    out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
+    out->startup_left_out = b.startup_left_out;
+    out->partial_left_out = b.partial_left_out;
+    out->attribution_steps = p->attribution_steps;
+    size_t cap = p->sites ? p->nsites : 0;
+    struct lines_work w = {0};
+    w.e = entries_of(p, &b, &w.n, &out->compile_count, &out->compile_ns);
+    if (!lines_work_alloc(&w, cap)) {
+        lines_work_free(&w);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        w.of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
+    size_t nl = group_lines(&w, p, b.startup_left_out);
+    size_t nshares = shares_of(w.e, w.n, w.of_line, p->sites, w.shares);
+    sort_lines(&w, nl, cap, nshares, p->sites);
+    out->lines = w.lines;
     out->n = nl;
-    out->of_site = of_site;
-    out->shares = shares;
+    out->of_site = w.of_site;
+    out->shares = w.shares;
     out->nshares = nshares;
+    w.lines = NULL; /* the caller's now */
+    w.of_site = NULL;
+    w.shares = NULL;
+    lines_work_free(&w);
     return 0;
 }
 
