@@ -1740,9 +1740,9 @@ static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t 
     free(sum);
 }
 
-static void render_group(struct fd_writer *w, int rank, const struct group *g,
-                         const struct entry *entries, size_t nentries, const struct totals *t,
-                         const struct rep_process *procs, size_t nprocs, bool *mark)
+/* The row's figures: "   1       15.0 ms   36.3%        1.00    15.0 ms    20.0 ms  api" */
+static void render_group_row(struct fd_writer *w, int rank, const struct group *g,
+                             const struct entry *entries, const struct totals *t)
 {
     char a[32], b[32], c[32], d[32], e[32];
     fmt_ns(a, sizeof a, (double)g->blocked_ns / t->steps);
@@ -1767,25 +1767,60 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     if (g->threads > 1)
         fdw_printf(w, "  (%s%u threads)", g->threads >= 16 ? ">= " : "", g->threads);
     fdw_putc(w, '\n');
-    struct site_op op;
-    hints_op(g->heaviest->site, &op);
-    /* the operator beside the line, unless it is no more than the API already shown */
-    render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
-    if (g->heaviest->kind == ENTRY_PLAIN) {
-        const struct rep_frame *fw = hints_framework_frame(g->heaviest->site, g->heaviest->user);
-        if (fw) { /* the framework's own line that made the wait, under the user's call of it */
+}
+
+/* Where the line shown is not the whole story: the framework's own line that made the wait
+ * (under the user's call of it), or torch.compile's generated code whose user line is unknown
+ * (never generated code as the user's line: say which line is shown instead). */
+static void render_group_origin(struct fd_writer *w, const struct entry *heaviest)
+{
+    if (heaviest->kind == ENTRY_PLAIN) {
+        const struct rep_frame *fw = hints_framework_frame(heaviest->site, heaviest->user);
+        if (fw) {
             char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
             frame_texts(fw, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
             fdw_printf(w, "      in the framework: %s  %s\n", name, *loc ? loc : tag);
         }
     }
-    const struct rep_frame *gen = hints_unnamed_generated(g->heaviest->site);
-    if (gen) { /* never generated code as the user's line: say which line is shown instead */
+    const struct rep_frame *gen = hints_unnamed_generated(heaviest->site);
+    if (gen) {
         fdw_puts(w, "      in torch.compile's generated code (");
         fdw_text(w, rep_base_name(str(gen->file)));
         fdw_printf(w, ":%u) whose user line is not known: the line above called the compiled code\n",
                    gen->line);
     }
+}
+
+/* "      hint: ..." (the label in green), the rule it matched after it, if any */
+static void render_advice(struct fd_writer *w, const char *label, const char *text,
+                          const char *matched)
+{
+    fdw_puts(w, "      ");
+    paint(w, SGR_GREEN);
+    fdw_puts(w, label);
+    paint_end(w, SGR_GREEN);
+    fdw_putc(w, ' ');
+    fdw_puts(w, text);
+    if (matched) {
+        char m[NAME_MAX_CHARS + 8];
+        report_display_name(matched, m, sizeof m);
+        fdw_puts(w, "  [matched: ");
+        fdw_puts(w, m);
+        fdw_puts(w, "]");
+    }
+    fdw_putc(w, '\n');
+}
+
+static void render_group(struct fd_writer *w, int rank, const struct group *g,
+                         const struct entry *entries, size_t nentries, const struct totals *t,
+                         const struct rep_process *procs, size_t nprocs, bool *mark)
+{
+    render_group_row(w, rank, g, entries, t);
+    struct site_op op;
+    hints_op(g->heaviest->site, &op);
+    /* the operator beside the line, unless it is no more than the API already shown */
+    render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
+    render_group_origin(w, g->heaviest);
     if (g->estimated_count) /* which part of the figure is an estimate (issue 24 item 2) */
         render_estimate(w, g, entries, nentries, t, procs);
     if (g->heaviest->kind == ENTRY_BACKWARD_UNSEEN)
@@ -1793,29 +1828,11 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
-    if (*op.hint) {
-        char m[NAME_MAX_CHARS + 8];
-        report_display_name(op.matched, m, sizeof m);
-        fdw_puts(w, "      ");
-        paint(w, SGR_GREEN);
-        fdw_puts(w, "hint:");
-        paint_end(w, SGR_GREEN);
-        fdw_putc(w, ' ');
-        fdw_puts(w, op.hint);
-        fdw_puts(w, "  [matched: ");
-        fdw_puts(w, m);
-        fdw_puts(w, "]\n");
-    }
+    if (*op.hint)
+        render_advice(w, "hint:", op.hint, op.matched);
     render_other_ops(w, entries + g->first, g->n, t, op.op);
-    if (*op.compiled) {
-        fdw_puts(w, "      ");
-        paint(w, SGR_GREEN);
-        fdw_puts(w, "graph break:");
-        paint_end(w, SGR_GREEN);
-        fdw_putc(w, ' ');
-        fdw_puts(w, op.compiled);
-        fdw_putc(w, '\n');
-    }
+    if (*op.compiled)
+        render_advice(w, "graph break:", op.compiled, NULL);
 }
 
 static int render_table(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
