@@ -673,6 +673,45 @@ static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t 
 
 /* "timeline": the picked steps' syncs [tid, start, duration, line, api] and launches [tid, time],
  * times in ns from the step's start, flat. */
+/* One step of the timeline: its figures, its syncs as [tid, start, duration, line, api] and its
+ * launches as [tid, time] (flattened; times from the step's start). sync_step and launch_step:
+ * each event's step (its index in ev->steps). */
+static void write_timeline_step(struct page *pg, const struct run *r, size_t p,
+                                const struct sitemap *m, size_t si, const long *sync_step,
+                                const long *launch_step)
+{
+    struct fd_writer *w = &pg->w;
+    const struct trace_events *ev = &r->set->items[p].events;
+    const struct trace_step_event *st = &ev->steps[si];
+    bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
+    fdw_printf(w, "{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,%s\"syncs\":[",
+               (unsigned long long)st->step, st->tid,
+               (unsigned long long)(st->end_ns - st->start_ns), apart ? "true" : "false",
+               st->spanned ? "\"spanned\":true," : "");
+    bool any = false;
+    for (size_t i = 0; i < ev->nsyncs; i++) {
+        const struct trace_sync_event *e = &ev->syncs[i];
+        if (sync_step[i] != (long)si)
+            continue;
+        uint32_t api = str_id(&pg->strings, e->api);
+        long long t0 = rel_ns(e->start_ns, st->start_ns);
+        fdw_printf(w, "%s%u,%lld,%llu,%d,%u", any ? "," : "", e->tid, t0,
+                   (unsigned long long)(e->end_ns - e->start_ns), event_line(r, p, m, e),
+                   api == UINT32_MAX ? 0 : api);
+        any = true;
+    }
+    fdw_puts(w, "],\"launches\":[");
+    any = false;
+    for (size_t i = 0; i < ev->nlaunches; i++) {
+        const struct trace_launch_event *e = &ev->launches[i];
+        if (launch_step[i] != (long)si)
+            continue;
+        fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, rel_ns(e->time_ns, st->start_ns));
+        any = true;
+    }
+    fdw_puts(w, "]}");
+}
+
 static void write_timeline(struct page *pg, const struct run *r, size_t p, const struct sitemap *m)
 {
     struct fd_writer *w = &pg->w;
@@ -712,33 +751,8 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
                    (unsigned long long)ev->sample_stride);
     fdw_puts(w, "\"steps\":[");
     for (size_t k = 0; k < n; k++) {
-        const struct trace_step_event *st = &ev->steps[pick[k]];
-        bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
-        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,%s\"syncs\":[", k ? "," : "",
-                   (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns),
-                   apart ? "true" : "false", st->spanned ? "\"spanned\":true," : "");
-        bool any = false;
-        for (size_t i = 0; i < ev->nsyncs; i++) {
-            const struct trace_sync_event *e = &ev->syncs[i];
-            if (sync_step[i] != (long)pick[k])
-                continue;
-            uint32_t api = str_id(&pg->strings, e->api);
-            long long t0 = rel_ns(e->start_ns, st->start_ns);
-            fdw_printf(w, "%s%u,%lld,%llu,%d,%u", any ? "," : "", e->tid, t0,
-                       (unsigned long long)(e->end_ns - e->start_ns), event_line(r, p, m, e),
-                       api == UINT32_MAX ? 0 : api);
-            any = true;
-        }
-        fdw_puts(w, "],\"launches\":[");
-        any = false;
-        for (size_t i = 0; i < ev->nlaunches; i++) {
-            const struct trace_launch_event *e = &ev->launches[i];
-            if (launch_step[i] != (long)pick[k])
-                continue;
-            fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, rel_ns(e->time_ns, st->start_ns));
-            any = true;
-        }
-        fdw_puts(w, "]}");
+        fdw_puts(w, k ? "," : "");
+        write_timeline_step(pg, r, p, m, pick[k], sync_step, launch_step);
     }
     fdw_puts(w, "]},");
 out:
