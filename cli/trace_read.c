@@ -1439,22 +1439,13 @@ static void span(struct trace_step_event *e, uint64_t t0, uint64_t t1)
         e->end_ns = t1;
 }
 
-/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
- * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
- * spaced), so the html timeline can show steps from the whole run. */
-static bool timeline_steps(struct reader *r)
+/* The step numbers of events that no STEP record has (folded into runs), into u: sorted, each
+ * once, at most TRACE_READ_SPANNED_STEPS of them (evenly spaced). Returns how many. */
+static size_t unrecorded_steps(const struct reader *r, uint64_t *u)
 {
-    struct trace_events *ev = r->ev;
-    size_t nev = r->syncs.n + r->launches.n;
-    if (!nev)
-        return true;
+    const struct trace_events *ev = r->ev;
     const struct trace_sync_event *sy = r->syncs.p;
     const struct trace_launch_event *la = r->launches.p;
-    uint64_t *u = malloc(nev * sizeof *u);
-    if (!u || !charge(r, nev * sizeof *u)) {
-        free(u);
-        return nomem(r);
-    }
     size_t k = 0;
     for (size_t i = 0; i < r->syncs.n; i++)
         if (step_at(ev->steps, ev->nsteps, sy[i].step) < 0)
@@ -1473,42 +1464,67 @@ static bool timeline_steps(struct reader *r)
             u[j++] = u[i];
         m = j;
     }
-    bool ok = true;
-    if (m) {
-        size_t total = ev->nsteps + m;
-        struct trace_step_event *all = charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
-        ok = all != NULL;
-        if (all) {
-            size_t a = 0, b = 0, o = 0;
-            while (a < ev->nsteps || b < m) {
-                if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
-                    all[o++] = ev->steps[a++];
-                else
-                    all[o++] = (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX,
-                                                         .spanned = true};
-            }
-            for (size_t i = 0; i < r->syncs.n; i++) {
-                long at = step_at(all, total, sy[i].step);
-                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
-                if (e && e->spanned) {
-                    span(e, sy[i].start_ns, sy[i].end_ns);
-                    e->syncs++;
-                }
-            }
-            for (size_t i = 0; i < r->launches.n; i++) {
-                long at = step_at(all, total, la[i].step);
-                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
-                if (e && e->spanned) {
-                    span(e, la[i].time_ns, la[i].time_ns);
-                    e->launches++;
-                }
-            }
-            free(r->st->step_events);
-            r->st->step_events = all;
-            ev->steps = all;
-            ev->nsteps = total;
+    return m;
+}
+
+/* The steps u[0..m) among the timeline's, in order, each spanning its events (its syncs and
+ * launches counted). False: no memory. */
+static bool add_spanned_steps(struct reader *r, const uint64_t *u, size_t m)
+{
+    struct trace_events *ev = r->ev;
+    const struct trace_sync_event *sy = r->syncs.p;
+    const struct trace_launch_event *la = r->launches.p;
+    size_t total = ev->nsteps + m;
+    struct trace_step_event *all =
+        charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
+    if (!all)
+        return false;
+    size_t a = 0, b = 0, o = 0;
+    while (a < ev->nsteps || b < m) {
+        if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
+            all[o++] = ev->steps[a++];
+        else
+            all[o++] =
+                (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX, .spanned = true};
+    }
+    for (size_t i = 0; i < r->syncs.n; i++) {
+        long at = step_at(all, total, sy[i].step);
+        struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+        if (e && e->spanned) {
+            span(e, sy[i].start_ns, sy[i].end_ns);
+            e->syncs++;
         }
     }
+    for (size_t i = 0; i < r->launches.n; i++) {
+        long at = step_at(all, total, la[i].step);
+        struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+        if (e && e->spanned) {
+            span(e, la[i].time_ns, la[i].time_ns);
+            e->launches++;
+        }
+    }
+    free(r->st->step_events);
+    r->st->step_events = all;
+    ev->steps = all;
+    ev->nsteps = total;
+    return true;
+}
+
+/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
+ * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
+ * spaced), so the html timeline can show steps from the whole run. */
+static bool timeline_steps(struct reader *r)
+{
+    size_t nev = r->syncs.n + r->launches.n;
+    if (!nev)
+        return true;
+    uint64_t *u = malloc(nev * sizeof *u);
+    if (!u || !charge(r, nev * sizeof *u)) {
+        free(u);
+        return nomem(r);
+    }
+    size_t m = unrecorded_steps(r, u);
+    bool ok = !m || add_spanned_steps(r, u, m);
     free(u);
     return ok || nomem(r);
 }
