@@ -2166,6 +2166,33 @@ void report_lines_free(struct rep_lines *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Each process's header (all of them up to REPORT_HEADERS_MAX, else a line saying they are left
+ * out), its basis into bases[], and the totals the table's rates divide by; *steps, *syncs and
+ * *nsites: the processes' recorded steps, syncs and sites. */
+static void render_headers(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
+                           const struct report_opts *opts, struct basis *bases, struct totals *t,
+                           uint64_t *steps, uint64_t *syncs, uint64_t *nsites)
+{
+    bool headers = nprocs <= REPORT_HEADERS_MAX;
+    if (!headers)
+        fdw_printf(w,
+                   "syncspy: %zu processes (each one's own header is left out past %d; the "
+                   "per-rank figures follow the hotspots)\n",
+                   nprocs, REPORT_HEADERS_MAX);
+    for (size_t p = 0; p < nprocs; p++) {
+        if (headers)
+            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
+        struct basis bs = bases[p] = rate_basis(&procs[p]);
+        *steps += procs[p].active_steps;
+        *syncs += procs[p].syncs;
+        *nsites += procs[p].sites ? procs[p].nsites : 0;
+        t->steps += bs.steps;
+        t->wall_ns += bs.wall_ns;
+    }
+    if (t->steps < 1)
+        t->steps = 1.0;
+}
+
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd)
 {
@@ -2189,22 +2216,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         errno = ENOMEM;
         return -1;
     }
-    bool headers = nprocs <= REPORT_HEADERS_MAX;
-    if (!headers)
-        fdw_printf(w, "syncspy: %zu processes (each one's own header is left out past %d; the "
-                   "per-rank figures follow the hotspots)\n", nprocs, REPORT_HEADERS_MAX);
-    for (size_t p = 0; p < nprocs; p++) {
-        if (headers)
-            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
-        struct basis bs = bases[p] = rate_basis(&procs[p]);
-        steps += procs[p].active_steps;
-        syncs += procs[p].syncs;
-        nsites += procs[p].sites ? procs[p].nsites : 0;
-        t.steps += bs.steps;
-        t.wall_ns += bs.wall_ns;
-    }
-    if (t.steps < 1)
-        t.steps = 1.0;
+    render_headers(w, procs, nprocs, opts, bases, &t, &steps, &syncs, &nsites);
     int rc = 0;
     if (nsites == 0 && syncs == 0) {
         if (nprocs > 1)
