@@ -29,9 +29,11 @@ format-check:
 	for f in $(FORMAT_C); do total=$$((total + 1)); \
 	    $(CLANG_FORMAT) --dry-run -Werror --style=file "$$f" >/dev/null 2>&1 || { n=$$((n + 1)); files="$$files $$f"; }; \
 	done; \
+	out=$$(mktemp); \
 	for f in $(FORMAT_JS); do total=$$((total + 1)); \
-	    $(JS_BEAUTIFY) "$$f" | cmp -s "$$f" - || { n=$$((n + 1)); files="$$files $$f"; }; \
+	    { $(JS_BEAUTIFY) "$$f" > "$$out" && cmp -s "$$f" "$$out"; } || { n=$$((n + 1)); files="$$files $$f"; }; \
 	done; \
+	rm -f "$$out"; \
 	if [ $$n = 0 ]; then echo "format-check: $$total files, all formatted"; \
 	elif [ -e $(FORMAT_ENFORCED) ]; then \
 	    for f in $$files; do echo "format-check: $$f is not formatted (make format)"; done; \
