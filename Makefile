@@ -169,6 +169,7 @@ wheel: $(LIB) $(CLI) sim
 -include $(wildcard sim/*.mk)
 -include $(wildcard tests/*.mk)
 -include $(wildcard examples/*.mk)
+include scripts/lint.mk
 -include $(CORE_OBJS:.o=.d) $(ENTRY_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(CLI_MAIN_OBJ:.o=.d) $(FAULTS_OBJS:.o=.d)
 
 clean:

@@ -47,7 +47,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import torch_loop  # noqa: E402
+import torch_loop
 
 ROOT = torch_loop.ROOT
 LOOP = torch_loop.DEMO

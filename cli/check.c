@@ -136,10 +136,12 @@ static void put_line_row(struct fd_writer *w, const struct verdict *v, const str
     fdw_putc(w, '\n');
 }
 
-static void text_process(struct fd_writer *w, const struct rep_process *p, const struct check_opts *o,
-                         const struct verdict *v)
+/* "syncspy check: pid 4242: over budget: 3.00 syncs/step (budget 1), blocked 12.0 ms/step, 30.0%
+ * of the step, over 3 training steps" */
+static void text_verdict(struct fd_writer *w, const struct rep_process *p,
+                         const struct check_opts *o, const struct verdict *v)
 {
-    char a[32], b[32], where[1024];
+    char a[32];
     fdw_puts(w, "syncspy check: ");
     put_process(w, p);
     fdw_puts(w, over(v) ? ": over budget: " : ": within budget: ");
@@ -156,6 +158,14 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_printf(w, ", over %.0f %s\n", v->lines.steps,
                v->one_step ? "step (no step mark: the whole run is one step)"
                            : v->lines.steps == 1 ? "training step" : "training steps");
+}
+
+/* What the figures count and what they leave out: estimated syncs, missing step records,
+ * start-up, torch.compile's own work. */
+static void text_notes(struct fd_writer *w, const struct rep_process *p, const struct check_opts *o,
+                       const struct verdict *v)
+{
+    char a[32];
     if (v->estimated_syncs) { /* counted: the budget is the steps' cost, exact or estimated */
         report_format_rate(a, sizeof a, (double)v->estimated_syncs / v->lines.steps);
         fdw_printf(w, "  %s syncs/step of these are estimated (backward syncs of steps without "
@@ -185,41 +195,60 @@ static void text_process(struct fd_writer *w, const struct rep_process *p, const
         fdw_printf(w, "  torch.compile's own work in the training steps (compiling, autotuning): %llu sync%s, not in "
                       "the budget\n",
                    (unsigned long long)v->lines.compile_count, v->lines.compile_count == 1 ? "" : "s");
-    if (over(v)) {
-        bool header = false;
-        for (size_t i = 0; i < v->lines.n; i++) {
-            const struct rep_line *l = &v->lines.lines[i];
-            if (v->allowed[i] || !l->count)
-                continue;
-            if (!header) {
-                fdw_printf(w, "  %10s  %12s  %s\n", "syncs/step", "blocked/step", "api / where");
-                header = true;
-            }
+}
+
+/* Over budget: the lines counted, each with its hint, then start-up's when it is over too. */
+static void text_over_lines(struct fd_writer *w, const struct verdict *v)
+{
+    char b[32], where[1024];
+    bool header = false;
+    for (size_t i = 0; i < v->lines.n; i++) {
+        const struct rep_line *l = &v->lines.lines[i];
+        if (v->allowed[i] || !l->count)
+            continue;
+        if (!header) {
+            fdw_printf(w, "  %10s  %12s  %s\n", "syncs/step", "blocked/step", "api / where");
+            header = true;
+        }
+        put_line_row(w, v, l);
+        put_hint(w, l);
+    }
+    for (size_t i = 0; v->over_startup && i < v->lines.n; i++) {
+        const struct rep_line *l = &v->lines.lines[i];
+        if (v->allowed[i] || !l->startup_count)
+            continue;
+        report_format_ns(b, sizeof b, (double)l->startup_ns);
+        cli_line_where(l, where, sizeof where);
+        char api[256];
+        text_escape(api, sizeof api, l->api);
+        fdw_printf(w, "  start-up: %llu x %s, %s, ", (unsigned long long)l->startup_count, api, b);
+        fdw_puts(w, where);
+        fdw_putc(w, '\n');
+    }
+}
+
+/* each allowed line and API once, as the counted ones are shown */
+static void text_allowed(struct fd_writer *w, const struct verdict *v)
+{
+    char a[32];
+    report_format_rate(a, sizeof a, (double)v->allowed_syncs / v->lines.steps);
+    fdw_printf(w, "  allowed, not counted: %s syncs/step\n", a);
+    for (size_t i = 0; i < v->lines.n; i++) {
+        const struct rep_line *l = &v->lines.lines[i];
+        if (v->allowed[i] && l->count)
             put_line_row(w, v, l);
-            put_hint(w, l);
-        }
-        for (size_t i = 0; v->over_startup && i < v->lines.n; i++) {
-            const struct rep_line *l = &v->lines.lines[i];
-            if (v->allowed[i] || !l->startup_count)
-                continue;
-            report_format_ns(b, sizeof b, (double)l->startup_ns);
-            cli_line_where(l, where, sizeof where);
-            char api[256];
-            text_escape(api, sizeof api, l->api);
-            fdw_printf(w, "  start-up: %llu x %s, %s, ", (unsigned long long)l->startup_count, api, b);
-            fdw_puts(w, where);
-            fdw_putc(w, '\n');
-        }
     }
-    if (v->allowed_syncs) { /* each allowed line and API once, as the counted ones are shown */
-        report_format_rate(a, sizeof a, (double)v->allowed_syncs / v->lines.steps);
-        fdw_printf(w, "  allowed, not counted: %s syncs/step\n", a);
-        for (size_t i = 0; i < v->lines.n; i++) {
-            const struct rep_line *l = &v->lines.lines[i];
-            if (v->allowed[i] && l->count)
-                put_line_row(w, v, l);
-        }
-    }
+}
+
+static void text_process(struct fd_writer *w, const struct rep_process *p,
+                         const struct check_opts *o, const struct verdict *v)
+{
+    text_verdict(w, p, o, v);
+    text_notes(w, p, o, v);
+    if (over(v))
+        text_over_lines(w, v);
+    if (v->allowed_syncs)
+        text_allowed(w, v);
 }
 
 /* "syncspy check: 2 of 8 processes over budget (...): rank 3 (node-b), rank 5 (node-c)" */

@@ -713,16 +713,15 @@ static int *chrome_pids(const struct cli_set *set)
     return pids;
 }
 
-int cli_export_chrome(const struct cli_set *set, int fd)
+/* The exporter and its writer: a large buffer written out in whole pages (gigabytes of output
+ * in few write()s, none of them making the kernel zero the rest of a page first), else the
+ * plain one. NULL: no memory. */
+static struct chrome *chrome_new(int fd)
 {
     struct chrome *c = malloc(sizeof *c);
-    if (!c) {
-        errno = ENOMEM;
-        return -1;
-    }
+    if (!c)
+        return NULL;
     memset(c, 0, sizeof *c);
-    /* A large buffer written out in whole pages: gigabytes of output in few write()s, none of
-     * them making the kernel zero the rest of a page first. */
     long page = sysconf(_SC_PAGESIZE);
     char *out = malloc(CHROME_BUF_BYTES);
     if (out)
@@ -732,33 +731,44 @@ int cli_export_chrome(const struct cli_set *set, int fd)
         fdw_init(&c->w, fd);
     fdw_init(&c->scratch, -1);
     c->first = true;
-    c->base = UINT64_MAX;
+    return c;
+}
+
+static void chrome_free(struct chrome *c)
+{
+    for (size_t i = 0; i < FRAMES_CACHE; i++)
+        free(c->cache[i].text);
+    if (c->w.buf != c->w.own)
+        free(c->w.buf);
+    free(c->names.slots);
+    free(c->names.text);
+    free(c);
+}
+
+/* The time all timestamps count from: the earliest start of a process with events (0: none). */
+static uint64_t chrome_base(const struct cli_set *set)
+{
+    uint64_t base = UINT64_MAX;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct cli_proc *it = &set->items[i];
+        if (it->has_events && it->events.start_real_ns < base)
+            base = it->events.start_real_ns;
+    }
+    return base == UINT64_MAX ? 0 : base;
+}
+
+/* "otherData": the tool, and what the events lack: processes read from summary.json alone,
+ * events the trace dropped or the export left out, the steps track's and the timeline's notes. */
+static void write_other_data(struct chrome *c, const struct cli_set *set)
+{
     uint64_t omitted = 0, dropped_syncs = 0, dropped_launches = 0;
     size_t summaries = 0;
     for (size_t i = 0; i < set->n; i++) {
         const struct cli_proc *it = &set->items[i];
-        if (it->has_events && it->events.start_real_ns < c->base)
-            c->base = it->events.start_real_ns;
         omitted += it->has_events ? it->events.events_omitted : 0;
         dropped_syncs += it->rep.syncs_dropped;
         dropped_launches += it->rep.launches_dropped;
         summaries += !it->has_events;
-    }
-    if (c->base == UINT64_MAX)
-        c->base = 0;
-    int *pids = chrome_pids(set);
-    fdw_puts(&c->w, "{\"traceEvents\": [");
-    int rc = pids || set->n == 0 ? 0 : -1;
-    for (size_t i = 0; i < set->n && rc == 0; i++) {
-        const struct cli_proc *it = &set->items[i];
-        c->pid = pids ? pids[i] : it->rep.pid;
-        process_metadata(c, &it->rep, i);
-        c->mono0 = it->has_events ? it->events.start_mono_ns : 0;
-        c->real0 = it->has_events ? it->events.start_real_ns : c->base;
-        if (it->has_events)
-            rc = trace_tracks(c, &it->rep, &it->events);
-        else
-            summary_steps(c, &it->rep);
     }
     fdw_puts(&c->w, "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"tool\": \"syncspy\", "
                     "\"version\": \"" SYNCSPY_VERSION "\"");
@@ -791,20 +801,38 @@ int cli_export_chrome(const struct cli_set *set, int fd)
     }
     if (notes)
         fdw_putc(&c->w, ']');
-
     fdw_puts(&c->w, "}}\n");
+}
+
+int cli_export_chrome(const struct cli_set *set, int fd)
+{
+    struct chrome *c = chrome_new(fd);
+    if (!c) {
+        errno = ENOMEM;
+        return -1;
+    }
+    c->base = chrome_base(set);
+    int *pids = chrome_pids(set);
+    fdw_puts(&c->w, "{\"traceEvents\": [");
+    int rc = pids || set->n == 0 ? 0 : -1;
+    for (size_t i = 0; i < set->n && rc == 0; i++) {
+        const struct cli_proc *it = &set->items[i];
+        c->pid = pids ? pids[i] : it->rep.pid;
+        process_metadata(c, &it->rep, i);
+        c->mono0 = it->has_events ? it->events.start_mono_ns : 0;
+        c->real0 = it->has_events ? it->events.start_real_ns : c->base;
+        if (it->has_events)
+            rc = trace_tracks(c, &it->rep, &it->events);
+        else
+            summary_steps(c, &it->rep);
+    }
+    write_other_data(c, set);
     int saved = rc ? ENOMEM : 0;
     if (fdw_flush(&c->w) != 0)
         rc = -1;
     else if (rc)
         errno = saved;
-    for (size_t i = 0; i < FRAMES_CACHE; i++)
-        free(c->cache[i].text);
-    if (c->w.buf != c->w.own)
-        free(c->w.buf);
-    free(c->names.slots);
-    free(c->names.text);
+    chrome_free(c);
     free(pids);
-    free(c);
     return rc;
 }

@@ -673,6 +673,45 @@ static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t 
 
 /* "timeline": the picked steps' syncs [tid, start, duration, line, api] and launches [tid, time],
  * times in ns from the step's start, flat. */
+/* One step of the timeline: its figures, its syncs as [tid, start, duration, line, api] and its
+ * launches as [tid, time] (flattened; times from the step's start). sync_step and launch_step:
+ * each event's step (its index in ev->steps). */
+static void write_timeline_step(struct page *pg, const struct run *r, size_t p,
+                                const struct sitemap *m, size_t si, const long *sync_step,
+                                const long *launch_step)
+{
+    struct fd_writer *w = &pg->w;
+    const struct trace_events *ev = &r->set->items[p].events;
+    const struct trace_step_event *st = &ev->steps[si];
+    bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
+    fdw_printf(w, "{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,%s\"syncs\":[",
+               (unsigned long long)st->step, st->tid,
+               (unsigned long long)(st->end_ns - st->start_ns), apart ? "true" : "false",
+               st->spanned ? "\"spanned\":true," : "");
+    bool any = false;
+    for (size_t i = 0; i < ev->nsyncs; i++) {
+        const struct trace_sync_event *e = &ev->syncs[i];
+        if (sync_step[i] != (long)si)
+            continue;
+        uint32_t api = str_id(&pg->strings, e->api);
+        long long t0 = rel_ns(e->start_ns, st->start_ns);
+        fdw_printf(w, "%s%u,%lld,%llu,%d,%u", any ? "," : "", e->tid, t0,
+                   (unsigned long long)(e->end_ns - e->start_ns), event_line(r, p, m, e),
+                   api == UINT32_MAX ? 0 : api);
+        any = true;
+    }
+    fdw_puts(w, "],\"launches\":[");
+    any = false;
+    for (size_t i = 0; i < ev->nlaunches; i++) {
+        const struct trace_launch_event *e = &ev->launches[i];
+        if (launch_step[i] != (long)si)
+            continue;
+        fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, rel_ns(e->time_ns, st->start_ns));
+        any = true;
+    }
+    fdw_puts(w, "]}");
+}
+
 static void write_timeline(struct page *pg, const struct run *r, size_t p, const struct sitemap *m)
 {
     struct fd_writer *w = &pg->w;
@@ -712,33 +751,8 @@ static void write_timeline(struct page *pg, const struct run *r, size_t p, const
                    (unsigned long long)ev->sample_stride);
     fdw_puts(w, "\"steps\":[");
     for (size_t k = 0; k < n; k++) {
-        const struct trace_step_event *st = &ev->steps[pick[k]];
-        bool apart = st->partial || (st->step == 0 && r->m.per_proc[p].startup_left_out);
-        fdw_printf(w, "%s{\"step\":%llu,\"tid\":%u,\"dur\":%llu,\"apart\":%s,%s\"syncs\":[", k ? "," : "",
-                   (unsigned long long)st->step, st->tid, (unsigned long long)(st->end_ns - st->start_ns),
-                   apart ? "true" : "false", st->spanned ? "\"spanned\":true," : "");
-        bool any = false;
-        for (size_t i = 0; i < ev->nsyncs; i++) {
-            const struct trace_sync_event *e = &ev->syncs[i];
-            if (sync_step[i] != (long)pick[k])
-                continue;
-            uint32_t api = str_id(&pg->strings, e->api);
-            long long t0 = rel_ns(e->start_ns, st->start_ns);
-            fdw_printf(w, "%s%u,%lld,%llu,%d,%u", any ? "," : "", e->tid, t0,
-                       (unsigned long long)(e->end_ns - e->start_ns), event_line(r, p, m, e),
-                       api == UINT32_MAX ? 0 : api);
-            any = true;
-        }
-        fdw_puts(w, "],\"launches\":[");
-        any = false;
-        for (size_t i = 0; i < ev->nlaunches; i++) {
-            const struct trace_launch_event *e = &ev->launches[i];
-            if (launch_step[i] != (long)pick[k])
-                continue;
-            fdw_printf(w, "%s%u,%lld", any ? "," : "", e->tid, rel_ns(e->time_ns, st->start_ns));
-            any = true;
-        }
-        fdw_puts(w, "]}");
+        fdw_puts(w, k ? "," : "");
+        write_timeline_step(pg, r, p, m, pick[k], sync_step, launch_step);
     }
     fdw_puts(w, "]},");
 out:
@@ -1069,82 +1083,112 @@ static void write_ops(struct page *pg, const struct run *r, size_t k)
     free(sum);
 }
 
+/* A line's figures: where it is, its APIs and operators, counts, rates and their texts. */
+static void write_line_figures(struct page *pg, const struct run *r, size_t k)
+{
+    struct fd_writer *w = &pg->w;
+    const struct cli_mline *m = &r->m.lines[k];
+    const struct mextra *x = &r->x[k];
+    char where[1024], buf[256];
+    cli_line_json_fields(w, m->line); /* `"name": value, ` as check and diff write them */
+    cli_line_where(m->line, where, sizeof where);
+    jstr(w, "where", where);
+    report_apis_text(m->apis, m->napis, m->other_apis, where, sizeof where);
+    jstr(w, "apis_text", where); /* "cudaMemcpyAsync x19, cudaStreamSynchronize x19" */
+    write_ops(pg, r, k);
+    ju64(w, "count", m->count);
+    ju64(w, "blocked_ns", m->blocked_ns);
+    ju64(w, "startup_count", m->startup_count);
+    ju64(w, "max_ns", m->max_ns);
+    jnum(w, "syncs_per_step", (double)m->count / r->m.steps);
+    jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->m.steps);
+    report_format_rate(buf, sizeof buf, (double)m->count / r->m.steps);
+    jstr(w, "syncs_per_step_text", buf);
+    report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->m.steps);
+    jstr(w, "blocked_per_step_text", buf);
+    report_format_ns(buf, sizeof buf, m->count ? (double)m->blocked_ns / (double)m->count : 0.0);
+    jstr(w, "mean_text", buf);
+    report_format_ns(buf, sizeof buf, (double)m->max_ns);
+    jstr(w, "max_text", buf);
+    jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
+    ju64(w, "site", x->heaviest_site);
+    fdw_printf(w, "\"top\":%d,", x->top);
+}
+
+/* The operator that synced in the line's heaviest site, and its hint. */
+static void write_line_op(struct fd_writer *w, const struct rep_site *site)
+{
+    char buf[256];
+    struct site_op so;
+    hints_op(site, &so);
+    jstr(w, "op", so.op);
+    jstr(w, "hint", *so.hint ? so.hint : NULL);
+    if (*so.matched)
+        report_display_name(so.matched, buf, sizeof buf);
+    jstr(w, "matched", *so.matched ? buf : NULL);
+}
+
+/* The user's frame in the stack the page opens (the heaviest site's), as the report finds it;
+ * a backward line's also the line that called backward(). */
+static void write_line_user(struct fd_writer *w, const struct rep_line *l,
+                            const struct rep_site *site)
+{
+    bool found = false;
+    uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_backward_line_frame(site, &found) : 0;
+    if (!found)
+        user = hints_user_frame(site);
+    fdw_printf(w, "\"user\":%ld,", site->nframes && l->where ? (long)user : -1L);
+    if (l->kind != REP_LINE_BACKWARD)
+        return;
+    bool caller_found;
+    uint32_t cu = hints_caller_user_frame(site, &caller_found);
+    if (caller_found) {
+        char where[1024], buf[256];
+        const struct rep_frame *f = &site->frames[cu];
+        report_display_name(f->function, buf, sizeof buf);
+        snprintf(where, sizeof where, "%s  %s:%u", buf, str(f->file), f->line);
+        jstr(w, "backward_called_at", where);
+    }
+}
+
+/* "threads": the threads that synced at the line; "per_proc": [process, count, blocked ns] of
+ * each process that has it. */
+static void write_line_spread(struct fd_writer *w, const struct run *r, size_t k)
+{
+    const struct mextra *x = &r->x[k];
+    key(w, "threads");
+    fdw_putc(w, '[');
+    for (uint32_t t = 0; t < x->ntids; t++)
+        fdw_printf(w, t ? ",%u" : "%u", x->tids[t]);
+    fdw_puts(w, "],");
+    key(w, "per_proc");
+    fdw_putc(w, '[');
+    bool any = false;
+    for (size_t p = 0; p < r->set->n; p++)
+        for (size_t i = 0; i < r->m.per_proc[p].n; i++)
+            if (r->m.merged[p][i] == k) {
+                const struct rep_line *pl = &r->m.per_proc[p].lines[i];
+                fdw_printf(w, "%s[%zu,%llu,%llu]", any ? "," : "", p, (unsigned long long)pl->count,
+                           (unsigned long long)pl->blocked_ns);
+                any = true;
+            }
+    fdw_puts(w, "],");
+}
+
 static void write_lines(struct page *pg, const struct run *r)
 {
     struct fd_writer *w = &pg->w;
     struct source_cache sc = {0};
-    char where[1024], buf[256];
     key(w, "lines");
     fdw_putc(w, '[');
     for (size_t k = 0; k < r->m.n; k++) {
-        const struct cli_mline *m = &r->m.lines[k];
-        const struct mextra *x = &r->x[k];
-        const struct rep_line *l = m->line;
-        const struct rep_site *site = x->heaviest;
+        const struct rep_line *l = r->m.lines[k].line;
+        const struct rep_site *site = r->x[k].heaviest;
         fdw_puts(w, k ? ",{" : "{");
-        cli_line_json_fields(w, l); /* `"name": value, ` as check and diff write them */
-        cli_line_where(l, where, sizeof where);
-        jstr(w, "where", where);
-        report_apis_text(m->apis, m->napis, m->other_apis, where, sizeof where);
-        jstr(w, "apis_text", where); /* "cudaMemcpyAsync x19, cudaStreamSynchronize x19" */
-        write_ops(pg, r, k);
-        ju64(w, "count", m->count);
-        ju64(w, "blocked_ns", m->blocked_ns);
-        ju64(w, "startup_count", m->startup_count);
-        ju64(w, "max_ns", m->max_ns);
-        jnum(w, "syncs_per_step", (double)m->count / r->m.steps);
-        jnum(w, "blocked_per_step_ns", (double)m->blocked_ns / r->m.steps);
-        report_format_rate(buf, sizeof buf, (double)m->count / r->m.steps);
-        jstr(w, "syncs_per_step_text", buf);
-        report_format_ns(buf, sizeof buf, (double)m->blocked_ns / r->m.steps);
-        jstr(w, "blocked_per_step_text", buf);
-        report_format_ns(buf, sizeof buf, m->count ? (double)m->blocked_ns / (double)m->count : 0.0);
-        jstr(w, "mean_text", buf);
-        report_format_ns(buf, sizeof buf, (double)m->max_ns);
-        jstr(w, "max_text", buf);
-        jnum(w, "share", r->m.wall_ns > 0 ? (double)m->blocked_ns / r->m.wall_ns : 0.0);
-        ju64(w, "site", x->heaviest_site);
-        fdw_printf(w, "\"top\":%d,", x->top);
-        struct site_op so;
-        hints_op(site, &so);
-        jstr(w, "op", so.op);
-        jstr(w, "hint", *so.hint ? so.hint : NULL);
-        if (*so.matched)
-            report_display_name(so.matched, buf, sizeof buf);
-        jstr(w, "matched", *so.matched ? buf : NULL);
-        /* the user's frame in the stack the page opens (the heaviest site's), as the report finds it */
-        bool found = false;
-        uint32_t user = l->kind == REP_LINE_BACKWARD ? hints_backward_line_frame(site, &found) : 0;
-        if (!found)
-            user = hints_user_frame(site);
-        fdw_printf(w, "\"user\":%ld,", site->nframes && l->where ? (long)user : -1L);
-        if (l->kind == REP_LINE_BACKWARD) {
-            bool caller_found;
-            uint32_t cu = hints_caller_user_frame(site, &caller_found);
-            if (caller_found) {
-                const struct rep_frame *f = &site->frames[cu];
-                report_display_name(f->function, buf, sizeof buf);
-                snprintf(where, sizeof where, "%s  %s:%u", buf, str(f->file), f->line);
-                jstr(w, "backward_called_at", where);
-            }
-        }
-        key(w, "threads");
-        fdw_putc(w, '[');
-        for (uint32_t t = 0; t < x->ntids; t++)
-            fdw_printf(w, t ? ",%u" : "%u", x->tids[t]);
-        fdw_puts(w, "],");
-        key(w, "per_proc");
-        fdw_putc(w, '[');
-        bool any = false;
-        for (size_t p = 0; p < r->set->n; p++)
-            for (size_t i = 0; i < r->m.per_proc[p].n; i++)
-                if (r->m.merged[p][i] == k) {
-                    const struct rep_line *pl = &r->m.per_proc[p].lines[i];
-                    fdw_printf(w, "%s[%zu,%llu,%llu]", any ? "," : "", p, (unsigned long long)pl->count,
-                               (unsigned long long)pl->blocked_ns);
-                    any = true;
-                }
-        fdw_puts(w, "],");
+        write_line_figures(pg, r, k);
+        write_line_op(w, site);
+        write_line_user(w, l, site);
+        write_line_spread(w, r, k);
         if (l->kind == REP_LINE_BACKWARD)
             write_estimate(pg, r, k);
         write_source(w, &sc, l->where);

@@ -387,11 +387,65 @@ static int check_from_pyproject(const struct pyproject *p, struct check_opts *o,
     return 0;
 }
 
+/* One option of check's into o (--allow: into allow[o->nallow], *allow_given set). Returns -1,
+ * or the usage error's exit status. */
+static int check_option(const struct cli_command *c, int key, const char *v, struct check_opts *o,
+                        struct cli_allow *allow, bool *allow_given)
+{
+    int rc = -1;
+    if (key == CLI_KEY_MAX_SYNCS) {
+        if ((o->max_syncs = parse_amount(v, 1e12)) < 0)
+            rc = cli_usage_error(c,
+                                 "--max-syncs-per-step wants a number >= 0 (syncs per "
+                                 "training step), not '%s'",
+                                 cli_shown(v));
+        o->has_max_syncs = true;
+    } else if (key == CLI_KEY_MAX_SHARE) {
+        char num[64];
+        size_t n = strlen(v);
+        snprintf(num, sizeof num, "%.*s", (int)(n && v[n - 1] == '%' ? n - 1 : n), v);
+        if (n >= sizeof num || (o->max_share = parse_amount(num, 100)) < 0)
+            rc = cli_usage_error(c,
+                                 "--max-blocked-share wants a percentage from 0 to 100 (e.g. "
+                                 "5 or 2.5%%), not '%s'",
+                                 cli_shown(v));
+        o->has_max_share = true;
+    } else if (key == CLI_KEY_ALLOW) {
+        *allow_given = true;
+        if (cli_allow_parse(v, &allow[o->nallow]) != 0)
+            rc = cli_usage_error(c, "--allow wants FILE:LINE (e.g. train.py:88), not '%s'",
+                                 cli_shown(v));
+        o->nallow++;
+    } else if (key == CLI_KEY_INCLUDE_STARTUP) {
+        o->include_startup = true;
+    } else if (key == CLI_KEY_JSON) {
+        o->json = true;
+    }
+    return rc;
+}
+
+/* The budget as it was given, each part an option or pyproject.toml's key (file_num), and the
+ * file it came from (NULL: none). */
+static void budget_text(const struct check_opts *o, const bool file_num[2], const char *from,
+                        char *budget, size_t n)
+{
+    if (o->has_max_syncs)
+        snprintf(budget, n, file_num[0] ? "max_syncs_per_step = %g" : "--max-syncs-per-step %g",
+                 o->max_syncs);
+    if (o->has_max_share)
+        snprintf(budget + strlen(budget), n - strlen(budget),
+                 file_num[1] ? "%smax_blocked_share = %g%%" : "%s--max-blocked-share %g%%",
+                 *budget ? ", " : "", o->max_share);
+    if (from)
+        snprintf(budget + strlen(budget), n - strlen(budget), "; [tool.syncspy] of %s",
+                 cli_shown(from));
+}
+
 static int cmd_check(int argc, char **argv)
 {
     const struct cli_command *c = cli_command("check");
     struct cli_args a = {.cmd = c, .argc = argc, .argv = argv};
-    const char *dir = NULL, *v;
+    const char *dir = NULL;
     struct check_opts o = {0};
     struct pyproject pp;
     int found = pyproject_load(&pp, NULL);
@@ -412,33 +466,8 @@ static int cmd_check(int argc, char **argv)
         pyproject_free(&pp);
         return 2;
     }
-    while (rc < 0 && (key = cli_next_option(&a)) > 0) {
-        v = a.value;
-        if (key == CLI_KEY_MAX_SYNCS) {
-            if ((o.max_syncs = parse_amount(v, 1e12)) < 0)
-                rc = cli_usage_error(c, "--max-syncs-per-step wants a number >= 0 (syncs per "
-                                     "training step), not '%s'", cli_shown(v));
-            o.has_max_syncs = true;
-        } else if (key == CLI_KEY_MAX_SHARE) {
-            char num[64];
-            size_t n = strlen(v);
-            snprintf(num, sizeof num, "%.*s", (int)(n && v[n - 1] == '%' ? n - 1 : n), v);
-            if (n >= sizeof num || (o.max_share = parse_amount(num, 100)) < 0)
-                rc = cli_usage_error(c, "--max-blocked-share wants a percentage from 0 to 100 (e.g. "
-                                     "5 or 2.5%%), not '%s'", cli_shown(v));
-            o.has_max_share = true;
-        } else if (key == CLI_KEY_ALLOW) {
-            allow_given = true;
-            if (cli_allow_parse(v, &allow[o.nallow]) != 0)
-                rc = cli_usage_error(c, "--allow wants FILE:LINE (e.g. train.py:88), not '%s'",
-                                     cli_shown(v));
-            o.nallow++;
-        } else if (key == CLI_KEY_INCLUDE_STARTUP) {
-            o.include_startup = true;
-        } else if (key == CLI_KEY_JSON) {
-            o.json = true;
-        }
-    }
+    while (rc < 0 && (key = cli_next_option(&a)) > 0)
+        rc = check_option(c, key, a.value, &o, allow, &allow_given);
     if (rc < 0 && key == 0)
         rc = a.status;
     if (rc < 0 && found > 0) {
@@ -456,17 +485,7 @@ static int cmd_check(int argc, char **argv)
     if (rc < 0 && !load_all("check", dir, &set))
         rc = 2;
     if (rc < 0) {
-        /* each part as it was given: an option, or pyproject.toml's key */
-        if (o.has_max_syncs)
-            snprintf(budget, sizeof budget, file_num[0] ? "max_syncs_per_step = %g" :
-                     "--max-syncs-per-step %g", o.max_syncs);
-        if (o.has_max_share)
-            snprintf(budget + strlen(budget), sizeof budget - strlen(budget),
-                     file_num[1] ? "%smax_blocked_share = %g%%" : "%s--max-blocked-share %g%%",
-                     *budget ? ", " : "", o.max_share);
-        if (from_file)
-            snprintf(budget + strlen(budget), sizeof budget - strlen(budget), "; [tool.syncspy] of %s",
-                     cli_shown(pp.path));
+        budget_text(&o, file_num, from_file ? pp.path : NULL, budget, sizeof budget);
         o.settings_from = from_file ? pp.path : NULL;
         o.allow = allow;
         o.budget_text = budget;

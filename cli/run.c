@@ -841,12 +841,13 @@ static int open_run_log(const char *root, char **log)
     return -1;
 }
 
-int cli_run(int argc, char **argv)
+/* The environment the program runs in: what the agent will make of the options and the
+ * environment together, the options as SYNCSPY_* variables (and the file each came from),
+ * SYNCSPY_OUT made absolute, the agent preloaded. *root_out: the output root (the caller frees
+ * it). Returns -1, or the exit status of an error it said. */
+static int prepare_environment(char **root_out)
 {
-    int cmd = 0, rc = parse_options(argc, argv, &cmd);
-    if (rc >= 0)
-        return rc;
-    /* what the agent will make of the options and the environment together */
+    int rc;
     static struct config eff;
     with_environment = true;
     config_parse(&eff, run_getenv);
@@ -896,7 +897,45 @@ int cli_run(int argc, char **argv)
         free(root);
         return run_error("out of memory");
     }
+    *root_out = root;
+    return -1;
+}
 
+/* Waits for the child pid (cmd) beside the live view, or alone, stopping as it stops; with the
+ * live view, then says where its output went (log). Returns its wait status. */
+static int wait_child(pid_t pid, const char *root, const char *cmd, char *log)
+{
+    int status = 0;
+    bool reaped = live_top && cli_top_beside(root, pid, &status);
+    if (live_top && !reaped)
+        fprintf(stderr, "syncspy run: the view is closed; %s runs on (its output: %s)\n", cmd, log);
+    while (!reaped) {
+        if (waitpid(pid, &status, WUNTRACED) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (!WIFSTOPPED(status))
+            break;
+        stop_like(WSTOPSIG(status));
+    }
+    child_pid = 0;
+    if (live_top) {
+        close(child_output);
+        fprintf(stderr, "syncspy run: %s's output and report: %s\n", cmd, log);
+        free(log);
+    }
+    return status;
+}
+
+int cli_run(int argc, char **argv)
+{
+    int cmd = 0, rc = parse_options(argc, argv, &cmd);
+    if (rc >= 0)
+        return rc;
+    char *root = NULL;
+    if ((rc = prepare_environment(&root)) >= 0)
+        return rc;
     char *log = NULL;
     if (live_top && (rc = open_run_log(root, &log)) >= 0) {
         free(root);
@@ -918,26 +957,7 @@ int cli_run(int argc, char **argv)
     forward_all();
     sigprocmask(SIG_SETMASK, &old, NULL);
 
-    int status = 0;
-    bool reaped = live_top && cli_top_beside(root, pid, &status);
-    if (live_top && !reaped)
-        fprintf(stderr, "syncspy run: the view is closed; %s runs on (its output: %s)\n", argv[cmd], log);
-    while (!reaped) {
-        if (waitpid(pid, &status, WUNTRACED) < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        if (!WIFSTOPPED(status))
-            break;
-        stop_like(WSTOPSIG(status));
-    }
-    child_pid = 0;
-    if (live_top) {
-        close(child_output);
-        fprintf(stderr, "syncspy run: %s's output and report: %s\n", argv[cmd], log);
-        free(log);
-    }
+    int status = wait_child(pid, root, argv[cmd], log);
     sigprocmask(SIG_BLOCK, &fwd, NULL); /* from here on, ours to take as they come: at the end */
     signal(SIGPIPE, SIG_IGN);           /* a closed stderr costs the lines, not the status */
     say_where(root, &before);

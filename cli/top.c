@@ -512,40 +512,53 @@ static int views_of(struct top_state *st, struct views *vs)
     return 0;
 }
 
-static void draw_header(const struct top_state *st, const struct views *vs, const struct cli_merged *m,
-                        const struct cli_merged *mw, size_t problems, struct screen *s)
+/* The header's figures summed over the processes shown: their last 10 s, since start (the
+ * merged lines' syncs and blocked time), and the thread 't' chose. */
+struct header_sums {
+    struct top_window w; /* the last 10 s */
+    bool running, short_of_steps, folded;
+    uint64_t bound, sampled_from;
+    uint64_t steps_seen, missing, thread_syncs, thread_blocked, thread_win_syncs,
+        thread_win_blocked;
+    double syncs, blocked;
+};
+
+static struct header_sums header_sums(const struct views *vs, const struct cli_merged *m)
 {
-    struct top_window w = {0};
-    bool running = false, short_of_steps = false, folded = false;
-    uint64_t bound = 0, sampled_from = UINT64_MAX;
-    uint64_t steps_seen = 0, missing = 0, thread_syncs = 0, thread_blocked = 0, thread_win_syncs = 0,
-             thread_win_blocked = 0;
-    double syncs = 0, blocked = 0;
+    struct header_sums h = {.sampled_from = UINT64_MAX};
     for (size_t p = 0; p < vs->n; p++) {
         const struct top_view *v = &vs->v[p];
-        w.steps += v->w.steps;
-        w.wall_ns += v->w.wall_ns;
-        w.syncs += v->w.syncs;
-        w.blocked_ns += v->w.blocked_ns;
-        short_of_steps |= v->w.short_of_steps;
-        folded |= v->w.folded;
+        h.w.steps += v->w.steps;
+        h.w.wall_ns += v->w.wall_ns;
+        h.w.syncs += v->w.syncs;
+        h.w.blocked_ns += v->w.blocked_ns;
+        h.short_of_steps |= v->w.short_of_steps;
+        h.folded |= v->w.folded;
         if (v->since.trace_bound_bytes) {
-            bound = v->since.trace_bound_bytes;
-            sampled_from = v->since.sampled_from < sampled_from ? v->since.sampled_from : sampled_from;
+            h.bound = v->since.trace_bound_bytes;
+            h.sampled_from =
+                v->since.sampled_from < h.sampled_from ? v->since.sampled_from : h.sampled_from;
         }
-        running |= v->since.trace_unfinished && !v->since.trace_lost_errno; /* it grows no more */
-        steps_seen += v->since.steps_seen;
-        missing += v->records_missing;
-        thread_syncs += v->thread_syncs;
-        thread_blocked += v->thread_blocked_ns;
-        thread_win_syncs += v->thread_win_syncs;
-        thread_win_blocked += v->thread_win_blocked_ns;
+        h.running |= v->since.trace_unfinished && !v->since.trace_lost_errno; /* it grows no more */
+        h.steps_seen += v->since.steps_seen;
+        h.missing += v->records_missing;
+        h.thread_syncs += v->thread_syncs;
+        h.thread_blocked += v->thread_blocked_ns;
+        h.thread_win_syncs += v->thread_win_syncs;
+        h.thread_win_blocked += v->thread_win_blocked_ns;
         for (size_t i = 0; i < m->per_proc[p].n; i++) {
-            syncs += (double)m->per_proc[p].lines[i].count;
-            blocked += (double)m->per_proc[p].lines[i].blocked_ns;
+            h.syncs += (double)m->per_proc[p].lines[i].count;
+            h.blocked += (double)m->per_proc[p].lines[i].blocked_ns;
         }
     }
-    (void)mw;
+    return h;
+}
+
+/* The title line, then what could not be read, what lost data and what has no trace (three of
+ * each at most). */
+static void draw_title(const struct top_state *st, const struct views *vs, bool running,
+                       size_t problems, struct screen *s)
+{
     char now[32] = "";
     time_t t = time(NULL);
     struct tm tm;
@@ -574,16 +587,23 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
                 st->thread[0] ? ", left out of a thread's view" : "");
             shown++;
         }
+}
+
+/* The figures, the last 10 s beside since start: every thread's, or the thread 't' chose. */
+static void draw_figures(const struct top_state *st, const struct views *vs,
+                         const struct cli_merged *m, const struct header_sums *h, struct screen *s)
+{
     double np = vs->n ? (double)vs->n : 1.0;
     bool one = st->thread[0] != 0;
     char a[32], b[32], c[32], d[32], e[32], f[32];
     /* steps/s of the job: each process's steps over its own time, averaged over processes */
-    rate_text(a, sizeof a, w.wall_ns > 0 ? w.steps * 1e9 / (w.wall_ns / np) / np : 0);
+    rate_text(a, sizeof a, h->w.wall_ns > 0 ? h->w.steps * 1e9 / (h->w.wall_ns / np) / np : 0);
     rate_text(b, sizeof b, m->wall_ns > 0 ? m->steps * 1e9 / (m->wall_ns / np) / np : 0);
-    rate_text(c, sizeof c, w.steps ? (one ? (double)thread_win_syncs : w.syncs) / w.steps : 0);
-    rate_text(d, sizeof d, (one ? (double)thread_syncs : syncs) / m->steps);
-    share_text(e, sizeof e, one ? (double)thread_win_blocked : w.blocked_ns, w.wall_ns);
-    share_text(f, sizeof f, one ? (double)thread_blocked : blocked, m->wall_ns);
+    rate_text(c, sizeof c,
+              h->w.steps ? (one ? (double)h->thread_win_syncs : h->w.syncs) / h->w.steps : 0);
+    rate_text(d, sizeof d, (one ? (double)h->thread_syncs : h->syncs) / m->steps);
+    share_text(e, sizeof e, one ? (double)h->thread_win_blocked : h->w.blocked_ns, h->w.wall_ns);
+    share_text(f, sizeof f, one ? (double)h->thread_blocked : h->blocked, m->wall_ns);
     char whose[128];
     if (one)
         snprintf(whose, sizeof whose, "(thread %s's)", st->thread);
@@ -593,23 +613,46 @@ static void draw_header(const struct top_state *st, const struct views *vs, cons
     out(s, "%-16s %14s %14s", "steps/s", a, b);
     out(s, "%-16s %14s %14s   %s", "syncs/step", c, d, whose);
     out(s, "%-16s %14s %14s   %s", "blocked share", e, f, whose);
-    out(s, "%-16s %14.0f %14.0f   (training steps; %llu begun)%s", "steps", w.steps, m->steps,
-        (unsigned long long)steps_seen, short_of_steps ? "  (last 10 s: the newest steps kept)" : "");
-    if (folded) {
+    out(s, "%-16s %14.0f %14.0f   (training steps; %llu begun)%s", "steps", h->w.steps, m->steps,
+        (unsigned long long)h->steps_seen,
+        h->short_of_steps ? "  (last 10 s: the newest steps kept)" : "");
+}
+
+/* What the last 10 s's figures lack: runs of folded steps, a sample of the records, records the
+ * agent's rings had no room for. */
+static void draw_header_notes(const struct views *vs, bool one, const struct header_sums *h,
+                              struct screen *s)
+{
+    double np = vs->n ? (double)vs->n : 1.0;
+    if (h->folded) {
         char span[32];
-        report_format_ns(span, sizeof span, w.wall_ns / np);
+        report_format_ns(span, sizeof span, h->w.wall_ns / np);
         out(s, "  last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole (%s): their "
             "counts are exact", span);
     }
-    if (bound)
-        out(s, "  past half of SYNCSPY_TRACE_MB=%llu the trace keeps the sync records of a sample of steps "
+    if (h->bound)
+        out(s,
+            "  past half of SYNCSPY_TRACE_MB=%llu the trace keeps the sync records of a sample of steps "
             "(every one before step %llu): the last 10 s's lines%s are that sample's, not exact; the "
-            "steps and every thread's figures stay exact", (unsigned long long)(bound >> 20),
-            (unsigned long long)sampled_from, one ? " and this thread's lines and last-10-s figures" : "");
-    if (missing)
-        out(s, "  %llu sync record%s not in the trace (the agent's rings were full): the last 10 s and "
-            "one thread's lines count the %s there are", (unsigned long long)missing, missing == 1 ? "" : "s",
-            "records");
+            "steps and every thread's figures stay exact",
+            (unsigned long long)(h->bound >> 20), (unsigned long long)h->sampled_from,
+            one ? " and this thread's lines and last-10-s figures" : "");
+    if (h->missing)
+        out(s,
+            "  %llu sync record%s not in the trace (the agent's rings were full): the last 10 s and "
+            "one thread's lines count the %s there are",
+            (unsigned long long)h->missing, h->missing == 1 ? "" : "s", "records");
+}
+
+static void draw_header(const struct top_state *st, const struct views *vs,
+                        const struct cli_merged *m, const struct cli_merged *mw, size_t problems,
+                        struct screen *s)
+{
+    (void)mw;
+    struct header_sums h = header_sums(vs, m);
+    draw_title(st, vs, h.running, problems, s);
+    draw_figures(st, vs, m, &h, s);
+    draw_header_notes(vs, st->thread[0] != 0, &h, s);
     out(s, "%s", "");
 }
 

@@ -390,16 +390,11 @@ static void since_steps(const struct top_feed *f, struct rep_process *p, struct 
     p->nsteps = n;
 }
 
-int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
+/* Each key's syncs and blocked time in the window (the records of the steps before it are done
+ * with: dropped). False: no memory. */
+static bool count_window(struct top_feed *f, const struct top_view *v, struct view_store *st,
+                         bool thread)
 {
-    memset(v, 0, sizeof *v);
-    struct view_store *st = calloc(1, sizeof *st);
-    if (!st)
-        return -1;
-    v->owned = st;
-    v->since = f->snap;
-    since_steps(f, &v->since, st->steps);
-    v->w = window_of(f);
     /* the window only moves on: records of steps before it are done with */
     while (f->events.n && ((struct top_event *)ring_at(&f->events, 0))->step < v->w.first_step)
         ring_pop_front(&f->events);
@@ -410,7 +405,7 @@ int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
     if (thread)
         st->since_sites = calloc(nk, sizeof *st->since_sites);
     if (!st->win_count || !st->win_ns || !st->win_sites || (thread && !st->since_sites))
-        return -1;
+        return false;
     for (size_t i = 0; i < f->events.n; i++) {
         const struct top_event *e = ring_at(&f->events, i);
         if (in_window(f, &v->w, e->step)) {
@@ -418,41 +413,64 @@ int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
             st->win_ns[e->key] += e->ns;
         }
     }
-    size_t nw = 0, ns = 0;
+    return true;
+}
+
+/* The keys viewed (thread's, or every thread's: NULL) as sites: the window's into st->win_sites
+ * (*nw of them), and with a thread since start into st->since_sites (*ns). */
+static void view_sites(const struct top_feed *f, const char *thread, struct view_store *st,
+                       struct top_view *v, size_t *nw, size_t *ns)
+{
     for (size_t i = 0; i < f->nkeys; i++) {
         const struct top_key *k = &f->keys[i];
         if (!tid_viewed(&f->snap, k->tid, thread))
             continue;
         if (st->win_count[i]) {
-            st->win_sites[nw++] = (struct rep_site){.api = k->api, .frames = k->frames, .nframes = k->nframes,
-                                                    .count = st->win_count[i], .blocked_ns = st->win_ns[i],
-                                                    .max_ns = k->max_ns};
+            st->win_sites[(*nw)++] = (struct rep_site){.api = k->api,
+                                                       .frames = k->frames,
+                                                       .nframes = k->nframes,
+                                                       .count = st->win_count[i],
+                                                       .blocked_ns = st->win_ns[i],
+                                                       .max_ns = k->max_ns};
             v->thread_win_syncs += st->win_count[i];
             v->thread_win_blocked_ns += st->win_ns[i];
         }
         struct rep_phase_raw raw = phase_raw(&k->phase);
         if (thread && raw.count)
-            st->since_sites[ns++] = (struct rep_site){.api = k->api, .frames = k->frames, .nframes = k->nframes,
-                                                      .count = raw.count, .blocked_ns = raw.ns, .max_ns = k->max_ns,
-                                                      .split = rep_split_of(&raw, f->last_step, true)};
+            st->since_sites[(*ns)++] =
+                (struct rep_site){.api = k->api,
+                                  .frames = k->frames,
+                                  .nframes = k->nframes,
+                                  .count = raw.count,
+                                  .blocked_ns = raw.ns,
+                                  .max_ns = k->max_ns,
+                                  .split = rep_split_of(&raw, f->last_step, true)};
     }
-    if (thread) { /* one thread's: its sync records, and its exact totals for the header */
-        v->since.sites = st->since_sites;
-        v->since.nsites = ns;
-        for (size_t i = 0; f->snap.threads && i < f->snap.nthreads; i++) {
-            const struct rep_thread *t = &f->snap.threads[i];
-            if (!t->tid || !tid_viewed(&f->snap, t->tid, thread))
-                continue;
-            struct rep_site as_site = {.count = t->syncs, .blocked_ns = t->blocked_ns, .split = t->split};
-            uint64_t c, b;
-            report_site_counts(&v->since, &as_site, false, &c, &b);
-            v->thread_syncs += c;
-            v->thread_blocked_ns += b;
-            v->thread_found = true;
-        }
+}
+
+/* One thread's exact totals for the header, from the threads' totals. */
+static void thread_totals(const struct top_feed *f, const char *thread, struct top_view *v)
+{
+    for (size_t i = 0; f->snap.threads && i < f->snap.nthreads; i++) {
+        const struct rep_thread *t = &f->snap.threads[i];
+        if (!t->tid || !tid_viewed(&f->snap, t->tid, thread))
+            continue;
+        struct rep_site as_site = {
+            .count = t->syncs, .blocked_ns = t->blocked_ns, .split = t->split};
+        uint64_t c, b;
+        report_site_counts(&v->since, &as_site, false, &c, &b);
+        v->thread_syncs += c;
+        v->thread_blocked_ns += b;
+        v->thread_found = true;
     }
+}
+
+/* The last 10 s as a process of its own: the window's sites and figures. */
+static void window_process(const struct top_feed *f, struct top_view *v, struct rep_site *sites,
+                           size_t nw)
+{
     v->window = f->snap;
-    v->window.sites = st->win_sites;
+    v->window.sites = sites;
     v->window.nsites = nw;
     v->window.steps = NULL;
     v->window.nsteps = 0;
@@ -461,6 +479,28 @@ int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
     v->window.syncs = (uint64_t)v->w.syncs;
     v->window.blocked_ns = (uint64_t)v->w.blocked_ns;
     v->window.startup_closed = false;
+}
+
+int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
+{
+    memset(v, 0, sizeof *v);
+    struct view_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return -1;
+    v->owned = st;
+    v->since = f->snap;
+    since_steps(f, &v->since, st->steps);
+    v->w = window_of(f);
+    if (!count_window(f, v, st, thread != NULL))
+        return -1;
+    size_t nw = 0, ns = 0;
+    view_sites(f, thread, st, v, &nw, &ns);
+    if (thread) { /* one thread's: its sync records, and its exact totals for the header */
+        v->since.sites = st->since_sites;
+        v->since.nsites = ns;
+        thread_totals(f, thread, v);
+    }
+    window_process(f, v, st->win_sites, nw);
     v->records_missing = f->snap.syncs_dropped + f->keys_lost +
                          (f->events_overwritten && f->overwritten_step >= v->w.first_step ? f->events_overwritten : 0);
     return 0;

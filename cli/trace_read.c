@@ -1253,12 +1253,11 @@ static void cut_after_totals(struct reader *r)
     r->out->steps_after_totals = cut;
 }
 
-static bool build_steps(struct reader *r)
+/* The STEP records as one list by step number: the latest steps (kept apart in the tail) after
+ * the first ones, each step's last record; *active counts the active ones. */
+static bool collect_step_records(struct reader *r, size_t *active)
 {
-    struct rep_process *out = r->out;
-    struct tstep *t = r->steps.p;
-    size_t n = 0, active = 0;
-    cut_after_totals(r);
+    size_t n = 0;
     for (size_t i = 0; i < r->tail_n; i++) { /* the latest steps after the first ones */
         struct tstep *slot = vec_push(r, &r->steps, sizeof *slot);
         if (!slot)
@@ -1266,19 +1265,24 @@ static bool build_steps(struct reader *r)
         *slot = r->tail[(r->tail_at + i) % TRACE_READ_TAIL_STEPS];
     }
     r->tail_n = 0;
-    t = r->steps.p;
+    struct tstep *t = r->steps.p;
     if (r->steps.n)
         qsort(t, r->steps.n, sizeof *t, step_cmp);
     for (size_t i = 0; i < r->steps.n; i++) { /* one per step number: the last written */
         if (i + 1 < r->steps.n && t[i + 1].ev.step == t[i].ev.step)
             continue;
         t[n++] = t[i];
-        active += t[i].ev.active;
+        *active += t[i].ev.active;
     }
     r->steps.n = n;
-    /* Step numbers with no record: the agent's STEPS_LOST counts those it lost (their active
-     * ones' figures go into the totals below); any beyond are missing without a count (a file
-     * of an older agent, whose step queue dropped them, or one cut by hand). */
+    return true;
+}
+
+/* Step numbers with no record: the agent's STEPS_LOST counts those it lost (their active
+ * ones' figures go into the totals below); any beyond are missing without a count (a file
+ * of an older agent, whose step queue dropped them, or one cut by hand). */
+static void count_missing_steps(struct reader *r, size_t n, size_t active)
+{
     uint64_t accounted = sat_add(sat_add(n, r->extra.records), r->lost.records);
     if (accounted > r->steps_seen)
         r->steps_seen = accounted; /* the lost steps were the last ones */
@@ -1287,38 +1291,49 @@ static bool build_steps(struct reader *r)
         r->out->steps_missing_active = (uint64_t)(((unsigned __int128)r->out->step_records_missing * active +
                                                    n / 2) / n); /* <= missing: active <= n */
     r->out->steps_lost = r->lost.active;
-    /* A trace that ends early (killed, _exit) has no record of the step still open then; its
-     * syncs are in the site totals of the last flush: that step is made up from what they have
-     * beyond the steps that ended, so the header counts what the table shows. */
+}
+
+/* A trace that ends early (killed, _exit) has no record of the step still open then; its
+ * syncs are in the site totals of the last flush: that step is made up from what they have
+ * beyond the steps that ended, so the header counts what the table shows. Not active: none. */
+static struct trace_step_event open_step_at_end(const struct reader *r, const struct tstep *t,
+                                                size_t n)
+{
     struct trace_step_event opened = {0};
-    if (!r->ended) {
-        uint64_t sites_syncs = 0, sites_blocked = 0;
-        uint64_t steps_syncs = sat_add(r->extra.syncs, r->lost.syncs);
-        uint64_t steps_blocked = sat_add(r->extra.blocked, r->lost.blocked_ns);
-        uint64_t begins = r->start_mono_ns;
-        for (size_t i = 0; i < r->sites.n; i++) {
-            sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
-            sites_blocked = sat_add(sites_blocked, ((struct tsite *)r->sites.p)[i].blocked_ns);
-        }
-        for (size_t i = 0; i < n; i++) {
-            if (t[i].ev.active) {
-                steps_syncs = sat_add(steps_syncs, t[i].ev.syncs);
-                steps_blocked = sat_add(steps_blocked, t[i].ev.blocked_ns);
-            }
-            if (t[i].ev.end_ns > begins)
-                begins = t[i].ev.end_ns;
-        }
-        if (sites_syncs > steps_syncs)
-            opened = (struct trace_step_event){.step = r->steps_seen, .start_ns = begins,
-                                               .end_ns = r->last_ns > begins ? r->last_ns : begins,
-                                               .syncs = sites_syncs - steps_syncs,
-                                               .blocked_ns = sites_blocked > steps_blocked ? sites_blocked - steps_blocked : 0,
-                                               .active = true, .partial = true};
+    if (r->ended)
+        return opened;
+    uint64_t sites_syncs = 0, sites_blocked = 0;
+    uint64_t steps_syncs = sat_add(r->extra.syncs, r->lost.syncs);
+    uint64_t steps_blocked = sat_add(r->extra.blocked, r->lost.blocked_ns);
+    uint64_t begins = r->start_mono_ns;
+    for (size_t i = 0; i < r->sites.n; i++) {
+        sites_syncs = sat_add(sites_syncs, ((struct tsite *)r->sites.p)[i].count);
+        sites_blocked = sat_add(sites_blocked, ((struct tsite *)r->sites.p)[i].blocked_ns);
     }
-    if (opened.active) {
-        active++;
-        r->steps_seen = sat_add(r->steps_seen, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].ev.active) {
+            steps_syncs = sat_add(steps_syncs, t[i].ev.syncs);
+            steps_blocked = sat_add(steps_blocked, t[i].ev.blocked_ns);
+        }
+        if (t[i].ev.end_ns > begins)
+            begins = t[i].ev.end_ns;
     }
+    if (sites_syncs > steps_syncs)
+        opened = (struct trace_step_event){
+            .step = r->steps_seen,
+            .start_ns = begins,
+            .end_ns = r->last_ns > begins ? r->last_ns : begins,
+            .syncs = sites_syncs - steps_syncs,
+            .blocked_ns = sites_blocked > steps_blocked ? sites_blocked - steps_blocked : 0,
+            .active = true,
+            .partial = true};
+    return opened;
+}
+
+/* The totals start from the steps that are not listed: folded into runs (extra) or lost. */
+static void count_unlisted_steps(struct reader *r)
+{
+    struct rep_process *out = r->out;
     out->active_steps = sat_add(r->extra.active, r->lost.active);
     out->syncs = sat_add(r->extra.syncs, r->lost.syncs);
     out->blocked_ns = sat_add(r->extra.blocked, r->lost.blocked_ns);
@@ -1326,18 +1341,21 @@ static bool build_steps(struct reader *r)
     out->wall_ns = sat_add(r->extra.wall, r->lost.wall_ns);
     out->steps_omitted = r->extra.active;
     out->attribution_steps = r->extra.attributed;
-    /* the step still open at exit with nothing recorded has no STEP record: END counts it */
-    if (r->end_steps_seen > r->steps_seen)
-        r->steps_seen = r->end_steps_seen;
-    out->steps_seen = r->steps_seen;
+}
+
+/* The active steps as the report's list (the made-up open one last), added to the totals. */
+static bool list_active_steps(struct reader *r, const struct tstep *t, size_t n,
+                              const struct trace_step_event *opened, size_t active)
+{
+    struct rep_process *out = r->out;
     if (active) {
         if (!charge(r, active * sizeof(struct rep_step)) ||
             !(r->st->steps = calloc(active, sizeof *r->st->steps)))
             return nomem(r);
     }
     size_t k = 0;
-    for (size_t i = 0; i < n + opened.active; i++) {
-        const struct trace_step_event *e = i < n ? &t[i].ev : &opened;
+    for (size_t i = 0; i < n + opened->active; i++) {
+        const struct trace_step_event *e = i < n ? &t[i].ev : opened;
         if (!e->active)
             continue;
         r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
@@ -1353,16 +1371,44 @@ static bool build_steps(struct reader *r)
     }
     out->steps = r->st->steps;
     out->nsteps = k;
-    if (r->ev && n) {
-        if (!charge(r, n * sizeof(struct trace_step_event)) ||
-            !(r->st->step_events = malloc(n * sizeof *r->st->step_events)))
-            return nomem(r);
-        for (size_t i = 0; i < n; i++)
-            r->st->step_events[i] = t[i].ev;
-        r->ev->steps = r->st->step_events;
-        r->ev->nsteps = n;
-    }
     return true;
+}
+
+/* Every step's record, active or not, for the timeline. */
+static bool timeline_step_events(struct reader *r, const struct tstep *t, size_t n)
+{
+    if (!r->ev || !n)
+        return true;
+    if (!charge(r, n * sizeof(struct trace_step_event)) ||
+        !(r->st->step_events = malloc(n * sizeof *r->st->step_events)))
+        return nomem(r);
+    for (size_t i = 0; i < n; i++)
+        r->st->step_events[i] = t[i].ev;
+    r->ev->steps = r->st->step_events;
+    r->ev->nsteps = n;
+    return true;
+}
+
+static bool build_steps(struct reader *r)
+{
+    size_t active = 0;
+    cut_after_totals(r);
+    if (!collect_step_records(r, &active))
+        return false;
+    const struct tstep *t = r->steps.p;
+    size_t n = r->steps.n;
+    count_missing_steps(r, n, active);
+    struct trace_step_event opened = open_step_at_end(r, t, n);
+    if (opened.active) {
+        active++;
+        r->steps_seen = sat_add(r->steps_seen, 1);
+    }
+    count_unlisted_steps(r);
+    /* the step still open at exit with nothing recorded has no STEP record: END counts it */
+    if (r->end_steps_seen > r->steps_seen)
+        r->steps_seen = r->end_steps_seen;
+    r->out->steps_seen = r->steps_seen;
+    return list_active_steps(r, t, n, &opened, active) && timeline_step_events(r, t, n);
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -1393,22 +1439,13 @@ static void span(struct trace_step_event *e, uint64_t t0, uint64_t t1)
         e->end_ns = t1;
 }
 
-/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
- * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
- * spaced), so the html timeline can show steps from the whole run. */
-static bool timeline_steps(struct reader *r)
+/* The step numbers of events that no STEP record has (folded into runs), into u: sorted, each
+ * once, at most TRACE_READ_SPANNED_STEPS of them (evenly spaced). Returns how many. */
+static size_t unrecorded_steps(const struct reader *r, uint64_t *u)
 {
-    struct trace_events *ev = r->ev;
-    size_t nev = r->syncs.n + r->launches.n;
-    if (!nev)
-        return true;
+    const struct trace_events *ev = r->ev;
     const struct trace_sync_event *sy = r->syncs.p;
     const struct trace_launch_event *la = r->launches.p;
-    uint64_t *u = malloc(nev * sizeof *u);
-    if (!u || !charge(r, nev * sizeof *u)) {
-        free(u);
-        return nomem(r);
-    }
     size_t k = 0;
     for (size_t i = 0; i < r->syncs.n; i++)
         if (step_at(ev->steps, ev->nsteps, sy[i].step) < 0)
@@ -1427,42 +1464,67 @@ static bool timeline_steps(struct reader *r)
             u[j++] = u[i];
         m = j;
     }
-    bool ok = true;
-    if (m) {
-        size_t total = ev->nsteps + m;
-        struct trace_step_event *all = charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
-        ok = all != NULL;
-        if (all) {
-            size_t a = 0, b = 0, o = 0;
-            while (a < ev->nsteps || b < m) {
-                if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
-                    all[o++] = ev->steps[a++];
-                else
-                    all[o++] = (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX,
-                                                         .spanned = true};
-            }
-            for (size_t i = 0; i < r->syncs.n; i++) {
-                long at = step_at(all, total, sy[i].step);
-                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
-                if (e && e->spanned) {
-                    span(e, sy[i].start_ns, sy[i].end_ns);
-                    e->syncs++;
-                }
-            }
-            for (size_t i = 0; i < r->launches.n; i++) {
-                long at = step_at(all, total, la[i].step);
-                struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
-                if (e && e->spanned) {
-                    span(e, la[i].time_ns, la[i].time_ns);
-                    e->launches++;
-                }
-            }
-            free(r->st->step_events);
-            r->st->step_events = all;
-            ev->steps = all;
-            ev->nsteps = total;
+    return m;
+}
+
+/* The steps u[0..m) among the timeline's, in order, each spanning its events (its syncs and
+ * launches counted). False: no memory. */
+static bool add_spanned_steps(struct reader *r, const uint64_t *u, size_t m)
+{
+    struct trace_events *ev = r->ev;
+    const struct trace_sync_event *sy = r->syncs.p;
+    const struct trace_launch_event *la = r->launches.p;
+    size_t total = ev->nsteps + m;
+    struct trace_step_event *all =
+        charge(r, total * sizeof *all) ? malloc(total * sizeof *all) : NULL;
+    if (!all)
+        return false;
+    size_t a = 0, b = 0, o = 0;
+    while (a < ev->nsteps || b < m) {
+        if (b == m || (a < ev->nsteps && ev->steps[a].step < u[b]))
+            all[o++] = ev->steps[a++];
+        else
+            all[o++] =
+                (struct trace_step_event){.step = u[b++], .start_ns = UINT64_MAX, .spanned = true};
+    }
+    for (size_t i = 0; i < r->syncs.n; i++) {
+        long at = step_at(all, total, sy[i].step);
+        struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+        if (e && e->spanned) {
+            span(e, sy[i].start_ns, sy[i].end_ns);
+            e->syncs++;
         }
     }
+    for (size_t i = 0; i < r->launches.n; i++) {
+        long at = step_at(all, total, la[i].step);
+        struct trace_step_event *e = at >= 0 ? &all[at] : NULL;
+        if (e && e->spanned) {
+            span(e, la[i].time_ns, la[i].time_ns);
+            e->launches++;
+        }
+    }
+    free(r->st->step_events);
+    r->st->step_events = all;
+    ev->steps = all;
+    ev->nsteps = total;
+    return true;
+}
+
+/* The timeline's steps: the steps listed, and a spanned one (trace_read.h) for the steps whose
+ * events are kept but whose STEP record is not (TRACE_READ_SPANNED_STEPS of them at most, evenly
+ * spaced), so the html timeline can show steps from the whole run. */
+static bool timeline_steps(struct reader *r)
+{
+    size_t nev = r->syncs.n + r->launches.n;
+    if (!nev)
+        return true;
+    uint64_t *u = malloc(nev * sizeof *u);
+    if (!u || !charge(r, nev * sizeof *u)) {
+        free(u);
+        return nomem(r);
+    }
+    size_t m = unrecorded_steps(r, u);
+    bool ok = !m || add_spanned_steps(r, u, m);
     free(u);
     return ok || nomem(r);
 }

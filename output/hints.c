@@ -919,86 +919,113 @@ void hints_op(const struct rep_site *site, struct site_op *out)
         graph_break_advice(site, out);
 }
 
-static void op_of(const struct rep_site *site, const struct node_seen *n, struct site_op *out)
+/* A backward sync outside a compiled graph: the rule of the op that waited, else the node's. */
+static void node_op(const struct op_rule *cause, const struct node_seen *n, struct site_op *out)
 {
-    const struct op_rule *cause = cause_rule(site);
-    /* the backward of a compiled graph (AOTAutograd's one node for all of it): named by the op
-     * that waited in it, as a forward sync is (its generated code is named by the user's line) */
-    if (n->backward && !node_is(n->name, "CompiledFunctionBackward")) {
-        if (cause) {
-            take_rule(cause, cause->key, out);
-            return;
-        }
-        backward_op(n->name, n->custom, out);
-        snprintf(out->matched, sizeof out->matched, "%s", str(n->matched));
-        return;
-    }
-    bool found;
-    uint32_t u = user_frame(site, &found);
-    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
-    uint32_t scope = found ? u : sec.own; /* from the CUDA call to below the user frame */
-    const struct rep_frame *f = site->frames;
-    /* the operators: the outermost and the innermost (the one that waited) */
-    char outer[96] = "", inner[96] = "", buf[96];
-    for (uint32_t i = 0; i < scope; i++) {
-        if (!f[i].python && aten_struct(f[i].function, buf, sizeof buf)) {
-            if (!*inner)
-                snprintf(inner, sizeof inner, "%s", buf);
-            snprintf(outer, sizeof outer, "%s", buf);
-        }
-    }
-    if (*outer) {
-        aten_display(outer, out->aten, sizeof out->aten);
-        aten_display(inner, out->aten_inner, sizeof out->aten_inner);
-    }
     if (cause) {
         take_rule(cause, cause->key, out);
         return;
     }
-    /* torch's Python, then its bindings: from the user frame inwards */
+    backward_op(n->name, n->custom, out);
+    snprintf(out->matched, sizeof out->matched, "%s", str(n->matched));
+}
+
+/* The ATen operators of the native frames f[0..scope): the outermost into outer (the one the
+ * user called) and the innermost into inner (the one that waited); "" when there is none. */
+static void aten_ops_in(const struct rep_frame *f, uint32_t scope, char *outer, char *inner,
+                        size_t cap)
+{
+    char buf[96];
+    for (uint32_t i = 0; i < scope; i++) {
+        if (!f[i].python && aten_struct(f[i].function, buf, sizeof buf)) {
+            if (!*inner)
+                snprintf(inner, cap, "%s", buf);
+            snprintf(outer, cap, "%s", buf);
+        }
+    }
+}
+
+/* torch's Python, then its bindings: the rule of the first frame that has one, from the user
+ * frame inwards. */
+static const struct op_rule *frame_rule(const struct rep_frame *f, uint32_t scope)
+{
     static const enum key_kind frame_kinds[] = {KEY_PYTHON, KEY_NATIVE};
     for (size_t k = 0; k < 2; k++) {
         for (uint32_t i = scope; i-- > 0;) {
             const struct op_rule *r = rule_for(frame_kinds[k], &f[i], NULL, called(f, i));
-            if (r) {
-                take_rule(r, r->key, out);
-                return;
-            }
+            if (r)
+                return r;
         }
     }
-    /* the operator the user called: its rule, never an inner operator's (that is another op's
-     * advice), else a hint that names it */
-    if (*outer) {
-        const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
-        if (r && n->backward && !strcmp(r->op, "x[bool_mask] = v")) {
-            /* in a compiled graph's backward: the backward of the user's x[bool_mask] */
-            backward_op("IndexBackward0", false, out);
-            snprintf(out->matched, sizeof out->matched, "%s", r->key);
-            return;
-        }
-        if (r) {
-            take_rule(r, r->key, out);
-            return;
-        }
-        snprintf(out->op, sizeof out->op, "%s", out->aten);
-        snprintf(out->matched, sizeof out->matched, "%s", out->aten);
-        char in[160] = "";
-        if (strcmp(out->aten, out->aten_inner))
-            snprintf(in, sizeof in, " (the wait is in %s)", out->aten_inner);
-        snprintf(out->hint, sizeof out->hint,
-                 "%s synchronizes%s: it reads a value or its output's size on the host; look for "
-                 "an argument that fixes it (a size, a count, min/max) or a fixed-size form, or "
-                 "move it out of the step",
-                 out->aten, in);
+    return NULL;
+}
+
+/* The operator the user called: its rule, never an inner operator's (that is another op's
+ * advice), else a hint that names it. */
+static void user_aten_op(const struct node_seen *n, const char *outer, const char *inner,
+                         struct site_op *out)
+{
+    const struct op_rule *r = rule_for(KEY_ATEN, NULL, outer, inner);
+    if (r && n->backward && !strcmp(r->op, "x[bool_mask] = v")) {
+        /* in a compiled graph's backward: the backward of the user's x[bool_mask] */
+        backward_op("IndexBackward0", false, out);
+        snprintf(out->matched, sizeof out->matched, "%s", r->key);
         return;
     }
+    if (r) {
+        take_rule(r, r->key, out);
+        return;
+    }
+    snprintf(out->op, sizeof out->op, "%s", out->aten);
+    snprintf(out->matched, sizeof out->matched, "%s", out->aten);
+    char in[160] = "";
+    if (strcmp(out->aten, out->aten_inner))
+        snprintf(in, sizeof in, " (the wait is in %s)", out->aten_inner);
+    snprintf(out->hint, sizeof out->hint,
+             "%s synchronizes%s: it reads a value or its output's size on the host; look for "
+             "an argument that fixes it (a size, a count, min/max) or a fixed-size form, or "
+             "move it out of the step",
+             out->aten, in);
+}
+
+/* No operator in the stack: the CUDA API's rule, else the API is all we know. */
+static void api_op(const struct rep_site *site, struct site_op *out)
+{
     for (size_t r = 0; r < sizeof op_rules / sizeof op_rules[0]; r++) {
         if (op_rules[r].kind == KEY_API && api_key_is(site->api, op_rules[r].key)) {
             take_rule(&op_rules[r], op_rules[r].key, out);
             return;
         }
     }
-    snprintf(out->op, sizeof out->op, "%s", str(site->api)); /* no rule: the API is all we know */
+    snprintf(out->op, sizeof out->op, "%s", str(site->api));
+}
+
+static void op_of(const struct rep_site *site, const struct node_seen *n, struct site_op *out)
+{
+    const struct op_rule *cause = cause_rule(site);
+    /* the backward of a compiled graph (AOTAutograd's one node for all of it): named by the op
+     * that waited in it, as a forward sync is (its generated code is named by the user's line) */
+    if (n->backward && !node_is(n->name, "CompiledFunctionBackward")) {
+        node_op(cause, n, out);
+        return;
+    }
+    bool found;
+    uint32_t u = user_frame(site, &found);
+    struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
+    uint32_t scope = found ? u : sec.own; /* from the CUDA call to below the user frame */
+    char outer[96] = "", inner[96] = "";
+    aten_ops_in(site->frames, scope, outer, inner, sizeof outer);
+    if (*outer) {
+        aten_display(outer, out->aten, sizeof out->aten);
+        aten_display(inner, out->aten_inner, sizeof out->aten_inner);
+    }
+    const struct op_rule *r = cause ? cause : frame_rule(site->frames, scope);
+    if (r)
+        take_rule(r, r->key, out);
+    else if (*outer)
+        user_aten_op(n, outer, inner, out);
+    else
+        api_op(site, out);
 }
 
 /* ---- torch.compile: a sync at a graph break ------------------------------------------------ */

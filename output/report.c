@@ -660,10 +660,11 @@ static void apart_of(const struct rep_site *s, enum apart which, uint64_t *count
     *ns = own ? 0 : which == APART_STARTUP ? s->split.startup_ns : s->split.partial_ns;
 }
 
-/* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
- * "after the last step ..."), and its three heaviest lines. */
-static void render_apart(struct fd_writer *w, const struct rep_process *p, const struct rep_step *st,
-                         enum apart which, bool left_out, int top)
+/* The part's line: "before the first step (start-up, not in the rates): 3.02 s, 4 syncs,
+ * blocked 271 us", "after the last step (...)", or torch.compile's own work. False: nothing to
+ * say (torch.compile did no work). */
+static bool render_apart_line(struct fd_writer *w, const struct rep_process *p,
+                              const struct rep_step *st, enum apart which, bool left_out)
 {
     char a[32], b[32];
     uint64_t syncs = 0, ns = 0, in_startup = 0;
@@ -680,7 +681,7 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
     }
     if (which == APART_COMPILE) {
         if (!syncs)
-            return;
+            return false;
         fmt_ns(b, sizeof b, (double)ns);
         fdw_printf(w, "  torch.compile's own work (compiling, autotuning; not in the rates): %llu "
                       "sync%s, blocked %s",
@@ -688,26 +689,34 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         if (in_startup)
             fdw_printf(w, " (%llu in start-up)", (unsigned long long)in_startup);
         fdw_putc(w, '\n');
-    } else {
-        if (!syncs && !split) { /* a trace or summary that does not split its sites: the step's own */
-            syncs = st->syncs;
-            ns = st->blocked_ns;
-        }
-        fmt_ns(a, sizeof a, (double)st->wall_ns);
-        fmt_ns(b, sizeof b, (double)ns);
-        fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
-                   which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
-                   which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
-                                          : (left_out ? "not in the rates)" : "still open at exit)"),
-                   a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+        return true;
     }
-    /* its three heaviest lines: sites grouped by API and user frame (a module's .cuda() makes
-     * a site per parameter kind) */
-    struct sgroup {
-        const struct rep_site *site;
-        struct entry e; /* its line as the table groups it (a backward sync: its forward line) */
-        uint64_t count, ns;
-    } *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
+    if (!syncs && !split) { /* a trace or summary that does not split its sites: the step's own */
+        syncs = st->syncs;
+        ns = st->blocked_ns;
+    }
+    fmt_ns(a, sizeof a, (double)st->wall_ns);
+    fmt_ns(b, sizeof b, (double)ns);
+    fdw_printf(w, "  %s%s: %s, %llu sync%s, blocked %s\n",
+               which == APART_STARTUP ? "before the first step (start-up" : "after the last step (",
+               which == APART_STARTUP ? (left_out ? ", not in the rates)" : ")")
+                                      : (left_out ? "not in the rates)" : "still open at exit)"),
+               a, (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
+    return true;
+}
+
+/* A part's sites grouped by API and user frame (a module's .cuda() makes a site per parameter
+ * kind), with the part's counts. */
+struct sgroup {
+    const struct rep_site *site;
+    struct entry e; /* its line as the table groups it (a backward sync: its forward line) */
+    uint64_t count, ns;
+};
+
+/* The groups of a part's sites into *out (the caller frees it; NULL: no sites, or no memory). */
+static size_t apart_groups(const struct rep_process *p, enum apart which, struct sgroup **out)
+{
+    struct sgroup *g = p->sites ? calloc(p->nsites ? p->nsites : 1, sizeof *g) : NULL;
     size_t ng = 0;
     for (size_t i = 0; g && i < p->nsites; i++) {
         const struct rep_site *s = &p->sites[i];
@@ -724,6 +733,15 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         g[k].count += c;
         g[k].ns += t;
     }
+    *out = g;
+    return ng;
+}
+
+/* The three heaviest groups (at most top), heaviest first: "4 x cudaStreamSynchronize, 20.0 ms,
+ * at loss_fn  train.cpp:42". */
+static void render_apart_groups(struct fd_writer *w, struct sgroup *g, size_t ng, int top)
+{
+    char a[32];
     for (int k = 0; k < 3 && k < top && g; k++) {
         size_t best = ng;
         for (size_t j = (size_t)k; j < ng; j++)
@@ -748,6 +766,18 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p, const
         }
         fdw_putc(w, '\n');
     }
+}
+
+/* "before the first step (start-up, not in the rates): 3.02 s, 4 syncs, blocked 271 us" (or
+ * "after the last step ..."), and its three heaviest lines. */
+static void render_apart(struct fd_writer *w, const struct rep_process *p,
+                         const struct rep_step *st, enum apart which, bool left_out, int top)
+{
+    if (!render_apart_line(w, p, st, which, left_out))
+        return;
+    struct sgroup *g;
+    size_t ng = apart_groups(p, which, &g);
+    render_apart_groups(w, g, ng, top);
     free(g);
 }
 
@@ -1022,64 +1052,198 @@ bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
     return true;
 }
 
-static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+/* Every thread's syncs and blocked time in the steps the rates count, as the table's rows and
+ * `syncspy check` count them (torch.compile's own work is shown apart). */
+struct header_totals {
+    double syncs, blocked_ns;
+};
+
+static struct header_totals header_totals(const struct rep_process *p, const struct basis *bs)
 {
-    char a[32], b[32], c[32], d[32], e[32], m[32], sd[32];
-    struct basis bs = rate_basis(p);
-    render_title(w, p, &bs);
-    double steps = bs.steps > 0 ? bs.steps : 1.0;
-    /* every thread's syncs and blocked time, as the table's rows and `syncspy check` count them */
-    double blocked = 0, syncs = 0;
+    struct header_totals t = {0, 0};
     for (size_t i = 0; i < p->nsites && p->sites; i++) {
         if (hints_compile_work(&p->sites[i])) /* torch.compile's own: shown apart */
             continue;
-        blocked += (double)basis_ns(&bs, p->sites[i].blocked_ns, &p->sites[i].split);
-        syncs += (double)basis_count(&bs, p->sites[i].count, &p->sites[i].split);
+        t.blocked_ns += (double)basis_ns(bs, p->sites[i].blocked_ns, &p->sites[i].split);
+        t.syncs += (double)basis_count(bs, p->sites[i].count, &p->sites[i].split);
     }
     if (!p->sites || !p->nsites) { /* no site table (a trace cut before it): the steps' own */
-        blocked = bs.blocked_ns;
-        syncs = bs.syncs;
+        t.blocked_ns = bs->blocked_ns;
+        t.syncs = bs->syncs;
     }
-    fmt_ns(a, sizeof a, bs.wall_ns / steps);
-    fmt_ns(b, sizeof b, blocked / steps);
-    fmt_share(c, sizeof c, blocked, bs.wall_ns);
-    fmt_rate(d, sizeof d, syncs / steps);
-    fmt_rate(e, sizeof e, bs.launches / steps);
-    const char *sgr = share_colour(blocked, bs.wall_ns);
-    bool several = syncing_threads(p, &bs) > 1;
+    return t;
+}
+
+/* The header's figures: per step where steps are marked ("step 41.3 ms median (mean 41.3 ms, sd
+ * 0 ns) | 3.80 syncs/step | blocked 23.1 ms/step (55.9%) | 210 launches/step"), the run's totals
+ * where no mark came, or why no step was recorded. */
+static void render_rates(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+{
+    char wall[32], blocked[32], share[32], syncs_rate[32], launches_rate[32], median[32], sd[32];
+    double steps = bs->steps > 0 ? bs->steps : 1.0;
+    struct header_totals tot = header_totals(p, bs);
+    fmt_ns(wall, sizeof wall, bs->wall_ns / steps);
+    fmt_ns(blocked, sizeof blocked, tot.blocked_ns / steps);
+    fmt_share(share, sizeof share, tot.blocked_ns, bs->wall_ns);
+    fmt_rate(syncs_rate, sizeof syncs_rate, tot.syncs / steps);
+    fmt_rate(launches_rate, sizeof launches_rate, bs->launches / steps);
+    const char *sgr = share_colour(tot.blocked_ns, bs->wall_ns);
     double med, mean, dev;
     if (p->active_steps && steps_marked(p)) {
-        if (step_stats(&bs, &med, &mean, &dev)) {
-            fmt_ns(m, sizeof m, med); /* the mean stays the totals' (exact when steps are omitted) */
+        if (step_stats(bs, &med, &mean, &dev)) {
+            /* the mean stays the totals' (exact when steps are omitted) */
+            fmt_ns(median, sizeof median, med);
             fmt_ns(sd, sizeof sd, dev);
-            fdw_printf(w, "  step %s median (mean %s, sd %s) | %s syncs/step | blocked %s/step (", m, a,
-                       sd, d, b);
+            fdw_printf(w, "  step %s median (mean %s, sd %s) | %s syncs/step | blocked %s/step (",
+                       median, wall, sd, syncs_rate, blocked);
         } else {
-            fdw_printf(w, "  step %s mean | %s syncs/step | blocked %s/step (", a, d, b);
+            fdw_printf(w, "  step %s mean | %s syncs/step | blocked %s/step (", wall, syncs_rate,
+                       blocked);
         }
-        if (several) { /* summed over threads: a share of one step's time could pass 100 % */
+        /* summed over threads: a share of one step's time could pass 100 % */
+        if (syncing_threads(p, bs) > 1) {
             fdw_puts(w, "all threads");
         } else {
             paint(w, sgr);
-            fdw_puts(w, c);
+            fdw_puts(w, share);
             paint_end(w, sgr);
         }
-        fdw_printf(w, ") | %s launches/step\n", e);
+        fdw_printf(w, ") | %s launches/step\n", launches_rate);
     } else if (p->active_steps) {
-        fdw_printf(w, "  wall %s | %.0f sync%s | blocked %s (", a, syncs, syncs == 1 ? "" : "s", b);
+        fdw_printf(w, "  wall %s | %.0f sync%s | blocked %s (", wall, tot.syncs,
+                   tot.syncs == 1 ? "" : "s", blocked);
         paint(w, sgr);
-        fdw_puts(w, c);
+        fdw_puts(w, share);
         paint_end(w, sgr);
-        fdw_printf(w, ") | %.0f launches\n", bs.launches);
+        fdw_printf(w, ") | %.0f launches\n", bs->launches);
     } else {
         fdw_puts(w, p->schedule && !strcmp(p->schedule, "off")
                         ? "  no step was recorded (SYNCSPY_SCHEDULE=off, and no `syncspy start` or "
                           "syncspy.start() came)"
                         : "  no step was recorded (the schedule's active steps never came)");
-        if (syncs > 0)
-            fdw_printf(w, "; totals: %.0f sync%s, blocked %s", syncs, syncs == 1 ? "" : "s", b);
+        if (tot.syncs > 0)
+            fdw_printf(w, "; totals: %.0f sync%s, blocked %s", tot.syncs, tot.syncs == 1 ? "" : "s",
+                       blocked);
         fdw_putc(w, '\n');
     }
+}
+
+/* ---- the header's notes: what its numbers lack ---------------------------------------------- */
+
+/* Each note writes its text into buf and says whether it applies (report_steps_note and
+ * report_lost_note, shared with top, are two of them). */
+typedef bool header_note_fn(const struct rep_process *p, char *buf, size_t n);
+
+static bool note_no_step_mark(const struct rep_process *p, char *buf, size_t n)
+{
+    if (p->no_step_hook)
+        snprintf(buf, n,
+                 "no step mark: torch.optim's optimizer step hook could not be registered "
+                 "(torch.optim was never imported): mark steps with syncspy.step()");
+    else if (!steps_marked(p) && p->active_steps)
+        snprintf(buf, n,
+                 "no step mark came (no optimizer.step(), no syncspy.step()): the whole run "
+                 "is one step; mark steps with syncspy.step() for per-step rates");
+    else
+        return false;
+    return true;
+}
+
+static bool note_unattributed(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->unattributed_syncs)
+        return false;
+    snprintf(buf, n,
+             "%llu syncs had no room in the site table: counted in the totals, not in the "
+             "table below",
+             (unsigned long long)p->unattributed_syncs);
+    return true;
+}
+
+static bool note_steps_omitted(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->steps_omitted)
+        return false;
+    snprintf(buf, n, "%llu active steps are in the totals but not listed one by one (%s)",
+             (unsigned long long)p->steps_omitted,
+             p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap"
+                             : "a memory cap, or SYNCSPY_TRACE_MB's room for summary.json");
+    return true;
+}
+
+static bool note_detail_sampled(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->trace_bound_bytes)
+        return false;
+    snprintf(buf, n,
+             "per-event detail kept for %llu of %llu steps: SYNCSPY_TRACE_MB=%llu (every "
+             "event before step %llu, then a sample; counts stay exact)",
+             (unsigned long long)p->detail_steps, (unsigned long long)p->steps_seen,
+             (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
+    return true;
+}
+
+static bool note_steps_summed(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->steps_summed)
+        return false;
+    snprintf(buf, n,
+             "per-step counts of %llu folded steps are known only as their sums "
+             "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
+             (unsigned long long)p->steps_summed);
+    return true;
+}
+
+/* A failed write (report_lost_note), else a trace that ends early. */
+static bool note_trace_cut(const struct rep_process *p, char *buf, size_t n)
+{
+    if (report_lost_note(p, buf, n))
+        return true;
+    if (!p->trace_unfinished)
+        return false;
+    char cut[200] = "";
+    if (p->steps_after_totals)
+        snprintf(
+            cut, sizeof cut,
+            "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
+            "rewrites the totals at growing intervals and the last rewrite does not count them)",
+            (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
+    snprintf(buf, n, "trace ends early (the process was killed?): up to the last %s%s%s",
+             p->steps_after_totals ? "rewrite of the totals" : "flush",
+             p->trace_truncated ? "; its last record was cut" : "", cut);
+    return true;
+}
+
+static bool note_events_dropped(const struct rep_process *p, char *buf, size_t n)
+{
+    if (!p->syncs_dropped && !p->launches_dropped)
+        return false;
+    snprintf(buf, n,
+             "%llu sync and %llu launch events found the trace buffers full: counts stay "
+             "exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)",
+             (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
+    return true;
+}
+
+/* The notes in the order the header shows them. */
+static header_note_fn *const header_notes[] = {
+    note_no_step_mark, note_unattributed, note_steps_omitted, note_detail_sampled,
+    note_steps_summed, report_steps_note, note_trace_cut,     note_events_dropped,
+};
+
+static void render_notes(struct fd_writer *w, const struct rep_process *p)
+{
+    char note[512];
+    for (size_t i = 0; i < sizeof header_notes / sizeof header_notes[0]; i++)
+        if (header_notes[i](p, note, sizeof note))
+            header_note(w, note);
+}
+
+static void render_header(struct fd_writer *w, const struct rep_process *p, int top)
+{
+    struct basis bs = rate_basis(p);
+    render_title(w, p, &bs);
+    render_rates(w, p, &bs);
     render_trainer(w, p, &bs);
     if (p->startup_closed)
         render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
@@ -1088,60 +1252,7 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
         render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
     render_apart(w, p, NULL, APART_COMPILE, true, top);
     render_recompiles(w, p, &bs);
-    /* what the numbers lack, to the end of the header */
-    char note[512];
-    if (p->no_step_hook)
-        header_note(w, "no step mark: torch.optim's optimizer step hook could not be registered (torch.optim "
-                       "was never imported): mark steps with syncspy.step()");
-    else if (!steps_marked(p) && p->active_steps)
-        header_note(w, "no step mark came (no optimizer.step(), no syncspy.step()): the whole run is one "
-                       "step; mark steps with syncspy.step() for per-step rates");
-    if (p->unattributed_syncs) {
-        snprintf(note, sizeof note, "%llu syncs had no room in the site table: counted in the totals, "
-                 "not in the table below", (unsigned long long)p->unattributed_syncs);
-        header_note(w, note);
-    }
-    if (p->steps_omitted) {
-        snprintf(note, sizeof note, "%llu active steps are in the totals but not listed one by one (%s)",
-                 (unsigned long long)p->steps_omitted,
-                 p->steps_folded ? "SYNCSPY_TRACE_MB folded their records, or a memory cap"
-                                  : "a memory cap, or SYNCSPY_TRACE_MB's room for summary.json");
-        header_note(w, note);
-    }
-    if (p->trace_bound_bytes) {
-        snprintf(note, sizeof note, "per-event detail kept for %llu of %llu steps: SYNCSPY_TRACE_MB=%llu "
-                 "(every event before step %llu, then a sample; counts stay exact)",
-                 (unsigned long long)p->detail_steps, (unsigned long long)p->steps_seen,
-                 (unsigned long long)(p->trace_bound_bytes >> 20), (unsigned long long)p->sampled_from);
-        header_note(w, note);
-    }
-    if (p->steps_summed) {
-        snprintf(note, sizeof note, "per-step counts of %llu folded steps are known only as their sums "
-                 "(SYNCSPY_TRACE_MB's room for steps was full); the totals stay exact",
-                 (unsigned long long)p->steps_summed);
-        header_note(w, note);
-    }
-    if (report_steps_note(p, note, sizeof note))
-        header_note(w, note);
-    if (report_lost_note(p, note, sizeof note)) {
-        header_note(w, note);
-    } else if (p->trace_unfinished) {
-        char cut[200] = "";
-        if (p->steps_after_totals)
-            snprintf(cut, sizeof cut, "; the records of %llu later step%s are left out (SYNCSPY_TRACE_MB "
-                     "rewrites the totals at growing intervals and the last rewrite does not count them)",
-                     (unsigned long long)p->steps_after_totals, p->steps_after_totals == 1 ? "" : "s");
-        snprintf(note, sizeof note, "trace ends early (the process was killed?): up to the last %s%s%s",
-                 p->steps_after_totals ? "rewrite of the totals" : "flush",
-                 p->trace_truncated ? "; its last record was cut" : "", cut);
-        header_note(w, note);
-    }
-    if (p->syncs_dropped || p->launches_dropped) {
-        snprintf(note, sizeof note, "%llu sync and %llu launch events found the trace buffers full: "
-                 "counts stay exact, the timeline misses them (SYNCSPY_BUFFER_MB gives more room)",
-                 (unsigned long long)p->syncs_dropped, (unsigned long long)p->launches_dropped);
-        header_note(w, note);
-    }
+    render_notes(w, p); /* what the numbers lack, to the end of the header */
 }
 
 void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
@@ -1629,9 +1740,9 @@ static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t 
     free(sum);
 }
 
-static void render_group(struct fd_writer *w, int rank, const struct group *g,
-                         const struct entry *entries, size_t nentries, const struct totals *t,
-                         const struct rep_process *procs, size_t nprocs, bool *mark)
+/* The row's figures: "   1       15.0 ms   36.3%        1.00    15.0 ms    20.0 ms  api" */
+static void render_group_row(struct fd_writer *w, int rank, const struct group *g,
+                             const struct entry *entries, const struct totals *t)
 {
     char a[32], b[32], c[32], d[32], e[32];
     fmt_ns(a, sizeof a, (double)g->blocked_ns / t->steps);
@@ -1656,25 +1767,60 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     if (g->threads > 1)
         fdw_printf(w, "  (%s%u threads)", g->threads >= 16 ? ">= " : "", g->threads);
     fdw_putc(w, '\n');
-    struct site_op op;
-    hints_op(g->heaviest->site, &op);
-    /* the operator beside the line, unless it is no more than the API already shown */
-    render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
-    if (g->heaviest->kind == ENTRY_PLAIN) {
-        const struct rep_frame *fw = hints_framework_frame(g->heaviest->site, g->heaviest->user);
-        if (fw) { /* the framework's own line that made the wait, under the user's call of it */
+}
+
+/* Where the line shown is not the whole story: the framework's own line that made the wait
+ * (under the user's call of it), or torch.compile's generated code whose user line is unknown
+ * (never generated code as the user's line: say which line is shown instead). */
+static void render_group_origin(struct fd_writer *w, const struct entry *heaviest)
+{
+    if (heaviest->kind == ENTRY_PLAIN) {
+        const struct rep_frame *fw = hints_framework_frame(heaviest->site, heaviest->user);
+        if (fw) {
             char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
             frame_texts(fw, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
             fdw_printf(w, "      in the framework: %s  %s\n", name, *loc ? loc : tag);
         }
     }
-    const struct rep_frame *gen = hints_unnamed_generated(g->heaviest->site);
-    if (gen) { /* never generated code as the user's line: say which line is shown instead */
+    const struct rep_frame *gen = hints_unnamed_generated(heaviest->site);
+    if (gen) {
         fdw_puts(w, "      in torch.compile's generated code (");
         fdw_text(w, rep_base_name(str(gen->file)));
         fdw_printf(w, ":%u) whose user line is not known: the line above called the compiled code\n",
                    gen->line);
     }
+}
+
+/* "      hint: ..." (the label in green), the rule it matched after it, if any */
+static void render_advice(struct fd_writer *w, const char *label, const char *text,
+                          const char *matched)
+{
+    fdw_puts(w, "      ");
+    paint(w, SGR_GREEN);
+    fdw_puts(w, label);
+    paint_end(w, SGR_GREEN);
+    fdw_putc(w, ' ');
+    fdw_puts(w, text);
+    if (matched) {
+        char m[NAME_MAX_CHARS + 8];
+        report_display_name(matched, m, sizeof m);
+        fdw_puts(w, "  [matched: ");
+        fdw_puts(w, m);
+        fdw_puts(w, "]");
+    }
+    fdw_putc(w, '\n');
+}
+
+static void render_group(struct fd_writer *w, int rank, const struct group *g,
+                         const struct entry *entries, size_t nentries, const struct totals *t,
+                         const struct rep_process *procs, size_t nprocs, bool *mark)
+{
+    render_group_row(w, rank, g, entries, t);
+    struct site_op op;
+    hints_op(g->heaviest->site, &op);
+    /* the operator beside the line, unless it is no more than the API already shown */
+    render_stack(w, g->heaviest, strcmp(op.op, str(g->heaviest->site->api)) ? op.op : NULL);
+    render_group_origin(w, g->heaviest);
     if (g->estimated_count) /* which part of the figure is an estimate (issue 24 item 2) */
         render_estimate(w, g, entries, nentries, t, procs);
     if (g->heaviest->kind == ENTRY_BACKWARD_UNSEEN)
@@ -1682,29 +1828,11 @@ static void render_group(struct fd_writer *w, int rank, const struct group *g,
     render_gpu_idle(w, entries + g->first, g->n);
     if (nprocs > 1)
         render_where(w, procs, nprocs, entries + g->first, g->n, mark);
-    if (*op.hint) {
-        char m[NAME_MAX_CHARS + 8];
-        report_display_name(op.matched, m, sizeof m);
-        fdw_puts(w, "      ");
-        paint(w, SGR_GREEN);
-        fdw_puts(w, "hint:");
-        paint_end(w, SGR_GREEN);
-        fdw_putc(w, ' ');
-        fdw_puts(w, op.hint);
-        fdw_puts(w, "  [matched: ");
-        fdw_puts(w, m);
-        fdw_puts(w, "]\n");
-    }
+    if (*op.hint)
+        render_advice(w, "hint:", op.hint, op.matched);
     render_other_ops(w, entries + g->first, g->n, t, op.op);
-    if (*op.compiled) {
-        fdw_puts(w, "      ");
-        paint(w, SGR_GREEN);
-        fdw_puts(w, "graph break:");
-        paint_end(w, SGR_GREEN);
-        fdw_putc(w, ' ');
-        fdw_puts(w, op.compiled);
-        fdw_putc(w, '\n');
-    }
+    if (*op.compiled)
+        render_advice(w, "graph break:", op.compiled, NULL);
 }
 
 static int render_table(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
@@ -1873,39 +2001,51 @@ static size_t shares_of(const struct entry *e, size_t n, const uint32_t *of_line
     return k;
 }
 
-int report_lines(const struct rep_process *p, struct rep_lines *out)
+/* report_lines' arrays: the entries, the lines, each site's line, and the scratch of the
+ * grouping and of the renumbering after the lines' sort. */
+struct lines_work {
+    struct entry *e;
+    size_t n;
+    struct rep_line *lines;
+    struct rep_site_line *of_site;
+    uint64_t *largest; /* a site's largest share */
+    uint32_t *moved;   /* a line's place after the sort */
+    uint32_t *of_line; /* each entry's line */
+    struct rep_line_share *shares;
+};
+
+static bool lines_work_alloc(struct lines_work *w, size_t cap)
 {
-    memset(out, 0, sizeof *out);
-    struct basis b = rate_basis(p);
-    out->steps = b.steps >= 1 ? b.steps : 1.0;
-    out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
-    out->startup_left_out = b.startup_left_out;
-    out->partial_left_out = b.partial_left_out;
-    out->attribution_steps = p->attribution_steps;
-    size_t n = 0, cap = p->sites ? p->nsites : 0;
-    struct entry *e = entries_of(p, &b, &n, &out->compile_count, &out->compile_ns);
-    struct rep_line *lines = e ? malloc((n ? n : 1) * sizeof *lines) : NULL;
-    struct rep_site_line *of_site = malloc((cap ? cap : 1) * sizeof *of_site);
-    uint64_t *largest = malloc((cap ? cap : 1) * sizeof *largest); /* a site's largest share */
-    uint32_t *moved = malloc((n ? n : 1) * sizeof *moved);
-    uint32_t *of_line = malloc((n ? n : 1) * sizeof *of_line); /* each entry's line */
-    struct rep_line_share *shares = malloc((n ? n : 1) * sizeof *shares);
-    if (!e || !lines || !of_site || !largest || !moved || !of_line || !shares) {
-        free(e);
-        free(lines);
-        free(of_site);
-        free(largest);
-        free(moved);
-        free(of_line);
-        free(shares);
-        errno = ENOMEM;
-        return -1;
-    }
-    for (size_t i = 0; i < cap; i++)
-        of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
-    /* the rows of the report's table (one key: group_key_cmp), each heaviest entry first */
+    size_t n = w->n ? w->n : 1;
+    w->lines = w->e ? malloc(n * sizeof *w->lines) : NULL;
+    w->of_site = malloc((cap ? cap : 1) * sizeof *w->of_site);
+    w->largest = malloc((cap ? cap : 1) * sizeof *w->largest);
+    w->moved = malloc(n * sizeof *w->moved);
+    w->of_line = malloc(n * sizeof *w->of_line);
+    w->shares = malloc(n * sizeof *w->shares);
+    return w->e && w->lines && w->of_site && w->largest && w->moved && w->of_line && w->shares;
+}
+
+static void lines_work_free(struct lines_work *w)
+{
+    free(w->e);
+    free(w->lines);
+    free(w->of_site);
+    free(w->largest);
+    free(w->moved);
+    free(w->of_line);
+    free(w->shares);
+}
+
+/* The rows of the report's table (one key: group_key_cmp), each heaviest entry first; each
+ * entry's line, each site's line (a split site: its largest share's) with the site's whole
+ * figure. Returns how many lines. */
+static size_t group_lines(struct lines_work *w, const struct rep_process *p, bool startup_left_out)
+{
+    struct entry *e = w->e;
+    struct rep_line *lines = w->lines;
+    size_t n = w->n, nl = 0, first = 0;
     qsort(e, n, sizeof *e, entry_cmp);
-    size_t nl = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const struct rep_site *s = e[i].site;
         if (i == 0 || group_key_cmp(&e[i - 1], &e[i]) != 0) {
@@ -1921,13 +2061,14 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
                 l->where = NULL;
             snprintf(l->node, sizeof l->node, "%s", e[i].node);
         }
-        line_add(&lines[nl - 1], &e[i], b.startup_left_out);
-        of_line[i] = (uint32_t)(nl - 1);
+        line_add(&lines[nl - 1], &e[i], startup_left_out);
+        w->of_line[i] = (uint32_t)(nl - 1);
         size_t si = (size_t)(s - p->sites);
-        struct rep_site_line *sl = &of_site[si];
-        if (sl->line == REP_NO_LINE || e[i].count > largest[si]) { /* split: its largest share's line */
+        struct rep_site_line *sl = &w->of_site[si];
+        if (sl->line == REP_NO_LINE ||
+            e[i].count > w->largest[si]) { /* split: its largest share's line */
             sl->line = (uint32_t)(nl - 1);
-            largest[si] = e[i].count;
+            w->largest[si] = e[i].count;
         }
         sl->count += e[i].count; /* every share: the site's whole figure */
         sl->blocked_ns += e[i].blocked_ns;
@@ -1938,25 +2079,55 @@ int report_lines(const struct rep_process *p, struct rep_lines *out)
         report_api_counts_sort(lines[k].apis, lines[k].napis);
         lines[k].api = lines[k].napis ? lines[k].apis[0].api : "";
     }
-    size_t nshares = shares_of(e, n, of_line, p->sites, shares);
-    free(e);
-    free(of_line);
-    free(largest);
-    qsort(lines, nl, sizeof *lines, line_cmp);
-    /* each line's heaviest site is one of its own: it says where the sort moved the line */
+    return nl;
+}
+
+/* The lines in the table's order, and the sites' and the shares' lines renumbered after it:
+ * each line's heaviest site is one of its own, it says where the sort moved the line. */
+static void sort_lines(struct lines_work *w, size_t nl, size_t cap, size_t nshares,
+                       const struct rep_site *sites)
+{
+    qsort(w->lines, nl, sizeof *w->lines, line_cmp);
     for (size_t k = 0; k < nl; k++)
-        moved[of_site[lines[k].heaviest - p->sites].line] = (uint32_t)k;
+        w->moved[w->of_site[w->lines[k].heaviest - sites].line] = (uint32_t)k;
     for (size_t i = 0; i < cap; i++)
-        if (of_site[i].line != REP_NO_LINE)
-            of_site[i].line = moved[of_site[i].line];
+        if (w->of_site[i].line != REP_NO_LINE)
+            w->of_site[i].line = w->moved[w->of_site[i].line];
     for (size_t i = 0; i < nshares; i++)
-        shares[i].line = moved[shares[i].line];
-    free(moved);
-    out->lines = lines;
+        w->shares[i].line = w->moved[w->shares[i].line];
+}
+
+int report_lines(const struct rep_process *p, struct rep_lines *out)
+{
+    memset(out, 0, sizeof *out);
+    struct basis b = rate_basis(p);
+    out->steps = b.steps >= 1 ? b.steps : 1.0;
+    out->wall_ns = b.wall_ns > 0 ? b.wall_ns : 0.0;
+    out->startup_left_out = b.startup_left_out;
+    out->partial_left_out = b.partial_left_out;
+    out->attribution_steps = p->attribution_steps;
+    size_t cap = p->sites ? p->nsites : 0;
+    struct lines_work w = {0};
+    w.e = entries_of(p, &b, &w.n, &out->compile_count, &out->compile_ns);
+    if (!lines_work_alloc(&w, cap)) {
+        lines_work_free(&w);
+        errno = ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++)
+        w.of_site[i] = (struct rep_site_line){REP_NO_LINE, 0, 0};
+    size_t nl = group_lines(&w, p, b.startup_left_out);
+    size_t nshares = shares_of(w.e, w.n, w.of_line, p->sites, w.shares);
+    sort_lines(&w, nl, cap, nshares, p->sites);
+    out->lines = w.lines;
     out->n = nl;
-    out->of_site = of_site;
-    out->shares = shares;
+    out->of_site = w.of_site;
+    out->shares = w.shares;
     out->nshares = nshares;
+    w.lines = NULL; /* the caller's now */
+    w.of_site = NULL;
+    w.shares = NULL;
+    lines_work_free(&w);
     return 0;
 }
 
@@ -1995,6 +2166,33 @@ void report_lines_free(struct rep_lines *l)
     memset(l, 0, sizeof *l);
 }
 
+/* Each process's header (all of them up to REPORT_HEADERS_MAX, else a line saying they are left
+ * out), its basis into bases[], and the totals the table's rates divide by; *steps, *syncs and
+ * *nsites: the processes' recorded steps, syncs and sites. */
+static void render_headers(struct fd_writer *w, const struct rep_process *procs, size_t nprocs,
+                           const struct report_opts *opts, struct basis *bases, struct totals *t,
+                           uint64_t *steps, uint64_t *syncs, uint64_t *nsites)
+{
+    bool headers = nprocs <= REPORT_HEADERS_MAX;
+    if (!headers)
+        fdw_printf(w,
+                   "syncspy: %zu processes (each one's own header is left out past %d; the "
+                   "per-rank figures follow the hotspots)\n",
+                   nprocs, REPORT_HEADERS_MAX);
+    for (size_t p = 0; p < nprocs; p++) {
+        if (headers)
+            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
+        struct basis bs = bases[p] = rate_basis(&procs[p]);
+        *steps += procs[p].active_steps;
+        *syncs += procs[p].syncs;
+        *nsites += procs[p].sites ? procs[p].nsites : 0;
+        t->steps += bs.steps;
+        t->wall_ns += bs.wall_ns;
+    }
+    if (t->steps < 1)
+        t->steps = 1.0;
+}
+
 int report_render_text(const struct rep_process *procs, size_t nprocs,
                        const struct report_opts *opts, int fd)
 {
@@ -2018,22 +2216,7 @@ int report_render_text(const struct rep_process *procs, size_t nprocs,
         errno = ENOMEM;
         return -1;
     }
-    bool headers = nprocs <= REPORT_HEADERS_MAX;
-    if (!headers)
-        fdw_printf(w, "syncspy: %zu processes (each one's own header is left out past %d; the "
-                   "per-rank figures follow the hotspots)\n", nprocs, REPORT_HEADERS_MAX);
-    for (size_t p = 0; p < nprocs; p++) {
-        if (headers)
-            render_header(w, &procs[p], opts && opts->top > 0 ? opts->top : REPORT_TOP_DEFAULT);
-        struct basis bs = bases[p] = rate_basis(&procs[p]);
-        steps += procs[p].active_steps;
-        syncs += procs[p].syncs;
-        nsites += procs[p].sites ? procs[p].nsites : 0;
-        t.steps += bs.steps;
-        t.wall_ns += bs.wall_ns;
-    }
-    if (t.steps < 1)
-        t.steps = 1.0;
+    render_headers(w, procs, nprocs, opts, bases, &t, &steps, &syncs, &nsites);
     int rc = 0;
     if (nsites == 0 && syncs == 0) {
         if (nprocs > 1)

@@ -182,103 +182,131 @@ static void write_site(struct fd_writer *w, const struct rep_site *s, const stru
     fdw_puts(w, "]}");
 }
 
+/* Who and what was recorded: version, process, identity, schedule, the recorded ranges. */
+static void write_process(struct fd_writer *w, const struct rep_process *p)
+{
+    fdw_puts(w, "{\"version\": ");
+    fdw_u64(w, SUMMARY_VERSION);
+    fdw_puts(w, ", \"tool\": \"syncspy\", \"pid\": ");
+    fdw_u64(w, p->pid > 0 ? (uint64_t)p->pid : 0);
+    fdw_puts(w, ", \"rank\": ");
+    if (p->rank >= 0)
+        fdw_u64(w, (uint64_t)p->rank);
+    else
+        fdw_puts(w, "null");
+    identity_write_json(w, p);
+    fdw_puts(w, ",\n \"schedule\": ");
+    fdw_json_string(w, p->schedule);
+    /* the recorded steps as ranges, each with its cause (output/model.h rep_range) */
+    fdw_puts(w, ",\n \"recorded\": [");
+    for (size_t i = 0; i < p->nranges && p->ranges; i++) {
+        put_u64_field(w, i ? ", {\"first\": " : "{\"first\": ", p->ranges[i].first);
+        put_u64_field(w, ", \"last\": ", p->ranges[i].last);
+        fdw_puts(w, ", \"cause\": ");
+        fdw_json_string(w, rep_cause_name(p->ranges[i].cause));
+        fdw_putc(w, '}');
+    }
+    fdw_putc(w, ']');
+    if (p->ranges_omitted)
+        put_u64_field(w, ", \"recorded_omitted\": ", p->ranges_omitted);
+}
+
+/* The totals of the active steps, then start-up and how the steps were marked. */
+static void write_totals(struct fd_writer *w, const struct rep_process *p)
+{
+    put_u64_field(w, ",\n \"steps_seen\": ", p->steps_seen);
+    put_u64_field(w, ", \"active_steps\": ", p->active_steps);
+    put_u64_field(w, ", \"steps_omitted\": ", p->steps_omitted);
+    put_u64_field(w, ",\n \"wall_ns\": ", p->wall_ns);
+    put_u64_field(w, ", \"syncs\": ", p->syncs);
+    put_u64_field(w, ", \"blocked_ns\": ", p->blocked_ns);
+    put_u64_field(w, ", \"launches\": ", p->launches);
+    put_u64_field(w, ", \"unattributed_syncs\": ", p->unattributed_syncs);
+    put_u64_field(w, ", \"attribution_steps\": ", p->attribution_steps);
+    /* start-up: step 0, from the process's start to the first step mark (not a training step) */
+    fdw_puts(w, ",\n \"startup\": ");
+    if (p->startup_closed) {
+        put_u64_field(w, "{\"step\": ", 0);
+        put_u64_field(w, ", \"wall_ns\": ", p->startup.wall_ns);
+        put_u64_field(w, ", \"syncs\": ", p->startup.syncs);
+        put_u64_field(w, ", \"blocked_ns\": ", p->startup.blocked_ns);
+        put_u64_field(w, ", \"launches\": ", p->startup.launches);
+        fdw_putc(w, '}');
+    } else {
+        fdw_puts(w, "null");
+    }
+    fdw_puts(w, ", \"step_source\": ");
+    if (p->step_source)
+        fdw_json_string(w, p->step_source);
+    else
+        fdw_puts(w, "null");
+    fdw_puts(w, p->no_step_hook ? ", \"no_step_hook\": true" : ", \"no_step_hook\": false");
+    put_u64_field(w, ", \"optimizers\": ", p->optimizers);
+    put_u64_field(w, ", \"optimizers_max\": ", p->optimizers_max);
+    if (p->settings_from) {
+        fdw_puts(w, ", \"settings_from\": ");
+        fdw_json_string(w, p->settings_from);
+    }
+    if (p->trace_lost_errno > 0) /* trace.bin lost data from its first failed write on */
+        put_u64_field(w, ", \"trace_lost_errno\": ", (uint64_t)p->trace_lost_errno);
+}
+
+/* torch.compile's recompilations: where, how often, in the steps, and Dynamo's reason. */
+static void write_recompiles(struct fd_writer *w, const struct rep_process *p)
+{
+    fdw_puts(w, ",\n \"recompiles\": [");
+    for (size_t i = 0; i < p->nrecompiles && p->recompiles; i++) {
+        const struct rep_recompile *r = &p->recompiles[i];
+        fdw_puts(w, i ? ",\n{\"function\": " : "\n{\"function\": ");
+        fdw_json_string(w, r->function);
+        fdw_puts(w, ", \"file\": ");
+        fdw_json_string(w, r->file);
+        put_u64_field(w, ", \"line\": ", r->line);
+        put_u64_field(w, ", \"count\": ", r->count);
+        put_u64_field(w, ", \"in_steps\": ", r->in_steps);
+        fdw_puts(w, ", \"reason\": ");
+        fdw_json_string(w, r->reason);
+        fdw_putc(w, '}');
+    }
+    fdw_putc(w, ']');
+}
+
+/* The sites, each with its share of the estimated backward syncs (report_estimate_shares). */
+static void write_sites(struct fd_writer *w, const struct rep_process *p)
+{
+    fdw_puts(w, ",\n \"sites\": [");
+    struct rep_estimate_share *shares = NULL;
+    long nshares = report_estimate_shares(p, &shares);
+    struct site_estimates est = {shares, nshares > 0 ? nshares : 0, p->attribution_steps};
+    for (size_t i = 0; i < p->nsites && p->sites; i++) {
+        fdw_puts(w, i ? ",\n" : "\n");
+        write_site(w, &p->sites[i], &est, (uint32_t)i);
+    }
+    fdw_putc(w, ']');
+    free(shares);
+}
+
 int summary_write_json(const struct rep_process *p, int fd)
 {
     struct fd_writer w; /* 8 KiB of stack; no heap inside the target process */
     fdw_init(&w, fd);
-    fdw_puts(&w, "{\"version\": ");
-    fdw_u64(&w, SUMMARY_VERSION);
-    fdw_puts(&w, ", \"tool\": \"syncspy\", \"pid\": ");
-    fdw_u64(&w, p->pid > 0 ? (uint64_t)p->pid : 0);
-    fdw_puts(&w, ", \"rank\": ");
-    if (p->rank >= 0)
-        fdw_u64(&w, (uint64_t)p->rank);
-    else
-        fdw_puts(&w, "null");
-    identity_write_json(&w, p);
-    fdw_puts(&w, ",\n \"schedule\": ");
-    fdw_json_string(&w, p->schedule);
-    /* the recorded steps as ranges, each with its cause (output/model.h rep_range) */
-    fdw_puts(&w, ",\n \"recorded\": [");
-    for (size_t i = 0; i < p->nranges && p->ranges; i++) {
-        put_u64_field(&w, i ? ", {\"first\": " : "{\"first\": ", p->ranges[i].first);
-        put_u64_field(&w, ", \"last\": ", p->ranges[i].last);
-        fdw_puts(&w, ", \"cause\": ");
-        fdw_json_string(&w, rep_cause_name(p->ranges[i].cause));
-        fdw_putc(&w, '}');
-    }
-    fdw_putc(&w, ']');
-    if (p->ranges_omitted)
-        put_u64_field(&w, ", \"recorded_omitted\": ", p->ranges_omitted);
-    put_u64_field(&w, ",\n \"steps_seen\": ", p->steps_seen);
-    put_u64_field(&w, ", \"active_steps\": ", p->active_steps);
-    put_u64_field(&w, ", \"steps_omitted\": ", p->steps_omitted);
-    put_u64_field(&w, ",\n \"wall_ns\": ", p->wall_ns);
-    put_u64_field(&w, ", \"syncs\": ", p->syncs);
-    put_u64_field(&w, ", \"blocked_ns\": ", p->blocked_ns);
-    put_u64_field(&w, ", \"launches\": ", p->launches);
-    put_u64_field(&w, ", \"unattributed_syncs\": ", p->unattributed_syncs);
-    put_u64_field(&w, ", \"attribution_steps\": ", p->attribution_steps);
-    /* start-up: step 0, from the process's start to the first step mark (not a training step) */
-    fdw_puts(&w, ",\n \"startup\": ");
-    if (p->startup_closed) {
-        put_u64_field(&w, "{\"step\": ", 0);
-        put_u64_field(&w, ", \"wall_ns\": ", p->startup.wall_ns);
-        put_u64_field(&w, ", \"syncs\": ", p->startup.syncs);
-        put_u64_field(&w, ", \"blocked_ns\": ", p->startup.blocked_ns);
-        put_u64_field(&w, ", \"launches\": ", p->startup.launches);
-        fdw_putc(&w, '}');
-    } else {
-        fdw_puts(&w, "null");
-    }
-    fdw_puts(&w, ", \"step_source\": ");
-    if (p->step_source)
-        fdw_json_string(&w, p->step_source);
-    else
-        fdw_puts(&w, "null");
-    fdw_puts(&w, p->no_step_hook ? ", \"no_step_hook\": true" : ", \"no_step_hook\": false");
-    put_u64_field(&w, ", \"optimizers\": ", p->optimizers);
-    put_u64_field(&w, ", \"optimizers_max\": ", p->optimizers_max);
-    if (p->settings_from) {
-        fdw_puts(&w, ", \"settings_from\": ");
-        fdw_json_string(&w, p->settings_from);
-    }
-    if (p->trace_lost_errno > 0) /* trace.bin lost data from its first failed write on */
-        put_u64_field(&w, ", \"trace_lost_errno\": ", (uint64_t)p->trace_lost_errno);
+    write_process(&w, p);
+    write_totals(&w, p);
     fdw_puts(&w, ",\n \"threads\": [");
     for (size_t i = 0; i < p->nthreads && p->threads; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");
         write_thread(&w, &p->threads[i]);
     }
-    fdw_puts(&w, "],\n \"recompiles\": [");
-    for (size_t i = 0; i < p->nrecompiles && p->recompiles; i++) {
-        const struct rep_recompile *r = &p->recompiles[i];
-        fdw_puts(&w, i ? ",\n{\"function\": " : "\n{\"function\": ");
-        fdw_json_string(&w, r->function);
-        fdw_puts(&w, ", \"file\": ");
-        fdw_json_string(&w, r->file);
-        put_u64_field(&w, ", \"line\": ", r->line);
-        put_u64_field(&w, ", \"count\": ", r->count);
-        put_u64_field(&w, ", \"in_steps\": ", r->in_steps);
-        fdw_puts(&w, ", \"reason\": ");
-        fdw_json_string(&w, r->reason);
-        fdw_putc(&w, '}');
-    }
-    fdw_puts(&w, "],\n \"steps\": [");
+    fdw_putc(&w, ']');
+    write_recompiles(&w, p);
+    fdw_puts(&w, ",\n \"steps\": [");
     for (size_t i = 0; i < p->nsteps && p->steps; i++) {
         fdw_puts(&w, i ? ",\n" : "\n");
         write_step(&w, &p->steps[i], p->startup_closed && p->steps[i].step == 0);
     }
-    fdw_puts(&w, "],\n \"sites\": [");
-    struct rep_estimate_share *shares = NULL;
-    long nshares = report_estimate_shares(p, &shares);
-    struct site_estimates est = {shares, nshares > 0 ? nshares : 0, p->attribution_steps};
-    for (size_t i = 0; i < p->nsites && p->sites; i++) {
-        fdw_puts(&w, i ? ",\n" : "\n");
-        write_site(&w, &p->sites[i], &est, (uint32_t)i);
-    }
-    free(shares);
-    fdw_puts(&w, "]}\n");
+    fdw_putc(&w, ']');
+    write_sites(&w, p);
+    fdw_puts(&w, "}\n");
     return fdw_flush(&w);
 }
 

@@ -37,6 +37,11 @@ need openmpi-bin /usr/bin/mpirun
 need zsh /usr/bin/zsh
 need mandoc /usr/bin/mandoc
 need groff /usr/bin/groff
+# make lint (scripts/lint.mk): clang-format 14 for the C (.clang-format), js-beautify and eslint
+# for the page's script (cli/html/page.js); ruff comes from PyPI into build/lint-venv
+need clang-format /usr/bin/clang-format
+need node-js-beautify /usr/bin/js-beautify-js
+need eslint /usr/bin/eslint
 if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "syncspy build: installing Debian packages:$missing" >&2

@@ -46,11 +46,23 @@
     const parts = (p || "").split("/");
     return parts.length > 2 ? ".../" + parts.slice(-2).join("/") : p || "";
   }
+  // A frame is FRAME_FIELDS numbers of DATA.frames (cli/html.c struct pframe): its function,
+  // file, line, module (ids of DATA.strings) and flags, whose bits are these
+  const FRAME_FIELDS = 5, FRAME_FLAGS = 4;
+  const FLAG_PYTHON = 1;   // a Python frame
+  const FLAG_RUNTIME = 2;  // the runtime's or a framework's (hints_frame_is_runtime)
+  const FLAG_BACKWARD = 4; // a backward sync's marker: the forward stack that made its node follows
+  const FLAG_CALLER = 8;   // a backward sync's marker: the stack that called backward() follows
+  const FLAG_UNSEEN = 16;  // a backward sync with no forward line: the function says why
+  const flagsOf = (i) => F[FRAME_FIELDS * i + FRAME_FLAGS];
   function frame(i) {
-    const k = 5 * i;
-    return { fn: S[F[k]], file: S[F[k + 1]], line: F[k + 2], module: S[F[k + 3]], py: !!(F[k + 4] & 1),
-             runtime: !!(F[k + 4] & 2), backward: !!(F[k + 4] & 4), caller: !!(F[k + 4] & 8), unseen: !!(F[k + 4] & 16) };
+    const k = FRAME_FIELDS * i, flags = F[k + FRAME_FLAGS];
+    return { fn: S[F[k]], file: S[F[k + 1]], line: F[k + 2], module: S[F[k + 3]], py: !!(flags & FLAG_PYTHON),
+             runtime: !!(flags & FLAG_RUNTIME), backward: !!(flags & FLAG_BACKWARD), caller: !!(flags & FLAG_CALLER),
+             unseen: !!(flags & FLAG_UNSEEN) };
   }
+  // A site of DATA.runs[].sites (cli/html.c write_sites): [process, api, line, count, blocked_ns, [frames]]
+  const SITE_PROC = 0, SITE_API = 1, SITE_BLOCKED_NS = 4, SITE_FRAMES = 5;
   function frameLabel(f) {
     if (f.py || f.file) return f.fn + " (" + baseName(f.file) + (f.line ? ":" + f.line : "") + ")";
     return f.fn || "??";
@@ -134,6 +146,116 @@
     return { steps, hasLines, apart };
   }
 
+  // More steps than BARS_MAX: each bar the mean of `per` consecutive steps
+  function binSteps(steps, ntop) {
+    const binned = steps.length > BARS_MAX;
+    const per = binned ? Math.ceil(steps.length / BARS_MAX) : 1;
+    const bars = [];
+    for (let i = 0; i < steps.length; i += per) {
+      const g = steps.slice(i, i + per);
+      if (g.length === 1) { bars.push(g[0]); continue; }
+      const b = { step: g[0].step, last: g[g.length - 1].step, wall: 0, blocked: 0, syncs: 0, lines: new Float64Array(ntop) };
+      for (const s of g) { b.wall += s.wall; b.blocked += s.blocked; b.syncs += s.syncs; for (let t = 0; t < b.lines.length; t++) b.lines[t] += s.lines[t]; }
+      b.wall /= g.length; b.blocked /= g.length; b.syncs /= g.length;
+      for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
+      bars.push(b);
+    }
+    return { bars, per, binned };
+  }
+
+  // the segments of each bar: the top lines', "other", under the wall time's grey
+  function barSegments(run, hasLines) {
+    const names = [], colors = [];
+    if (hasLines) run.top.forEach((li, t) => { names.push(lineShort(run.lines[li]) + "  " + run.lines[li].api); colors.push(COLORS[t % COLORS.length]); });
+    names.push(hasLines ? "other lines" : "blocked (all lines)");
+    colors.push(OTHER);
+    return { names, colors };
+  }
+
+  const f1 = (v) => Math.round(v * 10) / 10;
+
+  // One bar's markup: its wall time, its segments stacked, and where it is above the scale the
+  // break: a white slanted band across the bar near its top, the true value above
+  function barSvg(b, i, g, seg) {
+    const { T, plotH, bw, L, max, y } = g;
+    const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
+    const cut = Math.max(b.wall, b.blocked) > max;
+    const out = [`<g class="bar${cut ? " clipped" : ""}" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`];
+    out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
+    out.push(`<rect class="wall" x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
+    const segs = seg.values;
+    let named = 0;
+    for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
+    segs[segs.length - 1] = Math.max(b.blocked - named, 0);
+    let acc = 0;
+    for (let t = 0; t < segs.length; t++) {
+      if (segs[t] <= 0) continue;
+      const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
+      out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${seg.colors[t]}"/>`);
+      acc += segs[t];
+    }
+    if (cut) {
+      const bx = Number(x), by = T + 9, cx = f1(bx + w / 2);
+      const x0 = f1(bx - 1), x1 = f1(bx + w + 1);
+      out.push(`<path class="break" d="M${x0} ${f1(by + 3)} L${x1} ${f1(by - 1)} L${x1} ${f1(by + 3)} L${x0} ${f1(by + 7)} Z" fill="#fff"/>`);
+      for (const e of [0, 4]) out.push(`<line x1="${x0}" y1="${f1(by + 3 + e)}" x2="${x1}" y2="${f1(by - 1 + e)}" stroke="#667085" stroke-width="1"/>`);
+      out.push(`<text class="clip-label" x="${cx}" y="${T - 6}" text-anchor="middle">${fmtNs(Math.max(b.wall, b.blocked))}</text>`);
+    }
+    out.push("</g>");
+    return out.join("");
+  }
+
+  // The chart's markup: the scale's lines, the bars, the steps' ticks. A bar above the scale stops
+  // at its top (clipped), marked broken, its value above it.
+  function chartSvg(bars, scale, seg) {
+    const { max, clipped } = scale;
+    const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = clipped ? 20 : 8;
+    const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
+    const y = (v) => T + plotH - (Math.min(v, max) / max) * plotH;
+    const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" data-plot-h="${f1(plotH)}" data-scale-ns="${Math.round(max)}">`];
+    for (let k = 0; k <= 4; k++) {
+      const v = (max * k) / 4, yy = f1(y(v));
+      out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
+    }
+    const g = { T, plotH, bw, L, max, y };
+    const segs = { colors: seg.colors, values: new Float64Array(seg.names.length) };
+    bars.forEach((b, i) => out.push(barSvg(b, i, g, segs)));
+    const ticks = Math.min(bars.length, 10);
+    for (let k = 0; k < ticks; k++) {
+      const i = Math.floor((k * (bars.length - 1)) / Math.max(ticks - 1, 1));
+      out.push(`<text x="${f1(L + i * bw + bw / 2)}" y="${H - 6}" text-anchor="middle">${bars[i].step}</text>`);
+    }
+    out.push("</svg>");
+    return out.join("");
+  }
+
+  // one listener for every bar: the target says which bar and which segment
+  function chartTip(bars, segName, max) {
+    return (ev) => {
+      const g = ev.target.closest("g.bar");
+      if (!g) { hideTip(); return; }
+      const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
+      const t = ev.target.dataset.s;
+      if (t === undefined) {
+        showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs` +
+          (Math.max(b.wall, b.blocked) > max ? `<br>above the scale (${fmtNs(max)}): the bar is cut` : ""));
+        return;
+      }
+      const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
+      showTip(ev, `<b>${esc(segName[k])}</b><br>${fmtNs(ns)} blocked in ${when} (${pct(ns / (b.wall || 1))} of its wall time)`);
+    };
+  }
+
+  function chartLegend(run, hasLines, binning, clipped) {
+    const legend = el("div", { class: "legend" });
+    legend.append(el("span", {}, el("i", { style: `background:${IDLE}` }), "not blocked"));
+    if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: `#${li + 1} ${lineShort(run.lines[li])}` }))));
+    legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
+    if (binning.binned) legend.append(el("span", { text: `(each bar: the mean of ${binning.per} steps)` }));
+    if (clipped) legend.append(el("span", { class: "clip-note", text: `${clipped} step${clipped === 1 ? "" : "s"} above the scale, cut with a break, ${clipped === 1 ? "its" : "each one's"} time above ${clipped === 1 ? "it" : "its bar"}` }));
+    return legend;
+  }
+
   function chartCard(run, state) {
     const c = card("Steps", "wall time of each training step, its blocked time stacked by line");
     const body = el("div");
@@ -148,91 +270,14 @@
       wrap.append(apartBox("after the last step", "still open at exit, not in the rates", apart.open));
       body.append(wrap);
       if (!steps.length) { chart.append(el("div", { class: "empty", text: "no training step was recorded" })); return; }
-      const binned = steps.length > BARS_MAX;
-      const per = binned ? Math.ceil(steps.length / BARS_MAX) : 1;
-      const bars = [];
-      for (let i = 0; i < steps.length; i += per) {
-        const g = steps.slice(i, i + per);
-        if (g.length === 1) { bars.push(g[0]); continue; }
-        const b = { step: g[0].step, last: g[g.length - 1].step, wall: 0, blocked: 0, syncs: 0, lines: new Float64Array(run.top.length) };
-        for (const s of g) { b.wall += s.wall; b.blocked += s.blocked; b.syncs += s.syncs; for (let t = 0; t < b.lines.length; t++) b.lines[t] += s.lines[t]; }
-        b.wall /= g.length; b.blocked /= g.length; b.syncs /= g.length;
-        for (let t = 0; t < b.lines.length; t++) b.lines[t] /= g.length;
-        bars.push(b);
-      }
-      const { max, clipped } = barScale(bars);
-      const W = Math.max(cardWidth() - 2 * 162, 300), H = 230, L = 56, B = 22, T = clipped ? 20 : 8;
-      const plotW = W - L - 6, plotH = H - B - T, bw = plotW / bars.length;
-      // a bar above the scale stops at its top (clipped), marked broken, its value above it
-      const y = (v) => T + plotH - (Math.min(v, max) / max) * plotH;
-      const f1 = (v) => Math.round(v * 10) / 10;
-      const out = [`<svg xmlns="${SVGNS}" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" data-plot-h="${f1(plotH)}" data-scale-ns="${Math.round(max)}">`];
-      for (let k = 0; k <= 4; k++) {
-        const v = (max * k) / 4, yy = f1(y(v));
-        out.push(`<line x1="${L}" x2="${W - 6}" y1="${yy}" y2="${yy}" stroke="#eef0f3"/><text x="${L - 6}" y="${yy + 4}" text-anchor="end">${fmtNs(v)}</text>`);
-      }
-      // the segments of each bar: the top lines', "other", under the wall time's grey
-      const segName = [], segColor = [];
-      if (hasLines) run.top.forEach((li, t) => { segName.push(lineShort(run.lines[li]) + "  " + run.lines[li].api); segColor.push(COLORS[t % COLORS.length]); });
-      segName.push(hasLines ? "other lines" : "blocked (all lines)");
-      segColor.push(OTHER);
-      const segs = new Float64Array(segName.length);
-      bars.forEach((b, i) => {
-        const x = f1(L + i * bw), w = f1(Math.max(bw - (bw > 4 ? 1.5 : 0), 0.6));
-        const cut = Math.max(b.wall, b.blocked) > max;
-        out.push(`<g class="bar${cut ? " clipped" : ""}" data-i="${i}" data-step="${b.step}" data-wall-ns="${Math.round(b.wall)}" data-blocked-ns="${Math.round(b.blocked)}">`);
-        out.push(`<rect x="${x}" y="${f1(T)}" width="${w}" height="${f1(plotH)}" fill="transparent"/>`);
-        out.push(`<rect class="wall" x="${x}" y="${f1(y(b.wall))}" width="${w}" height="${f1(Math.max(plotH - (y(b.wall) - T), 0))}" fill="${IDLE}"/>`);
-        let named = 0;
-        for (let t = 0; t < segs.length - 1; t++) named += segs[t] = b.lines[t];
-        segs[segs.length - 1] = Math.max(b.blocked - named, 0);
-        let acc = 0;
-        for (let t = 0; t < segs.length; t++) {
-          if (segs[t] <= 0) continue;
-          const y1 = y(acc + segs[t]), hgt = Math.max(y(acc) - y1, 0.5);
-          out.push(`<rect class="seg" data-s="${t}" x="${x}" y="${f1(y1)}" width="${w}" height="${f1(hgt)}" fill="${segColor[t]}"/>`);
-          acc += segs[t];
-        }
-        if (cut) {
-          // the break: a white slanted band across the bar near its top, the true value above
-          const bx = Number(x), by = T + 9, cx = f1(bx + w / 2);
-          const x0 = f1(bx - 1), x1 = f1(bx + w + 1);
-          out.push(`<path class="break" d="M${x0} ${f1(by + 3)} L${x1} ${f1(by - 1)} L${x1} ${f1(by + 3)} L${x0} ${f1(by + 7)} Z" fill="#fff"/>`);
-          for (const e of [0, 4]) out.push(`<line x1="${x0}" y1="${f1(by + 3 + e)}" x2="${x1}" y2="${f1(by - 1 + e)}" stroke="#667085" stroke-width="1"/>`);
-          out.push(`<text class="clip-label" x="${cx}" y="${T - 6}" text-anchor="middle">${fmtNs(Math.max(b.wall, b.blocked))}</text>`);
-        }
-        out.push("</g>");
-      });
-      const ticks = Math.min(bars.length, 10);
-      for (let k = 0; k < ticks; k++) {
-        const i = Math.floor((k * (bars.length - 1)) / Math.max(ticks - 1, 1));
-        out.push(`<text x="${f1(L + i * bw + bw / 2)}" y="${H - 6}" text-anchor="middle">${bars[i].step}</text>`);
-      }
-      out.push("</svg>");
-      chart.innerHTML = out.join("");
+      const binning = binSteps(steps, run.top.length), bars = binning.bars;
+      const scale = barScale(bars);
+      const seg = barSegments(run, hasLines);
+      chart.innerHTML = chartSvg(bars, scale, seg);
       const svg = chart.firstChild;
-      // one listener for every bar: the target says which bar and which segment
-      svg.addEventListener("mousemove", (ev) => {
-        const g = ev.target.closest("g.bar");
-        if (!g) { hideTip(); return; }
-        const b = bars[Number(g.dataset.i)], when = `step ${b.step}${b.last ? "-" + b.last + " (mean)" : ""}`;
-        const t = ev.target.dataset.s;
-        if (t === undefined) {
-          showTip(ev, `<b>${when}</b><br>wall ${fmtNs(b.wall)}, blocked ${fmtNs(b.blocked)} (${pct(b.blocked / (b.wall || 1))}), ${fmtRate(b.syncs)} syncs` +
-            (Math.max(b.wall, b.blocked) > max ? `<br>above the scale (${fmtNs(max)}): the bar is cut` : ""));
-          return;
-        }
-        const k = Number(t), ns = k < segName.length - 1 ? b.lines[k] : Math.max(b.blocked - b.lines.reduce((a, v) => a + v, 0), 0);
-        showTip(ev, `<b>${esc(segName[k])}</b><br>${fmtNs(ns)} blocked in ${when} (${pct(ns / (b.wall || 1))} of its wall time)`);
-      });
+      svg.addEventListener("mousemove", chartTip(bars, seg.names, scale.max));
       svg.addEventListener("mouseleave", hideTip);
-      const legend = el("div", { class: "legend" });
-      legend.append(el("span", {}, el("i", { style: `background:${IDLE}` }), "not blocked"));
-      if (hasLines) run.top.forEach((li, t) => legend.append(el("span", {}, el("i", { style: `background:${COLORS[t % COLORS.length]}` }), el("code", { text: `#${li + 1} ${lineShort(run.lines[li])}` }))));
-      legend.append(el("span", {}, el("i", { style: `background:${OTHER}` }), hasLines ? "other lines" : "blocked"));
-      if (binned) legend.append(el("span", { text: `(each bar: the mean of ${per} steps)` }));
-      if (clipped) legend.append(el("span", { class: "clip-note", text: `${clipped} step${clipped === 1 ? "" : "s"} above the scale, cut with a break, ${clipped === 1 ? "its" : "each one's"} time above ${clipped === 1 ? "it" : "its bar"}` }));
-      chart.append(legend);
+      chart.append(chartLegend(run, hasLines, binning, scale.clipped));
     }
     draw.part = "chart";
     state.redraw.push(draw);
@@ -402,12 +447,13 @@
     return "tid " + tid;
   }
 
-  function sitesCard(run, state) {
-    const c = card("Sync sites", "the report's lines; click a row for its stack, source and hint; click a column to sort");
-    const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
+  const apisOf = (l) => (l.apis && l.apis.length ? l.apis.map((a) => a.api) : [l.api]);
+
+  // The table's filters (text, API, kind, thread, start-up) and matches(l): whether a line
+  // passes them and is the chosen process's
+  function siteFilters(run, lines, state) {
     const controls = el("div", { class: "controls" });
     const q = el("input", { type: "search", placeholder: "filter: function, file, api, op...", size: 30, id: state.id + "-filter" });
-    const apisOf = (l) => (l.apis && l.apis.length ? l.apis.map((a) => a.api) : [l.api]);
     const apis = [...new Set(lines.flatMap(apisOf))].sort();
     const apiSel = el("select", { id: state.id + "-api" }, el("option", { value: "", text: "every API" }), ...apis.map((a) => el("option", { value: a, text: a })));
     const kindSel = el("select", { id: state.id + "-kind" }, el("option", { value: "", text: "every kind" }),
@@ -419,25 +465,6 @@
     if (!tids.length) thrSel.disabled = true;
     const startupBox = el("input", { type: "checkbox", id: state.id + "-startup" });
     controls.append(q, apiSel, kindSel, thrSel, el("label", {}, startupBox, " lines of start-up only"));
-    c.append(controls);
-    const table = el("table", { class: "sites", id: state.id + "-sites" });
-    const head = el("tr", {}, el("th", { text: "#" }));
-    for (const col of COLUMNS) {
-      const th = el("th", { class: col.text ? "l" : "", "data-sort": col.key, text: col.title });
-      th.addEventListener("click", () => {
-        state.sortDesc = state.sort === col.key ? !state.sortDesc : !col.text;
-        state.sort = col.key;
-        render();
-      });
-      head.append(th);
-    }
-    const thead = el("thead", {}, head), tbody = el("tbody");
-    table.append(thead, tbody);
-    c.append(table);
-    const more = el("div", { class: "more" });
-    c.append(more);
-    let shown = ROWS_SHOWN;
-    const open = new Set();
     function matches(l) {
       const s = q.value.trim().toLowerCase();
       const ops = (l.ops || []).map((o) => o.op + " " + (o.hint || "")).join(" ");
@@ -449,13 +476,62 @@
       if (!startupBox.checked && !l.count) return false;
       return true;
     }
+    return { controls, inputs: [q, apiSel, kindSel, thrSel, startupBox], matches };
+  }
+
+  // The header row: a click on a column sorts by it (again: the other way)
+  function sitesHead(state, onSort) {
+    const head = el("tr", {}, el("th", { text: "#" }));
+    for (const col of COLUMNS) {
+      const th = el("th", { class: col.text ? "l" : "", "data-sort": col.key, text: col.title });
+      th.addEventListener("click", () => {
+        state.sortDesc = state.sort === col.key ? !state.sortDesc : !col.text;
+        state.sort = col.key;
+        onSort();
+      });
+      head.append(th);
+    }
+    return el("thead", {}, head);
+  }
+
+  // A line's row; a click opens or closes its detail
+  function siteRow(l, isOpen, onToggle) {
+    const tr = el("tr", { class: "row" + (isOpen ? " open" : ""), "data-line": l.index, "data-api": l.api, "data-kind": l.kind,
+      "data-file": l.file || "", "data-lineno": l.line, "data-count": l.count, "data-blocked-ns": l.blocked_ns,
+      "data-syncs-per-step": l.syncs_per_step, "data-blocked-per-step-ns": l.blocked_per_step_ns });
+    tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
+      el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
+      el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
+      el("td", { class: "l", text: l.apis_text || l.api }), el("td", { class: "op l", text: l.op || "" }));
+    const where = el("td", { class: "where l" });
+    where.title = l.where;
+    where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
+    if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
+    tr.append(where, el("td", { class: "hintcol l", title: l.hint || "" }, el("div", { text: l.hint || "" })));
+    tr.addEventListener("click", onToggle);
+    return tr;
+  }
+
+  function sitesCard(run, state) {
+    const c = card("Sync sites", "the report's lines; click a row for its stack, source and hint; click a column to sort");
+    const lines = run.lines.map((l, i) => Object.assign({ index: i }, l));
+    const filters = siteFilters(run, lines, state);
+    c.append(filters.controls);
+    const table = el("table", { class: "sites", id: state.id + "-sites" });
+    const thead = sitesHead(state, () => render()), tbody = el("tbody");
+    table.append(thead, tbody);
+    c.append(table);
+    const more = el("div", { class: "more" });
+    c.append(more);
+    let shown = ROWS_SHOWN;
+    const open = new Set();
     function render() {
       const col = COLUMNS.find((x) => x.key === state.sort) || COLUMNS[0];
       for (const th of thead.querySelectorAll("th[data-sort]")) {
         th.classList.toggle("sorted-desc", th.dataset.sort === col.key && state.sortDesc);
         th.classList.toggle("sorted-asc", th.dataset.sort === col.key && !state.sortDesc);
       }
-      const rows = lines.filter(matches);
+      const rows = lines.filter(filters.matches);
       rows.sort((a, b) => {
         const x = col.get(a), y = col.get(b);
         const r = col.text ? String(x).localeCompare(String(y)) : x - y;
@@ -464,20 +540,7 @@
       tbody.textContent = "";
       const frag = document.createDocumentFragment();
       rows.slice(0, shown).forEach((l) => {
-        const tr = el("tr", { class: "row" + (open.has(l.index) ? " open" : ""), "data-line": l.index, "data-api": l.api, "data-kind": l.kind,
-          "data-file": l.file || "", "data-lineno": l.line, "data-count": l.count, "data-blocked-ns": l.blocked_ns,
-          "data-syncs-per-step": l.syncs_per_step, "data-blocked-per-step-ns": l.blocked_per_step_ns });
-        tr.append(el("td", { text: String(l.index + 1) }), el("td", { text: l.blocked_per_step_text }),
-          el("td", {}, el("span", { class: "sharebar", style: `width:${Math.max(1, Math.round(60 * Math.min(l.share, 1)))}px` }), el("span", { class: "share", text: pct(l.share) })),
-          el("td", { text: l.syncs_per_step_text }), el("td", { text: l.mean_text }), el("td", { text: l.max_text }),
-          el("td", { class: "l", text: l.apis_text || l.api }), el("td", { class: "op l", text: l.op || "" }));
-        const where = el("td", { class: "where l" });
-        where.title = l.where;
-        where.append(el("span", { class: "fn", text: l.file ? l.where.replace(l.file, shortPath(l.file)) : l.where }), el("span", { class: "kind " + l.kind, text: l.kind === "line" ? "line" : l.kind === "backward" ? "backward" : "node" }));
-        if (!l.count) where.append(el("span", { class: "kind", text: "start-up only" }));
-        tr.append(where, el("td", { class: "hintcol l", title: l.hint || "" }, el("div", { text: l.hint || "" })));
-        tr.addEventListener("click", () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); });
-        frag.append(tr);
+        frag.append(siteRow(l, open.has(l.index), () => { if (open.has(l.index)) open.delete(l.index); else open.add(l.index); render(); }));
         if (l.ops && l.ops.length > 1) opRows(l).forEach((r) => frag.append(r));
         if (l.estimate) estimateRows(l).forEach((r) => frag.append(r));
         if (open.has(l.index)) frag.append(el("tr", { class: "detail", "data-detail": l.index }, el("td", { colspan: COLUMNS.length + 1 }, detail(run, l))));
@@ -488,7 +551,7 @@
       if (rows.length > shown) more.append(el("button", { text: `show ${Math.min(ROWS_SHOWN, rows.length - shown)} more of ${rows.length - shown}`, onclick: () => { shown += ROWS_SHOWN; render(); } }));
       else if (rows.length > ROWS_SHOWN) more.append(el("span", { class: "note", text: `${rows.length} lines` }));
     }
-    for (const x of [q, apiSel, kindSel, thrSel, startupBox]) x.addEventListener(x === q ? "input" : "change", () => { shown = ROWS_SHOWN; render(); });
+    for (const x of filters.inputs) x.addEventListener(x.type === "search" ? "input" : "change", () => { shown = ROWS_SHOWN; render(); });
     render.part = "sites";
     state.redraw.push(render);
     return c;
@@ -571,8 +634,8 @@
   function stackView(run, l) {
     const site = run.sites[l.site];
     const box = el("div", { class: "stack" });
-    if (!site || !site[5].length) { box.append(el("div", { text: "(no stack)" })); return box; }
-    const fr = site[5].map(frame);
+    if (!site || !site[SITE_FRAMES].length) { box.append(el("div", { text: "(no stack)" })); return box; }
+    const fr = site[SITE_FRAMES].map(frame);
     let own = fr.findIndex((f) => f.backward || f.caller || f.unseen);
     if (own < 0) own = fr.length;
     const user = l.user >= 0 && l.user < own ? l.user : -1;
@@ -580,7 +643,7 @@
     if (runtime) {
       const hidden = el("div", { style: "display:none" });
       fr.slice(0, runtime).forEach((f) => hidden.append(frameRow(f, "runtime")));
-      const t = el("div", { class: "runtime" }, el("a", { href: "#", text: `via ${S[site[1]]} in ${fr[0].py ? "python" : fr[0].module || "??"} (${runtime} runtime frame${runtime === 1 ? "" : "s"}) +`,
+      const t = el("div", { class: "runtime" }, el("a", { href: "#", text: `via ${S[site[SITE_API]]} in ${fr[0].py ? "python" : fr[0].module || "??"} (${runtime} runtime frame${runtime === 1 ? "" : "s"}) +`,
         onclick: (e) => { e.preventDefault(); hidden.style.display = hidden.style.display ? "" : "none"; } }));
       box.append(t, hidden);
     }
@@ -619,91 +682,125 @@
   }
 
   // ---- flame graph (icicle) of blocked time in the training steps ------------------------------
+  // The runtime's frames above the program's outermost one (_start, __libc_start_main,
+  // Py_RunMain, _PyEval_EvalFrameDefault, runpy's): the same in every stack, a tower of rows
+  // before the program's own. Each stack starts at its outermost frame that is not the
+  // runtime's (the flag html.c sets with hints_frame_is_runtime); one that has none keeps all.
+  // acc.cut says how many were left out (the heaviest stack's names).
+  function programTop(fr, own, ns, acc) {
+    let top = own - 1;
+    while (top >= 0 && flagsOf(fr[top]) & FLAG_RUNTIME) top--;
+    if (top < 0) return own - 1;
+    const n = own - 1 - top;
+    if (n) {
+      if (!acc.cut) acc.cut = { min: n, max: n, ns: 0, names: null };
+      const cut = acc.cut;
+      cut.min = Math.min(cut.min, n); cut.max = Math.max(cut.max, n);
+      if (ns > cut.ns) { cut.ns = ns; cut.names = fr.slice(top + 1, own).reverse().map((f) => frame(f).fn || "??"); }
+    }
+    return top;
+  }
+  function showCut(cutNote, cut) {
+    cutNote.textContent = "";
+    if (!cut) return;
+    const n = cut.min === cut.max ? String(cut.max) : `${cut.min}-${cut.max}`;
+    const names = cut.names.length > 6 ? [...cut.names.slice(0, 3), "...", ...cut.names.slice(-2)] : cut.names;
+    cutNote.append(`${n} runtime frame${cut.max === 1 ? "" : "s"} above the first row, left out: `, el("code", { text: names.join(" \u203a ") }));
+    cutNote.title = cut.names.join("\n");
+  }
+  // frames top..0 onto path, outermost first; a run of the runtime's frames between two of the
+  // program's (the interpreter calling a Module, torch's _call_impl) is one row, as the stack of
+  // an opened row folds it; those under the program's innermost frame (torch's C++) stay
+  const FOLD = "\u22ef ";
+  function programPath(fr, top, path) {
+    let inner = top; // a stack with no frame of the program's keeps all
+    for (let i = 0; i <= top; i++) if (!(flagsOf(fr[i]) & FLAG_RUNTIME)) { inner = i; break; }
+    let runtimeRun = [];
+    for (let i = top; i >= 0; i--) {
+      if (i > inner && flagsOf(fr[i]) & FLAG_RUNTIME) { runtimeRun.push(frameLabel(frame(fr[i]))); continue; }
+      if (runtimeRun.length) {
+        const name = `${FOLD}${runtimeRun.length} runtime frame${runtimeRun.length === 1 ? "" : "s"}`;
+        (path.folded || (path.folded = new Map())).set(name, runtimeRun);
+        path.push(name);
+        runtimeRun = [];
+      }
+      path.push(frameLabel(frame(fr[i])));
+    }
+  }
+  // The tree of the sites' stacks (of one process, or of all: one root per process up to
+  // FLAME_PROCS), each node's blocked ns; the sync's own frames only (up to a backward marker)
+  function flameTree(run, proc) {
+    const root = { name: "all", ns: 0, kids: new Map() }, acc = { cut: null };
+    for (const s of run.sites) {
+      if (proc >= 0 && s[SITE_PROC] !== proc) continue;
+      const ns = s[SITE_BLOCKED_NS];
+      if (!ns) continue;
+      let node = root;
+      node.ns += ns;
+      const path = [];
+      if (run.procs.length > 1 && run.procs.length <= FLAME_PROCS && proc < 0) path.push(run.procs[s[SITE_PROC]].label);
+      const fr = s[SITE_FRAMES];
+      let own = fr.length;
+      for (let i = 0; i < fr.length; i++) if (flagsOf(fr[i]) & (FLAG_BACKWARD | FLAG_CALLER)) { own = i; break; }
+      programPath(fr, programTop(fr, own, ns, acc), path);
+      path.push(S[s[SITE_API]]);
+      for (const name of path) {
+        let k = node.kids.get(name);
+        if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node, folded: path.folded && path.folded.get(name) });
+        k.ns += ns;
+        node = k;
+      }
+    }
+    return { root, cut: acc.cut };
+  }
+  function flameColor(name) {
+    let h = 0;
+    for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
+    if (name.startsWith(FOLD)) return "#e4e7ec";
+    const py = /\.py:\d+\)$/.test(name);
+    return py ? `hsl(${200 + (Math.abs(h) % 40)},70%,${72 + (Math.abs(h >> 8) % 12)}%)` : `hsl(${18 + (Math.abs(h) % 30)},85%,${68 + (Math.abs(h >> 8) % 14)}%)`;
+  }
+  // The blocks of the tree under zoom, W pixels wide, a row of RH pixels per depth: their
+  // markup, the nodes they show (by data-i) and the depth
+  function flameBlocks(zoom, W, RH) {
+    let depth = 0;
+    const out = [], nodes = [];
+    function place(n, x, d, w) {
+      if (w < 1) return;
+      depth = Math.max(depth, d + 1);
+      const k = nodes.push(n) - 1;
+      out.push(`<div class="n" data-i="${k}" data-d="${d}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? flameColor(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
+      let cx = x;
+      const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
+      for (const kid of kids) {
+        const kw = (w * kid.ns) / n.ns;
+        place(kid, cx, d + 1, kw);
+        cx += kw;
+      }
+    }
+    place(zoom, 0, 0, W);
+    return { html: out.join(""), nodes, depth };
+  }
+  // the path from the root to the zoomed node, each a link that zooms out to it
+  function flameCrumbs(crumbs, zoom, onZoom) {
+    const chain = [];
+    for (let n = zoom; n; n = n.parent) chain.unshift(n);
+    chain.forEach((n, i) => {
+      if (i) crumbs.append(" / ");
+      crumbs.append(i < chain.length - 1 ? el("a", { text: n.name, onclick: () => onZoom(n) }) : el("b", { text: n.name }));
+    });
+  }
   function flameCard(run, state) {
     const c = card("Flame graph", "blocked time in the training steps by stack, the program's outermost frame on top; click to zoom");
     const cutNote = el("div", { class: "flame-cut", id: state.id + "-flame-cut" });
     const crumbs = el("div", { class: "crumbs" }), box = el("div", { class: "flame", id: state.id + "-flame" });
     c.append(cutNote, crumbs, box);
-    // The runtime's frames above the program's outermost one (_start, __libc_start_main,
-    // Py_RunMain, _PyEval_EvalFrameDefault, runpy's): the same in every stack, a tower of rows
-    // before the program's own. Each stack starts at its outermost frame that is not the
-    // runtime's (the flag html.c sets with hints_frame_is_runtime); one that has none keeps all.
-    let cut = null;
-    function programTop(fr, own, ns) {
-      let top = own - 1;
-      while (top >= 0 && F[5 * fr[top] + 4] & 2) top--;
-      if (top < 0) return own - 1;
-      const n = own - 1 - top;
-      if (n) {
-        if (!cut) cut = { min: n, max: n, ns: 0, names: null };
-        cut.min = Math.min(cut.min, n); cut.max = Math.max(cut.max, n);
-        if (ns > cut.ns) { cut.ns = ns; cut.names = fr.slice(top + 1, own).reverse().map((f) => frame(f).fn || "??"); }
-      }
-      return top;
-    }
-    function showCut() {
-      cutNote.textContent = "";
-      if (!cut) return;
-      const n = cut.min === cut.max ? String(cut.max) : `${cut.min}-${cut.max}`;
-      const names = cut.names.length > 6 ? [...cut.names.slice(0, 3), "...", ...cut.names.slice(-2)] : cut.names;
-      cutNote.append(`${n} runtime frame${cut.max === 1 ? "" : "s"} above the first row, left out: `, el("code", { text: names.join(" \u203a ") }));
-      cutNote.title = cut.names.join("\n");
-    }
-    // frames top..0 onto path, outermost first; a run of the runtime's frames between two of the
-    // program's (the interpreter calling a Module, torch's _call_impl) is one row, as the stack of
-    // an opened row folds it; those under the program's innermost frame (torch's C++) stay
-    const FOLD = "\u22ef ";
-    function programPath(fr, top, path) {
-      let inner = top; // a stack with no frame of the program's keeps all
-      for (let i = 0; i <= top; i++) if (!(F[5 * fr[i] + 4] & 2)) { inner = i; break; }
-      let run = [];
-      for (let i = top; i >= 0; i--) {
-        if (i > inner && F[5 * fr[i] + 4] & 2) { run.push(frameLabel(frame(fr[i]))); continue; }
-        if (run.length) {
-          const name = `${FOLD}${run.length} runtime frame${run.length === 1 ? "" : "s"}`;
-          (path.folded || (path.folded = new Map())).set(name, run);
-          path.push(name);
-          run = [];
-        }
-        path.push(frameLabel(frame(fr[i])));
-      }
-    }
-    function build() {
-      const root = { name: "all", ns: 0, kids: new Map() };
-      cut = null;
-      for (const s of run.sites) {
-        if (state.proc >= 0 && s[0] !== state.proc) continue;
-        const ns = s[4];
-        if (!ns) continue;
-        let node = root;
-        node.ns += ns;
-        const path = [];
-        if (run.procs.length > 1 && run.procs.length <= FLAME_PROCS && state.proc < 0) path.push(run.procs[s[0]].label);
-        const fr = s[5];
-        let own = fr.length;
-        for (let i = 0; i < fr.length; i++) if (F[5 * fr[i] + 4] & 12) { own = i; break; }
-        programPath(fr, programTop(fr, own, ns), path);
-        path.push(S[s[1]]);
-        for (const name of path) {
-          let k = node.kids.get(name);
-          if (!k) node.kids.set(name, k = { name, ns: 0, kids: new Map(), parent: node, folded: path.folded && path.folded.get(name) });
-          k.ns += ns;
-          node = k;
-        }
-      }
-      return root;
-    }
     let root = null, zoom = null;
-    function color(name) {
-      let h = 0;
-      for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) | 0;
-      if (name.startsWith(FOLD)) return "#e4e7ec";
-      const py = /\.py:\d+\)$/.test(name);
-      return py ? `hsl(${200 + (Math.abs(h) % 40)},70%,${72 + (Math.abs(h >> 8) % 12)}%)` : `hsl(${18 + (Math.abs(h) % 30)},85%,${68 + (Math.abs(h >> 8) % 14)}%)`;
-    }
+    const zoomTo = (n) => { zoom = n; render(); };
     function draw() {
-      root = build();
-      showCut();
+      const tree = flameTree(run, state.proc);
+      root = tree.root;
+      showCut(cutNote, tree.cut);
       if (!zoom || !root.ns) zoom = root;
       render();
     }
@@ -711,32 +808,11 @@
       box.textContent = "";
       crumbs.textContent = "";
       if (!root.ns) { box.append(el("div", { class: "empty", text: "no blocked time in the training steps" })); box.style.height = "auto"; return; }
-      const chain = [];
-      for (let n = zoom; n; n = n.parent) chain.unshift(n);
-      chain.forEach((n, i) => {
-        if (i) crumbs.append(" / ");
-        crumbs.append(i < chain.length - 1 ? el("a", { text: n.name, onclick: () => { zoom = n; render(); } }) : el("b", { text: n.name }));
-      });
-      const W = cardWidth() - 2, RH = 18;
-      let depth = 0;
-      const out = [], nodes = [];
-      function place(n, x, d, w) {
-        if (w < 1) return;
-        depth = Math.max(depth, d + 1);
-        const k = nodes.push(n) - 1;
-        out.push(`<div class="n" data-i="${k}" data-d="${d}" style="left:${Math.round(x * 10) / 10}px;top:${d * RH}px;width:${Math.round(w * 10) / 10}px;background:${d ? color(n.name) : "#d0d5dd"}">${w > 30 ? esc(n.name) : ""}</div>`);
-        let cx = x;
-        const kids = [...n.kids.values()].sort((a, b) => b.ns - a.ns);
-        for (const c of kids) {
-          const kw = (w * c.ns) / n.ns;
-          place(c, cx, d + 1, kw);
-          cx += kw;
-        }
-      }
-      place(zoom, 0, 0, W);
-      box.style.height = depth * RH + 2 + "px";
-      box.innerHTML = out.join("");
-      box.onclick = (ev) => { const t = ev.target.closest("div.n"); if (t) { zoom = nodes[Number(t.dataset.i)]; render(); } };
+      flameCrumbs(crumbs, zoom, zoomTo);
+      const RH = 18, blocks = flameBlocks(zoom, cardWidth() - 2, RH), nodes = blocks.nodes;
+      box.style.height = blocks.depth * RH + 2 + "px";
+      box.innerHTML = blocks.html;
+      box.onclick = (ev) => { const t = ev.target.closest("div.n"); if (t) zoomTo(nodes[Number(t.dataset.i)]); };
       box.onmousemove = (ev) => {
         const t = ev.target.closest("div.n");
         if (!t) { hideTip(); return; }
@@ -752,6 +828,91 @@
   }
 
   // ---- one step's timeline per thread -----------------------------------------------------------
+  // A step's events (cli/html.c write_timeline): syncs as [tid, start, duration, line, api],
+  // launches as [tid, time], flattened
+  const SYNC_FIELDS = 5, LAUNCH_FIELDS = 2;
+
+  // Why there is no timeline to draw (an element saying so), or null
+  function timelineMissing(run, p, state) {
+    if (p && p.traced && !p.timeline && run.ranks) {
+      const have = run.procs.map((q, i) => i).filter((i) => run.procs[i].timeline);
+      return el("div", { class: "empty" }, `${p.name}: its timeline is not in the page; it carries ${have.length} of ${run.procs.length} processes' timelines ` +
+        "(the first, the least and the median blocked, the most blocked): ", rankList(run, have, state.pick, have.length));
+    }
+    if (!p || !p.timeline || !p.timeline.steps.length)
+      return el("div", { class: "empty", text: "no timeline: the page was made from summary.json (a trace.bin holds each sync's time)" });
+    return null;
+  }
+
+  // the slowest training step (start-up, step 0, is apart when the rates leave it out)
+  function slowestStep(tl) {
+    let slowest = tl.steps.findIndex((s) => !s.apart && !s.spanned);
+    if (slowest < 0) slowest = 0;
+    tl.steps.forEach((s, i) => { if (!s.apart && !s.spanned && s.dur > tl.steps[slowest].dur) slowest = i; });
+    return slowest;
+  }
+
+  function stepSelect(state, tl, slowest, pick) {
+    const sel = el("select", { id: state.id + "-step" });
+    tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.spanned ? ", its events' span" : ""}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
+    sel.value = pick;
+    return sel;
+  }
+
+  // One lane per thread that synced or launched in step st: its syncs as slices coloured by
+  // line, its launches as ticks, and a time axis
+  function timelineSvg(run, p, st) {
+    const tl = p.timeline;
+    const tids = new Set(st.tid ? [st.tid] : []);
+    for (let i = 0; i < st.syncs.length; i += SYNC_FIELDS) tids.add(st.syncs[i]);
+    for (let i = 0; i < st.launches.length; i += LAUNCH_FIELDS) tids.add(st.launches[i]);
+    const lanes = [...tids];
+    const name = (tid) => { const t = tl.threads.find((x) => x[0] === tid) || p.threads.find((x) => x[0] === tid); return (t && t[1] ? t[1] : "thread") + " " + tid; };
+    const W = Math.max(cardWidth(), 300), L = 150, LH = 30, T = 4, H = T + lanes.length * LH + 24;
+    let end = st.dur;
+    for (let i = 0; i < st.syncs.length; i += SYNC_FIELDS) end = Math.max(end, st.syncs[i + 1] + st.syncs[i + 2]);
+    end = end || 1;
+    const x = (t) => L + (Math.max(t, 0) / end) * (W - L - 8);
+    const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
+    lanes.forEach((tid, k) => {
+      const y0 = T + k * LH;
+      svg.append(sv("rect", { x: L, y: y0 + 3, width: W - L - 8, height: LH - 6, fill: k % 2 ? "#fafbfc" : "#f4f6f8" }));
+      const t = sv("text", { x: L - 8, y: y0 + LH / 2 + 4, "text-anchor": "end" });
+      t.textContent = name(tid);
+      svg.append(t);
+    });
+    const laneY = (tid) => T + lanes.indexOf(tid) * LH;
+    for (let i = 0; i < st.launches.length; i += LAUNCH_FIELDS) {
+      const xx = x(st.launches[i + 1]), y0 = laneY(st.launches[i]);
+      svg.append(sv("line", { x1: xx, x2: xx, y1: y0 + LH - 10, y2: y0 + LH - 4, stroke: "#667085", "stroke-width": 1 }));
+    }
+    for (let i = 0; i < st.syncs.length; i += SYNC_FIELDS) {
+      const tid = st.syncs[i], t0 = st.syncs[i + 1], dur = st.syncs[i + 2], li = st.syncs[i + 3], api = S[st.syncs[i + 4]];
+      const l = li >= 0 ? run.lines[li] : null;
+      const color = l && l.top >= 0 ? COLORS[l.top % COLORS.length] : OTHER;
+      const y0 = laneY(tid);
+      const r = sv("rect", { class: "seg", x: x(t0), y: y0 + 5, width: Math.max(x(t0 + dur) - x(t0), 1.5), height: LH - 16, fill: color, rx: 2 });
+      r.addEventListener("mousemove", (ev) => showTip(ev, `<b>${esc(api)}</b> ${fmtNs(dur)}<br>${l ? "<code>" + esc(l.where) + "</code>" : "(no line)"}<br>at +${fmtNs(t0)} in step ${st.step}`));
+      r.addEventListener("mouseleave", hideTip);
+      svg.append(r);
+    }
+    for (let k = 0; k <= 5; k++) {
+      const t = sv("text", { x: x((end * k) / 5), y: H - 6, "text-anchor": k === 0 ? "start" : k === 5 ? "end" : "middle" });
+      t.textContent = fmtNs((end * k) / 5);
+      svg.append(t);
+    }
+    return svg;
+  }
+
+  // what the step holds, and what the page's timelines leave out
+  function timelineLegend(p, st) {
+    const tl = p.timeline;
+    return el("div", { class: "legend", text: `${st.syncs.length / SYNC_FIELDS} syncs${p.launches_traced ? ` and ${st.launches.length / LAUNCH_FIELDS} launches` : ""} in step ${st.step}` +
+      (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") +
+      (tl.sample ? `; the timeline has every event of the steps before ${tl.sample[0]}, then those of one step in ${tl.sample[1]}` : "") +
+      (st.spanned ? `; step ${st.step} has no step record (SYNCSPY_TRACE_MB folded it): its span is its events'` : "") });
+  }
+
   function timelineCard(run, state) {
     const c = card("Timeline of one step", "syncs as slices (coloured by line), kernel launches as ticks, one lane per thread");
     const controls = el("div", { class: "controls" }), body = el("div", { id: state.id + "-timeline" });
@@ -762,75 +923,21 @@
       body.textContent = "";
       const pi = state.proc >= 0 ? state.proc : run.procs.findIndex((p) => p.timeline);
       const p = run.procs[pi];
-      if (p && p.traced && !p.timeline && run.ranks) {
-        const have = run.procs.map((q, i) => i).filter((i) => run.procs[i].timeline);
-        body.append(el("div", { class: "empty" }, `${p.name}: its timeline is not in the page; it carries ${have.length} of ${run.procs.length} processes' timelines ` +
-          "(the first, the least and the median blocked, the most blocked): ", rankList(run, have, state.pick, have.length)));
-        return;
-      }
-      if (!p || !p.timeline || !p.timeline.steps.length) {
-        body.append(el("div", { class: "empty", text: "no timeline: the page was made from summary.json (a trace.bin holds each sync's time)" }));
-        return;
-      }
+      const missing = timelineMissing(run, p, state);
+      if (missing) { body.append(missing); return; }
       const tl = p.timeline;
-      const sel = el("select", { id: state.id + "-step" });
-      // the slowest training step (start-up, step 0, is apart when the rates leave it out)
-      let slowest = tl.steps.findIndex((s) => !s.apart && !s.spanned);
-      if (slowest < 0) slowest = 0;
-      tl.steps.forEach((s, i) => { if (!s.apart && !s.spanned && s.dur > tl.steps[slowest].dur) slowest = i; });
-      tl.steps.forEach((s, i) => sel.append(el("option", { value: i, text: `step ${s.step} (${fmtNs(s.dur)}${s.spanned ? ", its events' span" : ""}${s.apart ? (s.step === 0 ? ", start-up" : ", open at exit") : i === slowest ? ", the slowest" : ""})` })));
+      const slowest = slowestStep(tl);
       if (pick === null || pick >= tl.steps.length) pick = slowest;
-      sel.value = pick;
+      const sel = stepSelect(state, tl, slowest, pick);
       sel.addEventListener("change", () => { pick = Number(sel.value); draw(); });
       controls.append(el("label", { text: (run.procs.length > 1 ? p.label + ", " : "") + "step:" }), sel);
       const st = tl.steps[pick];
-      const tids = new Set(st.tid ? [st.tid] : []);
-      for (let i = 0; i < st.syncs.length; i += 5) tids.add(st.syncs[i]);
-      for (let i = 0; i < st.launches.length; i += 2) tids.add(st.launches[i]);
-      const lanes = [...tids];
-      const name = (tid) => { const t = tl.threads.find((x) => x[0] === tid) || p.threads.find((x) => x[0] === tid); return (t && t[1] ? t[1] : "thread") + " " + tid; };
-      const W = Math.max(cardWidth(), 300), L = 150, LH = 30, T = 4, H = T + lanes.length * LH + 24;
-      let end = st.dur;
-      for (let i = 0; i < st.syncs.length; i += 5) end = Math.max(end, st.syncs[i + 1] + st.syncs[i + 2]);
-      end = end || 1;
-      const x = (t) => L + (Math.max(t, 0) / end) * (W - L - 8);
-      const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}` });
-      lanes.forEach((tid, k) => {
-        const y0 = T + k * LH;
-        svg.append(sv("rect", { x: L, y: y0 + 3, width: W - L - 8, height: LH - 6, fill: k % 2 ? "#fafbfc" : "#f4f6f8" }));
-        const t = sv("text", { x: L - 8, y: y0 + LH / 2 + 4, "text-anchor": "end" });
-        t.textContent = name(tid);
-        svg.append(t);
-      });
-      const laneY = (tid) => T + lanes.indexOf(tid) * LH;
-      for (let i = 0; i < st.launches.length; i += 2) {
-        const xx = x(st.launches[i + 1]), y0 = laneY(st.launches[i]);
-        svg.append(sv("line", { x1: xx, x2: xx, y1: y0 + LH - 10, y2: y0 + LH - 4, stroke: "#667085", "stroke-width": 1 }));
-      }
-      for (let i = 0; i < st.syncs.length; i += 5) {
-        const tid = st.syncs[i], t0 = st.syncs[i + 1], dur = st.syncs[i + 2], li = st.syncs[i + 3], api = S[st.syncs[i + 4]];
-        const l = li >= 0 ? run.lines[li] : null;
-        const color = l && l.top >= 0 ? COLORS[l.top % COLORS.length] : OTHER;
-        const y0 = laneY(tid);
-        const r = sv("rect", { class: "seg", x: x(t0), y: y0 + 5, width: Math.max(x(t0 + dur) - x(t0), 1.5), height: LH - 16, fill: color, rx: 2 });
-        r.addEventListener("mousemove", (ev) => showTip(ev, `<b>${esc(api)}</b> ${fmtNs(dur)}<br>${l ? "<code>" + esc(l.where) + "</code>" : "(no line)"}<br>at +${fmtNs(t0)} in step ${st.step}`));
-        r.addEventListener("mouseleave", hideTip);
-        svg.append(r);
-      }
-      for (let k = 0; k <= 5; k++) {
-        const t = sv("text", { x: x((end * k) / 5), y: H - 6, "text-anchor": k === 0 ? "start" : k === 5 ? "end" : "middle" });
-        t.textContent = fmtNs((end * k) / 5);
-        svg.append(t);
-      }
-      body.append(svg);
+      body.append(timelineSvg(run, p, st));
       // launches are ticks only where the agent wrote each one: say how to get them
       if (!p.launches_traced)
         body.append(el("div", { class: "launch-note", id: state.id + "-launch-note" }, "no kernel launches here: they were counted, not traced; run with ",
           el("code", { text: "SYNCSPY_LAUNCHES=trace" }), " to see each one as a tick"));
-      body.append(el("div", { class: "legend", text: `${st.syncs.length / 5} syncs${p.launches_traced ? ` and ${st.launches.length / 2} launches` : ""} in step ${st.step}` +
-        (tl.steps.length < p.steps.step.length ? ` (the page carries ${tl.steps.length} steps' timelines: the slowest and evenly spaced ones)` : "") +
-        (tl.sample ? `; the timeline has every event of the steps before ${tl.sample[0]}, then those of one step in ${tl.sample[1]}` : "") +
-        (st.spanned ? `; step ${st.step} has no step record (SYNCSPY_TRACE_MB folded it): its span is its events'` : "") }));
+      body.append(timelineLegend(p, st));
     }
     draw.part = "timeline";
     state.redraw.push(draw);

@@ -18,7 +18,7 @@ import ctypes as _ctypes
 from typing import NamedTuple as _NamedTuple, Optional as _Optional
 
 from . import _agent
-from .budget import (AgentNotLoaded, Budget, NotRecorded, Site, SyncBudgetExceeded,  # noqa: F401
+from .budget import (AgentNotLoaded, Budget, NotRecorded, Site, SyncBudgetExceeded,
                      SyncspyError, budget)
 
 __version__ = "0.1.0"  # the same as the agent's and the program's (cli/version.h; a test checks)

@@ -152,7 +152,7 @@ class Color(unittest.TestCase):
         self.assertEqual(always.returncode, 0, always.stderr)
         self.assertRegex(always.stdout, SGR)
         self.assertEqual(SGR.sub("", always.stdout), plain.stdout)
-        never = cli("report", f"--color=never", self.tmp, env=dict(env, SYNCSPY_COLOR="always"))
+        never = cli("report", "--color=never", self.tmp, env=dict(env, SYNCSPY_COLOR="always"))
         self.assertEqual(never.stdout, plain.stdout)
         self.assertEqual(cli("report", "--color", "auto", self.tmp, env=env).stdout, plain.stdout)  # a pipe
 

@@ -9,7 +9,7 @@ import os
 import tempfile
 import unittest
 
-from test_check_cli import MS, frame, native, process, seed_sites, site
+from test_check_cli import MS, frame, process, seed_sites, site
 from test_cli import run, write
 
 BIG = 2 ** 63

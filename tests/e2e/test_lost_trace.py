@@ -10,7 +10,6 @@ import os
 import resource
 import struct
 import subprocess
-import tempfile
 import unittest
 
 from util import BUILD, CLI, agent_env, prog

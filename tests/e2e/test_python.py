@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from util import (DEMO_PY, MS, PYPROGS, count_at, frames_text, local_pythons, python_frames, run,
-                  run_py, site_by_function, sites_at, source_line, user_frame)
+                  run_py, sites_at, source_line, user_frame)
 
 DEMO_STEPS = 20
 LOSS_STEPS = os.path.join(PYPROGS, "loss_steps.py")
@@ -193,7 +193,7 @@ class FixedDemo(unittest.TestCase):
 
 def check_loss_frames(tc, site, where=""):
     """The Python frames of loss_steps.py's nonzero sync, innermost first, qualified names."""
-    mark = lambda m: source_line(LOSS_STEPS, m)  # noqa: E731
+    mark = lambda m: source_line(LOSS_STEPS, m)
     expected = [("nonzero", None), ("Loss.ignore_background", mark("# sync: nonzero")),
                 ("Loss.forward", mark("# call: ignore_background")), ("Module._call_impl", None),
                 ("train_step", mark("# call: loss_fn")), ("main", mark("# call: train_step")),

@@ -12,7 +12,7 @@ import tempfile
 import time
 import unittest
 
-from util import BUILD, CLI, LIB, frames_text, prog, report_steps, run, site_by_function
+from util import BUILD, CLI, frames_text, prog, report_steps, run, site_by_function
 
 FAULTS_LIB = os.path.join(BUILD, "libsyncspy-faults.so")
 DLCUDA = os.path.join(BUILD, "progs", "lib", "libdlcuda.so")

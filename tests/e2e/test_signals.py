@@ -94,7 +94,6 @@ class KillNine(unittest.TestCase):
         self.assertIn("cudaStreamSynchronize", r.stdout)
         self.assertIn("killed", r.stdout)
         # at least the 8 steps before "ready" were flushed
-        import re
         steps = report_steps(r.stdout)
         self.assertIsNotNone(steps, r.stdout)
         self.assertGreaterEqual(steps[0], 8, r.stdout)

@@ -290,13 +290,13 @@ class HandMadeRecords(unittest.TestCase):
         self.assertAlmostEqual(p["syncs_per_step"], (9 + 3000) / 1003, places=6)
 
     def test_a_run_that_contradicts_itself_is_bad_input(self):
-        for run in ((4, 1003, 0, 0, 0, 0, 0),          # no step
-                    (10, 4, 1, 1, 3, 3, 3),             # ends before it begins
-                    (4, 13, 11, 11, 3, 3, 33),          # more steps than numbers
-                    (4, 1003, 1000, 1001, 3, 3, 3000),  # more active than steps
-                    (4, 1003, 1000, 1000, 4, 3, 3000)):  # fewest above most
-            with self.subTest(run=run):
-                rep, _ = self.report(self.trace(run=run))
+        for fields in ((4, 1003, 0, 0, 0, 0, 0),          # no step
+                       (10, 4, 1, 1, 3, 3, 3),             # ends before it begins
+                       (4, 13, 11, 11, 3, 3, 33),          # more steps than numbers
+                       (4, 1003, 1000, 1001, 3, 3, 3000),  # more active than steps
+                       (4, 1003, 1000, 1000, 4, 3, 3000)):  # fewest above most
+            with self.subTest(run=fields):
+                rep, _ = self.report(self.trace(run=fields))
                 self.assertEqual(rep.returncode, 2, rep.stdout)
                 self.assertEqual(len(rep.stderr.strip().splitlines()), 1, rep.stderr)
                 self.assertIn("is corrupt at byte", rep.stderr)

@@ -157,7 +157,7 @@ class TraceCliTest(unittest.TestCase):
                         continue
                     self.assertEqual(p.returncode, 0, p.stderr)
                     self.assertEqual(p.stderr, "")
-                    self.assertIn(f"syncspy: pid 4242:", p.stdout)
+                    self.assertIn("syncspy: pid 4242:", p.stdout)
                     self.assertEqual("trace ends early" in p.stdout, n < len(data), p.stdout)
 
     # ---- corruption ----------------------------------------------------------------------

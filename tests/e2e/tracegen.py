@@ -13,6 +13,7 @@ MAX_RECORD_BYTES, MAX_STRING_BYTES, MAX_FRAMES = 1 << 20, 4096, 512
 STRING, FRAME, STACK, SYNC, LAUNCH, STEP, SITE_TOTALS, THREAD, DROPS, END = range(1, 11)
 STEP_RUN, BOUND = 13, 14  # 1.4: SYNCSPY_TRACE_MB
 DIR_NONE, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H = range(5)
+FRAME_BACKWARD, FRAME_CALLER = 2, 3  # trace_frame_kind: a backward sync's section markers
 
 # Each layout includes the 8-byte record header (type, bytes).
 HEADER = struct.Struct("<8sHHIQiiQQ64s")   # trace_file_header
@@ -102,11 +103,14 @@ class Trace:
     def s(self, text):
         return 0 if text is None else self.string(text)
 
-    def frame(self, function, file=None, line=0, module=None, python=False, offset=0, id=None):
+    def frame(self, function, file=None, line=0, module=None, python=False, offset=0, id=None,
+              kind=None):
+        """kind: a frame_kind (BACKWARD, CALLER: a backward sync's section markers); else
+        native or python."""
         fn, mod, fl = self.s(function), self.s(module), self.s(file)
         fid = self._id("frame", id)
-        self.raw(L_FRAME.pack(FRAME, L_FRAME.size, fid, 1 if python else 0, fn, mod, fl, line,
-                              offset))
+        kind = kind if kind is not None else 1 if python else 0
+        self.raw(L_FRAME.pack(FRAME, L_FRAME.size, fid, kind, fn, mod, fl, line, offset))
         return fid
 
     def stack(self, frame_ids, id=None, nframes=None):
@@ -215,6 +219,19 @@ def sample(pid=4242, rank=-1, end=True, syncs=True):
     if end:
         t.end(120 * MS, unattributed=0)
     return t
+
+
+def one_process(folder):
+    """folder/pid4242: the sample; returns the process folder."""
+    sample().write(os.path.join(folder, "pid4242", "trace.bin"))
+    return os.path.join(folder, "pid4242")
+
+
+def root_of_two(folder):
+    """folder as a SYNCSPY_OUT root: the sample (ended) and rank 1 (pid 1, still running)."""
+    sample().write(os.path.join(folder, "pid4242", "trace.bin"))
+    sample(pid=1, rank=1, end=False).write(os.path.join(folder, "pid1", "trace.bin"))
+    return folder
 
 
 def first_screen(pid=5151, launches=False, slow_step=16, slow_ms=200):

@@ -123,6 +123,21 @@ if "asan" in os.path.basename(BUILD):
                                        text=True).stdout.strip()
 
 
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+
+
+def assert_golden(test, name, text):
+    """text equals tests/e2e/golden/NAME; GOLDEN_WRITE=1 writes it there first (after a
+    deliberate change of what the golden file holds: read its diff)."""
+    path = os.path.join(GOLDEN, name)
+    if os.environ.get("GOLDEN_WRITE"):
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    with open(path) as f:
+        test.assertEqual(text, f.read(), f"differs from its golden file {path}")
+
+
 def preload_value(lib):
     return f"{SANITIZER_PRELOAD} {lib}" if SANITIZER_PRELOAD else lib
 

@@ -21,7 +21,7 @@ import harness
 from harness import CLI, LIB, ROOT, SIM
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-import peers  # noqa: E402  (the 7 marked lines and how syncspy's summary names them)
+import peers  # the 7 marked lines and how syncspy's summary names them
 
 VENV = os.environ.get("USER_VENV") or os.path.join(harness.BUILD, "user-venv")
 PINS = os.path.join(ROOT, "tests", "torch", "requirements-user.txt")

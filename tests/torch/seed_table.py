@@ -9,8 +9,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
-from test_seed_models import PROG, VISION_PYTHON, training  # noqa: E402
+import harness
+from test_seed_models import PROG, VISION_PYTHON, training
 
 ROWS = [
     ("000 ViT, deterministic (the article's loop)", ("vit",)),

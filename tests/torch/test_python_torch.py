@@ -3,7 +3,6 @@ from torch.optim's real step hook and from syncspy.step() (explicit marks win;
 SYNCSPY_STEP=manual), syncs from a Python thread, a torch program that never uses the device
 (silent), and a program's exit status and output kept. Expected lines come from the programs'
 "# sync:" / "# call:" comments."""
-import os
 import unittest
 
 import harness

@@ -2,7 +2,6 @@
 script that skips its teardown; multiprocessing's fork workers, which always end that way) keeps
 what it recorded: summary.json, a trace.bin `syncspy report` reads, and the exit report; stdout
 left in Python's buffer stays unwritten, as without the agent."""
-import glob
 import json
 import os
 import unittest

@@ -37,7 +37,7 @@ class OriginalLoss(unittest.TestCase):
         self.assertEqual(self.r.returncode, 0, self.r.stderr)
         self.assertEqual(step_lines(self.r.stdout), step_lines(self.plain.stdout))
         self.assertEqual(len(step_lines(self.r.stdout)), STEPS)
-        last = lambda out: re.sub(r"[0-9.]+ ms", "T ms", out.splitlines()[-1])  # noqa: E731
+        last = lambda out: re.sub(r"[0-9.]+ ms", "T ms", out.splitlines()[-1])
         self.assertEqual(last(self.r.stdout), last(self.plain.stdout))
         self.assertIn(f"{STEPS} steps of the original loss", self.r.stdout)
         self.assertNotIn("syncspy", self.plain.stderr)

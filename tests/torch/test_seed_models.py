@@ -16,7 +16,6 @@ docs/SEEDS.md tabulates them:
   GradScaler.step adds one per step (its hint), anomaly detection one per backward node in the
   engine thread (its hint), pageable batches one per copy."""
 import os
-import re
 import unittest
 
 import harness

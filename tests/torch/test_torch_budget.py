@@ -247,7 +247,7 @@ class CheckAndDiffOnSeed003(unittest.TestCase):
     def test_runs_unchanged(self):
         for r in (self.base, self.fixed, self.plain):
             self.assertEqual(r.returncode, 0, r.stderr)
-        step_lines = lambda out: [l for l in out.splitlines() if l.startswith("step ")]  # noqa: E731
+        step_lines = lambda out: [l for l in out.splitlines() if l.startswith("step ")]
         self.assertEqual(step_lines(self.base.stdout), step_lines(self.plain.stdout))
 
     def test_check_the_original_loss(self):

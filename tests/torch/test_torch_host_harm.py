@@ -3,7 +3,6 @@ signals do (issue 13). Each case runs with and without the agent (tests/torch/pr
 and the exit status and output must be the same; Ctrl-C during os.read() raises
 KeyboardInterrupt, a SIGTERM handler installed after the first CUDA call runs, and SIGTERM's
 default action ends a 20 s torch.cuda.synchronize() within a second, after the report."""
-import os
 import signal
 import subprocess
 import time

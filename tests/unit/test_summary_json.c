@@ -228,6 +228,101 @@ static void test_round_trip(void **state)
     free(text);
 }
 
+/* GOLDEN_DUMP=1 prints the text as it is now: tests/unit/golden.py rewrites the golden below
+ * from it after a deliberate change. */
+/* GOLDENS: made with GOLDEN_DUMP=1 before summary_write_json was split (issue 37) */
+static const char golden_summary[] =
+    "{\"version\": 1, \"tool\": \"syncspy\", \"pid\": 4242, \"rank\": 3, \"local_rank\": 0, "
+    "\"world_size\": null, \"node\": 0,\n"
+    " \"host\": null, \"job_id\": null, \"launcher\": null,\n"
+    " \"schedule\": \"skip_first=1,wait=1,warmup=1,active=2\",\n"
+    " \"recorded\": [{\"first\": 3, \"last\": 4, \"cause\": \"schedule\"}, {\"first\": 9, "
+    "\"last\": 9, \"cause\": \"syncspy start\"}], \"recorded_omitted\": 5,\n"
+    " \"steps_seen\": 5, \"active_steps\": 3, \"steps_omitted\": 1,\n"
+    " \"wall_ns\": 3000, \"syncs\": 3, \"blocked_ns\": 300, \"launches\": 30, "
+    "\"unattributed_syncs\": 7, \"attribution_steps\": 2,\n"
+    " \"startup\": {\"step\": 0, \"wall_ns\": 900, \"syncs\": 4, \"blocked_ns\": 40, "
+    "\"launches\": 8}, \"step_source\": \"optimizer.step()\", \"no_step_hook\": false, "
+    "\"optimizers\": 2, \"optimizers_max\": 3, \"settings_from\": \"pyproject.toml\", "
+    "\"trace_lost_errno\": 28,\n"
+    " \"threads\": [\n"
+    "  {\"tid\": 11, \"name\": \"python\", \"syncs\": 2, \"blocked_ns\": 200, \"startup_count\": "
+    "0, \"startup_blocked_ns\": 0, \"partial_count\": 0, \"partial_blocked_ns\": 0, "
+    "\"ends_steps\": true},\n"
+    "  {\"tid\": 12, \"name\": \"\", \"syncs\": 1, \"blocked_ns\": 100, \"startup_count\": 0, "
+    "\"startup_blocked_ns\": 0, \"partial_count\": 0, \"partial_blocked_ns\": 0, \"ends_steps\": "
+    "false}],\n"
+    " \"recompiles\": [\n"
+    "{\"function\": \"Net.forward\", \"file\": \"/home/u/train.py\", \"line\": 54, \"count\": 3, "
+    "\"in_steps\": 2, \"reason\": \"tensor 'x' size mismatch\"}],\n"
+    " \"steps\": [\n"
+    "  {\"step\": 3, \"wall_ns\": 1000, \"syncs\": 2, \"blocked_ns\": 200, \"launches\": 10, "
+    "\"partial\": false},\n"
+    "  {\"step\": 4, \"wall_ns\": 2000, \"syncs\": 1, \"blocked_ns\": 100, \"launches\": 20, "
+    "\"partial\": true}],\n"
+    " \"sites\": [\n"
+    "  {\"api\": \"cudaStreamSynchronize\", \"count\": 3, \"blocked_ns\": 300, \"max_ns\": 200, "
+    "\"startup_count\": 0, \"startup_blocked_ns\": 0, \"partial_count\": 0, "
+    "\"partial_blocked_ns\": 0, \"op\": \"cudaStreamSynchronize\", \"frames\": [\n"
+    "    {\"function\": \"at::native::nonzero_cuda(at::Tensor const&)\", \"module\": "
+    "\"/x/libtorch_cuda.so\", \"file\": \"\", \"line\": 0, \"python\": false, \"offset\": "
+    "4660},\n"
+    "    {\"function\": \"MaskedLoss.ignore_background\", \"module\": \"\", \"file\": "
+    "\"train.py\", \"line\": 42, \"python\": true, \"offset\": 0},\n"
+    "    {\"function\": \"\", \"module\": \"/x/libfoo.so\", \"file\": \"\", \"line\": 0, "
+    "\"python\": false, \"offset\": 17592186044415}]},\n"
+    "  {\"api\": \"cudaMemcpy\", \"count\": 18446744073709551615, \"blocked_ns\": 0, \"max_ns\": "
+    "0, \"startup_count\": 0, \"startup_blocked_ns\": 0, \"partial_count\": 0, "
+    "\"partial_blocked_ns\": 0, \"op\": \"cudaMemcpy\", \"hint\": \"a synchronous (or "
+    "pageable-memory) copy blocks the host: copy into a pinned buffer (pin_memory()) with "
+    "non_blocking=True and read the result a step later\", \"frames\": [\n"
+    "    {\"function\": \"loss_fn\", \"module\": \"/home/u/train\", \"file\": \"train.cpp\", "
+    "\"line\": 4294967295, \"python\": false, \"offset\": 0}]},\n"
+    "  {\"api\": \"cudaFree\", \"count\": 1, \"blocked_ns\": 5, \"max_ns\": 5, "
+    "\"startup_count\": 0, \"startup_blocked_ns\": 0, \"partial_count\": 0, "
+    "\"partial_blocked_ns\": 0, \"op\": \"cudaFree\", \"hint\": \"cudaFree synchronizes the "
+    "device: caching allocator churn (empty_cache, changing shapes, memory pressure): keep "
+    "shapes stable, do not empty the cache in the loop\", \"frames\": []}]}\n";
+
+/* The whole text of a process with every optional part (recorded ranges, start-up, its step
+ * source, settings, a lost trace, threads, recompiles), byte for byte. */
+static void test_golden_text(void **state)
+{
+    (void)state;
+    static const struct rep_range ranges[] = {{3, 4, REP_CAUSE_SCHEDULE}, {9, 9, REP_CAUSE_START}};
+    static const struct rep_thread threads[] = {
+        {.tid = 11, .name = "python", .syncs = 2, .blocked_ns = 200, .ends_steps = true},
+        {.tid = 12, .name = NULL, .syncs = 1, .blocked_ns = 100}};
+    static const struct rep_recompile rc[] = {
+        {"Net.forward", "/home/u/train.py", 54, 3, 2, "tensor 'x' size mismatch"}};
+    struct rep_process p = sample();
+    p.rank = 3;
+    p.ranges = ranges;
+    p.nranges = 2;
+    p.ranges_omitted = 5;
+    p.attribution_steps = 2;
+    p.startup_closed = true;
+    p.startup =
+        (struct rep_step){.step = 0, .wall_ns = 900, .syncs = 4, .blocked_ns = 40, .launches = 8};
+    p.step_source = "optimizer.step()";
+    p.optimizers = 2;
+    p.optimizers_max = 3;
+    p.settings_from = "pyproject.toml";
+    p.trace_lost_errno = 28;
+    p.threads = threads;
+    p.nthreads = 2;
+    p.recompiles = rc;
+    p.nrecompiles = 1;
+    size_t len;
+    char *text = write_json(&p, &len);
+    if (getenv("GOLDEN_DUMP"))
+        fprintf(stderr, "=== golden_summary\n%s=== end\n", text);
+    if (strcmp(text, golden_summary))
+        fail_msg("summary.json differs from its golden text:\n--- got\n%s--- want\n%s", text,
+                 golden_summary);
+    free(text);
+}
+
 /* torch.compile's recompilations round-trip (function, file, line, counts, Dynamo's reason with
  * its quotes), and a file whose in_steps exceeds its count is refused. */
 static void test_recompiles(void **state)
@@ -627,6 +722,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_golden_text),
         cmocka_unit_test(test_recompiles),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_backward_unseen_and_estimate),

@@ -41,7 +41,7 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples")))
-import seg_loss  # noqa: E402  the seed-003 losses, as the demo has them
+import seg_loss  # the seed-003 losses, as the demo has them
 
 IMAGE = {"vit": 32, "vit-index": 32, "seg": 32, "seg-fixed": 32, "unet": 64}
 BATCH = 8
