@@ -1,7 +1,7 @@
 /* collectors/symbolize.c: addresses -> (module, function, file:line), off the hot path (on the
  * flusher thread, at exit). Reads ELF files itself with pread into private buffers,
  * bounds-checking every offset and size, and holds no whole table: a sorted index of the
- * function symbols (16 bytes each), names read from the file when first asked for. Never maps
+ * function symbols (8 bytes each), names read from the file when first asked for. Never maps
  * files (a file truncated on disk while mapped
  * would SIGBUS the host process), never runs their code, never prints. One thread at a time per
  * symbolizer. */
@@ -19,6 +19,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,13 +229,29 @@ static bool build_id_eq(const struct build_id *a, const struct build_id *b)
 
 /* ---- function symbols ------------------------------------------------------------------------ */
 
-/* One function of the index: [addr, addr + len) in link-time addresses (st_value; the
- * module-relative address). Its name stays in the file until it is asked for: 16 bytes a
- * function, where libtorch_cpu.so has 450,000 functions and a 78 MB string table. */
+/* One function of the index, 8 bytes: libtorch_cpu.so has 350,000 functions (and a 78 MB string
+ * table, which stays in the file until a name is asked for). Its address is off above the
+ * table's base (the lowest function's st_value: addresses are link-time, module-relative). word
+ * holds the name's offset in the string table (the low name_bits) and, above it, the gap from
+ * the function's end to the next function's start, from which its length follows; a gap of
+ * gap_far says the length is in the table's list of the others (the last function, a function
+ * nested in the one before it, one followed by a hole wider than the field: most of a stripped
+ * library's .dynsym). In a .symtab nearly every gap is alignment padding of under 32 bytes. */
 struct sym_func {
-    uint64_t addr;
-    uint32_t len;   /* end - addr, at most UINT32_MAX (no real function is 4 GiB long) */
-    uint32_t name;  /* offset in the string table; while sorting, the rank above NAME_BITS */
+    uint32_t off;
+    uint32_t word;
+};
+
+/* A length the gap field cannot give: function index -> length, sorted by index. */
+struct sym_far_len {
+    uint32_t index, len;
+};
+
+/* A function while the index is built, 12 bytes: its length apart, the rank above NAME_BITS. */
+struct sym_build {
+    uint32_t off;
+    uint32_t len;  /* end - addr, at most UINT32_MAX (no real function is 4 GiB long) */
+    uint32_t name; /* offset in the string table, the rank above NAME_BITS */
 };
 
 #define NAME_BITS 29 /* string tables up to 512 MiB (libtorch_cpu.so's: 78 MB) */
@@ -242,12 +259,18 @@ struct sym_func {
 
 /* The functions of one file and where their names are: that file's string table, read again
  * when a name is first asked for, from the same file only (open_same_file). The
- * index is an anonymous mapping of its own: shrunk and freed, its pages go back to the system
- * at once, whatever malloc's thresholds (the process's peak RSS is what the user sees). */
+ * index is an anonymous mapping of its own: built in place (12 bytes a function), then packed
+ * and shrunk, its pages go back to the system at once, whatever malloc's thresholds (the
+ * process's peak RSS is what the user sees). */
 struct sym_table {
     struct sym_func *funcs;
     size_t nfuncs;
     size_t map_bytes; /* of funcs' mapping */
+    uint64_t base;    /* the address funcs[].off counts from */
+    unsigned name_bits;
+    uint32_t gap_far;
+    struct sym_far_len *far; /* malloc'd */
+    size_t nfar;
     char *path;
     struct file_id id;
     uint64_t strtab_off, strtab_size;
@@ -257,6 +280,7 @@ static void sym_table_free(struct sym_table *t)
 {
     if (t->map_bytes)
         munmap(t->funcs, t->map_bytes);
+    free(t->far);
     free(t->path);
     memset(t, 0, sizeof *t);
 }
@@ -269,23 +293,23 @@ static size_t page_round(size_t n)
 
 /* The index's order: address, then rank (the bits above NAME_BITS), then name offset, then
  * the longer first (a total order: the in-place sort below is not stable). */
-static bool func_before(const struct sym_func *a, const struct sym_func *b)
+static bool func_before(const struct sym_build *a, const struct sym_build *b)
 {
-    if (a->addr != b->addr)
-        return a->addr < b->addr;
+    if (a->off != b->off)
+        return a->off < b->off;
     if (a->name != b->name)
         return a->name < b->name;
     return a->len > b->len;
 }
 
-static void swap_funcs(struct sym_func *a, struct sym_func *b)
+static void swap_funcs(struct sym_build *a, struct sym_build *b)
 {
-    struct sym_func t = *a;
+    struct sym_build t = *a;
     *a = *b;
     *b = t;
 }
 
-static void heap_sort_funcs(struct sym_func *v, size_t n)
+static void heap_sort_funcs(struct sym_build *v, size_t n)
 {
     for (size_t end = n, start = n / 2;;) {
         if (start > 0)
@@ -304,10 +328,10 @@ static void heap_sort_funcs(struct sym_func *v, size_t n)
     }
 }
 
-/* Sorts in place (glibc's qsort mallocs a copy as large as the array: 6 MB for
- * libtorch_cpu.so's index, on top of it): quicksort with a median-of-three pivot, heapsort
+/* Sorts in place (glibc's qsort mallocs a copy as large as the array: 4.7 MB for
+ * libtorch_cpu.so's, on top of it): quicksort with a median-of-three pivot, heapsort
  * below depth levels, insertion sort for short runs. */
-static void sort_funcs(struct sym_func *v, size_t n, unsigned depth)
+static void sort_funcs(struct sym_build *v, size_t n, unsigned depth)
 {
     while (n > 16) {
         if (depth-- == 0) {
@@ -321,7 +345,7 @@ static void sort_funcs(struct sym_func *v, size_t n, unsigned depth)
             swap_funcs(&v[n - 1], &v[0]);
         if (func_before(&v[n - 1], &v[mid]))
             swap_funcs(&v[n - 1], &v[mid]);
-        struct sym_func pivot = v[mid];
+        struct sym_build pivot = v[mid];
         size_t i = 0, j = n - 1; /* Hoare: v[0] <= pivot <= v[n - 1] bound both scans */
         for (;;) {
             while (func_before(&v[i], &pivot))
@@ -361,7 +385,7 @@ static uint32_t func_rank(const Elf64_Sym *sym)
 /* Keeps one symbol per address (the best ranked) and gives unsized symbols an end: the next
  * symbol's address or the end of their section, whichever comes first. Clears the ranks;
  * returns how many are kept. */
-static size_t finish_table(struct sym_func *fn, size_t count)
+static size_t finish_table(struct sym_build *fn, size_t count)
 {
     unsigned depth = 2;
     for (size_t k = count; k > 1; k >>= 1)
@@ -369,20 +393,88 @@ static size_t finish_table(struct sym_func *fn, size_t count)
     sort_funcs(fn, count, depth);
     size_t n = 0;
     for (size_t i = 0; i < count; i++)
-        if (n == 0 || fn[n - 1].addr != fn[i].addr)
+        if (n == 0 || fn[n - 1].off != fn[i].off)
             fn[n++] = fn[i];
     for (size_t i = 0; i < n; i++) {
         bool unsized = fn[i].name >> NAME_BITS >= 4;
-        if (unsized && i + 1 < n && fn[i].len > fn[i + 1].addr - fn[i].addr)
-            fn[i].len = (uint32_t)(fn[i + 1].addr - fn[i].addr);
+        if (unsized && i + 1 < n && fn[i].len > fn[i + 1].off - fn[i].off)
+            fn[i].len = fn[i + 1].off - fn[i].off;
         fn[i].name &= NAME_MASK;
     }
     return n;
 }
 
-/* sym names a function of f we can name; *out is then filled (rank in the name's top bits). */
+/* The gap field of a function of length len at off whose next one starts at next: from its
+ * end to there, or gap_far when that is not a gap the field holds (the last one: no next). */
+static uint32_t gap_of(uint32_t off, uint32_t len, const uint32_t *next, uint32_t gap_far)
+{
+    if (!next)
+        return gap_far;
+    uint64_t room = (uint64_t)*next - off;
+    return len <= room && room - len < gap_far ? (uint32_t)(room - len) : gap_far;
+}
+
+/* Packs t's n built functions (12 bytes each, at t->funcs) in place into 8-byte ones, the
+ * lengths the gaps cannot give into t->far. Returns -1 when memory runs out. */
+static int pack_table(struct sym_table *t, size_t n, uint64_t strtab_size)
+{
+    unsigned bits = 1;
+    while (bits < NAME_BITS && (strtab_size - 1) >> bits)
+        bits++;
+    t->name_bits = bits;
+    t->gap_far = (1u << (32 - bits)) - 1;
+    const struct sym_build *b = (const struct sym_build *)t->funcs;
+    size_t nfar = 0;
+    for (size_t i = 0; i < n; i++)
+        nfar += gap_of(b[i].off, b[i].len, i + 1 < n ? &b[i + 1].off : NULL, t->gap_far) ==
+                t->gap_far;
+    if (nfar && !(t->far = malloc(nfar * sizeof *t->far)))
+        return -1;
+    /* Entry i's 8 bytes overlay the first 8 of built function i's 12, never function i + 1's:
+     * each is read before it is written over, through memcpy (the bytes change type). */
+    unsigned char *mem = (unsigned char *)t->funcs;
+    for (size_t i = 0; i < n; i++) {
+        struct sym_build cur;
+        uint32_t next;
+        memcpy(&cur, mem + i * sizeof cur, sizeof cur);
+        if (i + 1 < n)
+            memcpy(&next, mem + (i + 1) * sizeof cur + offsetof(struct sym_build, off),
+                   sizeof next);
+        uint32_t gap = gap_of(cur.off, cur.len, i + 1 < n ? &next : NULL, t->gap_far);
+        if (gap == t->gap_far)
+            t->far[t->nfar++] = (struct sym_far_len){(uint32_t)i, cur.len};
+        struct sym_func packed = {cur.off, cur.name | gap << bits};
+        memcpy(mem + i * sizeof packed, &packed, sizeof packed);
+    }
+    t->nfuncs = n;
+    return 0;
+}
+
+static uint32_t func_name(const struct sym_table *t, size_t i)
+{
+    return t->funcs[i].word & ((1u << t->name_bits) - 1);
+}
+
+static uint32_t func_len(const struct sym_table *t, size_t i)
+{
+    uint32_t gap = t->funcs[i].word >> t->name_bits;
+    if (gap != t->gap_far)
+        return t->funcs[i + 1].off - t->funcs[i].off - gap; /* the last one's is far */
+    size_t lo = 0, hi = t->nfar;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->far[mid].index < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->nfar && t->far[lo].index == i ? t->far[lo].len : 0;
+}
+
+/* sym names a function of f we can name; *out is then filled, its address counted from base
+ * (rank in the name's top bits). */
 static bool func_of(const struct elf_file *f, const Elf64_Sym *sym, uint64_t strtab_size,
-                    struct sym_func *out)
+                    uint64_t base, struct sym_build *out)
 {
     unsigned type = ELF64_ST_TYPE(sym->st_info);
     if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_value == 0 ||
@@ -401,22 +493,32 @@ static bool func_of(const struct elf_file *f, const Elf64_Sym *sym, uint64_t str
             return false;
     }
     uint64_t len = end - sym->st_value;
-    *out = (struct sym_func){sym->st_value, len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
-                             sym->st_name | func_rank(sym) << NAME_BITS};
+    *out = (struct sym_build){(uint32_t)(sym->st_value - base),
+                              len > UINT32_MAX ? UINT32_MAX : (uint32_t)len,
+                              sym->st_name | func_rank(sym) << NAME_BITS};
     return true;
 }
 
 #define SYMS_PER_READ 4096 /* 96 KiB of Elf64_Sym a read: the table is never held whole */
 
-/* Streams the nsyms symbols at off and counts the functions among them (into *count), storing
- * the first cap of them in out when out is not NULL. -1 when a read fails. */
+/* The functions scan_funcs found: how many, their lowest and highest address. */
+struct func_span {
+    size_t count;
+    uint64_t lo, hi;
+};
+
+/* Streams the nsyms symbols at off and counts the functions among them (into *span, with their
+ * addresses' range), storing the first cap of them in out (addresses counted from base) when
+ * out is not NULL; a function that is not within 4 GiB above base is then left out (the file
+ * changed since it was counted). -1 when a read fails. */
 static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms,
-                      uint64_t strtab_size, struct sym_func *out, size_t cap, size_t *count)
+                      uint64_t strtab_size, uint64_t base, struct sym_build *out, size_t cap,
+                      struct func_span *span)
 {
     Elf64_Sym *buf = malloc(SYMS_PER_READ * sizeof *buf);
     if (!buf)
         return -1;
-    *count = 0;
+    *span = (struct func_span){0, UINT64_MAX, 0};
     for (uint64_t first = 0; first < nsyms; first += SYMS_PER_READ) {
         size_t k = nsyms - first < SYMS_PER_READ ? (size_t)(nsyms - first) : SYMS_PER_READ;
         if (read_at(f->fd, buf, k * sizeof *buf, off + first * sizeof *buf) != 0) {
@@ -424,12 +526,16 @@ static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms,
             return -1;
         }
         for (size_t j = first == 0 ? 1 : 0; j < k; j++) { /* symbol 0 is the null symbol */
-            struct sym_func fn;
-            if (!func_of(f, &buf[j], strtab_size, &fn))
+            struct sym_build fn;
+            uint64_t at = buf[j].st_value;
+            if (!func_of(f, &buf[j], strtab_size, base, &fn) ||
+                (out && (at < base || at - base > UINT32_MAX)))
                 continue;
-            if (out && *count < cap)
-                out[*count] = fn;
-            ++*count;
+            if (out && span->count < cap)
+                out[span->count] = fn;
+            span->count++;
+            span->lo = at < span->lo ? at : span->lo;
+            span->hi = at > span->hi ? at : span->hi;
         }
     }
     free(buf);
@@ -437,9 +543,10 @@ static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms,
 }
 
 /* Indexes the functions of the first section of type want (SHT_SYMTAB or SHT_DYNSYM) of f, the
- * file at path, in two streamed passes (count, then fill): 16 bytes a function, the most ever
- * held. Returns 0 (t filled, maybe with no function), 1 when there is no such section, -1 on a
- * bad or unreadable table. */
+ * file at path, in two streamed passes (count, then fill): 12 bytes a function while it is
+ * built, the most ever held, then 8. Returns 0 (t filled, maybe with no function), 1 when there
+ * is no such section, -1 on a bad or unreadable table, or one whose functions span more than
+ * 4 GiB (no object's code does: x86-64 calls reach +-2 GiB). */
 static int load_symbols(const struct elf_file *f, const char *path, uint32_t want,
                         struct sym_table *t)
 {
@@ -461,20 +568,27 @@ static int load_symbols(const struct elf_file *f, const char *path, uint32_t wan
         !elf_in_file(f, strsh->sh_offset, strsh->sh_size) || strsh->sh_size > NAME_MASK ||
         file_id_of(f->fd, &t->id) != 0 || !(t->path = strdup(path)))
         goto fail;
-    size_t count, kept;
-    if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, NULL, 0, &count) != 0)
+    struct func_span all, kept;
+    if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, 0, NULL, 0, &all) != 0)
         goto fail;
-    if (count) {
-        t->map_bytes = page_round(count * sizeof *t->funcs);
+    if (all.count) {
+        if (all.hi - all.lo > UINT32_MAX)
+            goto fail;
+        t->base = all.lo;
+        t->map_bytes = page_round(all.count * sizeof(struct sym_build));
         t->funcs = mmap(NULL, t->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
                         -1, 0);
         if (t->funcs == MAP_FAILED) {
             t->map_bytes = 0;
             goto fail;
         }
-        if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, t->funcs, count, &kept) != 0)
+        struct sym_build *built = (struct sym_build *)t->funcs;
+        if (scan_funcs(f, symsh->sh_offset, nsyms, strsh->sh_size, t->base, built, all.count,
+                       &kept) != 0)
             goto fail;
-        t->nfuncs = finish_table(t->funcs, kept < count ? kept : count); /* fewer: changed */
+        size_t n = finish_table(built, kept.count < all.count ? kept.count : all.count);
+        if (pack_table(t, n, strsh->sh_size) != 0)
+            goto fail;
         size_t fit = page_round(t->nfuncs * sizeof *t->funcs);
         if (fit < t->map_bytes && mremap(t->funcs, t->map_bytes, fit, 0) != MAP_FAILED)
             t->map_bytes = fit; /* in place: shrinking never moves */
@@ -534,16 +648,19 @@ out:
  * stays unnamed rather than wrongly named). */
 static long find_func(const struct sym_table *t, uint64_t addr)
 {
-    size_t lo = 0, hi = t->nfuncs; /* first entry with funcs[].addr > addr */
+    if (t->nfuncs == 0 || addr < t->base)
+        return -1;
+    uint64_t rel = addr - t->base;
+    size_t lo = 0, hi = t->nfuncs; /* first entry with funcs[].off > rel */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (t->funcs[mid].addr <= addr)
+        if (t->funcs[mid].off <= rel)
             lo = mid + 1;
         else
             hi = mid;
     }
     for (size_t i = lo, seen = 0; i > 0 && seen < BACKSCAN; i--, seen++)
-        if (addr - t->funcs[i - 1].addr < t->funcs[i - 1].len)
+        if (rel - t->funcs[i - 1].off < func_len(t, i - 1))
             return (long)(i - 1);
     return -1;
 }
@@ -714,7 +831,7 @@ static const char *function_name(struct sym_module *m, uint64_t rel)
     const char *name = map_get(&m->names, (uint64_t)i + 1);
     if (name)
         return name;
-    char *raw = read_name(&m->syms, m->syms.funcs[i].name);
+    char *raw = read_name(&m->syms, func_name(&m->syms, (size_t)i));
     if (!raw)
         return NULL;
     char *demangled = demangle_alloc(raw);

@@ -533,6 +533,10 @@ static void test_lines_as_libdw(void **state)
 #define BULK_SIZE 48u
 #define BULK_LONG 12345u /* this one's name is 5,000 bytes long */
 #define BULK_ALIASED(i) ((i) % 11 == 0 && (i) % 7 != 0)
+/* Function i runs over the start of the next one (a length the index keeps apart from its
+ * 8-byte entries: no gap to the next function gives it). */
+#define BULK_NESTING(i) ((i) % 29 == 0 && (i) % 7 != 0)
+#define BULK_NESTING_SIZE (BULK_STRIDE + 16u)
 
 /* Function i's name as written into .strtab (cap >= 8192). */
 static void bulk_raw_name(unsigned i, char *buf, size_t cap)
@@ -571,7 +575,8 @@ static void put_sym(FILE *f, uint32_t name, unsigned bind, uint64_t value, uint6
 
 /* Writes the library: every seventh function without a size, every other eleventh with a local
  * alias at its address (the global one names it: a sized alias would win over an unsized
- * global), the symbols in a scrambled order. Returns the string
+ * global), every other 29th longer than the distance to the next, the symbols in a scrambled
+ * order. Returns the string
  * table's size. */
 static uint64_t write_bulk_library(const char *path)
 {
@@ -608,7 +613,8 @@ static uint64_t write_bulk_library(const char *path)
     for (unsigned k = 0; k < BULK_FUNCS; k++) {
         unsigned i = (unsigned)(((uint64_t)k * 7919u) % BULK_FUNCS); /* 7919 is prime */
         uint64_t at = BULK_BASE + (uint64_t)i * BULK_STRIDE;
-        put_sym(f, name_at[i], STB_GLOBAL, at, i % 7 == 0 ? 0 : BULK_SIZE);
+        put_sym(f, name_at[i], STB_GLOBAL, at,
+                i % 7 == 0 ? 0 : BULK_NESTING(i) ? BULK_NESTING_SIZE : BULK_SIZE);
         nsyms++;
         if (BULK_ALIASED(i)) {
             put_sym(f, alias_at[i], STB_LOCAL, at, BULK_SIZE);
@@ -661,7 +667,7 @@ static void test_large_symbol_table(void **state)
     long before = rss_kib();
     struct symbolizer *s = symbolizer_new();
     static char want[8192];
-    unsigned probes[] = {0, 1, 7, 11, 13, 17, 77, 221, BULK_LONG, BULK_FUNCS - 1};
+    unsigned probes[] = {0, 1, 7, 11, 13, 17, 29, 77, 221, BULK_LONG, BULK_FUNCS - 1};
     for (unsigned k = 0; k < 2000 + sizeof probes / sizeof probes[0]; k++) {
         unsigned i = k < 2000 ? (unsigned)(((uint64_t)k * 104729u) % BULK_FUNCS) : probes[k - 2000];
         uint64_t at = BULK_BASE + (uint64_t)i * BULK_STRIDE;
@@ -672,13 +678,18 @@ static void test_large_symbol_table(void **state)
         assert_string_equal(info.function, want);
         /* past the size: unnamed, unless the symbol has none (it then runs to the next one) */
         assert_int_equal(symbolizer_resolve_file(s, path, at + BULK_SIZE + 2, &info), 0);
-        if (i % 7 == 0)
+        if (i % 7 == 0 || BULK_NESTING(i))
             assert_string_equal(info.function, want);
         else
             assert_null(info.function);
+        if (BULK_NESTING(i) && i + 1 < BULK_FUNCS) { /* the next one is named by its own symbol */
+            assert_int_equal(symbolizer_resolve_file(s, path, at + BULK_STRIDE + 1, &info), 0);
+            bulk_name(i + 1, want, sizeof want);
+            assert_string_equal(info.function, want);
+        }
     }
     long grew_kib = rss_kib() - before;
-    /* The index is 16 bytes a function (2 MB here) and the names looked up are kept; the string
+    /* The index is 8 bytes a function (1 MB here) and the names looked up are kept; the string
      * table (17 MB) never is. Under TSan every byte touched also has 4 bytes of shadow: there
      * the bound is the table's size (a copy of it would be that plus its shadow). */
 #if defined(__SANITIZE_THREAD__)
