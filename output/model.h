@@ -173,6 +173,8 @@ enum rep_steps_basis {
                                 * syncs, blocked and wall time unknown (not in the step totals) */
 };
 
+struct step_list;
+
 /* Everything one process recorded. */
 struct rep_process {
     int pid;
@@ -180,7 +182,10 @@ struct rep_process {
     const char *schedule;     /* SYNCSPY_SCHEDULE as parsed, e.g. "all steps", or "skip_first=..." */
     uint64_t steps_seen;      /* steps begun, active or not (last step number + 1) */
     const struct rep_step *steps;
-    size_t nsteps;            /* active steps listed in steps[] */
+    size_t nsteps;            /* active steps listed in steps[] (or in step_list) */
+    /* the agent's list of them, packed, when steps is NULL (agent/step/steps.c): read either
+     * through output/step_list.h */
+    const struct step_list *step_list;
     uint64_t steps_omitted;   /* active steps recorded in totals but not listed (memory cap) */
     /* the recorded steps as ranges with their cause, in step order (summary.json's "recorded";
      * NULL when not known: a trace.bin read without its summary.json); ranges_omitted: more

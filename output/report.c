@@ -9,6 +9,7 @@
 #include "output/fd_writer.h"
 #include "output/hints.h"
 #include "output/source.h"
+#include "output/step_list.h"
 
 #include <errno.h>
 #include <math.h>
@@ -215,8 +216,10 @@ struct totals {
 struct basis {
     double steps, wall_ns, blocked_ns, syncs, launches;
     bool startup_left_out, partial_left_out;
-    const struct rep_step *first, *last; /* the training steps among p->steps: [first, last] */
-    const struct rep_thread *trainer;    /* the thread that ends the steps, when known */
+    const struct rep_process *p;
+    size_t first, end;                /* the training steps among the listed ones: [first, end) */
+    struct rep_step partial;          /* the step left out as partial_left_out */
+    const struct rep_thread *trainer; /* the thread that ends the steps, when known */
 };
 
 static void leave_out(struct basis *b, const struct rep_step *st)
@@ -231,18 +234,23 @@ static void leave_out(struct basis *b, const struct rep_step *st)
 static struct basis rate_basis(const struct rep_process *p)
 {
     struct basis b = {(double)p->active_steps, (double)p->wall_ns, (double)p->blocked_ns,
-                      (double)p->syncs, (double)p->launches, false, false, NULL, NULL, NULL};
-    if (p->steps && p->nsteps > 0) {
-        b.first = &p->steps[0];
-        b.last = &p->steps[p->nsteps - 1];
-        if (p->startup_closed && b.first->step == 0 && !b.first->partial && b.steps > 1) {
-            leave_out(&b, b.first++);
+                      (double)p->syncs, (double)p->launches, false, false, p, 0, 0, {0}, NULL};
+    struct rep_step first, last;
+    b.end = rep_steps_listed(p);
+    if (b.end > 0 && rep_step_at(p, 0, &first) && rep_step_at(p, b.end - 1, &last)) {
+        if (p->startup_closed && first.step == 0 && !first.partial && b.steps > 1) {
+            leave_out(&b, &first);
+            b.first++;
             b.startup_left_out = true;
         }
-        if (b.last->partial && b.last >= b.first && b.steps > 1) {
-            leave_out(&b, b.last--);
+        if (last.partial && b.end > b.first && b.steps > 1) {
+            leave_out(&b, &last);
+            b.end--;
+            b.partial = last;
             b.partial_left_out = true;
         }
+    } else {
+        b.end = 0;
     }
     for (size_t i = 0; i < p->nthreads && p->threads; i++)
         if (p->threads[i].ends_steps)
@@ -611,16 +619,21 @@ static int cmp_double(const void *a, const void *b)
 /* Median, mean and standard deviation of the training steps' wall times (the listed ones). */
 static bool step_stats(const struct basis *b, double *median, double *mean, double *sd)
 {
-    if (!b->first || b->last < b->first)
+    if (b->end <= b->first)
         return false;
-    size_t n = (size_t)(b->last - b->first) + 1;
+    size_t n = b->end - b->first;
     double *v = malloc(n * sizeof *v);
     if (!v)
         return false;
     double sum = 0, sq = 0;
-    for (size_t i = 0; i < n; i++) {
-        v[i] = (double)b->first[i].wall_ns;
-        sum += v[i];
+    struct rep_step_cursor c;
+    struct rep_step st;
+    rep_steps_begin(&c, b->p);
+    for (size_t i = 0; i < b->end && rep_steps_next(&c, &st); i++) {
+        if (i < b->first)
+            continue;
+        v[i - b->first] = (double)st.wall_ns;
+        sum += v[i - b->first];
     }
     *mean = sum / (double)n;
     for (size_t i = 0; i < n; i++)
@@ -891,8 +904,9 @@ static uint64_t step_marks(const struct rep_process *p)
 {
     if (!p->steps_seen)
         return 0;
-    const struct rep_step *last = p->steps && p->nsteps ? &p->steps[p->nsteps - 1] : NULL;
-    if (last && last->step + 1 == p->steps_seen && !last->partial)
+    size_t n = rep_steps_listed(p);
+    struct rep_step last;
+    if (n && rep_step_at(p, n - 1, &last) && last.step + 1 == p->steps_seen && !last.partial)
         return p->steps_seen;
     return p->steps_seen - 1;
 }
@@ -1245,11 +1259,12 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     render_title(w, p, &bs);
     render_rates(w, p, &bs);
     render_trainer(w, p, &bs);
+    struct rep_step first;
     if (p->startup_closed)
-        render_apart(w, p, &p->startup, APART_STARTUP, bs.startup_left_out || !p->steps || !p->nsteps ||
-                                                           p->steps[0].step != 0, top);
+        render_apart(w, p, &p->startup, APART_STARTUP,
+                     bs.startup_left_out || !rep_step_at(p, 0, &first) || first.step != 0, top);
     if (bs.partial_left_out)
-        render_apart(w, p, bs.last + 1, APART_AFTER, true, top);
+        render_apart(w, p, &bs.partial, APART_AFTER, true, top);
     render_apart(w, p, NULL, APART_COMPILE, true, top);
     render_recompiles(w, p, &bs);
     render_notes(w, p); /* what the numbers lack, to the end of the header */

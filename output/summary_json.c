@@ -10,6 +10,7 @@
 #include "output/io.h"
 #include "output/backward.h"
 #include "output/report.h"
+#include "output/step_list.h"
 
 #include <stdlib.h>
 
@@ -300,9 +301,12 @@ int summary_write_json(const struct rep_process *p, int fd)
     fdw_putc(&w, ']');
     write_recompiles(&w, p);
     fdw_puts(&w, ",\n \"steps\": [");
-    for (size_t i = 0; i < p->nsteps && p->steps; i++) {
+    struct rep_step_cursor steps;
+    struct rep_step st;
+    rep_steps_begin(&steps, p);
+    for (size_t i = 0; rep_steps_next(&steps, &st); i++) {
         fdw_puts(&w, i ? ",\n" : "\n");
-        write_step(&w, &p->steps[i], p->startup_closed && p->steps[i].step == 0);
+        write_step(&w, &st, p->startup_closed && st.step == 0);
     }
     fdw_putc(&w, ']');
     write_sites(&w, p);

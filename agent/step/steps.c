@@ -1,6 +1,7 @@
 /* agent/step/steps.c: training steps (see steps.h). steps_mark and steps_finish take the step lock
  * (then, inside, the registry lock to read the launches); the recording paths only touch
- * atomics. The step log is mmap'ed and touched as it fills: no malloc. */
+ * atomics. The step log is packed (output/step_list.h), mmap'ed and touched as it fills: no
+ * malloc. */
 #include "agent/step/steps.h"
 
 #include <pthread.h>
@@ -15,8 +16,10 @@
 #include "agent/record/core.h"
 #include "agent/record/threads.h"
 #include "common/compiler.h"
+#include "output/step_list.h"
 
 #define STEPS_LISTED_MAX 65536 /* summary.json lists at most this many active steps */
+#define STEP_LOG_BYTES ((size_t)STEPS_LISTED_MAX * STEP_LIST_BYTES_MAX) /* reserved, not touched */
 /* Ended steps queued for the flusher (it drains them every 100 ms, sooner when the queue is
  * deep): chunks of STEP_CHUNK, the first static, the others mmap'ed as the queue grows and
  * unmapped as it drains. A step is lost to the trace only past STEP_CHUNKS_MAX (a flusher
@@ -72,8 +75,7 @@ static struct steps_state {
     bool startup_closed; /* step 0 (start-up) ended with a mark */
     struct rep_step startup;
     uint64_t attribution_steps; /* active steps attributed (agent/record/autograd.h) */
-    struct rep_step *log; /* mmap'ed, STEPS_LISTED_MAX entries, touched as used */
-    size_t log_n;
+    struct step_list log; /* its bytes mmap'ed for STEPS_LISTED_MAX steps, touched as used */
     struct {
         uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
     } totals;
@@ -218,13 +220,13 @@ static void step_log_append(const struct rep_step *st)
     steps.totals.blocked_ns += st->blocked_ns;
     steps.totals.launches += st->launches;
     steps.totals.wall_ns += st->wall_ns;
-    if (!steps.log) {
-        void *p = mmap(NULL, STEPS_LISTED_MAX * sizeof(struct rep_step), PROT_READ | PROT_WRITE,
+    if (!steps.log.bytes) {
+        void *p = mmap(NULL, STEP_LOG_BYTES, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        steps.log = p == MAP_FAILED ? NULL : p;
+        steps.log.bytes = p == MAP_FAILED ? NULL : p;
     }
-    if (steps.log && steps.log_n < STEPS_LISTED_MAX)
-        steps.log[steps.log_n++] = *st;
+    if (steps.log.bytes && steps.log.n < STEPS_LISTED_MAX)
+        step_list_append(&steps.log, st);
     else
         steps.totals.omitted++;
 }
@@ -475,8 +477,9 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     bool deep, request = false;
     pthread_mutex_lock(&step_lock);
     step_close_locked(now, true, &deep, NULL, &request);
-    proc->steps = steps.log;
-    proc->nsteps = steps.log_n;
+    proc->steps = NULL;
+    proc->step_list = &steps.log;
+    proc->nsteps = steps.log.n;
     proc->steps_omitted = steps.totals.omitted;
     proc->ranges = steps.ranges;
     proc->nranges = steps.nranges;
@@ -518,8 +521,8 @@ void steps_atfork_parent(void) { pthread_mutex_unlock(&step_lock); }
 void steps_atfork_child(uint64_t now)
 {
     own_tid = 0; /* the thread that forked: a new id in the child */
-    if (steps.log)
-        munmap(steps.log, STEPS_LISTED_MAX * sizeof(struct rep_step));
+    if (steps.log.bytes)
+        munmap(steps.log.bytes, STEP_LOG_BYTES);
     first_chunk.head = first_chunk.tail = 0;
     first_chunk.next = NULL;
     steps = (struct steps_state){.q = {.read = &first_chunk, .write = &first_chunk}, .start_ns = now};

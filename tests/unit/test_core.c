@@ -21,6 +21,7 @@
 #include "agent/step/steps.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
+#include "output/step_list.h"
 
 #define THREADS 4
 
@@ -155,17 +156,20 @@ static void test_threads_steps_and_sites(void **state)
     /* step 0 was closed by a mark: listed even without CUDA activity; step 2 is still open at
      * exit and had a sync: listed as partial */
     assert_int_equal(p.nsteps, 3);
-    assert_int_equal(p.steps[0].step, 0);
-    assert_int_equal(p.steps[0].syncs, 0);
-    assert_int_equal(p.steps[1].step, 1);
-    assert_int_equal(p.steps[1].syncs, THREADS * 50);
-    assert_int_equal(p.steps[1].blocked_ns, THREADS * 50 * 1000);
-    assert_int_equal(p.steps[1].launches, THREADS * 1000);
-    assert_false(p.steps[1].partial);
-    assert_int_equal(p.steps[2].step, 2);
-    assert_int_equal(p.steps[2].syncs, 1);
-    assert_int_equal(p.steps[2].blocked_ns, 5);
-    assert_true(p.steps[2].partial);
+    struct rep_step step[3];
+    for (size_t i = 0; i < 3; i++)
+        assert_true(rep_step_at(&p, i, &step[i]));
+    assert_int_equal(step[0].step, 0);
+    assert_int_equal(step[0].syncs, 0);
+    assert_int_equal(step[1].step, 1);
+    assert_int_equal(step[1].syncs, THREADS * 50);
+    assert_int_equal(step[1].blocked_ns, THREADS * 50 * 1000);
+    assert_int_equal(step[1].launches, THREADS * 1000);
+    assert_false(step[1].partial);
+    assert_int_equal(step[2].step, 2);
+    assert_int_equal(step[2].syncs, 1);
+    assert_int_equal(step[2].blocked_ns, 5);
+    assert_true(step[2].partial);
     assert_int_equal(p.active_steps, 3);
     assert_int_equal(p.syncs, THREADS * 50 + 1);
     assert_int_equal(p.launches, THREADS * 1000);

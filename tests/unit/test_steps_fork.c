@@ -21,6 +21,7 @@
 #include "agent/step/steps.h"
 #include "agent/syncspy.h"
 #include "agent_fixture.h"
+#include "output/step_list.h"
 
 #define PARENT_STEPS 5
 #define CHILD_STEPS 2
@@ -44,11 +45,15 @@ static int child_checks(void)
     steps_finish(&p, agent_now_ns());
     if (p.steps_seen != CHILD_STEPS + 1)
         return 20;
-    if (p.nsteps != CHILD_STEPS || p.steps[0].step != 0 || p.steps[1].step != 1)
+    struct rep_step first, second;
+    if (p.nsteps != CHILD_STEPS || !rep_step_at(&p, 0, &first) || first.step != 0 ||
+        !rep_step_at(&p, 1, &second) || second.step != 1)
         return 21;
     uint64_t attributed = 0;
-    for (size_t i = 0; i < p.nsteps; i++)
-        attributed += p.steps[i].attributed;
+    struct rep_step_cursor cur;
+    struct rep_step st;
+    for (rep_steps_begin(&cur, &p); rep_steps_next(&cur, &st);)
+        attributed += st.attributed;
     if (p.attribution_steps != attributed)
         return 22;
     if (p.optimizers != 1 || p.optimizers_max != 1)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "output/report.h"
+#include "output/step_list.h"
 #include "output/summary_json.h"
 #include "cli/summary_read.h"
 
@@ -46,12 +47,9 @@ static void put_file(const char *data, size_t len)
     assert_int_equal(fclose(f), 0);
 }
 
-/* summary_write_json of p into a malloc'ed string */
-static char *write_json(const struct rep_process *p, size_t *len)
+/* What was written to f (a tmpfile), into a malloc'ed string; f is closed. */
+static char *take_text(FILE *f, size_t *len)
 {
-    FILE *f = tmpfile();
-    assert_non_null(f);
-    assert_int_equal(summary_write_json(p, fileno(f)), 0);
     off_t n = lseek(fileno(f), 0, SEEK_END);
     assert_true(n > 0);
     char *s = malloc((size_t)n + 1);
@@ -60,6 +58,15 @@ static char *write_json(const struct rep_process *p, size_t *len)
     fclose(f);
     *len = (size_t)n;
     return s;
+}
+
+/* summary_write_json of p into a malloc'ed string */
+static char *write_json(const struct rep_process *p, size_t *len)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(summary_write_json(p, fileno(f)), 0);
+    return take_text(f, len);
 }
 
 /* Reads text as summary.json: 0 and *out filled, or -1 and the error in err. */
@@ -321,6 +328,72 @@ static void test_golden_text(void **state)
         fail_msg("summary.json differs from its golden text:\n--- got\n%s--- want\n%s", text,
                  golden_summary);
     free(text);
+}
+
+/* report_render_text of p into a malloc'ed string */
+static char *render_text(const struct rep_process *p)
+{
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    struct report_opts opts = {0};
+    assert_int_equal(report_render_text(p, 1, &opts, fileno(f)), 0);
+    size_t len;
+    return take_text(f, &len);
+}
+
+/* The agent's packed step list (output/step_list.h) reads back as the steps appended, extreme
+ * values included, and gives the same summary.json and report as the array it replaces: the
+ * start-up step and a partial last one left out of the rates, steps with gaps, and a list cut
+ * short (summary_fit_bound lists fewer than were appended). */
+static void test_packed_steps(void **state)
+{
+    (void)state;
+    static const struct rep_step v[] = {
+        {0, 5000000000ULL, 2, 700, 40, false, false},
+        {1, 2000000, 5, 150000, 47, false, true},
+        {2, 2100000, 0, 0, 0, false, false},
+        {9, 1900000, 127, 128, 16383, false, true},
+        {10, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, false, false},
+        {UINT64_MAX - 1, 1, 1, 1, 1, false, true},
+        {UINT64_MAX, 300, 1, 20, 3, true, false},
+    };
+    size_t n = sizeof v / sizeof v[0];
+    uint8_t *bytes = malloc(n * STEP_LIST_BYTES_MAX);
+    struct step_list list = {.bytes = bytes};
+    for (size_t i = 0; i < n; i++)
+        step_list_append(&list, &v[i]);
+    assert_int_equal(list.n, n);
+    assert_true(list.len <= n * STEP_LIST_BYTES_MAX);
+    struct rep_process a = sample(), b = sample();
+    a.steps = v;
+    b.steps = NULL;
+    b.step_list = &list;
+    a.startup_closed = b.startup_closed = true;
+    a.steps_seen = b.steps_seen = UINT64_MAX;
+    for (size_t shown = n; shown > 0; shown = shown > 3 ? shown - 3 : 0) {
+        a.nsteps = b.nsteps = shown;
+        assert_int_equal(rep_steps_listed(&b), shown);
+        struct rep_step_cursor c;
+        struct rep_step st;
+        size_t k = 0;
+        for (rep_steps_begin(&c, &b); rep_steps_next(&c, &st); k++) {
+            assert_memory_equal(&st, &v[k], sizeof st);
+            assert_true(rep_step_at(&b, k, &st));
+            assert_memory_equal(&st, &v[k], sizeof st);
+        }
+        assert_int_equal(k, shown);
+        assert_false(rep_step_at(&b, shown, &st));
+        size_t la, lb;
+        char *ja = write_json(&a, &la), *jb = write_json(&b, &lb);
+        assert_string_equal(ja, jb);
+        char *ra = render_text(&a), *rb = render_text(&b);
+        assert_string_equal(ra, rb);
+        free(ja);
+        free(jb);
+        free(ra);
+        free(rb);
+    }
+    free(bytes);
 }
 
 /* torch.compile's recompilations round-trip (function, file, line, counts, Dynamo's reason with
@@ -724,6 +797,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_golden_text),
         cmocka_unit_test(test_recompiles),
+        cmocka_unit_test(test_packed_steps),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_backward_unseen_and_estimate),
         cmocka_unit_test(test_backward_markers),
