@@ -40,6 +40,8 @@ P.add_argument("--build", default="build")
 P.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run, not figures)")
 P.add_argument("--only", default="", help="comma-separated benchmark names (see BENCHES)")
 P.add_argument("--keep", action="store_true", help="keep the large files (traces, exports)")
+P.add_argument("--torch-memory-pairs", type=int, default=3,
+               help="pairs of processes at each length in memory_torch (default 3)")
 P.add_argument("--agent", default="", help="measure this libsyncspy.so instead of BUILD's (e.g. a "
                "candidate change built elsewhere); the bench programs stay BUILD's")
 ARGS = P.parse_args()
@@ -225,12 +227,18 @@ def callgrind(name, args, extra_env=None):
 
 # ---- the benchmarks -----------------------------------------------------------------------
 
+def torch_python(target):
+    """The torch venv's interpreter; None when there is none (a row named target says so)."""
+    python = os.path.join(BUILD, "torch-venv", "%d.%d" % sys.version_info[:2], "bin", "python")
+    if os.path.exists(python):
+        return python
+    row(target, "-", "skipped", "info",
+        "no venv at %s (make torch-venv)" % os.path.relpath(python, ROOT), "")
+    return None
+
+
 def bench_torch():
-    ver = "%d.%d" % sys.version_info[:2]
-    python = os.path.join(BUILD, "torch-venv", ver, "bin", "python")
-    if not os.path.exists(python):
-        row("real torch: seed-003 loop", "-", "skipped", "info",
-            "no venv at %s (make torch-venv)" % os.path.relpath(python, ROOT), "")
+    if not torch_python("real torch: seed-003 loop"):
         return
     out = os.path.join(BDIR, "torch_loop.json")
     cmd = [sys.executable, os.path.join(ROOT, "bench", "torch_loop.py"), "--build", BUILD,
@@ -558,6 +566,53 @@ def bench_memory_length():
             ARGS.build, ARGS.build, os.path.relpath(BDIR, ROOT), os.path.relpath(BENCH, ROOT)))
 
 
+def bench_memory_torch():
+    """Issue 36 item 2 on real torch: the seed-003 loop (examples/seg_loss.py, ~2 ms a step)
+    at 1,000, 10,000 and 100,000 steps, processes with and without the agent alternating (the
+    order swapped each pair), default settings with the exit report written (to a file);
+    peak RSS (ru_maxrss through bench/peakrss.c: the exit included) with minus without, the
+    median of the pairs. About 30 minutes (3 pairs; the 100,000-step runs take 4-5 min each)."""
+    python = torch_python("real torch: RSS added by run length")
+    if not python:
+        return
+    lengths = (1000, 10000) if Q else (1000, 10000, 100000)
+    pairs = 1 if Q else ARGS.torch_memory_pairs
+    cuda = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    res = {}
+    for steps in lengths:
+        cmd = [python, os.path.join(ROOT, "examples", "seg_loss.py"), "--steps", str(steps),
+               "--log-every", "1000000"]
+        kib = {False: [], True: []}
+        for i in range(pairs):
+            for agent in ((False, True) if i % 2 == 0 else (True, False)):
+                env = env_for("sim", agent, out_name="memtorch", defaults=True)
+                del env["SIMCUDA_KERNEL_NS"]
+                env["LD_LIBRARY_PATH"] = SIM_DIR + ":" + os.path.join(cuda, "lib64")
+                env["SYNCSPY_REPORT"] = os.path.join(OUT, "memtorch-report.txt")
+                shutil.rmtree(env["SYNCSPY_OUT"], ignore_errors=True)
+                _, k, rc, err = run_rusage(cmd, env)
+                if rc != 0:
+                    raise RuntimeError("seg_loss.py failed: " + err[-500:])
+                kib[agent].append(k)
+        added = [(a - b) / 1024.0 for a, b in zip(kib[True], kib[False])]
+        res[steps] = {"added_mib": median(added), "added_mib_runs": added,
+                      "plain_kib": kib[False], "agent_kib": kib[True]}
+    RESULTS["memory_torch"] = {"pairs": pairs, "by_steps": res}
+    worst = max(r["added_mib"] for r in res.values())
+    spread = max(r["added_mib"] for r in res.values()) - min(r["added_mib"] for r in res.values())
+    row("real torch: RSS added by run length", "<= 16 MiB at any length", "%.1f MiB" % worst,
+        worst <= 16,
+        "seed-003 loop, peak RSS with minus without, median of %d alternating pairs: " % pairs +
+        ", ".join("%.1f MiB at %d steps (%s)" % (r["added_mib"], n, ", ".join(
+            "%.1f" % x for x in r["added_mib_runs"])) for n, r in res.items()) +
+        "; spread over the lengths %.1f MiB; without the agent %.0f MiB" % (
+            spread, median(res[lengths[0]]["plain_kib"]) / 1024.0),
+        "LD_LIBRARY_PATH=%s/sim:%s/lib64 SYNCSPY_REPORT=FILE [LD_PRELOAD=%s/libsyncspy.so] "
+        "%s/peakrss %s examples/seg_loss.py --steps N --log-every 1000000" % (
+            ARGS.build, cuda, ARGS.build, os.path.relpath(BDIR, ROOT),
+            os.path.relpath(python, ROOT)))
+
+
 def bench_flusher():
     threads, rate, secs = 16, 5e6, (3 if Q else 10)
     out = "flood"
@@ -709,7 +764,7 @@ def bench_bound():
 
 BENCHES = [("torch", bench_torch), ("torch_ir", bench_torch_ir), ("peers", bench_peers), ("launch", bench_launch), ("sync", bench_sync), ("first", bench_first),
            ("python", bench_python), ("train", bench_train), ("memory", bench_memory),
-           ("memory_length", bench_memory_length),
+           ("memory_length", bench_memory_length), ("memory_torch", bench_memory_torch),
            ("flusher", bench_flusher), ("cli", bench_cli), ("diff", bench_diff), ("bound", bench_bound)]
 
 
