@@ -34,6 +34,9 @@ struct kept_stack {
     uintptr_t words[];
 };
 
+/* Taken around fork() by the fork handlers (agent/fork_locks.h), so that a child gets the tables
+ * whole: they are append-only names and Python stacks (code objects and instructions that are the
+ * child's memory too), which a forked child keeps. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
 static enum backward_mode mode = BACKWARD_AUTO;
@@ -104,6 +107,11 @@ static uint32_t name_id_locked(const char *name)
     snprintf(names[n], NAME_BYTES, "%s", name);
     atomic_store_explicit(&nnames, n + 1, memory_order_release);
     return n + 1;
+}
+
+pthread_mutex_t *autograd_lock(void)
+{
+    return &lock;
 }
 
 uint32_t autograd_name_id(const char *name)

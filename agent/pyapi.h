@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_PYAPI_H
 #define SYNCSPY_PYAPI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -70,6 +71,9 @@ extern struct pyapi pyapi;
 /* Looks every function up (until all are found); false while this process has no CPython (or an
  * unusable one). */
 bool pyapi_resolve(void);
+/* The flag of a thread looking them up (a lock only ever tried), for the fork handlers
+ * (agent/fork_locks.h: cleared in the child). */
+_Atomic bool *pyapi_resolving(void);
 
 /* Py_None, new reference. */
 PyObject *pyapi_none(void);

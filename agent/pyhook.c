@@ -902,4 +902,9 @@ void pyhook_atfork_child(void)
     if (atomic_load(&hook_state) == HOOK_QUEUED)
         atomic_store(&hook_state, HOOK_IDLE);
     atomic_store(&graphs_queued, false); /* a pending call the parent queued is not the child's */
+    /* the child's loop is its own: its first optimizer step anchors it, as in a fresh process
+     * (the anchor may be the parent's optimizer of another thread, which the child has not; the
+     * hook, with the GIL, drops the weak reference to it when it anchors anew) */
+    opt_nknown = 0;
+    opt_nseen = 0;
 }

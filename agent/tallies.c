@@ -286,8 +286,12 @@ SYNCSPY_EXPORT int syncspy_site_describe(uint32_t site, char *buf, size_t cap)
     return len;
 }
 
+pthread_mutex_t *tallies_request_lock(void)
+{
+    return &request_lock;
+}
+
 void tallies_atfork_child(void)
 {
     atomic_store(&tallies_state, 0);
-    pthread_mutex_init(&request_lock, NULL);
 }

@@ -6,6 +6,7 @@
 #ifndef SYNCSPY_TALLIES_H
 #define SYNCSPY_TALLIES_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@ bool tallies_reusable(const struct tally_table *t);
  * long. Only while a region is open (the caller checks tallies_state). */
 void tallies_add(struct tally_table *t, uint32_t site, uint64_t ns);
 
+/* The describe requests' lock, for the fork handlers (agent/fork_locks.h): held while a request
+ * waits for the flusher, so a fork only tries it. */
+pthread_mutex_t *tallies_request_lock(void);
 /* A fork's child starts with no region open (the regions were the parent's threads'). */
 void tallies_atfork_child(void);
 

@@ -6,6 +6,7 @@
 #ifndef SYNCSPY_THREADS_H
 #define SYNCSPY_THREADS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,9 +103,9 @@ struct thread_info *threads_snapshot(size_t *n);
  * tables are never freed while the process runs. */
 struct tally_table *threads_tally_tables(void);
 
-/* Fork: the registry lock around fork(); the child forgets every thread (it has one). */
-void threads_atfork_prepare(void);
-void threads_atfork_parent(void);
+/* The registry lock, for the fork handlers (agent/fork_locks.h: taken around fork()). */
+pthread_mutex_t *threads_registry_lock(void);
+/* In a fork's child: it forgets every thread (it has one). */
 void threads_atfork_child(void);
 
 #endif
