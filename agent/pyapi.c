@@ -66,6 +66,9 @@ static void resolve(void)
     OPTIONAL(weakref_get_ref, "PyWeakref_GetRef");
     OPTIONAL(weakref_get_object, "PyWeakref_GetObject");
     OPTIONAL(add_audit_hook, "PySys_AddAuditHook");
+    OPTIONAL(gil_ensure, "PyGILState_Ensure");
+    OPTIONAL(gil_release, "PyGILState_Release");
+    OPTIONAL(gil_check, "PyGILState_Check");
 #undef OPTIONAL
     void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
     if (!fin)

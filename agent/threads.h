@@ -71,6 +71,10 @@ struct agent_tls {
     uint64_t seq;          /* the last cookie handed out */
     int work_cancel;       /* the cancel state the work found, put back when it ends */
     bool agent_thread;     /* the agent's own thread (the flusher): all agent work, for good */
+    /* pyhook_poll asked the agent's Python thread for the step hook: the CUDA call waits for it
+     * at its end (agent/pyhook.h pyhook_wait_slow). In the padding: every thread's static TLS is
+     * carved from its stack. */
+    bool pyhook_wait;
     int pending_signal;    /* a fatal signal that arrived during agent work: raised when it ends */
 };
 extern SYNCSPY_TLS struct agent_tls agent_tls;
