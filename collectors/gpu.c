@@ -81,7 +81,7 @@ static void fork_prepare(void) { pthread_mutex_lock(&gpu_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&gpu_lock); }
 static void fork_child(void)
 {
-    pthread_mutex_init(&gpu_lock, NULL);
+    pthread_mutex_unlock(&gpu_lock); /* held by this thread across fork(): freed, never re-made */
     atomic_store(&tracking, false); /* the child's device work is not the parent's */
 }
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collectors/loader_gate.h"
 #include "collectors/stack_cache.h"
 #include "common/compiler.h"
 
@@ -122,8 +123,10 @@ static void unwind_load(void)
 
 void native_stack_init(void)
 {
-    if (!self_hi)
+    if (!self_hi && loader_gate_enter(true)) {
         dl_iterate_phdr(find_self, (void *)(uintptr_t)&native_stack_init);
+        loader_gate_leave();
+    }
     if (!unwind_backtrace && !unwind_missing)
         unwind_load();
 }
@@ -170,7 +173,9 @@ int native_stack_object_ranges(const char *const *prefixes, int nprefixes,
                                struct native_range *out, int max)
 {
     struct ranges_ctx c = {prefixes, nprefixes, out, max, 0};
+    loader_gate_enter(true);
     dl_iterate_phdr(collect_ranges, &c);
+    loader_gate_leave();
     return c.n;
 }
 
@@ -211,9 +216,27 @@ uint64_t native_stack_short_captures(void)
     return atomic_load_explicit(&short_captures, memory_order_relaxed);
 }
 
+static _Atomic uint64_t fork_captures; /* captures given up while the process forked */
+
+uint64_t native_stack_fork_captures(void)
+{
+    return atomic_load_explicit(&fork_captures, memory_order_relaxed);
+}
+
 void native_stack_atfork_child(void)
 {
     atomic_store_explicit(&short_captures, 0, memory_order_relaxed);
+    atomic_store_explicit(&fork_captures, 0, memory_order_relaxed);
+}
+
+/* libunwind may hold the loader's write lock (collectors/loader_gate.h): a capture that finds a
+ * fork under way is given up (counted), never waits for it. */
+static bool gate_enter(void)
+{
+    if (loader_gate_enter(false))
+        return true;
+    atomic_fetch_add_explicit(&fork_captures, 1, memory_order_relaxed);
+    return false;
 }
 
 #if defined(__SANITIZE_THREAD__)
@@ -225,7 +248,9 @@ static int capture_raw(void **raw, int limit)
     unw_context_t ctx;
     unw_cursor_t cur;
     int n = 0;
-    if (unwind_backtrace && unwind_getcontext(&ctx) == 0 && unwind_init_local(&cur, &ctx) == 0) {
+    if (!unwind_backtrace || !gate_enter())
+        return 0;
+    if (unwind_getcontext(&ctx) == 0 && unwind_init_local(&cur, &ctx) == 0) {
         do {
             unw_word_t ip;
             if (unwind_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
@@ -233,6 +258,7 @@ static int capture_raw(void **raw, int limit)
             raw[n++] = (void *)ip;
         } while (n < limit && unwind_step(&cur) > 0);
     }
+    loader_gate_leave();
     return n;
 }
 #else
@@ -270,7 +296,11 @@ static __attribute__((noinline)) int capture_raw(void **raw, int limit)
         ref = NULL;
         atomic_fetch_add_explicit(&short_captures, 1, memory_order_relaxed);
     }
-    int m = unwind_into(n < 0 ? raw : ref, limit);
+    void **dst = n < 0 ? raw : ref;
+    bool gate = dst && gate_enter();
+    int m = unwind_into(gate ? dst : NULL, limit);
+    if (gate)
+        loader_gate_leave();
     __asm__ volatile("" : "+r"(n)); /* n opaque: the one call is not duplicated per branch */
     if (n < 0) {
         n = m;
@@ -310,11 +340,22 @@ int native_stack_test_raw(void **raw, void **ref, int *nref, int limit)
 /* Frame i of a step-by-step unwind occupies [its SP, the next frame's SP): the one that holds
  * addr is found by comparing each frame's SP with the next's. Once per process at most (the
  * caller's rule): libunwind's full walk, ~6 KiB of stack, no cache. */
+static int function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
+
 int native_stack_function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
 {
     if (!unwind_backtrace || !unwind_getcontext || !unwind_init_local || !unwind_get_reg ||
         !unwind_step || !unwind_get_proc_info)
         return -1;
+    if (!loader_gate_enter(false))
+        return -1; /* a fork under way: the caller asks again later */
+    int rc = function_holding(addr, lo, hi);
+    loader_gate_leave();
+    return rc;
+}
+
+static int function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
     unw_context_t ctx;
     unw_cursor_t cur, prev;
     unw_word_t prev_sp = 0;

@@ -43,6 +43,9 @@ int native_stack_function_holding(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
  * frames. How many captures were short so far (the process's). */
 #define NATIVE_STACK_ROOM_KIB 8
 uint64_t native_stack_short_captures(void);
+/* Captures given up because the process was forking meanwhile (collectors/loader_gate.h): those
+ * syncs are counted without their native frames. */
+uint64_t native_stack_fork_captures(void);
 /* A fork's child counts its own. */
 void native_stack_atfork_child(void);
 

@@ -6,7 +6,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +25,7 @@ static SYNCSPY_TLS uintptr_t last_entry_frame;
 static struct {
     _Atomic int state;
     _Atomic uint64_t next_try_ns;
-    pthread_mutex_t lock;
+    _Atomic bool detecting; /* a thread is detecting (a lock only ever tried) */
     struct py_layout layout;
     void *(*this_tstate)(void);
     uintptr_t eval_lo, eval_hi;
@@ -41,7 +40,7 @@ static struct {
               classmethod_type, property_type;
     int (*gil_check)(void); /* PyGILState_Check: 1 when this thread holds the GIL */
     char status[128];
-} py = {.lock = PTHREAD_MUTEX_INITIALIZER, .status = "no CPython in this process"};
+} py = {.status = "no CPython in this process"};
 
 #define RETRY_NS 500000000ull
 
@@ -152,7 +151,7 @@ bool pyframes_ready(uint64_t now_ns)
         return st == PY_READY;
     if (now_ns < atomic_load_explicit(&py.next_try_ns, memory_order_relaxed))
         return false;
-    if (pthread_mutex_trylock(&py.lock) != 0)
+    if (atomic_exchange_explicit(&py.detecting, true, memory_order_acquire))
         return false; /* another thread is looking: never wait on the sync path */
     st = atomic_load_explicit(&py.state, memory_order_relaxed);
     if (st == PY_UNKNOWN && now_ns >= atomic_load_explicit(&py.next_try_ns, memory_order_relaxed)) {
@@ -160,8 +159,13 @@ bool pyframes_ready(uint64_t now_ns)
         st = detect();
         atomic_store_explicit(&py.state, st, memory_order_release);
     }
-    pthread_mutex_unlock(&py.lock);
+    atomic_store_explicit(&py.detecting, false, memory_order_release);
     return st == PY_READY;
+}
+
+_Atomic bool *pyframes_detecting(void)
+{
+    return &py.detecting;
 }
 
 bool pyframes_unsupported(void)

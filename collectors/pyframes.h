@@ -7,6 +7,7 @@
 #ifndef SYNCSPY_PYFRAMES_H
 #define SYNCSPY_PYFRAMES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +49,9 @@ struct py_raw_frame {
  * Until an interpreter is found it looks again at most every 500 ms (now_ns: CLOCK_MONOTONIC).
  * Returns true when Python frames can be read. */
 bool pyframes_ready(uint64_t now_ns);
+/* The flag of a thread detecting it (a lock only ever tried), for the agent's fork handlers
+ * (cleared in a fork's child). */
+_Atomic bool *pyframes_detecting(void);
 
 /* The calling thread's Python frames, innermost first (0 when the thread has none). */
 int pyframes_capture(struct py_raw_frame *out, int max);

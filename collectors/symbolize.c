@@ -10,6 +10,7 @@
 
 #include "collectors/dwarf_lines.h"
 #include "collectors/elf_file.h"
+#include "collectors/loader_gate.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -977,10 +978,14 @@ struct symbolizer *symbolizer_new(void)
     return s;
 }
 
+/* Waits for a fork under way (the loader's write lock: collectors/loader_gate.h): the list is
+ * what names every frame. */
 void symbolizer_refresh(struct symbolizer *s)
 {
-    if (s)
+    if (s && loader_gate_enter(true)) {
         dl_iterate_phdr(scan_object, s);
+        loader_gate_leave();
+    }
 }
 
 void symbolizer_set_lines(struct symbolizer *s, int enabled)

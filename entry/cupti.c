@@ -40,7 +40,9 @@ typedef CUptiResult (*enable_callback_fn)(uint32_t, CUpti_SubscriberHandle, CUpt
 
 static char lib_path[PATH_MAX];
 static CUpti_SubscriberHandle subscriber;
-static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER; /* subscribe / step aside */
+/* Subscribe / step aside: held across CUPTI's loading and subscription, so a fork only tries it
+ * (entry/start.c). */
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool active;        /* subscribed and recording */
 static _Atomic unsigned generation; /* bumped when syncspy steps aside: open calls are void */
 static _Atomic bool started;
@@ -545,6 +547,11 @@ void cupti_start_early(const struct config *cfg, const char *cudart)
         quiet = false;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+pthread_mutex_t *cupti_state_lock(void)
+{
+    return &state_lock;
 }
 
 /* On the agent's own stack (agent_run_entry_work). */

@@ -9,6 +9,7 @@
 #ifndef SYNCSPY_ENTRY_CUPTI_H
 #define SYNCSPY_ENTRY_CUPTI_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +34,8 @@ extern _Atomic bool cupti_waiting_for_driver;
  * from the entry points, off any agent work: subscribes if the driver is now usable. Cheap when
  * not waiting. */
 void cupti_retry(void);
+/* The subscription's lock, for the entry layer's fork handlers (entry/start.c). */
+pthread_mutex_t *cupti_state_lock(void);
 
 /* SYNCSPY_CUPTI=eager's start, at load: cupti_start, whose failure is said by the first process
  * of a process tree only (an environment marker its children inherit). */

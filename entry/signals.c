@@ -71,7 +71,7 @@ static void our_action(struct sigaction *a)
 
 /* Looking at and changing the disposition together: every signal held on this thread (so no
  * handler that calls sigaction can interrupt it here), a spin lock between threads (held for a
- * few syscalls; fork's child starts with it free). */
+ * few syscalls; taken around fork(): signals_atfork_prepare). */
 static void view_begin(sigset_t *old)
 {
     sigset_t all;
@@ -147,10 +147,18 @@ static void on_signal(int sig, siginfo_t *info, void *uc)
     errno = saved; /* not reached: the default action ends the process */
 }
 
-/* A fork while another thread held the view lock: the child starts with it free. */
-static void view_atfork_child(void)
+/* Around fork() (entry/start.c): the view lock is held for a few system calls, with every
+ * signal held, and under it nothing waits for anything else: the forking thread waits for it (its
+ * own signals held meanwhile, so no handler of its own can ask for it), and the child gets the
+ * program's view whole, the lock taken by its one thread, which frees it. */
+void signals_atfork_prepare(sigset_t *old)
 {
-    atomic_flag_clear(&view_lock);
+    view_begin(old);
+}
+
+void signals_atfork_release(const sigset_t *old)
+{
+    view_end(old);
 }
 
 void signals_install(void)
@@ -158,7 +166,6 @@ void signals_install(void)
     sigaction_fn real = real_sigaction();
     if (!real || atomic_load(&armed))
         return; /* a forked child inherits the parent's dispositions and this state */
-    pthread_atfork(NULL, NULL, view_atfork_child);
     for (int i = 0; i < 2; i++) {
         sigset_t old;
         struct sigaction cur;

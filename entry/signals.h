@@ -6,7 +6,14 @@
 #ifndef SYNCSPY_SIGNALS_H
 #define SYNCSPY_SIGNALS_H
 
+#include <signal.h>
+
 /* At the first CUDA call: the agent stands in for each default disposition of the two. */
 void signals_install(void);
+/* Around fork(): the program's view is taken whole into the child (entry/start.c). prepare
+ * holds every signal of the calling thread and keeps its mask in *old; release (parent and
+ * child) puts it back. */
+void signals_atfork_prepare(sigset_t *old);
+void signals_atfork_release(const sigset_t *old);
 
 #endif

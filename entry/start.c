@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "agent/process/fork_locks.h"
 #include "agent/process/lifecycle.h"
 #include "entry/cupti.h"
 #include "entry/real.h"
@@ -28,6 +29,36 @@ static void at_first_use(const struct config *cfg)
 
 static const struct agent_entry_hooks hooks = {.at_start = at_start, .at_first_use = at_first_use};
 
+/* The entry layer's locks a fork must leave usable (agent/process/fork_locks.h). Registered before the
+ * agent's handlers, so their prepare runs after the agent's (which holds the thread's signals
+ * from its start) and their child before the agent's: the CUPTI subscription's lock, only tried
+ * (it is held across CUPTI's loading, whose constructors may register fork handlers: they wait
+ * for glibc's atfork lock, which the forking thread holds), then the signal view's spin lock. */
+static const struct fork_lock fork_locks[] = {
+    {"CUPTI subscription", FORK_LOCK_TRY, cupti_state_lock, NULL, 0},
+};
+#define FORK_LOCKS (sizeof fork_locks / sizeof fork_locks[0])
+static bool fork_taken[FORK_LOCKS];
+static sigset_t fork_mask; /* the forking thread's signals, put back after */
+
+static void fork_prepare(void)
+{
+    fork_locks_prepare(fork_locks, FORK_LOCKS, fork_taken);
+    signals_atfork_prepare(&fork_mask);
+}
+
+static void fork_parent(void)
+{
+    signals_atfork_release(&fork_mask);
+    fork_locks_parent(fork_locks, FORK_LOCKS, fork_taken);
+}
+
+static void fork_child(void)
+{
+    signals_atfork_release(&fork_mask);
+    fork_locks_child(fork_locks, FORK_LOCKS, fork_taken);
+}
+
 /* The agent's imports are bound at load (-z now), but a sanitizer's interceptors call their
  * hooks through lazily bound slots of their own: the first memcmp of an ASan build resolves
  * __sanitizer_weak_hook_memcmp in ld.so, whose resolver saves the vector registers (2.5 KiB
@@ -44,6 +75,7 @@ static void start(void)
 {
     bind_before_use();
     real_resolve_at_load();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     agent_set_entry_hooks(&hooks);
 }
 

@@ -223,7 +223,7 @@ SYNCSPY_EXPORT int syncspy_site_describe(uint32_t site, char *buf, size_t cap)
     return len;
 }
 
-void budgets_atfork_child(void)
+pthread_mutex_t *budgets_request_lock(void)
 {
-    pthread_mutex_init(&request_lock, NULL);
+    return &request_lock;
 }

@@ -3,7 +3,10 @@
 #ifndef SYNCSPY_BUDGETS_H
 #define SYNCSPY_BUDGETS_H
 
-/* A fork's child: no site description in progress (its requester was the parent's thread). */
-void budgets_atfork_child(void);
+#include <pthread.h>
+
+/* The describe requests' lock, for the fork handlers (agent/process/fork_locks.h): held while a
+ * request waits for the flusher, so a fork only tries it. */
+pthread_mutex_t *budgets_request_lock(void);
 
 #endif

@@ -1,8 +1,8 @@
 /* agent/background/flusher.c: the flusher thread (see flusher.h). Runs on its own thread (and at exit on
  * the exiting one): it may allocate and do I/O, never on an application thread's CUDA call. It
  * drains and hands over; what the records look like is output/trace_writer.c's. One lock
- * (flush_lock) serializes drains; it is taken before no other agent lock but the registry and
- * step locks inside the functions it calls. */
+ * (flush_lock) serializes drains; it comes first in the lock order (agent/process/lifecycle.c
+ * fork_locks): the functions a drain calls take the others under it. */
 #include "agent/background/flusher.h"
 
 #include <errno.h>
@@ -69,7 +69,6 @@ static struct {
     struct symbolizer *sym;
     struct tw_event *scratch;
     size_t nscratch, capscratch;
-    bool fork_locked; /* flush_lock taken by flusher_atfork_prepare */
 } fl = {
     .flush_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = {-1, -1},
@@ -521,46 +520,34 @@ struct symbolizer *flusher_symbolizer(void)
     return fl.sym;
 }
 
+pthread_mutex_t *flusher_lock(void)
+{
+    return &fl.flush_lock;
+}
+
+pthread_mutex_t *flusher_call_lock(void)
+{
+    return &call.lock;
+}
+
 /* The flusher's state (trace writer, symbolizer, scratch) is changed under flush_lock by a
- * thread that fork does not copy. Taken here, the child gets it whole: the trace writer is then
- * discarded and the symbolizer, with the modules it has read, kept. Otherwise the child leaves
- * all three as they are, possibly half changed, and starts its own (the pages stay shared with
- * the parent's until written). The program's fork never waits for a drain, except in the ASan
- * build: GCC 12's libasan does not lock its allocator around fork, so a child forked while the
- * flusher allocates would block in its first malloc (LLVM 16 and GCC 13 lock it). */
-void flusher_atfork_prepare(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    fl.fork_locked = pthread_mutex_timedlock(&fl.flush_lock, &until) == 0;
-#else
-    fl.fork_locked = pthread_mutex_trylock(&fl.flush_lock) == 0;
-#endif
-}
-
-void flusher_atfork_parent(void)
-{
-    if (fl.fork_locked)
-        pthread_mutex_unlock(&fl.flush_lock);
-    fl.fork_locked = false;
-}
-
-void flusher_atfork_child(void)
+ * thread that fork does not copy. Where the fork handlers took that lock (whole), the child gets
+ * it whole: the trace writer is then discarded and the symbolizer, with the modules it has read,
+ * kept. Otherwise the child leaves all three as they are, possibly half changed, and starts its
+ * own (the pages stay shared with the parent's until written). */
+void flusher_atfork_child(bool whole)
 {
     /* The thread is the parent's; so are the file and the ids written into it. */
     if (fl.fd >= 0)
         close(fl.fd);
     fl.fd = -1;
-    if (fl.fork_locked) {
+    if (whole) {
         tw_discard(fl.tw); /* its buffer holds the parent's bytes: never written twice */
     } else {
         fl.sym = NULL; /* left as the parent's thread had them: not touched again */
         fl.scratch = NULL;
         fl.nscratch = fl.capscratch = 0;
     }
-    fl.fork_locked = false;
     fl.tw = NULL;
     fl.thread_running = false;
     atomic_store(&fl.stop, false);
@@ -575,8 +562,7 @@ void flusher_atfork_child(void)
     fl.error_said = false;
     fl.lost_errno = 0;
     atomic_store(&fl.started, false);
-    pthread_mutex_init(&fl.flush_lock, NULL);
-    pthread_mutex_init(&call.lock, NULL);
+    /* call.lock was held across fork() and released; its waiters were other threads, gone */
     pthread_cond_init(&call.done, NULL);
     call.state = CALL_IDLE;
 }

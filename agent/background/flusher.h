@@ -8,6 +8,7 @@
 #ifndef SYNCSPY_FLUSHER_H
 #define SYNCSPY_FLUSHER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,9 +55,13 @@ bool flusher_call(void (*fn)(struct symbolizer *sym, void *ctx), void *ctx, int 
 bool flusher_flush_now(int timeout_ms);
 /* The flusher's symbolizer (NULL before the flusher started), reused at exit. */
 struct symbolizer *flusher_symbolizer(void);
-/* In a forked child: the thread does not exist there, and the file is the parent's. */
-void flusher_atfork_prepare(void);
-void flusher_atfork_parent(void);
-void flusher_atfork_child(void);
+/* The drains' lock and the program threads' call lock, for the fork handlers
+ * (agent/process/fork_locks.h): the first is only tried (a fork never waits for a drain), the second
+ * taken. */
+pthread_mutex_t *flusher_lock(void);
+pthread_mutex_t *flusher_call_lock(void);
+/* In a forked child: the thread does not exist there, and the file is the parent's. whole: the
+ * fork held the drains' lock (what it guards is whole), else it is set aside. */
+void flusher_atfork_child(bool whole);
 
 #endif

@@ -10,7 +10,7 @@
  *               summary.json; the report; OFF
  * Start and first use run inside the first CUDA call; finish runs once, off every recording
  * path, and may allocate. On an I/O error it says so in one line and carries on; it never
- * exits or aborts. Lock order: step lock, registry lock, site table lock, Python names lock. */
+ * exits or aborts. Lock order: the list of locks a fork takes (fork_locks, below). */
 #include "agent/process/lifecycle.h"
 
 #include <errno.h>
@@ -32,11 +32,14 @@
 #include "agent/background/identity.h"
 #include "agent/background/process_dir.h"
 #include "agent/background/report_model.h"
+#include "agent/process/fork_locks.h"
+#include "agent/record/apis.h"
 #include "agent/record/autograd.h"
 #include "agent/record/autograd_nodes.h"
 #include "agent/record/budget_counts.h"
 #include "agent/record/core.h"
 #include "agent/record/gpu.h"
+#include "agent/record/pyapi.h"
 #include "agent/record/python_names.h"
 #include "agent/record/sites.h"
 #include "agent/record/threads.h"
@@ -45,8 +48,10 @@
 #include "agent/step/recompiles.h"
 #include "agent/step/steps.h"
 #include "agent/syncspy.h"
+#include "collectors/loader_gate.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
+#include "collectors/safe_read.h"
 #include "collectors/stack_cache.h"
 #include "collectors/symbolize.h"
 #include "common/clock.h"
@@ -128,6 +133,7 @@ static const struct agent_upcalls upcalls_table = {
     .kick_flusher = flusher_kick,
     .flush_now = flusher_flush_now,
     .poll_python = pyhook_poll,
+    .wait_python = pyhook_wait_slow,
     .request_graphs = pyhook_request_graphs,
 };
 
@@ -491,6 +497,11 @@ static void write_outputs(bool on_flusher)
         agent_log("%llu syncs came with less than %d KiB of their thread's stack left: they are "
                   "counted without their native frames (\"no stack\")",
                   (unsigned long long)short_stacks, NATIVE_STACK_ROOM_KIB);
+    uint64_t fork_stacks = native_stack_fork_captures();
+    if (fork_stacks)
+        agent_log("%llu syncs came while the process forked, when unwinding could leave the "
+                  "child the loader's lock: they are counted without their native frames",
+                  (unsigned long long)fork_stacks);
     uint64_t lost_steps = steps_events_lost().records;
     if (lost_steps) /* never silently: the steps are in summary.json, not in the trace */
         agent_log("%llu step records found the flusher's queue full and are missing from %s "
@@ -715,31 +726,89 @@ void agent_before_dlclose(void)
 
 /* ---- fork -------------------------------------------------------------------------------------- */
 
-/* Locks are taken in the documented order before fork so the child gets them in a consistent
- * state; the child starts clean (its own pid, no steps, no sites, no threads, no trace). */
+/* Every lock of the agent and the collectors, in the one lock order: a thread holding one takes
+ * only locks after it (the drains' lock first, the flusher taking the others under it; the step,
+ * registry, site table and Python names locks nested in that order; then the leaves, each held
+ * for a few loads and stores with no other lock taken under it). fork_prepare takes them in this
+ * order (agent/process/fork_locks.h says how each kind is treated), so a thread that holds one and waits
+ * for a later one is waited for, and never waits for the forking thread. None is held across a
+ * call that waits for glibc's atfork lock (fork, pthread_atfork, a dlopen whose constructors may
+ * register handlers), which the forking thread holds meanwhile, nor across a wait for the GIL.
+ * The entry layer's locks have handlers of their own (entry/start.c). */
+enum {
+    LOCK_FLUSH,
+    LOCK_DESCRIBE,
+    LOCK_STEP,
+    LOCK_REGISTRY,
+    LOCK_SITES,
+    LOCK_PYNAMES,
+    LOCK_RECOMPILES,
+    LOCK_AUTOGRAD,
+    LOCK_NODES,
+    LOCK_APIS,
+    LOCK_FLUSHER_CALL,
+    LOCK_PYAPI,
+    LOCK_PYFRAMES,
+    LOCK_SAFE_READ,
+    LOCK_LOADER,
+    LOCKS
+};
+/* GCC 12's libasan does not lock its allocator around fork: a child forked while the flusher
+ * allocates (under its lock) would block in its first malloc (LLVM 16 and GCC 13 lock it). The
+ * ASan build waits for the drain; the program's fork otherwise never does. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FLUSH_FORK_WAIT_MS 10000
+#else
+#define FLUSH_FORK_WAIT_MS 0
+#endif
+static const struct fork_lock fork_locks[LOCKS] = {
+    [LOCK_FLUSH] = {"flusher drains", FORK_LOCK_TRY, flusher_lock, NULL, FLUSH_FORK_WAIT_MS},
+    [LOCK_DESCRIBE] = {"site descriptions", FORK_LOCK_TRY, budgets_request_lock, NULL, 0},
+    [LOCK_STEP] = {"steps", FORK_LOCK_WAIT, steps_lock, NULL, 0},
+    [LOCK_REGISTRY] = {"thread registry", FORK_LOCK_WAIT, threads_registry_lock, NULL, 0},
+    [LOCK_SITES] = {"site table", FORK_LOCK_WAIT, sites_table_lock, NULL, 0},
+    [LOCK_PYNAMES] = {"Python names", FORK_LOCK_WAIT, pynames_lock, NULL, 0},
+    [LOCK_RECOMPILES] = {"recompilations", FORK_LOCK_WAIT, recompiles_lock, NULL, 0},
+    [LOCK_AUTOGRAD] = {"autograd tables", FORK_LOCK_WAIT, autograd_lock, NULL, 0},
+    [LOCK_NODES] = {"autograd nodes", FORK_LOCK_WAIT, nodes_lock, NULL, 0},
+    [LOCK_APIS] = {"API names", FORK_LOCK_WAIT, apis_lock, NULL, 0},
+    [LOCK_FLUSHER_CALL] = {"flusher calls", FORK_LOCK_WAIT, flusher_call_lock, NULL, 0},
+    [LOCK_PYAPI] = {"CPython API lookup", FORK_LOCK_FLAG, NULL, pyapi_resolving, 0},
+    [LOCK_PYFRAMES] = {"CPython detection", FORK_LOCK_FLAG, NULL, pyframes_detecting, 0},
+    [LOCK_SAFE_READ] = {"safe read pipe", FORK_LOCK_FLAG, NULL, safe_read_pipe_busy, 0},
+    [LOCK_LOADER] = {"loader sections", FORK_LOCK_GATE, NULL, NULL, 0, loader_gate_close,
+                     loader_gate_open, loader_gate_atfork_child},
+};
+static bool fork_taken[LOCKS]; /* by fork_prepare: glibc runs one fork's handlers at a time */
+/* The forking thread's signals are held from the start of its prepare to the end of parent or
+ * child: a handler of its own that reached the agent (a CUDA call, syncspy_step, an exit() whose
+ * atexit handler finishes) would wait for a lock this thread holds. */
+static struct agent_hold fork_hold;
+
+const struct fork_lock *agent_fork_locks(size_t *n)
+{
+    *n = LOCKS;
+    return fork_locks;
+}
+
 static void fork_prepare(void)
 {
-    flusher_atfork_prepare(); /* first: the flusher takes the others' locks under it */
-    steps_atfork_prepare();
-    threads_atfork_prepare();
-    sites_atfork_prepare();
-    pynames_atfork_prepare();
-    recompiles_atfork_prepare();
+    agent_hold_signals(&fork_hold);
+    fork_locks_prepare(fork_locks, LOCKS, fork_taken);
 }
 
 static void fork_parent(void)
 {
-    recompiles_atfork_parent();
-    pynames_atfork_parent();
-    sites_atfork_parent();
-    threads_atfork_parent();
-    steps_atfork_parent();
-    flusher_atfork_parent();
+    fork_locks_parent(fork_locks, LOCKS, fork_taken);
+    agent_release_signals(&fork_hold);
 }
 
+/* The child starts clean: its own pid, no steps, no sites, no threads, no trace. Its one thread
+ * (the one that forked) first makes every lock free, then each module resets its state. */
 static void fork_child(void)
 {
-    flusher_atfork_child();
+    fork_locks_child(fork_locks, LOCKS, fork_taken);
+    flusher_atfork_child(fork_taken[LOCK_FLUSH]);
     control_atfork_child();
     pyhook_atfork_child();
     nodes_atfork_child();
@@ -749,8 +818,8 @@ static void fork_child(void)
     threads_atfork_child();
     stack_cache_atfork_child();
     native_stack_atfork_child();
+    safe_read_atfork_child();
     tallies_atfork_child();
-    budgets_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();
     start_mono_ns = clock_mono_ns();
@@ -764,4 +833,5 @@ static void fork_child(void)
     atomic_store(&finish_deadline_ns, 0);
     atomic_store(&gave_up_said, false);
     atomic_store(&cuda_seen, false);
+    agent_release_signals(&fork_hold);
 }

@@ -17,7 +17,13 @@ static const char *const names[API_COUNT] = {
 
 static char dynamic_names[API_DYNAMIC_MAX][API_NAME_MAX];
 static _Atomic uint32_t n_dynamic;
+/* Taken around fork() by the fork handlers (agent/process/fork_locks.h): a child keeps the names. */
 static pthread_mutex_t dynamic_lock = PTHREAD_MUTEX_INITIALIZER;
+
+pthread_mutex_t *apis_lock(void)
+{
+    return &dynamic_lock;
+}
 
 static uint32_t find_dynamic(const char *name, uint32_t n)
 {

@@ -4,6 +4,7 @@
 #ifndef SYNCSPY_APIS_H
 #define SYNCSPY_APIS_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #define SYNCSPY_APIS(X)                                        \
@@ -75,6 +76,8 @@ enum api_id {
 /* The id of a CUPTI-seen API (name copied); thread-safe, never blocks for long (a lock on
  * first sight of a name only). The last id stands for "other" once the table is full. */
 uint32_t api_intern(const char *name);
+/* The lock api_intern takes, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *apis_lock(void);
 
 const char *api_name(uint32_t id);
 

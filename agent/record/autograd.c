@@ -34,6 +34,9 @@ struct kept_stack {
     uintptr_t words[];
 };
 
+/* Taken around fork() by the fork handlers (agent/process/fork_locks.h), so that a child gets the tables
+ * whole: they are append-only names and Python stacks (code objects and instructions that are the
+ * child's memory too), which a forked child keeps. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
 static enum backward_mode mode = BACKWARD_AUTO;
@@ -106,6 +109,11 @@ static uint32_t name_id_locked(const char *name)
     return n + 1;
 }
 
+pthread_mutex_t *autograd_lock(void)
+{
+    return &lock;
+}
+
 uint32_t autograd_name_id(const char *name)
 {
     pthread_mutex_lock(&lock);
@@ -162,7 +170,7 @@ static uint32_t keep_locked(const uintptr_t *words, uint32_t n, uint64_t h)
 }
 
 /* words[] of the calling thread's Python frames, innermost first, leaving out the agent's own
- * leading frames (the mode, the hooks: agent/autograd_attr.py); returns the words' count. */
+ * leading frames (the mode, the hooks: agent/step/autograd_attr.py); returns the words' count. */
 static uint32_t capture_skipping_agent(uintptr_t *words)
 {
     struct py_raw_frame py[PYFRAMES_MAX];

@@ -11,6 +11,7 @@
 #ifndef SYNCSPY_AUTOGRAD_H
 #define SYNCSPY_AUTOGRAD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,8 @@
 
 #define AUTOGRAD_EVERY_STEPS 100
 
+/* The tables' lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *autograd_lock(void);
 /* The id (>= 1) of an autograd node type's name, interned; 0 when the table is full. */
 uint32_t autograd_name_id(const char *name);
 /* The name of an id, or NULL. */

@@ -426,9 +426,14 @@ void nodes_made(uint64_t seq)
     errno = saved;
 }
 
+pthread_mutex_t *nodes_lock(void)
+{
+    return &lock;
+}
+
+/* The child's one thread (the lock it held across fork() released). */
 void nodes_atfork_child(void)
 {
-    pthread_mutex_init(&lock, NULL); /* a thread of the parent may have held it */
     uint64_t order = atomic_load(&rings_ended);
     for (int i = 0; i < RINGS_MAX; i++)
         if (&rings[i] != mine.ring && atomic_load(&rings[i].tid1) && !atomic_load(&rings[i].ended))

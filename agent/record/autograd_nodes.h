@@ -13,6 +13,7 @@
 #ifndef SYNCSPY_AUTOGRAD_NODES_H
 #define SYNCSPY_AUTOGRAD_NODES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -59,6 +60,8 @@ PyObject *nodes_format_stack(PyObject *self, PyObject *args);
  * *name its type's name id (0: unknown). */
 bool nodes_current(uint32_t *forward, uint32_t *name, uint32_t *cause);
 
+/* The rings' and types' lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *nodes_lock(void);
 /* In a fork's child: the rings of the parent's other threads (gone in the child) are free. */
 void nodes_atfork_child(void);
 

@@ -6,6 +6,7 @@
 #ifndef SYNCSPY_TALLIES_H
 #define SYNCSPY_TALLIES_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -217,16 +217,26 @@ int agent_enter_recording(struct agent_call *k)
     return AGENT_RECORD;
 }
 
+/* The end of an interposed call: the step hook's attempt, where this thread must wait for it
+ * (agent/step/pyhook.h; one thread-local load otherwise). */
+static inline void hook_wait(void)
+{
+    if (unlikely(agent_tls.pyhook_wait))
+        up_wait_python();
+}
+
 void agent_leave_held(struct agent_call *k)
 {
     if (agent_tls.call == &k->mark)
         agent_tls.call = NULL;
+    hook_wait();
 }
 
 void agent_leave(struct agent_call *k)
 {
     if (agent_tls.call == &k->mark)
         agent_tls.call = NULL;
+    hook_wait();
     errno = k->saved_errno;
 }
 
@@ -499,6 +509,7 @@ void agent_launch_slow_update(void)
 __attribute__((noinline, cold)) static void launch_tick(void)
 {
     up_poll_python(agent_now_ns());
+    hook_wait();
 }
 
 void agent_count_launch(void)

@@ -2,13 +2,18 @@
 #include "agent/record/pyapi.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdatomic.h>
 
 struct pyapi pyapi;
 
-static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A thread is looking (a lock only ever tried: cleared in a fork's child, agent/process/fork_locks.h). */
+static _Atomic bool resolving;
 static _Atomic bool resolved;
+
+_Atomic bool *pyapi_resolving(void)
+{
+    return &resolving;
+}
 
 static void resolve(void)
 {
@@ -61,6 +66,9 @@ static void resolve(void)
     OPTIONAL(weakref_get_ref, "PyWeakref_GetRef");
     OPTIONAL(weakref_get_object, "PyWeakref_GetObject");
     OPTIONAL(add_audit_hook, "PySys_AddAuditHook");
+    OPTIONAL(gil_ensure, "PyGILState_Ensure");
+    OPTIONAL(gil_release, "PyGILState_Release");
+    OPTIONAL(gil_check, "PyGILState_Check");
 #undef OPTIONAL
     void *fin = dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
     if (!fin)
@@ -73,11 +81,11 @@ bool pyapi_resolve(void)
 {
     if (atomic_load_explicit(&resolved, memory_order_acquire))
         return true;
-    if (pthread_mutex_trylock(&resolve_lock) != 0)
+    if (atomic_exchange_explicit(&resolving, true, memory_order_acquire))
         return false; /* another thread is looking: never wait on a recording path */
     if (!atomic_load_explicit(&resolved, memory_order_relaxed))
         resolve(); /* until every function is found: libpython may be loaded late */
-    pthread_mutex_unlock(&resolve_lock);
+    atomic_store_explicit(&resolving, false, memory_order_release);
     return atomic_load_explicit(&resolved, memory_order_acquire);
 }
 

@@ -1,10 +1,14 @@
 /* agent/record/pyapi.h: the few CPython C-API functions the agent calls, looked up at run time in the
  * process (dlsym: the agent never links libpython; a process without CPython has none of them).
- * Only from a safe point with the GIL held (a Py_AddPendingCall callback, a hook the interpreter
- * calls), never on a recording path. agent/step/pyhook.c and agent/record/autograd.c's bridge use them. */
+ * Only with the GIL held: from a safe point (a Py_AddPendingCall callback, a hook the interpreter
+ * calls) or on the agent's Python thread once PyGILState_Ensure took it (agent/step/pyhook.c);
+ * never on a recording path, but for the calls CPython lets any thread make without the GIL
+ * (Py_AddPendingCall, Py_IsInitialized, Py_IsFinalizing, PyGILState_Check). agent/step/pyhook.c
+ * and agent/record/autograd.c's bridge use them. */
 #ifndef SYNCSPY_PYAPI_H
 #define SYNCSPY_PYAPI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -63,6 +67,9 @@ struct pyapi {
     int (*weakref_get_ref)(PyObject *, PyObject **);                    /* PyWeakref_GetRef, 3.13+ */
     PyObject *(*weakref_get_object)(PyObject *); /* PyWeakref_GetObject (borrowed; gone in 3.15) */
     int (*add_audit_hook)(int (*)(const char *, PyObject *, void *), void *); /* PySys_AddAuditHook */
+    int (*gil_ensure)(void);   /* PyGILState_Ensure (its PyGILState_STATE) */
+    void (*gil_release)(int);  /* PyGILState_Release */
+    int (*gil_check)(void);    /* PyGILState_Check: 1 when this thread holds the GIL (or it cannot tell) */
 };
 
 extern struct pyapi pyapi;
@@ -70,6 +77,9 @@ extern struct pyapi pyapi;
 /* Looks every function up (until all are found); false while this process has no CPython (or an
  * unusable one). */
 bool pyapi_resolve(void);
+/* The flag of a thread looking them up (a lock only ever tried), for the fork handlers
+ * (agent/process/fork_locks.h: cleared in the child). */
+_Atomic bool *pyapi_resolving(void);
 
 /* Py_None, new reference. */
 PyObject *pyapi_none(void);

@@ -170,13 +170,17 @@ const struct pyname *pynames_find(uintptr_t code, uint32_t lasti)
     return r ? &r->name : NULL;
 }
 
-void pynames_atfork_prepare(void) { pthread_mutex_lock(&names_lock); }
-void pynames_atfork_parent(void) { pthread_mutex_unlock(&names_lock); }
+pthread_mutex_t *pynames_lock(void)
+{
+    return &names_lock;
+}
 
+/* The child's one thread (the lock it held across fork() released): the names are the parent's
+ * memory, unmapped; the child interns its own. */
 void pynames_atfork_child(void)
 {
     arena_release(&names_arena);
     names = NULL;
     qualnames = NULL;
-    pthread_mutex_init(&names_lock, NULL);
+    names_oom = false;
 }

@@ -3,6 +3,7 @@
 #ifndef SYNCSPY_PYNAMES_H
 #define SYNCSPY_PYNAMES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,8 +28,9 @@ bool pynames_compile_work(const struct py_raw_frame *py, int n_py);
 /* The kept names, or NULL. */
 const struct pyname *pynames_find(uintptr_t code, uint32_t lasti);
 
-void pynames_atfork_prepare(void);
-void pynames_atfork_parent(void);
+/* The names' lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *pynames_lock(void);
+/* In a fork's child: no name kept (the child interns its own). */
 void pynames_atfork_child(void);
 
 #endif

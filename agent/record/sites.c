@@ -50,11 +50,18 @@ struct site {
     _Atomic uint64_t pinned; /* syncs right after a copy from or to pinned memory */
 };
 
+/* Taken while the tables change, and by their readers; around fork() by the fork handlers
+ * (agent/process/fork_locks.h), after the registry lock. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct stack_rec *stacks;   /* uthash head, keyed by the pcs bytes */
-static struct site *sites;         /* uthash head, keyed by site_key */
-static struct site *site_list, **site_tail = &site_list;
-static _Atomic size_t n_sites, n_stacks;
+/* The tables, under table_lock (the counts also read without it). A forked child starts them
+ * afresh in one reset (sites_atfork_child), so a field added here is reset at fork by
+ * construction. */
+static struct tables {
+    struct stack_rec *stacks; /* uthash head, keyed by the pcs bytes */
+    struct site *sites;       /* uthash head, keyed by site_key */
+    struct site *list, **tail; /* every site, in order of creation */
+    _Atomic size_t n_sites, n_stacks;
+} tab = {.tail = &tab.list};
 
 void sites_init(size_t cap_bytes)
 {
@@ -76,7 +83,7 @@ static struct stack_rec *stack_intern(const uintptr_t *pcs, uint32_t depth, bool
 {
     struct stack_rec *st;
     size_t keylen = depth * sizeof(uintptr_t);
-    HASH_FIND(hh, stacks, pcs, keylen, st);
+    HASH_FIND(hh, tab.stacks, pcs, keylen, st);
     if (st)
         return st;
     st = arena_alloc(&table_arena, sizeof(*st) + keylen);
@@ -86,12 +93,12 @@ static struct stack_rec *stack_intern(const uintptr_t *pcs, uint32_t depth, bool
     st->depth = depth;
     st->hash = hash;
     st->truncated = truncated;
-    st->id = (uint32_t)n_stacks + 1;
+    st->id = (uint32_t)tab.n_stacks + 1;
     table_oom = false;
-    HASH_ADD_KEYPTR(hh, stacks, st->pcs, keylen, st);
+    HASH_ADD_KEYPTR(hh, tab.stacks, st->pcs, keylen, st);
     if (table_oom)
         return NULL;
-    n_stacks++;
+    tab.n_stacks++;
     return st;
 }
 
@@ -99,22 +106,22 @@ static struct site *site_intern(uint32_t api, struct stack_rec *st)
 {
     struct site_key key = {.api = api, .stack_id = st->id};
     struct site *s;
-    HASH_FIND(hh, sites, &key, sizeof key, s);
+    HASH_FIND(hh, tab.sites, &key, sizeof key, s);
     if (s)
         return s;
     s = arena_alloc(&table_arena, sizeof(*s));
     if (!s)
         return NULL;
     s->key = key;
-    s->id = (uint32_t)n_sites + 1;
+    s->id = (uint32_t)tab.n_sites + 1;
     s->stack = st;
     table_oom = false;
-    HASH_ADD(hh, sites, key, sizeof key, s);
+    HASH_ADD(hh, tab.sites, key, sizeof key, s);
     if (table_oom)
         return NULL;
-    *site_tail = s;
-    site_tail = &s->next;
-    n_sites++;
+    *tab.tail = s;
+    tab.tail = &s->next;
+    tab.n_sites++;
     return s;
 }
 
@@ -225,7 +232,7 @@ size_t sites_snapshot(struct site_info *out, size_t cap)
 {
     size_t n = 0;
     pthread_mutex_lock(&table_lock);
-    for (struct site *s = site_list; s && n < cap; s = s->next)
+    for (struct site *s = tab.list; s && n < cap; s = s->next)
         site_info(s, &out[n++]);
     pthread_mutex_unlock(&table_lock);
     return n;
@@ -235,7 +242,7 @@ bool sites_find(uint32_t id, struct site_info *out)
 {
     bool found = false;
     pthread_mutex_lock(&table_lock);
-    for (struct site *s = site_list; s && !found; s = s->next)
+    for (struct site *s = tab.list; s && !found; s = s->next)
         if (s->id == id) {
             site_info(s, out);
             found = true;
@@ -244,19 +251,20 @@ bool sites_find(uint32_t id, struct site_info *out)
     return found;
 }
 
-size_t sites_count(void) { return n_sites; }
-size_t stacks_count(void) { return n_stacks; }
+size_t sites_count(void) { return tab.n_sites; }
+size_t stacks_count(void) { return tab.n_stacks; }
 
-void sites_atfork_prepare(void) { pthread_mutex_lock(&table_lock); }
-void sites_atfork_parent(void) { pthread_mutex_unlock(&table_lock); }
+pthread_mutex_t *sites_table_lock(void)
+{
+    return &table_lock;
+}
 
+/* The child's one thread (the lock it held across fork() released): the parent's sites and
+ * stacks are gone. */
 void sites_atfork_child(void)
 {
     arena_release(&table_arena);
-    stacks = NULL;
-    sites = NULL;
-    site_list = NULL;
-    site_tail = &site_list;
-    n_sites = n_stacks = 0;
-    pthread_mutex_init(&table_lock, NULL);
+    memset(&tab, 0, sizeof tab);
+    tab.tail = &tab.list;
+    table_oom = false;
 }

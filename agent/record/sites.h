@@ -6,6 +6,7 @@
 #ifndef SYNCSPY_SITES_H
 #define SYNCSPY_SITES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,10 +76,9 @@ size_t sites_snapshot(struct site_info *out, size_t cap);
 size_t sites_count(void);
 size_t stacks_count(void);
 
-/* Fork: prepare takes the table lock, parent releases it, child resets everything (the child
- * starts clean). */
-void sites_atfork_prepare(void);
-void sites_atfork_parent(void);
+/* The table lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *sites_table_lock(void);
+/* In a fork's child: everything reset (the child starts clean). */
 void sites_atfork_child(void);
 
 #endif

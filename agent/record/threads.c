@@ -22,36 +22,45 @@ SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches; /* agent/record/core.h */
 
 SYNCSPY_TLS struct agent_tls agent_tls;
 
+/* Taken by the threads' first CUDA call, their exit, the flusher's drains and the readers; around
+ * fork() by the fork handlers (agent/process/fork_locks.h), after the step lock. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct thread_state *registry, *free_states;
-static uint64_t retired_launches; /* launches of threads that exited */
-/* The threads that exited after syncing: each kept by name (a torch engine thread may end at
- * the interpreter's exit, before the report), the ones beyond RETIRED_MAX together. */
 #define RETIRED_MAX 64
-static struct thread_info retired[RETIRED_MAX + 1];
-static size_t nretired;
+/* The process's threads, under registry_lock (tally_tables is also read without it). A forked
+ * child starts all of it afresh with one memset (threads_atfork_child), so a field added here is
+ * reset at fork by construction. */
+static struct registry {
+    struct thread_state *threads, *free_states;
+    uint64_t retired_launches; /* launches of threads that exited */
+    /* The threads that exited after syncing: each kept by name (a torch engine thread may end
+     * at the interpreter's exit, before the report), the ones beyond RETIRED_MAX together. */
+    struct thread_info retired[RETIRED_MAX + 1];
+    size_t nretired;
+    struct tally_table *_Atomic tally_tables; /* every table made; read without the lock */
+    uint32_t ntally_tables;
+} reg;
+/* Memory of the threads' states and rings (the child unmaps the parent's), and the key whose
+ * destructor retires a thread: kept at fork. */
 static struct arena thread_arena = {.cap_bytes = 64u << 20};
 static struct arena ring_arena; /* cap: SYNCSPY_BUFFER_MB */
 static pthread_key_t thread_key;
-static struct tally_table *_Atomic tally_tables; /* every table made; read without the lock */
-static uint32_t ntally_tables;
 
 /* pthread key destructor: the thread is exiting; keep its launches, recycle its state. */
 static void thread_exit(void *p)
 {
     struct thread_state *ts = p;
     pthread_mutex_lock(&registry_lock);
-    retired_launches += atomic_load_explicit(&ts->launches, memory_order_relaxed);
+    reg.retired_launches += atomic_load_explicit(&ts->launches, memory_order_relaxed);
     atomic_store_explicit(&ts->launches, 0, memory_order_relaxed);
     struct rep_phase_raw r = phase_raw(&ts->syncs);
-    if (r.count && nretired < RETIRED_MAX) {
-        struct thread_info *t = &retired[nretired++];
+    if (r.count && reg.nretired < RETIRED_MAX) {
+        struct thread_info *t = &reg.retired[reg.nretired++];
         t->tid = ts->tid;
         memcpy(t->name, ts->name, sizeof t->name);
         t->phase = r;
     } else if (r.count) { /* the others together, without their open step's part */
-        struct rep_phase_raw *o = &retired[RETIRED_MAX].phase;
-        snprintf(retired[RETIRED_MAX].name, sizeof retired[0].name, "(others)");
+        struct rep_phase_raw *o = &reg.retired[RETIRED_MAX].phase;
+        snprintf(reg.retired[RETIRED_MAX].name, sizeof reg.retired[0].name, "(others)");
         o->count += r.count;
         o->ns += r.ns;
         o->startup_count += r.startup_count;
@@ -62,8 +71,8 @@ static void thread_exit(void *p)
         ts->tally->owned = false; /* its next thread takes it once its epoch is over */
     ts->tally = NULL;
     ts->live = false;
-    ts->next_free = free_states;
-    free_states = ts;
+    ts->next_free = reg.free_states;
+    reg.free_states = ts;
     pthread_mutex_unlock(&registry_lock);
     agent_tls.ts = NULL;
     agent_tls_launches = NULL;
@@ -85,13 +94,13 @@ void threads_init(size_t ring_bytes)
 static struct tally_table *tally_take(uint32_t tid, const char *name)
 {
     struct tally_table *t;
-    for (t = atomic_load_explicit(&tally_tables, memory_order_relaxed); t; t = t->next)
+    for (t = atomic_load_explicit(&reg.tally_tables, memory_order_relaxed); t; t = t->next)
         if (!t->owned && tallies_reusable(t))
             break;
     if (!t && (t = arena_alloc(&thread_arena, sizeof(*t)))) {
-        t->index = ++ntally_tables;
-        t->next = atomic_load_explicit(&tally_tables, memory_order_relaxed);
-        atomic_store_explicit(&tally_tables, t, memory_order_release);
+        t->index = ++reg.ntally_tables;
+        t->next = atomic_load_explicit(&reg.tally_tables, memory_order_relaxed);
+        atomic_store_explicit(&reg.tally_tables, t, memory_order_release);
     }
     if (t) {
         t->owned = true;
@@ -104,7 +113,7 @@ static struct tally_table *tally_take(uint32_t tid, const char *name)
 
 struct tally_table *threads_tally_tables(void)
 {
-    return atomic_load_explicit(&tally_tables, memory_order_acquire);
+    return atomic_load_explicit(&reg.tally_tables, memory_order_acquire);
 }
 
 struct thread_state *threads_register(void)
@@ -113,16 +122,16 @@ struct thread_state *threads_register(void)
     char name[16] = "";
     prctl(PR_GET_NAME, name, 0, 0, 0);
     pthread_mutex_lock(&registry_lock);
-    struct thread_state *ts = free_states;
+    struct thread_state *ts = reg.free_states;
     if (ts) {
-        free_states = ts->next_free;
+        reg.free_states = ts->next_free;
     } else if ((ts = arena_alloc(&thread_arena, sizeof(*ts)))) {
         ts->scratch = arena_alloc(&thread_arena, sizeof(*ts->scratch));
         ts->ring = arena_alloc(&ring_arena, RING_BYTES);
         if (ts->ring)
             ts->ring->mask = RING_RECORDS - 1;
-        ts->next = registry;
-        registry = ts;
+        ts->next = reg.threads;
+        reg.threads = ts;
     }
     if (ts) {
         ts->live = true;
@@ -144,7 +153,7 @@ void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char 
                          void *ctx)
 {
     pthread_mutex_lock(&registry_lock);
-    for (struct thread_state *ts = registry; ts; ts = ts->next)
+    for (struct thread_state *ts = reg.threads; ts; ts = ts->next)
         if (ts->ring)
             fn(ts->ring, ts->tid, ts->name, ctx);
     pthread_mutex_unlock(&registry_lock);
@@ -153,8 +162,8 @@ void threads_visit_rings(void (*fn)(struct ring *ring, uint32_t tid, const char 
 uint64_t threads_launches_total(void)
 {
     pthread_mutex_lock(&registry_lock);
-    uint64_t n = retired_launches;
-    for (struct thread_state *ts = registry; ts; ts = ts->next)
+    uint64_t n = reg.retired_launches;
+    for (struct thread_state *ts = reg.threads; ts; ts = ts->next)
         n += atomic_load_explicit(&ts->launches, memory_order_relaxed);
     pthread_mutex_unlock(&registry_lock);
     return n;
@@ -165,7 +174,7 @@ static size_t snapshot(struct thread_info *out, size_t cap)
 {
     size_t n = 0;
     pthread_mutex_lock(&registry_lock);
-    for (struct thread_state *ts = registry; ts; ts = ts->next) {
+    for (struct thread_state *ts = reg.threads; ts; ts = ts->next) {
         if (!ts->live || !atomic_load_explicit(&ts->syncs.count, memory_order_relaxed))
             continue;
         if (n < cap) {
@@ -175,12 +184,12 @@ static size_t snapshot(struct thread_info *out, size_t cap)
         }
         n++;
     }
-    for (size_t i = 0; i < nretired; i++, n++)
+    for (size_t i = 0; i < reg.nretired; i++, n++)
         if (n < cap)
-            out[n] = retired[i];
-    if (retired[RETIRED_MAX].phase.count) {
+            out[n] = reg.retired[i];
+    if (reg.retired[RETIRED_MAX].phase.count) {
         if (n < cap)
-            out[n] = retired[RETIRED_MAX];
+            out[n] = reg.retired[RETIRED_MAX];
         n++;
     }
     pthread_mutex_unlock(&registry_lock);
@@ -210,7 +219,7 @@ void threads_dropped(uint64_t *syncs, uint64_t *launches)
 {
     *syncs = *launches = 0;
     pthread_mutex_lock(&registry_lock);
-    for (struct thread_state *ts = registry; ts; ts = ts->next)
+    for (struct thread_state *ts = reg.threads; ts; ts = ts->next)
         if (ts->ring) {
             *syncs += atomic_load_explicit(&ts->ring->dropped_syncs, memory_order_relaxed);
             *launches += atomic_load_explicit(&ts->ring->dropped_launches, memory_order_relaxed);
@@ -218,21 +227,19 @@ void threads_dropped(uint64_t *syncs, uint64_t *launches)
     pthread_mutex_unlock(&registry_lock);
 }
 
-void threads_atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
-void threads_atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+pthread_mutex_t *threads_registry_lock(void)
+{
+    return &registry_lock;
+}
 
+/* The child's one thread (the one that forked; the fork handlers released the lock it held):
+ * the parent's threads, their states and rings are gone, the registry starts empty. */
 void threads_atfork_child(void)
 {
     arena_release(&thread_arena);
     arena_release(&ring_arena);
-    registry = free_states = NULL;
-    atomic_store(&tally_tables, NULL);
-    ntally_tables = 0;
-    retired_launches = 0;
-    memset(retired, 0, sizeof retired);
-    nretired = 0;
+    memset(&reg, 0, sizeof reg);
     agent_tls.ts = NULL;
     agent_tls_launches = NULL;
     pthread_setspecific(thread_key, NULL);
-    pthread_mutex_init(&registry_lock, NULL);
 }

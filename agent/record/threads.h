@@ -6,6 +6,7 @@
 #ifndef SYNCSPY_THREADS_H
 #define SYNCSPY_THREADS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,6 +71,10 @@ struct agent_tls {
     uint64_t seq;          /* the last cookie handed out */
     int work_cancel;       /* the cancel state the work found, put back when it ends */
     bool agent_thread;     /* the agent's own thread (the flusher): all agent work, for good */
+    /* pyhook_poll asked the agent's Python thread for the step hook: the CUDA call waits for it
+     * at its end (agent/step/pyhook.h pyhook_wait_slow). In the padding: every thread's static TLS is
+     * carved from its stack. */
+    bool pyhook_wait;
     int pending_signal;    /* a fatal signal that arrived during agent work: raised when it ends */
 };
 extern SYNCSPY_TLS struct agent_tls agent_tls;
@@ -102,9 +107,9 @@ struct thread_info *threads_snapshot(size_t *n);
  * tables are never freed while the process runs. */
 struct tally_table *threads_tally_tables(void);
 
-/* Fork: the registry lock around fork(); the child forgets every thread (it has one). */
-void threads_atfork_prepare(void);
-void threads_atfork_parent(void);
+/* The registry lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *threads_registry_lock(void);
+/* In a fork's child: it forgets every thread (it has one). */
 void threads_atfork_child(void);
 
 #endif

@@ -26,6 +26,7 @@ struct agent_upcalls {
     bool (*flush_now)(int timeout_ms);                    /* flusher_flush_now */
     /* agent/step/pyhook.h */
     void (*poll_python)(uint64_t now_ns);                 /* pyhook_poll */
+    void (*wait_python)(void);                            /* pyhook_wait_slow */
     void (*request_graphs)(const char *file);             /* pyhook_request_graphs */
 };
 
@@ -76,6 +77,13 @@ static inline void up_poll_python(uint64_t now_ns)
     const struct agent_upcalls *u = upcalls();
     if (u)
         u->poll_python(now_ns);
+}
+
+static inline void up_wait_python(void)
+{
+    const struct agent_upcalls *u = upcalls();
+    if (u)
+        u->wait_python();
 }
 
 static inline void up_request_graphs(const char *file)

@@ -1,13 +1,21 @@
-/* agent/step/pyhook.c: the agent's Python in a Python process (see pyhook.h): the optimizer-step hook
- * and the backward attribution of agent/step/autograd_attr.py, installed together. pyhook_poll runs
- * on the application's thread inside a CUDA call: atomics and Py_AddPendingCall only (which
- * CPython documents as callable from any thread without the GIL). The pending callback runs with
- * the GIL on the main thread; nothing here ever raises into the program (errors are cleared),
- * and nothing is left in the program's namespaces (the code runs in a dictionary of its own,
- * compiled as "<syncspy>"). The functions handed to that code are the bridge below. */
+/* agent/step/pyhook.c: the agent's Python in a Python process (see pyhook.h): the optimizer-step
+ * hook and the backward attribution of agent/step/autograd_attr.py, installed together.
+ * pyhook_poll runs on the application's thread inside a CUDA call: atomics, Py_AddPendingCall
+ * (which CPython documents as callable from any thread without the GIL) and, from a thread other
+ * than the main one, the start of the agent's Python thread; it never waits (pyhook_wait, at the
+ * call's end, may). The registration runs with the GIL, on the main thread (the pending callback)
+ * or on the agent's Python thread, whichever comes first; nothing here ever raises into the
+ * program (errors are cleared), and nothing is left in the program's namespaces (the code runs in
+ * a dictionary of its own, compiled as "<syncspy>"). The functions handed to that code are the
+ * bridge below. */
 #include "agent/step/pyhook.h"
 
 #include <pthread.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,13 +27,15 @@
 #include "agent/record/core.h"
 #include "agent/record/pyapi.h"
 #include "agent/record/state.h"
+#include "agent/record/threads.h"
 #include "agent/record/upcalls.h"
 #include "agent/step/recompiles.h"
 #include "agent/step/steps.h"
 #include "collectors/pyframes.h"
 #include "common/log.h"
 
-enum { HOOK_IDLE, HOOK_QUEUED, HOOK_REGISTERED };
+/* IDLE: no attempt asked; QUEUED: one asked, waiting for the GIL; RUNNING: one being made. */
+enum { HOOK_IDLE, HOOK_QUEUED, HOOK_RUNNING, HOOK_REGISTERED };
 
 static _Atomic int hook_state = HOOK_IDLE;
 static _Atomic uint64_t next_try_ns;
@@ -823,11 +833,11 @@ static void dynamo_hide(PyObject *g)
     }
 }
 
-/* Runs with the GIL on the main thread, between two bytecodes. Always returns 0: an error here
- * must not become an exception in the program. */
-static int register_hook(void *arg)
+/* An attempt at the registration, with the GIL: runs on the main thread between two bytecodes
+ * (the pending call) or on the agent's Python thread (below), whichever comes first; the other
+ * finds it taken. Never raises into the program: errors are cleared. */
+static void register_hook(void)
 {
-    (void)arg;
     int next = HOOK_IDLE;
     if (atomic_load(&agent_state) == STATE_RUNNING) {
         PyObject *g = pyapi.dict_new();
@@ -865,7 +875,152 @@ static int register_hook(void *arg)
     if (next == HOOK_REGISTERED)
         set_eager(false);
     atomic_store(&hook_state, next);
+}
+
+/* The attempt a poll queued (QUEUED), by whoever holds the GIL first. */
+static void attempt(void)
+{
+    int queued = HOOK_QUEUED;
+    if (atomic_compare_exchange_strong(&hook_state, &queued, HOOK_RUNNING))
+        register_hook();
+}
+
+/* The pending call (one in the interpreter's queue at a time: it holds 32). Always returns 0:
+ * an error here must not become an exception in the program. */
+static _Atomic bool pending_queued;
+
+static int pending_attempt(void *arg)
+{
+    (void)arg;
+    atomic_store(&pending_queued, false);
+    attempt();
     return 0;
+}
+
+/* ---- the agent's Python thread ----------------------------------------------------------------- */
+
+/* CPython runs pending calls on its main thread only (3.9 to 3.11: _Py_ThreadCanHandlePendingCalls;
+ * 3.12+ Py_AddPendingCall's calls too), so a program whose main thread waits in Thread.join()
+ * while a worker trains would never get its hook (issue 36 item 2). An attempt queued from
+ * another thread's CUDA call is therefore also made on a thread of the agent's own that takes the
+ * GIL (PyGILState_Ensure), and gives it back at once. Never the flusher: a thread that asks for
+ * the GIL while the interpreter finalizes is ended by CPython (3.9-3.13) or left waiting forever
+ * (3.14), and the exit path waits for the flusher; this thread holds no lock of the agent's and
+ * nothing waits for it but, for a bounded time, the CUDA call that asked (pyhook_wait_slow). It
+ * blocks the program's signals (faults aside), runs only while an attempt is wanted, and leaves no
+ * trace in the program's view: the thread state PyGILState_Ensure made is deleted by its Release,
+ * and the threading module's _DummyThread that the agent's Python may have made for it (any
+ * threading.current_thread() call) is taken out of threading._active again. */
+static struct {
+    _Atomic bool wanted;  /* an attempt waits for it */
+    _Atomic bool running; /* the thread exists */
+    _Atomic bool waits_off; /* a CUDA call waited in vain once: no call waits again */
+} helper;
+
+static const char dummy_before[] =
+    "import sys\n"
+    "_t = sys.modules.get('threading')\n"
+    "_before = _t._active.get(_t.get_ident()) if _t is not None else None\n";
+static const char dummy_after[] =
+    "_t = sys.modules.get('threading')\n"
+    "if _t is not None:\n"
+    "    _d = _t._active.get(_t.get_ident())\n"
+    "    if _d is not None and _d is not _before and type(_d).__name__ == '_DummyThread':\n"
+    "        _t._active.pop(_t.get_ident(), None)\n";
+
+/* The attempt, with the GIL taken here. Never once the interpreter is going away (its state is
+ * freed at the end of Py_FinalizeEx); a finalization that begins while this waits for the GIL
+ * ends the thread there, as it does a daemon thread's, holding nothing. */
+static void attempt_with_gil(void)
+{
+    if (atomic_load(&hook_state) != HOOK_QUEUED || atomic_load(&agent_state) != STATE_RUNNING ||
+        !pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing()))
+        return;
+    int gil = pyapi.gil_ensure();
+    PyObject *g = pyapi.dict_new();
+    bool ok = g && pyapi.dict_set(g, "__builtins__", pyapi.builtins()) == 0 && run(g, dummy_before);
+    attempt();
+    if (ok)
+        run(g, dummy_after);
+    pyapi.err_clear();
+    if (g)
+        pyapi.decref(g);
+    pyapi.gil_release(gil);
+}
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    agent_thread_is_agents(); /* a CUDA call the attempt makes is not the program's */
+    prctl(PR_SET_NAME, "syncspy-python", 0, 0, 0);
+    do {
+        while (atomic_exchange(&helper.wanted, false))
+            attempt_with_gil();
+        atomic_store(&helper.running, false);
+        /* one wanted after the loop looked and before running was cleared is served here */
+    } while (atomic_load(&helper.wanted) && !atomic_exchange(&helper.running, true));
+    return NULL;
+}
+
+/* Whether the thread will make the attempt (it was there, or started now). On the program's
+ * thread inside a CUDA call, once per attempt; the thread starts with the program's signals
+ * blocked (faults aside). Never inlined: its locals stay out of pyhook_poll's frame, which every
+ * thread's first CUDA call puts on the program's stack (tests/e2e/test_host_harm.py OwnStacks). */
+__attribute__((noinline, cold)) static bool helper_ask(void)
+{
+    if (!pyapi.gil_ensure || !pyapi.gil_release)
+        return false;
+    atomic_store(&helper.wanted, true);
+    if (atomic_exchange(&helper.running, true))
+        return true;
+    pthread_attr_t attr;
+    pthread_t t;
+    struct agent_hold h;
+    agent_hold_signals(&h); /* inherited: the program's handlers never run on it */
+    bool started = pthread_attr_init(&attr) == 0;
+    if (started) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        started = pthread_create(&t, &attr, helper_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    agent_release_signals(&h);
+    if (!started)
+        atomic_store(&helper.running, false);
+    return started;
+}
+
+/* A thread other than the main one that does not hold the GIL itself (PyGILState_Check, which
+ * never blocks; a CPython that cannot tell says 1) waits at the end of its CUDA call until the
+ * attempt holds the GIL or is over, as the main thread makes its pending call before its next
+ * bytecode: so the hook is in place before the program's next line, its first optimizer.step()
+ * included. Bounded (HELPER_WAIT_MS, once: a wait that ran out means the GIL is busy elsewhere,
+ * and no call waits again); never inside agent work or with signals held (agent_leave's caller). */
+#define HELPER_WAIT_MS 200
+__attribute__((noinline, cold)) static bool may_wait(void)
+{
+    return atomic_load_explicit(&pyhook_eager, memory_order_relaxed) && !atomic_load(&helper.waits_off) &&
+           (pid_t)syscall(SYS_gettid) != getpid() && pyapi.gil_check && pyapi.gil_check() == 0;
+}
+
+void pyhook_wait_slow(void)
+{
+    agent_tls.pyhook_wait = false;
+    uint64_t from = agent_now_ns(), until = from + HELPER_WAIT_MS * 1000000ull;
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* nanosleep is a cancellation point */
+    while (atomic_load(&hook_state) == HOOK_QUEUED && atomic_load(&helper.running)) {
+        if (agent_now_ns() >= until) {
+            atomic_store(&helper.waits_off, true);
+            dbg(1, "optimizer step hook: the GIL was not free within %d ms; no CUDA call waits for it again",
+                HELPER_WAIT_MS);
+            break;
+        }
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_setcancelstate(cancel, NULL);
+    dbg(2, "optimizer step hook: this CUDA call waited %llu us for the agent's Python thread",
+        (unsigned long long)((agent_now_ns() - from) / 1000));
 }
 
 void pyhook_poll(uint64_t now_ns)
@@ -890,16 +1045,38 @@ void pyhook_poll(uint64_t now_ns)
     if (eager)
         set_eager(true);
     /* Never once the interpreter is going away: Py_AddPendingCall would touch freed state. */
-    if (!pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing()) ||
-        pyapi.add_pending_call(register_hook, NULL) != 0)
+    if (!pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing())) {
+        atomic_store(&hook_state, HOOK_IDLE);
+        return;
+    }
+    /* the main thread's pending call (one queued that has not run yet makes this attempt) */
+    bool asked = atomic_exchange(&pending_queued, true);
+    if (!asked && !(asked = pyapi.add_pending_call(pending_attempt, NULL) == 0))
+        atomic_store(&pending_queued, false);
+    /* and the agent's Python thread, where the main thread may never run it */
+    if ((pid_t)syscall(SYS_gettid) != getpid() && helper_ask()) {
+        asked = true;
+        agent_tls.pyhook_wait = may_wait();
+    }
+    if (!asked)
         atomic_store(&hook_state, HOOK_IDLE);
 }
 
 void pyhook_atfork_child(void)
 {
     /* the child polls on its own terms; its launches take the fast path until it does */
-    /* the registered hook lives on in the child's interpreter; a queued call may never run */
-    if (atomic_load(&hook_state) == HOOK_QUEUED)
+    /* the registered hook lives on in the child's interpreter; an attempt queued (or being made
+     * on another thread) may never run, and the agent's Python thread is not there */
+    int st = atomic_load(&hook_state);
+    if (st == HOOK_QUEUED || st == HOOK_RUNNING)
         atomic_store(&hook_state, HOOK_IDLE);
+    atomic_store(&pending_queued, false);
+    memset(&helper, 0, sizeof helper);
+    agent_tls.pyhook_wait = false;
     atomic_store(&graphs_queued, false); /* a pending call the parent queued is not the child's */
+    /* the child's loop is its own: its first optimizer step anchors it, as in a fresh process
+     * (the anchor may be the parent's optimizer of another thread, which the child has not; the
+     * hook, with the GIL, drops the weak reference to it when it anchors anew) */
+    opt_nknown = 0;
+    opt_nseen = 0;
 }

@@ -1,8 +1,10 @@
 /* agent/step/pyhook.h: automatic training steps in Python processes. Once torch.optim is loaded,
  * registers a global optimizer step post hook (torch.optim.optimizer.
  * register_optimizer_step_post_hook) whose every call ends a step. Registration runs Python
- * code, so it happens only from a safe point: a Py_AddPendingCall callback, which the
- * interpreter runs on its main thread with the GIL, never inside a CUDA call. */
+ * code, so it happens only with the GIL at a safe point, never inside a CUDA call: a
+ * Py_AddPendingCall callback, which the interpreter runs on its main thread; and, when the
+ * attempt is asked from another thread (the main one may be blocked in Thread.join() for good),
+ * on a thread of the agent's own that takes the GIL (docs/INTERNALS.md, "Python"). */
 #ifndef SYNCSPY_PYHOOK_H
 #define SYNCSPY_PYHOOK_H
 
@@ -12,9 +14,16 @@
 #include <stdbool.h>
 
 /* Called from the agent's recording paths in a Python process (now: CLOCK_MONOTONIC ns):
- * queues the registration attempt, at most every 10 ms, until it succeeds. Lock-free; does
+ * queues the registration attempt, at most every 10 ms, until it succeeds. Never waits; does
  * nothing with SYNCSPY_STEP=manual. */
 void pyhook_poll(uint64_t now_ns);
+
+/* At the end of an interposed CUDA call (agent_leave), outside agent work, signals as the program
+ * has them, where this thread's poll asked the agent's Python thread for the attempt and set
+ * agent_tls.pyhook_wait (agent/record/threads.h): waits (at most 200 ms, and only until a wait first
+ * runs out) until that thread holds the GIL or the attempt is over, so that the hook is in place
+ * before this thread's next Python line. */
+void pyhook_wait_slow(void);
 
 /* True from the first poll until the hook is registered (or cannot be: SYNCSPY_STEP=manual, no
  * usable CPython, or torch.optim still not imported after PYHOOK_EAGER_ATTEMPTS attempts):

@@ -82,12 +82,13 @@ void recompiles_model(struct rep_process *proc)
     pthread_mutex_unlock(&lock);
 }
 
-void recompiles_atfork_prepare(void) { pthread_mutex_lock(&lock); }
-void recompiles_atfork_parent(void) { pthread_mutex_unlock(&lock); }
+pthread_mutex_t *recompiles_lock(void)
+{
+    return &lock;
+}
 
 void recompiles_atfork_child(void)
 {
     memset(rows, 0, sizeof rows);
     nrows = 0;
-    pthread_mutex_unlock(&lock);
 }

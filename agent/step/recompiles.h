@@ -8,6 +8,7 @@
 #ifndef SYNCSPY_RECOMPILES_H
 #define SYNCSPY_RECOMPILES_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,9 +24,9 @@ void recompiles_add(const char *function, const char *file, uint32_t line, const
 /* The functions recompiled, most recompiled first, into proc (malloc'd; exit_model_free frees). */
 void recompiles_model(struct rep_process *proc);
 
-/* Fork: the table's lock is taken before and given back after; the child starts empty. */
-void recompiles_atfork_prepare(void);
-void recompiles_atfork_parent(void);
+/* The table's lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
+pthread_mutex_t *recompiles_lock(void);
+/* In a fork's child: the table starts empty. */
 void recompiles_atfork_child(void);
 
 #endif

@@ -32,8 +32,9 @@
 #define STEP_KICK_EVERY (STEP_CHUNK / 2) /* a deep queue asks for a drain every this many */
 #define RANGES_MAX 256 /* recorded steps kept as this many ranges at most */
 
-/* The step lock: taken by steps_mark, steps_finish and the readers below; around fork() by
- * steps_atfork_prepare, so the child's one thread (the one that forked) holds it and unlocks it. */
+/* The step lock: taken by steps_mark, steps_finish and the readers below; around fork() by the
+ * fork handlers (agent/process/fork_locks.h), so the child's one thread (the one that forked) holds it and
+ * unlocks it, never re-initializes it. */
 static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Set once at the agent's start (steps_init): a forked child keeps them. */
@@ -512,12 +513,14 @@ uint32_t steps_marker_tid(void)
     return tid;
 }
 
-void steps_atfork_prepare(void) { pthread_mutex_lock(&step_lock); }
-void steps_atfork_parent(void) { pthread_mutex_unlock(&step_lock); }
+pthread_mutex_t *steps_lock(void)
+{
+    return &step_lock;
+}
 
-/* The child: its one thread is the one that forked, holding step_lock (steps_atfork_prepare); it
- * unlocks it, never re-initialises it while held. The parent's queued steps and step log are its
- * own: the chunks stay mapped (the parent's pages, copied on write), the log is unmapped. */
+/* The child: its one thread is the one that forked, which held step_lock across fork() and has
+ * unlocked it. The parent's queued steps and step log are its own: the chunks stay mapped (the
+ * parent's pages, copied on write), the log is unmapped. */
 void steps_atfork_child(uint64_t now)
 {
     own_tid = 0; /* the thread that forked: a new id in the child */
@@ -530,5 +533,4 @@ void steps_atfork_child(uint64_t now)
     memset(&step_open, 0, sizeof step_open);
     atomic_store(&steps_now, 0);
     set_active(step_recorded(0));
-    pthread_mutex_unlock(&step_lock);
 }

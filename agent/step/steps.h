@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_STEPS_H
 #define SYNCSPY_STEPS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -92,10 +93,10 @@ struct steps_applied {
 };
 struct steps_applied steps_applied(void);
 
-/* Fork: the step lock around fork() (taken first: see agent/record/threads.c); the child starts at step
- * 0 again, at now. */
-void steps_atfork_prepare(void);
-void steps_atfork_parent(void);
+/* The step lock, for the fork handlers (agent/process/fork_locks.h: taken around fork(), before the
+ * registry lock). */
+pthread_mutex_t *steps_lock(void);
+/* In a fork's child (the lock free again): it starts at step 0 again, at now. */
 void steps_atfork_child(uint64_t now);
 
 #endif

@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -16,6 +18,7 @@
 
 static void k_short(void) {}
 static void k_long(void) {}
+static void k_fork(void) {}
 
 __attribute__((noinline)) void harm_sync(const void *kernel)
 {
@@ -446,6 +449,75 @@ static int fork_busy(void)
     return 0;
 }
 
+/* Four threads sync and mark steps and a fifth sets SIGTERM's disposition over and over (every
+ * lock of the agent's taken somewhere) while the main thread forks 40 children, 2 ms apart: each
+ * child syncs twice on its main thread and twice on a thread of its own, then ends, by _exit or
+ * exit() in turn. Prints how many children ended with status 0. */
+static _Atomic bool fork_threads_stop;
+
+static void *fork_threads_syncer(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&fork_threads_stop)) {
+        harm_sync((const void *)k_fork);
+        mark_step();
+    }
+    return NULL;
+}
+
+static void *fork_threads_sigaction(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&fork_threads_stop)) {
+        set_handler(SIGTERM, SIG_DFL, 0);
+        usleep(100);
+    }
+    return NULL;
+}
+
+static void *fork_threads_child_sync(void *arg)
+{
+    (void)arg;
+    harm_sync((const void *)k_fork);
+    harm_sync((const void *)k_fork);
+    return NULL;
+}
+
+static int fork_threads(void)
+{
+    pthread_t t[5];
+    for (int i = 0; i < 5; i++)
+        pthread_create(&t[i], NULL, i < 4 ? fork_threads_syncer : fork_threads_sigaction, NULL);
+    enum { CHILDREN = 40 };
+    pid_t pids[CHILDREN];
+    for (int i = 0; i < CHILDREN; i++) {
+        usleep(2000);
+        fflush(stdout);
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            pthread_t c;
+            harm_sync((const void *)k_fork);
+            bool ok = pthread_create(&c, NULL, fork_threads_child_sync, NULL) == 0 &&
+                      pthread_join(c, NULL) == 0;
+            harm_sync((const void *)k_fork);
+            if (i % 2)
+                exit(ok ? 0 : 1);
+            _exit(ok ? 0 : 1);
+        }
+    }
+    int ok = 0;
+    for (int i = 0; i < CHILDREN; i++) {
+        int st;
+        if (pids[i] > 0 && waitpid(pids[i], &st, 0) == pids[i] && WIFEXITED(st) && !WEXITSTATUS(st))
+            ok++;
+    }
+    atomic_store(&fork_threads_stop, true);
+    for (int i = 0; i < 5; i++)
+        pthread_join(t[i], NULL);
+    printf("children ok: %d\n", ok);
+    return 0;
+}
+
 static int has_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -506,6 +578,7 @@ int main(int argc, char **argv)
     const char *c = argc > 1 ? argv[1] : "";
     const char *arg = argc > 2 ? argv[2] : "";
     simcuda_set_kernel_ns((const void *)k_short, 1 * MS);
+    simcuda_set_kernel_ns((const void *)k_fork, MS / 20);
     if (!strcmp(c, "read-eintr")) return read_eintr(arg);
     if (!strcmp(c, "resethand")) return resethand();
     if (!strcmp(c, "siginterrupt")) return siginterrupt_read();
@@ -523,6 +596,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "many-sites")) return many_sites();
     if (!strcmp(c, "one-line")) return one_line(atoi(arg));
     if (!strcmp(c, "fork-busy")) return fork_busy();
+    if (!strcmp(c, "fork-threads")) return fork_threads();
     if (!strcmp(c, "memset-reset")) return memset_reset();
     if (!strcmp(c, "helpers-loaded")) return helpers_loaded();
     if (!strcmp(c, "swap-folder")) return swap_folder(arg);

@@ -1,12 +1,15 @@
 /* tests/unit/agent_fixture.h: what the unit tests of the agent's core (test_core.c,
- * test_tallies.c, test_counts.c) share: one sync through the entry layer's calls, and a run of the test in a
+ * test_tallies.c, test_counts.c, the fork tests) share: one sync through the entry layer's calls, a
+ * child forked to run checks, and a run of the test in a
  * private output folder with no report (the agent reads its configuration in its constructor, so
  * the test executes itself again with it set). */
 #ifndef SYNCSPY_TEST_AGENT_FIXTURE_H
 #define SYNCSPY_TEST_AGENT_FIXTURE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent/process/lifecycle.h"
@@ -22,6 +25,26 @@ __attribute__((noinline, unused)) static void one_sync(uint64_t blocked)
     agent_sync(&c);
     agent_leave(&k);
     __asm__ volatile("" ::: "memory");
+}
+
+/* A child forked to run checks, which _exits with what they return (0: all held); its pid. */
+__attribute__((unused)) static pid_t agent_fixture_fork(int (*checks)(void))
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(checks());
+    return pid;
+}
+
+/* Waits for that child: 0 when it exited 0; else its exit status, 1000 + the signal that killed
+ * it, or -1 when there is no such child. */
+__attribute__((unused)) static int agent_fixture_child_failure(pid_t pid)
+{
+    int st = 0;
+    if (pid <= 0 || waitpid(pid, &st, 0) != pid)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1000 + WTERMSIG(st);
 }
 
 /* Returns 0 to go on with the tests (SYNCSPY_OUT is set), else executes the test again with a

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,15 +93,7 @@ static void test_child_forked_between_steps(void **state)
     assert_true(agent_records_without_ring() >= 1);
     assert_int_equal(atomic_load(&steps_now), PARENT_STEPS);
 
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(child_checks());
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(agent_fixture_child_failure(agent_fixture_fork(child_checks)), 0);
 
     /* the parent's steps go on where they were */
     assert_int_equal(atomic_load(&steps_now), PARENT_STEPS);
