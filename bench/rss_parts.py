@@ -17,7 +17,6 @@ import signal
 import struct
 import subprocess
 import sys
-import threading
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE = os.sysconf("SC_PAGE_SIZE")
