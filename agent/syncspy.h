@@ -32,10 +32,10 @@ struct syncspy_counts {
     uint64_t syncs;      /* host-device synchronizations recorded, but torch.compile's own
                           * (compiling, autotuning a new kernel), as in the report's rates */
     uint64_t blocked_ns; /* host wall time spent inside them */
-    uint64_t step;       /* the current step: 0 before the first step mark (start-up), then 1, 2, ... */
-    uint32_t recording;  /* 1 when the schedule (SYNCSPY_SCHEDULE) records the current step; a
+    uint64_t step; /* the current step: 0 before the first step mark (start-up), then 1, 2, ... */
+    uint32_t recording; /* 1 when the schedule (SYNCSPY_SCHEDULE) records the current step; a
                           * step it does not record adds no syncs and no blocked time */
-    uint32_t reserved;   /* 0 */
+    uint32_t reserved;  /* 0 */
 };
 
 enum syncspy_scope {
@@ -82,10 +82,10 @@ uint64_t syncspy_unrecorded_steps(void);
 /* The syncs one thread made at one site since counting began (the first region opened while
  * none was open), or (site 0) at sites its table had no room for or that have no site. */
 struct syncspy_tally {
-    uint32_t thread;     /* the thread's table: stable for the process's life (a table passes
+    uint32_t thread; /* the thread's table: stable for the process's life (a table passes
                           * to a later thread when its thread exits) */
-    uint32_t tid;        /* the thread's id (gettid) */
-    uint32_t site;       /* the site (syncspy_site_describe), 0: not itemized */
+    uint32_t tid;    /* the thread's id (gettid) */
+    uint32_t site;   /* the site (syncspy_site_describe), 0: not itemized */
     uint32_t reserved;
     uint64_t syncs;
     uint64_t blocked_ns; /* host time inside those syncs */

@@ -50,7 +50,9 @@ static sync_fn sync_shim, sync_direct;
 #define BARRIER() __asm__ volatile("" ::: "memory")
 #define NOINLINE __attribute__((noinline, noclone))
 
-static void kfn(void) {}
+static void kfn(void)
+{
+}
 
 static inline unsigned long long now_ns(void)
 {
@@ -118,7 +120,8 @@ NOINLINE static double launch_batch(launch_fn f, long n)
 static __thread unsigned long long *floor_counter;
 static unsigned long long floor_count;
 
-NOINLINE static cudaError_t launch_floor(const void *f, dim3 g, dim3 b, void **a, size_t s, cudaStream_t st)
+NOINLINE static cudaError_t launch_floor(const void *f, dim3 g, dim3 b, void **a, size_t s,
+                                         cudaStream_t st)
 {
     unsigned long long *c = floor_counter;
     if (__builtin_expect(c != NULL, 1))
@@ -183,10 +186,10 @@ NOINLINE void cg_launch_direct(long n)
 struct sync_ctx {
     long batch, reps;
     double *a, *b;
-    long n;           /* first: syncs to make */
-    int arm;          /* first: the arm of the current descent */
+    long n;  /* first: syncs to make */
+    int arm; /* first: the arm of the current descent */
     long done[2];
-    double *t[2];     /* first: per-call ns by arm */
+    double *t[2]; /* first: per-call ns by arm */
 };
 
 /* The sync's caller: frame 0 of the captured stack. */
@@ -219,8 +222,14 @@ NOINLINE static void sync_ab(struct sync_ctx *c)
     }
 }
 
-NOINLINE void cg_sync_shim(long n) { sync_batch(sync_shim, n); }
-NOINLINE void cg_sync_direct(long n) { sync_batch(sync_direct, n); }
+NOINLINE void cg_sync_shim(long n)
+{
+    sync_batch(sync_shim, n);
+}
+NOINLINE void cg_sync_direct(long n)
+{
+    sync_batch(sync_direct, n);
+}
 
 typedef void (*leaf_fn)(struct sync_ctx *);
 
@@ -350,7 +359,10 @@ NOINLINE static float item(void) /* loss.item(): 4 bytes to pageable host memory
     return v;
 }
 
-NOINLINE static void wait_stream(void) { cudaStreamSynchronize(0); }
+NOINLINE static void wait_stream(void)
+{
+    cudaStreamSynchronize(0);
+}
 
 NOINLINE static void train_step(long launches, long syncs, unsigned long long host_ns)
 {
@@ -385,7 +397,8 @@ static int mode_train(long steps, long launches, long syncs, unsigned long long 
     }
     double total = (double)(now_ns() - start);
     cudaFree(dev_buf);
-    printf("{\"mode\": \"train\", \"agent\": %s, \"total_ns\": %.0f, ", mark ? "true" : "false", total);
+    printf("{\"mode\": \"train\", \"agent\": %s, \"total_ns\": %.0f, ", mark ? "true" : "false",
+           total);
     print_array("step_ns", t, steps, 1);
     printf("}\n");
     return 0;
@@ -408,9 +421,13 @@ NOINLINE static float item_ab(const struct cuda_set *c)
     return v;
 }
 
-NOINLINE static void wait_stream_ab(const struct cuda_set *c) { c->sync(0); }
+NOINLINE static void wait_stream_ab(const struct cuda_set *c)
+{
+    c->sync(0);
+}
 
-NOINLINE static void train_step_ab(const struct cuda_set *c, long launches, long syncs, unsigned long long host_ns)
+NOINLINE static void train_step_ab(const struct cuda_set *c, long launches, long syncs,
+                                   unsigned long long host_ns)
 {
     long every = syncs ? launches / syncs : launches + 1, s = 0;
     for (long i = 0; i < launches; i++) {
@@ -432,7 +449,8 @@ static int mode_train_ab(long steps, long launches, long syncs, unsigned long lo
     void *rt = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
     struct cuda_set shim = {launch_shim, (memcpy_fn)dlsym(RTLD_DEFAULT, "cudaMemcpy"), sync_shim,
                             (void (*)(void))dlsym(RTLD_DEFAULT, "syncspy_step")};
-    struct cuda_set direct = {launch_direct, rt ? (memcpy_fn)dlsym(rt, "cudaMemcpy") : NULL, sync_direct, NULL};
+    struct cuda_set direct = {launch_direct, rt ? (memcpy_fn)dlsym(rt, "cudaMemcpy") : NULL,
+                              sync_direct, NULL};
     if (!shim.memcpy || !direct.memcpy || cudaMalloc((void **)&dev_buf, 4096) != cudaSuccess) {
         fprintf(stderr, "bench_cuda: no cudaMemcpy or cudaMalloc failed\n");
         return 1;
@@ -461,14 +479,17 @@ static int mode_train_ab(long steps, long launches, long syncs, unsigned long lo
 /* ---- flood: many threads producing records at a set rate --------------------------------- */
 
 struct flood_arg {
-    double per_ms;      /* records per millisecond for this thread */
+    double per_ms; /* records per millisecond for this thread */
     double seconds;
     long sync_every;
     unsigned long long start;
     long launches, syncs, behind_ms, skipped_ms;
 };
 
-NOINLINE static void flood_sync(void) { cudaStreamSynchronize(cudaStreamPerThread); }
+NOINLINE static void flood_sync(void)
+{
+    cudaStreamSynchronize(cudaStreamPerThread);
+}
 
 static void *flood_thread(void *p)
 {
@@ -501,7 +522,8 @@ static void *flood_thread(void *p)
             }
             continue; /* late: no sleep */
         }
-        struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000ull), .tv_nsec = (long)(tick % 1000000000ull)};
+        struct timespec ts = {.tv_sec = (time_t)(tick / 1000000000ull),
+                              .tv_nsec = (long)(tick % 1000000000ull)};
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
     return NULL;
@@ -516,8 +538,10 @@ static int mode_flood(int threads, double rate, double seconds, long sync_every)
     cudaFree(NULL); /* runtime and agent up before the clock starts */
     unsigned long long start = now_ns() + 20000000ull;
     for (int i = 0; i < threads; i++) {
-        args[i] = (struct flood_arg){.per_ms = rate / threads / 1000.0, .seconds = seconds,
-                                     .sync_every = sync_every, .start = start};
+        args[i] = (struct flood_arg){.per_ms = rate / threads / 1000.0,
+                                     .seconds = seconds,
+                                     .sync_every = sync_every,
+                                     .start = start};
         pthread_create(&th[i], NULL, flood_thread, &args[i]);
     }
     long launches = 0, syncs = 0, behind = 0, skipped = 0;
@@ -529,16 +553,19 @@ static int mode_flood(int threads, double rate, double seconds, long sync_every)
         skipped += args[i].skipped_ms;
     }
     double wall = (double)(now_ns() - start) / 1e9;
-    printf("{\"mode\": \"flood\", \"threads\": %d, \"target_rate\": %.0f, \"seconds\": %.3f, "
-           "\"launches\": %ld, \"syncs\": %ld, \"rate\": %.0f, \"behind_ms\": %ld, \"skipped_ms\": %ld}\n",
-           threads, rate, wall, launches, syncs, (double)(launches + syncs) / wall, behind, skipped);
+    printf(
+        "{\"mode\": \"flood\", \"threads\": %d, \"target_rate\": %.0f, \"seconds\": %.3f, "
+        "\"launches\": %ld, \"syncs\": %ld, \"rate\": %.0f, \"behind_ms\": %ld, \"skipped_ms\": %ld}\n",
+        threads, rate, wall, launches, syncs, (double)(launches + syncs) / wall, behind, skipped);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_cuda launch|sync|first|cg-launch|cg-sync|train|flood ARGS (see bench/bench_cuda.c)\n");
+        fprintf(
+            stderr,
+            "usage: bench_cuda launch|sync|first|cg-launch|cg-sync|train|flood ARGS (see bench/bench_cuda.c)\n");
         return 2;
     }
     const char *m = argv[1];
@@ -546,8 +573,8 @@ int main(int argc, char **argv)
     if (!strcmp(m, "train"))
         return mode_train(ARG(2, 50), ARG(3, 2000), ARG(4, 20), (unsigned long long)ARG(5, 0));
     if (!strcmp(m, "flood"))
-        return mode_flood((int)ARG(2, 16), argc > 3 ? atof(argv[3]) : 5e6, argc > 4 ? atof(argv[4]) : 10,
-                          ARG(5, 100));
+        return mode_flood((int)ARG(2, 16), argc > 3 ? atof(argv[3]) : 5e6,
+                          argc > 4 ? atof(argv[4]) : 10, ARG(5, 100));
     cudaFree(NULL); /* loads the runtime's state; not timed */
     resolve();
     if (!strcmp(m, "train-ab"))
@@ -574,7 +601,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(m, "cg-sync")) {
         struct sync_ctx c = {.n = ARG(3, 2000)};
-        run_at_depth((int)ARG(2, 24), 3, cg_sync_leaf, &c); /* sync_batch <- cg_sync_shim <- cg_sync_leaf */
+        run_at_depth((int)ARG(2, 24), 3, cg_sync_leaf,
+                     &c); /* sync_batch <- cg_sync_shim <- cg_sync_leaf */
         return 0;
     }
     fprintf(stderr, "bench_cuda: unknown mode %s\n", m);

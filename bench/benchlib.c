@@ -11,7 +11,9 @@ typedef cudaError_t (*sync_fn)(cudaStream_t);
 static launch_fn launch_direct;
 static sync_fn sync_direct;
 
-static void kfn(void) {}
+static void kfn(void)
+{
+}
 
 static unsigned long long now_ns(void)
 {

@@ -67,10 +67,15 @@ static uint32_t string(const char *s)
 
 static void header(uint64_t features)
 {
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .version_minor = TRACE_VERSION_MINOR, .header_bytes = sizeof h,
-                                  .features = features, .pid = 4242, .rank = -1,
-                                  .start_mono_ns = START_NS, .start_real_ns = 1700000000000000000ull};
+    struct trace_file_header h = {.magic = TRACE_MAGIC,
+                                  .version_major = TRACE_VERSION_MAJOR,
+                                  .version_minor = TRACE_VERSION_MINOR,
+                                  .header_bytes = sizeof h,
+                                  .features = features,
+                                  .pid = 4242,
+                                  .rank = -1,
+                                  .start_mono_ns = START_NS,
+                                  .start_real_ns = 1700000000000000000ull};
     snprintf(h.schedule, sizeof h.schedule, "every step");
     put(&h, sizeof h);
 }
@@ -112,8 +117,11 @@ static int gen_sites(uint64_t nsites, uint32_t seed, const char *dir)
     for (int f = 0; f < SITES_OUTER; f++) {
         char fn[64];
         snprintf(fn, sizeof fn, "train.outer_%d", f);
-        struct trace_frame rec = {.id = next_frame++, .kind = TRACE_FRAME_PYTHON, .file = files[0],
-                                  .line = (uint32_t)(900000 + f), .function = string(fn)};
+        struct trace_frame rec = {.id = next_frame++,
+                                  .kind = TRACE_FRAME_PYTHON,
+                                  .file = files[0],
+                                  .line = (uint32_t)(900000 + f),
+                                  .function = string(fn)};
         record(&rec, sizeof rec, TREC_FRAME, NULL, 0);
         outer[f] = rec.id;
     }
@@ -125,15 +133,21 @@ static int gen_sites(uint64_t nsites, uint32_t seed, const char *dir)
         uint64_t line = s / SITES_FILES + 1;
         if ((rng >> 8) % 100 == 0) /* 1 % of the sites: on another line in this run */
             line += 1000000 + seed;
-        struct trace_frame rec = {.id = next_frame++, .kind = TRACE_FRAME_PYTHON,
-                                  .file = files[s % SITES_FILES], .line = (uint32_t)line, .function = fn};
+        struct trace_frame rec = {.id = next_frame++,
+                                  .kind = TRACE_FRAME_PYTHON,
+                                  .file = files[s % SITES_FILES],
+                                  .line = (uint32_t)line,
+                                  .function = fn};
         record(&rec, sizeof rec, TREC_FRAME, NULL, 0);
         uint32_t ids[1 + SITES_OUTER] = {rec.id, outer[0], outer[1], outer[2], outer[3]};
         struct trace_stack st = {.id = (uint32_t)s + 1, .nframes = 1 + SITES_OUTER};
         record(&st, sizeof st, TREC_STACK, ids, sizeof ids);
         uint64_t count = 1 + (rng >> 16) % 400, ns = count * (20000 + (rng >> 20) % 1000);
-        struct trace_site_totals t = {.site_id = (uint32_t)s + 1, .stack_id = (uint32_t)s + 1,
-                                      .api_name = api, .count = count, .blocked_ns = ns,
+        struct trace_site_totals t = {.site_id = (uint32_t)s + 1,
+                                      .stack_id = (uint32_t)s + 1,
+                                      .api_name = api,
+                                      .count = count,
+                                      .blocked_ns = ns,
                                       .max_ns = ns / count};
         record(&t, sizeof t, TREC_SITE_TOTALS, NULL, 0);
         total += count;
@@ -143,8 +157,8 @@ static int gen_sites(uint64_t nsites, uint32_t seed, const char *dir)
     for (uint64_t i = 0; i < SITES_STEPS; i++) { /* the syncs spread over the steps exactly */
         uint64_t n = total / SITES_STEPS + (i < total % SITES_STEPS),
                  b = blocked / SITES_STEPS + (i < blocked % SITES_STEPS);
-        struct trace_step st = {.step = i, .start_ns = t, .end_ns = t + per, .syncs = n,
-                                .blocked_ns = b, .active = 1};
+        struct trace_step st = {
+            .step = i, .start_ns = t, .end_ns = t + per, .syncs = n, .blocked_ns = b, .active = 1};
         record(&st, sizeof st, TREC_STEP, NULL, 0);
         t += per;
     }
@@ -165,7 +179,8 @@ int main(int argc, char **argv)
     if (argc == 5 && strcmp(argv[1], "--sites") == 0)
         return gen_sites(strtoull(argv[2], NULL, 10), (uint32_t)atoi(argv[3]), argv[4]);
     if (argc < 3) {
-        fprintf(stderr, "usage: gentrace OUT_DIR RECORDS [THREADS] | gentrace --sites N SEED OUT_DIR\n");
+        fprintf(stderr,
+                "usage: gentrace OUT_DIR RECORDS [THREADS] | gentrace --sites N SEED OUT_DIR\n");
         return 2;
     }
     uint64_t want = strtoull(argv[2], NULL, 10);
@@ -195,7 +210,8 @@ int main(int argc, char **argv)
     uint32_t kernels[NKERNELS];
     for (int k = 0; k < NKERNELS; k++) {
         char name[96];
-        snprintf(name, sizeof name, "void at::native::elementwise_kernel<128, 4, kernel_%d>(int, F)", k);
+        snprintf(name, sizeof name,
+                 "void at::native::elementwise_kernel<128, 4, kernel_%d>(int, F)", k);
         kernels[k] = string(name);
     }
 
@@ -245,9 +261,14 @@ int main(int argc, char **argv)
             if (i % (per_step / SYNCS_PER_STEP) == per_step / SYNCS_PER_STEP - 1) {
                 uint32_t site = (uint32_t)((step * SYNCS_PER_STEP + step_syncs) % NSITES);
                 uint64_t dur = 20000 + (rng >> 12) % 500000;
-                struct trace_sync rec = {.start_ns = t, .end_ns = t + dur, .stream = 0,
-                                         .bytes = site & 1 ? 4 : 0, .step = step, .tid = tid[th],
-                                         .stack_id = site + 1, .dir = site & 1 ? TRACE_DIR_D2H : TRACE_DIR_NONE,
+                struct trace_sync rec = {.start_ns = t,
+                                         .end_ns = t + dur,
+                                         .stream = 0,
+                                         .bytes = site & 1 ? 4 : 0,
+                                         .step = step,
+                                         .tid = tid[th],
+                                         .stack_id = site + 1,
+                                         .dir = site & 1 ? TRACE_DIR_D2H : TRACE_DIR_NONE,
                                          .api_name = api_sync[site & 1]};
                 record(&rec, sizeof rec, TREC_SYNC, NULL, 0);
                 site_count[site]++;
@@ -259,16 +280,25 @@ int main(int argc, char **argv)
                 t += dur;
                 nsync++;
             } else {
-                struct trace_launch rec = {.time_ns = t, .stream = 0, .step = step, .tid = tid[th],
-                                           .api_name = api_launch, .kernel_name = kernels[rng % NKERNELS]};
+                struct trace_launch rec = {.time_ns = t,
+                                           .stream = 0,
+                                           .step = step,
+                                           .tid = tid[th],
+                                           .api_name = api_launch,
+                                           .kernel_name = kernels[rng % NKERNELS]};
                 record(&rec, sizeof rec, TREC_LAUNCH, NULL, 0);
                 step_launches++;
                 nlaunch++;
             }
             t += 3000;
         }
-        struct trace_step st = {.step = step, .start_ns = step_start, .end_ns = t, .syncs = step_syncs,
-                                .blocked_ns = step_blocked, .launches = step_launches, .active = 1,
+        struct trace_step st = {.step = step,
+                                .start_ns = step_start,
+                                .end_ns = t,
+                                .syncs = step_syncs,
+                                .blocked_ns = step_blocked,
+                                .launches = step_launches,
+                                .active = 1,
                                 .partial = events >= want && step_launches + step_syncs < per_step};
         record(&st, sizeof st, TREC_STEP, NULL, 0);
         step++;
@@ -276,9 +306,12 @@ int main(int argc, char **argv)
             for (int s = 0; s < NSITES; s++) {
                 if (!site_count[s])
                     continue;
-                struct trace_site_totals rec = {.site_id = (uint32_t)s + 1, .stack_id = (uint32_t)s + 1,
-                                                .api_name = api_sync[s & 1], .count = site_count[s],
-                                                .blocked_ns = site_blocked[s], .max_ns = site_max[s]};
+                struct trace_site_totals rec = {.site_id = (uint32_t)s + 1,
+                                                .stack_id = (uint32_t)s + 1,
+                                                .api_name = api_sync[s & 1],
+                                                .count = site_count[s],
+                                                .blocked_ns = site_blocked[s],
+                                                .max_ns = site_max[s]};
                 record(&rec, sizeof rec, TREC_SITE_TOTALS, NULL, 0);
             }
     }
@@ -288,8 +321,9 @@ int main(int argc, char **argv)
         perror("gentrace: close");
         return 1;
     }
-    printf("{\"path\": \"%s\", \"bytes\": %llu, \"records\": %llu, \"syncs\": %llu, \"launches\": %llu, \"steps\": %llu}\n",
-           path, (unsigned long long)bytes, (unsigned long long)events, (unsigned long long)nsync,
-           (unsigned long long)nlaunch, (unsigned long long)step);
+    printf(
+        "{\"path\": \"%s\", \"bytes\": %llu, \"records\": %llu, \"syncs\": %llu, \"launches\": %llu, \"steps\": %llu}\n",
+        path, (unsigned long long)bytes, (unsigned long long)events, (unsigned long long)nsync,
+        (unsigned long long)nlaunch, (unsigned long long)step);
     return 0;
 }

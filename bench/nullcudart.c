@@ -9,7 +9,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **a, size_t s, cudaStream_t st)
+EXPORT cudaError_t cudaLaunchKernel(const void *f, dim3 g, dim3 b, void **a, size_t s,
+                                    cudaStream_t st)
 {
     (void)f, (void)g, (void)b, (void)a, (void)s, (void)st;
     return cudaSuccess;
@@ -21,8 +22,14 @@ EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s)
     return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
-EXPORT cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    return cudaSuccess;
+}
+EXPORT cudaError_t cudaGetLastError(void)
+{
+    return cudaSuccess;
+}
 
 EXPORT cudaError_t cudaMalloc(void **p, size_t n)
 {

@@ -45,16 +45,18 @@ int main(int argc, char **argv)
         off += rh.bytes;
         records++;
     }
-    printf("{\"bytes\": %zu, \"records\": %zu, \"strings\": %llu, \"frames\": %llu, \"stacks\": %llu, "
-           "\"syncs\": %llu, \"launches\": %llu, \"steps\": %llu, \"site_totals\": %llu, "
-           "\"threads\": %llu, \"drops_records\": %llu, \"end\": %llu, \"unknown\": %llu, "
-           "\"syncs_dropped\": %llu, \"launches_dropped\": %llu, \"unread_bytes\": %zu}\n",
-           size, records, (unsigned long long)counts[TREC_STRING], (unsigned long long)counts[TREC_FRAME],
-           (unsigned long long)counts[TREC_STACK], (unsigned long long)counts[TREC_SYNC],
-           (unsigned long long)counts[TREC_LAUNCH], (unsigned long long)counts[TREC_STEP],
-           (unsigned long long)counts[TREC_SITE_TOTALS], (unsigned long long)counts[TREC_THREAD],
-           (unsigned long long)counts[TREC_DROPS], (unsigned long long)counts[TREC_END],
-           (unsigned long long)other, (unsigned long long)drops.syncs_dropped,
-           (unsigned long long)drops.launches_dropped, size - off);
+    printf(
+        "{\"bytes\": %zu, \"records\": %zu, \"strings\": %llu, \"frames\": %llu, \"stacks\": %llu, "
+        "\"syncs\": %llu, \"launches\": %llu, \"steps\": %llu, \"site_totals\": %llu, "
+        "\"threads\": %llu, \"drops_records\": %llu, \"end\": %llu, \"unknown\": %llu, "
+        "\"syncs_dropped\": %llu, \"launches_dropped\": %llu, \"unread_bytes\": %zu}\n",
+        size, records, (unsigned long long)counts[TREC_STRING],
+        (unsigned long long)counts[TREC_FRAME], (unsigned long long)counts[TREC_STACK],
+        (unsigned long long)counts[TREC_SYNC], (unsigned long long)counts[TREC_LAUNCH],
+        (unsigned long long)counts[TREC_STEP], (unsigned long long)counts[TREC_SITE_TOTALS],
+        (unsigned long long)counts[TREC_THREAD], (unsigned long long)counts[TREC_DROPS],
+        (unsigned long long)counts[TREC_END], (unsigned long long)other,
+        (unsigned long long)drops.syncs_dropped, (unsigned long long)drops.launches_dropped,
+        size - off);
     return 0;
 }

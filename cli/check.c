@@ -18,17 +18,18 @@
 /* One process's figures. */
 struct verdict {
     struct rep_lines lines;
-    bool *allowed;                 /* per line */
-    uint64_t syncs, blocked_ns;    /* the counted lines', in the training steps */
-    uint64_t estimated_syncs;      /* of syncs: estimated (backward syncs of steps without
+    bool *allowed;              /* per line */
+    uint64_t syncs, blocked_ns; /* the counted lines', in the training steps */
+    uint64_t estimated_syncs;   /* of syncs: estimated (backward syncs of steps without
                                     * attribution, split between their forward lines): counted,
                                     * a budget is about what the steps cost */
     uint64_t allowed_syncs;
     uint64_t startup_syncs, startup_ns, startup_allowed;
-    double syncs_per_step, blocked_per_step, share; /* share in % of the steps' wall time, -1: none */
+    double syncs_per_step, blocked_per_step,
+        share; /* share in % of the steps' wall time, -1: none */
     double startup_share;
-    bool one_step;                 /* no step mark: the whole run is one step */
-    bool startup_checked;          /* --include-startup and start-up is apart */
+    bool one_step;        /* no step mark: the whole run is one step */
+    bool startup_checked; /* --include-startup and start-up is apart */
     bool over_syncs, over_share, over_startup;
 };
 
@@ -71,7 +72,8 @@ static int judge(const struct rep_process *p, const struct check_opts *o, struct
     v->share = v->lines.wall_ns > 0 ? 100.0 * (double)v->blocked_ns / v->lines.wall_ns : -1;
     v->startup_checked = o->include_startup && v->lines.startup_left_out;
     v->startup_share = v->startup_checked && p->startup.wall_ns
-                           ? 100.0 * (double)v->startup_ns / (double)p->startup.wall_ns : -1;
+                           ? 100.0 * (double)v->startup_ns / (double)p->startup.wall_ns
+                           : -1;
     const double eps = 1e-9;
     v->over_syncs = o->has_max_syncs && v->syncs_per_step > o->max_syncs + eps;
     v->over_share = o->has_max_share && v->share > o->max_share + eps;
@@ -156,8 +158,9 @@ static void text_verdict(struct fd_writer *w, const struct rep_process *p,
     if (o->has_max_share)
         fdw_printf(w, " (budget %g%%)", o->max_share);
     fdw_printf(w, ", over %.0f %s\n", v->lines.steps,
-               v->one_step ? "step (no step mark: the whole run is one step)"
-                           : v->lines.steps == 1 ? "training step" : "training steps");
+               v->one_step           ? "step (no step mark: the whole run is one step)"
+               : v->lines.steps == 1 ? "training step"
+                                     : "training steps");
 }
 
 /* What the figures count and what they leave out: estimated syncs, missing step records,
@@ -168,9 +171,11 @@ static void text_notes(struct fd_writer *w, const struct rep_process *p, const s
     char a[32];
     if (v->estimated_syncs) { /* counted: the budget is the steps' cost, exact or estimated */
         report_format_rate(a, sizeof a, (double)v->estimated_syncs / v->lines.steps);
-        fdw_printf(w, "  %s syncs/step of these are estimated (backward syncs of steps without "
+        fdw_printf(w,
+                   "  %s syncs/step of these are estimated (backward syncs of steps without "
                    "attribution, split between the forward lines seen making them in %llu "
-                   "attribution step%s); counted\n", a, (unsigned long long)v->lines.attribution_steps,
+                   "attribution step%s); counted\n",
+                   a, (unsigned long long)v->lines.attribution_steps,
                    v->lines.attribution_steps == 1 ? "" : "s");
     }
     char note[256];
@@ -180,10 +185,11 @@ static void text_notes(struct fd_writer *w, const struct rep_process *p, const s
         fdw_putc(w, '\n');
     }
     if (v->lines.startup_left_out && (v->startup_syncs || v->startup_allowed)) {
-        fdw_printf(w, "  start-up (before the first step): %llu sync%s", (unsigned long long)v->startup_syncs,
-                   v->startup_syncs == 1 ? "" : "s");
+        fdw_printf(w, "  start-up (before the first step): %llu sync%s",
+                   (unsigned long long)v->startup_syncs, v->startup_syncs == 1 ? "" : "s");
         if (v->startup_checked) {
-            fdw_puts(w, v->over_startup ? ", over the budget as one step" : ", within the budget as one step");
+            fdw_puts(w, v->over_startup ? ", over the budget as one step"
+                                        : ", within the budget as one step");
             if (o->has_max_share && v->startup_share >= 0)
                 fdw_printf(w, " (blocked %.1f%% of its time)", v->startup_share);
         } else {
@@ -192,9 +198,11 @@ static void text_notes(struct fd_writer *w, const struct rep_process *p, const s
         fdw_putc(w, '\n');
     }
     if (v->lines.compile_count)
-        fdw_printf(w, "  torch.compile's own work in the training steps (compiling, autotuning): %llu sync%s, not in "
-                      "the budget\n",
-                   (unsigned long long)v->lines.compile_count, v->lines.compile_count == 1 ? "" : "s");
+        fdw_printf(
+            w,
+            "  torch.compile's own work in the training steps (compiling, autotuning): %llu sync%s, not in "
+            "the budget\n",
+            (unsigned long long)v->lines.compile_count, v->lines.compile_count == 1 ? "" : "s");
 }
 
 /* Over budget: the lines counted, each with its hint, then start-up's when it is over too. */
@@ -252,8 +260,8 @@ static void text_process(struct fd_writer *w, const struct rep_process *p,
 }
 
 /* "syncspy check: 2 of 8 processes over budget (...): rank 3 (node-b), rank 5 (node-c)" */
-static void put_over_closing(struct fd_writer *w, const struct cli_set *set, const struct verdict *v,
-                             size_t nover, const struct check_opts *o)
+static void put_over_closing(struct fd_writer *w, const struct cli_set *set,
+                             const struct verdict *v, size_t nover, const struct check_opts *o)
 {
     fdw_printf(w, "syncspy check: %zu of %zu process%s over budget (%s)", nover, set->n,
                set->n == 1 ? "" : "es", o->budget_text);
@@ -311,7 +319,8 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     identity_write_json(w, p); /* as summary.json names the process's place in its job */
     fdw_printf(w, ",\n   \"ok\": %s, \"training_steps\": ", over(v) ? "false" : "true");
     cli_json_double(w, v->lines.steps);
-    fdw_printf(w, ", \"whole_run_as_one_step\": %s, \"syncs_per_step\": ", v->one_step ? "true" : "false");
+    fdw_printf(
+        w, ", \"whole_run_as_one_step\": %s, \"syncs_per_step\": ", v->one_step ? "true" : "false");
     cli_json_double(w, v->syncs_per_step);
     fdw_puts(w, ", \"blocked_per_step_ns\": ");
     cli_json_double(w, v->blocked_per_step);
@@ -332,10 +341,13 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
     fdw_puts(w, ", \"estimated_syncs_per_step\": "); /* of syncs_per_step (issue 24: counted) */
     cli_json_double(w, (double)v->estimated_syncs / v->lines.steps);
     fdw_printf(w, ", \"attribution_steps\": %llu", (unsigned long long)v->lines.attribution_steps);
-    fdw_printf(w, ",\n   \"startup\": {\"apart\": %s, \"checked\": %s, \"syncs\": %llu, \"blocked_ns\": %llu, "
-               "\"ok\": %s},\n", v->lines.startup_left_out ? "true" : "false",
-               v->startup_checked ? "true" : "false", (unsigned long long)v->startup_syncs,
-               (unsigned long long)v->startup_ns, v->over_startup ? "false" : "true");
+    fdw_printf(
+        w,
+        ",\n   \"startup\": {\"apart\": %s, \"checked\": %s, \"syncs\": %llu, \"blocked_ns\": %llu, "
+        "\"ok\": %s},\n",
+        v->lines.startup_left_out ? "true" : "false", v->startup_checked ? "true" : "false",
+        (unsigned long long)v->startup_syncs, (unsigned long long)v->startup_ns,
+        v->over_startup ? "false" : "true");
     /* torch.compile's own syncs in the training steps: in no site row, not in the budget */
     fdw_printf(w, "   \"compile_work\": {\"syncs\": %llu, \"blocked_ns\": %llu},\n   \"sites\": [",
                (unsigned long long)v->lines.compile_count, (unsigned long long)v->lines.compile_ns);
@@ -354,15 +366,16 @@ static void json_process(struct fd_writer *w, const struct rep_process *p, const
         cli_json_double(w, (double)(l->count - l->estimated_count) / v->lines.steps);
         fdw_puts(w, ", \"estimated_syncs_per_step\": ");
         cli_json_double(w, (double)l->estimated_count / v->lines.steps);
-        fdw_printf(w, ", \"startup_syncs\": %llu, \"allowed\": %s}", (unsigned long long)l->startup_count,
-                   v->allowed[i] ? "true" : "false");
+        fdw_printf(w, ", \"startup_syncs\": %llu, \"allowed\": %s}",
+                   (unsigned long long)l->startup_count, v->allowed[i] ? "true" : "false");
     }
     fdw_puts(w, "]}");
 }
 
 /* The closing members: the processes over budget named as the text's closing line names them
  * ("rank 3 on node-b"), each with its pid, rank and host; then "ok". */
-static void json_over(struct fd_writer *w, const struct cli_set *set, const struct verdict *v, size_t nover)
+static void json_over(struct fd_writer *w, const struct cli_set *set, const struct verdict *v,
+                      size_t nover)
 {
     fdw_puts(w, "],\n \"over_budget\": [");
     char name[128];

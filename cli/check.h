@@ -11,13 +11,13 @@
 
 struct check_opts {
     bool has_max_syncs, has_max_share;
-    double max_syncs;         /* syncs per training step */
-    double max_share;         /* blocked time over the training steps' wall time, in % */
-    bool include_startup;     /* start-up (before the first step mark) held to it as one step */
+    double max_syncs;     /* syncs per training step */
+    double max_share;     /* blocked time over the training steps' wall time, in % */
+    bool include_startup; /* start-up (before the first step mark) held to it as one step */
     bool json;
     const struct cli_allow *allow; /* lines whose syncs do not count */
     size_t nallow;
-    const char *budget_text;  /* the budget as given, for the closing line */
+    const char *budget_text;   /* the budget as given, for the closing line */
     const char *settings_from; /* the pyproject.toml some of it came from, or NULL */
 };
 

@@ -37,11 +37,11 @@ struct frames_cached {
 /* Names as JSON strings (quotes included), escaped once each: a trace's millions of events
  * name a few hundred kernels and APIs. Keyed by the pointer, so only for strings that stay put
  * for the whole export: the reader's (interned) and literals. */
-#define NAMES_MAX 65536  /* distinct names kept; more are escaped at each use */
+#define NAMES_MAX 65536   /* distinct names kept; more are escaped at each use */
 #define NAME_MAX_LEN 1024 /* longer names are escaped at each use (and fit the scratch writer) */
 
 struct name_slot {
-    const char *key; /* NULL: empty slot */
+    const char *key;   /* NULL: empty slot */
     uint32_t off, len; /* the JSON text: names.text + off */
 };
 
@@ -54,10 +54,10 @@ struct names {
 
 struct chrome {
     struct fd_writer w;
-    bool first;     /* no event written yet: no comma before the next */
-    uint64_t base;  /* CLOCK_REALTIME ns of ts 0: the earliest process start */
+    bool first;            /* no event written yet: no comma before the next */
+    uint64_t base;         /* CLOCK_REALTIME ns of ts 0: the earliest process start */
     uint64_t mono0, real0; /* the process being written: its start on both clocks */
-    int pid;        /* the Chrome pid of the process being written (its pid, unless taken) */
+    int pid;               /* the Chrome pid of the process being written (its pid, unless taken) */
     struct fd_writer scratch; /* fd -1: frames_json renders into its buffer, never flushed */
     struct frames_cached cache[FRAMES_CACHE];
     struct names names;
@@ -258,11 +258,11 @@ static void step_slice(struct chrome *c, int pid, uint64_t ts_ns, uint64_t dur_n
     event(c, "X", name, pid, STEPS_TID, ts_ns);
     fdw_puts(w, ", \"dur\": ");
     put_us(w, dur_ns);
-    fdw_printf(w, ", \"cat\": \"step\", \"args\": {\"step\": %llu, \"syncs\": %llu, "
+    fdw_printf(w,
+               ", \"cat\": \"step\", \"args\": {\"step\": %llu, \"syncs\": %llu, "
                "\"blocked_ns\": %llu, \"launches\": %llu, \"active\": %s, \"partial\": %s}}",
-               (unsigned long long)step, (unsigned long long)syncs,
-               (unsigned long long)blocked_ns, (unsigned long long)launches,
-               active ? "true" : "false", partial ? "true" : "false");
+               (unsigned long long)step, (unsigned long long)syncs, (unsigned long long)blocked_ns,
+               (unsigned long long)launches, active ? "true" : "false", partial ? "true" : "false");
     if (!active)
         return;
     /* a counter track: blocked time per active step, readable at a glance */
@@ -278,8 +278,8 @@ static void summary_steps(struct chrome *c, const struct rep_process *p)
     uint64_t ts = 0;
     for (size_t i = 0; i < p->nsteps && p->steps; i++) {
         const struct rep_step *st = &p->steps[i];
-        step_slice(c, c->pid, ts, st->wall_ns, st->step, st->syncs, st->blocked_ns,
-                   st->launches, true, st->partial);
+        step_slice(c, c->pid, ts, st->wall_ns, st->step, st->syncs, st->blocked_ns, st->launches,
+                   true, st->partial);
         ts = ts + st->wall_ns < ts ? ts : ts + st->wall_ns;
     }
 }
@@ -537,8 +537,8 @@ static int sort_run(const struct trace_events *ev, bool launch, uint32_t *idx, s
     if (!tmp)
         return -1;
     for (size_t i = 0; i < n; i++)
-        tmp[i] = (struct ts_index){launch ? ev->launches[idx[i]].time_ns
-                                          : ev->syncs[idx[i]].start_ns, idx[i]};
+        tmp[i] = (struct ts_index){
+            launch ? ev->launches[idx[i]].time_ns : ev->syncs[idx[i]].start_ns, idx[i]};
     qsort(tmp, n, sizeof *tmp, ts_index_cmp);
     for (size_t i = 0; i < n; i++)
         idx[i] = tmp[i].index;
@@ -599,17 +599,22 @@ static int tracks_build(const struct trace_events *ev, struct tracks *ts, uint32
 
 /* "pid P's events: ...": the sample of steps whose events a timeline has (the trace's, past
  * half its SYNCSPY_TRACE_MB, and the reader's, past its cap). */
-static void timeline_note(const struct rep_process *p, const struct trace_events *ev, char *buf, size_t n)
+static void timeline_note(const struct rep_process *p, const struct trace_events *ev, char *buf,
+                          size_t n)
 {
     int k = snprintf(buf, n, "pid %d's events:", p->pid);
     if (p->trace_bound_bytes && k >= 0 && (size_t)k < n)
-        k += snprintf(buf + k, n - (size_t)k, " the trace keeps every event of the steps before %llu, then "
-                      "those of a sample spread over the run (%llu of %llu steps: SYNCSPY_TRACE_MB=%llu);",
-                      (unsigned long long)p->sampled_from, (unsigned long long)p->detail_steps,
-                      (unsigned long long)p->steps_seen, (unsigned long long)(p->trace_bound_bytes >> 20));
+        k += snprintf(
+            buf + k, n - (size_t)k,
+            " the trace keeps every event of the steps before %llu, then "
+            "those of a sample spread over the run (%llu of %llu steps: SYNCSPY_TRACE_MB=%llu);",
+            (unsigned long long)p->sampled_from, (unsigned long long)p->detail_steps,
+            (unsigned long long)p->steps_seen, (unsigned long long)(p->trace_bound_bytes >> 20));
     if (ev->sample_stride > 1 && k >= 0 && (size_t)k < n)
-        snprintf(buf + k, n - (size_t)k, " drawn: every event kept of the steps before %llu, then those of "
-                 "one step in %llu", (unsigned long long)ev->sample_from, (unsigned long long)ev->sample_stride);
+        snprintf(buf + k, n - (size_t)k,
+                 " drawn: every event kept of the steps before %llu, then those of "
+                 "one step in %llu",
+                 (unsigned long long)ev->sample_from, (unsigned long long)ev->sample_stride);
     else if (k >= 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k, " drawn: every event kept");
 }
@@ -773,9 +778,10 @@ static void write_other_data(struct chrome *c, const struct cli_set *set)
     fdw_puts(&c->w, "\n],\n\"displayTimeUnit\": \"ms\",\n\"otherData\": {\"tool\": \"syncspy\", "
                     "\"version\": \"" SYNCSPY_VERSION "\"");
     if (summaries)
-        fdw_printf(&c->w, ", \"note\": \"%zu process%s read from summary.json alone (no "
-                   "readable trace.bin): only %s active steps, laid end to end\"", summaries,
-                   summaries == 1 ? "" : "es", summaries == 1 ? "its" : "their");
+        fdw_printf(&c->w,
+                   ", \"note\": \"%zu process%s read from summary.json alone (no "
+                   "readable trace.bin): only %s active steps, laid end to end\"",
+                   summaries, summaries == 1 ? "" : "es", summaries == 1 ? "its" : "their");
     if (dropped_syncs || dropped_launches)
         fdw_printf(&c->w, ", \"sync_events_dropped\": %llu, \"launch_events_dropped\": %llu",
                    (unsigned long long)dropped_syncs, (unsigned long long)dropped_launches);

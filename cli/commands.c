@@ -13,12 +13,18 @@
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
-#define HELP_ROW {"help", 'h', NULL, false, CLI_COMPLETE_NONE, NULL, "this help"}
-#define END_ROW {NULL, 0, NULL, false, CLI_COMPLETE_NONE, NULL, NULL}
+#define HELP_ROW                                                       \
+    {                                                                  \
+        "help", 'h', NULL, false, CLI_COMPLETE_NONE, NULL, "this help" \
+    }
+#define END_ROW                                             \
+    {                                                       \
+        NULL, 0, NULL, false, CLI_COMPLETE_NONE, NULL, NULL \
+    }
 
-#define DIR_PARAGRAPH                                                                              \
-    "DIR is a process folder, a SYNCSPY_OUT root whose processes and ranks are merged, or a "      \
-    "trace.bin or summary.json file; a process folder is read from its trace.bin when it has "     \
+#define DIR_PARAGRAPH                                                                             \
+    "DIR is a process folder, a SYNCSPY_OUT root whose processes and ranks are merged, or a "     \
+    "trace.bin or summary.json file; a process folder is read from its trace.bin when it has "    \
     "one, else from its summary.json. Anything else (a program, train.py) is refused: it is not " \
     "a run folder."
 
@@ -60,7 +66,8 @@ static const struct cli_option check_options[] = {
 };
 
 static const struct cli_option diff_options[] = {
-    {"json", CLI_KEY_JSON, NULL, false, CLI_COMPLETE_NONE, NULL, "the comparison as JSON on stdout"},
+    {"json", CLI_KEY_JSON, NULL, false, CLI_COMPLETE_NONE, NULL,
+     "the comparison as JSON on stdout"},
     HELP_ROW,
     END_ROW,
 };
@@ -85,8 +92,10 @@ static const struct cli_option top_options[] = {
 /* run: one option per variable of the agent (output/config.c config_variables, checked by its
  * parser; tests/e2e/test_cli_usage.py checks that every variable has its row), each named after
  * its variable, then run's own. */
-#define VAR_ROW(name, arg, complete, values, help)                                                 \
-    {name, CLI_KEY_VARIABLE, arg, false, complete, values, help}
+#define VAR_ROW(name, arg, complete, values, help)                 \
+    {                                                              \
+        name, CLI_KEY_VARIABLE, arg, false, complete, values, help \
+    }
 static const struct cli_option run_options[] = {
     VAR_ROW("out", "DIR", CLI_COMPLETE_DIR, NULL,
             "SYNCSPY_OUT: the folder of the process folders (default ./syncspy-out)"),
@@ -142,9 +151,11 @@ static const struct cli_option run_options[] = {
     END_ROW,
 };
 
-#define WAIT_ROW                                                                                   \
-    {"wait", CLI_KEY_WAIT, "SECONDS", false, CLI_COMPLETE_NONE, NULL,                              \
-     "how long to wait for each process's answer, 0.1 to 3600 (default 5)"}
+#define WAIT_ROW                                                                  \
+    {                                                                             \
+        "wait", CLI_KEY_WAIT, "SECONDS", false, CLI_COMPLETE_NONE, NULL,          \
+            "how long to wait for each process's answer, 0.1 to 3600 (default 5)" \
+    }
 static const struct cli_option start_options[] = {
     {"steps", CLI_KEY_STEPS, "N", false, CLI_COMPLETE_NONE, NULL,
      "record N steps, 1 to 1000000000 (default: until `syncspy stop`)"},
@@ -164,15 +175,16 @@ static const struct cli_option help_options[] = {
     END_ROW,
 };
 
-#define EXIT_FILES                                                                                 \
-    "0 when every file was read; 1 when one could not be read (a bad header, a "      \
-    "newer format, corruption before the last record: each is named on stderr with its byte "     \
-    "offset, and the other processes are still reported) or an output could not be written; 2 "   \
-    "for a usage error or when nothing could be read (DIR missing, empty, not a run folder, or "   \
+#define EXIT_FILES                                                                               \
+    "0 when every file was read; 1 when one could not be read (a bad header, a "                 \
+    "newer format, corruption before the last record: each is named on stderr with its byte "    \
+    "offset, and the other processes are still reported) or an output could not be written; 2 "  \
+    "for a usage error or when nothing could be read (DIR missing, empty, not a run folder, or " \
     "none of its files readable)."
 
 const struct cli_command cli_commands[] = {
-    {"run", "run [OPTIONS] [--] CMD [ARGS...]", "run CMD with the agent, then say where its files are",
+    {"run", "run [OPTIONS] [--] CMD [ARGS...]",
+     "run CMD with the agent, then say where its files are",
      "Runs CMD with the agent (the libsyncspy.so beside this program) first in LD_PRELOAD, so every "
      "process it starts (torchrun's ranks too) is recorded; then says where the files are. Each "
      "option named after a variable of the agent (the table of README.md) sets it, and is checked "
@@ -191,8 +203,7 @@ const struct cli_command cli_commands[] = {
      "end with a per-rank section: syncs/step and blocked share per rank (min, median, max), the "
      "ranks that wait most (stragglers), lines that sync on some ranks only, ranks with no step "
      "mark.\n\n" DIR_PARAGRAPH,
-     EXIT_FILES,
-     report_options, CLI_COMPLETE_FILE, NULL, false, 2},
+     EXIT_FILES, report_options, CLI_COMPLETE_FILE, NULL, false, 2},
     {"export", "export --folded OUT [--include-startup] DIR\nexport --chrome OUT DIR",
      "folded stacks or Chrome trace events",
      "--folded: folded stacks weighted by blocked ns, one line per sync site (flamegraph.pl, "
@@ -202,8 +213,7 @@ const struct cli_command cli_commands[] = {
      "thread with each sync as a slice (its API, bytes, stream, step and top frames) and each "
      "launch as an instant, and a steps track; from a summary.json alone, only its active steps, "
      "laid end to end.\n\n" DIR_PARAGRAPH,
-     EXIT_FILES,
-     export_options, CLI_COMPLETE_FILE, NULL, false, 2},
+     EXIT_FILES, export_options, CLI_COMPLETE_FILE, NULL, false, 2},
     {"check",
      "check --max-syncs-per-step N [--max-blocked-share P] [--allow FILE:LINE]...\n"
      " [--include-startup] [--json] DIR",
@@ -218,16 +228,15 @@ const struct cli_command cli_commands[] = {
     {"diff", "diff [--json] BASE NEW", "compare two runs line by line",
      "Per line and API, the syncs and blocked time per training step of two runs (each read as "
      "DIR is for report), each marked gone, new, more, fewer or the same.\n\n" DIR_PARAGRAPH,
-     "0, or 2 when a file cannot be read or for a usage error.",
-     diff_options, CLI_COMPLETE_FILE, NULL, false, 2},
+     "0, or 2 when a file cannot be read or for a usage error.", diff_options, CLI_COMPLETE_FILE,
+     NULL, false, 2},
     {"html", "html [-o FILE] [--top N] DIR\nhtml [-o FILE] [--top N] BASE NEW",
      "one offline HTML page of a run, or of a diff",
      "One offline HTML page (script, style and data inline, no network request): the report's "
      "header, a chart per step, the sites table with stacks and source, a flame graph of blocked "
-     "time, a step's timeline per thread (from trace.bin); with BASE NEW: the diff's page.\n\n"
-     DIR_PARAGRAPH,
-     "0, 2 for bad input or usage, 1 when FILE could not be written.",
-     html_options, CLI_COMPLETE_FILE, NULL, false, 2},
+     "time, a step's timeline per thread (from trace.bin); with BASE NEW: the diff's page.\n\n" DIR_PARAGRAPH,
+     "0, 2 for bad input or usage, 1 when FILE could not be written.", html_options,
+     CLI_COMPLETE_FILE, NULL, false, 2},
     {"top", "top [--interval SECONDS] [--once] DIR", "a live view of a running job",
      "A live view of a running job, read every second from the files its processes append (also "
      "from another node over a shared filesystem; it never writes into DIR): steps/s, syncs/step "
@@ -262,12 +271,11 @@ const struct cli_command cli_commands[] = {
      "Prints a completion script for bash or zsh, made from the same option tables as this help.\n\n"
      "    source <(syncspy completion bash)      # in ~/.bashrc\n"
      "    syncspy completion zsh > ~/.zfunc/_syncspy   # a folder of $fpath, before compinit",
-     "0, or 2 for a usage error (a shell it has no script for).",
-     completion_options, CLI_COMPLETE_WORDS, "bash zsh", false, 2},
+     "0, or 2 for a usage error (a shell it has no script for).", completion_options,
+     CLI_COMPLETE_WORDS, "bash zsh", false, 2},
     {"help", "help [CMD]\nhelp --man", "the help of syncspy or of one command",
      "The help of syncspy, or of CMD (as `syncspy CMD --help`); --man prints the manual page.",
-     "0, or 2 for a usage error.",
-     help_options, CLI_COMPLETE_SUBCOMMAND, NULL, false, 2},
+     "0, or 2 for a usage error.", help_options, CLI_COMPLETE_SUBCOMMAND, NULL, false, 2},
     {NULL, NULL, NULL, NULL, NULL, NULL, CLI_COMPLETE_NONE, NULL, false, 0},
 };
 
@@ -346,9 +354,10 @@ int cli_next_option(struct cli_args *a)
         shorts[k++] = '+'; /* stop at CMD: its own options are its own */
     shorts[k++] = ':';     /* a missing value returns ':', said here, not by getopt */
     for (const struct cli_option *o = c->options; o->name && n < OPTIONS_MAX; o++, n++) {
-        longs[n] = (struct option){o->name, !o->arg ? no_argument
-                                            : o->arg_optional ? optional_argument
-                                                              : required_argument,
+        longs[n] = (struct option){o->name,
+                                   !o->arg           ? no_argument
+                                   : o->arg_optional ? optional_argument
+                                                     : required_argument,
                                    NULL, o->key};
         if (has_short(o)) {
             shorts[k++] = (char)o->key;
@@ -509,7 +518,8 @@ void cli_print_usage(const struct cli_command *cmd, FILE *out)
         for (const char *p = c->synopsis; *p;) {
             size_t len = strcspn(p, "\n");
             if (*p == ' ') /* a line continued: under the command's first option */
-                fprintf(out, "%*s%.*s\n", (int)(strlen("usage: syncspy ") + strcspn(c->synopsis, " ") + 1), "",
+                fprintf(out, "%*s%.*s\n",
+                        (int)(strlen("usage: syncspy ") + strcspn(c->synopsis, " ") + 1), "",
                         (int)len - 1, p + 1);
             else
                 fprintf(out, "%ssyncspy %.*s\n", lead, (int)len, p);
@@ -544,7 +554,8 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
     fputc('\n', out);
     cli_print_usage(NULL, out);
     fputs("\n`syncspy CMD --help` gives a command's options and exit status (2 for a usage "
-          "error; run: 125); `syncspy help --man | man -l -` the manual page of them all.\n", out);
+          "error; run: 125); `syncspy help --man | man -l -` the manual page of them all.\n",
+          out);
 }
 
 /* ---- the manual page ----------------------------------------------------------------------- */
@@ -618,8 +629,9 @@ static void man_synopsis(FILE *out, const struct cli_command *c)
 
 void cli_print_man(FILE *out)
 {
-    fprintf(out, ".\\\" syncspy(1), made by `syncspy help --man` from cli/commands.c: edit that\n"
-                 ".TH SYNCSPY 1 %s \"syncspy %s\" \"User Commands\"\n.SH NAME\nsyncspy \\- ",
+    fprintf(out,
+            ".\\\" syncspy(1), made by `syncspy help --man` from cli/commands.c: edit that\n"
+            ".TH SYNCSPY 1 %s \"syncspy %s\" \"User Commands\"\n.SH NAME\nsyncspy \\- ",
             MAN_DATE, SYNCSPY_VERSION);
     roff(out, program_summary, strlen(program_summary), false);
     fputs("\n.SH SYNOPSIS\n", out);
@@ -688,10 +700,8 @@ static const char *bash_compgen(enum cli_complete k)
         return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))";
     case CLI_COMPLETE_DIR:
         return "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- \"$cur\"))";
-    case CLI_COMPLETE_COMMAND:
-        return "COMPREPLY=($(compgen -c -- \"$cur\"))";
-    default:
-        return "COMPREPLY=()";
+    case CLI_COMPLETE_COMMAND: return "COMPREPLY=($(compgen -c -- \"$cur\"))";
+    default: return "COMPREPLY=()";
     }
 }
 
@@ -707,17 +717,18 @@ static const char *command_names(void)
 
 static void print_bash(FILE *out)
 {
-    fputs("# bash completion for syncspy, made by `syncspy completion bash` from its option "
-          "tables\n# (cli/commands.c). Load it with: source <(syncspy completion bash)\n"
-          "_syncspy() {\n"
-          "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
-          "    local cmd=${COMP_WORDS[1]} takes= i w\n"
-          "    COMPREPLY=()\n"
-          "    # --name=VALUE: bash splits it at '=' (COMP_WORDBREAKS)\n"
-          "    if [[ $cur == = ]]; then cur=; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
-          "    if ((COMP_CWORD == 1)); then\n"
-          "        COMPREPLY=($(compgen -W \"",
-          out);
+    fputs(
+        "# bash completion for syncspy, made by `syncspy completion bash` from its option "
+        "tables\n# (cli/commands.c). Load it with: source <(syncspy completion bash)\n"
+        "_syncspy() {\n"
+        "    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+        "    local cmd=${COMP_WORDS[1]} takes= i w\n"
+        "    COMPREPLY=()\n"
+        "    # --name=VALUE: bash splits it at '=' (COMP_WORDBREAKS)\n"
+        "    if [[ $cur == = ]]; then cur=; elif [[ $prev == = ]]; then prev=${COMP_WORDS[COMP_CWORD-2]}; fi\n"
+        "    if ((COMP_CWORD == 1)); then\n"
+        "        COMPREPLY=($(compgen -W \"",
+        out);
     fprintf(out, "%s ", command_names());
     fputs("--help --version\" -- \"$cur\"))\n        return 0\n    fi\n    case $cmd in\n", out);
     for (const struct cli_command *c = cli_commands; c->name; c++) {
@@ -727,23 +738,24 @@ static void print_bash(FILE *out)
     }
     fputs("    *) return 0;;\n    esac\n", out);
     /* run: after CMD, CMD's own arguments (files) */
-    fputs("    for ((i = 2; i < COMP_CWORD; i++)); do\n"
-          "        w=${COMP_WORDS[i]}\n"
-          "        case $cmd in run) ;; *) break;; esac\n"
-          "        if [[ $w == -- ]]; then\n"
-          "            if ((COMP_CWORD == i + 1)); then COMPREPLY=($(compgen -c -- \"$cur\"));\n"
-          "            else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
-          "            return 0\n"
-          "        elif [[ $takes == *\" $w \"* ]]; then ((i++))\n"
-          "        elif [[ $w == = ]]; then ((i++))\n"
-          "        elif [[ $w != -* ]]; then\n"
-          "            compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))\n"
-          "            return 0\n"
-          "        fi\n"
-          "    done\n"
-          "    if [[ $takes == *\" $prev \"* || ${COMP_WORDS[COMP_CWORD-1]} == = ]]; then\n"
-          "        case \"$cmd $prev\" in\n",
-          out);
+    fputs(
+        "    for ((i = 2; i < COMP_CWORD; i++)); do\n"
+        "        w=${COMP_WORDS[i]}\n"
+        "        case $cmd in run) ;; *) break;; esac\n"
+        "        if [[ $w == -- ]]; then\n"
+        "            if ((COMP_CWORD == i + 1)); then COMPREPLY=($(compgen -c -- \"$cur\"));\n"
+        "            else compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
+        "            return 0\n"
+        "        elif [[ $takes == *\" $w \"* ]]; then ((i++))\n"
+        "        elif [[ $w == = ]]; then ((i++))\n"
+        "        elif [[ $w != -* ]]; then\n"
+        "            compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+        "            return 0\n"
+        "        fi\n"
+        "    done\n"
+        "    if [[ $takes == *\" $prev \"* || ${COMP_WORDS[COMP_CWORD-1]} == = ]]; then\n"
+        "        case \"$cmd $prev\" in\n",
+        out);
     for (const struct cli_command *c = cli_commands; c->name; c++)
         for (const struct cli_option *o = c->options; o->name; o++) {
             if (!o->arg || (o->complete == CLI_COMPLETE_NONE))
@@ -808,14 +820,10 @@ static void zsh_brief(FILE *out, const char *s)
 static const char *zsh_action(enum cli_complete k)
 {
     switch (k) {
-    case CLI_COMPLETE_FILE:
-        return "_files";
-    case CLI_COMPLETE_DIR:
-        return "_files -/";
-    case CLI_COMPLETE_COMMAND:
-        return "_command_names -e";
-    default:
-        return " ";
+    case CLI_COMPLETE_FILE: return "_files";
+    case CLI_COMPLETE_DIR: return "_files -/";
+    case CLI_COMPLETE_COMMAND: return "_command_names -e";
+    default: return " ";
     }
 }
 
@@ -861,7 +869,8 @@ static void print_zsh(FILE *out)
             fputc('\'', out);
         }
         if (c->operands == CLI_COMPLETE_COMMAND)
-            fputs(" \\\n        '(-):command:_command_names -e' \\\n        '*::arguments:_normal'", out);
+            fputs(" \\\n        '(-):command:_command_names -e' \\\n        '*::arguments:_normal'",
+                  out);
         else if (c->operands == CLI_COMPLETE_WORDS || c->operands == CLI_COMPLETE_SUBCOMMAND)
             fprintf(out, " \\\n        '1:word:(%s)'",
                     c->operands == CLI_COMPLETE_WORDS ? c->operand_words : command_names());

@@ -59,9 +59,9 @@ struct cli_command {
     const char *exit_status;          /* its exit statuses, one paragraph */
     const struct cli_option *options; /* ended by a row with no name; -h/--help are added */
     enum cli_complete operands;
-    const char *operand_words;        /* CLI_COMPLETE_WORDS */
-    bool options_first;               /* run: the options end at the first operand (CMD) */
-    int usage_status;                 /* the exit status of a usage error */
+    const char *operand_words; /* CLI_COMPLETE_WORDS */
+    bool options_first;        /* run: the options end at the first operand (CMD) */
+    int usage_status;          /* the exit status of a usage error */
 };
 
 /* Every subcommand, ended by a row with no name. */
@@ -78,11 +78,11 @@ struct cli_args {
     int argc;
     char **argv;
     bool started;
-    const char *value;             /* the option's value (NULL: none given) */
-    const char *word;              /* the option as written (--top, --color=never) */
-    const struct cli_option *opt;  /* its row */
-    int operands;                  /* after the last option: argv[operands..argc) */
-    int status;                    /* when cli_next_option returns 0: the status to exit with */
+    const char *value;            /* the option's value (NULL: none given) */
+    const char *word;             /* the option as written (--top, --color=never) */
+    const struct cli_option *opt; /* its row */
+    int operands;                 /* after the last option: argv[operands..argc) */
+    int status;                   /* when cli_next_option returns 0: the status to exit with */
 };
 
 /* The key of the next option; -1 when there are no more (the operands: argv[operands..argc));

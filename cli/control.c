@@ -36,10 +36,10 @@ static uint64_t now_ns(clockid_t clock)
 
 struct target {
     char dir[PATH_MAX];
-    int pid;            /* from its trace.bin's header */
+    int pid; /* from its trace.bin's header */
     char host[72];
     char id[CONTROL_ID_MAX + 1];
-    dev_t dev;          /* the request written: the agent has taken it once it is gone */
+    dev_t dev; /* the request written: the agent has taken it once it is gone */
     ino_t ino;
     bool sent, taken, done;
     struct control_ack ack;
@@ -131,8 +131,10 @@ static bool owned(const char *cmd, const char *dir)
         return false;
     }
     if (st.st_uid != geteuid()) {
-        fprintf(stderr, "syncspy %s: %s belongs to another user (uid %u): only the process's own "
-                "user can start or stop its recording\n", cmd, cli_shown(dir), (unsigned)st.st_uid);
+        fprintf(stderr,
+                "syncspy %s: %s belongs to another user (uid %u): only the process's own "
+                "user can start or stop its recording\n",
+                cmd, cli_shown(dir), (unsigned)st.st_uid);
         return false;
     }
     return true;
@@ -147,13 +149,17 @@ static int find_pid(struct targets *ts, const char *arg, int pid)
     struct stat st;
     snprintf(path, sizeof path, "/proc/%d", pid);
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "syncspy %s: no process %s here (it is gone, or runs on another node: name "
-                "its process folder instead)\n", cmd, arg);
+        fprintf(stderr,
+                "syncspy %s: no process %s here (it is gone, or runs on another node: name "
+                "its process folder instead)\n",
+                cmd, arg);
         return 1;
     }
     if (st.st_uid != geteuid()) {
-        fprintf(stderr, "syncspy %s: process %d belongs to another user (uid %u): only its own user "
-                "can start or stop its recording\n", cmd, pid, (unsigned)st.st_uid);
+        fprintf(stderr,
+                "syncspy %s: process %d belongs to another user (uid %u): only its own user "
+                "can start or stop its recording\n",
+                cmd, pid, (unsigned)st.st_uid);
         return 2;
     }
     snprintf(path, sizeof path, "/proc/%d/maps", pid);
@@ -165,8 +171,10 @@ static int find_pid(struct targets *ts, const char *arg, int pid)
     if (f)
         fclose(f);
     if (!agent) {
-        fprintf(stderr, "syncspy %s: process %d has no syncspy agent (start it with `syncspy run` "
-                "or LD_PRELOAD=.../libsyncspy.so)\n", cmd, pid);
+        fprintf(stderr,
+                "syncspy %s: process %d has no syncspy agent (start it with `syncspy run` "
+                "or LD_PRELOAD=.../libsyncspy.so)\n",
+                cmd, pid);
         return 1;
     }
     snprintf(path, sizeof path, "/proc/%d/environ", pid);
@@ -197,8 +205,10 @@ static int find_pid(struct targets *ts, const char *arg, int pid)
             ts->n++;
             return 0;
         }
-    fprintf(stderr, "syncspy %s: process %d has the agent but no process folder in %s yet (it makes "
-            "one at its first CUDA call)\n", cmd, pid, cli_shown(root));
+    fprintf(stderr,
+            "syncspy %s: process %d has the agent but no process folder in %s yet (it makes "
+            "one at its first CUDA call)\n",
+            cmd, pid, cli_shown(root));
     return 1;
 }
 
@@ -225,13 +235,17 @@ static int find_dir(struct targets *ts, const char *dir)
             return 2;
         }
         if (has_file(dir, SUMMARY_FILE_NAME)) {
-            fprintf(stderr, "syncspy %s: the process of %s (pid %d) has ended: its summary.json "
-                    "is written\n", cmd, cli_shown(dir), ts->t[0].pid);
+            fprintf(stderr,
+                    "syncspy %s: the process of %s (pid %d) has ended: its summary.json "
+                    "is written\n",
+                    cmd, cli_shown(dir), ts->t[0].pid);
             return 1;
         }
         if (gone_here(&ts->t[0])) {
-            fprintf(stderr, "syncspy %s: process %d of %s is gone (it ended without writing its "
-                    "summary.json: killed?)\n", cmd, ts->t[0].pid, cli_shown(dir));
+            fprintf(stderr,
+                    "syncspy %s: process %d of %s is gone (it ended without writing its "
+                    "summary.json: killed?)\n",
+                    cmd, ts->t[0].pid, cli_shown(dir));
             return 1;
         }
         return 0;
@@ -239,13 +253,15 @@ static int find_dir(struct targets *ts, const char *dir)
     add_root(ts, dir);
     size_t kept = 0, found = ts->n;
     for (size_t i = 0; i < ts->n; i++)
-        if (!has_file(ts->t[i].dir, SUMMARY_FILE_NAME) && !gone_here(&ts->t[i]) && owned(cmd, ts->t[i].dir))
+        if (!has_file(ts->t[i].dir, SUMMARY_FILE_NAME) && !gone_here(&ts->t[i]) &&
+            owned(cmd, ts->t[i].dir))
             ts->t[kept++] = ts->t[i];
     ts->n = kept;
     if (!kept) {
         fprintf(stderr, "syncspy %s: %s holds %s: nothing to %s\n", cmd, cli_shown(dir),
                 found ? "no running process (each has its summary.json, or is gone)"
-                      : "no process folder (no trace.bin in it or one level down)", cmd);
+                      : "no process folder (no trace.bin in it or one level down)",
+                cmd);
         return found ? 1 : 2;
     }
     return 0;
@@ -288,7 +304,8 @@ static bool read_ack(struct target *t)
     ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, buf, sizeof buf - 1) : -1;
     close(fd);
     struct control_ack a;
-    if (n <= 0 || control_ack_parse(buf, (size_t)n, &a, err, sizeof err) != 0 || strcmp(a.id, t->id))
+    if (n <= 0 || control_ack_parse(buf, (size_t)n, &a, err, sizeof err) != 0 ||
+        strcmp(a.id, t->id))
         return false;
     t->ack = a;
     t->taken = true;
@@ -320,21 +337,25 @@ static int say(const char *cmd, struct target *t)
     typedef unsigned long long ull;
     if (t->done && a->command == CONTROL_START && a->last == CONTROL_UNTIL_STOP)
         printf("syncspy start: pid %d records steps from %llu on, until `syncspy stop` "
-               "(asked during step %llu)%s\n", t->pid, (ull)a->first, (ull)a->step, schedule_note(a));
+               "(asked during step %llu)%s\n",
+               t->pid, (ull)a->first, (ull)a->step, schedule_note(a));
     else if (t->done && a->command == CONTROL_START)
         printf("syncspy start: pid %d records steps %llu to %llu (%llu steps, asked during step "
-               "%llu)%s\n", t->pid, (ull)a->first, (ull)a->last, (ull)(a->last - a->first + 1),
-               (ull)a->step, schedule_note(a));
+               "%llu)%s\n",
+               t->pid, (ull)a->first, (ull)a->last, (ull)(a->last - a->first + 1), (ull)a->step,
+               schedule_note(a));
     else if (t->done && a->first)
         printf("syncspy stop: pid %d stopped recording after step %llu (recorded on request: "
-               "steps %llu to %llu)%s\n", t->pid, (ull)a->step, (ull)a->first, (ull)a->last,
-               schedule_note(a));
+               "steps %llu to %llu)%s\n",
+               t->pid, (ull)a->step, (ull)a->first, (ull)a->last, schedule_note(a));
     else if (t->done)
         printf("syncspy stop: pid %d was recording no steps on request (step %llu ended): nothing "
-               "changed%s\n", t->pid, (ull)a->step, schedule_note(a));
+               "changed%s\n",
+               t->pid, (ull)a->step, schedule_note(a));
     else if (t->taken)
         printf("syncspy %s: pid %d took the request during step %llu; it applies when that step "
-               "ends (none ended yet)\n", cmd, t->pid, (ull)t->ack.step);
+               "ends (none ended yet)\n",
+               cmd, t->pid, (ull)t->ack.step);
     else
         return -1;
     return 0;
@@ -373,11 +394,15 @@ static int wait_answers(const char *cmd, struct targets *ts, double wait_s)
             fprintf(stderr, "syncspy %s: process %d of %s ended before it answered\n", cmd, t->pid,
                     cli_shown(t->dir));
         else if (gone_here(t))
-            fprintf(stderr, "syncspy %s: process %d of %s is gone (it ended without writing its "
-                    "summary.json: killed?)\n", cmd, t->pid, cli_shown(t->dir));
+            fprintf(stderr,
+                    "syncspy %s: process %d of %s is gone (it ended without writing its "
+                    "summary.json: killed?)\n",
+                    cmd, t->pid, cli_shown(t->dir));
         else
-            fprintf(stderr, "syncspy %s: no answer from process %d of %s in %g s (stopped, stuck, or "
-                    "not syncspy's agent)%s\n", cmd, t->pid, cli_shown(t->dir), wait_s,
+            fprintf(stderr,
+                    "syncspy %s: no answer from process %d of %s in %g s (stopped, stuck, or "
+                    "not syncspy's agent)%s\n",
+                    cmd, t->pid, cli_shown(t->dir), wait_s,
                     withdrawn ? "; the request was withdrawn" : "");
     }
     fflush(stdout);
@@ -425,13 +450,15 @@ static int control_main(int argc, char **argv, uint8_t command)
     if (key == 0)
         return a.status;
     if (a.argc - a.operands != 1)
-        return cli_usage_error(c, a.argc - a.operands ? "takes one PID or DIR; '%s' is one more"
-                                                      : "missing PID or DIR%s",
+        return cli_usage_error(c,
+                               a.argc - a.operands ? "takes one PID or DIR; '%s' is one more"
+                                                   : "missing PID or DIR%s",
                                a.argc - a.operands ? cli_shown(a.argv[a.operands + 1]) : "");
     const char *arg = a.argv[a.operands];
     static struct target slots[TARGETS_MAX];
     struct targets ts = {.t = slots, .cmd = c->name};
-    int rc = all_digits(arg) && strlen(arg) < 10 ? find_pid(&ts, arg, atoi(arg)) : find_dir(&ts, arg);
+    int rc =
+        all_digits(arg) && strlen(arg) < 10 ? find_pid(&ts, arg, atoi(arg)) : find_dir(&ts, arg);
     if (rc)
         return rc;
     struct utsname un;
@@ -441,8 +468,8 @@ static int control_main(int argc, char **argv, uint8_t command)
         snprintf(t->id, sizeof t->id, "%.24s-%d-%llu-%zu", host, (int)getpid(),
                  (unsigned long long)(now_ns(CLOCK_REALTIME) % 1000000000000ull), i);
         for (char *p = t->id; *p; p++) /* a host name's other characters: not in an id */
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                  *p == '.' || *p == '-'))
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
                 *p = '_';
         memcpy(req.id, t->id, sizeof req.id);
         if (send_request(c->name, t, &req) != 0)

@@ -19,8 +19,8 @@
 struct run_line {
     const struct rep_line *line; /* the first process's (for where) */
     uint64_t count, blocked_ns;
-    int other;                   /* the matching line of the other run, -1: none */
-    size_t seq;                  /* where its first line was met */
+    int other;  /* the matching line of the other run, -1: none */
+    size_t seq; /* where its first line was met */
 };
 
 struct run {
@@ -103,8 +103,8 @@ static int run_build(const struct cli_set *set, struct run *r)
             count += k[j].line->count;
             blocked += k[j].line->blocked_ns;
         }
-        r->lines[r->n++] = (struct run_line){.line = k[i].line, .count = count,
-                                             .blocked_ns = blocked, .other = -1, .seq = k[i].seq};
+        r->lines[r->n++] = (struct run_line){
+            .line = k[i].line, .count = count, .blocked_ns = blocked, .other = -1, .seq = k[i].seq};
     }
     free(k);
     qsort(r->lines, r->n, sizeof *r->lines, line_seq_cmp);
@@ -248,7 +248,8 @@ static void text_diff(struct fd_writer *w, const struct run *base, const struct 
         fdw_puts(w, "  no host-device syncs in the training steps of either run\n");
         return;
     }
-    fdw_printf(w, "\n  %-6s  %-18s  %-22s  %s\n", "change", "syncs/step", "blocked/step", "api / where");
+    fdw_printf(w, "\n  %-6s  %-18s  %-22s  %s\n", "change", "syncs/step", "blocked/step",
+               "api / where");
     size_t count[5] = {0};
     static const char *const names[5] = {"gone", "new", "more", "fewer", "same"};
     for (size_t i = 0; i < n; i++) {
@@ -279,8 +280,9 @@ static void text_diff(struct fd_writer *w, const struct run *base, const struct 
         fdw_puts(w, where);
         fdw_putc(w, '\n');
     }
-    fdw_printf(w, "syncspy diff: %zu gone, %zu new, %zu more, %zu fewer, %zu the same (syncs per step)\n",
-               count[0], count[1], count[2], count[3], count[4]);
+    fdw_printf(
+        w, "syncspy diff: %zu gone, %zu new, %zu more, %zu fewer, %zu the same (syncs per step)\n",
+        count[0], count[1], count[2], count[3], count[4]);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
@@ -297,7 +299,8 @@ static void json_run(struct fd_writer *w, const char *name, const char *path, co
     cli_json_double(w, (double)r->blocked_ns / r->steps);
     fdw_puts(w, ", \"step_ns\": ");
     cli_json_double(w, r->wall_ns / r->steps);
-    fdw_printf(w, ", \"startup_syncs\": %llu, \"steps_notes\": [", (unsigned long long)r->startup_syncs);
+    fdw_printf(w, ", \"startup_syncs\": %llu, \"steps_notes\": [",
+               (unsigned long long)r->startup_syncs);
     char note[256];
     for (size_t i = 0, k = 0; i < r->set->n; i++)
         if (report_steps_note(&r->set->procs[i], note, sizeof note)) {
@@ -344,7 +347,8 @@ static void json_diff(struct fd_writer *w, const struct run *base, const struct 
     fdw_puts(w, "]}\n");
 }
 
-int cli_diff(const struct cli_set *bset, const struct cli_set *nset, const struct diff_opts *o, int fd)
+int cli_diff(const struct cli_set *bset, const struct cli_set *nset, const struct diff_opts *o,
+             int fd)
 {
     struct run base, neu;
     struct fd_writer *w = malloc(sizeof *w);

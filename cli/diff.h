@@ -14,6 +14,7 @@ struct diff_opts {
 
 /* Writes the comparison to fd (text, or JSON with opts->json). Returns 0, or 2 when it could not
  * be written (or memory ran out). */
-int cli_diff(const struct cli_set *base, const struct cli_set *neu, const struct diff_opts *opts, int fd);
+int cli_diff(const struct cli_set *base, const struct cli_set *neu, const struct diff_opts *opts,
+             int fd);
 
 #endif

@@ -43,8 +43,8 @@ static const char page_js[] =
 #define SOURCE_CONTEXT 3        /* lines shown either side of a user line */
 #define SOURCE_MAX_BYTES (8u << 20)
 #define SOURCE_LINE_CHARS 240
-#define LINE_THREADS 8          /* threads named per line */
-#define TIMELINE_PROCS 16       /* processes whose timelines the page carries (of a job's ranks) */
+#define LINE_THREADS 8    /* threads named per line */
+#define TIMELINE_PROCS 16 /* processes whose timelines the page carries (of a job's ranks) */
 
 static const char *str(const char *s)
 {
@@ -187,26 +187,26 @@ struct pframe {
 
 /* ---- one run: its processes, their lines merged (cli/merge.h) -------------------------------- */
 
-struct mextra {                  /* what the page adds to a merged line */
-    size_t heaviest_site;        /* run-wide site index */
+struct mextra {           /* what the page adds to a merged line */
+    size_t heaviest_site; /* run-wide site index */
     const struct rep_site *heaviest;
-    uint64_t heaviest_ns;        /* its blocked ns + 1 */
-    bool carries;                /* it has the forward line (a backward line's) */
+    uint64_t heaviest_ns; /* its blocked ns + 1 */
+    bool carries;         /* it has the forward line (a backward line's) */
     uint32_t tids[LINE_THREADS];
     uint32_t ntids;
-    int top;                     /* its place in the chart's stack, -1: "other" */
+    int top; /* its place in the chart's stack, -1: "other" */
 };
 
 struct run {
     const struct cli_set *set;
     struct cli_merged m;
-    struct mextra *x;            /* per merged line */
-    size_t *first_site;          /* per process: the run-wide index of its first site */
+    struct mextra *x;   /* per merged line */
+    size_t *first_site; /* per process: the run-wide index of its first site */
     uint32_t top[TOP_LINES];
     size_t ntop;
-    struct ranks_view ranks;     /* of two processes or more (cli/ranks.h: the report's section) */
+    struct ranks_view ranks; /* of two processes or more (cli/ranks.h: the report's section) */
     bool has_ranks;
-    bool *timeline_of;           /* per process: the page carries its timeline */
+    bool *timeline_of; /* per process: the page carries its timeline */
 };
 
 static void run_free(struct run *r)
@@ -280,7 +280,8 @@ static int run_build(const struct cli_set *set, struct run *r)
             if (r->m.lines[k].line->kind == REP_LINE_BACKWARD)
                 hints_backward_line_frame(s, &found);
             uint64_t ns = s->blocked_ns + 1;
-            if (!x->heaviest || (found && !x->carries) || (found == x->carries && ns > x->heaviest_ns)) {
+            if (!x->heaviest || (found && !x->carries) ||
+                (found == x->carries && ns > x->heaviest_ns)) {
                 x->heaviest = s;
                 x->heaviest_ns = ns;
                 x->carries = found;
@@ -309,7 +310,8 @@ struct sitemap {
 static uint64_t site_key(const struct rep_frame *frames, const char *api)
 {
     uintptr_t f = (uintptr_t)frames;
-    return hash_bytes(&f, sizeof f, hash_bytes(str(api), strlen(str(api)), 14695981039346656037ull));
+    return hash_bytes(&f, sizeof f,
+                      hash_bytes(str(api), strlen(str(api)), 14695981039346656037ull));
 }
 
 static int sitemap_build(struct sitemap *m, const struct rep_process *p)
@@ -329,10 +331,12 @@ static int sitemap_build(struct sitemap *m, const struct rep_process *p)
     return 0;
 }
 
-static const struct rep_site *sitemap_find(const struct sitemap *m, const struct trace_sync_event *e)
+static const struct rep_site *sitemap_find(const struct sitemap *m,
+                                           const struct trace_sync_event *e)
 {
     const struct rep_frame *frames = e->nframes ? e->frames : NULL;
-    for (size_t k = site_key(frames, e->api) & (m->cap - 1); m->slots[k]; k = (k + 1) & (m->cap - 1)) {
+    for (size_t k = site_key(frames, e->api) & (m->cap - 1); m->slots[k];
+         k = (k + 1) & (m->cap - 1)) {
         const struct rep_site *s = m->slots[k];
         if ((s->nframes ? s->frames : NULL) == frames && strcmp(str(s->api), str(e->api)) == 0)
             return s;
@@ -348,7 +352,8 @@ static long long rel_ns(uint64_t t, uint64_t base)
 }
 
 /* The run-wide line of a sync event, -1 when none. */
-static int event_line(const struct run *r, size_t p, const struct sitemap *m, const struct trace_sync_event *e)
+static int event_line(const struct run *r, size_t p, const struct sitemap *m,
+                      const struct trace_sync_event *e)
 {
     const struct rep_site *s = sitemap_find(m, e);
     if (!s)
@@ -435,7 +440,8 @@ static uint32_t page_frame(struct page *pg, const struct rep_frame *f)
 {
     char name[160];
     if (f->mark == REP_MARK_NONE && !*str(f->function) && *str(f->module))
-        snprintf(name, sizeof name, "%s+0x%llx", rep_base_name(f->module), (unsigned long long)f->offset);
+        snprintf(name, sizeof name, "%s+0x%llx", rep_base_name(f->module),
+                 (unsigned long long)f->offset);
     else if (f->mark == REP_MARK_NONE)
         report_display_name(f->function, name, sizeof name);
     else if (f->mark == REP_MARK_UNSEEN && backward_cause_text(f->function)) /* why, in words */
@@ -447,12 +453,14 @@ static uint32_t page_frame(struct page *pg, const struct rep_frame *f)
         .file = str_id(&pg->strings, f->file),
         .line = f->line,
         .module = str_id(&pg->strings, f->python ? "" : rep_base_name(f->module)),
-        .flags = (f->python ? 1u : 0u) | (f->mark == REP_MARK_NONE && hints_frame_is_runtime(f) ? 2u : 0u) |
+        .flags = (f->python ? 1u : 0u) |
+                 (f->mark == REP_MARK_NONE && hints_frame_is_runtime(f) ? 2u : 0u) |
                  (f->mark == REP_MARK_BACKWARD ? 4u : 0u) | (f->mark == REP_MARK_CALLER ? 8u : 0u) |
                  (f->mark == REP_MARK_UNSEEN ? 16u : 0u),
     };
     uint32_t id = pf.fn == UINT32_MAX || pf.file == UINT32_MAX || pf.module == UINT32_MAX
-                      ? UINT32_MAX : intern(&pg->frames, &pf, sizeof pf);
+                      ? UINT32_MAX
+                      : intern(&pg->frames, &pf, sizeof pf);
     if (id == UINT32_MAX) {
         pg->err = ENOMEM;
         return 0;
@@ -484,7 +492,8 @@ static bool load_source(struct source_cache *c, const char *path)
         size_t got = 0;
         ssize_t k;
         while (got < (size_t)st.st_size &&
-               ((k = read(fd, c->text + got, (size_t)st.st_size - got)) > 0 || (k < 0 && errno == EINTR)))
+               ((k = read(fd, c->text + got, (size_t)st.st_size - got)) > 0 ||
+                (k < 0 && errno == EINTR)))
             got += k > 0 ? (size_t)k : 0;
         c->text[got] = '\0';
         c->len = got;
@@ -498,7 +507,8 @@ static void write_source(struct fd_writer *w, struct source_cache *c, const stru
 {
     if (!f || !f->line || !*str(f->file) || !load_source(c, f->file))
         return;
-    uint32_t first = f->line > SOURCE_CONTEXT ? f->line - SOURCE_CONTEXT : 1, last = f->line + SOURCE_CONTEXT;
+    uint32_t first = f->line > SOURCE_CONTEXT ? f->line - SOURCE_CONTEXT : 1,
+             last = f->line + SOURCE_CONTEXT;
     const char *p = c->text, *end = c->text + c->len;
     uint32_t n = 1;
     while (n < first && p < end) {
@@ -555,8 +565,11 @@ static void write_steps(struct page *pg, const struct run *r, size_t p, const st
         fdw_putc(w, '[');
         for (size_t i = 0; i < n; i++) {
             const struct rep_step *s = &rp->steps[i];
-            uint64_t v = f == 0 ? s->step : f == 1 ? s->wall_ns : f == 2 ? s->blocked_ns
-                         : f == 3 ? s->syncs : s->launches;
+            uint64_t v = f == 0   ? s->step
+                         : f == 1 ? s->wall_ns
+                         : f == 2 ? s->blocked_ns
+                         : f == 3 ? s->syncs
+                                  : s->launches;
             if (i)
                 fdw_putc(w, ',');
             fdw_u64(w, v);
@@ -605,7 +618,8 @@ static void write_steps(struct page *pg, const struct run *r, size_t p, const st
 static int wall_desc(const void *pa, const void *pb, void *ctx)
 {
     const struct trace_events *ev = ctx;
-    const struct trace_step_event *a = &ev->steps[*(const size_t *)pa], *b = &ev->steps[*(const size_t *)pb];
+    const struct trace_step_event *a = &ev->steps[*(const size_t *)pa],
+                                  *b = &ev->steps[*(const size_t *)pb];
     uint64_t x = a->end_ns - a->start_ns, y = b->end_ns - b->start_ns;
     return (x < y) - (x > y);
 }
@@ -618,7 +632,8 @@ static bool shown(const struct trace_step_event *s)
 
 /* The steps whose timelines the page carries: every step when they are few, else the slowest
  * and evenly spaced ones (by trace step index); returns how many, in step order. */
-static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t *events_of, size_t *pick)
+static size_t pick_timeline_steps(const struct trace_events *ev, const uint32_t *events_of,
+                                  size_t *pick)
 {
     size_t total = 0, n = 0, cand = 0;
     for (size_t i = 0; i < ev->nsteps; i++)
@@ -795,7 +810,8 @@ static void write_rank_figures(struct fd_writer *w, const struct run *r, size_t 
 }
 
 /* One spread of the per-rank view: {"min": proc, "max": proc, "*_text": as the section prints}. */
-static void write_spread(struct fd_writer *w, const struct ranks_view *v, const char *name, bool share)
+static void write_spread(struct fd_writer *w, const struct ranks_view *v, const char *name,
+                         bool share)
 {
     const size_t *order = share ? v->by_share : v->by_syncs;
     size_t lo = order[0], hi = order[v->nprocs - 1];
@@ -891,19 +907,22 @@ static void write_procs(struct page *pg, struct run *r, struct sitemap *maps)
         ju64(w, "blocked_ns", blocked);
         fdw_printf(w, "\"traced\":%s,", cp->traced ? "true" : "false");
         /* whether the timeline can show launches: the agent wrote them (SYNCSPY_LAUNCHES=trace) */
-        fdw_printf(w, "\"launches_traced\":%s,", cp->has_events && cp->events.launches_traced ? "true" : "false");
+        fdw_printf(w, "\"launches_traced\":%s,",
+                   cp->has_events && cp->events.launches_traced ? "true" : "false");
         key(w, "startup");
-        fdw_printf(w, "{\"closed\":%s,\"apart\":%s,\"wall_ns\":%llu,\"syncs\":%llu,\"blocked_ns\":%llu},",
-                   rp->startup_closed ? "true" : "false", pl->startup_left_out ? "true" : "false",
-                   (unsigned long long)rp->startup.wall_ns, (unsigned long long)rp->startup.syncs,
-                   (unsigned long long)rp->startup.blocked_ns);
+        fdw_printf(
+            w, "{\"closed\":%s,\"apart\":%s,\"wall_ns\":%llu,\"syncs\":%llu,\"blocked_ns\":%llu},",
+            rp->startup_closed ? "true" : "false", pl->startup_left_out ? "true" : "false",
+            (unsigned long long)rp->startup.wall_ns, (unsigned long long)rp->startup.syncs,
+            (unsigned long long)rp->startup.blocked_ns);
         key(w, "threads");
         fdw_putc(w, '[');
         for (size_t i = 0; rp->threads && i < rp->nthreads; i++) {
             fdw_printf(w, "%s[%u,", i ? "," : "", rp->threads[i].tid);
             fdw_json_string(w, str(rp->threads[i].name));
             fdw_printf(w, ",%llu,%llu,%d]", (unsigned long long)rp->threads[i].syncs,
-                       (unsigned long long)rp->threads[i].blocked_ns, rp->threads[i].ends_steps ? 1 : 0);
+                       (unsigned long long)rp->threads[i].blocked_ns,
+                       rp->threads[i].ends_steps ? 1 : 0);
         }
         fdw_puts(w, "],");
         write_steps(pg, r, p, &maps[p]);
@@ -933,8 +952,9 @@ static void write_sites(struct page *pg, const struct run *r)
             const struct rep_site_line *sl = &r->m.per_proc[p].of_site[i];
             long line = sl->line == REP_NO_LINE ? -1 : (long)r->m.merged[p][sl->line];
             uint32_t api = str_id(&pg->strings, s->api);
-            fdw_printf(w, "%s[%zu,%u,%ld,%llu,%llu,[", any ? "," : "", p, api == UINT32_MAX ? 0 : api,
-                       line, (unsigned long long)sl->count, (unsigned long long)sl->blocked_ns);
+            fdw_printf(w, "%s[%zu,%u,%ld,%llu,%llu,[", any ? "," : "", p,
+                       api == UINT32_MAX ? 0 : api, line, (unsigned long long)sl->count,
+                       (unsigned long long)sl->blocked_ns);
             for (uint32_t k = 0; s->frames && k < s->nframes; k++)
                 fdw_printf(w, k ? ",%u" : "%u", page_frame(pg, &s->frames[k]));
             fdw_puts(w, "]]");
@@ -948,7 +968,8 @@ static void write_sites(struct page *pg, const struct run *r)
  * unseen sites it has a share of, summed by line; cnt/ns indexed by run-wide line, [k]: its own.
  * Returns the attribution steps of the first process with a share (0: k has no estimate, or
  * out of memory: *oom set). */
-static uint64_t estimate_parts(const struct run *r, size_t k, uint64_t *cnt, uint64_t *ns, bool *oom)
+static uint64_t estimate_parts(const struct run *r, size_t k, uint64_t *cnt, uint64_t *ns,
+                               bool *oom)
 {
     uint64_t steps = 0;
     memset(cnt, 0, r->m.n * sizeof *cnt);
@@ -1028,8 +1049,8 @@ static void write_estimate(struct page *pg, const struct run *r, size_t k)
                                                (double)cnt[order[i]] / r->m.steps};
         char *text = malloc(REPORT_ESTIMATE_WORDS_MAX);
         if (text)
-            report_estimate_words(text, REPORT_ESTIMATE_WORDS_MAX, (double)cnt[k] / r->m.steps, steps, o,
-                                  shown, n - shown);
+            report_estimate_words(text, REPORT_ESTIMATE_WORDS_MAX, (double)cnt[k] / r->m.steps,
+                                  steps, o, shown, n - shown);
         key(w, "estimate");
         fdw_putc(w, '{');
         jstr(w, "text", text);
@@ -1295,8 +1316,10 @@ static int write_data(void *ctx, int fd)
     }
     fdw_puts(w, "],");
     if (c->neu) {
-        struct diff_ctx d = {c->set, c->neu, {.json = true, .base_path = c->opts->path,
-                                                .new_path = c->opts->new_path}};
+        struct diff_ctx d = {
+            c->set,
+            c->neu,
+            {.json = true, .base_path = c->opts->path, .new_path = c->opts->new_path}};
         struct text json, text;
         if (capture(render_diff, &d, &json) != 0)
             pg->err = errno ? errno : EIO;
@@ -1322,7 +1345,8 @@ static int write_data(void *ctx, int fd)
     fdw_putc(w, '[');
     for (size_t i = 0; i < pg->frames.n; i++) {
         const struct pframe *f = (const struct pframe *)pg->frames.keys[i];
-        fdw_printf(w, "%s%u,%u,%u,%u,%u", i ? "," : "", f->fn, f->file, f->line, f->module, f->flags);
+        fdw_printf(w, "%s%u,%u,%u,%u,%u", i ? "," : "", f->fn, f->file, f->line, f->module,
+                   f->flags);
     }
     fdw_puts(w, "]}");
     int rc = fdw_flush(w);
@@ -1354,7 +1378,8 @@ static void html_text(struct fd_writer *w, const char *s)
     }
 }
 
-int cli_html(const struct cli_set *set, const struct cli_set *neu, const struct html_opts *opts, int fd)
+int cli_html(const struct cli_set *set, const struct cli_set *neu, const struct html_opts *opts,
+             int fd)
 {
     struct data_ctx c = {set, neu, opts};
     struct text data;
@@ -1367,10 +1392,12 @@ int cli_html(const struct cli_set *set, const struct cli_set *neu, const struct 
         return -1;
     }
     fdw_init(w, fd);
-    fdw_puts(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>syncspy");
+    fdw_puts(
+        w,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>syncspy");
     fdw_puts(w, neu ? " diff: " : ": ");
     html_text(w, str(opts->path));
     if (neu) {

@@ -48,8 +48,8 @@ static bool fail_expected(struct json_in *in, const char *what)
     if (c >= 0x20 && c < 0x7f)
         return json_fail(in, in->pos, "expected %s%s%s%s, found '%c'", what, f ? " for \"" : "",
                          f ? f : "", f ? "\"" : "", c);
-    return json_fail(in, in->pos, "expected %s%s%s%s, found byte 0x%02x", what,
-                     f ? " for \"" : "", f ? f : "", f ? "\"" : "", c);
+    return json_fail(in, in->pos, "expected %s%s%s%s, found byte 0x%02x", what, f ? " for \"" : "",
+                     f ? f : "", f ? "\"" : "", c);
 }
 
 static void skip_ws(struct json_in *in)
@@ -444,14 +444,10 @@ bool json_skip(struct json_in *in)
         }
         in->depth--;
         return more == 0;
-    case '"':
-        return json_string(in, &s, &n);
-    case 't':
-        return literal(in, "true");
-    case 'f':
-        return literal(in, "false");
-    case 'n':
-        return literal(in, "null");
+    case '"': return json_string(in, &s, &n);
+    case 't': return literal(in, "true");
+    case 'f': return literal(in, "false");
+    case 'n': return literal(in, "null");
     default:
         if (c == '-' || is_digit(c))
             return scan_number(in, &plain);

@@ -8,19 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JSON_MAX_DEPTH 64               /* nesting of values the reader skips */
-#define JSON_MAX_STRING (1024 * 1024)   /* decoded bytes of one string */
+#define JSON_MAX_DEPTH 64             /* nesting of values the reader skips */
+#define JSON_MAX_STRING (1024 * 1024) /* decoded bytes of one string */
 
 struct json_in {
     const char *buf;
     size_t len;
     size_t pos;
     int depth;
-    char *scratch;        /* the last string read (NUL-terminated), owned here */
+    char *scratch; /* the last string read (NUL-terminated), owned here */
     size_t scratch_cap;
-    const char *field;    /* the field being read, named in error messages (may be NULL) */
+    const char *field; /* the field being read, named in error messages (may be NULL) */
     bool failed;
-    bool truncated;       /* the error is the end of the input */
+    bool truncated; /* the error is the end of the input */
     bool nomem;
     size_t err_pos;
     char err[200];

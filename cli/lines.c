@@ -36,7 +36,8 @@ static void line_where_raw(const struct rep_line *l, char *buf, size_t n)
     } else if (*name) {
         snprintf(buf, n, "%s %s (%s)", lead, name, rep_base_name(f->module));
     } else {
-        snprintf(buf, n, "%s %s+0x%llx", lead, rep_base_name(f->module), (unsigned long long)f->offset);
+        snprintf(buf, n, "%s %s+0x%llx", lead, rep_base_name(f->module),
+                 (unsigned long long)f->offset);
     }
     if (l->kind == REP_LINE_NODE && f) {
         size_t used = strlen(buf);
@@ -92,9 +93,10 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
     json_field(w, "op", l->heaviest ? op.op : NULL);
     json_field(w, "hint", l->heaviest && *op.hint ? op.hint : NULL);
     /* issue 35 item 2: the framework's own line that made the wait, under the user's */
-    const struct rep_frame *fw = l->kind == REP_LINE_PLAIN && l->heaviest
-                                     ? hints_framework_frame(l->heaviest, hints_user_frame(l->heaviest))
-                                     : NULL;
+    const struct rep_frame *fw =
+        l->kind == REP_LINE_PLAIN && l->heaviest
+            ? hints_framework_frame(l->heaviest, hints_user_frame(l->heaviest))
+            : NULL;
     char at[1024] = "";
     if (fw)
         snprintf(at, sizeof at, "%s  %s:%u", str(fw->function), str(fw->file), fw->line);
@@ -102,7 +104,8 @@ void cli_line_json_fields(struct fd_writer *w, const struct rep_line *l)
     /* issue 24: the estimated part of a backward line's figure, and why a node line has none */
     fdw_printf(w, "\"estimated_syncs\": %llu, \"estimated_blocked_ns\": %llu, ",
                (unsigned long long)l->estimated_count, (unsigned long long)l->estimated_ns);
-    fdw_printf(w, "\"estimate_split_lines\": %u, \"unseen_causes\": ", l->estimated_count ? l->split_lines : 0);
+    fdw_printf(w, "\"estimate_split_lines\": %u, \"unseen_causes\": ",
+               l->estimated_count ? l->split_lines : 0);
     if (l->kind != REP_LINE_NODE) {
         fdw_puts(w, "null, ");
         return;
@@ -125,7 +128,8 @@ size_t cli_line_ops_add(const struct rep_process *p, const struct rep_lines *lin
             continue;
         struct site_op op;
         hints_op(&p->sites[i], &op);
-        n = hints_op_sum_add(sum, n, cap, &op, lines->of_site[i].count, lines->of_site[i].blocked_ns, more);
+        n = hints_op_sum_add(sum, n, cap, &op, lines->of_site[i].count,
+                             lines->of_site[i].blocked_ns, more);
     }
     return n;
 }
@@ -146,8 +150,8 @@ void cli_ops_json(struct fd_writer *w, const struct hints_op_sum *sum, size_t n,
     fdw_puts(w, "], ");
 }
 
-void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
-                       size_t index)
+void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p,
+                       const struct rep_lines *lines, size_t index)
 {
     struct hints_op_sum sum[CLI_OPS_MAX];
     size_t more = 0; /* more than CLI_OPS_MAX ops at one line: the first ones */
@@ -226,9 +230,12 @@ static int cmp_u64(uint64_t a, uint64_t b)
 struct cli_line_key cli_line_key_of(const struct rep_line *l)
 {
     const struct rep_frame *f = l->where;
-    struct cli_line_key k = {.line = l, .kind = l->kind,
+    struct cli_line_key k = {.line = l,
+                             .kind = l->kind,
                              .node = l->kind == REP_LINE_NODE ? l->node : "",
-                             .cls = (uint8_t)where_class(f), .name = "", .module = ""};
+                             .cls = (uint8_t)where_class(f),
+                             .name = "",
+                             .module = ""};
     switch (k.cls) {
     case WHERE_FILE: k.name = path_tail(f->file), k.num = f->line; break;
     case WHERE_FUNCTION: k.name = f->function, k.module = rep_base_name(f->module); break;
@@ -240,9 +247,8 @@ struct cli_line_key cli_line_key_of(const struct rep_line *l)
 int cli_line_key_cmp(const struct cli_line_key *a, const struct cli_line_key *b)
 {
     int c = (int)a->kind - (int)b->kind;
-    if (c || (c = strcmp(a->node, b->node)) ||
-        (c = (int)a->cls - (int)b->cls) || (c = cmp_u64(a->num, b->num)) ||
-        (c = strcmp(a->name, b->name)))
+    if (c || (c = strcmp(a->node, b->node)) || (c = (int)a->cls - (int)b->cls) ||
+        (c = cmp_u64(a->num, b->num)) || (c = strcmp(a->name, b->name)))
         return c;
     return strcmp(a->module, b->module);
 }

@@ -33,8 +33,8 @@ size_t cli_line_ops_add(const struct rep_process *p, const struct rep_lines *lin
 /* `"ops": [{"op", "hint", "syncs_per_step", "blocked_per_step_ns"}, ...], ` of sum[0..n). */
 void cli_ops_json(struct fd_writer *w, const struct hints_op_sum *sum, size_t n, double steps);
 /* cli_ops_json of lines->lines[index] in p, heaviest first, as the report lists them. */
-void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p, const struct rep_lines *lines,
-                       size_t index);
+void cli_line_json_ops(struct fd_writer *w, const struct rep_process *p,
+                       const struct rep_lines *lines, size_t index);
 
 /* --allow FILE:LINE: FILE a path or its tail at a '/', LINE >= 1. */
 struct cli_allow {

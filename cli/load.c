@@ -82,7 +82,8 @@ bool cli_process_folder_name(const char *name, int *rank, int *pid)
     const char *dash = strchr(name + 4, '-'), *last = NULL;
     for (const char *p = dash; p && (p = strstr(p, "-pid")); p++)
         last = p;
-    return dash && last && parse_id(name + 4, (size_t)(dash - name - 4), rank) && parse_pid_part(last + 4, pid);
+    return dash && last && parse_id(name + 4, (size_t)(dash - name - 4), rank) &&
+           parse_pid_part(last + 4, pid);
 }
 
 static int rank_pid_cmp(int ra, int pa, int rb, int pb)
@@ -176,7 +177,8 @@ static void progress_line(void *ctx, uint64_t records, uint64_t offset, uint64_t
         return;
     if (file_bytes >= offset && file_bytes > 0)
         cli_progress_say("syncspy: reading %s: %llu M records (%.0f%%)", cli_shown(path),
-                         (unsigned long long)(records / 1000000), 100.0 * (double)offset / (double)file_bytes);
+                         (unsigned long long)(records / 1000000),
+                         100.0 * (double)offset / (double)file_bytes);
     else
         cli_progress_say("syncspy: reading %s: %llu M records", cli_shown(path),
                          (unsigned long long)(records / 1000000));
@@ -207,10 +209,12 @@ static bool load_trace(const char *path, unsigned flags, struct cli_proc *item, 
     char err[PATH_MAX + 512];
     struct trace_read_opts opts = {.max_events = events_left ? events_left : 1,
                                    .progress_every = CLI_PROGRESS_EVERY,
-                                   .progress = progress_line, .ctx = (void *)path};
+                                   .progress = progress_line,
+                                   .ctx = (void *)path};
     bool events = flags & CLI_LOAD_EVENTS;
     memset(item, 0, sizeof *item);
-    int failed = trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err, sizeof err);
+    int failed =
+        trace_read_with(path, &opts, &item->rep, events ? &item->events : NULL, err, sizeof err);
     cli_progress_end();
     if (failed != 0) {
         fprintf(stderr, "syncspy: %s\n", cli_shown(err));
@@ -384,8 +388,10 @@ static void load_folder(const char *dir, unsigned flags, struct cli_set *set, si
         if (load_summary(summary, item, problems))
             set->n++;
     } else {
-        fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME " and no summary.json (the process "
-                "ended before its first flush, or made no CUDA call)\n", cli_shown(dir));
+        fprintf(stderr,
+                "syncspy: %s has no " TRACE_FILE_NAME " and no summary.json (the process "
+                "ended before its first flush, or made no CUDA call)\n",
+                cli_shown(dir));
         (*problems)++;
     }
     free(trace);
@@ -423,10 +429,13 @@ static void load_file(const char *path, unsigned flags, struct cli_set *set, siz
                  (strlen(base) > 4 && strcmp(base + strlen(base) - 4, ".bin") == 0);
     if (!trace && !looks_like_json(head, n, base)) {
         /* `syncspy report train.py`: say what DIR is, not how a summary.json parser fails */
-        fprintf(stderr, "syncspy: %s is not a run folder: not a process folder or SYNCSPY_OUT "
-                "root, nor a trace.bin or summary.json%s\n", cli_shown(path),
+        fprintf(stderr,
+                "syncspy: %s is not a run folder: not a process folder or SYNCSPY_OUT "
+                "root, nor a trace.bin or summary.json%s\n",
+                cli_shown(path),
                 strlen(base) > 3 && strcmp(base + strlen(base) - 3, ".py") == 0
-                    ? " (to record the program: syncspy run -- python ...)" : "");
+                    ? " (to record the program: syncspy run -- python ...)"
+                    : "");
         (*problems)++;
         return;
     }
@@ -441,7 +450,8 @@ static void load_root(const char *root, unsigned flags, struct cli_set *set, siz
     struct cli_folder *f = scan_root(root, &n, problems);
     if (n == 0) {
         if (*problems == 0)
-            fprintf(stderr, "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
+            fprintf(stderr,
+                    "syncspy: %s has no " TRACE_FILE_NAME ", no summary.json and no "
                     "pid<P> or rank<R>-<host>-pid<P> folders: is it a SYNCSPY_OUT folder?\n",
                     cli_shown(root));
         (*problems)++;

@@ -14,15 +14,15 @@
 /* One process as read from its folder. */
 struct cli_proc {
     struct rep_process rep;
-    bool traced;               /* read from trace.bin (else from summary.json) */
-    bool has_events;           /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
+    bool traced;     /* read from trace.bin (else from summary.json) */
+    bool has_events; /* events holds its timeline (CLI_LOAD_EVENTS, traced) */
     struct trace_events events;
     /* a traced process's summary.json beside its trace.bin (the same process's), read at most
      * once when the trace lacks what it has: step records (rep.steps_basis
      * REP_STEPS_FROM_SUMMARY), torch.compile's recompilations, the mark of a failed write; rep
      * points into it (owned: read) */
     struct rep_process beside;
-    bool beside_read;          /* it was looked for (read or not there) */
+    bool beside_read; /* it was looked for (read or not there) */
 };
 
 /* The processes read from one DIR argument, sorted by rank (ranked ones first), then pid. */
@@ -32,7 +32,7 @@ struct cli_set {
     size_t n;
 };
 
-#define CLI_LOAD_EVENTS 1u     /* keep the per-event timeline of traced processes */
+#define CLI_LOAD_EVENTS 1u /* keep the per-event timeline of traced processes */
 
 /* Reads DIR: a process folder (its trace.bin when it has one, also after kill -9, else its
  * summary.json), a SYNCSPY_OUT root (DIR/pid<P>/ and DIR/rank<R>-<host>-pid<P>/, each read the same

@@ -68,8 +68,10 @@ static int default_top(void)
         return REPORT_TOP_DEFAULT;
     int top = parse_top(env);
     if (top < 0) {
-        fprintf(stderr, "syncspy: SYNCSPY_TOP='%.40s' is not a whole number from 1 to %d; "
-                "using %d\n", env, REPORT_TOP_MAX, REPORT_TOP_DEFAULT);
+        fprintf(stderr,
+                "syncspy: SYNCSPY_TOP='%.40s' is not a whole number from 1 to %d; "
+                "using %d\n",
+                env, REPORT_TOP_MAX, REPORT_TOP_DEFAULT);
         return REPORT_TOP_DEFAULT;
     }
     return top;
@@ -82,7 +84,8 @@ static const char *color_getenv(const char *name)
 {
     if (strcmp(name, "SYNCSPY_COLOR") == 0 && color_option)
         return color_option;
-    return strcmp(name, "SYNCSPY_COLOR") == 0 || strcmp(name, "NO_COLOR") == 0 ? getenv(name) : NULL;
+    return strcmp(name, "SYNCSPY_COLOR") == 0 || strcmp(name, "NO_COLOR") == 0 ? getenv(name)
+                                                                               : NULL;
 }
 
 /* The colour mode, or -1 after a usage error for a bad --color. */
@@ -156,18 +159,20 @@ static int cmd_report(int argc, char **argv)
     size_t problems = cli_load(dir, 0, &set);
     int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
     if (set.n > 0) {
-        struct report_opts opts = {.top = top > 0 ? top : default_top(),
-                                   .color = report_color_wanted((enum report_color)color,
-                                                                STDOUT_FILENO)};
+        struct report_opts opts = {
+            .top = top > 0 ? top : default_top(),
+            .color = report_color_wanted((enum report_color)color, STDOUT_FILENO)};
         if (report_render_text(set.procs, set.n, &opts, STDOUT_FILENO) != 0 ||
             cli_ranks_render(set.procs, set.n, STDOUT_FILENO) != 0) {
             fprintf(stderr, "syncspy: writing the report: %s\n", strerror(errno));
             rc = 1;
         }
         if (problems)
-            fprintf(stderr, "syncspy: warning: %zu problem%s reading %s (named above); the "
-                    "report covers the %zu process%s that could be read\n", problems,
-                    problems == 1 ? "" : "s", cli_shown(dir), set.n, set.n == 1 ? "" : "es");
+            fprintf(stderr,
+                    "syncspy: warning: %zu problem%s reading %s (named above); the "
+                    "report covers the %zu process%s that could be read\n",
+                    problems, problems == 1 ? "" : "s", cli_shown(dir), set.n,
+                    set.n == 1 ? "" : "es");
     }
     cli_set_free(&set);
     return rc;
@@ -261,7 +266,8 @@ static int cmd_export(int argc, char **argv)
             format = key == CLI_KEY_FOLDED ? "folded" : "chrome";
             out = a.value;
             if (!*out)
-                return cli_usage_error(c, "--%s needs an output file (OUT, or - for stdout)", format);
+                return cli_usage_error(c, "--%s needs an output file (OUT, or - for stdout)",
+                                       format);
         } else if (key == CLI_KEY_INCLUDE_STARTUP) {
             folded_startup = true;
         }
@@ -271,15 +277,15 @@ static int cmd_export(int argc, char **argv)
     if (!format)
         return cli_usage_error(c, "needs --folded OUT or --chrome OUT");
     if (folded_startup && format[0] != 'f')
-        return cli_usage_error(c, "--include-startup goes with --folded (the Chrome trace has every step)");
+        return cli_usage_error(
+            c, "--include-startup goes with --folded (the Chrome trace has every step)");
     if (operands(&a, 1, 1, &dir, A_DIR) < 0)
         return c->usage_status;
     struct cli_set set;
     size_t problems = cli_load(dir, format[0] == 'c' ? CLI_LOAD_EVENTS : 0, &set);
     int rc = set.n == 0 ? 2 : problems ? 1 : 0; /* nothing could be read: bad input */
     if (set.n > 0) {
-        int wrc = write_output(out, format[0] == 'f' ? write_folded : cli_export_chrome,
-                               &set);
+        int wrc = write_output(out, format[0] == 'f' ? write_folded : cli_export_chrome, &set);
         rc = rc || wrc;
     }
     cli_set_free(&set);
@@ -329,8 +335,10 @@ static bool load_all(const char *cmd, const char *dir, struct cli_set *set)
     }
     for (size_t i = 0; i < set->n; i++)
         if (!set->procs[i].active_steps) {
-            fprintf(stderr, "syncspy %s: pid %d in %s recorded no step (did SYNCSPY_SCHEDULE record "
-                    "none?): nothing to count\n", cmd, set->procs[i].pid, cli_shown(dir));
+            fprintf(stderr,
+                    "syncspy %s: pid %d in %s recorded no step (did SYNCSPY_SCHEDULE record "
+                    "none?): nothing to count\n",
+                    cmd, set->procs[i].pid, cli_shown(dir));
             cli_set_free(set);
             return false;
         }
@@ -349,9 +357,9 @@ static int check_from_pyproject(const struct pyproject *p, struct check_opts *o,
         if (!v || *has)
             continue;
         if (v->type != PV_NUMBER || v->num < 0 || (i && v->num > 100)) {
-            fprintf(stderr, "syncspy check: %s:%d: %s wants a number %s, not %s\n", cli_shown(p->path),
-                    v->line, nums[i], i ? "from 0 to 100 (a percentage)" : ">= 0",
-                    pyproject_type_name(v->type));
+            fprintf(stderr, "syncspy check: %s:%d: %s wants a number %s, not %s\n",
+                    cli_shown(p->path), v->line, nums[i],
+                    i ? "from 0 to 100 (a percentage)" : ">= 0", pyproject_type_name(v->type));
             return 2;
         }
         *to = v->num;
@@ -376,8 +384,10 @@ static int check_from_pyproject(const struct pyproject *p, struct check_opts *o,
         }
         for (size_t k = 0; k < v->nlist; k++) {
             if (o->nallow == room || cli_allow_parse(v->list[k], &allow[o->nallow]) != 0) {
-                fprintf(stderr, "syncspy check: %s:%d: allow wants FILE:LINE (e.g. train.py:88), "
-                        "not '%s'\n", cli_shown(p->path), v->line, cli_shown(v->list[k]));
+                fprintf(stderr,
+                        "syncspy check: %s:%d: allow wants FILE:LINE (e.g. train.py:88), "
+                        "not '%s'\n",
+                        cli_shown(p->path), v->line, cli_shown(v->list[k]));
                 return 2;
             }
             o->nallow++;
@@ -477,8 +487,8 @@ static int cmd_check(int argc, char **argv)
     }
     if (rc < 0 && !o.has_max_syncs && !o.has_max_share)
         rc = cli_usage_error(c, "no budget given: --max-syncs-per-step N (and/or "
-                             "--max-blocked-share P), or max_syncs_per_step in pyproject.toml's "
-                             "[tool.syncspy]");
+                                "--max-blocked-share P), or max_syncs_per_step in pyproject.toml's "
+                                "[tool.syncspy]");
     if (rc < 0 && operands(&a, 1, 1, &dir, A_DIR) < 0)
         rc = c->usage_status;
     struct cli_set set;
@@ -552,13 +562,15 @@ static int cmd_html(int argc, char **argv)
     }
     if (key == 0)
         return a.status;
-    if ((n = operands(&a, 1, 2, paths, "DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW")) < 0)
+    if ((n = operands(&a, 1, 2, paths,
+                      "DIR (a process folder or the SYNCSPY_OUT root), or BASE NEW")) < 0)
         return c->usage_status;
     struct cli_set base, neu;
     size_t problems = cli_load(paths[0], CLI_LOAD_EVENTS, &base);
     if (problems || base.n == 0) {
         fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
-                cli_shown(paths[0]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+                cli_shown(paths[0]), problems ? problems : 1,
+                problems == 1 || !problems ? "" : "s");
         cli_set_free(&base);
         return 2;
     }
@@ -566,13 +578,15 @@ static int cmd_html(int argc, char **argv)
         problems = cli_load(paths[1], CLI_LOAD_EVENTS, &neu);
         if (problems || neu.n == 0) {
             fprintf(stderr, "syncspy html: cannot read %s whole (%zu problem%s, named above)\n",
-                    cli_shown(paths[1]), problems ? problems : 1, problems == 1 || !problems ? "" : "s");
+                    cli_shown(paths[1]), problems ? problems : 1,
+                    problems == 1 || !problems ? "" : "s");
             cli_set_free(&base);
             cli_set_free(&neu);
             return 2;
         }
     }
-    struct html_opts o = {.path = paths[0], .new_path = n == 2 ? paths[1] : NULL,
+    struct html_opts o = {.path = paths[0],
+                          .new_path = n == 2 ? paths[1] : NULL,
                           .top = top > 0 ? top : default_top()};
     html_new = n == 2 ? &neu : NULL;
     html_options = &o;
@@ -632,10 +646,12 @@ static const struct {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0]: the command's name */
 } command_fns[] = {
-    {"run", cli_run},         {"report", cmd_report}, {"export", cmd_export},
-    {"check", cmd_check},     {"diff", cmd_diff},     {"html", cmd_html},
-    {"top", cli_top},         {"start", cli_start},   {"stop", cli_stop},
-    {"completion", cmd_completion}, {"help", cmd_help},
+    {"run", cli_run},       {"report", cmd_report},
+    {"export", cmd_export}, {"check", cmd_check},
+    {"diff", cmd_diff},     {"html", cmd_html},
+    {"top", cli_top},       {"start", cli_start},
+    {"stop", cli_stop},     {"completion", cmd_completion},
+    {"help", cmd_help},
 };
 
 int main(int argc, char **argv)

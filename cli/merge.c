@@ -110,8 +110,8 @@ int cli_merge_lines(const struct cli_set *set, struct cli_merged *m)
             if (l->max_ns > x->max_ns)
                 x->max_ns = l->max_ns;
             for (size_t a = 0; a < l->napis; a++)
-                report_api_count_add(x->apis, &x->napis, REP_LINE_APIS_MAX, l->apis[a].api, l->apis[a].count,
-                                     &x->other_apis);
+                report_api_count_add(x->apis, &x->napis, REP_LINE_APIS_MAX, l->apis[a].api,
+                                     l->apis[a].count, &x->other_apis);
             x->other_apis += l->other_apis;
             m->merged[p][i] = (uint32_t)k;
         }

@@ -12,20 +12,20 @@
 #include "output/report.h"
 
 struct cli_mline {
-    const struct rep_line *line;      /* the first process's (its where, api, kind) */
-    size_t proc;                      /* that process */
-    uint64_t count, blocked_ns;       /* summed over the processes' training steps */
+    const struct rep_line *line; /* the first process's (its where, api, kind) */
+    size_t proc;                 /* that process */
+    uint64_t count, blocked_ns;  /* summed over the processes' training steps */
     uint64_t startup_count, max_ns;
     struct rep_api_count apis[REP_LINE_APIS_MAX]; /* summed over the processes, most first */
     size_t napis, other_apis;
 };
 
 struct cli_merged {
-    struct rep_lines *per_proc;       /* each process's lines */
-    uint32_t **merged;                /* [process][its line]: the index of its merged line */
-    struct cli_mline *lines;          /* heaviest (blocked time) first */
+    struct rep_lines *per_proc; /* each process's lines */
+    uint32_t **merged;          /* [process][its line]: the index of its merged line */
+    struct cli_mline *lines;    /* heaviest (blocked time) first */
     size_t n, nprocs;
-    double steps, wall_ns;            /* the training steps of all processes (at least 1) */
+    double steps, wall_ns; /* the training steps of all processes (at least 1) */
 };
 
 /* Every operator that synced at merged row k, summed over the processes (cli_line_ops_add),

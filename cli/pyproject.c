@@ -17,7 +17,7 @@
 
 #define PYPROJECT_MAX_BYTES (4u << 20) /* a pyproject.toml larger than this is not one */
 #define PYPROJECT_MAX_VALUES 256
-#define PYPROJECT_MAX_DEPTH 32        /* nested arrays and inline tables of other tables */
+#define PYPROJECT_MAX_DEPTH 32 /* nested arrays and inline tables of other tables */
 #define TABLE "tool.syncspy"
 
 struct cur {
@@ -38,7 +38,10 @@ static int fail(struct cur *c, const char *fmt, ...)
     return -1;
 }
 
-static bool at_end(const struct cur *c) { return c->s >= c->end; }
+static bool at_end(const struct cur *c)
+{
+    return c->s >= c->end;
+}
 
 static bool isalnum_ascii(char ch)
 {
@@ -277,8 +280,10 @@ static int parse_value(struct cur *c, struct pyproject_value *v)
         v->type = PV_NUMBER;
         return 0;
     }
-    return fail(c, "%s = %.40s: not a string, a number, a boolean or an array of strings "
-                   "(strings are quoted)", v->key, v->s);
+    return fail(c,
+                "%s = %.40s: not a string, a number, a boolean or an array of strings "
+                "(strings are quoted)",
+                v->key, v->s);
 }
 
 /* A key at c (bare, or quoted; dotted ones are accepted outside [tool.syncspy] only) into
@@ -410,8 +415,10 @@ const struct pyproject_value *pyproject_get(const struct pyproject *p, const cha
 
 const char *pyproject_type_name(enum pyproject_type t)
 {
-    return t == PV_STRING ? "a string" : t == PV_NUMBER ? "a number" : t == PV_BOOL ? "a boolean"
-                                                                                   : "an array";
+    return t == PV_STRING   ? "a string"
+           : t == PV_NUMBER ? "a number"
+           : t == PV_BOOL   ? "a boolean"
+                            : "an array";
 }
 
 /* The file at path read whole (at most PYPROJECT_MAX_BYTES): 0, or -1 with err. */
@@ -421,8 +428,9 @@ static int read_file(struct pyproject *p, const char *path, char **text, size_t 
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > PYPROJECT_MAX_BYTES) {
         snprintf(p->err, sizeof p->err, "%s: %s", path,
-                 fd < 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file"
-                                                                  : "larger than 4 MiB");
+                 fd < 0                 ? strerror(errno)
+                 : !S_ISREG(st.st_mode) ? "not a regular file"
+                                        : "larger than 4 MiB");
         if (fd >= 0)
             close(fd);
         return -1;

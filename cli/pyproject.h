@@ -16,12 +16,12 @@ enum pyproject_type { PV_STRING, PV_NUMBER, PV_BOOL, PV_LIST };
 struct pyproject_value {
     char *key;
     enum pyproject_type type;
-    char *s;       /* PV_STRING; for PV_NUMBER and PV_BOOL, the value as written */
-    double num;    /* PV_NUMBER */
-    bool b;        /* PV_BOOL */
-    char **list;   /* PV_LIST: nlist strings */
+    char *s;     /* PV_STRING; for PV_NUMBER and PV_BOOL, the value as written */
+    double num;  /* PV_NUMBER */
+    bool b;      /* PV_BOOL */
+    char **list; /* PV_LIST: nlist strings */
     size_t nlist;
-    int line;      /* where it is, for messages */
+    int line; /* where it is, for messages */
 };
 
 struct pyproject {

@@ -85,7 +85,9 @@ static int by_line(const void *pa, const void *pb, void *ctx)
     const struct rep_lines *lines = ctx;
     const struct ranks_at *a = pa, *b = pb;
     int c = cli_lines_cmp(&lines[a->proc].lines[a->line], &lines[b->proc].lines[b->line]);
-    return c ? c : cmp_size(a->proc, b->proc) ? cmp_size(a->proc, b->proc) : cmp_size(a->line, b->line);
+    return c                            ? c
+           : cmp_size(a->proc, b->proc) ? cmp_size(a->proc, b->proc)
+                                        : cmp_size(a->line, b->line);
 }
 
 static int by_blocked(const void *pa, const void *pb)
@@ -240,8 +242,10 @@ void cli_ranks_free(struct ranks_view *v)
 void cli_ranks_header(const struct ranks_view *v, char *buf, size_t n)
 {
     size_t len = 0;
-#define PUT(...) (len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, __VA_ARGS__))
-    PUT("per %s: %zu process%s", v->ranked ? "rank" : "process", v->nprocs, v->nprocs == 1 ? "" : "es");
+#define PUT(...) \
+    (len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, __VA_ARGS__))
+    PUT("per %s: %zu process%s", v->ranked ? "rank" : "process", v->nprocs,
+        v->nprocs == 1 ? "" : "es");
     if (v->ranked && v->ranked < v->nprocs)
         PUT(" (%zu with a rank)", v->ranked);
     if (v->hosts)
@@ -264,7 +268,8 @@ static void put_name(struct fd_writer *w, const struct ranks_view *v, size_t pro
 }
 
 /* "    syncs/step     min 4.00 (rank 3)  median 5.00  max 9.00 (rank 7)" */
-static void put_spread(struct fd_writer *w, const struct ranks_view *v, const char *what, bool share)
+static void put_spread(struct fd_writer *w, const struct ranks_view *v, const char *what,
+                       bool share)
 {
     const size_t *order = share ? v->by_share : v->by_syncs;
     size_t lo = order[0], hi = order[v->nprocs - 1];
@@ -308,7 +313,8 @@ static void put_stragglers(struct fd_writer *w, const struct ranks_view *v)
 }
 
 /* The processes line l syncs on (in), or those it does not (!in), up to RANKS_NAMED_MAX. */
-static void put_ranks_of(struct fd_writer *w, const struct ranks_view *v, const struct ranks_line *l, bool in)
+static void put_ranks_of(struct fd_writer *w, const struct ranks_view *v,
+                         const struct ranks_line *l, bool in)
 {
     size_t named = 0, total = in ? l->k : v->nprocs - l->k;
     for (size_t p = 0; p < v->nprocs && named < RANKS_NAMED_MAX; p++) {

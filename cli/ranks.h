@@ -17,15 +17,15 @@
  * RANKS_STRAGGLER_RATIO times the median's and RANKS_STRAGGLER_POINTS percentage points above. */
 #define RANKS_STRAGGLER_RATIO 1.5
 #define RANKS_STRAGGLER_POINTS 5.0
-#define RANKS_NAMED_MAX 8     /* ranks named in one list of the text before "+N more" */
-#define RANKS_LINES_MAX 10    /* lines on some ranks only the text shows */
-#define RANKS_WAITS_MOST 3    /* ranks in "waits most" */
+#define RANKS_NAMED_MAX 8  /* ranks named in one list of the text before "+N more" */
+#define RANKS_LINES_MAX 10 /* lines on some ranks only the text shows */
+#define RANKS_WAITS_MOST 3 /* ranks in "waits most" */
 
 /* One process's figures, over its training steps. */
 struct ranks_fig {
     double syncs_per_step;
-    double share;             /* blocked time in % of the steps' wall time (0 when none) */
-    bool no_step;             /* no step mark came: the whole run is one step */
+    double share; /* blocked time in % of the steps' wall time (0 when none) */
+    bool no_step; /* no step mark came: the whole run is one step */
     bool straggler;
 };
 
@@ -38,23 +38,23 @@ struct ranks_at {
 struct ranks_line {
     const struct ranks_at *at; /* each process's line, by process: at[0..nat) */
     size_t nat;
-    size_t k;                 /* the distinct processes among them */
-    uint64_t blocked_ns;      /* theirs, summed */
+    size_t k;            /* the distinct processes among them */
+    uint64_t blocked_ns; /* theirs, summed */
 };
 
 struct ranks_view {
     const struct rep_process *procs;
     size_t nprocs;
-    const struct rep_lines *lines;   /* per process (the caller's, or the view's own) */
-    struct ranks_fig *fig;           /* per process */
-    size_t *by_syncs, *by_share;     /* the processes, lowest first (ties by index) */
+    const struct rep_lines *lines; /* per process (the caller's, or the view's own) */
+    struct ranks_fig *fig;         /* per process */
+    size_t *by_syncs, *by_share;   /* the processes, lowest first (ties by index) */
     double syncs_median, share_median;
-    size_t nstragglers;              /* the last nstragglers of by_share */
+    size_t nstragglers; /* the last nstragglers of by_share */
     size_t nno_step;
-    struct ranks_line *partial;      /* heaviest (blocked time) first */
+    struct ranks_line *partial; /* heaviest (blocked time) first */
     size_t npartial;
-    size_t ranked, hosts;            /* processes with a rank; distinct hosts */
-    const char *job;                 /* the job id when all that have one agree */
+    size_t ranked, hosts; /* processes with a rank; distinct hosts */
+    const char *job;      /* the job id when all that have one agree */
     bool jobs_differ;
     struct rep_lines *own_lines;
     struct ranks_at *at;

@@ -53,7 +53,7 @@ extern char **environ;
  * at (torch's wheels name their nvidia/ folders there, ahead of LD_LIBRARY_PATH), and every
  * symbol binds to it before a copy loaded by path (torch's _preload_cuda_deps) could be reached. */
 struct sim_device {
-    const char *version; /* --sim=VERSION: CUDA's major version */
+    const char *version;  /* --sim=VERSION: CUDA's major version */
     const char *programs; /* which programs need it, as the help and the hints say it */
     const char *folder;
     const char *make_target;
@@ -61,10 +61,16 @@ struct sim_device {
 };
 
 static const struct sim_device sim_devices[] = {
-    {"13", "PyPI's torch 2.12 and later", "sim", "sim",
+    {"13",
+     "PyPI's torch 2.12 and later",
+     "sim",
+     "sim",
      {"libcudart.so.13", "libcuda.so.1", "libcupti.so.13", "libcublas.so.13", "libcublasLt.so.13",
       "libcudnn.so.9"}},
-    {"12", "PyPI's torch 2.10 and earlier", "sim12", "sim12",
+    {"12",
+     "PyPI's torch 2.10 and earlier",
+     "sim12",
+     "sim12",
      {"libcudart.so.12", "libcuda.so.1", "libcupti.so.12", "libcublas.so.12", "libcublasLt.so.12",
       "libcudnn.so.9"}},
 };
@@ -84,11 +90,11 @@ static const struct sim_device *sim_device_of(const char *version)
 static const char *option_values[VARS_MAX]; /* by the index of config_variables */
 static struct pyproject settings_file;      /* [tool.syncspy]: option_values may point into it */
 static const struct pyproject_value *option_from[VARS_MAX]; /* a value taken from it */
-static bool live_top;                       /* --live: syncspy top beside CMD */
-static const struct sim_device *on_sim;     /* --sim[=N]: that simulated device, else NULL */
-static bool sim_version_given;              /* --sim=N or --sim N, not plain --sim */
-static int child_output = -1;               /* with it: CMD's stdout and stderr (run.log) */
-static bool with_environment;               /* run_getenv: the environment under the options */
+static bool live_top;                                       /* --live: syncspy top beside CMD */
+static const struct sim_device *on_sim; /* --sim[=N]: that simulated device, else NULL */
+static bool sim_version_given;          /* --sim=N or --sim N, not plain --sim */
+static int child_output = -1;           /* with it: CMD's stdout and stderr (run.log) */
+static bool with_environment;           /* run_getenv: the environment under the options */
 
 static size_t variable_count(void)
 {
@@ -260,8 +266,8 @@ static int parse_options(int argc, char **argv, int *cmd)
         config_escape(shown, sizeof shown, run_getenv(cfg.first_bad));
         int k = option_index(name, strlen(name));
         if (k >= 0 && option_from[k])
-            return run_error("%s:%d: %s = '%s' %s", cli_shown(settings_file.path), option_from[k]->line,
-                             name, shown, cfg.first_why);
+            return run_error("%s:%d: %s = '%s' %s", cli_shown(settings_file.path),
+                             option_from[k]->line, name, shown, cfg.first_why);
         return run_error("--%s '%s' %s", name, shown, cfg.first_why);
     }
     return -1;
@@ -408,12 +414,12 @@ static int find_sim(char *paths[SIM_LIBRARIES], char **folder)
             snprintf(paths[i], len, "%s/%s", *folder, name);
         if (!paths[i] || access(paths[i], R_OK) != 0) {
             const char *why = strerror(paths[i] ? errno : ENOMEM);
-            int rc = run_error("--sim%s%s: no simulated device beside this program (%s: %s): a "
-                               "source build makes it with `make %s`, the wheel of `make wheel` "
-                               "carries it",
-                               sim_version_given ? "=" : "",
-                               sim_version_given ? on_sim->version : "",
-                               paths[i] ? paths[i] : name, why, on_sim->make_target);
+            int rc =
+                run_error("--sim%s%s: no simulated device beside this program (%s: %s): a "
+                          "source build makes it with `make %s`, the wheel of `make wheel` "
+                          "carries it",
+                          sim_version_given ? "=" : "", sim_version_given ? on_sim->version : "",
+                          paths[i] ? paths[i] : name, why, on_sim->make_target);
             for (size_t k = 0; k <= i; k++)
                 free(paths[k]);
             free(*folder);
@@ -494,7 +500,9 @@ static void free_names(struct names *s)
 /* A path as a shell word: as it is when it holds nothing a shell would read, else in quotes. */
 static void shell_word(const char *s)
 {
-    if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") == strlen(s)) {
+    if (*s &&
+        strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-+=:,@%") ==
+            strlen(s)) {
         fputs(s, stderr);
         return;
     }
@@ -590,11 +598,14 @@ static bool no_driver_reason(char *buf, size_t n)
     }
     int len;
     if (!cuda)
-        len = snprintf(buf, n, "this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so "
+        len = snprintf(buf, n,
+                       "this machine has no CUDA driver (libcuda.so.1 cannot be loaded), so "
                        "torch and other CUDA programs run without the GPU and make no CUDA call");
     else if (rc)
-        len = snprintf(buf, n, "the CUDA driver found no usable GPU (cuInit/cuDeviceGetCount returned "
-                       "%d), so CUDA programs run without it", rc);
+        len = snprintf(buf, n,
+                       "the CUDA driver found no usable GPU (cuInit/cuDeviceGetCount returned "
+                       "%d), so CUDA programs run without it",
+                       rc);
     else
         len = snprintf(buf, n, "the CUDA driver sees no GPU, so CUDA programs run without it");
     if (len > 0 && (size_t)len < n)
@@ -612,7 +623,8 @@ static void say_other_sims(void)
         const struct sim_device *d = &sim_devices[i];
         if (d == on_sim || !sim_beside_us(d))
             continue;
-        fprintf(stderr, "syncspy run: this was the CUDA %s simulated device; a CUDA %s program "
+        fprintf(stderr,
+                "syncspy run: this was the CUDA %s simulated device; a CUDA %s program "
                 "(%s) finds no device on it: --sim%s%s runs it on the CUDA %s one\n",
                 on_sim->version, d->version, d->programs, i ? "=" : "", i ? d->version : "",
                 d->version);
@@ -635,10 +647,12 @@ static void say_where(const char *root, const struct names *before)
     if (unwritable) { /* the agent said so as it found it; this is why nothing is there */
         fputs("syncspy run: nothing recorded: the output folder ", stderr);
         shell_word(root);
-        fprintf(stderr, " cannot be written (%s): give --out a folder that can\n", strerror(unwritable));
+        fprintf(stderr, " cannot be written (%s): give --out a folder that can\n",
+                strerror(unwritable));
     } else if (made.n == 0) {
         fputs("syncspy run: nothing recorded: no process made a CUDA call the agent saw (output "
-              "folder ", stderr);
+              "folder ",
+              stderr);
         shell_word(root);
         fputs(")\n", stderr);
         char why[1024 + PATH_MAX];
@@ -670,7 +684,8 @@ static void say_where(const char *root, const struct names *before)
         shell_word(root);
         fputc('\n', stderr);
         if (after.n > made.n)
-            fprintf(stderr, "syncspy run: (that folder also holds %zu process folder%s of earlier "
+            fprintf(stderr,
+                    "syncspy run: (that folder also holds %zu process folder%s of earlier "
                     "runs, which the merged report includes: a fresh --out keeps runs apart)\n",
                     after.n - made.n, after.n - made.n == 1 ? "" : "s");
     }
@@ -795,7 +810,8 @@ static int spawn(char **cmd, const sigset_t *mask, pid_t *pid)
         return -1; /* exec'ed: the pipe closed without a word */
     while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    fprintf(stderr, "syncspy run: %s: %s\n", cmd[0], err == ENOENT ? "command not found" : strerror(err));
+    fprintf(stderr, "syncspy run: %s: %s\n", cmd[0],
+            err == ENOENT ? "command not found" : strerror(err));
     return err == ENOENT ? RUN_NOT_FOUND : RUN_CANNOT_EXECUTE;
 }
 
@@ -832,7 +848,8 @@ static int open_run_log(const char *root, char **log)
         return run_error("out of memory");
     snprintf(*log, n, "%s/run.log", root);
     unlink(*log); /* made new: private (OUTPUT_FILE_MODE, CMD's output), never through a link */
-    child_output = open(*log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
+    child_output =
+        open(*log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     if (child_output < 0) {
         int rc = run_error("cannot create %s: %s", *log, strerror(errno));
         free(*log);
@@ -856,8 +873,8 @@ static int prepare_environment(char **root_out)
     if (!root || !agent) {
         free(root);
         free(agent);
-        return run_error("cannot tell %s: %s", root ? "where this program is" : "the current folder",
-                         strerror(errno));
+        return run_error("cannot tell %s: %s",
+                         root ? "where this program is" : "the current folder", strerror(errno));
     }
     if (access(agent, R_OK) != 0) {
         rc = run_error("no agent at %s (%s): it belongs beside the syncspy program", agent,

@@ -190,8 +190,8 @@ static bool read_u32(struct summary_reader *r, uint32_t *dst)
 }
 
 enum { F_FUNCTION, F_MODULE, F_FILE, F_LINE, F_PYTHON, F_OFFSET, F_MARKER, F_N };
-static const char *const frame_keys[F_N] = {"function", "module", "file", "line", "python",
-                                            "offset", "marker"};
+static const char *const frame_keys[F_N] = {"function", "module", "file",  "line",
+                                            "python",   "offset", "marker"};
 
 /* "marker": a backward-pass sync's section marker (output/model.h) */
 static bool read_marker(struct summary_reader *r, uint8_t *mark)
@@ -207,8 +207,9 @@ static bool read_marker(struct summary_reader *r, uint8_t *mark)
     else if (n == 15 && !memcmp(s, "backward_unseen", 15))
         *mark = REP_MARK_UNSEEN;
     else
-        return json_fail(&r->in, at, "a marker that is not \"backward\", \"backward_caller\" or "
-                                     "\"backward_unseen\"");
+        return json_fail(&r->in, at,
+                         "a marker that is not \"backward\", \"backward_caller\" or "
+                         "\"backward_unseen\"");
     return true;
 }
 
@@ -282,11 +283,24 @@ static bool split_field(struct summary_reader *r, struct rep_split *sp, int k)
     return json_u64(&r->in, dst[k]);
 }
 
-enum { S_API, S_COUNT, S_BLOCKED, S_MAX, S_FRAMES, S_GPU_IDLE, S_GPU_SYNCS, S_GPU_NEXT, S_THREADS,
-       S_PINNED, S_SPLIT, S_N = S_SPLIT + 4 };
-static const char *const site_keys[S_N] = {"api", "count", "blocked_ns", "max_ns", "frames",
-                                           "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work",
-                                           "threads", "after_pinned_copy", SPLIT_KEYS};
+enum {
+    S_API,
+    S_COUNT,
+    S_BLOCKED,
+    S_MAX,
+    S_FRAMES,
+    S_GPU_IDLE,
+    S_GPU_SYNCS,
+    S_GPU_NEXT,
+    S_THREADS,
+    S_PINNED,
+    S_SPLIT,
+    S_N = S_SPLIT + 4
+};
+static const char *const site_keys[S_N] = {
+    "api",         "count",          "blocked_ns",    "max_ns",  "frames",
+    "gpu_idle_ns", "gpu_idle_syncs", "gpu_next_work", "threads", "after_pinned_copy",
+    SPLIT_KEYS};
 
 static bool site_field(struct summary_reader *r, void *obj, int k)
 {
@@ -329,7 +343,7 @@ static bool read_site(struct summary_reader *r)
 }
 
 enum { T_STEP, T_WALL, T_SYNCS, T_BLOCKED, T_LAUNCHES, T_PARTIAL, T_STARTUP, T_ATTRIBUTED, T_N };
-static const char *const step_keys[T_N] = {"step", "wall_ns", "syncs", "blocked_ns",
+static const char *const step_keys[T_N] = {"step",     "wall_ns", "syncs",   "blocked_ns",
                                            "launches", "partial", "startup", "attributed"};
 
 static bool step_field(struct summary_reader *r, void *obj, int k)
@@ -373,8 +387,8 @@ static bool read_step(struct summary_reader *r)
 }
 
 enum { H_TID, H_NAME, H_SYNCS, H_BLOCKED, H_ENDS, H_SPLIT, H_N = H_SPLIT + 4 };
-static const char *const thread_keys[H_N] = {"tid", "name", "syncs", "blocked_ns", "ends_steps",
-                                             SPLIT_KEYS};
+static const char *const thread_keys[H_N] = {"tid",        "name",       "syncs",
+                                             "blocked_ns", "ends_steps", SPLIT_KEYS};
 
 static bool thread_field(struct summary_reader *r, void *obj, int k)
 {
@@ -418,8 +432,8 @@ static bool read_thread(struct summary_reader *r)
 
 /* "recompiles": torch.compile's recompilations by function (output/model.h rep_recompile) */
 enum { R_FUNCTION, R_FILE, R_LINE, R_COUNT, R_IN_STEPS, R_REASON, R_N };
-static const char *const recompile_keys[R_N] = {"function", "file", "line", "count", "in_steps",
-                                                "reason"};
+static const char *const recompile_keys[R_N] = {"function", "file",     "line",
+                                                "count",    "in_steps", "reason"};
 
 static bool recompile_field(struct summary_reader *r, void *obj, int k)
 {
@@ -445,7 +459,8 @@ static bool read_recompile(struct summary_reader *r)
     size_t at = r->in.pos;
     if (!json_expect(&r->in, '{', "a recompile object"))
         return false;
-    if (!grow((void **)&st->recompiles, &st->recompiles_cap, st->nrecompiles, sizeof *st->recompiles))
+    if (!grow((void **)&st->recompiles, &st->recompiles_cap, st->nrecompiles,
+              sizeof *st->recompiles))
         return nomem(r);
     struct rep_recompile *c = &st->recompiles[st->nrecompiles];
     *c = (struct rep_recompile){.function = "", .file = "", .reason = ""};
@@ -478,8 +493,10 @@ static bool range_field(struct summary_reader *r, void *obj, int k)
                 g->cause = (uint8_t)c;
                 return true;
             }
-        return json_fail(in, in->pos, "a recorded range's cause \"%s\" is none of \"schedule\", "
-                         "\"syncspy start\", \"syncspy.start()\"", cause);
+        return json_fail(in, in->pos,
+                         "a recorded range's cause \"%s\" is none of \"schedule\", "
+                         "\"syncspy start\", \"syncspy.start()\"",
+                         cause);
     }
     return false; /* known_key returns no other k */
 }
@@ -546,18 +563,56 @@ static bool read_array(struct summary_reader *r, bool (*one)(struct summary_read
 }
 
 enum {
-    P_VERSION, P_PID, P_RANK, P_SCHEDULE, P_STEPS_SEEN, P_ACTIVE, P_OMITTED, P_WALL, P_SYNCS,
-    P_BLOCKED, P_LAUNCHES, P_UNATTRIBUTED, P_STEPS, P_SITES, P_TOOL, P_STARTUP, P_SOURCE,
-    P_NO_HOOK, P_THREADS, P_LOCAL_RANK, P_WORLD_SIZE, P_NODE, P_HOST, P_JOB, P_LAUNCHER,
-    P_ATTRIBUTION_STEPS, P_OPTIMIZERS, P_OPTIMIZERS_MAX, P_RECOMPILES, P_TRACE_LOST, P_RECORDED,
-    P_RECORDED_OMITTED, P_N
+    P_VERSION,
+    P_PID,
+    P_RANK,
+    P_SCHEDULE,
+    P_STEPS_SEEN,
+    P_ACTIVE,
+    P_OMITTED,
+    P_WALL,
+    P_SYNCS,
+    P_BLOCKED,
+    P_LAUNCHES,
+    P_UNATTRIBUTED,
+    P_STEPS,
+    P_SITES,
+    P_TOOL,
+    P_STARTUP,
+    P_SOURCE,
+    P_NO_HOOK,
+    P_THREADS,
+    P_LOCAL_RANK,
+    P_WORLD_SIZE,
+    P_NODE,
+    P_HOST,
+    P_JOB,
+    P_LAUNCHER,
+    P_ATTRIBUTION_STEPS,
+    P_OPTIMIZERS,
+    P_OPTIMIZERS_MAX,
+    P_RECOMPILES,
+    P_TRACE_LOST,
+    P_RECORDED,
+    P_RECORDED_OMITTED,
+    P_N
 };
-static const char *const top_keys[P_N] = {
-    "version", "pid", "rank", "schedule", "steps_seen", "active_steps", "steps_omitted",
-    "wall_ns", "syncs", "blocked_ns", "launches", "unattributed_syncs", "steps", "sites", "tool",
-    "startup", "step_source", "no_step_hook", "threads", "local_rank", "world_size", "node",
-    "host", "job_id", "launcher", "attribution_steps", "optimizers", "optimizers_max", "recompiles",
-    "trace_lost_errno", "recorded", "recorded_omitted"};
+static const char *const top_keys[P_N] = {"version",       "pid",
+                                          "rank",          "schedule",
+                                          "steps_seen",    "active_steps",
+                                          "steps_omitted", "wall_ns",
+                                          "syncs",         "blocked_ns",
+                                          "launches",      "unattributed_syncs",
+                                          "steps",         "sites",
+                                          "tool",          "startup",
+                                          "step_source",   "no_step_hook",
+                                          "threads",       "local_rank",
+                                          "world_size",    "node",
+                                          "host",          "job_id",
+                                          "launcher",      "attribution_steps",
+                                          "optimizers",    "optimizers_max",
+                                          "recompiles",    "trace_lost_errno",
+                                          "recorded",      "recorded_omitted"};
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
@@ -615,7 +670,8 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
         if (!json_u64(in, &v))
             return false;
         if (v > SUMMARY_VERSION)
-            return json_fail(in, in->pos, "summary.json version %llu is newer than this syncspy "
+            return json_fail(in, in->pos,
+                             "summary.json version %llu is newer than this syncspy "
                              "understands (%d); read it with a newer syncspy",
                              (unsigned long long)v, SUMMARY_VERSION);
         if (v < 1)
@@ -673,14 +729,15 @@ static bool top_field(struct summary_reader *r, void *obj, int k)
     return false; /* known_key returns no other k */
 }
 
-static const struct schema top_schema = {
-    top_keys, P_N, 1u << P_PID | 1u << P_STEPS | 1u << P_SITES, "the summary", top_field};
+static const struct schema top_schema = {top_keys, P_N, 1u << P_PID | 1u << P_STEPS | 1u << P_SITES,
+                                         "the summary", top_field};
 
 static bool read_summary(struct summary_reader *r)
 {
     struct json_in *in = &r->in;
     if (json_peek(in) != '{')
-        return json_fail(in, in->pos, "it does not start with '{', so it is not a "
+        return json_fail(in, in->pos,
+                         "it does not start with '{', so it is not a "
                          "summary.json");
     in->pos++;
     unsigned seen = 0;
@@ -800,11 +857,13 @@ int summary_read_json(const char *path, struct rep_process *out, char *err, size
         else if (strncmp(in->err, "summary.json version", 20) == 0)
             snprintf(err, errlen, "%s: %s", path, in->err);
         else if (in->truncated)
-            snprintf(err, errlen, "%s ends early at byte %zu (%s): the file is truncated; was "
-                     "the process killed while writing it?", path, in->err_pos, in->err);
+            snprintf(err, errlen,
+                     "%s ends early at byte %zu (%s): the file is truncated; was "
+                     "the process killed while writing it?",
+                     path, in->err_pos, in->err);
         else
-            snprintf(err, errlen, "%s is not a valid summary.json: %s at byte %zu", path,
-                     in->err, in->err_pos);
+            snprintf(err, errlen, "%s is not a valid summary.json: %s at byte %zu", path, in->err,
+                     in->err_pos);
         store_free(r.st);
         memset(out, 0, sizeof *out);
         rep_identity_unknown(out);

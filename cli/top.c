@@ -35,21 +35,28 @@
 #define LINES_SHOWN_MAX 50
 #define WATCHED_MAX 65536 /* process folders of a root (cli/load.c's cap) */
 
-enum sort_key { SORT_BLOCKED_WINDOW, SORT_SYNCS_WINDOW, SORT_BLOCKED, SORT_SYNCS, SORT_WHERE, SORT_KEYS };
-static const char *const sort_names[SORT_KEYS] = {"blocked/step, last 10 s", "syncs/step, last 10 s",
-                                                  "blocked/step", "syncs/step", "where"};
+enum sort_key {
+    SORT_BLOCKED_WINDOW,
+    SORT_SYNCS_WINDOW,
+    SORT_BLOCKED,
+    SORT_SYNCS,
+    SORT_WHERE,
+    SORT_KEYS
+};
+static const char *const sort_names[SORT_KEYS] = {
+    "blocked/step, last 10 s", "syncs/step, last 10 s", "blocked/step", "syncs/step", "where"};
 
 /* A process top watches: its trace, followed from where the last refresh stopped. */
 struct watched {
-    char *path; /* its trace.bin */
+    char *path;   /* its trace.bin */
     char *folder; /* its folder's name under a root ("" for a folder or file named itself) */
     int rank, pid;
-    struct top_feed *feed; /* NULL until its trace could be opened */
-    char *summary;         /* its folder's summary.json (NULL: a trace file named itself) */
+    struct top_feed *feed;   /* NULL until its trace could be opened */
+    char *summary;           /* its folder's summary.json (NULL: a trace file named itself) */
     struct rep_process done; /* with ended: summary.json read, no trace.bin (the process ended
                               * without one, SYNCSPY_TRACE_MB=0 or the trace removed) */
     bool ended;
-    char err[512];         /* why it cannot be read (opened or polled) */
+    char err[512]; /* why it cannot be read (opened or polled) */
 };
 
 struct top_state {
@@ -57,10 +64,10 @@ struct top_state {
     int interval_ms;
     bool once;
     enum sort_key sort;
-    char thread[96];   /* the thread whose lines are shown ('t'); "" all threads */
-    bool next_thread;  /* 't' was pressed: the next thread at the next frame */
+    char thread[96];  /* the thread whose lines are shown ('t'); "" all threads */
+    bool next_thread; /* 't' was pressed: the next thread at the next frame */
     int cols, rows;
-    int kind;          /* what dir is: 0 not known yet, 1 a trace file, 2 a process folder, 3 a root */
+    int kind; /* what dir is: 0 not known yet, 1 a trace file, 2 a process folder, 3 a root */
     struct watched *w;
     size_t nw;
 };
@@ -148,8 +155,8 @@ static char *join_path(const char *a, const char *b)
 
 /* A process to watch: its trace at path, under a root its folder's name (rank, pid), and the
  * summary.json shown while there is no trace (dir: its folder; NULL for a trace named itself). */
-static bool add_watched(struct top_state *st, const char *path, const char *folder, int rank, int pid,
-                        const char *dir)
+static bool add_watched(struct top_state *st, const char *path, const char *folder, int rank,
+                        int pid, const char *dir)
 {
     struct watched *nw = realloc(st->w, (st->nw + 1) * sizeof *nw);
     if (!nw)
@@ -369,10 +376,14 @@ static int row_order(const void *pa, const void *pb)
     const struct row *a = pa, *b = pb;
     if (sort_by == SORT_WHERE)
         return strcmp(a->where, b->where);
-    uint64_t x = sort_by == SORT_SYNCS ? a->count : sort_by == SORT_BLOCKED ? a->blocked_ns
-               : sort_by == SORT_SYNCS_WINDOW ? a->win_count : a->win_blocked_ns;
-    uint64_t y = sort_by == SORT_SYNCS ? b->count : sort_by == SORT_BLOCKED ? b->blocked_ns
-               : sort_by == SORT_SYNCS_WINDOW ? b->win_count : b->win_blocked_ns;
+    uint64_t x = sort_by == SORT_SYNCS          ? a->count
+                 : sort_by == SORT_BLOCKED      ? a->blocked_ns
+                 : sort_by == SORT_SYNCS_WINDOW ? a->win_count
+                                                : a->win_blocked_ns;
+    uint64_t y = sort_by == SORT_SYNCS          ? b->count
+                 : sort_by == SORT_BLOCKED      ? b->blocked_ns
+                 : sort_by == SORT_SYNCS_WINDOW ? b->win_count
+                                                : b->win_blocked_ns;
     if (x != y)
         return (x < y) - (x > y);
     return (a->blocked_ns < b->blocked_ns) - (a->blocked_ns > b->blocked_ns);
@@ -382,7 +393,8 @@ static int row_order(const void *pa, const void *pb)
  * rates since start (the window's for a row of the window alone) and its hint; nothing for a row
  * of one op that is no more than its API with no hint (as the report leaves it). Returns the
  * screen rows used. */
-static int draw_ops(struct screen *s, const struct cli_set *set, const struct cli_merged *m, size_t k)
+static int draw_ops(struct screen *s, const struct cli_set *set, const struct cli_merged *m,
+                    size_t k)
 {
     struct hints_op_sum *sum = calloc(CLI_OPS_MAX, sizeof *sum);
     size_t more = 0, n = sum ? cli_merged_ops(set, m, k, sum, CLI_OPS_MAX, &more) : 0;
@@ -394,8 +406,8 @@ static int draw_ops(struct screen *s, const struct cli_set *set, const struct cl
         char a[32], b[32];
         rate_text(a, sizeof a, (double)sum[i].count / m->steps);
         report_format_ns(b, sizeof b, (double)sum[i].ns / m->steps);
-        out(s, "%12s  op %s  %s syncs/step  %s/step%s%s", "", sum[i].op.op, a, b, *sum[i].op.hint ? "  hint: " : "",
-            sum[i].op.hint);
+        out(s, "%12s  op %s  %s syncs/step  %s/step%s%s", "", sum[i].op.op, a, b,
+            *sum[i].op.hint ? "  hint: " : "", sum[i].op.hint);
     }
     if (more && s->rows_left > 0) {
         out(s, "%12s  ... and %zu more sites of other ops", "", more);
@@ -405,8 +417,9 @@ static int draw_ops(struct screen *s, const struct cli_set *set, const struct cl
     return used;
 }
 
-static void draw_lines(struct screen *s, const struct cli_set *since_set, const struct cli_set *win_set,
-                       const struct cli_merged *since, const struct cli_merged *win, enum sort_key key, int room)
+static void draw_lines(struct screen *s, const struct cli_set *since_set,
+                       const struct cli_set *win_set, const struct cli_merged *since,
+                       const struct cli_merged *win, enum sort_key key, int room)
 {
     struct row *v = calloc(since->n + win->n + 1, sizeof *v);
     if (!v)
@@ -414,8 +427,12 @@ static void draw_lines(struct screen *s, const struct cli_set *since_set, const 
     size_t n = 0;
     for (size_t i = 0; i < since->n; i++)
         if (since->lines[i].count)
-            v[n++] = (struct row){.line = since->lines[i].line, .m = &since->lines[i], .k = i, .num = i + 1,
-                                  .count = since->lines[i].count, .blocked_ns = since->lines[i].blocked_ns};
+            v[n++] = (struct row){.line = since->lines[i].line,
+                                  .m = &since->lines[i],
+                                  .k = i,
+                                  .num = i + 1,
+                                  .count = since->lines[i].count,
+                                  .blocked_ns = since->lines[i].blocked_ns};
     size_t matched_upto = n;
     for (size_t i = 0; i < win->n; i++) {
         const struct cli_mline *l = &win->lines[i];
@@ -432,8 +449,8 @@ static void draw_lines(struct screen *s, const struct cli_set *since_set, const 
     sort_by = key;
     qsort(v, n, sizeof *v, row_order);
     out(s, "%4s %12s %10s  %12s %10s %9s  %s", "", "last 10 s:", "", "since start:", "", "", "");
-    out(s, "%4s %12s %10s  %12s %10s %9s  %s", "#", "blocked/step", "syncs/step", "blocked/step", "syncs/step",
-        "syncs/s", "api / where");
+    out(s, "%4s %12s %10s  %12s %10s %9s  %s", "#", "blocked/step", "syncs/step", "blocked/step",
+        "syncs/step", "syncs/s", "api / where");
     double wall_per_proc = since->wall_ns / (double)(since->nprocs ? since->nprocs : 1);
     size_t i = 0;
     for (int used = 0; i < n && used < room; i++, used++) {
@@ -443,10 +460,13 @@ static void draw_lines(struct screen *s, const struct cli_set *since_set, const 
         report_format_ns(c, sizeof c, (double)v[i].blocked_ns / since->steps);
         rate_text(d, sizeof d, (double)v[i].count / since->steps);
         rate_text(e, sizeof e, wall_per_proc > 0 ? (double)v[i].count * 1e9 / wall_per_proc : 0);
-        snprintf(num, sizeof num, "%zu", v[i].num); /* the report's row number; "-": the window's alone */
+        snprintf(num, sizeof num, "%zu",
+                 v[i].num); /* the report's row number; "-": the window's alone */
         report_apis_text(v[i].m->apis, v[i].m->napis, v[i].m->other_apis, apis, sizeof apis);
-        out(s, "%4s %12s %10s  %12s %10s %9s  %s %s", v[i].num ? num : "-", a, b, c, d, e, apis, v[i].where);
-        used += v[i].num ? draw_ops(s, since_set, since, v[i].k) : draw_ops(s, win_set, win, v[i].k);
+        out(s, "%4s %12s %10s  %12s %10s %9s  %s %s", v[i].num ? num : "-", a, b, c, d, e, apis,
+            v[i].where);
+        used +=
+            v[i].num ? draw_ops(s, since_set, since, v[i].k) : draw_ops(s, win_set, win, v[i].k);
     }
     if (!n)
         out(s, "  no host-device syncs in the training steps yet");
@@ -491,7 +511,8 @@ static int views_of(struct top_state *st, struct views *vs)
             /* summary.json alone: since start its figures, nothing in the last 10 s; a thread's
              * lines need its sync records (a trace), so it is in the all-threads view only */
             const struct rep_process *d = &st->w[i].done;
-            vs->v[vs->n] = (struct top_view){.since = *d, .window = {.pid = d->pid, .rank = d->rank}};
+            vs->v[vs->n] =
+                (struct top_view){.since = *d, .window = {.pid = d->pid, .rank = d->rank}};
             vs->w[vs->n] = &st->w[i];
             vs->since[vs->n] = vs->v[vs->n].since;
             vs->win[vs->n] = vs->v[vs->n].window;
@@ -572,7 +593,8 @@ static void draw_title(const struct top_state *st, const struct views *vs, bool 
             shown++;
         }
     if (problems)
-        out(s, "  %zu trace%s could not be read (a process starting?)", problems, problems == 1 ? "" : "s");
+        out(s, "  %zu trace%s could not be read (a process starting?)", problems,
+            problems == 1 ? "" : "s");
     for (size_t p = 0, shown = 0; p < vs->n && shown < 3; p++) {
         char note[512];
         if (report_lost_note(&vs->v[p].since, note, sizeof note)) {
@@ -627,8 +649,10 @@ static void draw_header_notes(const struct views *vs, bool one, const struct hea
     if (h->folded) {
         char span[32];
         report_format_ns(span, sizeof span, h->w.wall_ns / np);
-        out(s, "  last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole (%s): their "
-            "counts are exact", span);
+        out(s,
+            "  last 10 s: the newest runs of steps SYNCSPY_TRACE_MB folded, taken whole (%s): their "
+            "counts are exact",
+            span);
     }
     if (h->bound)
         out(s,
@@ -660,7 +684,8 @@ static void draw_processes(const struct views *vs, const struct cli_merged *m, s
 {
     if (vs->n <= 1)
         return;
-    out(s, "%-24s %8s %9s %11s %8s  %s", "process", "steps", "steps/s", "syncs/step", "blocked", "state");
+    out(s, "%-24s %8s %9s %11s %8s  %s", "process", "steps", "steps/s", "syncs/step", "blocked",
+        "state");
     for (size_t p = 0; p < vs->n && s->rows_left > 8; p++) {
         const struct top_window *x = &vs->v[p].w;
         char name[64], a[32], c[32], e[32];
@@ -669,13 +694,15 @@ static void draw_processes(const struct views *vs, const struct cli_merged *m, s
         rate_text(c, sizeof c, x->steps ? x->syncs / x->steps : 0);
         share_text(e, sizeof e, x->blocked_ns, x->wall_ns);
         out(s, "%-24s %8.0f %9s %11s %8s  %s", name, m->per_proc[p].steps, a, c, e,
-            vs->v[p].since.trace_lost_errno ? "lost data"
-            : vs->v[p].since.trace_unfinished ? "running" : "ended");
+            vs->v[p].since.trace_lost_errno   ? "lost data"
+            : vs->v[p].since.trace_unfinished ? "running"
+                                              : "ended");
     }
     out(s, "%s", "");
 }
 
-static void draw_threads(const struct top_state *st, const struct thread_row *rows, size_t n, struct screen *s)
+static void draw_threads(const struct top_state *st, const struct thread_row *rows, size_t n,
+                         struct screen *s)
 {
     if (!n)
         return;
@@ -683,7 +710,8 @@ static void draw_threads(const struct top_state *st, const struct thread_row *ro
     out(s, "%c %-38s", st->thread[0] ? ' ' : '>', "all threads");
     for (size_t i = 0; i < n && s->rows_left > 6; i++) {
         char a[32], name[128];
-        snprintf(name, sizeof name, "%s%s", rows[i].label, rows[i].ends_steps ? " (marks the steps)" : "");
+        snprintf(name, sizeof name, "%s%s", rows[i].label,
+                 rows[i].ends_steps ? " (marks the steps)" : "");
         report_format_ns(a, sizeof a, (double)rows[i].blocked_ns);
         out(s, "%c %-38s %10llu %12s", strcmp(st->thread, rows[i].label) == 0 ? '>' : ' ', name,
             (unsigned long long)rows[i].syncs, a);
@@ -717,7 +745,10 @@ static void draw(struct top_state *st, size_t problems, struct screen *s)
         out(s, "top lines of %s (sorted by %s):", st->thread[0] ? st->thread : "all threads",
             sort_names[st->sort]);
         int room = s->rows_left - 2;
-        draw_lines(s, &since, &win, &m, &mw, st->sort, room < 1 ? 1 : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX : room);
+        draw_lines(s, &since, &win, &m, &mw, st->sort,
+                   room < 1                 ? 1
+                   : room > LINES_SHOWN_MAX ? LINES_SHOWN_MAX
+                                            : room);
     }
     cli_merged_free(&m);
     cli_merged_free(&mw);
@@ -834,7 +865,8 @@ int cli_top(int argc, char **argv)
     if (a.operands == argc)
         return cli_usage_error(c, "missing DIR (a process folder or the SYNCSPY_OUT root)");
     if (argc - a.operands > 1)
-        return cli_usage_error(c, "takes one DIR; '%s' is one more", cli_shown(argv[a.operands + 1]));
+        return cli_usage_error(c, "takes one DIR; '%s' is one more",
+                               cli_shown(argv[a.operands + 1]));
     st.dir = argv[a.operands];
     if (access(st.dir, R_OK) != 0) {
         fprintf(stderr, "syncspy top: cannot read %s: %s\n", cli_shown(st.dir), strerror(errno));

@@ -22,7 +22,8 @@ struct top_key { /* one (thread, api, stack) of the sync records */
     uint64_t max_ns;
 };
 
-struct top_step { /* a training step (active, ended by a mark, not start-up), or a run of them folded
+struct
+    top_step { /* a training step (active, ended by a mark, not start-up), or a run of them folded
                    * past half the bound (steps numbered step .. last, n of them active: their sums) */
     uint64_t step, last, n, wall_ns, syncs, blocked_ns;
 };
@@ -47,14 +48,14 @@ struct top_feed {
     uint64_t active, wall_ns, syncs, blocked_ns, launches;
     struct rep_step first, last; /* the first and the last active step */
     bool has_active, startup_closed;
-    struct ring steps;           /* struct top_step, the newest training steps */
-    uint64_t training_steps;     /* pushed in all */
+    struct ring steps;       /* struct top_step, the newest training steps */
+    uint64_t training_steps; /* pushed in all */
     struct top_key *keys;
     size_t nkeys, capkeys;
     uint32_t *slots; /* open addressing: key index + 1, 0 empty */
     size_t nslots;
-    uint64_t keys_lost;          /* records of a key with no room */
-    struct ring events;          /* struct top_event */
+    uint64_t keys_lost;                            /* records of a key with no room */
+    struct ring events;                            /* struct top_event */
     uint64_t events_overwritten, overwritten_step; /* and the newest step among them */
 };
 
@@ -100,7 +101,8 @@ static void ring_pop_front(struct ring *r)
 
 static size_t key_hash(uint32_t tid, const char *api, const struct rep_frame *frames)
 {
-    uint64_t h = (uint64_t)tid * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)api * 0xC2B2AE3D27D4EB4Full ^
+    uint64_t h = (uint64_t)tid * 0x9E3779B97F4A7C15ull ^
+                 (uint64_t)(uintptr_t)api * 0xC2B2AE3D27D4EB4Full ^
                  (uint64_t)(uintptr_t)frames * 0x165667B19E3779F9ull;
     return (size_t)(h ^ h >> 29);
 }
@@ -132,7 +134,8 @@ static bool keys_grow(struct top_feed *f)
 static uint32_t key_of(struct top_feed *f, const struct trace_sync_event *e)
 {
     if (f->nslots) {
-        for (size_t j = key_hash(e->tid, e->api, e->frames) & (f->nslots - 1);; j = (j + 1) & (f->nslots - 1)) {
+        for (size_t j = key_hash(e->tid, e->api, e->frames) & (f->nslots - 1);;
+             j = (j + 1) & (f->nslots - 1)) {
             if (!f->slots[j])
                 break;
             const struct top_key *k = &f->keys[f->slots[j] - 1];
@@ -160,8 +163,12 @@ static uint32_t key_of(struct top_feed *f, const struct trace_sync_event *e)
 
 static struct rep_step rep_step_of(const struct trace_step_event *e)
 {
-    return (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns, .syncs = e->syncs,
-                             .blocked_ns = e->blocked_ns, .launches = e->launches, .partial = e->partial};
+    return (struct rep_step){.step = e->step,
+                             .wall_ns = e->end_ns - e->start_ns,
+                             .syncs = e->syncs,
+                             .blocked_ns = e->blocked_ns,
+                             .launches = e->launches,
+                             .partial = e->partial};
 }
 
 static void count_step(struct top_feed *f, const struct rep_step *s, int sign)
@@ -220,7 +227,8 @@ static void on_run(void *ctx, const struct trace_step_run *r)
     bool overwrote;
     struct top_step *t = ring_push(&f->steps, &overwrote);
     if (t) {
-        *t = (struct top_step){r->first_step, r->last_step, r->active, r->wall_ns, r->syncs, r->blocked_ns};
+        *t = (struct top_step){r->first_step, r->last_step, r->active,
+                               r->wall_ns,    r->syncs,     r->blocked_ns};
         f->training_steps += r->active;
     }
 }
@@ -335,7 +343,8 @@ static struct top_window window_of(const struct top_feed *f)
             w.last_step = s->last;
         w.entries++;
     }
-    w.short_of_steps = i == 0 && w.wall_ns < (double)TOP_FEED_WINDOW_NS && f->training_steps > (double)w.steps;
+    w.short_of_steps =
+        i == 0 && w.wall_ns < (double)TOP_FEED_WINDOW_NS && f->training_steps > (double)w.steps;
     return w;
 }
 
@@ -501,8 +510,10 @@ int top_feed_view(struct top_feed *f, const char *thread, struct top_view *v)
         thread_totals(f, thread, v);
     }
     window_process(f, v, st->win_sites, nw);
-    v->records_missing = f->snap.syncs_dropped + f->keys_lost +
-                         (f->events_overwritten && f->overwritten_step >= v->w.first_step ? f->events_overwritten : 0);
+    v->records_missing =
+        f->snap.syncs_dropped + f->keys_lost +
+        (f->events_overwritten && f->overwritten_step >= v->w.first_step ? f->events_overwritten
+                                                                         : 0);
     return 0;
 }
 

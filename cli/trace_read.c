@@ -32,11 +32,11 @@ struct src {
     const uint8_t *mem; /* the memory source, else NULL */
     size_t memlen;
     int fd;
-    uint8_t *buf; /* WINDOW_BYTES */
+    uint8_t *buf;  /* WINDOW_BYTES */
     uint64_t base; /* file offset of buf[0] */
     size_t have;   /* valid bytes in buf */
     bool eof;
-    int rerr;      /* errno of a failed read */
+    int rerr; /* errno of a failed read */
     uint64_t file_bytes;
 };
 
@@ -94,7 +94,7 @@ struct trace_store {
     struct trace_sync_event *syncs;
     struct trace_launch_event *launches;
     struct trace_thread_name *threads;
-    struct rep_thread *totals;    /* the report model's threads */
+    struct rep_thread *totals; /* the report model's threads */
 };
 
 struct tstack {
@@ -104,23 +104,23 @@ struct tstack {
 
 struct tsite {
     uint32_t site_id;
-    uint32_t stack;               /* index into stacks, or NO_INDEX */
+    uint32_t stack; /* index into stacks, or NO_INDEX */
     uint32_t stack_id;
     const char *api;
     uint64_t count, blocked_ns, max_ns;
-    uint32_t threads;             /* 0: not known */
-    struct rep_phase_raw phase;   /* 0 but count and ns before 1.2 */
-    uint64_t pinned;              /* 0 before 1.7 */
+    uint32_t threads;           /* 0: not known */
+    struct rep_phase_raw phase; /* 0 but count and ns before 1.2 */
+    uint64_t pinned;            /* 0 before 1.7 */
 };
 
-struct tthread {                  /* THREAD_TOTALS: the last one of a tid counts */
+struct tthread { /* THREAD_TOTALS: the last one of a tid counts */
     uint32_t tid;
     struct rep_phase_raw phase;
 };
 
 struct tstep {
     struct trace_step_event ev;
-    uint64_t seq;                 /* file order: the later of two records of one step wins */
+    uint64_t seq; /* file order: the later of two records of one step wins */
 };
 
 struct tdrops {
@@ -182,28 +182,28 @@ struct reader {
     struct vec drops;      /* struct tdrops, parallel to drop_ids */
     struct vec totals;     /* struct tthread, parallel to totals_ids */
 
-    struct tstep *tail;      /* the latest steps past TRACE_READ_MAX_STEPS: a ring */
-    size_t tail_n, tail_at;  /* how many it holds; the slot of the oldest */
+    struct tstep *tail;     /* the latest steps past TRACE_READ_MAX_STEPS: a ring */
+    size_t tail_n, tail_at; /* how many it holds; the slot of the oldest */
     uint64_t steps_seen, step_seq;
-    struct trace_bound bound; /* the last BOUND record (bound_bytes 0: none) */
-    uint64_t bound_seq;       /* step_seq at the last BOUND record */
+    struct trace_bound bound;  /* the last BOUND record (bound_bytes 0: none) */
+    uint64_t bound_seq;        /* step_seq at the last BOUND record */
     uint64_t bound_steps_seen; /* steps_seen then */
-    uint64_t end_steps_seen; /* the END record's (0: none, or an older writer's) */
+    uint64_t end_steps_seen;   /* the END record's (0: none, or an older writer's) */
     /* steps in the totals only (past TRACE_READ_MAX_STEPS, or folded): those read before the
      * last BOUND record, and those after it (past the half, the totals are rewritten with a
      * BOUND record: a killed process's steps after its last one are not in its site totals) */
     struct step_sums extra, pending;
     struct trace_steps_lost lost; /* the last STEPS_LOST: step records the agent had no room for */
-    uint64_t first_steps_end; /* the timeline's first steps: those before this one */
+    uint64_t first_steps_end;     /* the timeline's first steps: those before this one */
     uint64_t end_mono_ns, unattributed;
     uint64_t start_mono_ns, last_ns; /* the header's start; the latest time any record has */
     bool ended;
-    uint32_t marker_tid; /* the thread whose mark ended the last step */
+    uint32_t marker_tid;                          /* the thread whose mark ended the last step */
     uint64_t optimizers[REP_OPTIMIZERS_KEPT + 1]; /* training steps by their optimizers (STEP's) */
     /* trace_follow (syncspy top): steps and syncs go to the sink, not kept */
     const struct trace_follow_sink *sink;
-    uint64_t next_off;          /* where the walk stopped: the first record not read */
-    uint64_t exit_step_plus1;   /* the step of the last partial STEP record, + 1 (0: none) */
+    uint64_t next_off;        /* where the walk stopped: the first record not read */
+    uint64_t exit_step_plus1; /* the step of the last partial STEP record, + 1 (0: none) */
 };
 
 static bool fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -234,9 +234,11 @@ static bool corrupt(struct reader *r, const char *fmt, ...)
 static bool nomem(struct reader *r)
 {
     if (r->mem_used > TRACE_READ_MAX_MEMORY)
-        return fail(r, "%s needs more than %llu MiB to hold its strings, frames, stacks and "
-                    "sites (at byte %llu): is it corrupt?", r->name,
-                    (unsigned long long)(TRACE_READ_MAX_MEMORY >> 20), (unsigned long long)r->at);
+        return fail(r,
+                    "%s needs more than %llu MiB to hold its strings, frames, stacks and "
+                    "sites (at byte %llu): is it corrupt?",
+                    r->name, (unsigned long long)(TRACE_READ_MAX_MEMORY >> 20),
+                    (unsigned long long)r->at);
     return fail(r, "out of memory reading %s (at byte %llu)", r->name, (unsigned long long)r->at);
 }
 
@@ -413,7 +415,8 @@ static bool rec_frame(struct reader *r, const uint8_t *p)
         return corrupt(r, "frame %u is defined twice", f.id);
     char what[32];
     snprintf(what, sizeof what, "frame %u", f.id);
-    struct rep_frame rf = {.line = f.line, .offset = f.offset,
+    struct rep_frame rf = {.line = f.line,
+                           .offset = f.offset,
                            .python = f.kind == TRACE_FRAME_PYTHON,
                            .mark = f.kind == TRACE_FRAME_BACKWARD ? REP_MARK_BACKWARD
                                    : f.kind == TRACE_FRAME_CALLER ? REP_MARK_CALLER
@@ -445,8 +448,8 @@ static bool rec_frame_name(struct reader *r, const uint8_t *p)
     char what[32];
     snprintf(what, sizeof what, "frame %u", f.id);
     const char *function, *module, *file;
-    if (!(function = string_ref(r, f.function, what)) || !(module = string_ref(r, f.module, what)) ||
-        !(file = string_ref(r, f.file, what)))
+    if (!(function = string_ref(r, f.function, what)) ||
+        !(module = string_ref(r, f.module, what)) || !(file = string_ref(r, f.file, what)))
         return false;
     slot->function = function;
     slot->module = module;
@@ -490,8 +493,10 @@ static bool rec_stack(struct reader *r, const uint8_t *p, uint32_t bytes)
         uint32_t index = idmap_get(&r->frame_ids, id);
         if (index == NO_INDEX) {
             r->stack_pool.n = first;
-            return corrupt(r, "stack %u lists frame %u, which no earlier record defines as a "
-                           "frame", s.id, id);
+            return corrupt(r,
+                           "stack %u lists frame %u, which no earlier record defines as a "
+                           "frame",
+                           s.id, id);
         }
         uint32_t *slot = vec_push(r, &r->stack_pool, sizeof *slot);
         if (!slot)
@@ -546,7 +551,8 @@ static bool timeline_keeps(struct reader *r, uint64_t step)
     }
     if (step < ev->sample_from) /* a late event of one of the first steps */
         return n < r->max_events;
-    while (n >= r->max_events && step % ev->sample_stride == 0 && ev->sample_stride < (1ull << 62)) {
+    while (n >= r->max_events && step % ev->sample_stride == 0 &&
+           ev->sample_stride < (1ull << 62)) {
         ev->sample_stride *= 2;
         thin_events(r);
         n = r->syncs.n + r->launches.n;
@@ -592,8 +598,12 @@ static bool rec_sync(struct reader *r, const uint8_t *p)
     }
     struct trace_sync_event e = {.start_ns = s.start_ns,
                                  .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
-                                 .stream = s.stream, .bytes = s.bytes, .step = s.step,
-                                 .tid = s.tid, .dir = s.dir, .api = api};
+                                 .stream = s.stream,
+                                 .bytes = s.bytes,
+                                 .step = s.step,
+                                 .tid = s.tid,
+                                 .dir = s.dir,
+                                 .api = api};
     if (stack != NO_INDEX && !(e.frames = stack_frames(r, stack, &e.nframes)) && e.nframes)
         return false;
     if (r->sink) { /* followed: to the sink, not kept */
@@ -618,8 +628,11 @@ static bool rec_launch(struct reader *r, const uint8_t *p)
         return true;
     struct trace_launch_event *slot = event_slot(r, &r->launches, sizeof *slot, l.step);
     if (slot)
-        *slot = (struct trace_launch_event){.time_ns = l.time_ns, .stream = l.stream,
-                                            .step = l.step, .tid = l.tid, .api = api,
+        *slot = (struct trace_launch_event){.time_ns = l.time_ns,
+                                            .stream = l.stream,
+                                            .step = l.step,
+                                            .tid = l.tid,
+                                            .api = api,
                                             .kernel = kernel};
     return !r->failed;
 }
@@ -639,8 +652,12 @@ static void omit_step(struct reader *r, const struct tstep *t)
     if (r->ev)
         r->ev->events_omitted++;
     if (e->active)
-        a = (struct step_sums){.records = 1, .active = 1, .attributed = e->attributed, .syncs = e->syncs,
-                               .blocked = e->blocked_ns, .launches = e->launches,
+        a = (struct step_sums){.records = 1,
+                               .active = 1,
+                               .attributed = e->attributed,
+                               .syncs = e->syncs,
+                               .blocked = e->blocked_ns,
+                               .launches = e->launches,
                                .wall = e->end_ns - e->start_ns};
     sums_add(t->seq < r->bound_seq ? &r->extra : &r->pending, &a);
 }
@@ -668,11 +685,16 @@ static bool rec_step(struct reader *r, const uint8_t *p, uint32_t bytes)
 {
     struct trace_step s;
     copy_record(&s, sizeof s, p, bytes);
-    struct trace_step_event e = {.step = s.step, .start_ns = s.start_ns,
+    struct trace_step_event e = {.step = s.step,
+                                 .start_ns = s.start_ns,
                                  .end_ns = s.end_ns < s.start_ns ? s.start_ns : s.end_ns,
-                                 .syncs = s.syncs, .blocked_ns = s.blocked_ns,
-                                 .launches = s.launches, .active = s.active != 0,
-                                 .partial = s.partial != 0, .tid = s.tid, .source = s.source,
+                                 .syncs = s.syncs,
+                                 .blocked_ns = s.blocked_ns,
+                                 .launches = s.launches,
+                                 .active = s.active != 0,
+                                 .partial = s.partial != 0,
+                                 .tid = s.tid,
+                                 .source = s.source,
                                  .attributed = s.attributed != 0};
     if (sat_add(s.step, 1) > r->steps_seen)
         r->steps_seen = sat_add(s.step, 1);
@@ -719,8 +741,10 @@ static bool run_counts(struct reader *r, const struct trace_step_run *t, const u
         uint64_t n, s, l;
         if (!get_varint(&p, end, &n) || !get_varint(&p, end, &s) || !get_varint(&p, end, &l) ||
             n == 0 || n > t->active - steps)
-            return corrupt(r, "a run's per-step counts are cut or do not add up to its %llu active "
-                           "steps", (unsigned long long)t->active);
+            return corrupt(r,
+                           "a run's per-step counts are cut or do not add up to its %llu active "
+                           "steps",
+                           (unsigned long long)t->active);
         steps += n;
         syncs = sat_add(syncs, s > UINT64_MAX / n ? UINT64_MAX : s * n);
         launches = sat_add(launches, l > UINT64_MAX / n ? UINT64_MAX : l * n);
@@ -731,12 +755,15 @@ static bool run_counts(struct reader *r, const struct trace_step_run *t, const u
         if (*p)
             return corrupt(r, "a run's per-step counts go on past its %llu active steps",
                            (unsigned long long)t->active);
-    if (syncs != t->syncs || launches != t->launches || (t->active && (lo != t->syncs_min || hi != t->syncs_max)))
-        return corrupt(r, "a run's per-step counts add up to %llu syncs and %llu launches (%llu to %llu a "
-                       "step), its sums say %llu and %llu (%llu to %llu)", (unsigned long long)syncs,
-                       (unsigned long long)launches, (unsigned long long)lo, (unsigned long long)hi,
-                       (unsigned long long)t->syncs, (unsigned long long)t->launches,
-                       (unsigned long long)t->syncs_min, (unsigned long long)t->syncs_max);
+    if (syncs != t->syncs || launches != t->launches ||
+        (t->active && (lo != t->syncs_min || hi != t->syncs_max)))
+        return corrupt(
+            r,
+            "a run's per-step counts add up to %llu syncs and %llu launches (%llu to %llu a "
+            "step), its sums say %llu and %llu (%llu to %llu)",
+            (unsigned long long)syncs, (unsigned long long)launches, (unsigned long long)lo,
+            (unsigned long long)hi, (unsigned long long)t->syncs, (unsigned long long)t->launches,
+            (unsigned long long)t->syncs_min, (unsigned long long)t->syncs_max);
     return true;
 }
 
@@ -747,8 +774,10 @@ static bool rec_step_run(struct reader *r, const uint8_t *p, uint32_t bytes)
     memcpy(&t, p, sizeof t);
     if (t.steps == 0 || t.last_step < t.first_step || t.steps - 1 > t.last_step - t.first_step ||
         t.active > t.steps || (t.active && t.syncs_min > t.syncs_max))
-        return corrupt(r, "a run of %llu steps (%llu active) numbered %llu to %llu with %llu to %llu "
-                       "syncs a step", (unsigned long long)t.steps, (unsigned long long)t.active,
+        return corrupt(r,
+                       "a run of %llu steps (%llu active) numbered %llu to %llu with %llu to %llu "
+                       "syncs a step",
+                       (unsigned long long)t.steps, (unsigned long long)t.active,
                        (unsigned long long)t.first_step, (unsigned long long)t.last_step,
                        (unsigned long long)t.syncs_min, (unsigned long long)t.syncs_max);
     if (bytes > sizeof t && !run_counts(r, &t, p + sizeof t, p + bytes))
@@ -762,10 +791,14 @@ static bool rec_step_run(struct reader *r, const uint8_t *p, uint32_t bytes)
             r->sink->run(r->sink->ctx, &t);
         return true;
     }
-    sums_add(&r->pending, &(struct step_sums){.records = t.steps, .active = t.active, .syncs = t.syncs,
-                                             .blocked = t.blocked_ns, .launches = t.launches,
-                                             .wall = t.wall_ns, .folded = t.steps,
-                                             .summed = counted ? 0 : t.active});
+    sums_add(&r->pending, &(struct step_sums){.records = t.steps,
+                                              .active = t.active,
+                                              .syncs = t.syncs,
+                                              .blocked = t.blocked_ns,
+                                              .launches = t.launches,
+                                              .wall = t.wall_ns,
+                                              .folded = t.steps,
+                                              .summed = counted ? 0 : t.active});
     return true;
 }
 
@@ -774,9 +807,11 @@ static bool rec_bound(struct reader *r, const uint8_t *p)
     struct trace_bound b;
     memcpy(&b, p, sizeof b); /* cumulative: the last one counts */
     if (b.detail_steps > b.steps_seen || b.sampled_from > b.steps_seen)
-        return corrupt(r, "the bound's record says %llu steps (from step %llu on, a sample) of %llu "
-                       "have their events", (unsigned long long)b.detail_steps,
-                       (unsigned long long)b.sampled_from, (unsigned long long)b.steps_seen);
+        return corrupt(r,
+                       "the bound's record says %llu steps (from step %llu on, a sample) of %llu "
+                       "have their events",
+                       (unsigned long long)b.detail_steps, (unsigned long long)b.sampled_from,
+                       (unsigned long long)b.steps_seen);
     r->bound = b;
     sums_add(&r->extra, &r->pending); /* the totals that follow count the steps before it */
     r->pending = (struct step_sums){0};
@@ -797,8 +832,13 @@ static bool rec_site_totals(struct reader *r, const uint8_t *p, uint32_t bytes)
     const char *api = string_ref(r, t.api_name, what);
     if (!api || !stack_ref(r, t.stack_id, what, &stack))
         return false;
-    struct tsite s = {.site_id = t.site_id, .stack = stack, .api = api, .count = t.count,
-                      .blocked_ns = t.blocked_ns, .max_ns = t.max_ns, .threads = t.threads,
+    struct tsite s = {.site_id = t.site_id,
+                      .stack = stack,
+                      .api = api,
+                      .count = t.count,
+                      .blocked_ns = t.blocked_ns,
+                      .max_ns = t.max_ns,
+                      .threads = t.threads,
                       .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns, t.seen_step,
                                 t.base_count, t.base_ns},
                       .pinned = t.pinned};
@@ -837,8 +877,9 @@ static bool rec_thread_totals(struct reader *r, const uint8_t *p)
 {
     struct trace_thread_totals t;
     memcpy(&t, p, sizeof t);
-    struct tthread v = {.tid = t.tid, .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns,
-                                                t.seen_step, t.base_count, t.base_ns}};
+    struct tthread v = {.tid = t.tid,
+                        .phase = {t.count, t.blocked_ns, t.startup_count, t.startup_ns, t.seen_step,
+                                  t.base_count, t.base_ns}};
     uint32_t index = idmap_get(&r->totals_ids, t.tid);
     if (index != NO_INDEX) { /* cumulative: the last one counts */
         ((struct tthread *)r->totals.p)[index] = v;
@@ -903,7 +944,8 @@ static size_t record_min_bytes(uint32_t type)
     case TREC_THREAD_TOTALS: return sizeof(struct trace_thread_totals);
     case TREC_THREAD: return sizeof(struct trace_thread);
     case TREC_DROPS: return sizeof(struct trace_drops);
-    case TREC_END: return offsetof(struct trace_end, steps_seen); /* 24: a writer before steps_seen */
+    case TREC_END:
+        return offsetof(struct trace_end, steps_seen); /* 24: a writer before steps_seen */
     case TREC_STEPS_LOST: return sizeof(struct trace_steps_lost);
     case TREC_STEP_RUN: return sizeof(struct trace_step_run);
     case TREC_BOUND: return sizeof(struct trace_bound);
@@ -943,9 +985,10 @@ bool trace_looks_like(const void *buf, size_t len)
 
 static bool cut_header(struct reader *r, uint64_t len, uint64_t need)
 {
-    return fail(r, "%s ends at byte %llu, inside its %llu-byte header (was the process killed "
-                "before its first flush?)", r->name, (unsigned long long)len,
-                (unsigned long long)need);
+    return fail(r,
+                "%s ends at byte %llu, inside its %llu-byte header (was the process killed "
+                "before its first flush?)",
+                r->name, (unsigned long long)len, (unsigned long long)need);
 }
 
 /* A string of the identity part: NUL-terminated within its field, printable (else NULL). */
@@ -976,7 +1019,8 @@ static bool read_identity(struct reader *r, const unsigned char *at, struct rep_
     out->node = id.node >= 0 ? id.node : -1;
     /* the agent's mark of a failed write (trace_format.h): an errno, else an unknown error */
     out->trace_lost_errno = id.write_errno > 0 && id.write_errno < 4096 ? id.write_errno
-                            : id.write_errno ? EIO : 0;
+                            : id.write_errno                            ? EIO
+                                                                        : 0;
     bool ok = true;
     out->host = identity_string(r, id.host, sizeof id.host, &ok);
     out->job_id = identity_string(r, id.job_id, sizeof id.job_id, &ok);
@@ -1001,24 +1045,30 @@ static bool read_header(struct reader *r, struct src *s, uint64_t *records_at)
     uint16_t major;
     memcpy(&major, p + 8, sizeof major);
     if (major > TRACE_VERSION_MAJOR)
-        return fail(r, "%s: trace.bin format %u is newer than this syncspy understands (%d); read "
-                    "it with a newer syncspy", r->name, major, TRACE_VERSION_MAJOR);
-    if (major != TRACE_VERSION_MAJOR)
-        return fail(r, "%s: trace.bin format %u is not one this syncspy understands (%d)",
+        return fail(r,
+                    "%s: trace.bin format %u is newer than this syncspy understands (%d); read "
+                    "it with a newer syncspy",
                     r->name, major, TRACE_VERSION_MAJOR);
+    if (major != TRACE_VERSION_MAJOR)
+        return fail(r, "%s: trace.bin format %u is not one this syncspy understands (%d)", r->name,
+                    major, TRACE_VERSION_MAJOR);
     if (got < sizeof(struct trace_file_header))
         return cut_header(r, got, sizeof(struct trace_file_header));
     struct trace_file_header h;
     memcpy(&h, p, sizeof h);
     if (h.header_bytes < sizeof h || h.header_bytes % 8 ||
         h.header_bytes > TRACE_READ_MAX_HEADER_BYTES)
-        return fail(r, "%s has a bad header: it says it is %u bytes long (format %d needs a "
-                    "multiple of 8 from %zu to %d)", r->name, h.header_bytes, TRACE_VERSION_MAJOR,
-                    sizeof h, TRACE_READ_MAX_HEADER_BYTES);
+        return fail(r,
+                    "%s has a bad header: it says it is %u bytes long (format %d needs a "
+                    "multiple of 8 from %zu to %d)",
+                    r->name, h.header_bytes, TRACE_VERSION_MAJOR, sizeof h,
+                    TRACE_READ_MAX_HEADER_BYTES);
     uint64_t unknown = h.features & TRACE_FEATURES_REQUIRED_MASK; /* none is known yet */
     if (unknown)
-        return fail(r, "%s needs features this syncspy does not know (0x%016llx); read it with a "
-                    "newer syncspy", r->name, (unsigned long long)unknown);
+        return fail(r,
+                    "%s needs features this syncspy does not know (0x%016llx); read it with a "
+                    "newer syncspy",
+                    r->name, (unsigned long long)unknown);
     const uint8_t *whole = src_get(s, 0, h.header_bytes, &got);
     if (s->rerr)
         return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
@@ -1059,7 +1109,7 @@ static bool only_holes_after(struct src *s, uint64_t *off)
     off_t data = lseek(s->fd, (off_t)*off, SEEK_DATA);
     if (data < 0)
         return errno == ENXIO; /* ENXIO: holes to the end; EINVAL: not supported, read on */
-    *off = (uint64_t)data; /* the file offset is there now: the window starts there */
+    *off = (uint64_t)data;     /* the file offset is there now: the window starts there */
     s->base = *off;
     s->have = 0;
     return false;
@@ -1115,14 +1165,16 @@ static bool read_records(struct reader *r, struct src *s, uint64_t off)
         }
         size_t min = record_min_bytes(h.type);
         if (h.bytes < sizeof h || h.bytes % 8)
-            return corrupt(r, "a record of type %u says it is %u bytes long (not a multiple of 8 "
-                           "of at least 8)", h.type, h.bytes);
+            return corrupt(r,
+                           "a record of type %u says it is %u bytes long (not a multiple of 8 "
+                           "of at least 8)",
+                           h.type, h.bytes);
         if (h.bytes > TRACE_MAX_RECORD_BYTES)
-            return corrupt(r, "a record of type %u says it is %u bytes long (more than %u)",
-                           h.type, h.bytes, TRACE_MAX_RECORD_BYTES);
+            return corrupt(r, "a record of type %u says it is %u bytes long (more than %u)", h.type,
+                           h.bytes, TRACE_MAX_RECORD_BYTES);
         if (h.bytes < min)
-            return corrupt(r, "a record of type %u says it is %u bytes long (it needs %zu)",
-                           h.type, h.bytes, min);
+            return corrupt(r, "a record of type %u says it is %u bytes long (it needs %zu)", h.type,
+                           h.bytes, min);
         p = src_get(s, off, h.bytes, &got);
         if (s->rerr)
             return fail(r, "cannot read %s: %s", r->name, strerror(s->rerr));
@@ -1170,8 +1222,8 @@ static void last_step(const struct reader *r, uint64_t *last, bool *partial)
 
 /* The sites of t[0..n) that synced, in that order, as the report model's (into *out, allocated
  * here; *k how many), their splits against the run's last step. */
-static bool model_the_sites(struct reader *r, const struct tsite *t, size_t n, uint64_t last, bool partial,
-                        struct rep_site **out, size_t *k)
+static bool model_the_sites(struct reader *r, const struct tsite *t, size_t n, uint64_t last,
+                            bool partial, struct rep_site **out, size_t *k)
 {
     size_t synced = 0;
     *k = 0;
@@ -1186,9 +1238,13 @@ static bool model_the_sites(struct reader *r, const struct tsite *t, size_t n, u
             continue;
         struct rep_site *s = &(*out)[(*k)++];
         /* a live snapshot may read the longest sync before the total it is in: clamped */
-        *s = (struct rep_site){.api = t[i].api, .count = t[i].count, .blocked_ns = t[i].blocked_ns,
-                               .max_ns = t[i].max_ns < t[i].blocked_ns ? t[i].max_ns : t[i].blocked_ns,
-                               .threads = t[i].threads, .split = rep_split_of(&t[i].phase, last, partial),
+        *s = (struct rep_site){.api = t[i].api,
+                               .count = t[i].count,
+                               .blocked_ns = t[i].blocked_ns,
+                               .max_ns =
+                                   t[i].max_ns < t[i].blocked_ns ? t[i].max_ns : t[i].blocked_ns,
+                               .threads = t[i].threads,
+                               .split = rep_split_of(&t[i].phase, last, partial),
                                .pinned = t[i].pinned < t[i].count ? t[i].pinned : t[i].count};
         if (t[i].stack != NO_INDEX && !(s->frames = stack_frames(r, t[i].stack, &s->nframes)) &&
             s->nframes)
@@ -1288,8 +1344,9 @@ static void count_missing_steps(struct reader *r, size_t n, size_t active)
         r->steps_seen = accounted; /* the lost steps were the last ones */
     r->out->step_records_missing = r->steps_seen - accounted;
     if (n) /* as many of them active as of the records there are */
-        r->out->steps_missing_active = (uint64_t)(((unsigned __int128)r->out->step_records_missing * active +
-                                                   n / 2) / n); /* <= missing: active <= n */
+        r->out->steps_missing_active =
+            (uint64_t)(((unsigned __int128)r->out->step_records_missing * active + n / 2) /
+                       n); /* <= missing: active <= n */
     r->out->steps_lost = r->lost.active;
 }
 
@@ -1358,9 +1415,12 @@ static bool list_active_steps(struct reader *r, const struct tstep *t, size_t n,
         const struct trace_step_event *e = i < n ? &t[i].ev : opened;
         if (!e->active)
             continue;
-        r->st->steps[k++] = (struct rep_step){.step = e->step, .wall_ns = e->end_ns - e->start_ns,
-                                              .syncs = e->syncs, .blocked_ns = e->blocked_ns,
-                                              .launches = e->launches, .partial = e->partial,
+        r->st->steps[k++] = (struct rep_step){.step = e->step,
+                                              .wall_ns = e->end_ns - e->start_ns,
+                                              .syncs = e->syncs,
+                                              .blocked_ns = e->blocked_ns,
+                                              .launches = e->launches,
+                                              .partial = e->partial,
                                               .attributed = e->attributed};
         out->active_steps++;
         out->attribution_steps += e->attributed;
@@ -1545,7 +1605,8 @@ static void build_startup(struct reader *r)
         const struct trace_step_event *e = &t[i].ev;
         if (e->step == 0 && !e->partial) {
             out->startup_closed = true;
-            out->startup = (struct rep_step){.step = 0, .wall_ns = e->end_ns - e->start_ns,
+            out->startup = (struct rep_step){.step = 0,
+                                             .wall_ns = e->end_ns - e->start_ns,
                                              .syncs = e->active ? e->syncs : 0,
                                              .blocked_ns = e->active ? e->blocked_ns : 0,
                                              .launches = e->launches};
@@ -1556,7 +1617,8 @@ static void build_startup(struct reader *r)
         }
     }
     out->step_source = source == TRACE_STEP_SOURCE_EXPLICIT ? "syncspy.step()"
-                       : source == TRACE_STEP_SOURCE_AUTO ? "optimizer.step()" : NULL;
+                       : source == TRACE_STEP_SOURCE_AUTO   ? "optimizer.step()"
+                                                            : NULL;
     out->optimizers = source == TRACE_STEP_SOURCE_AUTO ? rep_optimizers_usual(r->optimizers) : 0;
     out->optimizers_max = source == TRACE_STEP_SOURCE_AUTO ? rep_optimizers_most(r->optimizers) : 0;
 }
@@ -1573,11 +1635,14 @@ static bool threads_model(struct reader *r, uint64_t last, bool partial, struct 
     const struct trace_thread_name *names = r->threads.p;
     for (size_t i = 0; i < r->totals.n; i++) {
         uint32_t ni = idmap_get(&r->thread_ids, t[i].tid);
-        (*out)[i] = (struct rep_thread){
-            .tid = t[i].tid, .name = t[i].tid == 0 ? "(others)" : ni != NO_INDEX ? names[ni].name : "",
-            .syncs = t[i].phase.count, .blocked_ns = t[i].phase.ns,
-            .split = rep_split_of(&t[i].phase, last, partial),
-            .ends_steps = t[i].tid && t[i].tid == r->marker_tid};
+        (*out)[i] = (struct rep_thread){.tid = t[i].tid,
+                                        .name = t[i].tid == 0    ? "(others)"
+                                                : ni != NO_INDEX ? names[ni].name
+                                                                 : "",
+                                        .syncs = t[i].phase.count,
+                                        .blocked_ns = t[i].phase.ns,
+                                        .split = rep_split_of(&t[i].phase, last, partial),
+                                        .ends_steps = t[i].tid && t[i].tid == r->marker_tid};
     }
     return true;
 }
@@ -1654,12 +1719,13 @@ static void store_free(struct trace_store *st)
 
 static void reader_free(struct reader *r)
 {
-    struct idmap *maps[] = {&r->string_ids, &r->frame_ids, &r->stack_ids,
-                            &r->site_ids, &r->thread_ids, &r->drop_ids, &r->totals_ids};
+    struct idmap *maps[] = {&r->string_ids, &r->frame_ids, &r->stack_ids, &r->site_ids,
+                            &r->thread_ids, &r->drop_ids,  &r->totals_ids};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         idmap_free(maps[i]);
-    struct vec *vecs[] = {&r->strings, &r->frames, &r->stacks, &r->stack_pool, &r->sites,
-                          &r->steps, &r->syncs, &r->launches, &r->threads, &r->drops, &r->totals};
+    struct vec *vecs[] = {&r->strings, &r->frames, &r->stacks, &r->stack_pool,
+                          &r->sites,   &r->steps,  &r->syncs,  &r->launches,
+                          &r->threads, &r->drops,  &r->totals};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
         free(vecs[i]->p);
     free(r->tail);
@@ -1679,15 +1745,19 @@ static int read_src(struct src *s, const char *name, const struct trace_read_opt
 {
     static char spare[1];
     clear(out, ev);
-    struct reader r = {.name = name, .err = errlen ? err : spare, .errlen = errlen ? errlen : 1,
-                       .opts = opts, .out = out, .ev = ev};
+    struct reader r = {.name = name,
+                       .err = errlen ? err : spare,
+                       .errlen = errlen ? errlen : 1,
+                       .opts = opts,
+                       .out = out,
+                       .ev = ev};
     r.max_events = opts && opts->max_events ? opts->max_events : TRACE_READ_MAX_EVENTS;
     r.err[0] = '\0';
     r.st = calloc(1, sizeof *r.st);
     uint64_t records_at = 0;
-    bool ok = r.st ? read_header(&r, s, &records_at) && read_records(&r, s, records_at) &&
-                         finish(&r)
-                   : fail(&r, "out of memory reading %s", name);
+    bool ok = r.st
+                  ? read_header(&r, s, &records_at) && read_records(&r, s, records_at) && finish(&r)
+                  : fail(&r, "out of memory reading %s", name);
     reader_free(&r);
     if (!ok) {
         store_free(r.st);
@@ -1745,9 +1815,9 @@ void trace_free(struct rep_process *out, struct trace_events *events)
 struct trace_follow {
     struct reader r;
     struct src s;
-    struct rep_process head;    /* what the header said, and the flags of the records read */
+    struct rep_process head; /* what the header said, and the flags of the records read */
     struct trace_follow_sink sink;
-    struct rep_site *sites;     /* the last snapshot's */
+    struct rep_site *sites; /* the last snapshot's */
     struct rep_thread *threads;
     char *err;
     size_t errlen;
@@ -1768,8 +1838,12 @@ struct trace_follow *trace_follow_open(const char *path, const struct trace_foll
     f->sink = *sink;
     f->s = (struct src){.fd = fd, .buf = malloc(WINDOW_BYTES), .file_bytes = (uint64_t)sb.st_size};
     clear(&f->head, NULL);
-    f->r = (struct reader){.name = path, .err = err, .errlen = errlen, .out = &f->head,
-                           .sink = &f->sink, .max_events = TRACE_READ_MAX_EVENTS};
+    f->r = (struct reader){.name = path,
+                           .err = err,
+                           .errlen = errlen,
+                           .out = &f->head,
+                           .sink = &f->sink,
+                           .max_events = TRACE_READ_MAX_EVENTS};
     f->r.st = calloc(1, sizeof *f->r.st);
     err[0] = '\0';
     if (!f->s.buf || !f->r.st) {
@@ -1811,8 +1885,9 @@ int trace_follow_snapshot(struct trace_follow *f, struct rep_process *out, uint6
     f->sites = NULL;
     f->threads = NULL;
     /* the run's last step: the exit's partial one, else the one still open */
-    uint64_t last = r->exit_step_plus1 && r->exit_step_plus1 >= r->steps_seen ? r->exit_step_plus1 - 1
-                                                                              : r->steps_seen;
+    uint64_t last = r->exit_step_plus1 && r->exit_step_plus1 >= r->steps_seen
+                        ? r->exit_step_plus1 - 1
+                        : r->steps_seen;
     if (last_step)
         *last_step = last;
     /* the arrays are freed at the next snapshot: not charged for good (the frames a stack's

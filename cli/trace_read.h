@@ -12,25 +12,25 @@
 
 #include "output/model.h"
 
-#define TRACE_READ_MAX_MEMORY (2ull << 30)   /* tables, strings, frames, sites: else an error */
+#define TRACE_READ_MAX_MEMORY (2ull << 30) /* tables, strings, frames, sites: else an error */
 /* What is kept stays within a fixed memory at any length of trace (with the tables, under
  * 64 MiB for a trace of 64 sites: docs/PERFORMANCE.md): the first TRACE_READ_MAX_STEPS steps and
  * the last TRACE_READ_TAIL_STEPS one by one, the others in the totals only (steps_omitted); of the
  * timeline's syncs and launches, max_events: every event of the first steps (half the cap), then
  * those of a sample of steps spread over the rest (trace_events.sample_from, sample_stride), the
  * others counted (events_omitted). */
-#define TRACE_READ_MAX_STEPS (1u << 16)      /* the first steps kept one by one */
-#define TRACE_READ_TAIL_STEPS (1u << 14)     /* and the last ones */
-#define TRACE_READ_MAX_EVENTS (1u << 18)     /* syncs and launches kept; more are counted, not kept */
-#define TRACE_READ_MAX_HEADER_BYTES 65536    /* a header_bytes above this is corrupt */
-#define TRACE_READ_SPANNED_STEPS 4096        /* timeline steps made of their events, at most */
+#define TRACE_READ_MAX_STEPS (1u << 16)   /* the first steps kept one by one */
+#define TRACE_READ_TAIL_STEPS (1u << 14)  /* and the last ones */
+#define TRACE_READ_MAX_EVENTS (1u << 18)  /* syncs and launches kept; more are counted, not kept */
+#define TRACE_READ_MAX_HEADER_BYTES 65536 /* a header_bytes above this is corrupt */
+#define TRACE_READ_SPANNED_STEPS 4096     /* timeline steps made of their events, at most */
 
 /* One sync as the timeline shows it. Strings are never NULL ("" when unknown). */
 struct trace_sync_event {
-    uint64_t start_ns, end_ns;      /* CLOCK_MONOTONIC; end_ns >= start_ns */
+    uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC; end_ns >= start_ns */
     uint64_t stream, bytes, step;
     uint32_t tid;
-    uint32_t dir;                   /* enum trace_dir; unknown values are kept as they are */
+    uint32_t dir; /* enum trace_dir; unknown values are kept as they are */
     const char *api;
     const struct rep_frame *frames; /* innermost first; NULL when nframes is 0 (no stack) */
     uint32_t nframes;
@@ -40,7 +40,7 @@ struct trace_launch_event {
     uint64_t time_ns, stream, step;
     uint32_t tid;
     const char *api;
-    const char *kernel;             /* "" when unknown */
+    const char *kernel; /* "" when unknown */
 };
 
 /* One step that ended, active or not (a step still open when the process was killed has no
@@ -71,13 +71,13 @@ struct trace_events {
     const struct trace_step_event *steps;  /* by step number; a step written twice: the last;
                                             * the first and last ones (TRACE_READ_MAX_STEPS) */
     size_t nsteps;
-    const struct trace_sync_event *syncs;  /* file order */
+    const struct trace_sync_event *syncs; /* file order */
     size_t nsyncs;
     const struct trace_launch_event *launches; /* file order */
     size_t nlaunches;
-    const struct trace_thread_name *threads;   /* by tid; the last THREAD record of each */
+    const struct trace_thread_name *threads; /* by tid; the last THREAD record of each */
     size_t nthreads;
-    uint64_t events_omitted;               /* events past the cap: counted, not kept */
+    uint64_t events_omitted; /* events past the cap: counted, not kept */
     /* past half the cap, the events kept from step sample_from on are those of every
      * sample_stride-th step (step % sample_stride == 0; 0: every event was kept, up to the cap) */
     uint64_t sample_from, sample_stride;

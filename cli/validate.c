@@ -31,8 +31,8 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
     uint64_t listed = p->steps ? p->nsteps : 0;
     uint64_t want = sat_add(sat_add(listed, p->steps_omitted), p->steps_lost);
     if (p->active_steps != want)
-        return say(why, n, "active_steps is %llu but it lists %llu step%s%s%s", (ull)p->active_steps,
-                   (ull)listed, listed == 1 ? "" : "s",
+        return say(why, n, "active_steps is %llu but it lists %llu step%s%s%s",
+                   (ull)p->active_steps, (ull)listed, listed == 1 ? "" : "s",
                    p->steps_omitted ? " and says more are omitted" : "",
                    p->steps_lost ? " and says more were lost" : "");
     uint64_t syncs = 0, blocked = 0, launches = 0, wall = 0;
@@ -45,8 +45,10 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
             return say(why, n, "step %llu is listed but steps_seen is %llu", (ull)s->step,
                        (ull)p->steps_seen);
         if (s->partial && i + 1 < listed)
-            return say(why, n, "step %llu is the step still open at exit (partial) but is not "
-                       "the last one listed", (ull)s->step);
+            return say(why, n,
+                       "step %llu is the step still open at exit (partial) but is not "
+                       "the last one listed",
+                       (ull)s->step);
         syncs = sat_add(syncs, s->syncs);
         blocked = sat_add(blocked, s->blocked_ns);
         launches = sat_add(launches, s->launches);
@@ -60,8 +62,10 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
     const struct {
         const char *name;
         uint64_t total, sum;
-    } t[] = {{"syncs", p->syncs, syncs}, {"blocked_ns", p->blocked_ns, blocked},
-             {"launches", p->launches, launches}, {"wall_ns", p->wall_ns, wall}};
+    } t[] = {{"syncs", p->syncs, syncs},
+             {"blocked_ns", p->blocked_ns, blocked},
+             {"launches", p->launches, launches},
+             {"wall_ns", p->wall_ns, wall}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (exact ? t[i].total != t[i].sum : t[i].total < t[i].sum)
             return say(why, n, "its %s total is %llu but its steps add up to %llu", t[i].name,
@@ -69,15 +73,18 @@ static bool steps_contradict(const struct rep_process *p, char *why, size_t n)
     return false;
 }
 
-static bool split_contradicts(const struct rep_split *s, uint64_t count, uint64_t ns, const char *what,
-                              char *why, size_t n)
+static bool split_contradicts(const struct rep_split *s, uint64_t count, uint64_t ns,
+                              const char *what, char *why, size_t n)
 {
     if (s->startup_count > count || s->partial_count > count)
-        return say(why, n, "%s has %llu syncs but %llu of them in start-up and %llu in the open step",
-                   what, (ull)count, (ull)s->startup_count, (ull)s->partial_count);
+        return say(why, n,
+                   "%s has %llu syncs but %llu of them in start-up and %llu in the open step", what,
+                   (ull)count, (ull)s->startup_count, (ull)s->partial_count);
     if (s->startup_ns > ns || s->partial_ns > ns)
-        return say(why, n, "%s was blocked %llu ns but %llu ns of it in start-up and %llu ns in the "
-                   "open step", what, (ull)ns, (ull)s->startup_ns, (ull)s->partial_ns);
+        return say(why, n,
+                   "%s was blocked %llu ns but %llu ns of it in start-up and %llu ns in the "
+                   "open step",
+                   what, (ull)ns, (ull)s->startup_ns, (ull)s->partial_ns);
     return false;
 }
 
@@ -88,13 +95,16 @@ static bool contradicting_sites(const struct rep_process *p, char *why, size_t n
         const struct rep_site *s = &p->sites[i];
         snprintf(what, sizeof what, "site %zu (%.30s)", i + 1, s->api ? s->api : "");
         if (s->max_ns > s->blocked_ns)
-            return say(why, n, "%s has its longest sync (%llu ns) longer than all of them together "
-                       "(%llu ns)", what, (ull)s->max_ns, (ull)s->blocked_ns);
+            return say(why, n,
+                       "%s has its longest sync (%llu ns) longer than all of them together "
+                       "(%llu ns)",
+                       what, (ull)s->max_ns, (ull)s->blocked_ns);
         if (!s->count && s->blocked_ns)
-            return say(why, n, "%s has no syncs but %llu ns blocked in them", what, (ull)s->blocked_ns);
+            return say(why, n, "%s has no syncs but %llu ns blocked in them", what,
+                       (ull)s->blocked_ns);
         if (s->gpu_idle_syncs > s->count)
-            return say(why, n, "%s has %llu syncs but %llu of them followed by GPU idle time",
-                       what, (ull)s->count, (ull)s->gpu_idle_syncs);
+            return say(why, n, "%s has %llu syncs but %llu of them followed by GPU idle time", what,
+                       (ull)s->count, (ull)s->gpu_idle_syncs);
         if (s->pinned > s->count)
             return say(why, n, "%s has %llu syncs but %llu of them after a pinned copy", what,
                        (ull)s->count, (ull)s->pinned);

@@ -205,7 +205,7 @@ struct prog {
     struct row row, init; /* init: the row after the CIE's program (restore) */
     struct row stack[STATE_STACK];
     int depth;
-    uint64_t loc;        /* the address the row describes from */
+    uint64_t loc; /* the address the row describes from */
     const struct cie *ci;
     uintptr_t datarel;
 };
@@ -252,19 +252,29 @@ static bool def_cfa(struct prog *pg, uint64_t reg, int64_t off)
 }
 
 /* The extended opcodes (low 6 bits zero in the primary ones). */
-static bool run_extended(struct prog *pg, struct cur *c, uint8_t op, bool *advanced, uint64_t *delta)
+static bool run_extended(struct prog *pg, struct cur *c, uint8_t op, bool *advanced,
+                         uint64_t *delta)
 {
     int64_t daf = pg->ci->data_align;
     uint64_t reg;
     switch (op) {
     case 0x00: return true; /* nop */
-    case 0x01: /* set_loc */
+    case 0x01:              /* set_loc */
         *advanced = true;
         *delta = rd_encoded(c, pg->ci->fde_enc, pg->datarel) - pg->loc;
         return !c->bad;
-    case 0x02: *advanced = true; *delta = rd_fixed(c, 1) * pg->ci->code_align; return true;
-    case 0x03: *advanced = true; *delta = rd_fixed(c, 2) * pg->ci->code_align; return true;
-    case 0x04: *advanced = true; *delta = rd_fixed(c, 4) * pg->ci->code_align; return true;
+    case 0x02:
+        *advanced = true;
+        *delta = rd_fixed(c, 1) * pg->ci->code_align;
+        return true;
+    case 0x03:
+        *advanced = true;
+        *delta = rd_fixed(c, 2) * pg->ci->code_align;
+        return true;
+    case 0x04:
+        *advanced = true;
+        *delta = rd_fixed(c, 4) * pg->ci->code_align;
+        return true;
     case 0x05: reg = rd_uleb(c); return set_offset(pg, reg, (int64_t)rd_uleb(c) * daf);
     case 0x06: return restore_reg(pg, rd_uleb(c));
     case 0x07: return set_kind(pg, rd_uleb(c), RK_UNDEF);
@@ -303,7 +313,10 @@ static bool run_program(struct prog *pg, struct cur *c, uint64_t pc)
         bool advanced = false, ok = true;
         uint64_t delta = 0;
         switch (op & 0xc0) {
-        case 0x40: advanced = true; delta = (op & 0x3f) * pg->ci->code_align; break;
+        case 0x40:
+            advanced = true;
+            delta = (op & 0x3f) * pg->ci->code_align;
+            break;
         case 0x80: ok = set_offset(pg, op & 0x3f, (int64_t)rd_uleb(c) * pg->ci->data_align); break;
         case 0xc0: ok = restore_reg(pg, op & 0x3f); break;
         default: ok = run_extended(pg, c, op, &advanced, &delta); break;
@@ -358,8 +371,8 @@ static int fde_rule(const uint8_t *fde, uintptr_t pc, uintptr_t datarel, struct 
             return -1;
         c.p += alen;
     }
-    struct prog pg = {.row = {.cfa_reg = REG_RSP, .cfa_off = 8}, .loc = start, .ci = &ci,
-                      .datarel = datarel};
+    struct prog pg = {
+        .row = {.cfa_reg = REG_RSP, .cfa_off = 8}, .loc = start, .ci = &ci, .datarel = datarel};
     struct cur cc = {ci.insns, ci.end, false};
     if (!run_program(&pg, &cc, UINT64_MAX))
         return -1;

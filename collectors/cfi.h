@@ -17,11 +17,11 @@
 enum cfi_base { CFI_CFA_RSP, CFI_CFA_RBP };
 
 struct cfi_rule {
-    uint8_t cfa_base;  /* CFI_CFA_RSP or CFI_CFA_RBP */
-    bool rbp_saved;    /* the caller's RBP is at CFA + rbp_off; else RBP is unchanged */
-    bool end;          /* the return address column is undefined: the outermost frame */
-    int32_t cfa_off;   /* CFA = base register + cfa_off */
-    int32_t ra_off;    /* the return address is at CFA + ra_off (normally -8) */
+    uint8_t cfa_base; /* CFI_CFA_RSP or CFI_CFA_RBP */
+    bool rbp_saved;   /* the caller's RBP is at CFA + rbp_off; else RBP is unchanged */
+    bool end;         /* the return address column is undefined: the outermost frame */
+    int32_t cfa_off;  /* CFA = base register + cfa_off */
+    int32_t ra_off;   /* the return address is at CFA + ra_off (normally -8) */
     int32_t rbp_off;
 };
 

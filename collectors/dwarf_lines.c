@@ -22,35 +22,87 @@
 enum {
     DW_AT_stmt_list = 0x10,
     DW_AT_comp_dir = 0x1b,
-    DW_UT_compile = 1, DW_UT_type = 2, DW_UT_skeleton = 4, DW_UT_split_compile = 5,
+    DW_UT_compile = 1,
+    DW_UT_type = 2,
+    DW_UT_skeleton = 4,
+    DW_UT_split_compile = 5,
     DW_UT_split_type = 6,
-    DW_LNCT_path = 1, DW_LNCT_directory_index = 2,
-    DW_LNS_copy = 1, DW_LNS_advance_pc, DW_LNS_advance_line, DW_LNS_set_file,
-    DW_LNS_set_column, DW_LNS_negate_stmt, DW_LNS_set_basic_block, DW_LNS_const_add_pc,
-    DW_LNS_fixed_advance_pc, DW_LNS_set_prologue_end, DW_LNS_set_epilogue_begin,
+    DW_LNCT_path = 1,
+    DW_LNCT_directory_index = 2,
+    DW_LNS_copy = 1,
+    DW_LNS_advance_pc,
+    DW_LNS_advance_line,
+    DW_LNS_set_file,
+    DW_LNS_set_column,
+    DW_LNS_negate_stmt,
+    DW_LNS_set_basic_block,
+    DW_LNS_const_add_pc,
+    DW_LNS_fixed_advance_pc,
+    DW_LNS_set_prologue_end,
+    DW_LNS_set_epilogue_begin,
     DW_LNS_set_isa,
-    DW_LNE_end_sequence = 1, DW_LNE_set_address, DW_LNE_define_file, DW_LNE_set_discriminator,
+    DW_LNE_end_sequence = 1,
+    DW_LNE_set_address,
+    DW_LNE_define_file,
+    DW_LNE_set_discriminator,
 };
 
 enum {
-    DW_FORM_addr = 0x01, DW_FORM_block2 = 0x03, DW_FORM_block4, DW_FORM_data2, DW_FORM_data4,
-    DW_FORM_data8, DW_FORM_string, DW_FORM_block, DW_FORM_block1, DW_FORM_data1, DW_FORM_flag,
-    DW_FORM_sdata, DW_FORM_strp, DW_FORM_udata, DW_FORM_ref_addr, DW_FORM_ref1, DW_FORM_ref2,
-    DW_FORM_ref4, DW_FORM_ref8, DW_FORM_ref_udata, DW_FORM_indirect, DW_FORM_sec_offset,
-    DW_FORM_exprloc, DW_FORM_flag_present, DW_FORM_strx, DW_FORM_addrx, DW_FORM_ref_sup4,
-    DW_FORM_strp_sup, DW_FORM_data16, DW_FORM_line_strp, DW_FORM_ref_sig8,
-    DW_FORM_implicit_const, DW_FORM_loclistx, DW_FORM_rnglistx, DW_FORM_ref_sup8,
-    DW_FORM_strx1, DW_FORM_strx2, DW_FORM_strx3, DW_FORM_strx4, DW_FORM_addrx1,
-    DW_FORM_addrx2, DW_FORM_addrx3, DW_FORM_addrx4,
-    DW_FORM_GNU_addr_index = 0x1f01, DW_FORM_GNU_str_index = 0x1f02,
-    DW_FORM_GNU_ref_alt = 0x1f20, DW_FORM_GNU_strp_alt = 0x1f21,
+    DW_FORM_addr = 0x01,
+    DW_FORM_block2 = 0x03,
+    DW_FORM_block4,
+    DW_FORM_data2,
+    DW_FORM_data4,
+    DW_FORM_data8,
+    DW_FORM_string,
+    DW_FORM_block,
+    DW_FORM_block1,
+    DW_FORM_data1,
+    DW_FORM_flag,
+    DW_FORM_sdata,
+    DW_FORM_strp,
+    DW_FORM_udata,
+    DW_FORM_ref_addr,
+    DW_FORM_ref1,
+    DW_FORM_ref2,
+    DW_FORM_ref4,
+    DW_FORM_ref8,
+    DW_FORM_ref_udata,
+    DW_FORM_indirect,
+    DW_FORM_sec_offset,
+    DW_FORM_exprloc,
+    DW_FORM_flag_present,
+    DW_FORM_strx,
+    DW_FORM_addrx,
+    DW_FORM_ref_sup4,
+    DW_FORM_strp_sup,
+    DW_FORM_data16,
+    DW_FORM_line_strp,
+    DW_FORM_ref_sig8,
+    DW_FORM_implicit_const,
+    DW_FORM_loclistx,
+    DW_FORM_rnglistx,
+    DW_FORM_ref_sup8,
+    DW_FORM_strx1,
+    DW_FORM_strx2,
+    DW_FORM_strx3,
+    DW_FORM_strx4,
+    DW_FORM_addrx1,
+    DW_FORM_addrx2,
+    DW_FORM_addrx3,
+    DW_FORM_addrx4,
+    DW_FORM_GNU_addr_index = 0x1f01,
+    DW_FORM_GNU_str_index = 0x1f02,
+    DW_FORM_GNU_ref_alt = 0x1f20,
+    DW_FORM_GNU_strp_alt = 0x1f21,
 };
 
 #define NO_LINES UINT64_MAX
 #define WINDOW_BYTES (64u << 10)
 #define INPUT_BYTES (16u << 10)
-#define INFLATE_BUDGET (1ull << 30) /* bytes inflated per index or lookup (backward seeks restart) */
-#define MAX_ATTRS 256               /* attributes of one abbreviation we look through */
+#define INFLATE_BUDGET \
+    (1ull << 30)      /* bytes inflated per index or lookup (backward seeks restart) */
+#define MAX_ATTRS 256 /* attributes of one abbreviation we look through */
 #define MAX_PATH_BYTES 8192
 
 /* ---- libz, found at run time (the agent links only libunwind, libdl and libpthread) ---------- */
@@ -87,8 +139,8 @@ void dwarf_lines_load_zlib(void)
 /* ---- sections and cursors -------------------------------------------------------------------- */
 
 enum { SEC_INFO, SEC_ABBREV, SEC_ARANGES, SEC_LINE, SEC_STR, SEC_LINE_STR, NSECS };
-static const char *const sec_names[NSECS] = {"info", "abbrev", "aranges", "line", "str",
-                                             "line_str"};
+static const char *const sec_names[NSECS] = {"info", "abbrev", "aranges",
+                                             "line", "str",    "line_str"};
 
 struct dw_sec {
     bool present, zlib;
@@ -363,8 +415,8 @@ static bool find_dw_section(const struct elf_file *f, const char *base, struct d
     *out = (struct dw_sec){0};
     if (!sh || !elf_in_file(f, sh->sh_offset, sh->sh_size))
         return false;
-    *out = (struct dw_sec){.present = true, .off = sh->sh_offset, .len = sh->sh_size,
-                           .size = sh->sh_size};
+    *out = (struct dw_sec){
+        .present = true, .off = sh->sh_offset, .len = sh->sh_size, .size = sh->sh_size};
     if (gnu) { /* "ZLIB", the size big-endian in 8 bytes, the stream */
         uint8_t h[12];
         if (sh->sh_size < 12 || read_at(f->fd, h, 12, sh->sh_offset) != 0 || memcmp(h, "ZLIB", 4))
@@ -406,8 +458,8 @@ struct form_ctx {
 
 /* Reads one value of form: *val gets constants and offsets, and for DW_FORM_string the
  * position of the string. false on a form we do not know (the caller gives up on the entry). */
-static bool read_form(struct cursor *c, uint64_t form, const struct form_ctx *u,
-                      int64_t implicit, uint64_t *val)
+static bool read_form(struct cursor *c, uint64_t form, const struct form_ctx *u, int64_t implicit,
+                      uint64_t *val)
 {
     *val = 0;
     for (int depth = 0; depth < 4; depth++) {
@@ -415,28 +467,52 @@ static bool read_form(struct cursor *c, uint64_t form, const struct form_ctx *u,
         case DW_FORM_addr: *val = cur_uint(c, u->addr_size); return true;
         case DW_FORM_block2: cur_skip(c, cur_uint(c, 2)); return true;
         case DW_FORM_block4: cur_skip(c, cur_uint(c, 4)); return true;
-        case DW_FORM_block: case DW_FORM_exprloc: cur_skip(c, cur_uleb(c)); return true;
+        case DW_FORM_block:
+        case DW_FORM_exprloc: cur_skip(c, cur_uleb(c)); return true;
         case DW_FORM_block1: cur_skip(c, cur_u8(c)); return true;
-        case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+        case DW_FORM_data1:
+        case DW_FORM_ref1:
+        case DW_FORM_flag:
+        case DW_FORM_strx1:
         case DW_FORM_addrx1: *val = cur_uint(c, 1); return true;
-        case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-            *val = cur_uint(c, 2); return true;
-        case DW_FORM_strx3: case DW_FORM_addrx3: *val = cur_uint(c, 3); return true;
-        case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_ref_sup4: case DW_FORM_strx4:
+        case DW_FORM_data2:
+        case DW_FORM_ref2:
+        case DW_FORM_strx2:
+        case DW_FORM_addrx2: *val = cur_uint(c, 2); return true;
+        case DW_FORM_strx3:
+        case DW_FORM_addrx3: *val = cur_uint(c, 3); return true;
+        case DW_FORM_data4:
+        case DW_FORM_ref4:
+        case DW_FORM_ref_sup4:
+        case DW_FORM_strx4:
         case DW_FORM_addrx4: *val = cur_uint(c, 4); return true;
-        case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-            *val = cur_uint(c, 8); return true;
+        case DW_FORM_data8:
+        case DW_FORM_ref8:
+        case DW_FORM_ref_sig8:
+        case DW_FORM_ref_sup8: *val = cur_uint(c, 8); return true;
         case DW_FORM_data16: cur_skip(c, 16); return true;
-        case DW_FORM_string: *val = c->pos; cur_str(c, NULL, 0); return true;
+        case DW_FORM_string:
+            *val = c->pos;
+            cur_str(c, NULL, 0);
+            return true;
         case DW_FORM_sdata: *val = (uint64_t)cur_sleb(c); return true;
-        case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
-        case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+        case DW_FORM_udata:
+        case DW_FORM_ref_udata:
+        case DW_FORM_strx:
+        case DW_FORM_addrx:
+        case DW_FORM_loclistx:
+        case DW_FORM_rnglistx:
+        case DW_FORM_GNU_addr_index:
         case DW_FORM_GNU_str_index: *val = cur_uleb(c); return true;
-        case DW_FORM_strp: case DW_FORM_line_strp: case DW_FORM_sec_offset:
-        case DW_FORM_strp_sup: case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-            *val = cur_uint(c, u->offset_size); return true;
+        case DW_FORM_strp:
+        case DW_FORM_line_strp:
+        case DW_FORM_sec_offset:
+        case DW_FORM_strp_sup:
+        case DW_FORM_GNU_ref_alt:
+        case DW_FORM_GNU_strp_alt: *val = cur_uint(c, u->offset_size); return true;
         case DW_FORM_ref_addr:
-            *val = cur_uint(c, u->version <= 2 ? u->addr_size : u->offset_size); return true;
+            *val = cur_uint(c, u->version <= 2 ? u->addr_size : u->offset_size);
+            return true;
         case DW_FORM_flag_present: *val = 1; return true;
         case DW_FORM_implicit_const: *val = (uint64_t)implicit; return true;
         case DW_FORM_indirect: form = cur_uleb(c); continue;
@@ -495,11 +571,12 @@ static void read_unit_die(struct cursor *info, struct cursor *ab, uint64_t abbre
         if (specs[i].name == DW_AT_stmt_list &&
             (form == DW_FORM_sec_offset || form == DW_FORM_data4 || form == DW_FORM_data8))
             u->stmt_list = v;
-        else if (specs[i].name == DW_AT_comp_dir && (form == DW_FORM_string ||
-                 form == DW_FORM_strp || form == DW_FORM_line_strp)) {
+        else if (specs[i].name == DW_AT_comp_dir &&
+                 (form == DW_FORM_string || form == DW_FORM_strp || form == DW_FORM_line_strp)) {
             u->comp_dir = v;
             u->comp_at = form == DW_FORM_string ? COMP_INFO
-                         : form == DW_FORM_strp ? COMP_STR : COMP_LINE_STR;
+                         : form == DW_FORM_strp ? COMP_STR
+                                                : COMP_LINE_STR;
         }
     }
     if (info->bad)
@@ -730,8 +807,8 @@ struct dwarf_lines *dwarf_lines_open(const char *path)
         find_dw_section(&f, sec_names[i], &d->sec[i]);
     uint64_t budget = INFLATE_BUDGET;
     ok = ok && d->sec[SEC_INFO].present && d->sec[SEC_ABBREV].present &&
-         d->sec[SEC_ARANGES].present && d->sec[SEC_LINE].present &&
-         scan_units(d, f.fd, &budget) && build_runs(d, f.fd, &budget) && d->nruns > 0;
+         d->sec[SEC_ARANGES].present && d->sec[SEC_LINE].present && scan_units(d, f.fd, &budget) &&
+         build_runs(d, f.fd, &budget) && d->nruns > 0;
     elf_close(&f);
     if (!ok) {
         dwarf_lines_free(d);
@@ -865,10 +942,12 @@ static bool read_entry(struct lookup *lk, const struct line_header *h,
         if ((int)m == ef->path) {
             if (form == DW_FORM_string || form == DW_FORM_strp || form == DW_FORM_line_strp)
                 *path = (struct str_ref){form == DW_FORM_string ? SEC_LINE
-                                         : form == DW_FORM_strp ? SEC_STR : SEC_LINE_STR, v};
-        } else if ((int)m == ef->dir && (form == DW_FORM_data1 || form == DW_FORM_data2 ||
-                   form == DW_FORM_data4 || form == DW_FORM_data8 || form == DW_FORM_udata ||
-                   form == DW_FORM_sdata)) {
+                                         : form == DW_FORM_strp ? SEC_STR
+                                                                : SEC_LINE_STR,
+                                         v};
+        } else if ((int)m == ef->dir &&
+                   (form == DW_FORM_data1 || form == DW_FORM_data2 || form == DW_FORM_data4 ||
+                    form == DW_FORM_data8 || form == DW_FORM_udata || form == DW_FORM_sdata)) {
             *dir = v;
         }
     }
@@ -899,7 +978,9 @@ static bool walk_tables(struct lookup *lk, const struct line_header *h, uint64_t
 {
     struct cursor *c = &lk->line;
     c->pos = h->tables_at;
-    *t = (struct tables){.file = {-1, 0}, .dir = {-1, 0}, .file_is_null = want_file == 0,
+    *t = (struct tables){.file = {-1, 0},
+                         .dir = {-1, 0},
+                         .file_is_null = want_file == 0,
                          .dir_is_comp = h->version < 5 && want_dir == 0};
     if (h->version < 5) {
         t->ndirs = 1; /* 0 is the unit's DW_AT_comp_dir */
@@ -983,8 +1064,8 @@ static bool row_after(const struct row *r, const struct row *cur)
 struct program_result {
     struct row best, last; /* the last row at or before the address; the table's last row */
     bool has_best;
-    uint64_t ndefined;              /* files added by DW_LNE_define_file */
-    uint64_t want_define;           /* the index among them wanted, or UINT64_MAX */
+    uint64_t ndefined;    /* files added by DW_LNE_define_file */
+    uint64_t want_define; /* the index among them wanted, or UINT64_MAX */
     struct str_ref define_name;
     uint64_t define_dir;
 };
@@ -1089,8 +1170,9 @@ static bool standard_op(struct cursor *c, const struct line_header *h, struct ma
     case DW_LNS_set_file: m->file = (uint32_t)cur_uleb(c); return true;
     case DW_LNS_set_column: m->column = (uint32_t)cur_uleb(c); return true;
     case DW_LNS_negate_stmt: m->is_stmt = (uint8_t)(1 - m->is_stmt); return true;
-    case DW_LNS_set_basic_block: case DW_LNS_set_prologue_end: case DW_LNS_set_epilogue_begin:
-        return true;
+    case DW_LNS_set_basic_block:
+    case DW_LNS_set_prologue_end:
+    case DW_LNS_set_epilogue_begin: return true;
     case DW_LNS_const_add_pc:
         if (h->line_range == 0)
             return false;

@@ -23,9 +23,9 @@
 #include "common/log.h"
 
 #define BUFFERS 8
-#define BUFFER_BYTES (1u << 20)   /* CUPTI asks for buffers of a few MiB at most */
-#define PENDING_MAX 4096          /* syncs whose idle time is not known yet */
-#define SITES_MAX 65536           /* site ids beyond this are not measured */
+#define BUFFER_BYTES (1u << 20) /* CUPTI asks for buffers of a few MiB at most */
+#define PENDING_MAX 4096        /* syncs whose idle time is not known yet */
+#define SITES_MAX 65536         /* site ids beyond this are not measured */
 #define NAMES_MAX 512
 #define NAME_BYTES 96
 #define NO_START UINT64_MAX
@@ -33,11 +33,11 @@
 struct pending {
     uint32_t site;
     uint32_t runtime_corr, driver_corr;
-    uint32_t found_batch;      /* the buffer its next work came in */
-    uint32_t next_name;        /* index into names, 0: none */
+    uint32_t found_batch; /* the buffer its next work came in */
+    uint32_t next_name;   /* index into names, 0: none */
     bool live, busy, joined;
-    uint64_t end;              /* on CUPTI's clock */
-    uint64_t next;             /* start of the first device work at or after end */
+    uint64_t end;  /* on CUPTI's clock */
+    uint64_t next; /* start of the first device work at or after end */
 };
 
 struct site_gpu {
@@ -67,22 +67,28 @@ struct cupti_fns {
 };
 
 static _Atomic bool tracking; /* collecting: syncs are noted */
-static struct gpu_state *g; /* mmap'ed (MAP_NORESERVE: pages are touched as used) */
+static struct gpu_state *g;   /* mmap'ed (MAP_NORESERVE: pages are touched as used) */
 static struct cupti_fns fns;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static size_t pending_head, pending_tail; /* live entries lie in [tail, head) */
 static uint32_t n_names = 1;              /* names[0] is "" */
 static uint32_t batch;
-static int64_t clock_offset;              /* CUPTI's clock minus CLOCK_MONOTONIC */
+static int64_t clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC */
 static bool collecting;
 static uint64_t unresolved, dropped_syncs;
 
-static void fork_prepare(void) { pthread_mutex_lock(&gpu_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&gpu_lock); }
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+}
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&gpu_lock);
+}
 static void fork_child(void)
 {
     pthread_mutex_unlock(&gpu_lock); /* held by this thread across fork(): freed, never re-made */
-    atomic_store(&tracking, false); /* the child's device work is not the parent's */
+    atomic_store(&tracking, false);  /* the child's device work is not the parent's */
 }
 
 /* ---- buffers --------------------------------------------------------------------------------- */
@@ -161,9 +167,13 @@ void gpu_note_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uin
             settle_locked(&g->pending[pending_tail % PENDING_MAX]);
             advance_tail_locked();
         }
-        g->pending[pending_head++ % PENDING_MAX] = (struct pending){
-            .site = site_id, .runtime_corr = runtime_corr, .driver_corr = driver_corr,
-            .live = true, .end = (uint64_t)((int64_t)end_ns + clock_offset), .next = NO_START};
+        g->pending[pending_head++ % PENDING_MAX] =
+            (struct pending){.site = site_id,
+                             .runtime_corr = runtime_corr,
+                             .driver_corr = driver_corr,
+                             .live = true,
+                             .end = (uint64_t)((int64_t)end_ns + clock_offset),
+                             .next = NO_START};
     }
     pthread_mutex_unlock(&gpu_lock);
 }
@@ -280,10 +290,10 @@ static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 /* The functions, by name; false when one that is needed is missing. */
 static bool resolve(void *(*sym)(const char *), struct cupti_fns *f)
 {
-#define FN(field, name)                                                                        \
-    do {                                                                                       \
-        void *p_ = sym(name);                                                                  \
-        memcpy(&f->field, &p_, sizeof p_);                                                     \
+#define FN(field, name)                    \
+    do {                                   \
+        void *p_ = sym(name);              \
+        memcpy(&f->field, &p_, sizeof p_); \
     } while (0)
     FN(version, "cuptiGetVersion");
     FN(enable, "cuptiActivityEnable");
@@ -372,9 +382,10 @@ void gpu_finish(void)
     if (fns.dropped)
         fns.dropped(NULL, 0, &lost);
     if (unknown || beyond || lost)
-        dbg(1, "CUPTI: %llu syncs had no device work after them, %llu beyond the site limit; "
-            "%zu activity records dropped", (unsigned long long)unknown,
-            (unsigned long long)beyond, lost);
+        dbg(1,
+            "CUPTI: %llu syncs had no device work after them, %llu beyond the site limit; "
+            "%zu activity records dropped",
+            (unsigned long long)unknown, (unsigned long long)beyond, lost);
 }
 
 bool gpu_site(uint32_t site_id, struct gpu_site_idle *out)
@@ -385,7 +396,8 @@ bool gpu_site(uint32_t site_id, struct gpu_site_idle *out)
     const struct site_gpu *s = &g->sites[site_id];
     bool any = s->syncs > 0;
     if (any)
-        *out = (struct gpu_site_idle){s->idle_ns, s->syncs, s->next_name ? g->names[s->next_name] : NULL};
+        *out = (struct gpu_site_idle){s->idle_ns, s->syncs,
+                                      s->next_name ? g->names[s->next_name] : NULL};
     pthread_mutex_unlock(&gpu_lock);
     return any;
 }

@@ -80,7 +80,8 @@ static void *unwind_open(void)
 {
     Dl_info di;
     const char *slash;
-    if (dladdr((void *)&native_stack_init, &di) && di.dli_fname && (slash = strrchr(di.dli_fname, '/'))) {
+    if (dladdr((void *)&native_stack_init, &di) && di.dli_fname &&
+        (slash = strrchr(di.dli_fname, '/'))) {
         char path[PATH_MAX];
         int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - di.dli_fname), di.dli_fname,
                          NATIVE_UNWIND_BUNDLED);
@@ -96,7 +97,7 @@ static void unwind_load(void)
     void *h = unwind_open();
     if (!h) {
         unwind_missing = NATIVE_UNWIND_SYSTEM " (libunwind) could not be loaded: syncs are "
-                         "counted without their native frames";
+                                              "counted without their native frames";
         return;
     }
     *(void **)&unwind_set_caching_policy = dlsym(h, STR(unw_set_caching_policy));
@@ -169,8 +170,8 @@ static int collect_ranges(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-int native_stack_object_ranges(const char *const *prefixes, int nprefixes,
-                               struct native_range *out, int max)
+int native_stack_object_ranges(const char *const *prefixes, int nprefixes, struct native_range *out,
+                               int max)
 {
     struct ranges_ctx c = {prefixes, nprefixes, out, max, 0};
     loader_gate_enter(true);

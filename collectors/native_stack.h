@@ -69,8 +69,8 @@ extern SYNCSPY_TLS bool native_stack_skip_cuda;
 
 /* The address spans of the loaded objects whose file name starts with one of prefixes (e.g.
  * "libcuda.so"); returns how many were written (at most max). Not for the recording path. */
-int native_stack_object_ranges(const char *const *prefixes, int nprefixes,
-                               struct native_range *out, int max);
+int native_stack_object_ranges(const char *const *prefixes, int nprefixes, struct native_range *out,
+                               int max);
 /* Sets the skipped objects' spans, once (a later call can only add ranges). */
 void native_stack_set_skip_ranges(const struct native_range *ranges, int n);
 

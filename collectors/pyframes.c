@@ -30,14 +30,16 @@ static struct {
     void *(*this_tstate)(void);
     uintptr_t eval_lo, eval_hi;
     /* more of the evaluation loop's code, learnt from a live stack (pyframes_learn_eval_range) */
-    struct { uintptr_t lo, hi; } eval_more[EVAL_MORE_MAX];
+    struct {
+        uintptr_t lo, hi;
+    } eval_more[EVAL_MORE_MAX];
     _Atomic int n_eval_more;
     _Atomic int eval_learning; /* attempts made (EVAL_LEARN_ATTEMPTS at most), one at a time */
     _Atomic bool eval_learning_now;
     uintptr_t code_type, unicode_type, bytes_type;
     /* 3.9/3.10 qualified names (layout.qual.derive) */
-    uintptr_t function_type, tuple_type, dict_type, cell_type, staticmethod_type,
-              classmethod_type, property_type;
+    uintptr_t function_type, tuple_type, dict_type, cell_type, staticmethod_type, classmethod_type,
+        property_type;
     int (*gil_check)(void); /* PyGILState_Check: 1 when this thread holds the GIL */
     char status[128];
 } py = {.status = "no CPython in this process"};
@@ -135,7 +137,8 @@ static int detect(void)
     if (!py.this_tstate || !py.code_type || !py.unicode_type || !py.bytes_type || !eval ||
         !size_eval_loop(eval)) {
         snprintf(py.status, sizeof py.status,
-                 "CPython %u.%u: interpreter symbols not found; native frames only", v >> 8, v & 0xff);
+                 "CPython %u.%u: interpreter symbols not found; native frames only", v >> 8,
+                 v & 0xff);
         return PY_UNSUPPORTED;
     }
     if (py.layout.qual.derive)
@@ -236,7 +239,8 @@ static uintptr_t current_frame(void)
  * compiler: frames into out[] (words NULL), or as kept-stack words (out NULL: two a frame,
  * PYFRAME_MARK | lasti then the code). The layout's offsets are read once: a store through
  * out or words may alias them otherwise, and the walk reloads each per frame. */
-static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, uintptr_t *words, int max)
+static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, uintptr_t *words,
+                                                      int max)
 {
     const struct py_layout *L = &py.layout;
     if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY)
@@ -250,15 +254,15 @@ static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, 
                   instr_at = L->iframe_instr;
     const uintptr_t tag = L->iframe_code_tag_bits, adaptive = (uintptr_t)L->code_code_adaptive,
                     code_type = py.code_type;
-#define PUT(code_, lasti_, objects_, frame_)                                                    \
-    do {                                                                                        \
-        if (words) {                                                                            \
-            words[2 * n] = PYFRAME_MARK | (lasti_);                                             \
-            words[2 * n + 1] = (code_);                                                         \
-            n++;                                                                                \
-        } else {                                                                                \
-            out[n++] = (struct py_raw_frame){(code_), (lasti_), (objects_), (frame_)};          \
-        }                                                                                       \
+#define PUT(code_, lasti_, objects_, frame_)                                           \
+    do {                                                                               \
+        if (words) {                                                                   \
+            words[2 * n] = PYFRAME_MARK | (lasti_);                                    \
+            words[2 * n + 1] = (code_);                                                \
+            n++;                                                                       \
+        } else {                                                                       \
+            out[n++] = (struct py_raw_frame){(code_), (lasti_), (objects_), (frame_)}; \
+        }                                                                              \
     } while (0)
     for (int walked = 0; f && (f & 7) == 0 && n < max && walked < 4 * PYFRAMES_MAX; walked++) {
         if (objects) {
@@ -342,8 +346,8 @@ uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame 
     uint32_t k = 0;
     for (uint32_t w = 0; w < n && k < max; w++, k++) {
         if (pyframe_word(words[w]) && w + 1 < n) {
-            out[k] = (struct stack_frame){.python = true, .code = words[w + 1],
-                                          .lasti = (uint32_t)(words[w] & 0xffffffffu)};
+            out[k] = (struct stack_frame){
+                .python = true, .code = words[w + 1], .lasti = (uint32_t)(words[w] & 0xffffffffu)};
             w++;
         } else if (stack_mark_word(words[w])) {
             out[k] = (struct stack_frame){.mark = words[w]};
@@ -359,7 +363,9 @@ static void utf8_from(const uint8_t *data, int64_t len, unsigned kind, char *dst
 {
     size_t n = 0;
     for (int64_t i = 0; i < len; i++) {
-        uint32_t c = kind == 1 ? data[i] : kind == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+        uint32_t c = kind == 1   ? data[i]
+                     : kind == 2 ? ((const uint16_t *)data)[i]
+                                 : ((const uint32_t *)data)[i];
         uint8_t buf[4];
         size_t k;
         if (c < 0x80) {
@@ -411,7 +417,8 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
         snprintf(dst, cap, "?");
         return;
     }
-    const uint8_t *data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data : L->unicode_compact_data));
+    const uint8_t *data = (const uint8_t *)(obj + (uintptr_t)(ascii ? L->unicode_ascii_data
+                                                                    : L->unicode_compact_data));
     utf8_from(data, len, kind, dst, cap);
 }
 
@@ -426,10 +433,10 @@ static void copy_unicode(uintptr_t obj, char *dst, size_t cap)
 #define OWNER_VISITS_MAX 8192
 #define TUPLE_MAX 65536
 #define MRO_MAX 64
-#define NESTED_DEPTH_MAX 3       /* function -> nested function -> ... */
-#define WRAPPED_DEPTH_MAX 4      /* functools.wraps chains (__wrapped__) */
+#define NESTED_DEPTH_MAX 3  /* function -> nested function -> ... */
+#define WRAPPED_DEPTH_MAX 4 /* functools.wraps chains (__wrapped__) */
 #define DICT_SIZE_MAX (1 << 20)
-#define CO_NEWLOCALS 0x0002      /* Include/cpython/code.h: a function's own namespace */
+#define CO_NEWLOCALS 0x0002               /* Include/cpython/code.h: a function's own namespace */
 #define TPFLAGS_TYPE_SUBCLASS (1ul << 31) /* Include/object.h Py_TPFLAGS_TYPE_SUBCLASS */
 
 /* The search reads carefully (collectors/safe_read.h: a freed table is a false answer, not a
@@ -471,8 +478,8 @@ static bool q_has_type(uintptr_t obj, uintptr_t type)
 }
 
 struct owner_search {
-    uintptr_t code;  /* the code whose owner is looked for */
-    int budget;      /* objects that may still be looked at */
+    uintptr_t code; /* the code whose owner is looked for */
+    int budget;     /* objects that may still be looked at */
 };
 
 static bool visit(struct owner_search *s)
@@ -534,8 +541,9 @@ static bool str_view(uintptr_t obj, struct str_view *v)
 
 static uint32_t str_char(const struct str_view *v, int64_t i)
 {
-    return v->kind == 1 ? v->data[i] : v->kind == 2 ? ((const uint16_t *)v->data)[i]
-                                                    : ((const uint32_t *)v->data)[i];
+    return v->kind == 1   ? v->data[i]
+           : v->kind == 2 ? ((const uint16_t *)v->data)[i]
+                          : ((const uint32_t *)v->data)[i];
 }
 
 /* Does s end with prefix_ascii + name (both strs compared by code point)? */
@@ -607,8 +615,9 @@ static uintptr_t qualname_nested(uintptr_t root, int depth, struct owner_search 
 static uintptr_t dict_get(uintptr_t dict, const char *key, struct owner_search *s);
 
 /* Calls each value of a combined dict with fn until it answers; its answer, or 0. */
-static uintptr_t dict_each(uintptr_t dict, uintptr_t (*fn)(uintptr_t key, uintptr_t value, const void *arg,
-                                                          struct owner_search *s),
+static uintptr_t dict_each(uintptr_t dict,
+                           uintptr_t (*fn)(uintptr_t key, uintptr_t value, const void *arg,
+                                           struct owner_search *s),
                            const void *arg, struct owner_search *s)
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
@@ -634,7 +643,8 @@ static uintptr_t dict_each(uintptr_t dict, uintptr_t (*fn)(uintptr_t key, uintpt
     return 0;
 }
 
-static uintptr_t value_if_key(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+static uintptr_t value_if_key(uintptr_t key, uintptr_t value, const void *arg,
+                              struct owner_search *s)
 {
     (void)s;
     return str_is(key, arg) ? value : 0;
@@ -659,7 +669,8 @@ static bool names_code(uintptr_t q, uintptr_t code)
 static uintptr_t qualname_of_function(uintptr_t fn, bool nested, struct owner_search *s)
 {
     const struct py_qualname_layout *Q = &py.layout.qual;
-    for (int depth = 0; depth <= WRAPPED_DEPTH_MAX && q_has_type(fn, py.function_type) && visit(s); depth++) {
+    for (int depth = 0; depth <= WRAPPED_DEPTH_MAX && q_has_type(fn, py.function_type) && visit(s);
+         depth++) {
         uintptr_t code = q_ptr(fn, Q->func_code);
         if (code == s->code) {
             /* functools.wraps gives a wrapper the wrapped function's __qualname__: a name that
@@ -702,7 +713,8 @@ static int attribute_functions(uintptr_t value, uintptr_t out[3])
 
 enum { LOOK_DIRECT = 0, LOOK_NESTED = 1 }; /* arg of qualname_of_attribute: how deep */
 
-static uintptr_t qualname_of_attribute(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+static uintptr_t qualname_of_attribute(uintptr_t key, uintptr_t value, const void *arg,
+                                       struct owner_search *s)
 {
     (void)key;
     uintptr_t fns[3];
@@ -744,7 +756,9 @@ static uintptr_t qualname_from_first_argument(uintptr_t frame, struct owner_sear
         int64_t n = tuple_len(mro);
         for (int64_t i = 0; i < n && i < MRO_MAX && visit(s); i++) {
             uintptr_t k = tuple_item(mro, i);
-            uintptr_t q = is_type(k) ? dict_each(q_ptr(k, Q->type_dict), qualname_of_attribute, &direct, s) : 0;
+            uintptr_t q = is_type(k)
+                              ? dict_each(q_ptr(k, Q->type_dict), qualname_of_attribute, &direct, s)
+                              : 0;
             if (q)
                 return q;
         }
@@ -753,12 +767,15 @@ static uintptr_t qualname_from_first_argument(uintptr_t frame, struct owner_sear
 }
 
 /* A class's attributes, looked into for a function that runs or holds the code. */
-static uintptr_t qualname_in_class(uintptr_t key, uintptr_t value, const void *arg, struct owner_search *s)
+static uintptr_t qualname_in_class(uintptr_t key, uintptr_t value, const void *arg,
+                                   struct owner_search *s)
 {
     (void)key;
     (void)arg;
     static const int nested = LOOK_NESTED;
-    return is_type(value) ? dict_each(q_ptr(value, py.layout.qual.type_dict), qualname_of_attribute, &nested, s) : 0;
+    return is_type(value) ? dict_each(q_ptr(value, py.layout.qual.type_dict), qualname_of_attribute,
+                                      &nested, s)
+                          : 0;
 }
 
 /* The module's functions (and what they hold), then its classes' attributes. */
@@ -772,13 +789,14 @@ static uintptr_t qualname_from_globals(uintptr_t frame, struct owner_search *s)
 
 bool pyframes_derives_qualnames(void)
 {
-    return atomic_load_explicit(&py.state, memory_order_acquire) == PY_READY && py.layout.qual.derive;
+    return atomic_load_explicit(&py.state, memory_order_acquire) == PY_READY &&
+           py.layout.qual.derive;
 }
 
 bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func, size_t func_len)
 {
-    if (!pyframes_derives_qualnames() || i < 0 || i >= n || !q_has_type(frames[i].code, py.code_type) ||
-        !frames[i].frame || (frames[i].frame & 7))
+    if (!pyframes_derives_qualnames() || i < 0 || i >= n ||
+        !q_has_type(frames[i].code, py.code_type) || !frames[i].frame || (frames[i].frame & 7))
         return false;
     careful = !(py.gil_check && py.gil_check() == 1);
     struct owner_search s = {.code = frames[i].code, .budget = OWNER_VISITS_MAX};
@@ -804,20 +822,23 @@ int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len
 {
     const struct py_layout *L = &py.layout;
     *line = 0;
-    if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY || !has_type(code, py.code_type)) {
+    if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY ||
+        !has_type(code, py.code_type)) {
         snprintf(file, file_len, "?");
         snprintf(func, func_len, "?");
         return -1;
     }
     copy_unicode(load_ptr(code, L->code_filename), file, file_len);
-    copy_unicode(load_ptr(code, L->code_qualname >= 0 ? L->code_qualname : L->code_name), func, func_len);
+    copy_unicode(load_ptr(code, L->code_qualname >= 0 ? L->code_qualname : L->code_name), func,
+                 func_len);
     int first = load_i32(code, L->code_firstlineno);
     uintptr_t table = load_ptr(code, L->code_linetable);
     int l = -1;
     if (has_type(table, py.bytes_type)) {
         int64_t len = load_i64(table, L->bytes_size);
         if (len >= 0 && len < (1 << 26))
-            l = pyframes_line_for(L->lines, (const uint8_t *)(table + (uintptr_t)L->bytes_data), (size_t)len, first, lasti);
+            l = pyframes_line_for(L->lines, (const uint8_t *)(table + (uintptr_t)L->bytes_data),
+                                  (size_t)len, first, lasti);
     }
     *line = l > 0 ? (uint32_t)l : first > 0 ? (uint32_t)first : 0;
     return 0;
@@ -826,7 +847,8 @@ int pyframes_resolve(uintptr_t code, uint32_t lasti, char *file, size_t file_len
 bool pyframes_file_is(uintptr_t code, const char *name)
 {
     char file[64];
-    if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY || !has_type(code, py.code_type))
+    if (atomic_load_explicit(&py.state, memory_order_acquire) != PY_READY ||
+        !has_type(code, py.code_type))
         return false;
     uintptr_t obj = load_ptr(code, py.layout.code_filename);
     size_t want = strlen(name);
@@ -877,9 +899,7 @@ static int line_locations(const uint8_t *p, const uint8_t *end, int line, uint32
         int delta = 0;
         uint32_t skip;
         switch (code) {
-        case 15: /* no location */
-            entry_line = -1;
-            break;
+        case 15: /* no location */ entry_line = -1; break;
         case 14: /* long form: line delta, end line delta, column, end column */
             if (!read_svarint(&p, end, &delta) || !read_varint(&p, end, &skip) ||
                 !read_varint(&p, end, &skip) || !read_varint(&p, end, &skip))
@@ -893,14 +913,14 @@ static int line_locations(const uint8_t *p, const uint8_t *end, int line, uint32
             line += delta;
             entry_line = line;
             break;
-        case 10: case 11: case 12: /* one line: delta code - 10, start and end column bytes */
+        case 10:
+        case 11:
+        case 12: /* one line: delta code - 10, start and end column bytes */
             line += code - 10;
             entry_line = line;
             p += 2;
             break;
-        default: /* short form: same line, one column byte */
-            p += 1;
-            break;
+        default: /* short form: same line, one column byte */ p += 1; break;
         }
         if (p > end)
             return -1;
@@ -915,8 +935,7 @@ int pyframes_line_for(int format, const uint8_t *table, size_t len, int firstlin
 {
     const uint8_t *p = table, *end = table + len;
     switch (format) {
-    case PY_LINES_LOCATIONS:
-        return line_locations(p, end, firstlineno, lasti);
+    case PY_LINES_LOCATIONS: return line_locations(p, end, firstlineno, lasti);
     case PY_LINES_LINETABLE: { /* 3.10, PEP 626: (bytecode bytes, signed line delta or -128) */
         uint32_t target = lasti * 2, addr = 0;
         int line = firstlineno;
@@ -945,7 +964,6 @@ int pyframes_line_for(int format, const uint8_t *table, size_t len, int firstlin
         }
         return line;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }

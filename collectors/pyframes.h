@@ -39,10 +39,10 @@ static inline bool stack_mark_word(uintptr_t w)
 }
 
 struct py_raw_frame {
-    uintptr_t code;   /* PyCodeObject * */
-    uint32_t lasti;   /* index of the executing instruction, in code units */
-    bool group_end;   /* the outermost frame run by one C-level evaluation call */
-    uintptr_t frame;  /* the frame itself (PyFrameObject * or _PyInterpreterFrame *) */
+    uintptr_t code;  /* PyCodeObject * */
+    uint32_t lasti;  /* index of the executing instruction, in code units */
+    bool group_end;  /* the outermost frame run by one C-level evaluation call */
+    uintptr_t frame; /* the frame itself (PyFrameObject * or _PyInterpreterFrame *) */
 };
 
 /* Finds a CPython in this process and its layout; cheap after the first successful call.
@@ -84,10 +84,10 @@ int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_fr
 /* One frame of a stack's words: a native return address, a Python frame, or a section marker. */
 struct stack_frame {
     bool python;
-    uintptr_t mark;   /* a section marker word (STACK_MARK_*), else 0 */
-    uintptr_t pc;     /* native: the return address */
-    uintptr_t code;   /* python: the code object */
-    uint32_t lasti;   /* python: instruction index */
+    uintptr_t mark; /* a section marker word (STACK_MARK_*), else 0 */
+    uintptr_t pc;   /* native: the return address */
+    uintptr_t code; /* python: the code object */
+    uint32_t lasti; /* python: instruction index */
 };
 /* Decodes words[0..n) into at most max frames; returns how many. */
 uint32_t pyframes_decode(const uintptr_t *words, uint32_t n, struct stack_frame *out, uint32_t max);
@@ -115,7 +115,8 @@ bool pyframes_derives_qualnames(void);
  * functools.wraps wrappers, functions nested in them). Reads the frame's own locals and the
  * dictionaries it leads to, bounded; never calls Python. False when no owner was found (the
  * plain name stands) or on other versions. */
-bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func, size_t func_len);
+bool pyframes_qualname(const struct py_raw_frame *frames, int n, int i, char *func,
+                       size_t func_len);
 
 /* True when a CPython was found whose frames this code cannot read (said once by the agent). */
 bool pyframes_unsupported(void);
@@ -126,6 +127,7 @@ const char *pyframes_status(void);
 /* Line of instruction index `lasti` (code units) from a code object's line table, in the
  * format of the given layout (py_line_table). Pure function; exposed for unit tests. -1 when
  * the instruction has no line. */
-int pyframes_line_for(int format, const uint8_t *table, size_t len, int firstlineno, uint32_t lasti);
+int pyframes_line_for(int format, const uint8_t *table, size_t len, int firstlineno,
+                      uint32_t lasti);
 
 #endif

@@ -35,12 +35,12 @@
  * ob_size 16, ob_item 24; Include/cellobject.h: ob_ref 16; Objects/funcobject.c: classmethod and
  * staticmethod {PyObject_HEAD; callable 16; dict 24}; Objects/descrobject.c propertyobject:
  * prop_get 16, prop_set 24, prop_del 32. */
-#define QUAL_3_9_3_10                                                                             \
-    .derive = true, .frame_globals = 48, .code_argcount = 16, .code_nlocals = 28,                \
-    .code_flags = 36, .code_consts = 56, .code_cellvars = 88, .code_cell2arg = 96,               \
-    .type_flags = 168, .type_dict = 264, .type_mro = 344, .dict_keys = 32, .dict_values = 40,    \
-    .keys_size = 8, .keys_nentries = 32, .keys_indices = 40, .entry_bytes = 24, .entry_key = 8,  \
-    .entry_value = 16, .tuple_size = 16, .tuple_items = 24, .cell_ref = 16,                      \
+#define QUAL_3_9_3_10                                                                           \
+    .derive = true, .frame_globals = 48, .code_argcount = 16, .code_nlocals = 28,               \
+    .code_flags = 36, .code_consts = 56, .code_cellvars = 88, .code_cell2arg = 96,              \
+    .type_flags = 168, .type_dict = 264, .type_mro = 344, .dict_keys = 32, .dict_values = 40,   \
+    .keys_size = 8, .keys_nentries = 32, .keys_indices = 40, .entry_bytes = 24, .entry_key = 8, \
+    .entry_value = 16, .tuple_size = 16, .tuple_items = 24, .cell_ref = 16,                     \
     .wrapper_callable = 16, .property_get = 16, .property_set = 24, .property_del = 32
 
 /* Include/cpython/pystate.h (struct _ts), Include/cpython/frameobject.h (struct _frame),
@@ -51,14 +51,14 @@ static const struct py_layout LAYOUT_3_9 = {
     .entry = PY_ENTRY_NONE,
     .lines = PY_LINES_LNOTAB,
 
-    .tstate_frame = 24,         /* prev 0, next 8, interp 16, frame 24 */
+    .tstate_frame = 24, /* prev 0, next 8, interp 16, frame 24 */
     .tstate_cframe = NONE,
     .cframe_current_frame = NONE,
     .tstate_current_frame = NONE,
 
-    .frame_back = 24,           /* after PyObject_VAR_HEAD (refcnt 0, type 8, size 16) */
+    .frame_back = 24, /* after PyObject_VAR_HEAD (refcnt 0, type 8, size 16) */
     .frame_code = 32,
-    .frame_lasti = 104,         /* ... f_trace 80, f_trace_lines 88, f_trace_opcodes 89, f_gen 96 */
+    .frame_lasti = 104, /* ... f_trace 80, f_trace_lines 88, f_trace_opcodes 89, f_gen 96 */
 
     .iframe_code = NONE,
     .iframe_previous = NONE,
@@ -68,17 +68,17 @@ static const struct py_layout LAYOUT_3_9 = {
     .owner_cstack = NONE,
     .instr_is_prev = 0,
 
-    .code_filename = 104,       /* 7 ints 16..43, co_code 48 ... co_cell2arg 96 */
+    .code_filename = 104, /* 7 ints 16..43, co_code 48 ... co_cell2arg 96 */
     .code_name = 112,
     .code_qualname = NONE,
     .code_firstlineno = 40,
-    .code_linetable = 120,      /* co_lnotab */
+    .code_linetable = 120, /* co_lnotab */
     .code_code_adaptive = NONE,
     .code_code = 48,
 
     .object_type = 8,
     .bytes_size = 16,
-    .bytes_data = 32,           /* ob_shash 24, ob_sval 32 */
+    .bytes_data = 32, /* ob_shash 24, ob_sval 32 */
     .unicode_length = 16,
     .unicode_state = 32,        /* length 16, hash 24, state 32, wstr 40 */
     .unicode_ascii_data = 48,   /* sizeof(PyASCIIObject) */
@@ -102,13 +102,13 @@ static const struct py_layout LAYOUT_3_10 = {
     .lines = PY_LINES_LINETABLE,
 
     .tstate_frame = 24,
-    .tstate_cframe = NONE,      /* 3.10 has a CFrame too, but tstate->frame is the chain head */
+    .tstate_cframe = NONE, /* 3.10 has a CFrame too, but tstate->frame is the chain head */
     .cframe_current_frame = NONE,
     .tstate_current_frame = NONE,
 
     .frame_back = 24,
     .frame_code = 32,
-    .frame_lasti = 96,          /* f_trace 72, f_stackdepth 80, 2 chars 84/85, f_gen 88 */
+    .frame_lasti = 96, /* f_trace 72, f_stackdepth 80, 2 chars 84/85, f_gen 88 */
 
     .iframe_code = NONE,
     .iframe_previous = NONE,
@@ -118,11 +118,11 @@ static const struct py_layout LAYOUT_3_10 = {
     .owner_cstack = NONE,
     .instr_is_prev = 0,
 
-    .code_filename = 104,       /* same PyCodeObject prefix as 3.9 */
+    .code_filename = 104, /* same PyCodeObject prefix as 3.9 */
     .code_name = 112,
     .code_qualname = NONE,
     .code_firstlineno = 40,
-    .code_linetable = 120,      /* co_linetable (PEP 626) */
+    .code_linetable = 120, /* co_linetable (PEP 626) */
     .code_code_adaptive = NONE,
     .code_code = 48,
 
@@ -155,29 +155,29 @@ static const struct py_layout LAYOUT_3_11 = {
     .lines = PY_LINES_LOCATIONS,
 
     .tstate_frame = NONE,
-    .tstate_cframe = 56,        /* 3 pointers, 7 ints 24..51, pad, cframe 56 */
-    .cframe_current_frame = 8,  /* uint8_t use_tracing 0, current_frame 8, previous 16 */
+    .tstate_cframe = 56,       /* 3 pointers, 7 ints 24..51, pad, cframe 56 */
+    .cframe_current_frame = 8, /* uint8_t use_tracing 0, current_frame 8, previous 16 */
     .tstate_current_frame = NONE,
 
     .frame_back = NONE,
     .frame_code = NONE,
     .frame_lasti = NONE,
 
-    .iframe_code = 32,          /* f_func 0, f_globals 8, f_builtins 16, f_locals 24, f_code 32 */
-    .iframe_previous = 48,      /* frame_obj 40, previous 48 */
-    .iframe_instr = 56,         /* prev_instr */
-    .iframe_owner = 69,         /* stacktop 64, is_entry 68, owner 69 */
+    .iframe_code = 32,     /* f_func 0, f_globals 8, f_builtins 16, f_locals 24, f_code 32 */
+    .iframe_previous = 48, /* frame_obj 40, previous 48 */
+    .iframe_instr = 56,    /* prev_instr */
+    .iframe_owner = 69,    /* stacktop 64, is_entry 68, owner 69 */
     .iframe_is_entry = 68,
     .owner_cstack = NONE,
     .instr_is_prev = 1,
 
-    .code_filename = 112,       /* VAR_HEAD 24, 3 ptrs 24..47, co_flags 48, 2 shorts 52/54, */
-    .code_name = 120,           /* 10 ints 56..95, localsplusnames 96, localspluskinds 104 */
+    .code_filename = 112, /* VAR_HEAD 24, 3 ptrs 24..47, co_flags 48, 2 shorts 52/54, */
+    .code_name = 120,     /* 10 ints 56..95, localsplusnames 96, localspluskinds 104 */
     .code_qualname = 128,
     .code_firstlineno = 72,
     .code_linetable = 136,
-    .code_code_adaptive = 184,  /* weakreflist 144, _co_code 152, _co_linearray 160, */
-    .code_code = NONE,          /* _co_firsttraceable 168, co_extra 176 */
+    .code_code_adaptive = 184, /* weakreflist 144, _co_code 152, _co_linearray 160, */
+    .code_code = NONE,         /* _co_firsttraceable 168, co_extra 176 */
 
     .object_type = 8,
     .bytes_size = 16,
@@ -198,29 +198,29 @@ static const struct py_layout LAYOUT_3_12 = {
     .lines = PY_LINES_LOCATIONS,
 
     .tstate_frame = NONE,
-    .tstate_cframe = 56,        /* 3 pointers, _status bitfield word 24, 6 ints 28..51, cframe 56 */
-    .cframe_current_frame = 0,  /* current_frame 0, previous 8 */
+    .tstate_cframe = 56,       /* 3 pointers, _status bitfield word 24, 6 ints 28..51, cframe 56 */
+    .cframe_current_frame = 0, /* current_frame 0, previous 8 */
     .tstate_current_frame = NONE,
 
     .frame_back = NONE,
     .frame_code = NONE,
     .frame_lasti = NONE,
 
-    .iframe_code = 0,           /* f_code 0, previous 8, f_funcobj 16, f_globals 24, */
-    .iframe_previous = 8,       /* f_builtins 32, f_locals 40, frame_obj 48, prev_instr 56 */
+    .iframe_code = 0,     /* f_code 0, previous 8, f_funcobj 16, f_globals 24, */
+    .iframe_previous = 8, /* f_builtins 32, f_locals 40, frame_obj 48, prev_instr 56 */
     .iframe_instr = 56,
-    .iframe_owner = 70,         /* stacktop 64, uint16_t return_offset 68, owner 70 */
+    .iframe_owner = 70, /* stacktop 64, uint16_t return_offset 68, owner 70 */
     .iframe_is_entry = NONE,
-    .owner_cstack = 3,          /* enum _frameowner: THREAD, GENERATOR, FRAME_OBJECT, CSTACK */
+    .owner_cstack = 3, /* enum _frameowner: THREAD, GENERATOR, FRAME_OBJECT, CSTACK */
     .instr_is_prev = 1,
 
-    .code_filename = 112,       /* VAR_HEAD 24, 3 ptrs 24..47, 11 ints/uint32 48..91 */
-    .code_name = 120,           /* co_version 92, localsplusnames 96, localspluskinds 104 */
+    .code_filename = 112, /* VAR_HEAD 24, 3 ptrs 24..47, 11 ints/uint32 48..91 */
+    .code_name = 120,     /* co_version 92, localsplusnames 96, localspluskinds 104 */
     .code_qualname = 128,
     .code_firstlineno = 68,
     .code_linetable = 136,
-    .code_code_adaptive = 192,  /* weakreflist 144, _co_cached 152, instrumentation_version 160, */
-    .code_code = NONE,          /* _co_monitoring 168, _co_firsttraceable 176, co_extra 184 */
+    .code_code_adaptive = 192, /* weakreflist 144, _co_cached 152, instrumentation_version 160, */
+    .code_code = NONE,         /* _co_monitoring 168, _co_firsttraceable 176, co_extra 184 */
 
     .object_type = 8,
     .bytes_size = 16,
@@ -252,20 +252,20 @@ const struct py_layout *py_layout_builtin(uint32_t version)
  * be stable between patch versions for a given minor version" (Include/internal/pycore_runtime.h,
  * 3.13), so there is one of these per minor version. */
 struct debug_offsets_format {
-    uint32_t version;          /* major << 8 | minor */
+    uint32_t version; /* major << 8 | minor */
     uint32_t version_at, free_threaded_at;
     uint32_t tstate_size_at, tstate_current_frame_at;
     uint32_t iframe_size_at, iframe_previous_at, iframe_executable_at, iframe_instr_ptr_at,
-             iframe_owner_at;
+        iframe_owner_at;
     uint32_t code_size_at, code_filename_at, code_name_at, code_qualname_at, code_linetable_at,
-             code_firstlineno_at, code_adaptive_at;
+        code_firstlineno_at, code_adaptive_at;
     uint32_t object_size_at, object_type_at;
     uint32_t bytes_size_at, bytes_ob_size_at, bytes_ob_sval_at;
     uint32_t unicode_size_at, unicode_state_at, unicode_length_at, unicode_ascii_size_at;
     /* not in the struct: from the same version's headers */
     int32_t executable_tag_bits;
     int32_t owner_cstack;
-    int32_t compact_extra;     /* sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject) */
+    int32_t compact_extra; /* sizeof(PyCompactUnicodeObject) - sizeof(PyASCIIObject) */
     int32_t kind_shift, compact_bit, ascii_bit;
 };
 
@@ -281,19 +281,19 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_13 = {
     .version_at = 8,
     .free_threaded_at = 16,
     .tstate_size_at = 152,
-    .tstate_current_frame_at = 184,      /* size, prev, next, interp, current_frame */
+    .tstate_current_frame_at = 184, /* size, prev, next, interp, current_frame */
     .iframe_size_at = 224,
     .iframe_previous_at = 232,
     .iframe_executable_at = 240,
     .iframe_instr_ptr_at = 248,
-    .iframe_owner_at = 264,              /* localsplus 256, owner 264 */
+    .iframe_owner_at = 264, /* localsplus 256, owner 264 */
     .code_size_at = 272,
     .code_filename_at = 280,
     .code_name_at = 288,
     .code_qualname_at = 296,
     .code_linetable_at = 304,
     .code_firstlineno_at = 312,
-    .code_adaptive_at = 344,             /* argcount 320, localsplusnames 328, kinds 336 */
+    .code_adaptive_at = 344, /* argcount 320, localsplusnames 328, kinds 336 */
     .object_size_at = 352,
     .object_type_at = 360,
     .bytes_size_at = 512,
@@ -303,10 +303,10 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_13 = {
     .unicode_state_at = 544,
     .unicode_length_at = 552,
     .unicode_ascii_size_at = 560,
-    .executable_tag_bits = 0,            /* PyObject *f_executable */
-    .owner_cstack = 3,                   /* Include/internal/pycore_frame.h enum _frameowner */
-    .compact_extra = 16,                 /* Py_ssize_t utf8_length, char *utf8 */
-    .kind_shift = 2,                     /* same state bitfield as 3.12 */
+    .executable_tag_bits = 0, /* PyObject *f_executable */
+    .owner_cstack = 3,        /* Include/internal/pycore_frame.h enum _frameowner */
+    .compact_extra = 16,      /* Py_ssize_t utf8_length, char *utf8 */
+    .kind_shift = 2,          /* same state bitfield as 3.12 */
     .compact_bit = 5,
     .ascii_bit = 6,
 };
@@ -322,19 +322,19 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_14 = {
     .version_at = 8,
     .free_threaded_at = 16,
     .tstate_size_at = 176,
-    .tstate_current_frame_at = 208,      /* size, prev, next, interp, current_frame */
+    .tstate_current_frame_at = 208, /* size, prev, next, interp, current_frame */
     .iframe_size_at = 248,
     .iframe_previous_at = 256,
     .iframe_executable_at = 264,
     .iframe_instr_ptr_at = 272,
-    .iframe_owner_at = 288,              /* localsplus 280, owner 288, stackpointer 296 */
+    .iframe_owner_at = 288, /* localsplus 280, owner 288, stackpointer 296 */
     .code_size_at = 312,
     .code_filename_at = 320,
     .code_name_at = 328,
     .code_qualname_at = 336,
     .code_linetable_at = 344,
     .code_firstlineno_at = 352,
-    .code_adaptive_at = 384,             /* argcount 360, localsplusnames 368, kinds 376 */
+    .code_adaptive_at = 384, /* argcount 360, localsplusnames 368, kinds 376 */
     .object_size_at = 400,
     .object_type_at = 408,
     .bytes_size_at = 592,
@@ -352,7 +352,7 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_14 = {
      * (Python/ceval.c: entry.frame.owner), and _PyFrame_IsIncomplete treats every owner from 3
      * on as no Python function's */
     .owner_cstack = 3,
-    .compact_extra = 16,                 /* Include/cpython/unicodeobject.h, as 3.13 */
+    .compact_extra = 16, /* Include/cpython/unicodeobject.h, as 3.13 */
     .kind_shift = 2,
     .compact_bit = 5,
     .ascii_bit = 6,
@@ -361,7 +361,7 @@ static const struct debug_offsets_format DEBUG_OFFSETS_3_14 = {
 #define DEBUG_COOKIE "xdebugpy"
 #define PY_RELEASE_CANDIDATE 0xC
 #define PY_RELEASE_FINAL 0xF
-#define MAX_STRUCT_BYTES 65536u  /* thread state, frame, code, object: all far smaller */
+#define MAX_STRUCT_BYTES 65536u /* thread state, frame, code, object: all far smaller */
 
 static uint64_t read_u64(const unsigned char *base, uint32_t at)
 {
@@ -373,8 +373,8 @@ static uint64_t read_u64(const unsigned char *base, uint32_t at)
 /* One offset read from the struct, checked against its struct's size: a field of width bytes at
  * off must lie inside size, and pointer-sized fields must be aligned. Returns the offset, or -1
  * (and sets *bad) when the value cannot be right. */
-static int32_t checked_offset(const unsigned char *base, uint32_t at, uint64_t size,
-                              uint32_t width, int *bad)
+static int32_t checked_offset(const unsigned char *base, uint32_t at, uint64_t size, uint32_t width,
+                              int *bad)
 {
     uint64_t off = read_u64(base, at);
     if (size > MAX_STRUCT_BYTES || off > size || size - off < width ||
@@ -414,8 +414,12 @@ int py_layout_from_debug_offsets(const void *runtime, uint32_t version, struct p
         .frames = PY_FRAMES_INTERPRETER,
         .entry = PY_ENTRY_CSTACK,
         .lines = PY_LINES_LOCATIONS,
-        .tstate_frame = NONE, .tstate_cframe = NONE, .cframe_current_frame = NONE,
-        .frame_back = NONE, .frame_code = NONE, .frame_lasti = NONE,
+        .tstate_frame = NONE,
+        .tstate_cframe = NONE,
+        .cframe_current_frame = NONE,
+        .frame_back = NONE,
+        .frame_code = NONE,
+        .frame_lasti = NONE,
         .iframe_is_entry = NONE,
         .iframe_code_tag_bits = f->executable_tag_bits,
         .owner_cstack = f->owner_cstack,

@@ -20,61 +20,61 @@ enum py_entry_marker {
 };
 
 enum py_line_table {
-    PY_LINES_LNOTAB,     /* 3.9: co_lnotab (byte increments) */
-    PY_LINES_LINETABLE,  /* 3.10: co_linetable (PEP 626 start/end deltas) */
-    PY_LINES_LOCATIONS,  /* 3.11+: co_linetable location table (PEP 657) */
+    PY_LINES_LNOTAB,    /* 3.9: co_lnotab (byte increments) */
+    PY_LINES_LINETABLE, /* 3.10: co_linetable (PEP 626 start/end deltas) */
+    PY_LINES_LOCATIONS, /* 3.11+: co_linetable location table (PEP 657) */
 };
 
 struct py_layout {
-    uint32_t version;          /* major << 8 | minor, e.g. 0x030B for 3.11 */
+    uint32_t version; /* major << 8 | minor, e.g. 0x030B for 3.11 */
     enum py_frame_model frames;
     enum py_entry_marker entry;
     enum py_line_table lines;
 
     /* PyThreadState */
-    int32_t tstate_frame;          /* 3.9/3.10: PyFrameObject *frame */
-    int32_t tstate_cframe;         /* 3.11/3.12: _PyCFrame *cframe */
-    int32_t cframe_current_frame;  /* 3.11/3.12: offset of current_frame in _PyCFrame */
-    int32_t tstate_current_frame;  /* 3.13+: _PyInterpreterFrame *current_frame */
+    int32_t tstate_frame;         /* 3.9/3.10: PyFrameObject *frame */
+    int32_t tstate_cframe;        /* 3.11/3.12: _PyCFrame *cframe */
+    int32_t cframe_current_frame; /* 3.11/3.12: offset of current_frame in _PyCFrame */
+    int32_t tstate_current_frame; /* 3.13+: _PyInterpreterFrame *current_frame */
 
     /* PyFrameObject (3.9/3.10) */
     int32_t frame_back;
     int32_t frame_code;
-    int32_t frame_lasti;           /* int f_lasti: 3.9 in bytes, 3.10 in code units */
+    int32_t frame_lasti; /* int f_lasti: 3.9 in bytes, 3.10 in code units */
 
     /* _PyInterpreterFrame (3.11+) */
-    int32_t iframe_code;           /* f_code (3.11/3.12), f_executable (3.13+) */
-    int32_t iframe_code_tag_bits;  /* 3.14+: f_executable is a _PyStackRef whose low bits tag
+    int32_t iframe_code;          /* f_code (3.11/3.12), f_executable (3.13+) */
+    int32_t iframe_code_tag_bits; /* 3.14+: f_executable is a _PyStackRef whose low bits tag
                                     * the reference (Py_TAG_REFCNT): cleared; 0 before */
     int32_t iframe_previous;
-    int32_t iframe_instr;          /* prev_instr (3.11/3.12) or instr_ptr (3.13+) */
-    int32_t iframe_owner;          /* char owner */
-    int32_t iframe_is_entry;       /* 3.11: bool is_entry */
-    int32_t owner_cstack;          /* 3.12+: the owner of the frame each C-level evaluation
+    int32_t iframe_instr;    /* prev_instr (3.11/3.12) or instr_ptr (3.13+) */
+    int32_t iframe_owner;    /* char owner */
+    int32_t iframe_is_entry; /* 3.11: bool is_entry */
+    int32_t owner_cstack;    /* 3.12+: the owner of the frame each C-level evaluation
                                     * call pushes (FRAME_OWNED_BY_CSTACK; 3.14:
                                     * FRAME_OWNED_BY_INTERPRETER), else -1; this value and those
                                     * above it are never a Python function's frame */
-    int32_t instr_is_prev;         /* 1 when iframe_instr points at the previous code unit */
+    int32_t instr_is_prev;   /* 1 when iframe_instr points at the previous code unit */
 
     /* PyCodeObject */
-    int32_t code_filename;         /* PyObject * (str) */
+    int32_t code_filename; /* PyObject * (str) */
     int32_t code_name;
-    int32_t code_qualname;         /* 3.11+; -1 before */
-    int32_t code_firstlineno;      /* int */
-    int32_t code_linetable;        /* PyObject * (bytes): co_lnotab (3.9) or co_linetable */
-    int32_t code_code_adaptive;    /* 3.11+: offset of co_code_adaptive (first code unit) */
-    int32_t code_code;             /* 3.9/3.10: PyObject *co_code (bytes), unused after */
+    int32_t code_qualname;      /* 3.11+; -1 before */
+    int32_t code_firstlineno;   /* int */
+    int32_t code_linetable;     /* PyObject * (bytes): co_lnotab (3.9) or co_linetable */
+    int32_t code_code_adaptive; /* 3.11+: offset of co_code_adaptive (first code unit) */
+    int32_t code_code;          /* 3.9/3.10: PyObject *co_code (bytes), unused after */
 
     /* Objects */
-    int32_t object_type;           /* offsetof(PyObject, ob_type) */
-    int32_t bytes_size;            /* offsetof(PyVarObject, ob_size) for bytes */
-    int32_t bytes_data;            /* offsetof(PyBytesObject, ob_sval) */
-    int32_t unicode_length;        /* offsetof(PyASCIIObject, length) */
-    int32_t unicode_state;         /* offsetof(PyASCIIObject, state) (a 32-bit bitfield word) */
-    int32_t unicode_ascii_data;    /* sizeof(PyASCIIObject): where compact ASCII data starts */
-    int32_t unicode_compact_data;  /* sizeof(PyCompactUnicodeObject): compact non-ASCII data */
+    int32_t object_type;          /* offsetof(PyObject, ob_type) */
+    int32_t bytes_size;           /* offsetof(PyVarObject, ob_size) for bytes */
+    int32_t bytes_data;           /* offsetof(PyBytesObject, ob_sval) */
+    int32_t unicode_length;       /* offsetof(PyASCIIObject, length) */
+    int32_t unicode_state;        /* offsetof(PyASCIIObject, state) (a 32-bit bitfield word) */
+    int32_t unicode_ascii_data;   /* sizeof(PyASCIIObject): where compact ASCII data starts */
+    int32_t unicode_compact_data; /* sizeof(PyCompactUnicodeObject): compact non-ASCII data */
     /* bit positions inside the state word */
-    int32_t state_kind_shift;      /* kind: 3 bits (1, 2 or 4 bytes per character) */
+    int32_t state_kind_shift; /* kind: 3 bits (1, 2 or 4 bytes per character) */
     int32_t state_compact_bit;
     int32_t state_ascii_bit;
 
@@ -82,14 +82,14 @@ struct py_layout {
      * __qualname__ (collectors/pyframes.c). Meaningful only when qual.derive is set. */
     struct py_qualname_layout {
         bool derive;
-        int32_t frame_globals;     /* PyFrameObject: PyObject *f_globals (a dict) */
-        int32_t frame_localsplus;  /* PyObject *f_localsplus[]: arguments first */
+        int32_t frame_globals;    /* PyFrameObject: PyObject *f_globals (a dict) */
+        int32_t frame_localsplus; /* PyObject *f_localsplus[]: arguments first */
         int32_t code_argcount, code_nlocals, code_flags; /* int */
-        int32_t code_consts;       /* PyObject * (tuple) */
-        int32_t code_cellvars;     /* PyObject * (tuple) */
-        int32_t code_cell2arg;     /* Py_ssize_t *: cell i holds argument cell2arg[i], or -1 */
+        int32_t code_consts;                             /* PyObject * (tuple) */
+        int32_t code_cellvars;                           /* PyObject * (tuple) */
+        int32_t code_cell2arg; /* Py_ssize_t *: cell i holds argument cell2arg[i], or -1 */
         int32_t func_code, func_qualname, func_dict; /* PyFunctionObject */
-        int32_t type_flags;        /* unsigned long tp_flags */
+        int32_t type_flags;                          /* unsigned long tp_flags */
         int32_t type_dict, type_mro;
         int32_t dict_keys, dict_values; /* PyDictObject: ma_keys, ma_values (NULL: combined) */
         /* PyDictKeysObject (Objects/dict-common.h, not installed): dk_size, dk_nentries, the
@@ -97,8 +97,8 @@ struct py_layout {
         int32_t keys_size, keys_nentries, keys_indices;
         int32_t entry_bytes, entry_key, entry_value; /* PyDictKeyEntry: hash, key, value */
         int32_t tuple_size, tuple_items;
-        int32_t cell_ref;          /* PyCellObject.ob_ref */
-        int32_t wrapper_callable;  /* staticmethod/classmethod (Objects/funcobject.c) */
+        int32_t cell_ref;         /* PyCellObject.ob_ref */
+        int32_t wrapper_callable; /* staticmethod/classmethod (Objects/funcobject.c) */
         int32_t property_get, property_set, property_del; /* Objects/descrobject.c */
     } qual;
 };

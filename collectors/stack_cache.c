@@ -59,12 +59,12 @@
 
 #if STACK_CACHE_BUILT
 
-#define SC_ENTRIES 8             /* chains per thread, round-robin */
+#define SC_ENTRIES 8 /* chains per thread, round-robin */
 #define SC_CHECKS (2 * STACK_CACHE_FRAMES + 2)
-#define SC_POOL 256              /* threads with a cache at once; later ones go without */
-#define SC_PREFIX_MAX 3          /* libunwind's frames before the chain's first pc */
-#define SC_RULES 512             /* the thread's memo of CFI rules by pc, direct-mapped */
-#define SC_SEEN 16               /* hashes of stacks missed once: a second miss walks */
+#define SC_POOL 256     /* threads with a cache at once; later ones go without */
+#define SC_PREFIX_MAX 3 /* libunwind's frames before the chain's first pc */
+#define SC_RULES 512    /* the thread's memo of CFI rules by pc, direct-mapped */
+#define SC_SEEN 16      /* hashes of stacks missed once: a second miss walks */
 
 struct sc_check {
     uintptr_t slot, val;
@@ -89,13 +89,13 @@ struct sc_rule {
 struct stack_cache {
     uintptr_t key[SC_ENTRIES]; /* the snapshot's rsp; 0: empty */
     int limit[SC_ENTRIES];
-    unsigned gen[SC_ENTRIES];  /* sc_generation when it was walked */
+    unsigned gen[SC_ENTRIES]; /* sc_generation when it was walked */
     struct sc_entry *slot[SC_ENTRIES];
-    struct sc_entry *spare;    /* a walk is built here, then swapped in */
+    struct sc_entry *spare; /* a walk is built here, then swapped in */
     unsigned next;
-    uint64_t seen[SC_SEEN];    /* a stack is walked on its second miss, not on a one-off */
+    uint64_t seen[SC_SEEN]; /* a stack is walked on its second miss, not on a one-off */
     unsigned seen_next;
-    unsigned rules_gen;        /* sc_generation the memo's rules are of */
+    unsigned rules_gen; /* sc_generation the memo's rules are of */
     struct sc_rule rules[SC_RULES];
     struct sc_entry store[SC_ENTRIES + 1];
 };
@@ -103,8 +103,8 @@ struct stack_cache {
 struct sc_thread {
     struct stack_cache *sc;
     int pool_index;
-    bool busy;    /* inside a capture: a nested one (a signal handler's) does without */
-    bool exited;  /* after the thread's exit: no new storage */
+    bool busy;   /* inside a capture: a nested one (a signal handler's) does without */
+    bool exited; /* after the thread's exit: no new storage */
     bool bounds_tried;
     uintptr_t stack_lo, stack_hi; /* the thread's own stack; both 0: not known (no cache) */
     struct stack_cache_stats stats;
@@ -117,7 +117,7 @@ static bool sc_enabled = true;
 static _Atomic unsigned sc_generation;
 /* The counts of the threads that exited (SYNCSPY_DEBUG's line at exit). */
 static _Atomic uint64_t retired_hits, retired_misses, retired_uncacheable;
-static struct stack_cache *pool[SC_POOL];      /* pool[i] written only by the holder of i */
+static struct stack_cache *pool[SC_POOL]; /* pool[i] written only by the holder of i */
 static _Atomic bool pool_busy[SC_POOL];
 
 void stack_cache_set_enabled(bool on)
@@ -331,7 +331,8 @@ static int walk_step(struct walk *w, bool innermost, uintptr_t stack_lo)
         return 0;
     if (rule.cfa_base == CFI_CFA_RBP)
         use_rbp(w);
-    uintptr_t cfa = (rule.cfa_base == CFI_CFA_RBP ? w->rbp : w->rsp) + (uintptr_t)(intptr_t)rule.cfa_off;
+    uintptr_t cfa =
+        (rule.cfa_base == CFI_CFA_RBP ? w->rbp : w->rsp) + (uintptr_t)(intptr_t)rule.cfa_off;
     uintptr_t ra_slot = cfa + (uintptr_t)(intptr_t)rule.ra_off;
     uintptr_t rbp_slot = cfa + (uintptr_t)(intptr_t)rule.rbp_off;
     if (cfa <= w->cfa_floor || !slot_ok(cfa, stack_lo) || !slot_ok(ra_slot, stack_lo) ||
@@ -525,9 +526,17 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
 
 #else /* not built: every capture unwinds */
 
-void stack_cache_set_enabled(bool on) { (void)on; }
-bool stack_cache_begin(void) { return false; }
-void stack_cache_end(void) {}
+void stack_cache_set_enabled(bool on)
+{
+    (void)on;
+}
+bool stack_cache_begin(void)
+{
+    return false;
+}
+void stack_cache_end(void)
+{
+}
 int stack_cache_find(const struct sc_regs *r, void **raw, int limit)
 {
     (void)r, (void)raw, (void)limit;
@@ -537,15 +546,23 @@ void stack_cache_learn(const struct sc_regs *r, void *const *raw, int n, int lim
 {
     (void)r, (void)raw, (void)n, (void)limit;
 }
-void stack_cache_thread_exit(void) {}
-void stack_cache_atfork_child(void) {}
-void stack_cache_thread_bounds(void) {}
+void stack_cache_thread_exit(void)
+{
+}
+void stack_cache_atfork_child(void)
+{
+}
+void stack_cache_thread_bounds(void)
+{
+}
 bool stack_cache_room(uintptr_t rsp, size_t bytes)
 {
     (void)rsp, (void)bytes;
     return true;
 }
-void stack_cache_forget_all(void) {}
+void stack_cache_forget_all(void)
+{
+}
 void stack_cache_stats(struct stack_cache_stats *out)
 {
     *out = (struct stack_cache_stats){0, 0, 0};

@@ -24,8 +24,8 @@ struct sc_regs {
     uintptr_t rip, rsp, rbp;
 };
 #if STACK_CACHE_BUILT
-#define STACK_CACHE_SNAPSHOT(r)                                                               \
-    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"                     \
+#define STACK_CACHE_SNAPSHOT(r)                                           \
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" \
                      : "=r"((r).rip), "=r"((r).rsp), "=r"((r).rbp))
 #else
 #define STACK_CACHE_SNAPSHOT(r) ((r).rip = (r).rsp = (r).rbp = 0)

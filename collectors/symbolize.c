@@ -32,9 +32,9 @@
 #define UNKNOWN_MODULE "[unknown]"
 #define DEBUG_ROOT "/usr/lib/debug"
 #define MAX_BUILD_ID 64
-#define MAX_SEGMENTS 16                 /* PT_LOAD ranges kept per object; real ones have <= 5 */
-#define MAX_TABLE_BYTES (1ull << 30)    /* a symbol table (streamed, never held whole) */
-#define BACKSCAN 16                     /* sized symbols looked at before pc (nested symbols) */
+#define MAX_SEGMENTS 16              /* PT_LOAD ranges kept per object; real ones have <= 5 */
+#define MAX_TABLE_BYTES (1ull << 30) /* a symbol table (streamed, never held whole) */
+#define BACKSCAN 16                  /* sized symbols looked at before pc (nested symbols) */
 
 /* ---- a small open-addressing map uint64 -> pointer (key 0 is never stored) ------------------ */
 
@@ -196,8 +196,8 @@ static bool parse_build_id(const uint8_t *p, uint64_t len, uint64_t align, struc
         off += namesz;
         if (descsz > len - off)
             return false;
-        if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 && memcmp(name, "GNU", 4) == 0 &&
-            hdr[1] > 0 && hdr[1] <= MAX_BUILD_ID) {
+        if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 && memcmp(name, "GNU", 4) == 0 && hdr[1] > 0 &&
+            hdr[1] <= MAX_BUILD_ID) {
             memcpy(out->bytes, p + off, hdr[1]);
             out->len = (uint8_t)hdr[1];
             return true;
@@ -215,8 +215,8 @@ static void file_build_id(const struct elf_file *f, struct build_id *out)
         if (sh->sh_type != SHT_NOTE)
             continue;
         char *notes = elf_read_range(f, sh->sh_offset, sh->sh_size, ELF_MAX_SMALL_BYTES);
-        bool found = notes && parse_build_id((const uint8_t *)notes, sh->sh_size,
-                                             sh->sh_addralign, out);
+        bool found =
+            notes && parse_build_id((const uint8_t *)notes, sh->sh_size, sh->sh_addralign, out);
         free(notes);
         if (found)
             return;
@@ -427,8 +427,8 @@ static int pack_table(struct sym_table *t, size_t n, uint64_t strtab_size)
     const struct sym_build *b = (const struct sym_build *)t->funcs;
     size_t nfar = 0;
     for (size_t i = 0; i < n; i++)
-        nfar += gap_of(b[i].off, b[i].len, i + 1 < n ? &b[i + 1].off : NULL, t->gap_far) ==
-                t->gap_far;
+        nfar +=
+            gap_of(b[i].off, b[i].len, i + 1 < n ? &b[i + 1].off : NULL, t->gap_far) == t->gap_far;
     if (nfar && !(t->far = malloc(nfar * sizeof *t->far)))
         return -1;
     /* Entry i's 8 bytes overlay the first 8 of built function i's 12, never function i + 1's:
@@ -478,9 +478,8 @@ static bool func_of(const struct elf_file *f, const Elf64_Sym *sym, uint64_t str
                     uint64_t base, struct sym_build *out)
 {
     unsigned type = ELF64_ST_TYPE(sym->st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_value == 0 ||
-        sym->st_name == 0 || sym->st_name >= strtab_size || sym->st_shndx == SHN_UNDEF ||
-        sym->st_shndx >= f->shnum)
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_value == 0 || sym->st_name == 0 ||
+        sym->st_name >= strtab_size || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= f->shnum)
         return false; /* also drops SHN_ABS and SHN_XINDEX: never code we can name */
     const Elf64_Shdr *sec = &f->sh[sym->st_shndx];
     uint64_t end;
@@ -512,9 +511,8 @@ struct func_span {
  * addresses' range), storing the first cap of them in out (addresses counted from base) when
  * out is not NULL; a function that is not within 4 GiB above base is then left out (the file
  * changed since it was counted). -1 when a read fails. */
-static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms,
-                      uint64_t strtab_size, uint64_t base, struct sym_build *out, size_t cap,
-                      struct func_span *span)
+static int scan_funcs(const struct elf_file *f, uint64_t off, uint64_t nsyms, uint64_t strtab_size,
+                      uint64_t base, struct sym_build *out, size_t cap, struct func_span *span)
 {
     Elf64_Sym *buf = malloc(SYMS_PER_READ * sizeof *buf);
     if (!buf)
@@ -577,8 +575,8 @@ static int load_symbols(const struct elf_file *f, const char *path, uint32_t wan
             goto fail;
         t->base = all.lo;
         t->map_bytes = page_round(all.count * sizeof(struct sym_build));
-        t->funcs = mmap(NULL, t->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                        -1, 0);
+        t->funcs =
+            mmap(NULL, t->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (t->funcs == MAP_FAILED) {
             t->map_bytes = 0;
             goto fail;
@@ -602,8 +600,8 @@ fail:
     return -1;
 }
 
-#define NAME_FIRST_READ 256           /* most names are shorter; C++ ones reach 1.5 KB */
-#define MAX_NAME_BYTES (1u << 16)     /* a longer name is cut there */
+#define NAME_FIRST_READ 256       /* most names are shorter; C++ ones reach 1.5 KB */
+#define MAX_NAME_BYTES (1u << 16) /* a longer name is cut there */
 
 /* The NUL-terminated string at strtab offset off of t's file, malloc'd: up to its NUL or the end
  * of the table (what a copy of the whole table with a NUL appended would give). NULL when the
@@ -675,18 +673,18 @@ struct segment {
 };
 
 struct sym_module {
-    char *name;          /* reported path */
-    char *open_path;     /* what is opened ("/proc/self/exe" for the main program) */
-    uintptr_t bias;      /* dlpi_addr: run-time address - link-time address */
+    char *name;      /* reported path */
+    char *open_path; /* what is opened ("/proc/self/exe" for the main program) */
+    uintptr_t bias;  /* dlpi_addr: run-time address - link-time address */
     bool is_main;
     struct segment seg[MAX_SEGMENTS];
     int nseg;
     struct build_id mem_id; /* from the loaded image's PT_NOTE */
     enum load_state elf_state;
     struct sym_table syms;
-    char *debug_path;    /* separate debug file (build-id or .gnu_debuglink), or NULL */
-    struct u64map names; /* function index + 1 -> name (malloc'd) */
-    struct u64map results; /* files only: offset + 1 -> struct sym_info * */
+    char *debug_path;       /* separate debug file (build-id or .gnu_debuglink), or NULL */
+    struct u64map names;    /* function index + 1 -> name (malloc'd) */
+    struct u64map results;  /* files only: offset + 1 -> struct sym_info * */
     const char *lines_path; /* whose DWARF gives file:line (open_path or debug_path), or NULL */
     enum load_state lines_state;
     struct dwarf_lines *lines;
@@ -874,8 +872,7 @@ static void module_free(struct sym_module *m)
     free(m);
 }
 
-static struct sym_module *module_add(struct module_list *l, const char *name,
-                                     const char *open_path)
+static struct sym_module *module_add(struct module_list *l, const char *name, const char *open_path)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 32;

@@ -32,7 +32,8 @@ static inline const char *gencode_inductor_name(const char *file)
         if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9')))
             return NULL;
     /* its folder: "/XY/" */
-    if (name[-1] != '/' || name[-2] != name[2] || name[-3] != name[1] || (name - file > 3 && name[-4] != '/'))
+    if (name[-1] != '/' || name[-2] != name[2] || name[-3] != name[1] ||
+        (name - file > 3 && name[-4] != '/'))
         return NULL;
     return name;
 }
@@ -53,10 +54,13 @@ static inline bool gencode_file(const char *file)
 static inline bool gencode_compile_work_file(const char *file)
 {
     static const char *const files[] = {
-        "torch/_dynamo/convert_frame.py", "torch/_functorch/_aot_autograd/graph_compile.py",
+        "torch/_dynamo/convert_frame.py",
+        "torch/_functorch/_aot_autograd/graph_compile.py",
         "torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py",
-        "torch/_inductor/compile_fx.py", "torch/_inductor/codecache.py",
-        "torch/_inductor/select_algorithm.py", "torch/_inductor/autotune_process.py",
+        "torch/_inductor/compile_fx.py",
+        "torch/_inductor/codecache.py",
+        "torch/_inductor/select_algorithm.py",
+        "torch/_inductor/autotune_process.py",
         "torch/_inductor/runtime/benchmarking.py"};
     if (!file)
         return false;

@@ -104,5 +104,6 @@ void agent_output_error(const char *path, int err)
     if (atomic_exchange(&said, 1))
         return;
     agent_log("cannot write %s: %s; recording goes on and the report at exit still has every "
-              "count (further output errors are not repeated)", path, strerror(err));
+              "count (further output errors are not repeated)",
+              path, strerror(err));
 }

@@ -12,10 +12,10 @@
 extern unsigned agent_debug_level;
 
 void agent_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#define dbg(level, ...)                              \
-    do {                                             \
+#define dbg(level, ...)                                        \
+    do {                                                       \
         if (__builtin_expect(agent_debug_level >= (level), 0)) \
-            agent_log(__VA_ARGS__);                  \
+            agent_log(__VA_ARGS__);                            \
     } while (0)
 
 /* An output file could not be created or written: said once per process (the first failure

@@ -43,7 +43,7 @@ static CUpti_SubscriberHandle subscriber;
 /* Subscribe / step aside: held across CUPTI's loading and subscription, so a fork only tries it
  * (entry/start.c). */
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic bool active;        /* subscribed and recording */
+static _Atomic bool active;         /* subscribed and recording */
 static _Atomic unsigned generation; /* bumped when syncspy steps aside: open calls are void */
 static _Atomic bool started;
 
@@ -55,10 +55,10 @@ static _Atomic bool started;
  * stale flag must not silence the runtime entry points on this thread. */
 struct cupti_thread {
     bool open, is_sync;
-    bool in_cupti;             /* inside syncspy's own call into libcupti */
+    bool in_cupti; /* inside syncspy's own call into libcupti */
     uint32_t domain, cbid, corr;
     unsigned gen;
-    uintptr_t enter_frame;     /* where its ENTER callback ran: a later ENTER from as high or
+    uintptr_t enter_frame; /* where its ENTER callback ran: a later ENTER from as high or
                                 * higher up means a longjmp left that call (it never EXITed) */
     struct sync_call call;
     /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
@@ -72,9 +72,10 @@ static SYNCSPY_TLS struct cupti_thread tl;
 
 /* ---- notices --------------------------------------------------------------------------------- */
 
-#define SHIM_ALONE "recording through the CUDA runtime shim alone (syncs in libraries with a " \
-                   "static runtime, such as cuBLAS, cuDNN and NCCL, and driver-API calls, such " \
-                   "as Triton's, are not seen)"
+#define SHIM_ALONE                                                                \
+    "recording through the CUDA runtime shim alone (syncs in libraries with a "   \
+    "static runtime, such as cuBLAS, cuDNN and NCCL, and driver-API calls, such " \
+    "as Triton's, are not seen)"
 
 /* SYNCSPY_CUPTI=eager subscribes in every process of a wrapper chain (shells, launchers) as it
  * loads: why CUPTI is not there is said by the first process of the tree only, which leaves
@@ -88,7 +89,8 @@ static bool tree_said; /* an ancestor said it */
  * that said it already): debug output only. */
 static bool quiet;
 
-static void notice_once(_Atomic bool *said, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void notice_once(_Atomic bool *said, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static void notice_once(_Atomic bool *said, const char *fmt, ...)
 {
     if (quiet ? atomic_load(said) : atomic_exchange(said, true))
@@ -105,7 +107,6 @@ static void notice_once(_Atomic bool *said, const char *fmt, ...)
 }
 
 static _Atomic bool said_unavailable, said_aside;
-
 
 /* CUPTI's name for a result, from the toolkit's cupti_result.h (generated at build time). Never
  * cuptiGetResultString: it is where CUDA 13.2's libcupti recurses when it cannot start its
@@ -148,7 +149,7 @@ static enum mem_kind driver_memory(const void *p)
 
 /* The API id of a callback's function: the shim's own id when it is one of its names (a
  * statically linked cudaMemcpy is still cudaMemcpy), else api_intern's. Cached per cbid. */
-static _Atomic uint32_t driver_api_ids[CUPTI_DRIVER_TRACE_CBID_SIZE];  /* id + 1, 0: not yet */
+static _Atomic uint32_t driver_api_ids[CUPTI_DRIVER_TRACE_CBID_SIZE]; /* id + 1, 0: not yet */
 static _Atomic uint32_t runtime_api_ids[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 
 static uint32_t api_for(uint32_t domain, uint32_t cbid, const char *function_name)
@@ -252,37 +253,51 @@ static const struct {
     uint32_t domain, cbid;
     enum launch_role role;
 } launch_cbids[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, LAUNCH_RUNTIME_GRAPH},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, LAUNCH_RUNTIME_GRAPH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+     LAUNCH_RUNTIME_SHIM},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+     LAUNCH_RUNTIME_GRAPH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+     LAUNCH_RUNTIME_GRAPH},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, LAUNCH_DRIVER},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, LAUNCH_DRIVER},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+     LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, LAUNCH_DRIVER},
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, LAUNCH_DRIVER},
 };
 
 /* launch_cbids by callback id, one table per domain (filled once at subscribing): a callback's
  * role is one load, not a search, on every call CUPTI hands the agent. */
-static uint8_t driver_roles[CUPTI_DRIVER_TRACE_CBID_SIZE], runtime_roles[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static uint8_t driver_roles[CUPTI_DRIVER_TRACE_CBID_SIZE],
+    runtime_roles[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 
 static void fill_launch_roles(void)
 {
     for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++) {
         uint32_t id = launch_cbids[i].cbid;
-        if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_DRIVER_API && id < CUPTI_DRIVER_TRACE_CBID_SIZE)
+        if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+            id < CUPTI_DRIVER_TRACE_CBID_SIZE)
             driver_roles[id] = (uint8_t)launch_cbids[i].role;
-        else if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API && id < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+        else if (launch_cbids[i].domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                 id < CUPTI_RUNTIME_TRACE_CBID_SIZE)
             runtime_roles[id] = (uint8_t)launch_cbids[i].role;
     }
 }
@@ -290,8 +305,10 @@ static void fill_launch_roles(void)
 static enum launch_role launch_role(uint32_t domain, uint32_t cbid)
 {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-        return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? (enum launch_role)driver_roles[cbid] : LAUNCH_NONE;
-    return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? (enum launch_role)runtime_roles[cbid] : LAUNCH_NONE;
+        return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? (enum launch_role)driver_roles[cbid]
+                                                   : LAUNCH_NONE;
+    return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE ? (enum launch_role)runtime_roles[cbid]
+                                                : LAUNCH_NONE;
 }
 
 /* The kernel (or graph) and stream of a driver launch, for SYNCSPY_LAUNCHES=trace. */
@@ -349,8 +366,7 @@ static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
         if (enter && tl.runtime_launches_open == 0)
             count_launch(domain, cbid, d);
         break;
-    case LAUNCH_NONE:
-        break;
+    case LAUNCH_NONE: break;
     }
 }
 
@@ -366,8 +382,8 @@ static void enable_launches(void)
         dbg(1, "CUPTI: %zu launch callbacks could not be enabled", failed);
 }
 
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
-                                 CUpti_CallbackId cbid, const void *cbdata)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *cbdata)
 {
     (void)userdata;
     if ((domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) || !cbdata)
@@ -395,7 +411,8 @@ static void enable_sync_family(void)
         const uint32_t *ids;
         size_t n = sync_rules_cupti_cbids(domains[k], &ids);
         for (size_t i = 0; i < n; i++)
-            failed += enable(1, subscriber, (CUpti_CallbackDomain)domains[k], ids[i]) != CUPTI_SUCCESS;
+            failed +=
+                enable(1, subscriber, (CUpti_CallbackDomain)domains[k], ids[i]) != CUPTI_SUCCESS;
     }
     if (failed)
         dbg(1, "CUPTI: %zu callbacks could not be enabled", failed);
@@ -417,8 +434,8 @@ static bool subscribe(void)
         return false;
     }
     if (r != CUPTI_SUCCESS) {
-        notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE, lib_path,
-                    result_text(r));
+        notice_once(&said_unavailable, "no CUPTI (%s refused a subscriber: %s): " SHIM_ALONE,
+                    lib_path, result_text(r));
         return false;
     }
     real_resolve(REAL_cuPointerGetAttribute); /* the driver in use, for the copy rules */
@@ -475,11 +492,11 @@ static enum start subscribe_if_usable(void)
         atomic_store(&cupti_waiting_for_driver, false);
         notice_once(&said_unavailable, "no CUPTI (%s): " SHIM_ALONE, why);
         return START_NONE;
-    case GATE_WAIT:
-        break;
+    case GATE_WAIT: break;
     }
     if (!atomic_exchange(&cupti_waiting_for_driver, true))
-        dbg(1, "CUPTI: %s loaded; subscribed once the program's CUDA driver is initialized", lib_path);
+        dbg(1, "CUPTI: %s loaded; subscribed once the program's CUDA driver is initialized",
+            lib_path);
     return START_WAITING;
 }
 
@@ -487,7 +504,8 @@ static enum start subscribe_if_usable(void)
  * not there. Under state_lock. */
 static enum start start_locked(const struct config *cfg)
 {
-    tl.in_cupti = true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
+    tl.in_cupti =
+        true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
     enum start st = START_NONE;
     if (cfg->cupti == CUPTI_OFF) {
         notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
@@ -541,8 +559,10 @@ void cupti_start_early(const struct config *cfg, const char *cudart)
         if (st != START_NONE) { /* else the first CUDA call tries again, and says why not */
             atomic_store(&started, true);
             tell_agent(st);
-            dbg(1, "CUPTI: %s as a libcudart is loaded with dlopen (its calls may never reach the "
-                   "shim)", st == START_ON ? "subscribed" : "loaded");
+            dbg(1,
+                "CUPTI: %s as a libcudart is loaded with dlopen (its calls may never reach the "
+                "shim)",
+                st == START_ON ? "subscribed" : "loaded");
         }
         quiet = false;
     }
@@ -603,7 +623,7 @@ static void step_aside(const char *what, bool activity_only)
         atomic_fetch_add(&generation, 1);
         CUPTI_FN(unsubscribe_fn, cuptiUnsubscribe)(subscriber);
         notice_once(&said_aside, "another tool subscribes to CUPTI (torch.profiler, Nsight, ...): "
-                    "syncspy hands CUPTI over to it and from now on is " SHIM_ALONE);
+                                 "syncspy hands CUPTI over to it and from now on is " SHIM_ALONE);
     }
     tl.in_cupti = false;
     pthread_mutex_unlock(&state_lock);
@@ -615,12 +635,14 @@ SYNCSPY_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_Cal
     const void *caller = __builtin_return_address(0);
     if (!tl.in_cupti)
         step_aside("cuptiSubscribe", false);
-    __typeof__(&cuptiSubscribe) real = (__typeof__(&cuptiSubscribe))real_next_for_caller("cuptiSubscribe", caller);
+    __typeof__(&cuptiSubscribe) real =
+        (__typeof__(&cuptiSubscribe))real_next_for_caller("cuptiSubscribe", caller);
     return real ? real(sub, callback, userdata) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
-SYNCSPY_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc callback,
-                                             void *userdata, CUpti_SubscriberParams *params)
+SYNCSPY_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub,
+                                             CUpti_CallbackFunc callback, void *userdata,
+                                             CUpti_SubscriberParams *params)
 {
     const void *caller = __builtin_return_address(0);
     if (!tl.in_cupti)
@@ -630,14 +652,15 @@ SYNCSPY_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_
     return real ? real(sub, callback, userdata, params) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 
-SYNCSPY_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
-                                                          CUpti_BuffersCallbackCompleteFunc complete)
+SYNCSPY_EXPORT CUptiResult cuptiActivityRegisterCallbacks(
+    CUpti_BuffersCallbackRequestFunc request, CUpti_BuffersCallbackCompleteFunc complete)
 {
     const void *caller = __builtin_return_address(0);
     if (!tl.in_cupti)
         step_aside("cuptiActivityRegisterCallbacks", true);
-    __typeof__(&cuptiActivityRegisterCallbacks) real = (__typeof__(&cuptiActivityRegisterCallbacks))
-        real_next_for_caller("cuptiActivityRegisterCallbacks", caller);
+    __typeof__(&cuptiActivityRegisterCallbacks) real =
+        (__typeof__(&cuptiActivityRegisterCallbacks))real_next_for_caller(
+            "cuptiActivityRegisterCallbacks", caller);
     return real ? real(request, complete) : CUPTI_ERROR_NOT_INITIALIZED;
 }
 

@@ -84,9 +84,11 @@ size_t cupti_search_paths(const struct cupti_search *in, char (*out)[PATH_MAX], 
         if (k == 0)
             continue;
         char dir[PATH_MAX];
-        if (snprintf(dir, sizeof dir, "%.*snvidia/cuda_cupti/lib/", (int)k, in->loaded[i]) < (int)sizeof dir)
+        if (snprintf(dir, sizeof dir, "%.*snvidia/cuda_cupti/lib/", (int)k, in->loaded[i]) <
+            (int)sizeof dir)
             add_names(&p, dir, strlen(dir));
-        if (snprintf(dir, sizeof dir, "%.*snvidia/cu13/lib/", (int)k, in->loaded[i]) < (int)sizeof dir)
+        if (snprintf(dir, sizeof dir, "%.*snvidia/cu13/lib/", (int)k, in->loaded[i]) <
+            (int)sizeof dir)
             add_path(&p, dir, strlen(dir), "libcupti.so.13");
     }
     /* (4) the toolkit */
@@ -260,7 +262,8 @@ static bool load_auto(char *path, size_t pathlen, char *why, size_t whylen)
     const char *home = getenv("CUDA_HOME");
     struct cupti_search in = {loaded.paths, loaded.n, home && *home ? home : NULL};
     size_t n = cupti_search_paths(&in, candidates, CUPTI_CANDIDATES_MAX);
-    snprintf(why, whylen, "no libcupti found (beside libcudart, in a CUPTI wheel, under CUDA_HOME "
+    snprintf(why, whylen,
+             "no libcupti found (beside libcudart, in a CUPTI wheel, under CUDA_HOME "
              "or on the loader's path)");
     for (size_t i = 0; i < n; i++) {
         bool bare = candidates[i][0] != '/';

@@ -21,7 +21,7 @@ struct cupti_search {
     const char *const *loaded; /* paths of the loaded objects (dl_iterate_phdr order; relative
                                 * ones are resolved through /proc/self/maps) */
     size_t nloaded;
-    const char *cuda_home;     /* CUDA_HOME as set, or NULL when unset */
+    const char *cuda_home; /* CUDA_HOME as set, or NULL when unset */
 };
 #define CUPTI_CANDIDATES_MAX 48
 /* Writes the candidates, duplicates left out, into out; returns how many. */

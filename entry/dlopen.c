@@ -33,7 +33,8 @@ __attribute__((used, visibility("hidden"))) void *syncspy_dlopen_target(const ch
 void *syncspy_dlopen_target(const char *file)
 {
     int saved = errno;
-    if (file && names_cudart(file) && atomic_load(&agent_state) == STATE_RUNNING && !agent_cuda_seen())
+    if (file && names_cudart(file) && atomic_load(&agent_state) == STATE_RUNNING &&
+        !agent_cuda_seen())
         cupti_start_early(&agent_cfg, file);
     errno = saved;
     return real_get(REAL_dlopen);

@@ -21,7 +21,7 @@ static const char *const names[REAL_COUNT] = {
     SYNCSPY_APIS(X)
 #undef X
 #define X(name, where, need) [REAL_##name] = #name,
-    REAL_SYMBOLS(X)
+        REAL_SYMBOLS(X)
 #undef X
 };
 

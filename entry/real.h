@@ -29,33 +29,33 @@ enum real_need { REAL_REQUIRED, REAL_OPTIONAL };
 
 /* Every interposed CUDA entry point (agent/record/apis.h) is REAL_CUDART and REQUIRED, with its API id
  * as its id. The others, X(name, where, need): */
-#define REAL_SYMBOLS(X)                                                                        \
+#define REAL_SYMBOLS(X)                                                                       \
     X(cudaPointerGetAttributes, REAL_CUDART, REAL_OPTIONAL) /* copy rules; unknown without */ \
     X(cuPointerGetAttribute, REAL_DRIVER, REAL_OPTIONAL)    /* the same, for CUPTI's calls */ \
     X(cuDeviceGetCount, REAL_DRIVER, REAL_OPTIONAL)         /* entry/cuda_driver.c */         \
-    X(cuDriverGetVersion, REAL_DRIVER, REAL_OPTIONAL)                                          \
-    X(sigaction, REAL_LIBC, REAL_REQUIRED)                  /* entry/signals.c */             \
-    X(signal, REAL_LIBC, REAL_REQUIRED)                                                        \
-    X(bsd_signal, REAL_LIBC, REAL_OPTIONAL)                                                    \
-    X(sysv_signal, REAL_LIBC, REAL_OPTIONAL)                                                   \
-    X(__sysv_signal, REAL_LIBC, REAL_OPTIONAL)              /* signal() under -std=c99 */     \
-    X(sigset, REAL_LIBC, REAL_OPTIONAL)                                                        \
-    X(dlclose, REAL_LIBC, REAL_REQUIRED)                    /* entry/dlclose.c, own handles */ \
-    X(dlopen, REAL_LIBC, REAL_REQUIRED)                     /* entry/dlopen.c */              \
-    X(_exit, REAL_LIBC, REAL_REQUIRED)                      /* entry/exit.c */                \
-    X(_Exit, REAL_LIBC, REAL_REQUIRED)                                                         \
-    X(cuptiSubscribe, REAL_CUPTI, REAL_REQUIRED)            /* entry/cupti.c */               \
-    X(cuptiSubscribe_v2, REAL_CUPTI, REAL_OPTIONAL)                                            \
-    X(cuptiUnsubscribe, REAL_CUPTI, REAL_REQUIRED)                                             \
-    X(cuptiEnableCallback, REAL_CUPTI, REAL_REQUIRED)                                          \
+    X(cuDriverGetVersion, REAL_DRIVER, REAL_OPTIONAL)                                         \
+    X(sigaction, REAL_LIBC, REAL_REQUIRED) /* entry/signals.c */                              \
+    X(signal, REAL_LIBC, REAL_REQUIRED)                                                       \
+    X(bsd_signal, REAL_LIBC, REAL_OPTIONAL)                                                   \
+    X(sysv_signal, REAL_LIBC, REAL_OPTIONAL)                                                  \
+    X(__sysv_signal, REAL_LIBC, REAL_OPTIONAL) /* signal() under -std=c99 */                  \
+    X(sigset, REAL_LIBC, REAL_OPTIONAL)                                                       \
+    X(dlclose, REAL_LIBC, REAL_REQUIRED) /* entry/dlclose.c, own handles */                   \
+    X(dlopen, REAL_LIBC, REAL_REQUIRED)  /* entry/dlopen.c */                                 \
+    X(_exit, REAL_LIBC, REAL_REQUIRED)   /* entry/exit.c */                                   \
+    X(_Exit, REAL_LIBC, REAL_REQUIRED)                                                        \
+    X(cuptiSubscribe, REAL_CUPTI, REAL_REQUIRED) /* entry/cupti.c */                          \
+    X(cuptiSubscribe_v2, REAL_CUPTI, REAL_OPTIONAL)                                           \
+    X(cuptiUnsubscribe, REAL_CUPTI, REAL_REQUIRED)                                            \
+    X(cuptiEnableCallback, REAL_CUPTI, REAL_REQUIRED)                                         \
     X(simcupti_runs_without_driver, REAL_CUPTI, REAL_OPTIONAL) /* the simulator's: sim/ */    \
-    X(cuptiGetVersion, REAL_CUPTI, REAL_OPTIONAL)           /* SYNCSPY_GPU=1: collectors/gpu.c */ \
-    X(cuptiGetTimestamp, REAL_CUPTI, REAL_OPTIONAL)                                            \
-    X(cuptiActivityEnable, REAL_CUPTI, REAL_OPTIONAL)                                          \
-    X(cuptiActivityDisable, REAL_CUPTI, REAL_OPTIONAL)                                         \
-    X(cuptiActivityRegisterCallbacks, REAL_CUPTI, REAL_OPTIONAL)                               \
-    X(cuptiActivityFlushAll, REAL_CUPTI, REAL_OPTIONAL)                                        \
-    X(cuptiActivityGetNextRecord, REAL_CUPTI, REAL_OPTIONAL)                                   \
+    X(cuptiGetVersion, REAL_CUPTI, REAL_OPTIONAL) /* SYNCSPY_GPU=1: collectors/gpu.c */       \
+    X(cuptiGetTimestamp, REAL_CUPTI, REAL_OPTIONAL)                                           \
+    X(cuptiActivityEnable, REAL_CUPTI, REAL_OPTIONAL)                                         \
+    X(cuptiActivityDisable, REAL_CUPTI, REAL_OPTIONAL)                                        \
+    X(cuptiActivityRegisterCallbacks, REAL_CUPTI, REAL_OPTIONAL)                              \
+    X(cuptiActivityFlushAll, REAL_CUPTI, REAL_OPTIONAL)                                       \
+    X(cuptiActivityGetNextRecord, REAL_CUPTI, REAL_OPTIONAL)                                  \
     X(cuptiActivityGetNumDroppedRecords, REAL_CUPTI, REAL_OPTIONAL)
 
 enum real_id {
@@ -63,7 +63,7 @@ enum real_id {
 #define X(name, where, need) REAL_##name,
     REAL_SYMBOLS(X)
 #undef X
-    REAL_COUNT
+        REAL_COUNT
 };
 
 extern void *_Atomic real_fns[REAL_COUNT];

@@ -167,38 +167,38 @@ static inline void note_pinned_copy(struct sync_call *call)
 #define NONE(call) ((void)(call))
 /* No store where a row says 0, the value the record starts with (the wrappers stay as lean as
  * the hand-written ones were). */
-#define SET_UNLESS_ZERO(field, value)                                                           \
-    do {                                                                                        \
-        if (!(__builtin_constant_p(value) && (value) == 0))                                     \
-            field = (value);                                                                    \
+#define SET_UNLESS_ZERO(field, value)                       \
+    do {                                                    \
+        if (!(__builtin_constant_p(value) && (value) == 0)) \
+            field = (value);                                \
     } while (0)
-#define SYNC_WRAPPER(fn, params, args, stream_, bytes_, note, rule)                             \
-    SYNCSPY_EXPORT cudaError_t fn params                                                        \
-    {                                                                                           \
-        __typeof__(&fn) real_ = REAL(fn);                                                       \
-        if (unlikely(!real_))                                                                   \
-            return NO_RUNTIME;                                                                  \
-        struct sync_call call = {.api = API_##fn};                                              \
-        struct agent_call k_;                                                                   \
-        const int in_ = agent_enter_recording(&k_);                                             \
-        if (in_ == AGENT_RECORD)                                                                \
-            call.start_ns = agent_now_ns();                                                     \
-        cudaError_t r_ = real_ args;                                                            \
-        SET_UNLESS_ZERO(call.bytes, bytes_);                                                    \
-        SET_UNLESS_ZERO(call.stream, (uintptr_t)(stream_));                                     \
-        note(&call);                                                                            \
-        if (in_ == AGENT_RECORD) {                                                              \
-            call.end_ns = agent_now_ns();                                                       \
-            if (r_ == cudaSuccess && (rule))                                                    \
-                hand_over(&call);                                                               \
-            agent_leave(&k_);                                                                   \
-        } else if (in_ == AGENT_HELD) {                                                         \
-            agent_leave_held(&k_);                                                              \
-        }                                                                                       \
-        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) &&  \
-            in_ != AGENT_UNTOUCHED && r_ == cudaSuccess)                                        \
-            cupti_retry();                                                                      \
-        return r_;                                                                              \
+#define SYNC_WRAPPER(fn, params, args, stream_, bytes_, note, rule)                            \
+    SYNCSPY_EXPORT cudaError_t fn params                                                       \
+    {                                                                                          \
+        __typeof__(&fn) real_ = REAL(fn);                                                      \
+        if (unlikely(!real_))                                                                  \
+            return NO_RUNTIME;                                                                 \
+        struct sync_call call = {.api = API_##fn};                                             \
+        struct agent_call k_;                                                                  \
+        const int in_ = agent_enter_recording(&k_);                                            \
+        if (in_ == AGENT_RECORD)                                                               \
+            call.start_ns = agent_now_ns();                                                    \
+        cudaError_t r_ = real_ args;                                                           \
+        SET_UNLESS_ZERO(call.bytes, bytes_);                                                   \
+        SET_UNLESS_ZERO(call.stream, (uintptr_t)(stream_));                                    \
+        note(&call);                                                                           \
+        if (in_ == AGENT_RECORD) {                                                             \
+            call.end_ns = agent_now_ns();                                                      \
+            if (r_ == cudaSuccess && (rule))                                                   \
+                hand_over(&call);                                                              \
+            agent_leave(&k_);                                                                  \
+        } else if (in_ == AGENT_HELD) {                                                        \
+            agent_leave_held(&k_);                                                             \
+        }                                                                                      \
+        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) && \
+            in_ != AGENT_UNTOUCHED && r_ == cudaSuccess)                                       \
+            cupti_retry();                                                                     \
+        return r_;                                                                             \
     }
 
 #define TWIN_none(...)
@@ -221,45 +221,50 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
  * slow-path flag, the counter. Anything else (first launch of a thread, every 256th launch,
  * tracing, the Python step hook still wanted, the runtime not resolved yet) goes through
  * fn##_slow, which counts the launch there. */
-#define LAUNCH(fn, params, args, func, stream)                                                  \
-    __attribute__((noinline)) static cudaError_t fn##_slow params                               \
-    {                                                                                           \
+#define LAUNCH(fn, params, args, func, stream)                                                 \
+    __attribute__((noinline)) static cudaError_t fn##_slow params                              \
+    {                                                                                          \
         __typeof__(&fn) real_ = REAL(fn); /* first: the entry layer's start (entry/start.c) */ \
-        agent_count_launch();                                                                   \
-        if (unlikely(atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)))        \
-            agent_trace_launch(API_##fn, (func), (uintptr_t)(stream));                          \
-        if (unlikely(!real_))                                                                   \
-            return NO_RUNTIME;                                                                  \
-        cudaError_t r_ = real_ args;                                                            \
-        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) &&  \
-            r_ == cudaSuccess)                                                                  \
-            cupti_retry();                                                                      \
-        return r_;                                                                              \
-    }                                                                                           \
-    SYNCSPY_EXPORT cudaError_t fn params                                                        \
-    {                                                                                           \
-        _Atomic uint64_t *c_ = agent_tls_launches;                                              \
-        __typeof__(&fn) real_ = (__typeof__(&fn))atomic_load_explicit(&real_fns[API_##fn], memory_order_relaxed); \
-        if (likely(c_ && real_ && !atomic_load_explicit(&agent_launch_slow, memory_order_relaxed))) { \
-            uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                   \
-            if (likely(n_ & 255)) {                                                             \
-                atomic_store_explicit(c_, n_, memory_order_relaxed);                            \
-                return real_ args;                                                              \
-            }                                                                                   \
-        }                                                                                       \
-        return fn##_slow args;                                                                  \
+        agent_count_launch();                                                                  \
+        if (unlikely(atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed)))       \
+            agent_trace_launch(API_##fn, (func), (uintptr_t)(stream));                         \
+        if (unlikely(!real_))                                                                  \
+            return NO_RUNTIME;                                                                 \
+        cudaError_t r_ = real_ args;                                                           \
+        if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) && \
+            r_ == cudaSuccess)                                                                 \
+            cupti_retry();                                                                     \
+        return r_;                                                                             \
+    }                                                                                          \
+    SYNCSPY_EXPORT cudaError_t fn params                                                       \
+    {                                                                                          \
+        _Atomic uint64_t *c_ = agent_tls_launches;                                             \
+        __typeof__(&fn) real_ =                                                                \
+            (__typeof__(&fn))atomic_load_explicit(&real_fns[API_##fn], memory_order_relaxed);  \
+        if (likely(c_ && real_ &&                                                              \
+                   !atomic_load_explicit(&agent_launch_slow, memory_order_relaxed))) {         \
+            uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                  \
+            if (likely(n_ & 255)) {                                                            \
+                atomic_store_explicit(c_, n_, memory_order_relaxed);                           \
+                return real_ args;                                                             \
+            }                                                                                  \
+        }                                                                                      \
+        return fn##_slow args;                                                                 \
     }
-#define KERNEL_PARAMS (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
+#define KERNEL_PARAMS \
+    (const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 #define KERNEL_ARGS (func, grid, block, args, shmem, stream)
 LAUNCH(cudaLaunchKernel, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
 LAUNCH(cudaLaunchKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
 LAUNCH(cudaLaunchCooperativeKernel, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
 LAUNCH(cudaLaunchCooperativeKernel_ptsz, KERNEL_PARAMS, KERNEL_ARGS, func, stream)
-LAUNCH(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args),
-       func, config ? config->stream : 0)
-LAUNCH(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t *config, const void *func, void **args), (config, func, args),
-       func, config ? config->stream : 0)
-LAUNCH(__cudaLaunchKernel, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+LAUNCH(cudaLaunchKernelExC, (const cudaLaunchConfig_t *config, const void *func, void **args),
+       (config, func, args), func, config ? config->stream : 0)
+LAUNCH(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t *config, const void *func, void **args),
+       (config, func, args), func, config ? config->stream : 0)
+LAUNCH(__cudaLaunchKernel,
+       (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
        (kernel, grid, block, args, shmem, stream), (const void *)kernel, stream)
-LAUNCH(__cudaLaunchKernel_ptsz, (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
+LAUNCH(__cudaLaunchKernel_ptsz,
+       (cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream),
        (kernel, grid, block, args, shmem, stream), (const void *)kernel, stream)

@@ -38,7 +38,8 @@ bool sync_rules_copy(enum mem_kind dst, enum mem_kind src, bool async, enum copy
     if (dst == MEM_UNKNOWN || src == MEM_UNKNOWN)
         *dir = DIR_NONE;
     else
-        *dir = on_host(dst) ? (on_host(src) ? DIR_H2H : DIR_D2H) : (on_host(src) ? DIR_H2D : DIR_D2D);
+        *dir =
+            on_host(dst) ? (on_host(src) ? DIR_H2H : DIR_D2H) : (on_host(src) ? DIR_H2D : DIR_D2D);
     /* "For transfers from device memory to device memory, no host-side synchronization is
      * performed", in either form: the only copy that never is a sync. */
     if (on_device(dst) && on_device(src))
@@ -58,8 +59,10 @@ bool sync_rules_runtime_copy(enum cudaMemcpyKind kind, const void *dst, const vo
                              mem_oracle ask, enum copy_dir *dir)
 {
     switch (kind) {
-    case cudaMemcpyHostToDevice: return sync_rules_copy(MEM_DEVICE, host_end(ask, src, async), async, dir);
-    case cudaMemcpyDeviceToHost: return sync_rules_copy(host_end(ask, dst, async), MEM_DEVICE, async, dir);
+    case cudaMemcpyHostToDevice:
+        return sync_rules_copy(MEM_DEVICE, host_end(ask, src, async), async, dir);
+    case cudaMemcpyDeviceToHost:
+        return sync_rules_copy(host_end(ask, dst, async), MEM_DEVICE, async, dir);
     case cudaMemcpyDeviceToDevice: return sync_rules_copy(MEM_DEVICE, MEM_DEVICE, async, dir);
     case cudaMemcpyHostToHost: return sync_rules_copy(MEM_HOST, MEM_HOST, async, dir);
     default: /* cudaMemcpyDefault: the pointers say (unified virtual addressing) */
@@ -140,52 +143,97 @@ struct sync_rule {
     unsigned char elem; /* memset element bytes */
 };
 
-#define D(name, rule, async) {CUPTI_DRIVER_TRACE_CBID_##name, rule, async, 1}
-#define DM(name, elem) {CUPTI_DRIVER_TRACE_CBID_##name, R_D_MEMSET, false, elem}
+#define D(name, rule, async)                           \
+    {                                                  \
+        CUPTI_DRIVER_TRACE_CBID_##name, rule, async, 1 \
+    }
+#define DM(name, elem)                                          \
+    {                                                           \
+        CUPTI_DRIVER_TRACE_CBID_##name, R_D_MEMSET, false, elem \
+    }
 static const struct sync_rule driver_rules[] = {
-    D(cuStreamSynchronize, R_STREAM, false), D(cuStreamSynchronize_ptsz, R_STREAM, false),
-    D(cuCtxSynchronize, R_CONTEXT, false), D(cuCtxSynchronize_v2, R_CONTEXT, false),
+    D(cuStreamSynchronize, R_STREAM, false),
+    D(cuStreamSynchronize_ptsz, R_STREAM, false),
+    D(cuCtxSynchronize, R_CONTEXT, false),
+    D(cuCtxSynchronize_v2, R_CONTEXT, false),
     D(cuEventSynchronize, R_EVENT, false),
-    D(cuMemcpyDtoH_v2, R_D_DTOH, false), D(cuMemcpyDtoH_v2_ptds, R_D_DTOH, false),
-    D(cuMemcpyDtoHAsync_v2, R_D_DTOH, true), D(cuMemcpyDtoHAsync_v2_ptsz, R_D_DTOH, true),
-    D(cuMemcpyHtoD_v2, R_D_HTOD, false), D(cuMemcpyHtoD_v2_ptds, R_D_HTOD, false),
-    D(cuMemcpyHtoDAsync_v2, R_D_HTOD, true), D(cuMemcpyHtoDAsync_v2_ptsz, R_D_HTOD, true),
-    D(cuMemcpyAtoH_v2, R_D_ATOH, false), D(cuMemcpyAtoH_v2_ptds, R_D_ATOH, false),
-    D(cuMemcpyAtoHAsync_v2, R_D_ATOH, true), D(cuMemcpyAtoHAsync_v2_ptsz, R_D_ATOH, true),
-    D(cuMemcpyHtoA_v2, R_D_HTOA, false), D(cuMemcpyHtoA_v2_ptds, R_D_HTOA, false),
-    D(cuMemcpyHtoAAsync_v2, R_D_HTOA, true), D(cuMemcpyHtoAAsync_v2_ptsz, R_D_HTOA, true),
-    D(cuMemcpy, R_D_ANY, false), D(cuMemcpy_ptds, R_D_ANY, false),
-    D(cuMemcpyAsync, R_D_ANY, true), D(cuMemcpyAsync_ptsz, R_D_ANY, true),
-    D(cuMemcpy2D_v2, R_D_2D, false), D(cuMemcpy2D_v2_ptds, R_D_2D, false),
-    D(cuMemcpy2DUnaligned_v2, R_D_2D, false), D(cuMemcpy2DUnaligned_v2_ptds, R_D_2D, false),
-    D(cuMemcpy2DAsync_v2, R_D_2D, true), D(cuMemcpy2DAsync_v2_ptsz, R_D_2D, true),
-    D(cuMemcpy3D_v2, R_D_3D, false), D(cuMemcpy3D_v2_ptds, R_D_3D, false),
-    D(cuMemcpy3DAsync_v2, R_D_3D, true), D(cuMemcpy3DAsync_v2_ptsz, R_D_3D, true),
-    DM(cuMemsetD8_v2, 1), DM(cuMemsetD8_v2_ptds, 1), DM(cuMemsetD16_v2, 2),
-    DM(cuMemsetD16_v2_ptds, 2), DM(cuMemsetD32_v2, 4), DM(cuMemsetD32_v2_ptds, 4),
-    D(cuMemFree_v2, R_D_FREE, false), D(cuMemFreeHost, R_D_FREEHOST, false),
+    D(cuMemcpyDtoH_v2, R_D_DTOH, false),
+    D(cuMemcpyDtoH_v2_ptds, R_D_DTOH, false),
+    D(cuMemcpyDtoHAsync_v2, R_D_DTOH, true),
+    D(cuMemcpyDtoHAsync_v2_ptsz, R_D_DTOH, true),
+    D(cuMemcpyHtoD_v2, R_D_HTOD, false),
+    D(cuMemcpyHtoD_v2_ptds, R_D_HTOD, false),
+    D(cuMemcpyHtoDAsync_v2, R_D_HTOD, true),
+    D(cuMemcpyHtoDAsync_v2_ptsz, R_D_HTOD, true),
+    D(cuMemcpyAtoH_v2, R_D_ATOH, false),
+    D(cuMemcpyAtoH_v2_ptds, R_D_ATOH, false),
+    D(cuMemcpyAtoHAsync_v2, R_D_ATOH, true),
+    D(cuMemcpyAtoHAsync_v2_ptsz, R_D_ATOH, true),
+    D(cuMemcpyHtoA_v2, R_D_HTOA, false),
+    D(cuMemcpyHtoA_v2_ptds, R_D_HTOA, false),
+    D(cuMemcpyHtoAAsync_v2, R_D_HTOA, true),
+    D(cuMemcpyHtoAAsync_v2_ptsz, R_D_HTOA, true),
+    D(cuMemcpy, R_D_ANY, false),
+    D(cuMemcpy_ptds, R_D_ANY, false),
+    D(cuMemcpyAsync, R_D_ANY, true),
+    D(cuMemcpyAsync_ptsz, R_D_ANY, true),
+    D(cuMemcpy2D_v2, R_D_2D, false),
+    D(cuMemcpy2D_v2_ptds, R_D_2D, false),
+    D(cuMemcpy2DUnaligned_v2, R_D_2D, false),
+    D(cuMemcpy2DUnaligned_v2_ptds, R_D_2D, false),
+    D(cuMemcpy2DAsync_v2, R_D_2D, true),
+    D(cuMemcpy2DAsync_v2_ptsz, R_D_2D, true),
+    D(cuMemcpy3D_v2, R_D_3D, false),
+    D(cuMemcpy3D_v2_ptds, R_D_3D, false),
+    D(cuMemcpy3DAsync_v2, R_D_3D, true),
+    D(cuMemcpy3DAsync_v2_ptsz, R_D_3D, true),
+    DM(cuMemsetD8_v2, 1),
+    DM(cuMemsetD8_v2_ptds, 1),
+    DM(cuMemsetD16_v2, 2),
+    DM(cuMemsetD16_v2_ptds, 2),
+    DM(cuMemsetD32_v2, 4),
+    DM(cuMemsetD32_v2_ptds, 4),
+    D(cuMemFree_v2, R_D_FREE, false),
+    D(cuMemFreeHost, R_D_FREEHOST, false),
 };
 #undef D
 #undef DM
 
-#define R(name, rule, async) {CUPTI_RUNTIME_TRACE_CBID_##name, rule, async, 1}
+#define R(name, rule, async)                            \
+    {                                                   \
+        CUPTI_RUNTIME_TRACE_CBID_##name, rule, async, 1 \
+    }
 static const struct sync_rule runtime_rules[] = {
-    R(cudaStreamSynchronize_v3020, R_STREAM, false), R(cudaStreamSynchronize_ptsz_v7000, R_STREAM, false),
-    R(cudaDeviceSynchronize_v3020, R_CONTEXT, false), R(cudaThreadSynchronize_v3020, R_CONTEXT, false),
+    R(cudaStreamSynchronize_v3020, R_STREAM, false),
+    R(cudaStreamSynchronize_ptsz_v7000, R_STREAM, false),
+    R(cudaDeviceSynchronize_v3020, R_CONTEXT, false),
+    R(cudaThreadSynchronize_v3020, R_CONTEXT, false),
     R(cudaDeviceReset_v3020, R_CONTEXT, false),
     R(cudaEventSynchronize_v3020, R_EVENT, false),
-    R(cudaMemcpy_v3020, R_R_COPY, false), R(cudaMemcpy_ptds_v7000, R_R_COPY, false),
-    R(cudaMemcpyAsync_v3020, R_R_COPY, true), R(cudaMemcpyAsync_ptsz_v7000, R_R_COPY, true),
-    R(cudaMemcpy2D_v3020, R_R_2D, false), R(cudaMemcpy2D_ptds_v7000, R_R_2D, false),
-    R(cudaMemcpy2DAsync_v3020, R_R_2D, true), R(cudaMemcpy2DAsync_ptsz_v7000, R_R_2D, true),
-    R(cudaMemcpy3D_v3020, R_R_3D, false), R(cudaMemcpy3D_ptds_v7000, R_R_3D, false),
-    R(cudaMemcpy3DAsync_v3020, R_R_3D, true), R(cudaMemcpy3DAsync_ptsz_v7000, R_R_3D, true),
-    R(cudaMemcpyToSymbol_v3020, R_R_TOSYM, false), R(cudaMemcpyToSymbol_ptds_v7000, R_R_TOSYM, false),
-    R(cudaMemcpyToSymbolAsync_v3020, R_R_TOSYM, true), R(cudaMemcpyToSymbolAsync_ptsz_v7000, R_R_TOSYM, true),
-    R(cudaMemcpyFromSymbol_v3020, R_R_FROMSYM, false), R(cudaMemcpyFromSymbol_ptds_v7000, R_R_FROMSYM, false),
-    R(cudaMemcpyFromSymbolAsync_v3020, R_R_FROMSYM, true), R(cudaMemcpyFromSymbolAsync_ptsz_v7000, R_R_FROMSYM, true),
-    R(cudaMemset_v3020, R_R_MEMSET, false), R(cudaMemset_ptds_v7000, R_R_MEMSET, false),
-    R(cudaFree_v3020, R_R_FREE, false), R(cudaFreeHost_v3020, R_R_FREE, false),
+    R(cudaMemcpy_v3020, R_R_COPY, false),
+    R(cudaMemcpy_ptds_v7000, R_R_COPY, false),
+    R(cudaMemcpyAsync_v3020, R_R_COPY, true),
+    R(cudaMemcpyAsync_ptsz_v7000, R_R_COPY, true),
+    R(cudaMemcpy2D_v3020, R_R_2D, false),
+    R(cudaMemcpy2D_ptds_v7000, R_R_2D, false),
+    R(cudaMemcpy2DAsync_v3020, R_R_2D, true),
+    R(cudaMemcpy2DAsync_ptsz_v7000, R_R_2D, true),
+    R(cudaMemcpy3D_v3020, R_R_3D, false),
+    R(cudaMemcpy3D_ptds_v7000, R_R_3D, false),
+    R(cudaMemcpy3DAsync_v3020, R_R_3D, true),
+    R(cudaMemcpy3DAsync_ptsz_v7000, R_R_3D, true),
+    R(cudaMemcpyToSymbol_v3020, R_R_TOSYM, false),
+    R(cudaMemcpyToSymbol_ptds_v7000, R_R_TOSYM, false),
+    R(cudaMemcpyToSymbolAsync_v3020, R_R_TOSYM, true),
+    R(cudaMemcpyToSymbolAsync_ptsz_v7000, R_R_TOSYM, true),
+    R(cudaMemcpyFromSymbol_v3020, R_R_FROMSYM, false),
+    R(cudaMemcpyFromSymbol_ptds_v7000, R_R_FROMSYM, false),
+    R(cudaMemcpyFromSymbolAsync_v3020, R_R_FROMSYM, true),
+    R(cudaMemcpyFromSymbolAsync_ptsz_v7000, R_R_FROMSYM, true),
+    R(cudaMemset_v3020, R_R_MEMSET, false),
+    R(cudaMemset_ptds_v7000, R_R_MEMSET, false),
+    R(cudaFree_v3020, R_R_FREE, false),
+    R(cudaFreeHost_v3020, R_R_FREE, false),
     R(cudaFreeArray_v3020, R_R_FREE, false),
 };
 #undef R
@@ -194,9 +242,11 @@ size_t sync_rules_cupti_cbids(uint32_t domain, const uint32_t **cbids)
 {
     static uint32_t driver_ids[sizeof driver_rules / sizeof driver_rules[0]];
     static uint32_t runtime_ids[sizeof runtime_rules / sizeof runtime_rules[0]];
-    const struct sync_rule *rules = domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_rules : runtime_rules;
-    size_t n = domain == CUPTI_CB_DOMAIN_DRIVER_API ? sizeof driver_rules / sizeof driver_rules[0]
-                                                     : sizeof runtime_rules / sizeof runtime_rules[0];
+    const struct sync_rule *rules =
+        domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_rules : runtime_rules;
+    size_t n = domain == CUPTI_CB_DOMAIN_DRIVER_API
+                   ? sizeof driver_rules / sizeof driver_rules[0]
+                   : sizeof runtime_rules / sizeof runtime_rules[0];
     uint32_t *ids = domain == CUPTI_CB_DOMAIN_DRIVER_API ? driver_ids : runtime_ids;
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API) {
         *cbids = NULL;
@@ -282,9 +332,10 @@ static bool classify_driver_copy(const struct sync_rule *r, const void *params, 
         if (!m)
             return false;
         c->bytes = (uint64_t)m->WidthInBytes * m->Height;
-        return sync_rules_copy(driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
-                               driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice),
-                               r->async, &c->dir);
+        return sync_rules_copy(
+            driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
+            driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice), r->async,
+            &c->dir);
     }
     case R_D_3D: {
         const cuMemcpy3DAsync_v2_params *p = params;
@@ -293,9 +344,10 @@ static bool classify_driver_copy(const struct sync_rule *r, const void *params, 
         if (!m)
             return false;
         c->bytes = (uint64_t)m->WidthInBytes * m->Height * m->Depth;
-        return sync_rules_copy(driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
-                               driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice),
-                               r->async, &c->dir);
+        return sync_rules_copy(
+            driver_end(ask, r->async, m->dstMemoryType, m->dstHost, m->dstDevice),
+            driver_end(ask, r->async, m->srcMemoryType, m->srcHost, m->srcDevice), r->async,
+            &c->dir);
     }
     default: return false;
     }
@@ -360,10 +412,8 @@ bool sync_rules_cupti(uint32_t domain, uint32_t cbid, const void *params, mem_or
         c->bytes = (uint64_t)(r->elem == 1 ? p8->N : r->elem == 2 ? p16->N : p32->N) * r->elem;
         return sync_rules_memset((const void *)(uintptr_t)p8->dstDevice, r->async, ask);
     }
-    case R_D_FREE:
-        return params && ((const cuMemFree_v2_params *)params)->dptr != 0;
-    case R_D_FREEHOST:
-        return params && ((const cuMemFreeHost_params *)params)->p != NULL;
+    case R_D_FREE: return params && ((const cuMemFree_v2_params *)params)->dptr != 0;
+    case R_D_FREEHOST: return params && ((const cuMemFreeHost_params *)params)->p != NULL;
     case R_R_MEMSET: {
         const cudaMemset_v3020_params *p = params;
         if (!p)

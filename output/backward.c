@@ -41,7 +41,8 @@ static bool custom_node(const struct rep_frame *f, uint32_t pynode, char *out, s
     return false;
 }
 
-bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, size_t cap, uint32_t *at)
+bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, size_t cap,
+                      uint32_t *at)
 {
     for (uint32_t i = 0; i < n; i++) {
         const struct rep_frame *f = &frames[i];
@@ -64,9 +65,10 @@ static const struct {
     const char *key, *text;
 } causes[] = {
     {NULL, NULL},
-    {BACKWARD_CAUSE_KEY_STEP, "made in steps without attribution (SYNCSPY_BACKWARD=sampled, or auto "
-                              "where torch's node creation cannot be watched, attributes the step "
-                              "after a node type first syncs, then 1 in 100; =all every one)"},
+    {BACKWARD_CAUSE_KEY_STEP,
+     "made in steps without attribution (SYNCSPY_BACKWARD=sampled, or auto "
+     "where torch's node creation cannot be watched, attributes the step "
+     "after a node type first syncs, then 1 in 100; =all every one)"},
     {"torch_compile", "torch.compile is in use: attribution steps aside (it would recompile)"},
     {"backward_off", "SYNCSPY_BACKWARD=off"},
     {"no_optimizer_step", "made before the first optimizer.step(), where start-up could not be "

@@ -16,7 +16,8 @@
  * "MyFnBackward") whose backward runs in frames[0..n), innermost first, into out, and in *at
  * (may be NULL) the index of the frame that says so (the node's apply); false when no node runs
  * there. */
-bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, size_t cap, uint32_t *at);
+bool backward_node_of(const struct rep_frame *frames, uint32_t n, char *out, size_t cap,
+                      uint32_t *at);
 
 /* Why a backward sync has no forward line (agent/record/autograd.h enum backward_cause, recorded with
  * the sync): its key, as files carry it (the marker frame's function: "not_attributed_step",

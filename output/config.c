@@ -20,8 +20,10 @@ static void append_escaped(char *dst, size_t *n, size_t cap, const char *src)
             continue;
         }
         char esc[5];
-        int k = *p == '\n' ? snprintf(esc, sizeof esc, "\\n") : *p == '\r' ? snprintf(esc, sizeof esc, "\\r")
-              : *p == '\t' ? snprintf(esc, sizeof esc, "\\t") : snprintf(esc, sizeof esc, "\\x%02x", *p);
+        int k = *p == '\n'   ? snprintf(esc, sizeof esc, "\\n")
+                : *p == '\r' ? snprintf(esc, sizeof esc, "\\r")
+                : *p == '\t' ? snprintf(esc, sizeof esc, "\\t")
+                             : snprintf(esc, sizeof esc, "\\x%02x", *p);
         if (*n + (size_t)k > cap)
             break;
         memcpy(dst + *n, esc, (size_t)k);
@@ -38,7 +40,8 @@ void config_escape(char *dst, size_t cap, const char *src)
 }
 
 /* One line, escaped (append_escaped); the first bad variable and its reason kept apart too. */
-void config_warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt)
+void config_warn(struct config *cfg, const char *var, const char *value, const char *why,
+                 const char *dflt)
 {
     if (!cfg->first_bad) {
         size_t k = 0;
@@ -69,7 +72,8 @@ bool config_parse_int(const char *s, long lo, long hi, long *out)
     return true;
 }
 
-static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *var, long lo, long hi, long dflt, int *out)
+static void parse_int_var(struct config *cfg, config_getenv_fn get, const char *var, long lo,
+                          long hi, long dflt, int *out)
 {
     const char *v = get(var);
     long n = dflt;
@@ -101,7 +105,9 @@ static int parse_choice(struct config *cfg, config_getenv_fn get, const char *va
     size_t k = (size_t)snprintf(why, sizeof why, "is not ");
     for (int i = 0; i < n && k < sizeof why; i++)
         k += (size_t)snprintf(why + k, sizeof why - k, "%s%s", words[i],
-                              i + 2 < n ? ", " : i + 1 < n ? " or " : "");
+                              i + 2 < n   ? ", "
+                              : i + 1 < n ? " or "
+                                          : "");
     config_warn(cfg, var, v, why, words[dflt]);
     return dflt;
 }
@@ -123,10 +129,10 @@ static bool copy_path(char *dst, size_t cap, const char *src)
 }
 
 const char *const config_variables[] = {
-    "SYNCSPY_OUT", "SYNCSPY_SCHEDULE", "SYNCSPY_STEP", "SYNCSPY_REPORT", "SYNCSPY_TOP",
-    "SYNCSPY_MAX_DEPTH", "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES", "SYNCSPY_BACKWARD",
-    "SYNCSPY_CUPTI", "SYNCSPY_GPU", "SYNCSPY_COLOR", "SYNCSPY_DEBUG", "SYNCSPY_STACK_CACHE",
-    "SYNCSPY_TRACE_MB", NULL};
+    "SYNCSPY_OUT",      "SYNCSPY_SCHEDULE",    "SYNCSPY_STEP",      "SYNCSPY_REPORT",
+    "SYNCSPY_TOP",      "SYNCSPY_MAX_DEPTH",   "SYNCSPY_BUFFER_MB", "SYNCSPY_LAUNCHES",
+    "SYNCSPY_BACKWARD", "SYNCSPY_CUPTI",       "SYNCSPY_GPU",       "SYNCSPY_COLOR",
+    "SYNCSPY_DEBUG",    "SYNCSPY_STACK_CACHE", "SYNCSPY_TRACE_MB",  NULL};
 
 void config_parse(struct config *cfg, config_getenv_fn get)
 {
@@ -150,7 +156,8 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         }
     }
 
-    cfg->step_mode = parse_pair(cfg, get, "SYNCSPY_STEP", "auto", "manual", 0) ? STEP_MANUAL : STEP_AUTO;
+    cfg->step_mode =
+        parse_pair(cfg, get, "SYNCSPY_STEP", "auto", "manual", 0) ? STEP_MANUAL : STEP_AUTO;
 
     cfg->report = REPORT_STDERR;
     if ((v = get("SYNCSPY_REPORT"))) {
@@ -163,7 +170,9 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         else if (copy_path(cfg->report_path, sizeof cfg->report_path, v))
             cfg->report = REPORT_FILE;
         else
-            config_warn(cfg, "SYNCSPY_REPORT", v, *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)", "stderr");
+            config_warn(cfg, "SYNCSPY_REPORT", v,
+                        *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)",
+                        "stderr");
     }
 
     parse_int_var(cfg, get, "SYNCSPY_TOP", 1, REPORT_TOP_MAX, REPORT_TOP_DEFAULT, &cfg->top);
@@ -175,8 +184,8 @@ void config_parse(struct config *cfg, config_getenv_fn get)
     cfg->trace_launches = parse_pair(cfg, get, "SYNCSPY_LAUNCHES", "count", "trace", 0);
 
     static const char *const backward_words[] = {"auto", "all", "sampled", "off", NULL};
-    static const enum backward_mode backward_modes[] = {BACKWARD_AUTO, BACKWARD_ALL, BACKWARD_SAMPLED,
-                                                        BACKWARD_OFF};
+    static const enum backward_mode backward_modes[] = {BACKWARD_AUTO, BACKWARD_ALL,
+                                                        BACKWARD_SAMPLED, BACKWARD_OFF};
     cfg->backward = backward_modes[parse_choice(cfg, get, "SYNCSPY_BACKWARD", backward_words, 0)];
 
     cfg->cupti = CUPTI_AUTO;
@@ -190,7 +199,8 @@ void config_parse(struct config *cfg, config_getenv_fn get)
         else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
             cfg->cupti = CUPTI_PATH;
         else
-            config_warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path", "auto");
+            config_warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path",
+                        "auto");
     }
 
     int gpu;
@@ -199,7 +209,8 @@ void config_parse(struct config *cfg, config_getenv_fn get)
 
     /* NO_COLOR (no-color.org): any non-empty value turns colour off unless asked for by name. */
     static const char *const color_words[] = {"auto", "always", "never", NULL};
-    static const enum report_color color_modes[] = {REPORT_COLOR_AUTO, REPORT_COLOR_ALWAYS, REPORT_COLOR_NEVER};
+    static const enum report_color color_modes[] = {REPORT_COLOR_AUTO, REPORT_COLOR_ALWAYS,
+                                                    REPORT_COLOR_NEVER};
     cfg->color = color_modes[parse_choice(cfg, get, "SYNCSPY_COLOR", color_words, 0)];
     if (cfg->color == REPORT_COLOR_AUTO && (v = get("NO_COLOR")) && *v)
         cfg->color = REPORT_COLOR_NEVER;

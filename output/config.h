@@ -33,23 +33,24 @@ enum cupti_mode { CUPTI_AUTO, CUPTI_OFF, CUPTI_PATH, CUPTI_EAGER };
 #define CONFIG_TRACE_MB_MAX 1048576
 
 struct config {
-    char out_dir[PATH_MAX];        /* SYNCSPY_OUT, default ./syncspy-out */
-    struct schedule schedule;      /* SYNCSPY_SCHEDULE, default every step */
-    enum step_mode step_mode;      /* SYNCSPY_STEP auto|manual */
-    enum report_dest report;       /* SYNCSPY_REPORT stderr|stdout|off|PATH */
+    char out_dir[PATH_MAX];   /* SYNCSPY_OUT, default ./syncspy-out */
+    struct schedule schedule; /* SYNCSPY_SCHEDULE, default every step */
+    enum step_mode step_mode; /* SYNCSPY_STEP auto|manual */
+    enum report_dest report;  /* SYNCSPY_REPORT stderr|stdout|off|PATH */
     char report_path[PATH_MAX];
-    int top;                       /* SYNCSPY_TOP, default 10, 1..1000 (output/report.h) */
-    enum cupti_mode cupti;         /* SYNCSPY_CUPTI auto|off|eager|/abs/path */
+    int top;               /* SYNCSPY_TOP, default 10, 1..1000 (output/report.h) */
+    enum cupti_mode cupti; /* SYNCSPY_CUPTI auto|off|eager|/abs/path */
     char cupti_path[PATH_MAX];
-    bool gpu;                      /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */
-    int max_depth;                 /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
-    int buffer_mb;                 /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
-    int trace_mb;                  /* SYNCSPY_TRACE_MB: trace.bin's bound (0: none), default 1024 */
-    bool trace_launches;           /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
-    enum backward_mode backward;   /* SYNCSPY_BACKWARD auto|all|sampled|off: forward lines of backward syncs */
-    unsigned debug;                /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
-    bool stack_cache;              /* SYNCSPY_STACK_CACHE on|off: validated stacks seen before (default on) */
-    enum report_color color;       /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */
+    bool gpu;            /* SYNCSPY_GPU=1: CUPTI activity records, GPU idle time after syncs */
+    int max_depth;       /* SYNCSPY_MAX_DEPTH native frames kept, default 64, 4..256 */
+    int buffer_mb;       /* SYNCSPY_BUFFER_MB: all threads' rings together, default 8, 1..1024 */
+    int trace_mb;        /* SYNCSPY_TRACE_MB: trace.bin's bound (0: none), default 1024 */
+    bool trace_launches; /* SYNCSPY_LAUNCHES=trace: a record per launch (default count) */
+    enum backward_mode
+        backward;     /* SYNCSPY_BACKWARD auto|all|sampled|off: forward lines of backward syncs */
+    unsigned debug;   /* SYNCSPY_DEBUG: 0 off, 1 info, 2 verbose */
+    bool stack_cache; /* SYNCSPY_STACK_CACHE on|off: validated stacks seen before (default on) */
+    enum report_color color; /* SYNCSPY_COLOR auto|always|never; auto with NO_COLOR set: never */
     char warnings[CONFIG_WARNINGS_MAX]; /* one line per bad variable, printed at first CUDA use */
     /* The first bad variable and why, without the value or the default ("is not an integer in
      * 1..1000"): what `syncspy run` says of a bad option. */
@@ -66,7 +67,8 @@ bool config_parse_int(const char *s, long lo, long hi, long *out);
 
 /* One warning line in cfg->warnings: "syncspy: VAR='value' WHY; using DFLT" (the value shown
  * escaped and cut), for config_parse and the launchers' variables (agent/background/identity.c). */
-void config_warn(struct config *cfg, const char *var, const char *value, const char *why, const char *dflt);
+void config_warn(struct config *cfg, const char *var, const char *value, const char *why,
+                 const char *dflt);
 
 /* Every variable config_parse reads that is syncspy's own (SYNCSPY_*), NULL-terminated: the
  * options of `syncspy run` are these names (--out for SYNCSPY_OUT, --max-depth for

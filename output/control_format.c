@@ -108,7 +108,8 @@ int control_request_parse(const char *text, size_t n, struct control_request *ou
         shown(ex, sizeof ex, v, vlen);
         if (k == K_ID) {
             if (!id_ok(v, vlen)) {
-                snprintf(err, errlen, "id '%s' is not 1 to %d of [A-Za-z0-9._:-]", ex, CONTROL_ID_MAX);
+                snprintf(err, errlen, "id '%s' is not 1 to %d of [A-Za-z0-9._:-]", ex,
+                         CONTROL_ID_MAX);
                 return -1;
             }
             memcpy(r.id, v, vlen);
@@ -142,12 +143,12 @@ int control_request_parse(const char *text, size_t n, struct control_request *ou
 }
 
 /* snprintf into buf at *k, tracking overflow. */
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int m_ = snprintf(buf + k, k < cap ? cap - k : 0, __VA_ARGS__);                            \
-        if (m_ < 0)                                                                                \
-            return -1;                                                                             \
-        k += (size_t)m_;                                                                           \
+#define PUT(...)                                                        \
+    do {                                                                \
+        int m_ = snprintf(buf + k, k < cap ? cap - k : 0, __VA_ARGS__); \
+        if (m_ < 0)                                                     \
+            return -1;                                                  \
+        k += (size_t)m_;                                                \
     } while (0)
 
 int control_request_format(const struct control_request *r, char *buf, size_t cap)
@@ -215,7 +216,8 @@ int control_ack_parse(const char *text, size_t n, struct control_ack *out, char 
     const char *p = text, *end = text + n, *line;
     size_t len;
     struct control_ack a = {0};
-    if (!next_line(&p, end, &line, &len) || len != strlen(ACK_MAGIC) || memcmp(line, ACK_MAGIC, len)) {
+    if (!next_line(&p, end, &line, &len) || len != strlen(ACK_MAGIC) ||
+        memcmp(line, ACK_MAGIC, len)) {
         snprintf(err, errlen, "it does not start with the line \"%s\"", ACK_MAGIC);
         return -1;
     }
@@ -238,7 +240,7 @@ int control_ack_parse(const char *text, size_t n, struct control_ack *out, char 
             a.command = vlen == 4 && !memcmp(v, "stop", 4) ? CONTROL_STOP : CONTROL_START;
         else if (key_is(line, klen, "cause"))
             a.cause = vlen == 15 && !memcmp(v, "syncspy.start()", 15) ? REP_CAUSE_PY_START
-                                                                       : REP_CAUSE_START;
+                                                                      : REP_CAUSE_START;
         else if (key_is(line, klen, "pid") && num)
             a.pid = x < 0x7fffffff ? (int)x : 0;
         else if (key_is(line, klen, "step") && num)

@@ -14,9 +14,9 @@
 #define CONTROL_FILE_NAME "control"
 #define CONTROL_ACK_FILE_NAME "control.ack"
 #define CONTROL_ACK_TMP_NAME "control.ack.tmp"
-#define CONTROL_BYTES_MAX 512      /* a request longer than this is refused unread */
+#define CONTROL_BYTES_MAX 512 /* a request longer than this is refused unread */
 #define CONTROL_ACK_BYTES_MAX 1024
-#define CONTROL_ID_MAX 64          /* [A-Za-z0-9._:-], at most this many */
+#define CONTROL_ID_MAX 64 /* [A-Za-z0-9._:-], at most this many */
 #define CONTROL_STEPS_MAX 1000000000ull
 #define CONTROL_UNTIL_STOP UINT64_MAX /* a start's last step when it has no count */
 
@@ -60,6 +60,7 @@ struct control_ack {
     char reason[240];   /* refused: why */
 };
 int control_ack_format(const struct control_ack *a, char *buf, size_t cap);
-int control_ack_parse(const char *text, size_t n, struct control_ack *out, char *err, size_t errlen);
+int control_ack_parse(const char *text, size_t n, struct control_ack *out, char *err,
+                      size_t errlen);
 
 #endif

@@ -14,13 +14,13 @@
 
 struct fd_writer {
     int fd;
-    int err;      /* errno of the first failed write; sticky: later output is dropped */
-    size_t len;   /* bytes waiting in buf */
-    size_t cap;   /* the size of buf */
-    size_t align; /* 0, or: until fdw_flush, write only whole multiples of it (pages) */
-    char *buf;    /* own, or the caller's (fdw_init_buffer); so never copy a writer */
+    int err;              /* errno of the first failed write; sticky: later output is dropped */
+    size_t len;           /* bytes waiting in buf */
+    size_t cap;           /* the size of buf */
+    size_t align;         /* 0, or: until fdw_flush, write only whole multiples of it (pages) */
+    char *buf;            /* own, or the caller's (fdw_init_buffer); so never copy a writer */
     uint64_t deadline_ns; /* 0, or (fdw_set_deadline) when writes to a pipe or socket give up */
-    bool shown;   /* text for a terminal (fdw_set_shown): control characters escaped on the way */
+    bool shown; /* text for a terminal (fdw_set_shown): control characters escaped on the way */
     char own[FDW_BUF_BYTES];
 };
 
@@ -48,7 +48,7 @@ void fdw_raw(struct fd_writer *w, const char *s);
 void fdw_text(struct fd_writer *w, const char *s);
 void fdw_puts(struct fd_writer *w, const char *s); /* NULL writes nothing */
 void fdw_putc(struct fd_writer *w, char c);
-void fdw_spaces(struct fd_writer *w, int n);      /* n <= 0 writes nothing */
+void fdw_spaces(struct fd_writer *w, int n); /* n <= 0 writes nothing */
 void fdw_u64(struct fd_writer *w, uint64_t v);
 /* v in decimal at p (at most 20 bytes); returns the end. */
 char *fdw_fmt_u64(char *p, uint64_t v);

@@ -33,56 +33,56 @@ struct op_rule {
                         * the interpreter's) the keyed frame called (NULL: any) */
     const char *op;    /* what the report calls it */
     const char *hint;
-    bool cause;        /* KEY_NATIVE: the wait's own cause wherever it runs (a backward pass
+    bool cause; /* KEY_NATIVE: the wait's own cause wherever it runs (a backward pass
                         * too), looked up before anything else */
 };
 
-#define PAGEABLE_COPY_HINT                                                                         \
-    "a synchronous (or pageable-memory) copy blocks the host: copy into a pinned buffer "          \
+#define PAGEABLE_COPY_HINT                                                                \
+    "a synchronous (or pageable-memory) copy blocks the host: copy into a pinned buffer " \
     "(pin_memory()) with non_blocking=True and read the result a step later"
 #define NONZERO_HINT(what)                                                                         \
     what " syncs to size its output: use torch.nonzero_static(x, size=n) (a fixed size, padded), " \
          "or keep the full tensor and select with torch.where(cond, a, b) / a mask"
-#define UNIQUE_HINT(what)                                                                          \
-    what " syncs to size its output: when the values are bounded (class ids below C), count on "   \
-         "the device (torch.zeros(C).scatter_add_(0, t, ones), or F.one_hot(t, num_classes=C)"    \
+#define UNIQUE_HINT(what)                                                                        \
+    what " syncs to size its output: when the values are bounded (class ids below C), count on " \
+         "the device (torch.zeros(C).scatter_add_(0, t, ones), or F.one_hot(t, num_classes=C)"   \
          ".sum(0)) and keep the result there"
-#define ITEM_HINT                                                                                  \
-    ".item() copies a scalar to the host: keep the value on the device (accumulate losses in a "   \
+#define ITEM_HINT                                                                                \
+    ".item() copies a scalar to the host: keep the value on the device (accumulate losses in a " \
     "tensor) and read it every N steps for logging"
-#define FREE_HINT                                                                                  \
-    "cudaFree synchronizes the device: caching allocator churn (empty_cache, changing shapes, "   \
+#define FREE_HINT                                                                               \
+    "cudaFree synchronizes the device: caching allocator churn (empty_cache, changing shapes, " \
     "memory pressure): keep shapes stable, do not empty the cache in the loop"
-#define EVENT_HINT                                                                                 \
-    "Event.synchronize blocks the host until the event completes: poll with event.query(), or "    \
+#define EVENT_HINT                                                                              \
+    "Event.synchronize blocks the host until the event completes: poll with event.query(), or " \
     "order the work on the device with stream.wait_event(event)"
 #define BOOL_HINT                                                                                  \
     "if t: / bool(t) / assert t reads a CUDA tensor on the host: keep the decision on the device " \
     "(torch.where(t, a, b)), check with torch._assert_async(t), or test once outside the step"
-#define VALIDATE_HINT                                                                              \
-    "distribution argument validation checks every parameter (and sample) on the host: pass "      \
-    "validate_args=False, or torch.distributions.Distribution.set_default_validate_args(False) "  \
+#define VALIDATE_HINT                                                                            \
+    "distribution argument validation checks every parameter (and sample) on the host: pass "    \
+    "validate_args=False, or torch.distributions.Distribution.set_default_validate_args(False) " \
     "for training"
-#define LIGHTNING_BATCH_HINT                                                                       \
-    "Lightning's batch transfer (move_data_to_device) copies each batch from pageable memory "     \
+#define LIGHTNING_BATCH_HINT                                                                   \
+    "Lightning's batch transfer (move_data_to_device) copies each batch from pageable memory " \
     "because the DataLoader has pin_memory=False: pass pin_memory=True to your DataLoader"
-#define LIGHTNING_LOG_HINT                                                                         \
-    "self.log(name, value) moves the name's metric state to the value's device the first time "    \
-    "it is logged, a copy from pageable memory that waits (once per name, not per step): log "     \
+#define LIGHTNING_LOG_HINT                                                                      \
+    "self.log(name, value) moves the name's metric state to the value's device the first time " \
+    "it is logged, a copy from pageable memory that waits (once per name, not per step): log "  \
     "fewer names, or a Python number where you have one"
-#define LIGHTNING_TEARDOWN_HINT                                                                    \
-    "at the end of fit Lightning moves the logged metrics to the CPU and waits for each: once "    \
+#define LIGHTNING_TEARDOWN_HINT                                                                 \
+    "at the end of fit Lightning moves the logged metrics to the CPU and waits for each: once " \
     "per run, outside the training steps; nothing to change for speed"
-#define LIGHTNING_MOVE_HINT                                                                        \
-    "Lightning's move_data_to_device copied tensors between host and device and waited: a host "   \
-    "tensor from pageable memory or a copy to the CPU; pin host tensors (pin_memory()) and keep "   \
+#define LIGHTNING_MOVE_HINT                                                                       \
+    "Lightning's move_data_to_device copied tensors between host and device and waited: a host "  \
+    "tensor from pageable memory or a copy to the CPU; pin host tensors (pin_memory()) and keep " \
     "values on the device"
-#define MASK_PUT_HINT                                                                              \
-    "x[mask] = v with a tensor v sizes its index on the host: use x.masked_fill_(mask, v) or "     \
+#define MASK_PUT_HINT                                                                          \
+    "x[mask] = v with a tensor v sizes its index on the host: use x.masked_fill_(mask, v) or " \
     "torch.where(mask, v, x) (a Python number v does not sync)"
-#define CPU_INDEX_HINT(what)                                                                       \
+#define CPU_INDEX_HINT(what)                                                                      \
     what " with a CPU index copies the index to the device from pageable memory and waits: "      \
-         "create the index on the device (device=... where it is built, or move it once outside "  \
+         "create the index on the device (device=... where it is built, or move it once outside " \
          "the loop)"
 
 static const struct op_rule op_rules[] = {
@@ -170,9 +170,11 @@ static const struct op_rule op_rules[] = {
      "Lightning batch transfer", LIGHTNING_BATCH_HINT},
     {KEY_PYTHON, "pytorch_lightning.strategies.strategy.Strategy.batch_to_device", NULL,
      "Lightning batch transfer", LIGHTNING_BATCH_HINT},
-    {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.result._ResultCollection.cpu",
-     NULL, "Lightning teardown: logged metrics to the CPU", LIGHTNING_TEARDOWN_HINT},
-    {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector.teardown",
+    {KEY_PYTHON,
+     "lightning.pytorch.trainer.connectors.logger_connector.result._ResultCollection.cpu", NULL,
+     "Lightning teardown: logged metrics to the CPU", LIGHTNING_TEARDOWN_HINT},
+    {KEY_PYTHON,
+     "lightning.pytorch.trainer.connectors.logger_connector.logger_connector._LoggerConnector.teardown",
      NULL, "Lightning teardown: logged metrics to the CPU", LIGHTNING_TEARDOWN_HINT},
     {KEY_PYTHON, "lightning.pytorch.trainer.connectors.logger_connector.result._ResultMetric.to",
      NULL, "self.log metric state", LIGHTNING_LOG_HINT},
@@ -249,11 +251,13 @@ static const struct op_rule op_rules[] = {
     /* cuDNN's RNNs with dropout draw their dropout state's seed on the host (item<int64_t>)
      * the first time they train on a device, and again after each reseed of the CUDA generator
      * (torch.manual_seed, torch.cuda.manual_seed, set_rng_state: reset_rnn_state) */
-    {KEY_NATIVE, "at::native::(anonymous namespace)::get_dropout_state(double, bool, c10::TensorOptions)",
-     NULL, "cuDNN RNN dropout state",
+    {KEY_NATIVE,
+     "at::native::(anonymous namespace)::get_dropout_state(double, bool, c10::TensorOptions)", NULL,
+     "cuDNN RNN dropout state",
      "nn.LSTM/GRU/RNN with dropout on cuDNN draws its dropout state's seed on the host the first "
      "time it trains, and again after every torch.manual_seed / torch.cuda.manual_seed / "
-     "set_rng_state: once is start-up; do not reseed inside the training loop", true},
+     "set_rng_state: once is start-up; do not reseed inside the training loop",
+     true},
     /* torch.backends.cudnn.benchmark: each new convolution shape times cuDNN's candidate plans
      * (cudnn_frontend's time_sorted_plan: a device and an event synchronize per plan), in the
      * forward and in the backward alike. Keyed on the frontend's template, which torch 2.6 to
@@ -266,7 +270,8 @@ static const struct op_rule op_rules[] = {
      "torch.backends.cudnn.benchmark=True times cuDNN's candidate plans for every new "
      "convolution shape, each timing a device synchronize: a one-time cost while shapes stay "
      "fixed; shapes that change (variable image sizes, a last smaller batch) pay it again: keep "
-     "them fixed (drop_last=True, a few padded sizes) or leave benchmark off", true},
+     "them fixed (drop_last=True, a few padded sizes) or leave benchmark off",
+     true},
     {KEY_NATIVE, "at::native::run_single_conv",
      "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::emptyCache",
      "cudnn.benchmark plan search",
@@ -285,16 +290,13 @@ static const struct op_rule op_rules[] = {
      "x[bool_mask] syncs to size its output: use torch.where(mask, x, 0) / a fixed-size mask, or "
      "the loss's ignore_index"},
     {KEY_ATEN, "aten::index.Tensor", "copy_", "x[cpu_index]", CPU_INDEX_HINT("x[idx]")},
-    {KEY_ATEN, "aten::index_put_", "nonzero", "x[bool_mask] = v",
-     MASK_PUT_HINT},
+    {KEY_ATEN, "aten::index_put_", "nonzero", "x[bool_mask] = v", MASK_PUT_HINT},
     {KEY_ATEN, "aten::index_put_", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
     /* the functional form (torch.index_put; what compiled graphs call, torch.ops.aten) */
     {KEY_ATEN, "aten::index_put", "nonzero", "x[bool_mask] = v", MASK_PUT_HINT},
     {KEY_ATEN, "aten::index_put", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
-    {KEY_ATEN, "aten::_index_put_impl_", "nonzero", "x[bool_mask] = v",
-     MASK_PUT_HINT},
-    {KEY_ATEN, "aten::_index_put_impl_", "copy_", "x[cpu_index] = v",
-     CPU_INDEX_HINT("x[idx] = v")},
+    {KEY_ATEN, "aten::_index_put_impl_", "nonzero", "x[bool_mask] = v", MASK_PUT_HINT},
+    {KEY_ATEN, "aten::_index_put_impl_", "copy_", "x[cpu_index] = v", CPU_INDEX_HINT("x[idx] = v")},
     {KEY_ATEN, "aten::masked_select", NULL, "torch.masked_select",
      "masked_select has a data-dependent size: keep the full tensor and multiply by the mask "
      "(or use the loss's ignore_index)"},
@@ -457,7 +459,8 @@ static bool aten_key_is(const char *key, const char *op_struct)
     if (!dot)
         return !strcmp(name, op_struct);
     size_t n = (size_t)(dot - name);
-    return !strncmp(name, op_struct, n) && op_struct[n] == '_' && !strcmp(dot + 1, op_struct + n + 1);
+    return !strncmp(name, op_struct, n) && op_struct[n] == '_' &&
+           !strcmp(dot + 1, op_struct + n + 1);
 }
 
 /* The schema name of an operator struct when the table knows it, else "aten::" + the struct. */
@@ -487,11 +490,20 @@ static bool api_key_is(const char *api, const char *key)
  * training frameworks that drive the user's code (Lightning, Hugging Face's Trainer and
  * Accelerate, DeepSpeed); by the path below site-packages. A model library (timm, transformers'
  * models) stays the user's: its line is where the sync is written. */
-static const char *const framework_packages[] = {
-    "torch/", "torchvision/", "torchaudio/", "lightning/", "pytorch_lightning/", "lightning_fabric/",
-    "lightning_utilities/", "accelerate/", "deepspeed/",
-    "transformers/trainer.py", "transformers/trainer_pt_utils.py", "transformers/trainer_utils.py",
-    "transformers/trainer_callback.py", "transformers/trainer_seq2seq.py"};
+static const char *const framework_packages[] = {"torch/",
+                                                 "torchvision/",
+                                                 "torchaudio/",
+                                                 "lightning/",
+                                                 "pytorch_lightning/",
+                                                 "lightning_fabric/",
+                                                 "lightning_utilities/",
+                                                 "accelerate/",
+                                                 "deepspeed/",
+                                                 "transformers/trainer.py",
+                                                 "transformers/trainer_pt_utils.py",
+                                                 "transformers/trainer_utils.py",
+                                                 "transformers/trainer_callback.py",
+                                                 "transformers/trainer_seq2seq.py"};
 
 /* Whether path is a file of an installed package, by its path below site-packages (or Debian's
  * dist-packages) starting with one of pkgs[0..n). */
@@ -536,9 +548,9 @@ static bool interpreter_module(const char *module)
 static bool runtime_module(const char *module)
 {
     static const char *const prefixes[] = {
-        "libcudart", "libcuda.", "libcupti", "libcublas", "libcudnn", "libnccl", "libtorch",
-        "libc10", "libc.so", "libc-", "libstdc++", "libpthread", "ld-linux",
-        "libsyncspy", "libgcc_s", "libffi", "_ctypes"};
+        "libcudart", "libcuda.",   "libcupti", "libcublas", "libcudnn",  "libnccl",
+        "libtorch",  "libc10",     "libc.so",  "libc-",     "libstdc++", "libpthread",
+        "ld-linux",  "libsyncspy", "libgcc_s", "libffi",    "_ctypes"};
     /* what pip installs with torch (its lib folder, the nvidia wheels) and CPython's own modules */
     static const char *const folders[] = {"/site-packages/nvidia/", "/dist-packages/nvidia/",
                                           "/lib-dynload/"};
@@ -611,7 +623,8 @@ const struct rep_frame *hints_framework_frame(const struct rep_site *site, uint3
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
     for (uint32_t i = 0; i < user && i < sec.own; i++) {
         const struct rep_frame *f = &site->frames[i];
-        if (f->python && !*str(f->module) && framework_path(str(f->file)) && !torch_package_path(str(f->file)))
+        if (f->python && !*str(f->module) && framework_path(str(f->file)) &&
+            !torch_package_path(str(f->file)))
             return f;
     }
     return NULL;
@@ -821,7 +834,8 @@ static const struct op_rule *cause_rule(const struct rep_site *site)
     struct rep_sections sec = rep_site_sections(site->frames, site->frames ? site->nframes : 0);
     for (uint32_t i = 0; i < sec.own; i++) {
         const struct op_rule *r = site->frames[i].python ? NULL
-                                  : rule_for(KEY_NATIVE, &site->frames[i], NULL, called(site->frames, i));
+                                                         : rule_for(KEY_NATIVE, &site->frames[i],
+                                                                    NULL, called(site->frames, i));
         if (r && r->cause)
             return r;
     }

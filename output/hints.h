@@ -54,15 +54,15 @@ bool hints_backward_node(const struct rep_site *site, char *buf, size_t cap);
 
 /* The operator a site belongs to and the advice for it (output/hints.c's table). */
 struct site_op {
-    char op[128];        /* what the report calls it: "x[bool_mask]", "Tensor.__bool__",
+    char op[128];         /* what the report calls it: "x[bool_mask]", "Tensor.__bool__",
                           * "torch.save", "aten::histc" (an operator with no rule), else the API */
-    char aten[128];      /* the outermost ATen operator below the user frame, the one the user
+    char aten[128];       /* the outermost ATen operator below the user frame, the one the user
                           * called ("aten::index.Tensor"); "" when the stack shows none */
     char aten_inner[128]; /* the innermost, the one that made the wait ("aten::nonzero") */
-    char matched[200];   /* the exact name the rule is keyed by (a node's marker or frame for a
+    char matched[200];    /* the exact name the rule is keyed by (a node's marker or frame for a
                           * backward-pass sync); "" when no rule applies */
-    char hint[400];      /* what to do about it; "" when nothing is known beyond the API */
-    char compiled[400];  /* the sync ran eagerly at a torch.compile graph break (its user frame
+    char hint[400];       /* what to do about it; "" when nothing is known beyond the API */
+    char compiled[400];   /* the sync ran eagerly at a torch.compile graph break (its user frame
                           * is run by Dynamo's frame evaluation): what to do about it in
                           * compiled code; "" otherwise */
 };

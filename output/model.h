@@ -15,7 +15,12 @@
  * the node, innermost first; after REP_MARK_CALLER the stack of the thread that called
  * backward; REP_MARK_UNSEEN (function: why, output/backward.h backward_cause_key) ends the own
  * frames of a backward sync that has no forward line. */
-enum rep_mark { REP_MARK_NONE = 0, REP_MARK_BACKWARD = 1, REP_MARK_CALLER = 2, REP_MARK_UNSEEN = 3 };
+enum rep_mark {
+    REP_MARK_NONE = 0,
+    REP_MARK_BACKWARD = 1,
+    REP_MARK_CALLER = 2,
+    REP_MARK_UNSEEN = 3
+};
 
 /* One frame, already symbolized. Any string may be NULL or "" when unknown. */
 struct rep_frame {
@@ -91,7 +96,8 @@ static inline struct rep_split rep_split_of(const struct rep_phase_raw *r, uint6
      * parts stay a partition of the count: start-up none, all of it the open step's) */
     if (partial && last_step == 0)
         s.startup_count = s.startup_ns = 0;
-    if (partial && r->seen_step == last_step + 1 && r->count >= r->base_count && r->ns >= r->base_ns) {
+    if (partial && r->seen_step == last_step + 1 && r->count >= r->base_count &&
+        r->ns >= r->base_ns) {
         s.partial_count = r->count - r->base_count;
         s.partial_ns = r->ns - r->base_ns;
     }
@@ -123,10 +129,10 @@ struct rep_site {
  * guard_failures, read at the end of each compilation: agent/step/recompiles.h). */
 struct rep_recompile {
     const char *function, *file;
-    uint32_t line;            /* the function's first line */
-    uint64_t count;           /* its recompilations */
-    uint64_t in_steps;        /* of them after start-up (step 1 on) */
-    const char *reason;       /* the last one's first guard failure, in Dynamo's words */
+    uint32_t line;      /* the function's first line */
+    uint64_t count;     /* its recompilations */
+    uint64_t in_steps;  /* of them after start-up (step 1 on) */
+    const char *reason; /* the last one's first guard failure, in Dynamo's words */
 };
 
 /* One thread that synced: its syncs and blocked time (with their split). ends_steps: the thread
@@ -148,7 +154,8 @@ struct rep_step {
     uint64_t blocked_ns;
     uint64_t launches;
     bool partial; /* the step still open at exit (no closing mark) */
-    bool attributed; /* backward syncs were attributed to their forward lines (agent/record/autograd.h) */
+    bool
+        attributed; /* backward syncs were attributed to their forward lines (agent/record/autograd.h) */
 };
 
 /* Why a step was recorded: its schedule (SYNCSPY_SCHEDULE), `syncspy start` from outside the
@@ -156,7 +163,9 @@ struct rep_step {
 enum rep_cause { REP_CAUSE_SCHEDULE = 0, REP_CAUSE_START = 1, REP_CAUSE_PY_START = 2, REP_CAUSES };
 static inline const char *rep_cause_name(unsigned cause)
 {
-    return cause == REP_CAUSE_START ? "syncspy start" : cause == REP_CAUSE_PY_START ? "syncspy.start()" : "schedule";
+    return cause == REP_CAUSE_START      ? "syncspy start"
+           : cause == REP_CAUSE_PY_START ? "syncspy.start()"
+                                         : "schedule";
 }
 
 /* Steps first..last (inclusive), recorded for one cause. */
@@ -167,9 +176,9 @@ struct rep_range {
 
 /* Where a process's step figures come from when its trace misses step records. */
 enum rep_steps_basis {
-    REP_STEPS_RECORDED = 0,    /* the records (and the trace's counts of the lost ones): exact */
+    REP_STEPS_RECORDED = 0,     /* the records (and the trace's counts of the lost ones): exact */
     REP_STEPS_FROM_SUMMARY = 1, /* summary.json's, exact; the trace's timeline lacks some steps */
-    REP_STEPS_ESTIMATED = 2,   /* no summary.json: the missing steps counted as active, their
+    REP_STEPS_ESTIMATED = 2,    /* no summary.json: the missing steps counted as active, their
                                 * syncs, blocked and wall time unknown (not in the step totals) */
 };
 
@@ -178,15 +187,15 @@ struct step_list;
 /* Everything one process recorded. */
 struct rep_process {
     int pid;
-    int rank;                 /* -1 when RANK was not set */
-    const char *schedule;     /* SYNCSPY_SCHEDULE as parsed, e.g. "all steps", or "skip_first=..." */
-    uint64_t steps_seen;      /* steps begun, active or not (last step number + 1) */
+    int rank;             /* -1 when RANK was not set */
+    const char *schedule; /* SYNCSPY_SCHEDULE as parsed, e.g. "all steps", or "skip_first=..." */
+    uint64_t steps_seen;  /* steps begun, active or not (last step number + 1) */
     const struct rep_step *steps;
-    size_t nsteps;            /* active steps listed in steps[] (or in step_list) */
+    size_t nsteps; /* active steps listed in steps[] (or in step_list) */
     /* the agent's list of them, packed, when steps is NULL (agent/step/steps.c): read either
      * through output/step_list.h */
     const struct step_list *step_list;
-    uint64_t steps_omitted;   /* active steps recorded in totals but not listed (memory cap) */
+    uint64_t steps_omitted; /* active steps recorded in totals but not listed (memory cap) */
     /* the recorded steps as ranges with their cause, in step order (summary.json's "recorded";
      * NULL when not known: a trace.bin read without its summary.json); ranges_omitted: more
      * ranges than the agent keeps, their steps in the totals */
@@ -201,13 +210,14 @@ struct rep_process {
     uint64_t blocked_ns;
     uint64_t launches;
     uint64_t wall_ns;
-    uint64_t unattributed_syncs; /* syncs whose stack could not be kept (table full): still in totals */
-    uint64_t attribution_steps;  /* active steps whose backward syncs were attributed to their
+    uint64_t
+        unattributed_syncs; /* syncs whose stack could not be kept (table full): still in totals */
+    uint64_t attribution_steps; /* active steps whose backward syncs were attributed to their
                                   * forward lines (rep_step.attributed; listed or not) */
     /* start-up: step 0, from the process's start to the first step mark, kept out of per-step
      * rates; startup_closed false when no step mark came (the run is one step) */
     bool startup_closed;
-    struct rep_step startup;  /* its wall time, syncs, blocked time, launches (0 if not recorded) */
+    struct rep_step startup; /* its wall time, syncs, blocked time, launches (0 if not recorded) */
     const struct rep_thread *threads; /* may be NULL */
     size_t nthreads;
     /* how steps were found: "optimizer.step()", "syncspy.step()", or NULL (no mark came); and
@@ -224,8 +234,8 @@ struct rep_process {
     /* the variables `syncspy run` took from pyproject.toml ("VAR=FILE:LINE;..."), or NULL */
     const char *settings_from;
     /* only when rebuilt from a trace.bin (cli/trace_read.h); zero otherwise: */
-    bool trace_unfinished;    /* no END record: killed (or still running); counts of the last flush */
-    bool trace_truncated;     /* and its last record was cut (killed while writing it) */
+    bool trace_unfinished; /* no END record: killed (or still running); counts of the last flush */
+    bool trace_truncated;  /* and its last record was cut (killed while writing it) */
     /* trace.bin lost data: the errno of the write that failed (0: none); from the trace's header
      * or summary.json, and in the agent's own exit report */
     int trace_lost_errno;
@@ -240,7 +250,7 @@ struct rep_process {
      * what the step figures are then */
     uint64_t steps_lost;
     uint64_t step_records_missing, steps_missing_active;
-    uint8_t steps_basis;      /* enum rep_steps_basis */
+    uint8_t steps_basis; /* enum rep_steps_basis */
     /* a trace.bin that reached half of its bound (SYNCSPY_TRACE_MB, 1.4's BOUND record; 0 when
      * not): every event of the steps before sampled_from is in it, then those of a sample;
      * detail_steps of steps_seen have all their events; steps_folded steps are in STEP_RUN
@@ -253,16 +263,17 @@ struct rep_process {
      * full), so their per-step counts are not known one by one */
     uint64_t steps_summed;
     /* the exit report's and a trace.bin's: */
-    uint64_t syncs_dropped;   /* sync events the trace buffers had no room for (counts stay exact) */
+    uint64_t syncs_dropped; /* sync events the trace buffers had no room for (counts stay exact) */
     uint64_t launches_dropped;
-    void *owned;              /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),
+    void *owned; /* storage of a CLI reader (cli/summary_read.h, cli/trace_read.h),
                                * freed by it; else NULL */
-    void *owned_names;        /* the agent's copy of the threads' names (agent/background/report_model.c) */
+    void
+        *owned_names; /* the agent's copy of the threads' names (agent/background/report_model.c) */
     /* torch.compile's recompilations (summary.json and the exit report only: a trace.bin read
      * alone has none; cli/load.c takes them from the folder's summary.json) */
     const struct rep_recompile *recompiles;
     size_t nrecompiles;
-    void *owned_recompiles;   /* the agent's copy of their strings (agent/step/recompiles.c) */
+    void *owned_recompiles; /* the agent's copy of their strings (agent/step/recompiles.c) */
 };
 
 /* A process of which nothing says its place in the job (rank, local rank, node: -1). */

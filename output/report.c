@@ -21,8 +21,8 @@
 
 #define STACK_FRAMES_SHOWN 8
 #define APIS_SHOWN 4
-#define NAME_MAX_CHARS 80  /* longer function names keep their tail (the function itself) */
-#define NAME_COLUMN 36     /* frame name column width (longer names push the line) */
+#define NAME_MAX_CHARS 80 /* longer function names keep their tail (the function itself) */
+#define NAME_COLUMN 36    /* frame name column width (longer names push the line) */
 #define LOC_COLUMN 28
 #define SOURCE_SHOWN_CHARS 100 /* of a user line's code */
 
@@ -233,8 +233,18 @@ static void leave_out(struct basis *b, const struct rep_step *st)
 
 static struct basis rate_basis(const struct rep_process *p)
 {
-    struct basis b = {(double)p->active_steps, (double)p->wall_ns, (double)p->blocked_ns,
-                      (double)p->syncs, (double)p->launches, false, false, p, 0, 0, {0}, NULL};
+    struct basis b = {(double)p->active_steps,
+                      (double)p->wall_ns,
+                      (double)p->blocked_ns,
+                      (double)p->syncs,
+                      (double)p->launches,
+                      false,
+                      false,
+                      p,
+                      0,
+                      0,
+                      {0},
+                      NULL};
     struct rep_step first, last;
     b.end = rep_steps_listed(p);
     if (b.end > 0 && rep_step_at(p, 0, &first) && rep_step_at(p, b.end - 1, &last)) {
@@ -306,15 +316,15 @@ struct entry {
                                   * frame named by the forward node's line, which is then the key
                                   * (user stays the forward stack's); 0: none */
     uint32_t proc;
-    uint8_t kind;                /* enum entry_kind */
-    bool estimated;              /* a share of an unseen backward site's syncs, estimated for the
+    uint8_t kind;                  /* enum entry_kind */
+    bool estimated;                /* a share of an unseen backward site's syncs, estimated for the
                                   * forward line of site `target` (split_unseen) */
-    bool first_share;            /* estimated: the share that carries the site's start-up part */
-    const char *cause;           /* unseen: why it has no forward line (a cause key; NULL: the
+    bool first_share;              /* estimated: the share that carries the site's start-up part */
+    const char *cause;             /* unseen: why it has no forward line (a cause key; NULL: the
                                   * file does not say) */
     const struct rep_site *target; /* estimated: the forward site whose line it is counted for */
-    char node[64];               /* backward: the node's type name */
-    uint64_t count, blocked_ns;  /* of the training steps (start-up, the open step left out) */
+    char node[64];                 /* backward: the node's type name */
+    uint64_t count, blocked_ns;    /* of the training steps (start-up, the open step left out) */
 };
 
 struct group {
@@ -348,8 +358,8 @@ static int key_cmp(const struct rep_frame *a, const struct rep_frame *b)
         /* a Python frame's module names the generated code it came from (torch.compile): one
          * user line is one group whichever recompilation ran it */
         bool py = a->python && b->python;
-        if ((c = cmp_str(a->function, b->function)) || (!py && (c = cmp_str(a->module, b->module))) ||
-            (c = cmp_str(a->file, b->file)))
+        if ((c = cmp_str(a->function, b->function)) ||
+            (!py && (c = cmp_str(a->module, b->module))) || (c = cmp_str(a->file, b->file)))
             return c;
         return cmp_u64(a->line, b->line);
     }
@@ -404,8 +414,9 @@ static bool same_own_frames(const struct rep_site *a, const struct rep_site *b)
         return false;
     for (uint32_t i = 0; i < sa.own; i++) {
         const struct rep_frame *x = &a->frames[i], *y = &b->frames[i];
-        if (x->python != y->python || cmp_str(x->function, y->function) || cmp_str(x->module, y->module) ||
-            cmp_str(x->file, y->file) || x->line != y->line || (!x->function && x->offset != y->offset))
+        if (x->python != y->python || cmp_str(x->function, y->function) ||
+            cmp_str(x->module, y->module) || cmp_str(x->file, y->file) || x->line != y->line ||
+            (!x->function && x->offset != y->offset))
             return false;
     }
     return true;
@@ -417,7 +428,8 @@ static bool same_own_frames(const struct rep_site *a, const struct rep_site *b)
  * op, ...) are evidence of their own and are never given to a line. */
 static bool estimable(const struct entry *e)
 {
-    return e->kind == ENTRY_BACKWARD_UNSEEN && (!e->cause || !strcmp(e->cause, BACKWARD_CAUSE_KEY_STEP));
+    return e->kind == ENTRY_BACKWARD_UNSEEN &&
+           (!e->cause || !strcmp(e->cause, BACKWARD_CAUSE_KEY_STEP));
 }
 
 #define SPLIT_MAX 64 /* forward sites one unseen site is split between (the heaviest kept) */
@@ -696,8 +708,9 @@ static bool render_apart_line(struct fd_writer *w, const struct rep_process *p,
         if (!syncs)
             return false;
         fmt_ns(b, sizeof b, (double)ns);
-        fdw_printf(w, "  torch.compile's own work (compiling, autotuning; not in the rates): %llu "
-                      "sync%s, blocked %s",
+        fdw_printf(w,
+                   "  torch.compile's own work (compiling, autotuning; not in the rates): %llu "
+                   "sync%s, blocked %s",
                    (unsigned long long)syncs, syncs == 1 ? "" : "s", b);
         if (in_startup)
             fdw_printf(w, " (%llu in start-up)", (unsigned long long)in_startup);
@@ -797,7 +810,8 @@ static void render_apart(struct fd_writer *w, const struct rep_process *p,
 /* "recompiles: 5 in the training steps (1.00/step), 6 in all" and the functions most recompiled,
  * each with the last recompilation's first guard failure (Dynamo's words): why the compiler ran
  * again, which its own syncs above may come from. */
-static void render_recompiles(struct fd_writer *w, const struct rep_process *p, const struct basis *bs)
+static void render_recompiles(struct fd_writer *w, const struct rep_process *p,
+                              const struct basis *bs)
 {
     uint64_t all = 0, in_steps = 0;
     for (size_t i = 0; i < p->nrecompiles && p->recompiles; i++) {
@@ -809,14 +823,17 @@ static void render_recompiles(struct fd_writer *w, const struct rep_process *p, 
     char rate[32];
     fmt_rate(rate, sizeof rate, bs->steps > 0 ? (double)in_steps / bs->steps : 0.0);
     fdw_printf(w, "  torch.compile recompiled %llu time%s after start-up (%s/step), %llu in all:\n",
-               (unsigned long long)in_steps, in_steps == 1 ? "" : "s", rate, (unsigned long long)all);
+               (unsigned long long)in_steps, in_steps == 1 ? "" : "s", rate,
+               (unsigned long long)all);
     for (size_t i = 0; i < p->nrecompiles && i < 5; i++) {
         const struct rep_recompile *r = &p->recompiles[i];
-        struct rep_frame f = {.function = r->function, .file = r->file, .line = r->line, .python = true};
+        struct rep_frame f = {
+            .function = r->function, .file = r->file, .line = r->line, .python = true};
         char name[NAME_MAX_CHARS + 8], loc[NAME_MAX_CHARS + 24], tag[NAME_MAX_CHARS + 32];
         frame_texts(&f, name, sizeof name, loc, sizeof loc, tag, sizeof tag);
         fdw_printf(w, "    %llu x %s  %s: ", (unsigned long long)r->count, name, *loc ? loc : tag);
-        fdw_text(w, *str(r->reason) ? r->reason : "(no reason given)"); /* Dynamo's words, from a file */
+        fdw_text(w, *str(r->reason) ? r->reason
+                                    : "(no reason given)"); /* Dynamo's words, from a file */
         if (strstr(str(r->reason), "size mismatch"))
             fdw_puts(w, "\n      hint: a size that changes from call to call: mark it dynamic "
                         "(torch._dynamo.mark_dynamic(t, dim)) or compile with dynamic=True");
@@ -861,7 +878,8 @@ static void render_trainer(struct fd_writer *w, const struct rep_process *p, con
     const struct rep_thread *tr = bs->trainer;
     bool others = false; /* alone, the header's figures are the training thread's own */
     for (size_t i = 0; i < p->nthreads && !others; i++)
-        others = &p->threads[i] != tr && basis_count(bs, p->threads[i].syncs, &p->threads[i].split) > 0;
+        others =
+            &p->threads[i] != tr && basis_count(bs, p->threads[i].syncs, &p->threads[i].split) > 0;
     if (!others)
         return;
     double steps = bs->steps > 0 ? bs->steps : 1.0;
@@ -881,7 +899,8 @@ static void render_trainer(struct fd_writer *w, const struct rep_process *p, con
     size_t shown = 0;
     for (size_t i = 0; i < p->nthreads; i++) {
         const struct rep_thread *t = &p->threads[i];
-        uint64_t tns = basis_ns(bs, t->blocked_ns, &t->split), n = basis_count(bs, t->syncs, &t->split);
+        uint64_t tns = basis_ns(bs, t->blocked_ns, &t->split),
+                 n = basis_count(bs, t->syncs, &t->split);
         if (t == tr || !n)
             continue;
         if (shown++ == 4) {
@@ -892,7 +911,8 @@ static void render_trainer(struct fd_writer *w, const struct rep_process *p, con
         fmt_rate(c, sizeof c, (double)n / steps);
         fdw_puts(w, "; ");
         put_thread_name(w, t);
-        fdw_printf(w, " %s/step (%s syncs)%s", a, c, is_autograd_thread(t) ? " during backward()" : "");
+        fdw_printf(w, " %s/step (%s syncs)%s", a, c,
+                   is_autograd_thread(t) ? " during backward()" : "");
     }
     fdw_putc(w, '\n');
 }
@@ -1005,8 +1025,10 @@ static void render_title(struct fd_writer *w, const struct rep_process *p, const
         fdw_printf(w, " (%u optimizers step in each: a step ends at the last one's step())",
                    p->optimizers);
     else if (marked && several_optimizers(p))
-        fdw_printf(w, " (up to %u optimizers step in one: a step ends at each step() of the first"
-                      " one)", p->optimizers_max);
+        fdw_printf(w,
+                   " (up to %u optimizers step in one: a step ends at each step() of the first"
+                   " one)",
+                   p->optimizers_max);
     bool asked = recorded_on_request(p), off = p->schedule && !strcmp(p->schedule, "off");
     if (!every_step(p) || asked) {
         fdw_printf(w, " (schedule: %s", p->schedule && *p->schedule ? p->schedule : "every step");
@@ -1039,12 +1061,16 @@ bool report_lost_note(const struct rep_process *p, char *buf, size_t n)
     if (!p->trace_lost_errno)
         return false;
     if (p->trace_unfinished) /* the figures are the trace's, up to its failed write */
-        snprintf(buf, n, "the figures are a lower bound: trace.bin lost data (a write failed: %s), "
+        snprintf(buf, n,
+                 "the figures are a lower bound: trace.bin lost data (a write failed: %s), "
                  "so it holds the run only up to then; the process was not killed. summary.json "
-                 "has the exact counts when it could be written", strerror(p->trace_lost_errno));
+                 "has the exact counts when it could be written",
+                 strerror(p->trace_lost_errno));
     else
-        snprintf(buf, n, "trace.bin lost data (a write failed: %s): its events stop there; these "
-                 "counts are exact", strerror(p->trace_lost_errno));
+        snprintf(buf, n,
+                 "trace.bin lost data (a write failed: %s): its events stop there; these "
+                 "counts are exact",
+                 strerror(p->trace_lost_errno));
     return true;
 }
 
@@ -1052,15 +1078,21 @@ bool report_steps_note(const struct rep_process *p, char *buf, size_t n)
 {
     typedef unsigned long long ull;
     if (p->steps_basis == REP_STEPS_FROM_SUMMARY)
-        snprintf(buf, n, "trace.bin misses %llu step records (the agent's step queue was full): "
-                 "the step figures are summary.json's", (ull)p->step_records_missing);
+        snprintf(buf, n,
+                 "trace.bin misses %llu step records (the agent's step queue was full): "
+                 "the step figures are summary.json's",
+                 (ull)p->step_records_missing);
     else if (p->steps_basis == REP_STEPS_ESTIMATED)
-        snprintf(buf, n, "trace.bin misses %llu step records and there is no summary.json: active "
+        snprintf(buf, n,
+                 "trace.bin misses %llu step records and there is no summary.json: active "
                  "steps and per-step rates are estimates (%llu of them counted as active steps, "
-                 "their syncs and time unknown)", (ull)p->step_records_missing, (ull)p->steps_lost);
+                 "their syncs and time unknown)",
+                 (ull)p->step_records_missing, (ull)p->steps_lost);
     else if (p->steps_lost)
-        snprintf(buf, n, "%llu active steps lost their step records (the agent's step queue was "
-                 "full): in the totals, not in the step list", (ull)p->steps_lost);
+        snprintf(buf, n,
+                 "%llu active steps lost their step records (the agent's step queue was "
+                 "full): in the totals, not in the step list",
+                 (ull)p->steps_lost);
     else
         return false;
     return true;
@@ -1270,8 +1302,8 @@ static void render_header(struct fd_writer *w, const struct rep_process *p, int 
     render_notes(w, p); /* what the numbers lack, to the end of the header */
 }
 
-void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
-                          size_t *others)
+void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api,
+                          uint64_t count, size_t *others)
 {
     size_t j = 0;
     while (j < *n && cmp_str(a[j].api, api) != 0)
@@ -1310,7 +1342,8 @@ static void buf_printf(char *buf, size_t size, size_t *len, const char *fmt, ...
     *len = k < 0 ? *len : *len + (size_t)k < size ? *len + (size_t)k : size - 1;
 }
 
-void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf, size_t size)
+void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf,
+                      size_t size)
 {
     size_t len = 0;
     buf[0] = '\0';
@@ -1329,7 +1362,8 @@ static void render_apis(struct fd_writer *w, const struct entry *e, size_t n)
     struct rep_api_count apis[APIS_SHOWN * 4];
     size_t na = 0, others = 0;
     for (size_t i = 0; i < n; i++)
-        report_api_count_add(apis, &na, sizeof apis / sizeof apis[0], e[i].site->api, e[i].count, &others);
+        report_api_count_add(apis, &na, sizeof apis / sizeof apis[0], e[i].site->api, e[i].count,
+                             &others);
     report_api_counts_sort(apis, na);
     char text[APIS_SHOWN * 96];
     report_apis_text(apis, na, others, text, sizeof text);
@@ -1349,7 +1383,8 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
     }
     display_loc(f, loc, nl);
     if (f->python && *str(f->module))
-        snprintf(tag, nt, "[compiled]"); /* generated code named by its user line (module: the code) */
+        snprintf(tag, nt,
+                 "[compiled]"); /* generated code named by its user line (module: the code) */
     else if (f->python)
         snprintf(tag, nt, "[py]");
     else if (!*str(f->module))
@@ -1367,8 +1402,9 @@ static void frame_texts(const struct rep_frame *f, char *name, size_t nn, char *
 /* Frames every stack ends with (process and thread start-up): not worth a line. */
 static bool is_startup_frame(const struct rep_frame *f)
 {
-    static const char *const names[] = {"_start", "__libc_start_main", "__libc_start_call_main",
-                                        "start_thread", "clone", "clone3", "__clone", "__clone3"};
+    static const char *const names[] = {
+        "_start",  "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
+        "__clone", "__clone3"};
     const char *fn = str(f->function);
     if (f->python || !*fn)
         return false;
@@ -1438,7 +1474,8 @@ static void render_frame_list_src(struct fd_writer *w, const struct rep_frame *f
                                   uint32_t last, bool py, const char *first, const char *op,
                                   bool source)
 {
-    while (last > u + 1 && (is_startup_frame(&frames[last - 1]) || (py && is_interpreter_frame(&frames[last - 1]))))
+    while (last > u + 1 &&
+           (is_startup_frame(&frames[last - 1]) || (py && is_interpreter_frame(&frames[last - 1]))))
         last--;
     uint32_t shown[STACK_FRAMES_SHOWN], nshown = 0, end = u;
     for (; end < last && nshown < STACK_FRAMES_SHOWN; end++)
@@ -1511,7 +1548,8 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
             render_frame_list_src(w, s->frames, e->user, sec.forward + sec.nforward, true, "   ",
                                   NULL, false);
         } else {
-            render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true, "backward of ", op);
+            render_frame_list(w, s->frames, e->user, sec.forward + sec.nforward, true,
+                              "backward of ", op);
         }
         fdw_puts(w, "      node ");
         fdw_text(w, e->node);
@@ -1527,7 +1565,9 @@ static void render_backward(struct fd_writer *w, const struct entry *e, const ch
     } else {
         fdw_puts(w, "   backward of ");
         fdw_text(w, e->node);
-        fdw_puts(w, ", in autograd's thread (its forward line was not recorded)\n"); /* why: render_causes */
+        fdw_puts(
+            w,
+            ", in autograd's thread (its forward line was not recorded)\n"); /* why: render_causes */
     }
     /* where it synced: the sync's own frames, from their user frame (a custom Function's Python
      * backward) or, when all are the framework's, from the CUDA call */
@@ -1612,14 +1652,17 @@ static void render_gpu_idle(struct fd_writer *w, const struct entry *e, size_t n
 
 /* An unseen backward group: why its syncs have no forward line, as the agent recorded it with
  * each sync (issue 24 item 3), each cause with its rate. */
-static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, const struct totals *t)
+static void render_causes(struct fd_writer *w, const struct entry *e, size_t n,
+                          const struct totals *t)
 {
-    static const char *const untold = "not recorded with the syncs (a file of an older syncspy, or a "
-                                       "backward run on another thread than autograd's)";
+    static const char *const untold =
+        "not recorded with the syncs (a file of an older syncspy, or a "
+        "backward run on another thread than autograd's)";
     bool in_attribution_step = false; /* a cause only an attribution step records */
     for (size_t i = 0; i < n; i++)
         in_attribution_step |= e[i].cause && strcmp(e[i].cause, BACKWARD_CAUSE_KEY_STEP) &&
-                               strcmp(e[i].cause, "no_optimizer_step") && strcmp(e[i].cause, "backward_off") &&
+                               strcmp(e[i].cause, "no_optimizer_step") &&
+                               strcmp(e[i].cause, "backward_off") &&
                                strcmp(e[i].cause, "torch_compile");
     for (size_t i = 0; i < n; i++) {
         bool first = true;
@@ -1637,7 +1680,8 @@ static void render_causes(struct fd_writer *w, const struct entry *e, size_t n, 
         fdw_printf(w, "      why (%s/step): ", c);
         fdw_text(w, text ? text : e[i].cause);
         if (e[i].cause && !strcmp(e[i].cause, BACKWARD_CAUSE_KEY_STEP) && !in_attribution_step)
-            fdw_puts(w, "; no attribution step saw this node made (it first synced after the last one)");
+            fdw_puts(
+                w, "; no attribution step saw this node made (it first synced after the last one)");
         fdw_putc(w, '\n');
     }
 }
@@ -1659,11 +1703,14 @@ void report_estimate_words(char *buf, size_t size, double here_per_step, uint64_
         return;
     buf[0] = '\0';
     fmt_rate(c, sizeof c, here_per_step);
-    buf_printf(buf, size, &len, "~%s/step of these estimated: the same node's syncs at the same native "
-               "stack in steps without attribution, ", c);
+    buf_printf(buf, size, &len,
+               "~%s/step of these estimated: the same node's syncs at the same native "
+               "stack in steps without attribution, ",
+               c);
     const char *s = attribution_steps == 1 ? "" : "s";
     if (!n) {
-        buf_printf(buf, size, &len, "counted for the only forward line seen making it in the %llu "
+        buf_printf(buf, size, &len,
+                   "counted for the only forward line seen making it in the %llu "
                    "attribution step%s (an estimate; SYNCSPY_BACKWARD=all names each)",
                    (unsigned long long)attribution_steps, s);
         return;
@@ -1687,7 +1734,10 @@ static void render_estimate(struct fd_writer *w, const struct group *g, const st
                             size_t nall, const struct totals *t, const struct rep_process *procs)
 {
     const struct entry *mine = all + g->first;
-    struct { const struct entry *e; uint64_t count; } other[SPLIT_SHOWN];
+    struct {
+        const struct entry *e;
+        uint64_t count;
+    } other[SPLIT_SHOWN];
     size_t nother = 0, more = 0;
     for (size_t i = 0; i < nall; i++) {
         const struct entry *y = &all[i];
@@ -1723,8 +1773,8 @@ static void render_estimate(struct fd_writer *w, const struct group *g, const st
  * heaviest first (issue 35 item 1: `a, b = x.sum().item(), bool((x > 0).all())` is two ops);
  * the row's own op (the heaviest site's) is named beside the line and hinted above. */
 #define OPS_SHOWN 8
-static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t n, const struct totals *t,
-                             const char *shown)
+static void render_other_ops(struct fd_writer *w, const struct entry *e, size_t n,
+                             const struct totals *t, const char *shown)
 {
     struct hints_op_sum *sum = calloc(OPS_SHOWN, sizeof *sum);
     size_t nsum = 0, more = 0;
@@ -1801,7 +1851,8 @@ static void render_group_origin(struct fd_writer *w, const struct entry *heavies
     if (gen) {
         fdw_puts(w, "      in torch.compile's generated code (");
         fdw_text(w, rep_base_name(str(gen->file)));
-        fdw_printf(w, ":%u) whose user line is not known: the line above called the compiled code\n",
+        fdw_printf(w,
+                   ":%u) whose user line is not known: the line above called the compiled code\n",
                    gen->line);
     }
 }
@@ -1882,11 +1933,13 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
     }
     fdw_putc(w, '\n');
     if (nprocs > 1)
-        fdw_printf(w, "  hotspots of all %zu processes (per step: summed over processes / their "
-                   "%.0f training steps)\n", nprocs, t->steps);
+        fdw_printf(w,
+                   "  hotspots of all %zu processes (per step: summed over processes / their "
+                   "%.0f training steps)\n",
+                   nprocs, t->steps);
     paint(w, SGR_DIM);
-    fdw_printf(w, "%4s  %12s  %6s  %10s  %9s  %9s  %s", "#", "blocked/step", "share",
-               "syncs/step", "mean", "max", "api / where");
+    fdw_printf(w, "%4s  %12s  %6s  %10s  %9s  %9s  %s", "#", "blocked/step", "share", "syncs/step",
+               "mean", "max", "api / where");
     paint_end(w, SGR_DIM);
     fdw_putc(w, '\n');
     for (size_t i = 0; i < ng && i < (size_t)top; i++)
@@ -1897,8 +1950,10 @@ static int render_table(struct fd_writer *w, const struct rep_process *procs, si
             rest += groups[i].blocked_ns;
         char a[32];
         fmt_ns(a, sizeof a, (double)rest / t->steps);
-        fdw_printf(w, "  (%zu more site%s, %s/step together; SYNCSPY_TOP or --top shows more "
-                   "than %d)\n", ng - (size_t)top, ng - (size_t)top == 1 ? "" : "s", a, top);
+        fdw_printf(w,
+                   "  (%zu more site%s, %s/step together; SYNCSPY_TOP or --top shows more "
+                   "than %d)\n",
+                   ng - (size_t)top, ng - (size_t)top == 1 ? "" : "s", a, top);
     }
     free(entries);
     free(groups);
@@ -2011,8 +2066,8 @@ static size_t shares_of(const struct entry *e, size_t n, const uint32_t *of_line
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (e[i].estimated && (e[i].count || e[i].blocked_ns))
-            out[k++] = (struct rep_line_share){of_line[i], (uint32_t)(e[i].site - sites), e[i].count,
-                                               e[i].blocked_ns};
+            out[k++] = (struct rep_line_share){of_line[i], (uint32_t)(e[i].site - sites),
+                                               e[i].count, e[i].blocked_ns};
     return k;
 }
 
@@ -2069,8 +2124,9 @@ static size_t group_lines(struct lines_work *w, const struct rep_process *p, boo
             first = i;
             struct rep_line *l = &lines[nl++];
             memset(l, 0, sizeof *l);
-            l->kind = e[i].kind == ENTRY_BACKWARD ? REP_LINE_BACKWARD
-                      : e[i].kind == ENTRY_BACKWARD_UNSEEN ? REP_LINE_NODE : REP_LINE_PLAIN;
+            l->kind = e[i].kind == ENTRY_BACKWARD          ? REP_LINE_BACKWARD
+                      : e[i].kind == ENTRY_BACKWARD_UNSEEN ? REP_LINE_NODE
+                                                           : REP_LINE_PLAIN;
             l->where = e[i].key;
             if (l->kind == REP_LINE_NODE && l->where && hints_frame_is_runtime(l->where))
                 l->where = NULL;

@@ -23,12 +23,12 @@ enum report_color { REPORT_COLOR_AUTO, REPORT_COLOR_ALWAYS, REPORT_COLOR_NEVER }
 bool report_color_wanted(enum report_color mode, int fd);
 
 struct report_opts {
-    int top;            /* sites (groups) shown, 1..REPORT_TOP_MAX; 0: REPORT_TOP_DEFAULT */
+    int top;                  /* sites (groups) shown, 1..REPORT_TOP_MAX; 0: REPORT_TOP_DEFAULT */
     const char *summary_path; /* shown at the end when not NULL */
-    int write_timeout_ms; /* > 0: a pipe, fifo or socket that takes no more for this long fails
+    int write_timeout_ms;     /* > 0: a pipe, fifo or socket that takes no more for this long fails
                            * the report (ETIMEDOUT) instead of blocking (fdw_set_deadline) */
-    bool color;         /* ANSI colours (report_color_wanted) */
-    bool own_line;      /* begin with a newline: the report shares the program's stdout/stderr,
+    bool color;               /* ANSI colours (report_color_wanted) */
+    bool own_line; /* begin with a newline: the report shares the program's stdout/stderr,
                          * whose last output may not have ended its line (a terminal's "^C") */
 };
 
@@ -63,10 +63,11 @@ struct rep_api_count {
 /* The row's APIs as the report's table prints them: "cudaStreamSynchronize" alone, else each
  * with its syncs, most first ("cudaMemcpyAsync x19, cudaStreamSynchronize x19", ", +N more" for
  * `others` not in a[]), into buf (cut to size, NUL-terminated). a[0..n) sorted most first. */
-void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf, size_t size);
+void report_apis_text(const struct rep_api_count *a, size_t n, size_t others, char *buf,
+                      size_t size);
 /* api's syncs added to a[0..*n): a new entry while *n < max, else one more in *others. */
-void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api, uint64_t count,
-                          size_t *others);
+void report_api_count_add(struct rep_api_count *a, size_t *n, size_t max, const char *api,
+                          uint64_t count, size_t *others);
 /* Most syncs first; ties keep their order (the heavier site's API first). */
 void report_api_counts_sort(struct rep_api_count *a, size_t n);
 
@@ -76,17 +77,18 @@ struct rep_line {
     const struct rep_site *heaviest; /* its site with the most blocked time (hint, stack) */
     const char *api;                 /* apis[0]: the API of most of its syncs */
     struct rep_api_count apis[REP_LINE_APIS_MAX]; /* every API of its sites, most syncs first */
-    size_t napis, other_apis;        /* other_apis: its sites past REP_LINE_APIS_MAX APIs */
-    uint8_t kind;                    /* enum rep_line_kind */
-    char node[64];                   /* a backward-pass sync's node type ("IndexBackward0") */
-    uint64_t count, blocked_ns;      /* in the training steps (the report's rates) */
-    uint64_t startup_count, startup_ns; /* before the first step mark, when the rates leave it out */
+    size_t napis, other_apis;   /* other_apis: its sites past REP_LINE_APIS_MAX APIs */
+    uint8_t kind;               /* enum rep_line_kind */
+    char node[64];              /* a backward-pass sync's node type ("IndexBackward0") */
+    uint64_t count, blocked_ns; /* in the training steps (the report's rates) */
+    uint64_t startup_count,
+        startup_ns; /* before the first step mark, when the rates leave it out */
     uint64_t max_ns;
     /* REP_LINE_BACKWARD: the part of count and blocked_ns estimated (the node's syncs in steps
      * without attribution, split between the forward lines seen making it, as in the process's
      * attribution_steps); the rest is exact */
     uint64_t estimated_count, estimated_ns;
-    uint32_t split_lines;            /* the lines that estimate was split between (1: this alone) */
+    uint32_t split_lines; /* the lines that estimate was split between (1: this alone) */
     /* REP_LINE_NODE: why its syncs have no forward line, each cause (a key of output/backward.h,
      * NULL: not recorded) with its syncs in the training steps */
     struct rep_line_cause {
@@ -97,34 +99,34 @@ struct rep_line {
 };
 
 struct rep_lines {
-    struct rep_line *lines;          /* heaviest (blocked time in the training steps) first */
+    struct rep_line *lines; /* heaviest (blocked time in the training steps) first */
     size_t n;
-    double steps;                    /* the training steps the rates divide by (at least 1) */
-    double wall_ns;                  /* their wall time */
-    bool startup_left_out;           /* start-up is apart (its counts are in startup_*) */
-    bool partial_left_out;           /* the step still open at exit is left out */
-    struct rep_site_line *of_site;   /* per p->sites[i]: its line and its counts in the rates (a
+    double steps;                       /* the training steps the rates divide by (at least 1) */
+    double wall_ns;                     /* their wall time */
+    bool startup_left_out;              /* start-up is apart (its counts are in startup_*) */
+    bool partial_left_out;              /* the step still open at exit is left out */
+    struct rep_site_line *of_site;      /* per p->sites[i]: its line and its counts in the rates (a
                                       * site split between lines: the line of its largest share,
                                       * the counts of all its shares) */
-    uint64_t attribution_steps;      /* the process's (rep_process.attribution_steps) */
+    uint64_t attribution_steps;         /* the process's (rep_process.attribution_steps) */
     uint64_t compile_count, compile_ns; /* torch.compile's own syncs in the training steps, in no
                                          * line (hints_compile_work) */
-    struct rep_line_share *shares;   /* the estimated parts of the lines (issue 24 item 2) */
+    struct rep_line_share *shares;      /* the estimated parts of the lines (issue 24 item 2) */
     size_t nshares;
 };
 
 /* An unseen backward site's syncs in the training steps estimated for a line (the report's
  * split): the parts of one site add up to its figure in the rates. */
 struct rep_line_share {
-    uint32_t line;                   /* index into lines */
-    uint32_t from;                   /* index into p->sites: the unseen site */
+    uint32_t line; /* index into lines */
+    uint32_t from; /* index into p->sites: the unseen site */
     uint64_t count, blocked_ns;
 };
 
 /* A site's place among its process's lines (syncspy html draws sites by the report's lines). */
 struct rep_site_line {
-    uint32_t line;                   /* index into lines; REP_NO_LINE: in none of them */
-    uint64_t count, blocked_ns;      /* in the training steps, as the line counts them */
+    uint32_t line;              /* index into lines; REP_NO_LINE: in none of them */
+    uint64_t count, blocked_ns; /* in the training steps, as the line counts them */
 };
 #define REP_NO_LINE UINT32_MAX
 
@@ -140,7 +142,7 @@ long report_estimate_shares(const struct rep_process *p, struct rep_estimate_sha
 
 /* A line the estimate of another was split with: where it is, its share per step. */
 struct rep_estimate_other {
-    const struct rep_frame *where;   /* NULL: no stack */
+    const struct rep_frame *where; /* NULL: no stack */
     double per_step;
 };
 /* The report's words on the estimated part of a forward line's figure (issue 24 item 2), as its

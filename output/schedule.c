@@ -37,11 +37,13 @@ bool schedule_records(const struct schedule *s, uint64_t step)
     return a == ACTION_RECORD || a == ACTION_RECORD_AND_SAVE;
 }
 
-static const char *const keys[] = {"skip_first", "skip_first_wait", "wait", "warmup", "active", "repeat"};
+static const char *const keys[] = {"skip_first", "skip_first_wait", "wait",
+                                   "warmup",     "active",          "repeat"};
 
 static uint64_t *field(struct schedule *s, size_t i)
 {
-    uint64_t *f[] = {&s->skip_first, &s->skip_first_wait, &s->wait, &s->warmup, &s->active, &s->repeat};
+    uint64_t *f[] = {&s->skip_first, &s->skip_first_wait, &s->wait,
+                     &s->warmup,     &s->active,          &s->repeat};
     return f[i];
 }
 
@@ -74,7 +76,10 @@ int schedule_parse(const char *text, struct schedule *out, char *err, size_t err
             if (strlen(keys[i]) == klen && !strncmp(keys[i], p, klen))
                 break;
         if (i == sizeof(keys) / sizeof(keys[0])) {
-            snprintf(err, errlen, "unknown key '%.*s' (known: skip_first, skip_first_wait, wait, warmup, active, repeat)", (int)klen, p);
+            snprintf(
+                err, errlen,
+                "unknown key '%.*s' (known: skip_first, skip_first_wait, wait, warmup, active, repeat)",
+                (int)klen, p);
             return -1;
         }
         if (seen & (1u << i)) {
@@ -87,7 +92,8 @@ int schedule_parse(const char *text, struct schedule *out, char *err, size_t err
         errno = 0;
         unsigned long long n = (v < comma && *v >= '0' && *v <= '9') ? strtoull(v, &end, 10) : 0;
         if (v == comma || *v < '0' || *v > '9' || errno || end != comma || n > SCHEDULE_MAX_VALUE) {
-            snprintf(err, errlen, "'%s=%.*s' is not an integer in 0..%llu", keys[i], (int)(comma - v), v, SCHEDULE_MAX_VALUE);
+            snprintf(err, errlen, "'%s=%.*s' is not an integer in 0..%llu", keys[i],
+                     (int)(comma - v), v, SCHEDULE_MAX_VALUE);
             return -1;
         }
         *field(&s, i) = n;
@@ -122,6 +128,7 @@ void schedule_describe(const struct schedule *s, char *buf, size_t len)
         uint64_t v = *field(&copy, i);
         if (v == 0 && i != 4)
             continue;
-        n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? "," : "", keys[i], (unsigned long long)v);
+        n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu", n ? "," : "", keys[i],
+                              (unsigned long long)v);
     }
 }

@@ -10,8 +10,8 @@
 enum step_action { ACTION_NONE, ACTION_WARMUP, ACTION_RECORD, ACTION_RECORD_AND_SAVE };
 
 struct schedule {
-    bool every_step;  /* no SYNCSPY_SCHEDULE: every step is recorded */
-    bool off;         /* SYNCSPY_SCHEDULE=off: no step, until `syncspy start` or syncspy.start() */
+    bool every_step; /* no SYNCSPY_SCHEDULE: every step is recorded */
+    bool off;        /* SYNCSPY_SCHEDULE=off: no step, until `syncspy start` or syncspy.start() */
     uint64_t skip_first, skip_first_wait, wait, warmup, active, repeat;
 };
 

@@ -41,7 +41,7 @@ bool source_line(const char *path, uint32_t line, char *buf, size_t buflen)
         return false;
     }
     char chunk[4096];
-    uint32_t at = 1;   /* the line the next byte belongs to */
+    uint32_t at = 1; /* the line the next byte belongs to */
     size_t len = 0, total = 0;
     bool done = false;
     while (!done && total < SOURCE_READ_MAX) {

@@ -119,8 +119,8 @@ static void write_estimates(struct fd_writer *w, const struct site_estimates *es
     fdw_putc(w, ']');
 }
 
-static void write_site(struct fd_writer *w, const struct rep_site *s, const struct site_estimates *est,
-                       uint32_t index)
+static void write_site(struct fd_writer *w, const struct rep_site *s,
+                       const struct site_estimates *est, uint32_t index)
 {
     fdw_puts(w, "  {\"api\": ");
     fdw_json_string(w, s->api);
@@ -326,7 +326,8 @@ int summary_write_file(const struct rep_process *proc, int dirfd, const char *di
     if (n1 < 0 || (size_t)n1 >= pathlen)
         return errno = ENAMETOOLONG, -1;
     unlinkat(dirfd, tmp, 0);
-    int fd = io_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
+    int fd = io_openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                       OUTPUT_FILE_MODE);
     if (fd < 0)
         return -1;
     int rc = summary_write_json(proc, fd);

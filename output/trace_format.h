@@ -34,9 +34,10 @@
 
 #include <stdint.h>
 
-#define TRACE_MAGIC "SYNCSPY\x01"        /* 8 bytes */
+#define TRACE_MAGIC "SYNCSPY\x01" /* 8 bytes */
 #define TRACE_VERSION_MAJOR 1
-#define TRACE_VERSION_MINOR 7             /* 1.1: backward-section frames (kinds 2 and 3);
+#define TRACE_VERSION_MINOR \
+    7 /* 1.1: backward-section frames (kinds 2 and 3);
                                            1.2: SITE_TOTALS' and STEP's longer forms, THREAD_TOTALS;
                                            1.3: the header's identity part (trace_identity),
                                                 STEPS_LOST, END's steps_seen;
@@ -47,27 +48,27 @@
                                            1.6: FRAME_NAME;
                                            1.7: SITE_TOTALS' pinned */
 #define TRACE_FEATURES_REQUIRED_MASK 0xffffffff00000000ull /* unknown bits here: refuse */
-#define TRACE_FEATURE_PYTHON (1ull << 0)  /* Python frames may appear */
-#define TRACE_FEATURE_LAUNCHES (1ull << 1) /* launch records were written */
-#define TRACE_FEATURE_BACKWARD (1ull << 2) /* backward-section frames may appear */
+#define TRACE_FEATURE_PYTHON (1ull << 0)                   /* Python frames may appear */
+#define TRACE_FEATURE_LAUNCHES (1ull << 1)                 /* launch records were written */
+#define TRACE_FEATURE_BACKWARD (1ull << 2)                 /* backward-section frames may appear */
 #define TRACE_FEATURE_IDENTITY (1ull << 3) /* struct trace_identity follows the header (1.3) */
 
 #define TRACE_FILE_NAME "trace.bin"
-#define TRACE_MAX_RECORD_BYTES (1u << 20)  /* a record longer than this is corrupt */
+#define TRACE_MAX_RECORD_BYTES (1u << 20) /* a record longer than this is corrupt */
 #define TRACE_MAX_STRING_BYTES 4096
-#define TRACE_MAX_FRAMES 512               /* frames in one stack */
+#define TRACE_MAX_FRAMES 512 /* frames in one stack */
 
 struct trace_file_header {
     char magic[8];
     uint16_t version_major;
     uint16_t version_minor;
-    uint32_t header_bytes;     /* sizeof(struct trace_file_header) when written; readers skip to it */
+    uint32_t header_bytes; /* sizeof(struct trace_file_header) when written; readers skip to it */
     uint64_t features;
     int32_t pid;
-    int32_t rank;              /* -1 when RANK was not set */
-    uint64_t start_mono_ns;    /* CLOCK_MONOTONIC when the agent started (step 0 begins) */
-    uint64_t start_real_ns;    /* CLOCK_REALTIME at the same moment */
-    char schedule[64];         /* SYNCSPY_SCHEDULE as parsed, NUL-terminated */
+    int32_t rank;           /* -1 when RANK was not set */
+    uint64_t start_mono_ns; /* CLOCK_MONOTONIC when the agent started (step 0 begins) */
+    uint64_t start_real_ns; /* CLOCK_REALTIME at the same moment */
+    char schedule[64];      /* SYNCSPY_SCHEDULE as parsed, NUL-terminated */
 };
 
 /* 1.3: the process's place in its job (agent/background/identity.h), right after struct trace_file_header
@@ -75,16 +76,17 @@ struct trace_file_header {
  * reader reads it only when TRACE_FEATURE_IDENTITY is set and header_bytes holds it. Strings
  * NUL-terminated ("" unknown). */
 struct trace_identity {
-    int32_t local_rank;        /* -1: not known */
-    int32_t world_size;        /* 0: not known */
-    int32_t node;              /* the node's index in the job; -1: not known */
-    int32_t write_errno;       /* 0, or the errno of the first write of this file that failed
+    int32_t local_rank;  /* -1: not known */
+    int32_t world_size;  /* 0: not known */
+    int32_t node;        /* the node's index in the job; -1: not known */
+    int32_t write_errno; /* 0, or the errno of the first write of this file that failed
                                 * (EFBIG, ENOSPC, EIO, a short write's): the agent puts it here
                                 * in place (pwrite) once, so the file says it lost data and why;
                                 * a reader older than it saw 0 padding */
     char host[72];
     char job_id[64];
-    char launcher[24];         /* the launcher whose variables named the rank (agent/background/identity.c) */
+    char launcher
+        [24]; /* the launcher whose variables named the rank (agent/background/identity.c) */
 };
 
 /* A 1.3 header as the agent writes it (header_bytes = sizeof). */
@@ -94,76 +96,80 @@ struct trace_file_header_v13 {
 };
 
 enum trace_record_type {
-    TREC_STRING = 1,      /* struct trace_string + bytes (not NUL-terminated), padded */
-    TREC_FRAME = 2,       /* struct trace_frame */
-    TREC_STACK = 3,       /* struct trace_stack + uint32_t frame_ids[nframes], padded */
-    TREC_SYNC = 4,        /* struct trace_sync */
-    TREC_LAUNCH = 5,      /* struct trace_launch */
-    TREC_STEP = 6,        /* struct trace_step: one per step that ended (active or not) */
-    TREC_SITE_TOTALS = 7, /* struct trace_site_totals */
-    TREC_THREAD = 8,      /* struct trace_thread */
-    TREC_DROPS = 9,       /* struct trace_drops */
-    TREC_END = 10,        /* struct trace_end: the process finished writing (clean exit) */
+    TREC_STRING = 1,         /* struct trace_string + bytes (not NUL-terminated), padded */
+    TREC_FRAME = 2,          /* struct trace_frame */
+    TREC_STACK = 3,          /* struct trace_stack + uint32_t frame_ids[nframes], padded */
+    TREC_SYNC = 4,           /* struct trace_sync */
+    TREC_LAUNCH = 5,         /* struct trace_launch */
+    TREC_STEP = 6,           /* struct trace_step: one per step that ended (active or not) */
+    TREC_SITE_TOTALS = 7,    /* struct trace_site_totals */
+    TREC_THREAD = 8,         /* struct trace_thread */
+    TREC_DROPS = 9,          /* struct trace_drops */
+    TREC_END = 10,           /* struct trace_end: the process finished writing (clean exit) */
     TREC_THREAD_TOTALS = 11, /* struct trace_thread_totals (1.2) */
-    TREC_STEPS_LOST = 12, /* struct trace_steps_lost (1.3) */
-    TREC_STEP_RUN = 13,   /* struct trace_step_run (1.4) */
-    TREC_BOUND = 14,      /* struct trace_bound (1.4) */
-    TREC_FRAME_NAME = 15, /* struct trace_frame (1.6): a Python frame of torch.compile's
+    TREC_STEPS_LOST = 12,    /* struct trace_steps_lost (1.3) */
+    TREC_STEP_RUN = 13,      /* struct trace_step_run (1.4) */
+    TREC_BOUND = 14,         /* struct trace_bound (1.4) */
+    TREC_FRAME_NAME = 15,    /* struct trace_frame (1.6): a Python frame of torch.compile's
                            * generated code written before its user line was known, now named:
                            * its function, module, file and line replace the frame's */
 };
 
 struct trace_record_header {
     uint32_t type;
-    uint32_t bytes;            /* whole record including this header; multiple of 8, >= 8 */
+    uint32_t bytes; /* whole record including this header; multiple of 8, >= 8 */
 };
 
 struct trace_string {
     struct trace_record_header h;
-    uint32_t id;               /* >= 1; 0 means "no string" wherever a string id is used */
-    uint32_t length;           /* bytes that follow, <= TRACE_MAX_STRING_BYTES, UTF-8 */
+    uint32_t id;     /* >= 1; 0 means "no string" wherever a string id is used */
+    uint32_t length; /* bytes that follow, <= TRACE_MAX_STRING_BYTES, UTF-8 */
 };
 
 /* A backward-pass sync's stack (agent/record/autograd.h) holds section markers among its frames:
  * TRACE_FRAME_BACKWARD (function: the autograd node's type) is followed by the forward stack that
  * created the node, TRACE_FRAME_CALLER by the stack of the thread that called backward. */
-enum trace_frame_kind { TRACE_FRAME_NATIVE = 0, TRACE_FRAME_PYTHON = 1, TRACE_FRAME_BACKWARD = 2,
-                        TRACE_FRAME_CALLER = 3,
-                        TRACE_FRAME_UNSEEN = 4 /* (1.4) a backward sync without its forward line:
-                                                * function is why (output/backward.h) */ };
+enum trace_frame_kind {
+    TRACE_FRAME_NATIVE = 0,
+    TRACE_FRAME_PYTHON = 1,
+    TRACE_FRAME_BACKWARD = 2,
+    TRACE_FRAME_CALLER = 3,
+    TRACE_FRAME_UNSEEN = 4 /* (1.4) a backward sync without its forward line:
+                                                * function is why (output/backward.h) */
+};
 
 struct trace_frame {
     struct trace_record_header h;
-    uint32_t id;               /* >= 1 */
-    uint32_t kind;             /* enum trace_frame_kind */
-    uint32_t function;         /* string id (0: unknown) */
-    uint32_t module;           /* string id: object path (native); a Python frame of torch.compile's
+    uint32_t id;       /* >= 1 */
+    uint32_t kind;     /* enum trace_frame_kind */
+    uint32_t function; /* string id (0: unknown) */
+    uint32_t module;   /* string id: object path (native); a Python frame of torch.compile's
                                 * generated code named by its user line: that code ("<eval_with_key>.3",
                                 * " backward" after a backward graph's), else 0 */
-    uint32_t file;             /* string id: source file (0: unknown) */
-    uint32_t line;             /* 0: unknown */
-    uint64_t offset;           /* module-relative address (native) */
+    uint32_t file;     /* string id: source file (0: unknown) */
+    uint32_t line;     /* 0: unknown */
+    uint64_t offset;   /* module-relative address (native) */
 };
 
 struct trace_stack {
     struct trace_record_header h;
-    uint32_t id;               /* >= 1, the agent's stack id */
-    uint32_t nframes;          /* <= TRACE_MAX_FRAMES; frame ids follow, innermost first */
+    uint32_t id;      /* >= 1, the agent's stack id */
+    uint32_t nframes; /* <= TRACE_MAX_FRAMES; frame ids follow, innermost first */
 };
 
 enum trace_dir { TRACE_DIR_NONE = 0, TRACE_DIR_H2D, TRACE_DIR_D2H, TRACE_DIR_D2D, TRACE_DIR_H2H };
 
 struct trace_sync {
     struct trace_record_header h;
-    uint64_t start_ns;         /* CLOCK_MONOTONIC */
+    uint64_t start_ns; /* CLOCK_MONOTONIC */
     uint64_t end_ns;
     uint64_t stream;
     uint64_t bytes;
     uint64_t step;
     uint32_t tid;
-    uint32_t stack_id;         /* 0: no stack kept (tables full) */
-    uint32_t dir;              /* enum trace_dir */
-    uint32_t api_name;         /* string id */
+    uint32_t stack_id; /* 0: no stack kept (tables full) */
+    uint32_t dir;      /* enum trace_dir */
+    uint32_t api_name; /* string id */
 };
 
 struct trace_launch {
@@ -172,8 +178,8 @@ struct trace_launch {
     uint64_t stream;
     uint64_t step;
     uint32_t tid;
-    uint32_t api_name;         /* string id */
-    uint32_t kernel_name;      /* string id, 0 when unknown */
+    uint32_t api_name;    /* string id */
+    uint32_t kernel_name; /* string id, 0 when unknown */
     uint32_t pad;
 };
 
@@ -185,32 +191,35 @@ struct trace_step {
     uint64_t syncs;
     uint64_t blocked_ns;
     uint64_t launches;
-    uint32_t active;           /* recorded by the schedule */
-    uint32_t partial;          /* ended by the process exit, not by a mark */
+    uint32_t active;  /* recorded by the schedule */
+    uint32_t partial; /* ended by the process exit, not by a mark */
     /* 1.2 (a 1.0/1.1 record is 64 bytes: these read as 0) */
-    uint32_t tid;              /* the thread whose mark ended it (0: none, or the exit) */
-    uint32_t source;           /* enum trace_step_source */
+    uint32_t tid;    /* the thread whose mark ended it (0: none, or the exit) */
+    uint32_t source; /* enum trace_step_source */
     /* 1.4 (a 1.2/1.3 record is 72 bytes: these read as 0) */
-    uint32_t attributed;       /* backward syncs attributed to their forward lines (auto: some steps) */
+    uint32_t attributed; /* backward syncs attributed to their forward lines (auto: some steps) */
     /* 1.5 (0 in a 1.4 record, where it was padding) */
-    uint32_t optimizers;       /* optimizers whose step() ran in this step (an automatic mark's:
+    uint32_t optimizers; /* optimizers whose step() ran in this step (an automatic mark's:
                                 * several when a training iteration steps several, a GAN's D and
                                 * G; 0: not known, or not an optimizer's mark) */
 };
 #define TRACE_STEP_V10_BYTES 64
 
 /* What ended a step (trace_step.source). */
-enum trace_step_source { TRACE_STEP_SOURCE_NONE = 0, TRACE_STEP_SOURCE_AUTO = 1,
-                         TRACE_STEP_SOURCE_EXPLICIT = 2 };
+enum trace_step_source {
+    TRACE_STEP_SOURCE_NONE = 0,
+    TRACE_STEP_SOURCE_AUTO = 1,
+    TRACE_STEP_SOURCE_EXPLICIT = 2
+};
 
 struct trace_site_totals {
     struct trace_record_header h;
-    uint32_t site_id;          /* >= 1 */
+    uint32_t site_id; /* >= 1 */
     uint32_t stack_id;
-    uint32_t api_name;         /* string id */
-    uint32_t threads;          /* how many threads synced here (at most 16 counted; 0: not known,
+    uint32_t api_name; /* string id */
+    uint32_t threads;  /* how many threads synced here (at most 16 counted; 0: not known,
                                 * as written before 1.2's thread counts) */
-    uint64_t count;            /* exact, cumulative */
+    uint64_t count;    /* exact, cumulative */
     uint64_t blocked_ns;
     uint64_t max_ns;
     /* 1.2 (a 1.0/1.1 record is 48 bytes: these read as 0): the parts of count and blocked_ns
@@ -234,14 +243,14 @@ struct trace_thread_totals {
 struct trace_thread {
     struct trace_record_header h;
     uint32_t tid;
-    uint32_t name;             /* string id (the thread's name at its first CUDA call) */
+    uint32_t name; /* string id (the thread's name at its first CUDA call) */
 };
 
 struct trace_drops {
     struct trace_record_header h;
     uint32_t tid;
     uint32_t pad;
-    uint64_t syncs_dropped;    /* cumulative for this thread */
+    uint64_t syncs_dropped; /* cumulative for this thread */
     uint64_t launches_dropped;
 };
 
@@ -249,7 +258,7 @@ struct trace_drops {
  * totals of the active ones among them. */
 struct trace_steps_lost {
     struct trace_record_header h;
-    uint64_t records;          /* STEP records lost, active or not */
+    uint64_t records;                                      /* STEP records lost, active or not */
     uint64_t active, syncs, blocked_ns, launches, wall_ns; /* of the active ones */
 };
 
@@ -267,8 +276,8 @@ struct trace_steps_lost {
 struct trace_step_run {
     struct trace_record_header h;
     uint64_t first_step, last_step;
-    uint64_t steps;            /* 1 .. last_step - first_step + 1 */
-    uint64_t active;           /* <= steps */
+    uint64_t steps;  /* 1 .. last_step - first_step + 1 */
+    uint64_t active; /* <= steps */
     uint64_t syncs_min, syncs_max;
     uint64_t syncs, blocked_ns, launches, wall_ns;
 };
@@ -277,11 +286,11 @@ struct trace_step_run {
  * of bound_bytes, with every rewrite of the totals. */
 struct trace_bound {
     struct trace_record_header h;
-    uint64_t bound_bytes;      /* SYNCSPY_TRACE_MB in bytes */
-    uint64_t sampled_from;     /* steps before it: every event kept; from it on: a sample */
-    uint64_t detail_steps;     /* steps (of steps_seen) whose every SYNC and LAUNCH is in the file */
-    uint64_t steps_seen;       /* steps begun when this record was written */
-    uint64_t steps_folded;     /* steps in STEP_RUN records */
+    uint64_t bound_bytes;  /* SYNCSPY_TRACE_MB in bytes */
+    uint64_t sampled_from; /* steps before it: every event kept; from it on: a sample */
+    uint64_t detail_steps; /* steps (of steps_seen) whose every SYNC and LAUNCH is in the file */
+    uint64_t steps_seen;   /* steps begun when this record was written */
+    uint64_t steps_folded; /* steps in STEP_RUN records */
 };
 
 struct trace_end {

@@ -18,8 +18,8 @@
 #include "common/gencode.h"
 
 #define TW_BUF_BYTES (64 * 1024)
-#define API_CACHE 256   /* string ids of the first API ids, answered without hashing */
-#define KCACHE 1024     /* direct-mapped cache: kernel host function -> name string id */
+#define API_CACHE 256 /* string ids of the first API ids, answered without hashing */
+#define KCACHE 1024   /* direct-mapped cache: kernel host function -> name string id */
 
 struct tw_string {
     UT_hash_handle hh;
@@ -46,11 +46,11 @@ struct share {
     unsigned level;
 };
 
-#define SAMPLE_NONE 64     /* a sample level's shift that keeps no step's detail */
-#define SAMPLE_LEVELS 80   /* at most 63 halvings, the first and the cut */
-#define SAMPLE_FIRST_SHIFT 3 /* past the half, every 8th step's detail at first */
+#define SAMPLE_NONE 64        /* a sample level's shift that keeps no step's detail */
+#define SAMPLE_LEVELS 80      /* at most 63 halvings, the first and the cut */
+#define SAMPLE_FIRST_SHIFT 3  /* past the half, every 8th step's detail at first */
 #define RUN_COUNTS_BYTES 4096 /* a run's per-step counts, after its record, at most */
-#define GROUP_MAX_BYTES 30   /* one group of them: three LEB128 varints */
+#define GROUP_MAX_BYTES 30    /* one group of them: three LEB128 varints */
 #define NAME_SLACK (TRACE_MAX_STRING_BYTES + 16) /* a kernel's name a launch record may bring */
 
 /* From step from_step on, the detail of the steps whose number is a multiple of 2^shift. */
@@ -64,18 +64,18 @@ struct sample_level {
 
 struct trace_writer {
     struct fd_writer out;
-    bool lost_marked;      /* tw_mark_lost ran */
+    bool lost_marked; /* tw_mark_lost ran */
     /* the bound (0: none) and its policy */
     uint64_t bound, bytes;
     uint64_t usable; /* the bound less the eighth kept for summary.json (SUMMARY_SHARE) */
     bool sampling, final;
     struct share steps, detail, totals, reserve;
-    struct share *charge;  /* the share the records being written are spent from (NULL: none) */
+    struct share *charge; /* the share the records being written are spent from (NULL: none) */
     struct share *totals_charge;
     struct sample_level levels[SAMPLE_LEVELS];
     unsigned nlevels, detail_level;
     uint64_t max_step, steps_seen, last_totals_ns, steps_folded;
-    bool have_run, run_summed;  /* run_summed: the steps' share had no room for its counts */
+    bool have_run, run_summed; /* run_summed: the steps' share had no room for its counts */
     struct trace_step_run run;
     /* the run's per-step counts (trace_format.h): the groups so far, and the one still open */
     uint8_t run_counts[RUN_COUNTS_BYTES];
@@ -84,16 +84,16 @@ struct trace_writer {
     struct tw_namer namer;
     uint32_t next_string, next_frame;
     struct tw_string *strings;
-    struct id_map *frames;   /* frame key -> frame id */
-    struct {                 /* generated code's frames written unnamed (FRAME_NAME later) */
+    struct id_map *frames; /* frame key -> frame id */
+    struct {               /* generated code's frames written unnamed (FRAME_NAME later) */
         struct tw_frame_key key;
         uint32_t id, tries;
     } unnamed[UNNAMED_MAX];
     uint32_t nunnamed;
-    struct id_map *kernels;  /* (func, 0) -> string id */
-    struct id_map *threads;  /* (tid, 0) -> 1 */
-    struct bitset stacks;    /* stack ids written */
-    uint64_t *site_counts;   /* by site id: the count of its last SITE_TOTALS */
+    struct id_map *kernels; /* (func, 0) -> string id */
+    struct id_map *threads; /* (tid, 0) -> 1 */
+    struct bitset stacks;   /* stack ids written */
+    uint64_t *site_counts;  /* by site id: the count of its last SITE_TOTALS */
     size_t nsite_counts;
     uint64_t dropped_syncs, dropped_launches; /* last written */
     uint64_t steps_lost;                      /* last written */
@@ -129,7 +129,8 @@ static void map_put(struct id_map **m, uint64_t a, uint64_t b, uint32_t id)
 static void map_free(struct id_map **m)
 {
     struct id_map *e, *tmp;
-    HASH_ITER(hh, *m, e, tmp) {
+    HASH_ITER(hh, *m, e, tmp)
+    {
         HASH_DEL(*m, e);
         free(e);
     }
@@ -248,7 +249,8 @@ static uint32_t kernel_name(struct trace_writer *w, uint64_t func)
 }
 
 /* A FRAME (or FRAME_NAME) record of frame `id` named f, written. */
-static uint32_t write_frame(struct trace_writer *w, uint32_t type, uint32_t id, const struct rep_frame *f)
+static uint32_t write_frame(struct trace_writer *w, uint32_t type, uint32_t id,
+                            const struct rep_frame *f)
 {
     uint32_t kind = f->mark == REP_MARK_BACKWARD ? TRACE_FRAME_BACKWARD
                     : f->mark == REP_MARK_CALLER ? TRACE_FRAME_CALLER
@@ -307,7 +309,6 @@ void tw_name_frames(struct trace_writer *w)
         w->unnamed[i] = w->unnamed[--w->nunnamed];
     }
 }
-
 
 /* ---- the bound's policy ---------------------------------------------------------------------- */
 
@@ -470,8 +471,10 @@ static void write_bound(struct trace_writer *w)
 {
     struct tw_bound_state b;
     tw_bound_state(w, &b);
-    struct trace_bound rec = {.bound_bytes = w->bound, .sampled_from = b.sampled_from,
-                              .detail_steps = b.detail_steps, .steps_seen = b.steps_seen,
+    struct trace_bound rec = {.bound_bytes = w->bound,
+                              .sampled_from = b.sampled_from,
+                              .detail_steps = b.detail_steps,
+                              .steps_seen = b.steps_seen,
                               .steps_folded = b.steps_folded};
     record(w, TREC_BOUND, &rec, sizeof rec, NULL, 0);
 }
@@ -494,8 +497,8 @@ static void fold_step(struct trace_writer *w, const struct tw_step *s)
         write_run(w);
     }
     if (!w->have_run) {
-        w->run = (struct trace_step_run){.first_step = s->step, .last_step = s->step,
-                                         .syncs_min = UINT64_MAX};
+        w->run = (struct trace_step_run){
+            .first_step = s->step, .last_step = s->step, .syncs_min = UINT64_MAX};
         w->have_run = true;
         w->run_len = 0;
         w->group_repeat = 0;
@@ -624,17 +627,27 @@ void tw_events(struct trace_writer *w, const struct tw_event *events, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct tw_event *r = &events[i];
         bool sync = r->kind == TW_SYNC;
-        if (!detail_kept(w, r->step, sync ? sizeof(struct trace_sync) : sizeof(struct trace_launch)))
+        if (!detail_kept(w, r->step,
+                         sync ? sizeof(struct trace_sync) : sizeof(struct trace_launch)))
             continue;
         uint32_t api = api_string(w, r->api);
         if (sync) {
-            struct trace_sync rec = {.start_ns = r->t0, .end_ns = r->t1, .stream = r->stream,
-                                     .bytes = r->arg, .step = r->step, .tid = r->tid,
-                                     .stack_id = r->stack_id, .dir = r->dir, .api_name = api};
+            struct trace_sync rec = {.start_ns = r->t0,
+                                     .end_ns = r->t1,
+                                     .stream = r->stream,
+                                     .bytes = r->arg,
+                                     .step = r->step,
+                                     .tid = r->tid,
+                                     .stack_id = r->stack_id,
+                                     .dir = r->dir,
+                                     .api_name = api};
             record(w, TREC_SYNC, &rec, sizeof rec, NULL, 0);
         } else {
-            struct trace_launch rec = {.time_ns = r->t0, .stream = r->stream, .step = r->step,
-                                       .tid = r->tid, .api_name = api,
+            struct trace_launch rec = {.time_ns = r->t0,
+                                       .stream = r->stream,
+                                       .step = r->step,
+                                       .tid = r->tid,
+                                       .api_name = api,
                                        .kernel_name = kernel_name(w, r->arg)};
             record(w, TREC_LAUNCH, &rec, sizeof rec, NULL, 0);
         }
@@ -650,16 +663,24 @@ void tw_step(struct trace_writer *w, const struct tw_step *s)
     w->charge = NULL;
     if (!below_half(w, sizeof(struct trace_step))) {
         /* the exit's partial step keeps its record (the report leaves it out of rates) */
-        if (!s->partial && (w->steps.level > 0 || !share_fits(&w->steps, sizeof(struct trace_step)))) {
+        if (!s->partial &&
+            (w->steps.level > 0 || !share_fits(&w->steps, sizeof(struct trace_step)))) {
             fold_step(w, s);
             return;
         }
         w->charge = s->partial ? &w->reserve : &w->steps;
     }
-    struct trace_step rec = {.step = s->step, .start_ns = s->start_ns, .end_ns = s->end_ns,
-                             .syncs = s->syncs, .blocked_ns = s->blocked_ns,
-                             .launches = s->launches, .active = s->active, .partial = s->partial,
-                             .tid = s->tid, .source = s->source, .attributed = s->attributed,
+    struct trace_step rec = {.step = s->step,
+                             .start_ns = s->start_ns,
+                             .end_ns = s->end_ns,
+                             .syncs = s->syncs,
+                             .blocked_ns = s->blocked_ns,
+                             .launches = s->launches,
+                             .active = s->active,
+                             .partial = s->partial,
+                             .tid = s->tid,
+                             .source = s->source,
+                             .attributed = s->attributed,
                              .optimizers = s->optimizers};
     record(w, TREC_STEP, &rec, sizeof rec, NULL, 0);
 }
@@ -688,13 +709,19 @@ void tw_site(struct trace_writer *w, const struct tw_site *s)
         return;
     w->charge = w->totals_charge;
     const struct rep_phase_raw *p = &s->phase;
-    struct trace_site_totals rec = {.site_id = s->site_id, .stack_id = s->stack_id,
-                                    .api_name = api_string(w, s->api), .threads = s->threads,
+    struct trace_site_totals rec = {.site_id = s->site_id,
+                                    .stack_id = s->stack_id,
+                                    .api_name = api_string(w, s->api),
+                                    .threads = s->threads,
                                     .count = p->count,
-                                    .blocked_ns = p->ns, .max_ns = s->max_ns,
-                                    .startup_count = p->startup_count, .startup_ns = p->startup_ns,
-                                    .seen_step = p->seen_step, .base_count = p->base_count,
-                                    .base_ns = p->base_ns, .pinned = s->pinned};
+                                    .blocked_ns = p->ns,
+                                    .max_ns = s->max_ns,
+                                    .startup_count = p->startup_count,
+                                    .startup_ns = p->startup_ns,
+                                    .seen_step = p->seen_step,
+                                    .base_count = p->base_count,
+                                    .base_ns = p->base_ns,
+                                    .pinned = s->pinned};
     record(w, TREC_SITE_TOTALS, &rec, sizeof rec, NULL, 0);
     if (last)
         *last = p->count;
@@ -704,9 +731,13 @@ void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t)
 {
     const struct rep_phase_raw *p = &t->phase;
     w->charge = w->totals_charge;
-    struct trace_thread_totals rec = {.tid = t->tid, .count = p->count, .blocked_ns = p->ns,
-                                      .startup_count = p->startup_count, .startup_ns = p->startup_ns,
-                                      .seen_step = p->seen_step, .base_count = p->base_count,
+    struct trace_thread_totals rec = {.tid = t->tid,
+                                      .count = p->count,
+                                      .blocked_ns = p->ns,
+                                      .startup_count = p->startup_count,
+                                      .startup_ns = p->startup_ns,
+                                      .seen_step = p->seen_step,
+                                      .base_count = p->base_count,
                                       .base_ns = p->base_ns};
     record(w, TREC_THREAD_TOTALS, &rec, sizeof rec, NULL, 0);
 }
@@ -716,8 +747,8 @@ void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_
     if (syncs_dropped == w->dropped_syncs && launches_dropped == w->dropped_launches)
         return;
     w->charge = w->totals_charge;
-    struct trace_drops rec = {.tid = 0, .syncs_dropped = syncs_dropped,
-                              .launches_dropped = launches_dropped};
+    struct trace_drops rec = {
+        .tid = 0, .syncs_dropped = syncs_dropped, .launches_dropped = launches_dropped};
     record(w, TREC_DROPS, &rec, sizeof rec, NULL, 0);
     w->dropped_syncs = syncs_dropped;
     w->dropped_launches = launches_dropped;
@@ -728,8 +759,11 @@ void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *l)
     if (l->records == w->steps_lost)
         return;
     w->charge = w->totals_charge;
-    struct trace_steps_lost rec = {.records = l->records, .active = l->active, .syncs = l->syncs,
-                                   .blocked_ns = l->blocked_ns, .launches = l->launches,
+    struct trace_steps_lost rec = {.records = l->records,
+                                   .active = l->active,
+                                   .syncs = l->syncs,
+                                   .blocked_ns = l->blocked_ns,
+                                   .launches = l->launches,
                                    .wall_ns = l->wall_ns};
     record(w, TREC_STEPS_LOST, &rec, sizeof rec, NULL, 0);
     w->steps_lost = l->records;
@@ -740,7 +774,8 @@ void tw_end(struct trace_writer *w, uint64_t end_mono_ns, uint64_t unattributed_
 {
     w->charge = w->sampling ? &w->reserve : NULL;
     write_run(w); /* a run still open (its share full, no rewrite since) */
-    struct trace_end rec = {.end_mono_ns = end_mono_ns, .unattributed_syncs = unattributed_syncs,
+    struct trace_end rec = {.end_mono_ns = end_mono_ns,
+                            .unattributed_syncs = unattributed_syncs,
                             .steps_seen = steps_seen};
     record(w, TREC_END, &rec, sizeof rec, NULL, 0);
 }
@@ -758,7 +793,8 @@ struct trace_writer *tw_open(int fd, const struct trace_file_header *header,
     w->next_string = 1;
     w->next_frame = 1;
     /* header_bytes: the header and the parts that follow it (struct trace_file_header_v13) */
-    size_t header_bytes = header->header_bytes > sizeof *header ? header->header_bytes : sizeof *header;
+    size_t header_bytes =
+        header->header_bytes > sizeof *header ? header->header_bytes : sizeof *header;
     fdw_write(&w->out, header, header_bytes);
     w->bytes = header_bytes;
     tw_flush(w);
@@ -809,7 +845,8 @@ void tw_discard(struct trace_writer *w)
     if (!w)
         return;
     struct tw_string *s, *tmp;
-    HASH_ITER(hh, w->strings, s, tmp) {
+    HASH_ITER(hh, w->strings, s, tmp)
+    {
         HASH_DEL(w->strings, s);
         free(s);
     }

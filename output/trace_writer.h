@@ -18,16 +18,16 @@
 /* One sync or launch as the agent's per-thread rings hold it (64 bytes: one cache line). */
 enum tw_event_kind { TW_SYNC = 1, TW_LAUNCH = 2 };
 struct tw_event {
-    uint64_t t0;       /* sync: start; launch: time */
-    uint64_t t1;       /* sync: end */
+    uint64_t t0; /* sync: start; launch: time */
+    uint64_t t1; /* sync: end */
     uint64_t stream;
-    uint64_t arg;      /* sync: bytes; launch: the kernel's host function / handle */
+    uint64_t arg; /* sync: bytes; launch: the kernel's host function / handle */
     uint64_t step;
     uint32_t stack_id; /* sync */
     uint32_t tid;
-    uint16_t api;      /* the agent's API id */
-    uint8_t kind;      /* enum tw_event_kind */
-    uint8_t dir;       /* enum copy_dir, the same values as enum trace_dir */
+    uint16_t api; /* the agent's API id */
+    uint8_t kind; /* enum tw_event_kind */
+    uint8_t dir;  /* enum copy_dir, the same values as enum trace_dir */
     uint32_t pad[3];
 };
 _Static_assert(sizeof(struct tw_event) == 64, "tw_event size");
@@ -102,7 +102,7 @@ void tw_thread_totals(struct trace_writer *w, const struct tw_thread_totals *t);
 void tw_drops(struct trace_writer *w, uint64_t syncs_dropped, uint64_t launches_dropped);
 /* Step records the agent had no room for (cumulative); a STEPS_LOST record when they changed. */
 struct tw_steps_lost {
-    uint64_t records;                                 /* lost, active or not */
+    uint64_t records;                                      /* lost, active or not */
     uint64_t active, syncs, blocked_ns, launches, wall_ns; /* the active ones' */
 };
 void tw_steps_lost(struct trace_writer *w, const struct tw_steps_lost *lost);
@@ -132,8 +132,8 @@ bool tw_totals_due(struct trace_writer *w, uint64_t now_ns, size_t nsites, size_
 void tw_finishing(struct trace_writer *w);
 /* What the bound kept so far (all 0 and false before the file reached half of it). */
 struct tw_bound_state {
-    bool sampling;           /* past the half */
-    uint64_t bytes;          /* written (buffered included) */
+    bool sampling;  /* past the half */
+    uint64_t bytes; /* written (buffered included) */
     uint64_t sampled_from, detail_steps, steps_seen, steps_folded;
 };
 void tw_bound_state(const struct trace_writer *w, struct tw_bound_state *out);

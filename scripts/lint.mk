@@ -13,8 +13,6 @@ FORMAT_JS := cli/html/page.js
 DEBIAN_NODE := NODE_PATH=/usr/share/nodejs
 JS_BEAUTIFY := $(DEBIAN_NODE) js-beautify-js --config cli/html/.jsbeautifyrc
 ESLINT := $(DEBIAN_NODE) eslint
-# the layout is enforced once the tree has been formatted: the commit that formats it adds this file
-FORMAT_ENFORCED := .clang-format-enforced
 LINT_VENV := build/lint-venv
 RUFF := $(LINT_VENV)/bin/ruff
 
@@ -22,8 +20,7 @@ format:
 	$(CLANG_FORMAT) -i --style=file $(FORMAT_C)
 	$(JS_BEAUTIFY) --replace $(FORMAT_JS)
 
-# Lists each file that `make format` would change; fails on one only where $(FORMAT_ENFORCED)
-# exists (until then it says how many there are).
+# Lists each file that `make format` would change, and fails when there is one.
 format-check:
 	@n=0; total=0; files=""; \
 	for f in $(FORMAT_C); do total=$$((total + 1)); \
@@ -35,11 +32,8 @@ format-check:
 	done; \
 	rm -f "$$out"; \
 	if [ $$n = 0 ]; then echo "format-check: $$total files, all formatted"; \
-	elif [ -e $(FORMAT_ENFORCED) ]; then \
-	    for f in $$files; do echo "format-check: $$f is not formatted (make format)"; done; \
-	    echo "format-check: $$n of $$total files are not formatted: run make format" >&2; exit 1; \
-	else echo "format-check: $$n of $$total files would change with make format (not enforced:" \
-	    "no $(FORMAT_ENFORCED) yet)"; fi
+	else for f in $$files; do echo "format-check: $$f is not formatted (make format)"; done; \
+	    echo "format-check: $$n of $$total files are not formatted: run make format" >&2; exit 1; fi
 
 lint-js:
 	$(ESLINT) $(FORMAT_JS)

@@ -21,11 +21,11 @@ struct fresh {
     uintptr_t lo, hi; /* [lo, hi) */
 };
 
-static _Atomic uint64_t launches;          /* kernel launches so far */
+static _Atomic uint64_t launches; /* kernel launches so far */
 static pthread_mutex_t fresh_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fresh fresh[SIM_FRESH_MAX];  /* sorted by lo, disjoint, not adjacent */
+static struct fresh fresh[SIM_FRESH_MAX]; /* sorted by lo, disjoint, not adjacent */
 static size_t nfresh;
-static uint64_t fresh_epoch;               /* `launches` when fresh[] was last valid */
+static uint64_t fresh_epoch; /* `launches` when fresh[] was last valid */
 
 void sim_contents_kernel(void)
 {

@@ -10,7 +10,7 @@
 /* Where one end of a copy lives, as far as synchronization is concerned. */
 enum side { SIDE_DEVICE, SIDE_PINNED, SIDE_PAGEABLE };
 
-static const char *const side_names[] = { "device", "pinned", "pageable" };
+static const char *const side_names[] = {"device", "pinned", "pageable"};
 
 /* One end of a copy: its first byte, the bytes between rows and between slices. */
 struct endpoint {
@@ -29,11 +29,26 @@ struct xfer {
 static cudaError_t kind_says(enum cudaMemcpyKind kind, int *src_host, int *dst_host)
 {
     switch (kind) {
-    case cudaMemcpyHostToHost: *src_host = 1; *dst_host = 1; return cudaSuccess;
-    case cudaMemcpyHostToDevice: *src_host = 1; *dst_host = 0; return cudaSuccess;
-    case cudaMemcpyDeviceToHost: *src_host = 0; *dst_host = 1; return cudaSuccess;
-    case cudaMemcpyDeviceToDevice: *src_host = 0; *dst_host = 0; return cudaSuccess;
-    case cudaMemcpyDefault: *src_host = -1; *dst_host = -1; return cudaSuccess;
+    case cudaMemcpyHostToHost:
+        *src_host = 1;
+        *dst_host = 1;
+        return cudaSuccess;
+    case cudaMemcpyHostToDevice:
+        *src_host = 1;
+        *dst_host = 0;
+        return cudaSuccess;
+    case cudaMemcpyDeviceToHost:
+        *src_host = 0;
+        *dst_host = 1;
+        return cudaSuccess;
+    case cudaMemcpyDeviceToDevice:
+        *src_host = 0;
+        *dst_host = 0;
+        return cudaSuccess;
+    case cudaMemcpyDefault:
+        *src_host = -1;
+        *dst_host = -1;
+        return cudaSuccess;
     }
     return cudaErrorInvalidMemcpyDirection;
 }
@@ -83,8 +98,8 @@ static cudaError_t run_xfer(const struct xfer *x, cudaStream_t stream, sim_defau
     if (x->dst.base == NULL || x->src.base == NULL)
         return cudaErrorInvalidValue;
     if ((x->height > 1 && (x->dst.pitch < x->width || x->src.pitch < x->width)) ||
-        (x->depth > 1 && (x->dst.slice < x->height * x->dst.pitch ||
-                          x->src.slice < x->height * x->src.pitch)))
+        (x->depth > 1 &&
+         (x->dst.slice < x->height * x->dst.pitch || x->src.slice < x->height * x->src.pitch)))
         return cudaErrorInvalidPitchValue;
     cudaError_t err = sim_mem_check_span(x->dst.base, span_of(&x->dst, x));
     if (err == cudaSuccess)
@@ -122,7 +137,7 @@ static cudaError_t run_xfer(const struct xfer *x, cudaStream_t stream, sim_defau
 
 static struct endpoint pointer_end(const void *p, size_t pitch, size_t slice, int says_host)
 {
-    struct endpoint e = { (unsigned char *)(uintptr_t)p, pitch, slice, side_of(p, says_host) };
+    struct endpoint e = {(unsigned char *)(uintptr_t)p, pitch, slice, side_of(p, says_host)};
     return e;
 }
 
@@ -133,8 +148,8 @@ cudaError_t sim_memcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
     cudaError_t err = kind_says(kind, &sh, &dh);
     if (err != cudaSuccess)
         return err;
-    struct xfer x = { pointer_end(dst, count, count, dh), pointer_end(src, count, count, sh),
-                      count, 1, 1 };
+    struct xfer x = {pointer_end(dst, count, count, dh), pointer_end(src, count, count, sh), count,
+                     1, 1};
     return run_xfer(&x, stream, def, async_api, false);
 }
 
@@ -148,8 +163,8 @@ cudaError_t sim_memcpy_2d(void *dst, size_t dpitch, const void *src, size_t spit
         return err;
     if (width > dpitch || width > spitch)
         return cudaErrorInvalidPitchValue;
-    struct xfer x = { pointer_end(dst, dpitch, dpitch * height, dh),
-                      pointer_end(src, spitch, spitch * height, sh), width, height, 1 };
+    struct xfer x = {pointer_end(dst, dpitch, dpitch * height, dh),
+                     pointer_end(src, spitch, spitch * height, sh), width, height, 1};
     return run_xfer(&x, stream, def, async_api, false);
 }
 
@@ -170,8 +185,9 @@ static cudaError_t end_3d(cudaArray_const_t array, struct cudaPos pos, struct cu
     }
     out->pitch = ptr.pitch;
     out->slice = ptr.pitch * ptr.ysize;
-    out->base = ptr.ptr == NULL ? NULL
-              : (unsigned char *)ptr.ptr + pos.z * out->slice + pos.y * ptr.pitch + pos.x;
+    out->base = ptr.ptr == NULL
+                    ? NULL
+                    : (unsigned char *)ptr.ptr + pos.z * out->slice + pos.y * ptr.pitch + pos.x;
     out->side = side_of(ptr.ptr, says_host);
     return cudaSuccess;
 }
@@ -183,8 +199,8 @@ static cudaError_t width_3d(cudaArray_const_t src_arr, struct cudaPos src_pos,
 {
     const struct cudaArray *s = src_arr ? sim_array_lookup(src_arr) : NULL;
     const struct cudaArray *d = dst_arr ? sim_array_lookup(dst_arr) : NULL;
-    const struct cudaArray *arrays[2] = { s, d };
-    const struct cudaPos *poss[2] = { &src_pos, &dst_pos };
+    const struct cudaArray *arrays[2] = {s, d};
+    const struct cudaPos *poss[2] = {&src_pos, &dst_pos};
     for (int i = 0; i < 2; i++) {
         const struct cudaArray *a = arrays[i];
         if (a != NULL && (poss[i]->x + ext.width > a->width || poss[i]->y + ext.height > a->rows ||
@@ -196,13 +212,13 @@ static cudaError_t width_3d(cudaArray_const_t src_arr, struct cudaPos src_pos,
     return cudaSuccess;
 }
 
-cudaError_t sim_memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
-                          sim_default_t def, bool async_api)
+cudaError_t sim_memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, sim_default_t def,
+                          bool async_api)
 {
     if (p == NULL)
         return cudaErrorInvalidValue;
     int sh, dh;
-    struct xfer x = { .height = p->extent.height, .depth = p->extent.depth };
+    struct xfer x = {.height = p->extent.height, .depth = p->extent.depth};
     cudaError_t err = kind_says(p->kind, &sh, &dh);
     if (err == cudaSuccess)
         err = end_3d(p->srcArray, p->srcPos, p->srcPtr, sh, &x.src);
@@ -218,9 +234,10 @@ cudaError_t sim_memcpy_3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStream
 {
     if (p == NULL)
         return cudaErrorInvalidValue;
-    if (sim_device_check(p->srcDevice) != cudaSuccess || sim_device_check(p->dstDevice) != cudaSuccess)
+    if (sim_device_check(p->srcDevice) != cudaSuccess ||
+        sim_device_check(p->dstDevice) != cudaSuccess)
         return cudaErrorInvalidDevice;
-    struct xfer x = { .height = p->extent.height, .depth = p->extent.depth };
+    struct xfer x = {.height = p->extent.height, .depth = p->extent.depth};
     cudaError_t err = end_3d(p->srcArray, p->srcPos, p->srcPtr, -1, &x.src);
     if (err == cudaSuccess)
         err = end_3d(p->dstArray, p->dstPos, p->dstPtr, -1, &x.dst);
@@ -236,8 +253,8 @@ cudaError_t sim_memcpy_peer(void *dst, int dst_dev, const void *src, int src_dev
 {
     if (sim_device_check(dst_dev) != cudaSuccess || sim_device_check(src_dev) != cudaSuccess)
         return cudaErrorInvalidDevice;
-    struct xfer x = { pointer_end(dst, count, count, 0), pointer_end(src, count, count, 0),
-                      count, 1, 1 };
+    struct xfer x = {pointer_end(dst, count, count, 0), pointer_end(src, count, count, 0), count, 1,
+                     1};
     return run_xfer(&x, stream, def, async_api, !async_api);
 }
 
@@ -253,15 +270,15 @@ cudaError_t sim_memcpy_symbol(void *dst, const void *src, size_t count, enum cud
     if (kind != host_kind && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
     int other_says = kind == cudaMemcpyDefault ? -1 : kind == cudaMemcpyDeviceToDevice ? 0 : 1;
-    struct xfer x = { pointer_end(dst, count, count, to_symbol ? 0 : other_says),
-                      pointer_end(src, count, count, to_symbol ? other_says : 0), count, 1, 1 };
+    struct xfer x = {pointer_end(dst, count, count, to_symbol ? 0 : other_says),
+                     pointer_end(src, count, count, to_symbol ? other_says : 0), count, 1, 1};
     return run_xfer(&x, stream, def, async_api, false);
 }
 
 /* One end of a legacy array copy: (w bytes, h rows) into an array, or a pitched pointer. */
-static cudaError_t array_or_pointer_end(cudaArray_const_t array, size_t w, size_t h,
-                                        const void *p, size_t pitch, int says_host,
-                                        struct endpoint *out, const struct cudaArray **arr)
+static cudaError_t array_or_pointer_end(cudaArray_const_t array, size_t w, size_t h, const void *p,
+                                        size_t pitch, int says_host, struct endpoint *out,
+                                        const struct cudaArray **arr)
 {
     *arr = NULL;
     if (array == NULL) {
@@ -280,14 +297,14 @@ static cudaError_t array_or_pointer_end(cudaArray_const_t array, size_t w, size_
 }
 
 cudaError_t sim_memcpy_array_2d(cudaArray_t dst_arr, size_t dst_w, size_t dst_h,
-                                cudaArray_const_t src_arr, size_t src_w, size_t src_h,
-                                void *dst, size_t dpitch, const void *src, size_t spitch,
-                                size_t width, size_t height, enum cudaMemcpyKind kind,
-                                cudaStream_t stream, sim_default_t def, bool async_api)
+                                cudaArray_const_t src_arr, size_t src_w, size_t src_h, void *dst,
+                                size_t dpitch, const void *src, size_t spitch, size_t width,
+                                size_t height, enum cudaMemcpyKind kind, cudaStream_t stream,
+                                sim_default_t def, bool async_api)
 {
     int sh, dh;
     const struct cudaArray *da, *sa;
-    struct xfer x = { .width = width, .height = height, .depth = 1 };
+    struct xfer x = {.width = width, .height = height, .depth = 1};
     cudaError_t err = kind_says(kind, &sh, &dh);
     if (err == cudaSuccess)
         err = array_or_pointer_end(dst_arr, dst_w, dst_h, dst, dpitch, dh, &x.dst, &da);
@@ -312,7 +329,7 @@ cudaError_t sim_memcpy_array_linear(cudaArray_t dst_arr, size_t dst_w, size_t ds
 {
     int sh, dh;
     const struct cudaArray *da, *sa;
-    struct xfer x = { .width = count, .height = 1, .depth = 1 };
+    struct xfer x = {.width = count, .height = 1, .depth = 1};
     cudaError_t err = kind_says(kind, &sh, &dh);
     if (err == cudaSuccess)
         err = array_or_pointer_end(dst_arr, dst_w, dst_h, dst, count, dh, &x.dst, &da);
@@ -332,7 +349,8 @@ cudaError_t sim_memcpy_batch(void *const *dsts, const void *const *srcs, const s
     if (count == 0 || dsts == NULL || srcs == NULL || sizes == NULL)
         return cudaErrorInvalidValue;
     for (size_t i = 0; i < count; i++) {
-        cudaError_t err = sim_memcpy(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream, def, true);
+        cudaError_t err =
+            sim_memcpy(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream, def, true);
         if (err != cudaSuccess)
             return err;
     }
@@ -345,8 +363,8 @@ static cudaError_t batch_end(const struct cudaMemcpy3DOperand *o, struct cudaExt
                              size_t elem, struct endpoint *out)
 {
     if (o->type == cudaMemcpyOperandTypeArray) {
-        struct cudaPos pos = { o->op.array.offset.x, o->op.array.offset.y, o->op.array.offset.z };
-        struct cudaPitchedPtr none = { 0 };
+        struct cudaPos pos = {o->op.array.offset.x, o->op.array.offset.y, o->op.array.offset.z};
+        struct cudaPitchedPtr none = {0};
         return end_3d(o->op.array.array, pos, none, 0, out);
     }
     if (o->type != cudaMemcpyOperandTypePointer)
@@ -366,16 +384,18 @@ cudaError_t sim_memcpy_3d_batch(size_t n, const struct cudaMemcpy3DBatchOp *ops,
         const struct cudaMemcpy3DBatchOp *op = &ops[i];
         if (op->extent.width == 0 || op->extent.height == 0 || op->extent.depth == 0)
             return cudaErrorInvalidValue;
-        cudaArray_const_t sa = op->src.type == cudaMemcpyOperandTypeArray ? op->src.op.array.array : NULL;
-        cudaArray_const_t da = op->dst.type == cudaMemcpyOperandTypeArray ? op->dst.op.array.array : NULL;
-        struct cudaPos sp = { 0 }, dp = { 0 };
+        cudaArray_const_t sa =
+            op->src.type == cudaMemcpyOperandTypeArray ? op->src.op.array.array : NULL;
+        cudaArray_const_t da =
+            op->dst.type == cudaMemcpyOperandTypeArray ? op->dst.op.array.array : NULL;
+        struct cudaPos sp = {0}, dp = {0};
         if (sa != NULL)
-            sp = (struct cudaPos){ op->src.op.array.offset.x, op->src.op.array.offset.y,
-                                   op->src.op.array.offset.z };
+            sp = (struct cudaPos){op->src.op.array.offset.x, op->src.op.array.offset.y,
+                                  op->src.op.array.offset.z};
         if (da != NULL)
-            dp = (struct cudaPos){ op->dst.op.array.offset.x, op->dst.op.array.offset.y,
-                                   op->dst.op.array.offset.z };
-        struct xfer x = { .height = op->extent.height, .depth = op->extent.depth };
+            dp = (struct cudaPos){op->dst.op.array.offset.x, op->dst.op.array.offset.y,
+                                  op->dst.op.array.offset.z};
+        struct xfer x = {.height = op->extent.height, .depth = op->extent.depth};
         cudaError_t err = width_3d(sa, sp, da, dp, op->extent, &x.width);
         if (err == cudaSuccess)
             err = batch_end(&op->src, op->extent, x.width / op->extent.width, &x.src);
@@ -411,18 +431,20 @@ static cudaError_t memset_queue(void *p, size_t span, size_t bytes, cudaStream_t
 
 static void memset_done(size_t bytes, enum sim_mem_kind kind, bool async_api, uint64_t end)
 {
-    bool wait = kind != SIM_MEM_DEVICE && !async_api; /* "The Async versions are always asynchronous" */
+    bool wait =
+        kind != SIM_MEM_DEVICE && !async_api; /* "The Async versions are always asynchronous" */
     SIM_DBG(1, "memset %zu bytes of %s memory%s: %s %lld ns", bytes,
-            kind == SIM_MEM_DEVICE ? "device" : kind == SIM_MEM_PINNED ? "pinned" : "managed",
+            kind == SIM_MEM_DEVICE   ? "device"
+            : kind == SIM_MEM_PINNED ? "pinned"
+                                     : "managed",
             async_api ? " (async API)" : "", wait ? "host waits" : "queued, ends in",
             sim_ns_left(end));
     if (wait)
         sim_wait_until(end);
 }
 
-cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t height,
-                       size_t depth, size_t slice_rows, cudaStream_t stream, sim_default_t def,
-                       bool async_api)
+cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t height, size_t depth,
+                       size_t slice_rows, cudaStream_t stream, sim_default_t def, bool async_api)
 {
     if (width == 0 || height == 0 || depth == 0)
         return sim_stream_check(stream, def);

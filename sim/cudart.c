@@ -29,8 +29,8 @@ extern void **__cudaRegisterFatBinary(void *fatCubin);
 extern void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 extern void __cudaUnregisterFatBinary(void **fatCubinHandle);
 extern void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                   const char *deviceName, int thread_limit, uint3 *tid,
-                                   uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                   dim3 *bDim, dim3 *gDim, int *wSize);
 extern void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant,
                               int global);
@@ -43,8 +43,8 @@ extern unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t 
 extern cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
                                               void *stream);
 extern cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr);
-extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-                                      void **args, size_t sharedMem, cudaStream_t stream);
+extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream);
 extern cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                            void **args, size_t sharedMem, cudaStream_t stream);
 
@@ -53,7 +53,7 @@ extern cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, di
 static _Atomic unsigned device_flags = cudaDeviceScheduleAuto | cudaDeviceMapHost;
 static _Atomic int cache_config = cudaFuncCachePreferNone;
 /* cudaLimit values 0..6 with the defaults of a compute capability 9.0 device. */
-static _Atomic size_t limits[7] = { 1024, 1 << 20, 8 << 20, 2, 2048, 32, 0 };
+static _Atomic size_t limits[7] = {1024, 1 << 20, 8 << 20, 2, 2048, 32, 0};
 
 SIM_API cudaError_t cudaGetDeviceCount(int *count)
 {
@@ -350,8 +350,7 @@ SIM_TWINS(cudaStreamGetId, _ptsz, (cudaStream_t hStream, unsigned long long *str
 
 SIM_TWINS(cudaStreamGetDevice, _ptsz, (cudaStream_t hStream, int *device),
           if (device == NULL) return sim_ret(cudaErrorInvalidValue);
-          cudaError_t err = sim_stream_check(hStream, def);
-          if (err == cudaSuccess) *device = 0;
+          cudaError_t err = sim_stream_check(hStream, def); if (err == cudaSuccess) *device = 0;
           return sim_ret(err);)
 
 SIM_TWINS(cudaStreamIsCapturing, _ptsz,
@@ -359,9 +358,8 @@ SIM_TWINS(cudaStreamIsCapturing, _ptsz,
           return sim_ret(sim_capture_info(stream, def, pCaptureStatus, NULL, NULL));)
 
 SIM_TWINS(cudaStreamAttachMemAsync, _ptsz,
-          (cudaStream_t stream, void *devPtr, size_t length, unsigned int flags),
-          (void)devPtr; (void)length; (void)flags;
-          return sim_ret(sim_stream_check(stream, def));)
+          (cudaStream_t stream, void *devPtr, size_t length, unsigned int flags), (void)devPtr;
+          (void)length; (void)flags; return sim_ret(sim_stream_check(stream, def));)
 
 SIM_TWINS(cudaStreamAddCallback, _ptsz,
           (cudaStream_t stream, cudaStreamCallback_t callback, void *userData, unsigned int flags),
@@ -452,8 +450,8 @@ SIM_API cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     ENTER();
     cudaError_t err = sim_capture_unsafe_call();
-    return sim_ret(err != cudaSuccess ? err
-                                      : sim_mem_alloc(ptr, size, SIM_MEM_PINNED, cudaHostAllocDefault));
+    return sim_ret(
+        err != cudaSuccess ? err : sim_mem_alloc(ptr, size, SIM_MEM_PINNED, cudaHostAllocDefault));
 }
 
 SIM_API cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
@@ -481,7 +479,7 @@ SIM_API cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cu
     void *p;
     cudaError_t err = sim_mem_alloc(&p, pitch * extent.height * extent.depth, SIM_MEM_DEVICE, 0);
     if (err == cudaSuccess)
-        *pitchedDevPtr = (struct cudaPitchedPtr){ p, pitch, extent.width, extent.height };
+        *pitchedDevPtr = (struct cudaPitchedPtr){p, pitch, extent.width, extent.height};
     return sim_ret(err);
 }
 
@@ -573,31 +571,34 @@ static cudaError_t mem_advise(const void *devPtr)
 #define MEM_ADVISE_FOR_LOCATION cudaMemAdvise_v2
 
 SIM_TWINS(cudaMemPrefetchAsync, _ptsz,
-          (const void *devPtr, size_t count, int dstDevice, cudaStream_t stream),
-          (void)devPtr; (void)count; (void)dstDevice;
-          return mem_prefetch(stream, def);)
+          (const void *devPtr, size_t count, int dstDevice, cudaStream_t stream), (void)devPtr;
+          (void)count; (void)dstDevice; return mem_prefetch(stream, def);)
 
 SIM_API cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
                                   int device)
 {
     ENTER();
-    (void)count; (void)advice; (void)device;
+    (void)count;
+    (void)advice;
+    (void)device;
     return mem_advise(devPtr);
 }
 #endif
 
 SIM_TWINS_OF(MEM_PREFETCH_TO_LOCATION, _ptsz,
-             (const void *devPtr, size_t count, struct cudaMemLocation location,
-              unsigned int flags, cudaStream_t stream),
-             (void)devPtr; (void)count; (void)location; (void)flags;
-             return mem_prefetch(stream, def);)
+             (const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+              cudaStream_t stream),
+             (void)devPtr;
+             (void)count; (void)location; (void)flags; return mem_prefetch(stream, def);)
 
 SIM_API cudaError_t MEM_ADVISE_FOR_LOCATION(const void *devPtr, size_t count,
                                             enum cudaMemoryAdvise advice,
                                             struct cudaMemLocation location)
 {
     ENTER();
-    (void)count; (void)advice; (void)location;
+    (void)count;
+    (void)advice;
+    (void)location;
     return mem_advise(devPtr);
 }
 
@@ -629,7 +630,7 @@ SIM_API struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, 
                                                            enum cudaChannelFormatKind f)
 {
     ENTER();
-    return (struct cudaChannelFormatDesc){ x, y, z, w, f };
+    return (struct cudaChannelFormatDesc){x, y, z, w, f};
 }
 
 SIM_API cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaChannelFormatDesc *desc,
@@ -656,7 +657,7 @@ SIM_API cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, struct 
     if (desc != NULL)
         *desc = a->desc;
     if (extent != NULL)
-        *extent = (struct cudaExtent){ a->width, a->height, a->depth };
+        *extent = (struct cudaExtent){a->width, a->height, a->depth};
     if (flags != NULL)
         *flags = a->flags;
     return cudaSuccess;
@@ -687,8 +688,8 @@ SIM_API cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedArray)
  * the _ptds twins), hence the NULL stream below. */
 
 SIM_TWINS(cudaMemcpy, _ptds, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind),
-          RT_ENTER_TWIN(cudaMemcpy_v3020, cudaMemcpy_ptds_v7000, cudaMemcpy_v3020_params, dst,
-                        src, count, kind);
+          RT_ENTER_TWIN(cudaMemcpy_v3020, cudaMemcpy_ptds_v7000, cudaMemcpy_v3020_params, dst, src,
+                        count, kind);
           RT_RETURN(sim_drv_memcpy(dst, src, count, kind, NULL, def, false));)
 
 SIM_TWINS(cudaMemcpyAsync, _ptsz,
@@ -706,8 +707,8 @@ SIM_TWINS(cudaMemcpy2D, _ptds,
 SIM_TWINS(cudaMemcpy2DAsync, _ptsz,
           (void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
            enum cudaMemcpyKind kind, cudaStream_t stream),
-          return sim_ret(sim_memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream,
-                                       def, true));)
+          return sim_ret(sim_memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, def,
+                                       true));)
 
 SIM_TWINS(cudaMemcpy3D, _ptds, (const struct cudaMemcpy3DParms *p),
           return sim_ret(sim_memcpy_3d(p, NULL, def, false));)
@@ -726,16 +727,16 @@ SIM_API cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, in
                                    size_t count)
 {
     ENTER();
-    return sim_ret(sim_memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL, SIM_DEF_LEGACY,
-                                   false));
+    return sim_ret(
+        sim_memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL, SIM_DEF_LEGACY, false));
 }
 
 SIM_API cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
                                         size_t count, cudaStream_t stream)
 {
     ENTER();
-    return sim_ret(sim_memcpy_peer(dst, dstDevice, src, srcDevice, count, stream, SIM_DEF_LEGACY,
-                                   true));
+    return sim_ret(
+        sim_memcpy_peer(dst, dstDevice, src, srcDevice, count, stream, SIM_DEF_LEGACY, true));
 }
 
 /* symbol + offset without arithmetic on NULL (sim_memcpy_symbol reports a NULL symbol). */
@@ -747,13 +748,13 @@ static void *at_offset(const void *symbol, size_t offset)
 SIM_TWINS(cudaMemcpyToSymbol, _ptds,
           (const void *symbol, const void *src, size_t count, size_t offset,
            enum cudaMemcpyKind kind),
-          return sim_ret(sim_memcpy_symbol(at_offset(symbol, offset), src, count, kind, true,
-                                           NULL, def, false));)
+          return sim_ret(sim_memcpy_symbol(at_offset(symbol, offset), src, count, kind, true, NULL,
+                                           def, false));)
 
 SIM_TWINS(cudaMemcpyFromSymbol, _ptds,
           (void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind),
-          return sim_ret(sim_memcpy_symbol(dst, at_offset(symbol, offset), count, kind, false,
-                                           NULL, def, false));)
+          return sim_ret(sim_memcpy_symbol(dst, at_offset(symbol, offset), count, kind, false, NULL,
+                                           def, false));)
 
 SIM_TWINS(cudaMemcpyToSymbolAsync, _ptsz,
           (const void *symbol, const void *src, size_t count, size_t offset,
@@ -795,8 +796,8 @@ SIM_TWINS(cudaMemcpy2DToArray, _ptds,
 SIM_TWINS(cudaMemcpy2DFromArray, _ptds,
           (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
            size_t width, size_t height, enum cudaMemcpyKind kind),
-          return sim_ret(sim_memcpy_array_2d(NULL, 0, 0, src, wOffset, hOffset, dst, dpitch,
-                                             NULL, 0, width, height, kind, NULL, def, false));)
+          return sim_ret(sim_memcpy_array_2d(NULL, 0, 0, src, wOffset, hOffset, dst, dpitch, NULL,
+                                             0, width, height, kind, NULL, def, false));)
 
 SIM_TWINS(cudaMemcpy2DArrayToArray, _ptds,
           (cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
@@ -827,15 +828,16 @@ SIM_TWINS(cudaMemcpy2DToArrayAsync, _ptsz,
 SIM_TWINS(cudaMemcpy2DFromArrayAsync, _ptsz,
           (void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset,
            size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream),
-          return sim_ret(sim_memcpy_array_2d(NULL, 0, 0, src, wOffset, hOffset, dst, dpitch,
-                                             NULL, 0, width, height, kind, stream, def, true));)
+          return sim_ret(sim_memcpy_array_2d(NULL, 0, 0, src, wOffset, hOffset, dst, dpitch, NULL,
+                                             0, width, height, kind, stream, def, true));)
 
 #if CUDART_VERSION >= 13000
 SIM_TWINS(cudaMemcpyBatchAsync, _ptsz,
           (void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count,
            struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
            cudaStream_t stream),
-          (void)attrs; (void)attrsIdxs; (void)numAttrs;
+          (void)attrs;
+          (void)attrsIdxs; (void)numAttrs;
           return sim_ret(sim_memcpy_batch(dsts, srcs, sizes, count, stream, def));)
 
 SIM_TWINS(cudaMemcpy3DBatchAsync, _ptsz,
@@ -855,11 +857,13 @@ static cudaError_t batch_failed(cudaError_t err, size_t *failIdx)
 
 SIM_TWINS(cudaMemcpyBatchAsync, _ptsz,
           (void **dsts, void **srcs, size_t *sizes, size_t count,
-           struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs,
-           size_t *failIdx, cudaStream_t stream),
-          (void)attrs; (void)attrsIdxs; (void)numAttrs;
+           struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx,
+           cudaStream_t stream),
+          (void)attrs;
+          (void)attrsIdxs; (void)numAttrs;
           return batch_failed(sim_memcpy_batch(dsts, (const void *const *)srcs, sizes, count,
-                                               stream, def), failIdx);)
+                                               stream, def),
+                              failIdx);)
 
 SIM_TWINS(cudaMemcpy3DBatchAsync, _ptsz,
           (size_t numOps, struct cudaMemcpy3DBatchOp *opList, size_t *failIdx,
@@ -891,8 +895,7 @@ SIM_TWINS(cudaMemsetAsync, _ptsz, (void *devPtr, int value, size_t count, cudaSt
           RT_RETURN(sim_drv_memset_d8(devPtr, (unsigned char)value, count, stream, def, true));)
 
 SIM_TWINS(cudaMemset2DAsync, _ptsz,
-          (void *devPtr, size_t pitch, int value, size_t width, size_t height,
-           cudaStream_t stream),
+          (void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream),
           return sim_ret(sim_memset(devPtr, pitch, value, width, height, 1, height, stream, def,
                                     true));)
 
@@ -900,8 +903,8 @@ SIM_TWINS(cudaMemset3DAsync, _ptsz,
           (struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent,
            cudaStream_t stream),
           return sim_ret(sim_memset(pitchedDevPtr.ptr, pitchedDevPtr.pitch, value, extent.width,
-                                    extent.height, extent.depth, pitchedDevPtr.ysize, stream,
-                                    def, true));)
+                                    extent.height, extent.depth, pitchedDevPtr.ysize, stream, def,
+                                    true));)
 
 /* ============================ kernels ====================================================== */
 

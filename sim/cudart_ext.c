@@ -97,8 +97,8 @@ SIM_TWINS(cudaStreamBeginCaptureToGraph, _ptsz,
           (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,
            const cudaGraphEdgeData *dependencyData, size_t numDependencies,
            enum cudaStreamCaptureMode mode),
-          (void)graph; (void)dependencies; (void)dependencyData; (void)numDependencies;
-          (void)mode;
+          (void)graph;
+          (void)dependencies; (void)dependencyData; (void)numDependencies; (void)mode;
           cudaError_t err = sim_stream_check(stream, def);
           return sim_ret(err != cudaSuccess ? err : cudaErrorNotSupported);)
 
@@ -114,8 +114,9 @@ static cudaError_t update_capture(cudaStream_t stream, sim_default_t def)
 {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     cudaError_t err = sim_capture_info(stream, def, &st, NULL, NULL);
-    return sim_ret(err != cudaSuccess ? err : st == cudaStreamCaptureStatusNone
-                                                  ? cudaErrorIllegalState : cudaSuccess);
+    return sim_ret(err != cudaSuccess                  ? err
+                   : st == cudaStreamCaptureStatusNone ? cudaErrorIllegalState
+                                                       : cudaSuccess);
 }
 
 #if CUDART_VERSION >= 13000
@@ -126,15 +127,15 @@ static cudaError_t update_capture(cudaStream_t stream, sim_default_t def)
 SIM_TWINS(cudaStreamUpdateCaptureDependencies, _ptsz,
           (cudaStream_t stream, cudaGraphNode_t *dependencies, size_t numDependencies,
            unsigned int flags),
-          (void)dependencies; (void)numDependencies; (void)flags;
-          return update_capture(stream, def);)
+          (void)dependencies;
+          (void)numDependencies; (void)flags; return update_capture(stream, def);)
 #endif
 
 SIM_TWINS_OF(UPDATE_CAPTURE_WITH_EDGES, _ptsz,
              (cudaStream_t stream, cudaGraphNode_t *dependencies,
-              const cudaGraphEdgeData *dependencyData, size_t numDependencies,
-              unsigned int flags),
-             (void)dependencies; (void)dependencyData; (void)numDependencies; (void)flags;
+              const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags),
+             (void)dependencies;
+             (void)dependencyData; (void)numDependencies; (void)flags;
              return update_capture(stream, def);)
 
 /* Graphs (sim/graphs.c): made by capture or empty by cudaGraphCreate, instantiated, launched by
@@ -219,7 +220,9 @@ SIM_API cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t gr
                                      struct cudaGraphNodeParams *nodeParams)
 {
     ENTER();
-    (void)graph; (void)pDependencies; (void)numDependencies;
+    (void)graph;
+    (void)pDependencies;
+    (void)numDependencies;
     return graph_add_node(pGraphNode, nodeParams);
 }
 
@@ -228,7 +231,8 @@ SIM_API cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
                                                  size_t *pNumDependencies)
 {
     ENTER();
-    (void)node; (void)pDependencies;
+    (void)node;
+    (void)pDependencies;
     return graph_node_dependencies(pNumDependencies);
 }
 #endif
@@ -240,7 +244,10 @@ SIM_API cudaError_t GRAPH_ADD_NODE_WITH_EDGES(cudaGraphNode_t *pGraphNode, cudaG
                                               struct cudaGraphNodeParams *nodeParams)
 {
     ENTER();
-    (void)graph; (void)pDependencies; (void)dependencyData; (void)numDependencies;
+    (void)graph;
+    (void)pDependencies;
+    (void)dependencyData;
+    (void)numDependencies;
     return graph_add_node(pGraphNode, nodeParams);
 }
 
@@ -250,7 +257,9 @@ SIM_API cudaError_t GRAPH_NODE_DEPENDENCIES_WITH_EDGES(cudaGraphNode_t node,
                                                        size_t *pNumDependencies)
 {
     ENTER();
-    (void)node; (void)pDependencies; (void)edgeData;
+    (void)node;
+    (void)pDependencies;
+    (void)edgeData;
     return graph_node_dependencies(pNumDependencies);
 }
 
@@ -268,7 +277,9 @@ SIM_API cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle 
                                                      unsigned int flags)
 {
     ENTER();
-    (void)graph; (void)defaultLaunchValue; (void)flags;
+    (void)graph;
+    (void)defaultLaunchValue;
+    (void)flags;
     return sim_ret(pHandle_out == NULL ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
 }
 
@@ -276,7 +287,10 @@ SIM_API cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_
                                               unsigned int count, unsigned int flags)
 {
     ENTER();
-    (void)graph; (void)object; (void)count; (void)flags;
+    (void)graph;
+    (void)object;
+    (void)count;
+    (void)flags;
     return sim_ret(cudaErrorInvalidResourceHandle);
 }
 
@@ -284,7 +298,9 @@ SIM_API cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject
                                                unsigned int count)
 {
     ENTER();
-    (void)graph; (void)object; (void)count;
+    (void)graph;
+    (void)object;
+    (void)count;
     return sim_ret(cudaErrorInvalidResourceHandle);
 }
 
@@ -294,7 +310,8 @@ SIM_API cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr
                                          unsigned int flags)
 {
     ENTER();
-    (void)ptr; (void)flags;
+    (void)ptr;
+    (void)flags;
     if (object_out == NULL || destroy == NULL || initialRefcount == 0)
         return sim_ret(cudaErrorInvalidValue);
     return sim_ret(cudaErrorNotSupported);
@@ -303,14 +320,16 @@ SIM_API cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr
 SIM_API cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
 {
     ENTER();
-    (void)object; (void)count;
+    (void)object;
+    (void)count;
     return sim_ret(cudaErrorInvalidResourceHandle);
 }
 
 SIM_API cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
 {
     ENTER();
-    (void)object; (void)count;
+    (void)object;
+    (void)count;
     return sim_ret(cudaErrorInvalidResourceHandle);
 }
 
@@ -336,8 +355,9 @@ SIM_API cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMem
     if (err != cudaSuccess)
         return sim_ret(err);
     /* Only the high watermarks can be set, and only reset to 0. */
-    if (value == NULL || (attr != cudaGraphMemAttrUsedMemHigh &&
-                          attr != cudaGraphMemAttrReservedMemHigh) || *(uint64_t *)value != 0)
+    if (value == NULL ||
+        (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
+        *(uint64_t *)value != 0)
         return sim_ret(cudaErrorInvalidValue);
     return cudaSuccess;
 }
@@ -379,7 +399,8 @@ SIM_API cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
     return sim_ret(err != cudaSuccess ? err : sim_pool_set_current(memPool));
 }
 
-SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
+SIM_API cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool,
+                                      const struct cudaMemPoolProps *poolProps)
 {
     ENTER();
     return sim_ret(sim_pool_create(memPool, poolProps));
@@ -464,8 +485,7 @@ SIM_API cudaError_t cudaIpcCloseMemHandle(void *devPtr)
 SIM_API cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
 {
     ENTER();
-    return sim_ret(handle == NULL || event == NULL ? cudaErrorInvalidValue
-                                                   : cudaErrorNotSupported);
+    return sim_ret(handle == NULL || event == NULL ? cudaErrorInvalidValue : cudaErrorNotSupported);
 }
 
 SIM_API cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
@@ -483,27 +503,34 @@ SIM_API cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code
                                         enum cudaJitOption *jitOptions, void **jitOptionsValues,
                                         unsigned int numJitOptions,
                                         enum cudaLibraryOption *libraryOptions,
-                                        void **libraryOptionValues,
-                                        unsigned int numLibraryOptions)
+                                        void **libraryOptionValues, unsigned int numLibraryOptions)
 {
     ENTER();
-    (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;
-    (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;
+    (void)jitOptions;
+    (void)jitOptionsValues;
+    (void)numJitOptions;
+    (void)libraryOptions;
+    (void)libraryOptionValues;
+    (void)numLibraryOptions;
     if (library == NULL || code == NULL)
         return sim_ret(cudaErrorInvalidValue);
     return sim_ret(cudaErrorNotSupported);
 }
 
 SIM_API cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName,
-                                            enum cudaJitOption *jitOptions,
-                                            void **jitOptionsValues, unsigned int numJitOptions,
+                                            enum cudaJitOption *jitOptions, void **jitOptionsValues,
+                                            unsigned int numJitOptions,
                                             enum cudaLibraryOption *libraryOptions,
                                             void **libraryOptionValues,
                                             unsigned int numLibraryOptions)
 {
     ENTER();
-    (void)jitOptions; (void)jitOptionsValues; (void)numJitOptions;
-    (void)libraryOptions; (void)libraryOptionValues; (void)numLibraryOptions;
+    (void)jitOptions;
+    (void)jitOptionsValues;
+    (void)numJitOptions;
+    (void)libraryOptions;
+    (void)libraryOptionValues;
+    (void)numLibraryOptions;
     if (library == NULL || fileName == NULL)
         return sim_ret(cudaErrorInvalidValue);
     return sim_ret(cudaErrorNotSupported);
@@ -597,10 +624,11 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned cuda
         return cudaErrorInvalidValue;
     if (flags & ~(unsigned long long)(cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream))
         return cudaErrorInvalidValue;
-    *funcPtr = sim_driver_proc(symbol, cuda_version, (flags & cudaEnablePerThreadDefaultStream) != 0);
+    *funcPtr =
+        sim_driver_proc(symbol, cuda_version, (flags & cudaEnablePerThreadDefaultStream) != 0);
     if (status != NULL)
-        *status = *funcPtr != NULL ? cudaDriverEntryPointSuccess
-                                   : cudaDriverEntryPointSymbolNotFound;
+        *status =
+            *funcPtr != NULL ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     /* As the real runtime: success with a status saying the symbol is missing; without a status
      * to say it in, the error itself. */
     if (*funcPtr == NULL && status == NULL)
@@ -608,10 +636,9 @@ static cudaError_t entry_point(const char *symbol, void **funcPtr, unsigned cuda
     return cudaSuccess;
 }
 
-SIM_API cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-                                                     unsigned int cudaVersion,
-                                                     unsigned long long flags,
-                                                     enum cudaDriverEntryPointQueryResult *driverStatus)
+SIM_API cudaError_t cudaGetDriverEntryPointByVersion(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus)
 {
     ENTER_QUERY();
     return sim_ret(entry_point(symbol, funcPtr, cudaVersion, flags, driverStatus));
@@ -622,8 +649,8 @@ SIM_API cudaError_t cudaGetDriverEntryPointByVersion_ptsz(
     enum cudaDriverEntryPointQueryResult *driverStatus)
 {
     ENTER_QUERY();
-    return sim_ret(entry_point(symbol, funcPtr, cudaVersion, flags | cudaEnablePerThreadDefaultStream,
-                               driverStatus));
+    return sim_ret(entry_point(symbol, funcPtr, cudaVersion,
+                               flags | cudaEnablePerThreadDefaultStream, driverStatus));
 }
 
 SIM_API cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,

@@ -66,12 +66,22 @@ static const struct {
     CUptiResult code;
     const char *name;
 } results[] = {
-#define R_(c) { c, #c }
-    R_(CUPTI_SUCCESS), R_(CUPTI_ERROR_INVALID_PARAMETER), R_(CUPTI_ERROR_INVALID_DEVICE),
-    R_(CUPTI_ERROR_INVALID_CONTEXT), R_(CUPTI_ERROR_INVALID_KIND), R_(CUPTI_ERROR_MAX_LIMIT_REACHED),
-    R_(CUPTI_ERROR_NOT_INITIALIZED), R_(CUPTI_ERROR_INVALID_OPERATION),
-    R_(CUPTI_ERROR_NOT_SUPPORTED), R_(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
-    R_(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED), R_(CUPTI_ERROR_UNKNOWN),
+#define R_(c) \
+    {         \
+        c, #c \
+    }
+    R_(CUPTI_SUCCESS),
+    R_(CUPTI_ERROR_INVALID_PARAMETER),
+    R_(CUPTI_ERROR_INVALID_DEVICE),
+    R_(CUPTI_ERROR_INVALID_CONTEXT),
+    R_(CUPTI_ERROR_INVALID_KIND),
+    R_(CUPTI_ERROR_MAX_LIMIT_REACHED),
+    R_(CUPTI_ERROR_NOT_INITIALIZED),
+    R_(CUPTI_ERROR_INVALID_OPERATION),
+    R_(CUPTI_ERROR_NOT_SUPPORTED),
+    R_(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
+    R_(CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED),
+    R_(CUPTI_ERROR_UNKNOWN),
 #undef R_
 };
 
@@ -90,8 +100,8 @@ CUPTI_API CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 
 /* ---- callbacks ------------------------------------------------------------------------------ */
 
-CUPTI_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
-                                     void *userdata)
+CUPTI_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
+                                     CUpti_CallbackFunc callback, void *userdata)
 {
     return ret(ops()->subscribe(subscriber, callback, userdata, NULL, NULL, 0));
 }
@@ -150,7 +160,8 @@ CUPTI_API CUptiResult cuptiGetCallbackState(uint32_t *enable, CUpti_SubscriberHa
 
 /* ---- activity ------------------------------------------------------------------------------- */
 
-static CUpti_TimestampCallbackFunc _Atomic timestamp_fn; /* cuptiActivityRegisterTimestampCallback */
+static CUpti_TimestampCallbackFunc _Atomic
+    timestamp_fn; /* cuptiActivityRegisterTimestampCallback */
 
 CUPTI_API CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
@@ -171,8 +182,9 @@ CUPTI_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return ret(ops()->activity_enable(kind, false));
 }
 
-CUPTI_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
-                                                     CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+CUPTI_API CUptiResult
+cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                               CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
     return ret(ops()->activity_register(funcBufferRequested, funcBufferCompleted));
 }
@@ -293,7 +305,8 @@ CUPTI_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrel
 
 /* Activity records keep the timelines' clock (CLOCK_MONOTONIC); a registered timestamp
  * function is used for cuptiGetTimestamp's answers only (sim/README.md). */
-CUPTI_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
+CUPTI_API CUptiResult
+cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
     if (funcTimestamp == NULL)
         return ret(CUPTI_ERROR_INVALID_PARAMETER);

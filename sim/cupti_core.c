@@ -65,9 +65,9 @@ static _Atomic unsigned char *enabled_slot(CUpti_CallbackDomain domain, CUpti_Ca
 static size_t domain_size(CUpti_CallbackDomain domain)
 {
     return domain == CUPTI_CB_DOMAIN_DRIVER_API    ? CUPTI_DRIVER_TRACE_CBID_SIZE
-         : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
-         : domain == CUPTI_CB_DOMAIN_RESOURCE    ? CUPTI_CBID_RESOURCE_SIZE
-                                                 : 0;
+           : domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_RUNTIME_TRACE_CBID_SIZE
+           : domain == CUPTI_CB_DOMAIN_RESOURCE    ? CUPTI_CBID_RESOURCE_SIZE
+                                                   : 0;
 }
 
 static bool wants(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
@@ -205,8 +205,8 @@ CUptiResult sim_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle h,
 {
     pthread_mutex_lock(&sub_lock);
     _Atomic unsigned char *slot = enabled_slot(domain, cbid);
-    CUptiResult r = !valid_handle_locked(h) || slot == NULL ? CUPTI_ERROR_INVALID_PARAMETER
-                                                            : CUPTI_SUCCESS;
+    CUptiResult r =
+        !valid_handle_locked(h) || slot == NULL ? CUPTI_ERROR_INVALID_PARAMETER : CUPTI_SUCCESS;
     if (r == CUPTI_SUCCESS)
         atomic_store(slot, enable ? 1 : 0);
     pthread_mutex_unlock(&sub_lock);
@@ -231,7 +231,8 @@ CUptiResult sim_cupti_get_callback_state(uint32_t *enable, CUpti_SubscriberHandl
     pthread_mutex_lock(&sub_lock);
     _Atomic unsigned char *slot = enabled_slot(domain, cbid);
     CUptiResult r = enable == NULL || !valid_handle_locked(h) || slot == NULL
-                        ? CUPTI_ERROR_INVALID_PARAMETER : CUPTI_SUCCESS;
+                        ? CUPTI_ERROR_INVALID_PARAMETER
+                        : CUPTI_SUCCESS;
     if (r == CUPTI_SUCCESS)
         *enable = atomic_load(slot);
     pthread_mutex_unlock(&sub_lock);
@@ -245,7 +246,7 @@ void sim_cupti_context_created(void)
 {
     if (!wants(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED))
         return;
-    CUpti_ResourceData d = { .context = &the_context };
+    CUpti_ResourceData d = {.context = &the_context};
     CUpti_CallbackFunc cb = the_subscriber.callback;
     if (cb != NULL)
         cb(the_subscriber.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
@@ -259,7 +260,7 @@ static _Atomic bool kind_on[CUPTI_ACTIVITY_KIND_COUNT];
 static pthread_mutex_t act_lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc buffer_request;
 static CUpti_BuffersCallbackCompleteFunc buffer_complete;
-static uint8_t *buffer;      /* being filled */
+static uint8_t *buffer; /* being filled */
 static size_t buffer_size, buffer_used;
 static _Atomic uint64_t dropped;
 static __thread struct sim_op current_op;
@@ -329,7 +330,7 @@ struct handback {
 
 static void take_buffer_locked(struct handback *hb)
 {
-    *hb = (struct handback){ buffer_complete, buffer, buffer_size, buffer_used };
+    *hb = (struct handback){buffer_complete, buffer, buffer_size, buffer_used};
     buffer = NULL;
     buffer_size = buffer_used = 0;
 }
@@ -344,7 +345,7 @@ static void hand_back(const struct handback *hb)
 static void append_record(const void *rec, size_t rec_bytes, CUpti_ActivityKind kind)
 {
     size_t n = record_size(kind);
-    struct handback full = { 0 };
+    struct handback full = {0};
     pthread_mutex_lock(&act_lock);
     if (buffer != NULL && buffer_size - buffer_used < n)
         take_buffer_locked(&full);
@@ -372,7 +373,7 @@ static void append_record(const void *rec, size_t rec_bytes, CUpti_ActivityKind 
 CUptiResult sim_cupti_activity_flush(uint32_t flag)
 {
     (void)flag;
-    struct handback hb = { 0 };
+    struct handback hb = {0};
     pthread_mutex_lock(&act_lock);
     bool registered = buffer_complete != NULL;
     if (buffer != NULL && buffer_used > 0)

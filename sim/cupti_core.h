@@ -23,8 +23,8 @@ struct sim_trace {
     CUpti_CallbackData data;
     CUpti_CallbackDomain domain;
     CUpti_CallbackId cbid;
-    bool traced;          /* a subscriber or activity records were on at ENTER */
-    bool pushed;          /* its correlation id is on the thread's stack */
+    bool traced; /* a subscriber or activity records were on at ENTER */
+    bool pushed; /* its correlation id is on the thread's stack */
 };
 
 /* ENTER: gives the call a correlation id (the thread's innermost open call from now on) and

@@ -194,40 +194,50 @@ DRV_API CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute
     if (data == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     struct cudaPointerAttributes a;
-    if (ops()->pointer_attributes(&a, ptr(p)) != cudaSuccess || a.type == cudaMemoryTypeUnregistered)
+    if (ops()->pointer_attributes(&a, ptr(p)) != cudaSuccess ||
+        a.type == cudaMemoryTypeUnregistered)
         return CUDA_ERROR_INVALID_VALUE;
     return pointer_attribute(data, attribute, p, &a, true);
 }
 
 /* ---- copies and memsets ---------------------------------------------------------------------- */
 
-#define COPY(name, kind, pt, dst_t, src_t, dst, src)                                            \
-    DRV_API CUresult name(dst_t dst_, src_t src_, size_t ByteCount)                             \
-    {                                                                                           \
-        return R(ops()->memcpy(dst, src, ByteCount, kind, NULL, pt, false));                    \
+#define COPY(name, kind, pt, dst_t, src_t, dst, src)                         \
+    DRV_API CUresult name(dst_t dst_, src_t src_, size_t ByteCount)          \
+    {                                                                        \
+        return R(ops()->memcpy(dst, src, ByteCount, kind, NULL, pt, false)); \
     }
-#define COPY_ASYNC(name, kind, pt, dst_t, src_t, dst, src)                                      \
-    DRV_API CUresult name(dst_t dst_, src_t src_, size_t ByteCount, CUstream hStream)           \
-    {                                                                                           \
-        return R(ops()->memcpy(dst, src, ByteCount, kind, hStream, pt, true));                  \
+#define COPY_ASYNC(name, kind, pt, dst_t, src_t, dst, src)                            \
+    DRV_API CUresult name(dst_t dst_, src_t src_, size_t ByteCount, CUstream hStream) \
+    {                                                                                 \
+        return R(ops()->memcpy(dst, src, ByteCount, kind, hStream, pt, true));        \
     }
 
 COPY(cuMemcpyHtoD_v2, cudaMemcpyHostToDevice, false, CUdeviceptr, const void *, ptr(dst_), src_)
 COPY(cuMemcpyHtoD_v2_ptds, cudaMemcpyHostToDevice, true, CUdeviceptr, const void *, ptr(dst_), src_)
 COPY(cuMemcpyDtoH_v2, cudaMemcpyDeviceToHost, false, void *, CUdeviceptr, dst_, ptr(src_))
 COPY(cuMemcpyDtoH_v2_ptds, cudaMemcpyDeviceToHost, true, void *, CUdeviceptr, dst_, ptr(src_))
-COPY(cuMemcpyDtoD_v2, cudaMemcpyDeviceToDevice, false, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
-COPY(cuMemcpyDtoD_v2_ptds, cudaMemcpyDeviceToDevice, true, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
+COPY(cuMemcpyDtoD_v2, cudaMemcpyDeviceToDevice, false, CUdeviceptr, CUdeviceptr, ptr(dst_),
+     ptr(src_))
+COPY(cuMemcpyDtoD_v2_ptds, cudaMemcpyDeviceToDevice, true, CUdeviceptr, CUdeviceptr, ptr(dst_),
+     ptr(src_))
 COPY(cuMemcpy, cudaMemcpyDefault, false, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
 COPY(cuMemcpy_ptds, cudaMemcpyDefault, true, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
-COPY_ASYNC(cuMemcpyHtoDAsync_v2, cudaMemcpyHostToDevice, false, CUdeviceptr, const void *, ptr(dst_), src_)
-COPY_ASYNC(cuMemcpyHtoDAsync_v2_ptsz, cudaMemcpyHostToDevice, true, CUdeviceptr, const void *, ptr(dst_), src_)
-COPY_ASYNC(cuMemcpyDtoHAsync_v2, cudaMemcpyDeviceToHost, false, void *, CUdeviceptr, dst_, ptr(src_))
-COPY_ASYNC(cuMemcpyDtoHAsync_v2_ptsz, cudaMemcpyDeviceToHost, true, void *, CUdeviceptr, dst_, ptr(src_))
-COPY_ASYNC(cuMemcpyDtoDAsync_v2, cudaMemcpyDeviceToDevice, false, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
-COPY_ASYNC(cuMemcpyDtoDAsync_v2_ptsz, cudaMemcpyDeviceToDevice, true, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
+COPY_ASYNC(cuMemcpyHtoDAsync_v2, cudaMemcpyHostToDevice, false, CUdeviceptr, const void *,
+           ptr(dst_), src_)
+COPY_ASYNC(cuMemcpyHtoDAsync_v2_ptsz, cudaMemcpyHostToDevice, true, CUdeviceptr, const void *,
+           ptr(dst_), src_)
+COPY_ASYNC(cuMemcpyDtoHAsync_v2, cudaMemcpyDeviceToHost, false, void *, CUdeviceptr, dst_,
+           ptr(src_))
+COPY_ASYNC(cuMemcpyDtoHAsync_v2_ptsz, cudaMemcpyDeviceToHost, true, void *, CUdeviceptr, dst_,
+           ptr(src_))
+COPY_ASYNC(cuMemcpyDtoDAsync_v2, cudaMemcpyDeviceToDevice, false, CUdeviceptr, CUdeviceptr,
+           ptr(dst_), ptr(src_))
+COPY_ASYNC(cuMemcpyDtoDAsync_v2_ptsz, cudaMemcpyDeviceToDevice, true, CUdeviceptr, CUdeviceptr,
+           ptr(dst_), ptr(src_))
 COPY_ASYNC(cuMemcpyAsync, cudaMemcpyDefault, false, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
-COPY_ASYNC(cuMemcpyAsync_ptsz, cudaMemcpyDefault, true, CUdeviceptr, CUdeviceptr, ptr(dst_), ptr(src_))
+COPY_ASYNC(cuMemcpyAsync_ptsz, cudaMemcpyDefault, true, CUdeviceptr, CUdeviceptr, ptr(dst_),
+           ptr(src_))
 
 DRV_API CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
@@ -239,7 +249,8 @@ DRV_API CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, siz
     return R(ops()->memset_d8(ptr(dstDevice), uc, N, NULL, true, false));
 }
 
-DRV_API CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+DRV_API CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+                                 CUstream hStream)
 {
     return R(ops()->memset_d8(ptr(dstDevice), uc, N, hStream, false, true));
 }
@@ -253,18 +264,17 @@ DRV_API CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, s
 /* ---- kernels --------------------------------------------------------------------------------- */
 
 /* Any non-NULL CUfunction names a kernel (simcuda_set_kernel_ns sets its duration). */
-#define LAUNCH(name, pt)                                                                        \
-    DRV_API CUresult name(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,           \
-                          unsigned int gridDimZ, unsigned int blockDimX,                        \
-                          unsigned int blockDimY, unsigned int blockDimZ,                       \
-                          unsigned int sharedMemBytes, CUstream hStream,                        \
-                          void **kernelParams, void **extra)                                    \
-    {                                                                                           \
-        (void)kernelParams;                                                                     \
-        (void)extra;                                                                            \
-        dim3 grid = { gridDimX, gridDimY, gridDimZ };                                           \
-        dim3 block = { blockDimX, blockDimY, blockDimZ };                                       \
-        return R(ops()->launch((const void *)f, grid, block, sharedMemBytes, hStream, pt));     \
+#define LAUNCH(name, pt)                                                                         \
+    DRV_API CUresult name(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,            \
+                          unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, \
+                          unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, \
+                          void **kernelParams, void **extra)                                     \
+    {                                                                                            \
+        (void)kernelParams;                                                                      \
+        (void)extra;                                                                             \
+        dim3 grid = {gridDimX, gridDimY, gridDimZ};                                              \
+        dim3 block = {blockDimX, blockDimY, blockDimZ};                                          \
+        return R(ops()->launch((const void *)f, grid, block, sharedMemBytes, hStream, pt));      \
     }
 
 LAUNCH(cuLaunchKernel, false)
@@ -276,14 +286,14 @@ static const struct {
     CUresult code;
     const char *name, *text;
 } errors[] = {
-    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
-    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
-    { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
-    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
-    { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
-    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
-    { CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready" },
-    { CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error" },
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
 static CUresult describe(CUresult error, const char **out, bool text)

@@ -35,20 +35,21 @@ static CUresult cu_result(cudaError_t err)
 }
 
 /* One traced driver call: DRV_ENTER opens it, DRV_RETURN closes it with the driver's code. */
-#define DRV_ENTER(cbid, name, params)                                                     \
-    struct sim_trace tr_;                                                                 \
+#define DRV_ENTER(cbid, name, params) \
+    struct sim_trace tr_;             \
     sim_trace_enter(&tr_, CUPTI_CB_DOMAIN_DRIVER_API, (cbid), (name), (params))
 
-#define DRV_RETURN(err)                                                                   \
-    do {                                                                                  \
-        cudaError_t e_ = (err);                                                           \
-        CUresult cu_ = cu_result(e_);                                                     \
-        sim_trace_exit(&tr_, &cu_);                                                       \
-        return e_;                                                                        \
+#define DRV_RETURN(err)               \
+    do {                              \
+        cudaError_t e_ = (err);       \
+        CUresult cu_ = cu_result(e_); \
+        sim_trace_exit(&tr_, &cu_);   \
+        return e_;                    \
     } while (0)
 
 /* The plain entry point's (cbid, name), or its per-thread twin's. */
-#define PICK(pt, plain, twin) ((pt) ? CUPTI_DRIVER_TRACE_CBID_##twin : CUPTI_DRIVER_TRACE_CBID_##plain)
+#define PICK(pt, plain, twin) \
+    ((pt) ? CUPTI_DRIVER_TRACE_CBID_##twin : CUPTI_DRIVER_TRACE_CBID_##plain)
 #define PICK_NAME(pt, plain, twin) ((pt) ? #twin : #plain)
 
 static unsigned long long stream_id(cudaStream_t stream, sim_default_t def)
@@ -61,7 +62,7 @@ static unsigned long long stream_id(cudaStream_t stream, sim_default_t def)
 cudaError_t sim_drv_stream_synchronize(cudaStream_t stream, sim_default_t def)
 {
     bool pt = def == SIM_DEF_PER_THREAD;
-    cuStreamSynchronize_params p = { stream };
+    cuStreamSynchronize_params p = {stream};
     DRV_ENTER(PICK(pt, cuStreamSynchronize, cuStreamSynchronize_ptsz),
               PICK_NAME(pt, cuStreamSynchronize, cuStreamSynchronize_ptsz), &p);
     uint64_t t0 = sim_now_ns();
@@ -83,7 +84,7 @@ cudaError_t sim_drv_ctx_synchronize(void)
 
 cudaError_t sim_drv_event_synchronize(cudaEvent_t event)
 {
-    cuEventSynchronize_params p = { event };
+    cuEventSynchronize_params p = {event};
     DRV_ENTER(CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, "cuEventSynchronize", &p);
     uint64_t t0 = sim_now_ns();
     cudaError_t err = sim_event_synchronize(event);
@@ -105,18 +106,19 @@ static uint8_t memory_kind(const void *p)
 
 static bool on_host(uint8_t memory)
 {
-    return memory == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE || memory == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    return memory == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+           memory == CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 }
 
 static void describe_copy(const void *dst, const void *src, size_t bytes)
 {
-    struct sim_op op = { .kind = SIM_OP_MEMCPY, .bytes = bytes };
+    struct sim_op op = {.kind = SIM_OP_MEMCPY, .bytes = bytes};
     op.src_kind = memory_kind(src);
     op.dst_kind = memory_kind(dst);
     bool sh = on_host(op.src_kind), dh = on_host(op.dst_kind);
     op.copy_kind = sh && dh ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOH
-                 : sh       ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
-                 : dh       ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+                   : sh     ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+                   : dh     ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
                             : CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
     sim_op_describe(&op);
 }
@@ -126,22 +128,23 @@ static void describe_copy(const void *dst, const void *src, size_t bytes)
 static void copy_entry(enum cudaMemcpyKind kind, bool async, bool pt, CUpti_CallbackId *cbid,
                        const char **name)
 {
-#define COPY_ENTRY(base)                                                                  \
-    do {                                                                                  \
-        if (async) {                                                                      \
-            *cbid = PICK(pt, base##Async_v2, base##Async_v2_ptsz);                        \
-            *name = PICK_NAME(pt, base##Async_v2, base##Async_v2_ptsz);                   \
-        } else {                                                                          \
-            *cbid = PICK(pt, base##_v2, base##_v2_ptds);                                  \
-            *name = PICK_NAME(pt, base##_v2, base##_v2_ptds);                             \
-        }                                                                                 \
+#define COPY_ENTRY(base)                                                \
+    do {                                                                \
+        if (async) {                                                    \
+            *cbid = PICK(pt, base##Async_v2, base##Async_v2_ptsz);      \
+            *name = PICK_NAME(pt, base##Async_v2, base##Async_v2_ptsz); \
+        } else {                                                        \
+            *cbid = PICK(pt, base##_v2, base##_v2_ptds);                \
+            *name = PICK_NAME(pt, base##_v2, base##_v2_ptds);           \
+        }                                                               \
     } while (0)
     switch (kind) {
     case cudaMemcpyHostToDevice: COPY_ENTRY(cuMemcpyHtoD); return;
     case cudaMemcpyDeviceToHost: COPY_ENTRY(cuMemcpyDtoH); return;
     case cudaMemcpyDeviceToDevice: COPY_ENTRY(cuMemcpyDtoD); return;
     default:
-        *cbid = async ? PICK(pt, cuMemcpyAsync, cuMemcpyAsync_ptsz) : PICK(pt, cuMemcpy, cuMemcpy_ptds);
+        *cbid =
+            async ? PICK(pt, cuMemcpyAsync, cuMemcpyAsync_ptsz) : PICK(pt, cuMemcpy, cuMemcpy_ptds);
         *name = async ? PICK_NAME(pt, cuMemcpyAsync, cuMemcpyAsync_ptsz)
                       : PICK_NAME(pt, cuMemcpy, cuMemcpy_ptds);
         return;
@@ -161,10 +164,20 @@ cudaError_t sim_drv_memcpy(void *dst, const void *src, size_t bytes, enum cudaMe
     } p;
     memset(&p, 0, sizeof p);
     switch (kind) {
-    case cudaMemcpyHostToDevice: p.h2d = (cuMemcpyHtoDAsync_v2_params){ (CUdeviceptr)(uintptr_t)dst, src, bytes, stream }; break;
-    case cudaMemcpyDeviceToHost: p.d2h = (cuMemcpyDtoHAsync_v2_params){ dst, (CUdeviceptr)(uintptr_t)src, bytes, stream }; break;
-    case cudaMemcpyDeviceToDevice: p.d2d = (cuMemcpyDtoDAsync_v2_params){ (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, stream }; break;
-    default: p.any = (cuMemcpyAsync_params){ (CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, stream }; break;
+    case cudaMemcpyHostToDevice:
+        p.h2d = (cuMemcpyHtoDAsync_v2_params){(CUdeviceptr)(uintptr_t)dst, src, bytes, stream};
+        break;
+    case cudaMemcpyDeviceToHost:
+        p.d2h = (cuMemcpyDtoHAsync_v2_params){dst, (CUdeviceptr)(uintptr_t)src, bytes, stream};
+        break;
+    case cudaMemcpyDeviceToDevice:
+        p.d2d = (cuMemcpyDtoDAsync_v2_params){(CUdeviceptr)(uintptr_t)dst,
+                                              (CUdeviceptr)(uintptr_t)src, bytes, stream};
+        break;
+    default:
+        p.any = (cuMemcpyAsync_params){(CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src,
+                                       bytes, stream};
+        break;
     }
     CUpti_CallbackId cbid;
     const char *name;
@@ -180,12 +193,15 @@ cudaError_t sim_drv_memset_d8(void *dst, unsigned char value, size_t bytes, cuda
                               sim_default_t def, bool async)
 {
     bool pt = def == SIM_DEF_PER_THREAD;
-    cuMemsetD8Async_params p = { (CUdeviceptr)(uintptr_t)dst, value, bytes, stream };
-    DRV_ENTER(async ? PICK(pt, cuMemsetD8Async, cuMemsetD8Async_ptsz) : PICK(pt, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+    cuMemsetD8Async_params p = {(CUdeviceptr)(uintptr_t)dst, value, bytes, stream};
+    DRV_ENTER(async ? PICK(pt, cuMemsetD8Async, cuMemsetD8Async_ptsz)
+                    : PICK(pt, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
               async ? PICK_NAME(pt, cuMemsetD8Async, cuMemsetD8Async_ptsz)
-                    : PICK_NAME(pt, cuMemsetD8_v2, cuMemsetD8_v2_ptds), &p);
-    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_MEMSET, .bytes = bytes });
-    cudaError_t err = sim_memset(dst, bytes, value, bytes, 1, 1, 1, async ? stream : NULL, def, async);
+                    : PICK_NAME(pt, cuMemsetD8_v2, cuMemsetD8_v2_ptds),
+              &p);
+    sim_op_describe(&(struct sim_op){.kind = SIM_OP_MEMSET, .bytes = bytes});
+    cudaError_t err =
+        sim_memset(dst, bytes, value, bytes, 1, 1, 1, async ? stream : NULL, def, async);
     sim_op_clear();
     DRV_RETURN(err);
 }
@@ -195,14 +211,23 @@ static cudaError_t drv_launch(const void *func, dim3 grid, dim3 block, size_t sh
                               cudaStream_t stream, sim_default_t def, const uint64_t *ns)
 {
     bool pt = def == SIM_DEF_PER_THREAD;
-    cuLaunchKernel_params p = { (CUfunction)(uintptr_t)func, grid.x, grid.y, grid.z, block.x,
-                                block.y, block.z, (unsigned)shmem, stream, NULL, NULL };
+    cuLaunchKernel_params p = {(CUfunction)(uintptr_t)func,
+                               grid.x,
+                               grid.y,
+                               grid.z,
+                               block.x,
+                               block.y,
+                               block.z,
+                               (unsigned)shmem,
+                               stream,
+                               NULL,
+                               NULL};
     DRV_ENTER(PICK(pt, cuLaunchKernel, cuLaunchKernel_ptsz),
               PICK_NAME(pt, cuLaunchKernel, cuLaunchKernel_ptsz), &p);
     const char *name = NULL;
     if (func != NULL && atomic_load_explicit(&sim_activity_on, memory_order_relaxed))
         sim_kernel_name(&name, func);
-    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_KERNEL, .kernel_name = name });
+    sim_op_describe(&(struct sim_op){.kind = SIM_OP_KERNEL, .kernel_name = name});
     cudaError_t err = ns != NULL ? sim_launch_ns(func, *ns, stream, def)
                                  : sim_launch(func, grid, block, shmem, stream, def);
     sim_op_clear();
@@ -219,7 +244,7 @@ cudaError_t sim_drv_launch_ex(const CUlaunchConfig *config, const void *func, vo
                               void **extra, sim_default_t def)
 {
     bool pt = def == SIM_DEF_PER_THREAD;
-    cuLaunchKernelEx_params p = { config, (CUfunction)(uintptr_t)func, params, extra };
+    cuLaunchKernelEx_params p = {config, (CUfunction)(uintptr_t)func, params, extra};
     DRV_ENTER(PICK(pt, cuLaunchKernelEx, cuLaunchKernelEx_ptsz),
               PICK_NAME(pt, cuLaunchKernelEx, cuLaunchKernelEx_ptsz), &p);
     if (config->numAttrs != 0 && config->attrs == NULL)
@@ -227,9 +252,9 @@ cudaError_t sim_drv_launch_ex(const CUlaunchConfig *config, const void *func, vo
     const char *name = NULL;
     if (func != NULL && atomic_load_explicit(&sim_activity_on, memory_order_relaxed))
         sim_kernel_name(&name, func);
-    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_KERNEL, .kernel_name = name });
-    dim3 grid = { config->gridDimX, config->gridDimY, config->gridDimZ };
-    dim3 block = { config->blockDimX, config->blockDimY, config->blockDimZ };
+    sim_op_describe(&(struct sim_op){.kind = SIM_OP_KERNEL, .kernel_name = name});
+    dim3 grid = {config->gridDimX, config->gridDimY, config->gridDimZ};
+    dim3 block = {config->blockDimX, config->blockDimY, config->blockDimZ};
     cudaError_t err = sim_launch(func, grid, block, config->sharedMemBytes, config->hStream, def);
     sim_op_clear();
     DRV_RETURN(err);
@@ -239,10 +264,11 @@ cudaError_t sim_drv_launch_ex(const CUlaunchConfig *config, const void *func, vo
 
 cudaError_t sim_drv_free(void *ptr, bool host)
 {
-    cuMemFree_v2_params pd = { (CUdeviceptr)(uintptr_t)ptr };
-    cuMemFreeHost_params ph = { ptr };
+    cuMemFree_v2_params pd = {(CUdeviceptr)(uintptr_t)ptr};
+    cuMemFreeHost_params ph = {ptr};
     DRV_ENTER(host ? CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost : CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
-              host ? "cuMemFreeHost" : "cuMemFree_v2", host ? (const void *)&ph : (const void *)&pd);
+              host ? "cuMemFreeHost" : "cuMemFree_v2",
+              host ? (const void *)&ph : (const void *)&pd);
     if (ptr == NULL)
         DRV_RETURN(cudaSuccess);
     unsigned mask = host ? MASK(SIM_MEM_PINNED) : MASK(SIM_MEM_DEVICE) | MASK(SIM_MEM_MANAGED);
@@ -301,9 +327,10 @@ static cudaError_t ops_launch(const void *func, dim3 grid, dim3 block, size_t sh
 
 /* A vendor library's kernel: one block of 128 threads in the traced params (the grid a real
  * GEMM or convolution uses depends on its tiling, which nothing here models). */
-static cudaError_t ops_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, bool per_thread)
+static cudaError_t ops_launch_ns(const void *func, uint64_t ns, cudaStream_t stream,
+                                 bool per_thread)
 {
-    return drv_launch(func, (dim3){ 1, 1, 1 }, (dim3){ 128, 1, 1 }, 0, stream,
+    return drv_launch(func, (dim3){1, 1, 1}, (dim3){128, 1, 1}, 0, stream,
                       per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY, &ns);
 }
 
@@ -322,8 +349,8 @@ static cudaError_t ops_stream_check(cudaStream_t stream, bool per_thread)
 static cudaError_t ops_capture_status(cudaStream_t stream, bool per_thread, int *status)
 {
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
-    cudaError_t err = sim_capture_info(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY,
-                                       &st, NULL, NULL);
+    cudaError_t err =
+        sim_capture_info(stream, per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY, &st, NULL, NULL);
     *status = (int)st; /* CUstreamCaptureStatus has the same values */
     return err;
 }
@@ -354,12 +381,13 @@ static cudaError_t ops_memset_d32(void *dst, unsigned value, size_t count, cudaS
                                   bool per_thread, bool async)
 {
     sim_default_t def = per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY;
-    cuMemsetD32Async_params p = { (CUdeviceptr)(uintptr_t)dst, value, count, stream };
+    cuMemsetD32Async_params p = {(CUdeviceptr)(uintptr_t)dst, value, count, stream};
     DRV_ENTER(async ? PICK(per_thread, cuMemsetD32Async, cuMemsetD32Async_ptsz)
                     : PICK(per_thread, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
               async ? PICK_NAME(per_thread, cuMemsetD32Async, cuMemsetD32Async_ptsz)
-                    : PICK_NAME(per_thread, cuMemsetD32_v2, cuMemsetD32_v2_ptds), &p);
-    sim_op_describe(&(struct sim_op){ .kind = SIM_OP_MEMSET, .bytes = count * 4 });
+                    : PICK_NAME(per_thread, cuMemsetD32_v2, cuMemsetD32_v2_ptds),
+              &p);
+    sim_op_describe(&(struct sim_op){.kind = SIM_OP_MEMSET, .bytes = count * 4});
     cudaError_t err = sim_memset_d32(dst, value, count, async ? stream : NULL, def, async);
     sim_op_clear();
     DRV_RETURN(err);
@@ -372,11 +400,12 @@ static cudaError_t ops_write_value32(void *addr, uint32_t value, cudaStream_t st
                                      bool per_thread)
 {
     sim_default_t def = per_thread ? SIM_DEF_PER_THREAD : SIM_DEF_LEGACY;
-    cuStreamWriteValue32_v2_params p = { stream, (CUdeviceptr)(uintptr_t)addr, value, 0 };
+    cuStreamWriteValue32_v2_params p = {stream, (CUdeviceptr)(uintptr_t)addr, value, 0};
     DRV_ENTER(PICK(per_thread, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz),
               PICK_NAME(per_thread, cuStreamWriteValue32_v2, cuStreamWriteValue32_v2_ptsz), &p);
     cudaError_t err = cudaErrorInvalidValue;
-    if (addr != NULL && ((uintptr_t)addr & 3) == 0 && sim_mem_lookup(addr, NULL) != SIM_MEM_PAGEABLE &&
+    if (addr != NULL && ((uintptr_t)addr & 3) == 0 &&
+        sim_mem_lookup(addr, NULL) != SIM_MEM_PAGEABLE &&
         sim_mem_check_span(addr, 4) == cudaSuccess)
         err = sim_enqueue(stream, def, 0, 0, false, NULL, NULL);
     if (err == cudaSuccess) {

@@ -58,17 +58,17 @@ DRV_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
     *pfn = NULL;
     if (cudaVersion < 2000)
         return CUDA_ERROR_INVALID_VALUE;
-    static const char *const plain[] = { "_v3", "_v2", "" };
-    static const char *const twins[] = { "_v3_ptsz", "_v3_ptds", "_v2_ptsz", "_v2_ptds",
-                                         "_ptsz", "_ptds" };
+    static const char *const plain[] = {"_v3", "_v2", ""};
+    static const char *const twins[] = {"_v3_ptsz", "_v3_ptds", "_v2_ptsz",
+                                        "_v2_ptds", "_ptsz",    "_ptds"};
     if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
         for (size_t i = 0; *pfn == NULL && i < sizeof twins / sizeof twins[0]; i++)
             *pfn = own(symbol, twins[i]);
     for (size_t i = 0; *pfn == NULL && i < sizeof plain / sizeof plain[0]; i++)
         *pfn = own(symbol, plain[i]);
     if (symbolStatus != NULL)
-        *symbolStatus = *pfn != NULL ? CU_GET_PROC_ADDRESS_SUCCESS
-                                     : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        *symbolStatus =
+            *pfn != NULL ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     return *pfn != NULL ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
@@ -131,7 +131,8 @@ DRV_API CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
     if (dev != 0)
         return CUDA_ERROR_INVALID_DEVICE;
     return flags & ~(unsigned)(CU_CTX_SCHED_MASK | CU_CTX_LMEM_RESIZE_TO_MAX)
-               ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+               ? CUDA_ERROR_INVALID_VALUE
+               : CUDA_SUCCESS;
 }
 
 DRV_API CUresult cuDevicePrimaryCtxReset(CUdevice dev)
@@ -201,7 +202,10 @@ DRV_API CUresult cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int
                                              const CUdevResource *input, CUdevResource *remaining,
                                              unsigned int useFlags, unsigned int minCount)
 {
-    (void)result; (void)remaining; (void)useFlags; (void)minCount;
+    (void)result;
+    (void)remaining;
+    (void)useFlags;
+    (void)minCount;
     return nbGroups == NULL || input == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -216,7 +220,8 @@ DRV_API CUresult cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResou
 DRV_API CUresult cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev,
                                   unsigned int flags)
 {
-    (void)desc; (void)flags;
+    (void)desc;
+    (void)flags;
     if (phCtx == NULL)
         return CUDA_ERROR_INVALID_VALUE;
     return dev == 0 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_DEVICE;
@@ -228,10 +233,12 @@ DRV_API CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
-DRV_API CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx,
-                                        unsigned int flags, int priority)
+DRV_API CUresult cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags,
+                                        int priority)
 {
-    (void)greenCtx; (void)flags; (void)priority;
+    (void)greenCtx;
+    (void)flags;
+    (void)priority;
     return phStream == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -320,8 +327,8 @@ DRV_API CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint3
     return R(ops()->write_value32(ptr(addr), value, stream, false));
 }
 
-DRV_API CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
-                                              cuuint32_t value, unsigned int flags)
+DRV_API CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                              unsigned int flags)
 {
     if (flags & ~(unsigned)CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)
         return CUDA_ERROR_INVALID_VALUE;
@@ -334,20 +341,25 @@ DRV_API CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr,
 DRV_API CUresult cuMemAddressReserve(CUdeviceptr *ptr_, size_t size, size_t alignment,
                                      CUdeviceptr addr, unsigned long long flags)
 {
-    (void)size; (void)alignment; (void)addr; (void)flags;
+    (void)size;
+    (void)alignment;
+    (void)addr;
+    (void)flags;
     return ptr_ == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 DRV_API CUresult cuMemAddressFree(CUdeviceptr ptr_, size_t size)
 {
-    (void)ptr_; (void)size;
+    (void)ptr_;
+    (void)size;
     return CUDA_ERROR_INVALID_VALUE; /* nothing was ever reserved */
 }
 
 DRV_API CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                              const CUmemAllocationProp *prop, unsigned long long flags)
 {
-    (void)size; (void)flags;
+    (void)size;
+    (void)flags;
     return handle == NULL || prop == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -360,20 +372,27 @@ DRV_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 DRV_API CUresult cuMemMap(CUdeviceptr ptr_, size_t size, size_t offset,
                           CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
-    (void)ptr_; (void)size; (void)offset; (void)handle; (void)flags;
+    (void)ptr_;
+    (void)size;
+    (void)offset;
+    (void)handle;
+    (void)flags;
     return CUDA_ERROR_INVALID_VALUE;
 }
 
 DRV_API CUresult cuMemUnmap(CUdeviceptr ptr_, size_t size)
 {
-    (void)ptr_; (void)size;
+    (void)ptr_;
+    (void)size;
     return CUDA_ERROR_INVALID_VALUE;
 }
 
 DRV_API CUresult cuMemSetAccess(CUdeviceptr ptr_, size_t size, const CUmemAccessDesc *desc,
                                 size_t count)
 {
-    (void)ptr_; (void)size; (void)count;
+    (void)ptr_;
+    (void)size;
+    (void)count;
     return desc == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -403,7 +422,9 @@ DRV_API CUresult cuMemExportToShareableHandle(void *shareableHandle,
                                               CUmemAllocationHandleType handleType,
                                               unsigned long long flags)
 {
-    (void)handle; (void)handleType; (void)flags;
+    (void)handle;
+    (void)handleType;
+    (void)flags;
     return shareableHandle == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -411,7 +432,8 @@ DRV_API CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *ha
                                                 void *osHandle,
                                                 CUmemAllocationHandleType shHandleType)
 {
-    (void)osHandle; (void)shHandleType;
+    (void)osHandle;
+    (void)shHandleType;
     return handle == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -424,7 +446,8 @@ DRV_API CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
 
 DRV_API CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev)
 {
-    (void)mcHandle; (void)dev;
+    (void)mcHandle;
+    (void)dev;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -432,14 +455,22 @@ DRV_API CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_
                                     CUmemGenericAllocationHandle memHandle, size_t memOffset,
                                     size_t size, unsigned long long flags)
 {
-    (void)mcHandle; (void)mcOffset; (void)memHandle; (void)memOffset; (void)size; (void)flags;
+    (void)mcHandle;
+    (void)mcOffset;
+    (void)memHandle;
+    (void)memOffset;
+    (void)size;
+    (void)flags;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 DRV_API CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
                                    size_t mcOffset, size_t size)
 {
-    (void)mcHandle; (void)dev; (void)mcOffset; (void)size;
+    (void)mcHandle;
+    (void)dev;
+    (void)mcOffset;
+    (void)size;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -479,7 +510,8 @@ DRV_API CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUke
 
 DRV_API CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
-    (void)attrib; (void)value;
+    (void)attrib;
+    (void)value;
     return hfunc == NULL ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
 }
 
@@ -503,25 +535,25 @@ DRV_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                            CUstream hStream, void **kernelParams)
 {
     (void)kernelParams;
-    dim3 grid = { gridDimX, gridDimY, gridDimZ };
-    dim3 block = { blockDimX, blockDimY, blockDimZ };
+    dim3 grid = {gridDimX, gridDimY, gridDimZ};
+    dim3 block = {blockDimX, blockDimY, blockDimZ};
     return R(ops()->launch((const void *)f, grid, block, sharedMemBytes, hStream, false));
 }
 
 /* A tensor map only describes memory for kernels, which compute nothing here: it is checked
  * for the arguments every call needs and encoded as zeros. */
-DRV_API CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
-                                        cuuint32_t tensorRank, void *globalAddress,
-                                        const cuuint64_t *globalDim,
-                                        const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
-                                        const cuuint32_t *elementStrides,
-                                        CUtensorMapInterleave interleave,
-                                        CUtensorMapSwizzle swizzle,
-                                        CUtensorMapL2promotion l2Promotion,
-                                        CUtensorMapFloatOOBfill oobFill)
+DRV_API CUresult cuTensorMapEncodeTiled(
+    CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+    void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+    const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
-    (void)tensorDataType; (void)globalStrides; (void)interleave; (void)swizzle;
-    (void)l2Promotion; (void)oobFill;
+    (void)tensorDataType;
+    (void)globalStrides;
+    (void)interleave;
+    (void)swizzle;
+    (void)l2Promotion;
+    (void)oobFill;
     if (tensorMap == NULL || globalAddress == NULL || globalDim == NULL || boxDim == NULL ||
         elementStrides == NULL || tensorRank == 0 || tensorRank > 5 ||
         ((uintptr_t)globalAddress & 15) != 0)
@@ -535,7 +567,9 @@ DRV_API CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataT
 DRV_API CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
                               CUlinkState *stateOut)
 {
-    (void)numOptions; (void)options; (void)optionValues;
+    (void)numOptions;
+    (void)options;
+    (void)optionValues;
     return stateOut == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -543,14 +577,22 @@ DRV_API CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *dat
                                const char *name, unsigned int numOptions, CUjit_option *options,
                                void **optionValues)
 {
-    (void)state; (void)type; (void)data; (void)size; (void)name; (void)numOptions;
-    (void)options; (void)optionValues;
+    (void)state;
+    (void)type;
+    (void)data;
+    (void)size;
+    (void)name;
+    (void)numOptions;
+    (void)options;
+    (void)optionValues;
     return CUDA_ERROR_INVALID_HANDLE;
 }
 
 DRV_API CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 {
-    (void)state; (void)cubinOut; (void)sizeOut;
+    (void)state;
+    (void)cubinOut;
+    (void)sizeOut;
     return CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -48,7 +48,8 @@ static inline CUresult pointer_attribute(void *data, CUpointer_attribute attribu
 {
     void *base = NULL;
     size_t size = 0;
-    bool host = known && a->type == cudaMemoryTypeHost, managed = known && a->type == cudaMemoryTypeManaged;
+    bool host = known && a->type == cudaMemoryTypeHost,
+         managed = known && a->type == cudaMemoryTypeManaged;
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
         *(CUcontext *)data = known ? ops()->context() : NULL;
@@ -64,16 +65,10 @@ static inline CUresult pointer_attribute(void *data, CUpointer_attribute attribu
             return CUDA_ERROR_INVALID_VALUE;
         *(void **)data = known ? ptr(p) : NULL;
         return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-        *(unsigned int *)data = managed;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *(int *)data = known ? 0 : -2;
-        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned int *)data = managed; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = known ? 0 : -2; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-    case CU_POINTER_ATTRIBUTE_MAPPED:
-        *(unsigned int *)data = known ? 1u : 0u;
-        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(unsigned int *)data = known ? 1u : 0u; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
@@ -86,8 +81,7 @@ static inline CUresult pointer_attribute(void *data, CUpointer_attribute attribu
         else /* unique while the allocation lives: its start address */
             *(unsigned long long *)data = (unsigned long long)(uintptr_t)base;
         return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_INVALID_VALUE;
+    default: return CUDA_ERROR_INVALID_VALUE;
     }
 }
 

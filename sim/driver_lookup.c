@@ -25,8 +25,8 @@ static void *open_driver(void)
         const char *slash = strrchr(info.dli_fname, '/');
         if (slash != NULL) {
             char path[PATH_MAX];
-            int n = snprintf(path, sizeof path, "%.*s/libcuda.so.1",
-                             (int)(slash - info.dli_fname), info.dli_fname);
+            int n = snprintf(path, sizeof path, "%.*s/libcuda.so.1", (int)(slash - info.dli_fname),
+                             info.dli_fname);
             if (n > 0 && (size_t)n < sizeof path) {
                 void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
                 if (h != NULL)

@@ -74,8 +74,7 @@ struct simcuda_private_ops {
                               bool per_thread, bool async);
     /* cuStreamWriteValue32: the value lands when the stream reaches it (here: at the call,
      * like every other write of the simulator), ordered on the stream's timeline */
-    cudaError_t (*write_value32)(void *addr, uint32_t value, cudaStream_t stream,
-                                 bool per_thread);
+    cudaError_t (*write_value32)(void *addr, uint32_t value, cudaStream_t stream, bool per_thread);
     cudaError_t (*occupancy)(int *blocks_per_sm, const void *func, int block_size);
     CUptiResult (*finalize)(void); /* cuptiFinalize */
 

@@ -91,7 +91,7 @@ cudaError_t sim_graph_append(cudaGraph_t graph, uint64_t ns, const void *kernel)
     struct CUgraphNode_st *n = malloc(sizeof *n);
     if (n == NULL)
         return cudaErrorMemoryAllocation;
-    *n = (struct CUgraphNode_st){ ns, kernel };
+    *n = (struct CUgraphNode_st){ns, kernel};
     pthread_mutex_lock(&lock);
     cudaError_t err = graph_live_locked(graph) ? cudaSuccess : cudaErrorInvalidResourceHandle;
     struct CUgraphNode_st **grown = NULL;
@@ -240,7 +240,9 @@ cudaError_t sim_graph_dot(cudaGraph_t graph, const char *path)
             if (graph->nodes[i]->kernel != NULL)
                 sim_kernel_name(&name, graph->nodes[i]->kernel);
             fprintf(f, "  node%zu [label=\"%s %llu ns\"];\n", i,
-                    graph->nodes[i]->kernel == NULL ? "op" : name != NULL ? name : "kernel",
+                    graph->nodes[i]->kernel == NULL ? "op"
+                    : name != NULL                  ? name
+                                                    : "kernel",
                     (unsigned long long)graph->nodes[i]->ns);
             if (i > 0)
                 fprintf(f, "  node%zu -> node%zu;\n", i - 1, i);

@@ -37,10 +37,22 @@ struct call_config {
 static __thread struct call_config call_stack[MAX_CALL_DEPTH];
 static __thread int call_depth;
 
-static void fork_prepare(void) { pthread_mutex_lock(&kern_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&kern_lock); }
-static void fork_child(void) { pthread_mutex_init(&kern_lock, NULL); }
-static void kern_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&kern_lock);
+}
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&kern_lock);
+}
+static void fork_child(void)
+{
+    pthread_mutex_init(&kern_lock, NULL);
+}
+static void kern_init(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static void lock_kernels(void)
 {
@@ -48,7 +60,10 @@ static void lock_kernels(void)
     pthread_mutex_lock(&kern_lock);
 }
 
-static void unlock_kernels(void) { pthread_mutex_unlock(&kern_lock); }
+static void unlock_kernels(void)
+{
+    pthread_mutex_unlock(&kern_lock);
+}
 
 static size_t hash_ptr(const void *p)
 {
@@ -191,8 +206,8 @@ static cudaError_t check_config(dim3 grid, dim3 block)
     return cudaSuccess;
 }
 
-cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
-                       cudaStream_t stream, sim_default_t def)
+cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                       sim_default_t def)
 {
     if (func == NULL)
         return cudaErrorInvalidDeviceFunction;
@@ -245,7 +260,7 @@ unsigned sim_push_call_config(dim3 grid, dim3 block, size_t shmem, cudaStream_t 
 {
     if (call_depth == MAX_CALL_DEPTH)
         return 1;
-    call_stack[call_depth++] = (struct call_config){ grid, block, shmem, stream };
+    call_stack[call_depth++] = (struct call_config){grid, block, shmem, stream};
     return 0;
 }
 

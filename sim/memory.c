@@ -11,20 +11,32 @@
 
 /* What cudaMemGetInfo reports as total: an 80 GiB device. */
 #define SIM_TOTAL_BYTES SIM_DEVICE_BYTES
-#define SIM_DEVICE_ALIGN 256  /* cudaMalloc's documented minimum alignment */
-#define SIM_HOST_ALIGN 4096   /* pinned memory is page-locked whole pages */
+#define SIM_DEVICE_ALIGN 256 /* cudaMalloc's documented minimum alignment */
+#define SIM_HOST_ALIGN 4096  /* pinned memory is page-locked whole pages */
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t mem_once = PTHREAD_ONCE_INIT;
 static struct sim_range *ranges; /* sorted by base, never overlapping */
 static size_t nranges, cap_ranges;
-static size_t device_bytes;      /* device + managed + arrays, for cudaMemGetInfo */
+static size_t device_bytes; /* device + managed + arrays, for cudaMemGetInfo */
 static struct cudaArray *arrays;
 
-static void fork_prepare(void) { pthread_mutex_lock(&mem_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&mem_lock); }
-static void fork_child(void) { pthread_mutex_init(&mem_lock, NULL); }
-static void mem_init(void) { pthread_atfork(fork_prepare, fork_parent, fork_child); }
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&mem_lock);
+}
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&mem_lock);
+}
+static void fork_child(void)
+{
+    pthread_mutex_init(&mem_lock, NULL);
+}
+static void mem_init(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
 
 static void lock_mem(void)
 {
@@ -32,7 +44,10 @@ static void lock_mem(void)
     pthread_mutex_lock(&mem_lock);
 }
 
-static void unlock_mem(void) { pthread_mutex_unlock(&mem_lock); }
+static void unlock_mem(void)
+{
+    pthread_mutex_unlock(&mem_lock);
+}
 
 /* Index of the first range whose base is > p. */
 static size_t upper_bound_locked(uintptr_t p)
@@ -142,11 +157,11 @@ cudaError_t sim_mem_alloc(void **out, size_t size, enum sim_mem_kind kind, unsig
     size_t align = kind == SIM_MEM_PINNED ? SIM_HOST_ALIGN : SIM_DEVICE_ALIGN;
     if (posix_memalign(&p, align, size) != 0)
         return cudaErrorMemoryAllocation;
-    struct sim_range r = { .base = (uintptr_t)p, .size = size, .kind = kind, .flags = flags,
-                           .owned = true };
+    struct sim_range r = {
+        .base = (uintptr_t)p, .size = size, .kind = kind, .flags = flags, .owned = true};
     lock_mem();
-    bool ok = (kind == SIM_MEM_PINNED || device_bytes + size <= SIM_TOTAL_BYTES) &&
-              insert_locked(&r);
+    bool ok =
+        (kind == SIM_MEM_PINNED || device_bytes + size <= SIM_TOTAL_BYTES) && insert_locked(&r);
     unlock_mem();
     if (!ok) {
         free(p);
@@ -174,8 +189,8 @@ cudaError_t sim_mem_host_register(void *p, size_t size, unsigned flags)
 {
     if (p == NULL || size == 0)
         return cudaErrorInvalidValue;
-    struct sim_range r = { .base = (uintptr_t)p, .size = size, .kind = SIM_MEM_PINNED,
-                           .flags = flags };
+    struct sim_range r = {
+        .base = (uintptr_t)p, .size = size, .kind = SIM_MEM_PINNED, .flags = flags};
     lock_mem();
     bool ok = insert_locked(&r);
     unlock_mem();
@@ -197,8 +212,8 @@ void sim_mem_register_symbol(void *p, size_t size)
 {
     if (p == NULL || size == 0)
         return;
-    struct sim_range r = { .base = (uintptr_t)p, .size = size, .kind = SIM_MEM_DEVICE,
-                           .symbol = true };
+    struct sim_range r = {
+        .base = (uintptr_t)p, .size = size, .kind = SIM_MEM_DEVICE, .symbol = true};
     lock_mem();
     (void)insert_locked(&r); /* registered twice (a module loaded again): keep the first */
     unlock_mem();

@@ -72,7 +72,7 @@ static bool add_symbol(struct CUmod_st *m, const char *name, size_t bytes, bool 
     char *copy = strdup(name);
     if (copy == NULL)
         return false;
-    m->symbols[m->count++] = (struct sim_symbol){ copy, bytes, is_kernel };
+    m->symbols[m->count++] = (struct sim_symbol){copy, bytes, is_kernel};
     return true;
 }
 
@@ -123,7 +123,7 @@ static CUresult read_ptx(struct CUmod_st *m, const char *text)
     return m->count > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_PTX;
 }
 
-#define FATBIN_MAGIC 0xBA55ED50u      /* a fatbinary's header */
+#define FATBIN_MAGIC 0xBA55ED50u         /* a fatbinary's header */
 #define FATBIN_WRAPPER_MAGIC 0x466243B1u /* __fatBinC_Wrapper_t, what nvcc embeds */
 
 static CUresult read_image(struct CUmod_st *m, const void *image)
@@ -486,21 +486,19 @@ DRV_API CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
 
 /* As cuTensorMapEncodeTiled (sim/driver_ext.c): checked for what every call needs (rank 3 to 5,
  * a 16-byte aligned address, the arrays, channels and pixels per column in range), then zeros. */
-DRV_API CUresult cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
-                                         cuuint32_t tensorRank, void *globalAddress,
-                                         const cuuint64_t *globalDim,
-                                         const cuuint64_t *globalStrides,
-                                         const int *pixelBoxLowerCorner,
-                                         const int *pixelBoxUpperCorner,
-                                         cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn,
-                                         const cuuint32_t *elementStrides,
-                                         CUtensorMapInterleave interleave,
-                                         CUtensorMapSwizzle swizzle,
-                                         CUtensorMapL2promotion l2Promotion,
-                                         CUtensorMapFloatOOBfill oobFill)
+DRV_API CUresult cuTensorMapEncodeIm2col(
+    CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+    void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+    const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel,
+    cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
-    (void)tensorDataType; (void)globalStrides; (void)interleave; (void)swizzle;
-    (void)l2Promotion; (void)oobFill;
+    (void)tensorDataType;
+    (void)globalStrides;
+    (void)interleave;
+    (void)swizzle;
+    (void)l2Promotion;
+    (void)oobFill;
     if (tensorMap == NULL || globalAddress == NULL || globalDim == NULL ||
         pixelBoxLowerCorner == NULL || pixelBoxUpperCorner == NULL || elementStrides == NULL ||
         tensorRank < 3 || tensorRank > 5 || ((uintptr_t)globalAddress & 15) != 0 ||

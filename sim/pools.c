@@ -12,14 +12,13 @@
 
 struct CUmemPoolHandle_st {
     struct CUmemPoolHandle_st *next;
-    int reuse[3]; /* cudaMemPoolReuse{FollowEventDependencies,AllowOpportunistic,AllowInternalDependencies} */
+    int reuse
+        [3]; /* cudaMemPoolReuse{FollowEventDependencies,AllowOpportunistic,AllowInternalDependencies} */
     uint64_t release_threshold;
 };
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct CUmemPoolHandle_st default_pool = {
-    NULL, { 1, 1, 1 }, 0
-};
+static struct CUmemPoolHandle_st default_pool = {NULL, {1, 1, 1}, 0};
 static struct CUmemPoolHandle_st *created; /* cudaMemPoolCreate's, newest first */
 static struct CUmemPoolHandle_st *current = &default_pool;
 
@@ -105,8 +104,7 @@ cudaError_t sim_pool_destroy(cudaMemPool_t pool)
 
 /* cudaMemPoolGetAttribute / SetAttribute: the reuse flags are ints, the rest cuuint64_t. The
  * counters read 0 (a pool keeps nothing); only their high watermarks can be set, to 0. */
-cudaError_t sim_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value,
-                               bool set)
+cudaError_t sim_pool_attribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value, bool set)
 {
     if (value == NULL)
         return cudaErrorInvalidValue;

@@ -18,8 +18,9 @@
 /* Configuration read once from SIMCUDA_* (see sim/README.md), changeable by the control API. */
 extern _Atomic uint64_t sim_default_kernel_ns;
 extern _Atomic double sim_copy_bytes_per_ns;
-extern _Atomic double sim_device_bytes_per_ns; /* device memory, for the vendor libraries' kernels */
-extern int sim_debug_level; /* 0 quiet, 1 syncs and errors, 2 every call */
+extern _Atomic double
+    sim_device_bytes_per_ns; /* device memory, for the vendor libraries' kernels */
+extern int sim_debug_level;  /* 0 quiet, 1 syncs and errors, 2 every call */
 
 void sim_init(void);
 uint64_t sim_now_ns(void);
@@ -63,8 +64,11 @@ cudaError_t sim_ret(cudaError_t err);
 cudaError_t sim_take_last_error(bool reset);
 
 void sim_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define SIM_DBG(level, ...) \
-    do { if (sim_debug_level >= (level)) sim_log((level), __VA_ARGS__); } while (0)
+#define SIM_DBG(level, ...)                \
+    do {                                   \
+        if (sim_debug_level >= (level))    \
+            sim_log((level), __VA_ARGS__); \
+    } while (0)
 
 /* --- timeline.c: streams, events, the device timeline, host functions ---------------------- */
 
@@ -76,8 +80,8 @@ typedef enum { SIM_DEF_LEGACY, SIM_DEF_PER_THREAD } sim_default_t;
  * the implicit legacy-stream dependencies, dep_ns) and the stream is busy until it ends.
  * With all_streams it also waits for the work of every stream (cudaMemcpyPeer).
  * *start_ns / *end_ns (either may be NULL) receive its timeline position. */
-cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns,
-                        uint64_t dep_ns, bool all_streams, uint64_t *start_ns, uint64_t *end_ns);
+cudaError_t sim_enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns, uint64_t dep_ns,
+                        bool all_streams, uint64_t *start_ns, uint64_t *end_ns);
 cudaError_t sim_stream_check(cudaStream_t stream, sim_default_t def);
 
 cudaError_t sim_stream_create(cudaStream_t *out, unsigned flags, int priority);
@@ -90,7 +94,8 @@ cudaError_t sim_enqueue_kernel(cudaStream_t stream, sim_default_t def, uint64_t 
 bool sim_last_enqueue_captured(void);
 /* Stream capture (sim/timeline.c): begin, end (the graph, or cudaErrorStreamCaptureInvalidated),
  * the status and id of a stream's capture. */
-cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def, enum cudaStreamCaptureMode mode);
+cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def,
+                              enum cudaStreamCaptureMode mode);
 cudaError_t sim_capture_end(cudaStream_t stream, sim_default_t def, cudaGraph_t *out);
 cudaError_t sim_capture_info(cudaStream_t stream, sim_default_t def,
                              enum cudaStreamCaptureStatus *status, unsigned long long *id,
@@ -134,8 +139,8 @@ cudaError_t sim_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t end);
 /* Host callbacks run on the simulator's host-function thread when the timeline reaches them. */
 cudaError_t sim_launch_host_func(cudaStream_t stream, sim_default_t def, cudaHostFn_t fn,
                                  void *user);
-cudaError_t sim_stream_add_callback(cudaStream_t stream, sim_default_t def,
-                                    cudaStreamCallback_t cb, void *user, unsigned flags);
+cudaError_t sim_stream_add_callback(cudaStream_t stream, sim_default_t def, cudaStreamCallback_t cb,
+                                    void *user, unsigned flags);
 
 /* --- memory.c: the range table (which bytes are device, pinned, managed) and arrays -------- */
 
@@ -145,9 +150,9 @@ struct sim_range {
     uintptr_t base;
     size_t size;
     enum sim_mem_kind kind;
-    unsigned flags;      /* cudaHostAlloc / cudaHostRegister / cudaMallocManaged flags */
-    bool owned;          /* allocated by the simulator: released with free() */
-    bool symbol;         /* a __device__ variable registered by __cudaRegisterVar */
+    unsigned flags; /* cudaHostAlloc / cudaHostRegister / cudaMallocManaged flags */
+    bool owned;     /* allocated by the simulator: released with free() */
+    bool symbol;    /* a __device__ variable registered by __cudaRegisterVar */
 };
 
 /* Kind of the memory at p; *out (optional) receives its range when it is not pageable. */
@@ -170,10 +175,10 @@ void sim_mem_release_all(void);
 struct cudaArray {
     struct cudaArray *next;
     struct cudaChannelFormatDesc desc;
-    size_t width, height, depth;  /* as allocated: elements, rows, slices (0 for 1D / 2D) */
-    size_t rows, slices;          /* height and depth, at least 1 */
+    size_t width, height, depth; /* as allocated: elements, rows, slices (0 for 1D / 2D) */
+    size_t rows, slices;         /* height and depth, at least 1 */
     size_t elem_bytes;
-    size_t pitch;                 /* bytes per row: width * elem_bytes */
+    size_t pitch; /* bytes per row: width * elem_bytes */
     unsigned flags;
     unsigned char *data;
 };
@@ -185,8 +190,8 @@ struct cudaArray *sim_array_lookup(cudaArray_const_t array);
 
 /* --- contents.c: what device memory reads as (written by copies/memsets, else zero) -------- */
 
-void sim_contents_kernel(void);                            /* a kernel was launched */
-void sim_contents_written(const void *p, size_t n);        /* a copy or memset wrote [p, p+n) */
+void sim_contents_kernel(void);                               /* a kernel was launched */
+void sim_contents_written(const void *p, size_t n);           /* a copy or memset wrote [p, p+n) */
 void sim_contents_read(void *dst, const void *src, size_t n); /* a copy reads [src, src+n) */
 
 /* --- copy.c: memcpy and memset, with their synchronization rules ---------------------------- */
@@ -196,8 +201,8 @@ cudaError_t sim_memcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 cudaError_t sim_memcpy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                           size_t height, enum cudaMemcpyKind kind, cudaStream_t stream,
                           sim_default_t def, bool async_api);
-cudaError_t sim_memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
-                          sim_default_t def, bool async_api);
+cudaError_t sim_memcpy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, sim_default_t def,
+                          bool async_api);
 cudaError_t sim_memcpy_3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream,
                                sim_default_t def, bool async_api);
 cudaError_t sim_memcpy_peer(void *dst, int dst_dev, const void *src, int src_dev, size_t count,
@@ -207,10 +212,10 @@ cudaError_t sim_memcpy_symbol(void *dst, const void *src, size_t count, enum cud
                               bool async_api);
 /* Array copies: the legacy 1D/2D forms with byte offsets. to_array: host/device -> array. */
 cudaError_t sim_memcpy_array_2d(cudaArray_t dst_arr, size_t dst_w, size_t dst_h,
-                                cudaArray_const_t src_arr, size_t src_w, size_t src_h,
-                                void *dst, size_t dpitch, const void *src, size_t spitch,
-                                size_t width, size_t height, enum cudaMemcpyKind kind,
-                                cudaStream_t stream, sim_default_t def, bool async_api);
+                                cudaArray_const_t src_arr, size_t src_w, size_t src_h, void *dst,
+                                size_t dpitch, const void *src, size_t spitch, size_t width,
+                                size_t height, enum cudaMemcpyKind kind, cudaStream_t stream,
+                                sim_default_t def, bool async_api);
 cudaError_t sim_memcpy_array_linear(cudaArray_t dst_arr, size_t dst_w, size_t dst_h,
                                     cudaArray_const_t src_arr, size_t src_w, size_t src_h,
                                     void *dst, const void *src, size_t count,
@@ -220,9 +225,8 @@ cudaError_t sim_memcpy_batch(void *const *dsts, const void *const *srcs, const s
                              size_t count, cudaStream_t stream, sim_default_t def);
 cudaError_t sim_memcpy_3d_batch(size_t n, const struct cudaMemcpy3DBatchOp *ops,
                                 cudaStream_t stream, sim_default_t def);
-cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t height,
-                       size_t depth, size_t slice_rows, cudaStream_t stream, sim_default_t def,
-                       bool async_api);
+cudaError_t sim_memset(void *p, size_t pitch, int value, size_t width, size_t height, size_t depth,
+                       size_t slice_rows, cudaStream_t stream, sim_default_t def, bool async_api);
 
 /* cuMemsetD32[Async]: count 32-bit words of value (p 4-byte aligned). */
 cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t stream,
@@ -230,8 +234,8 @@ cudaError_t sim_memset_d32(void *p, uint32_t value, size_t count, cudaStream_t s
 
 /* --- kernels.c: kernel table, registration, launches --------------------------------------- */
 
-cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem,
-                       cudaStream_t stream, sim_default_t def);
+cudaError_t sim_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                       sim_default_t def);
 /* A kernel of exactly ns on the stream, without the launch-configuration checks (the vendor
  * libraries' kernels, whose durations come from their sizes). */
 cudaError_t sim_launch_ns(const void *func, uint64_t ns, cudaStream_t stream, sim_default_t def);

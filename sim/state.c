@@ -112,8 +112,8 @@ unsigned long long sim_thread_sync_count(void)
 void sim_wait_until(uint64_t deadline_ns)
 {
     thread_syncs++;
-    struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ull),
-                           .tv_nsec = (long)(deadline_ns % 1000000000ull) };
+    struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+                          .tv_nsec = (long)(deadline_ns % 1000000000ull)};
     /* clock_nanosleep returns the error number itself; an absolute deadline makes a restart
      * after a signal exact. */
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)

@@ -18,16 +18,16 @@ enum stream_role { ROLE_LEGACY, ROLE_PER_THREAD, ROLE_USER };
 struct CUstream_st {
     struct CUstream_st *next, *prev; /* the live list; the legacy stream is not in it */
     enum stream_role role;
-    unsigned flags;                  /* cudaStreamNonBlocking or 0 */
+    unsigned flags; /* cudaStreamNonBlocking or 0 */
     int priority;
     unsigned long long id;
-    uint64_t ready_ns;               /* when the work queued so far ends */
-    struct {                         /* stream capture (cudaStreamBeginCapture) */
+    uint64_t ready_ns; /* when the work queued so far ends */
+    struct {           /* stream capture (cudaStreamBeginCapture) */
         enum cudaStreamCaptureStatus status;
         enum cudaStreamCaptureMode mode;
         unsigned long long id;
-        pthread_t thread;            /* who began it */
-        cudaGraph_t graph;           /* what is captured so far */
+        pthread_t thread;  /* who began it */
+        cudaGraph_t graph; /* what is captured so far */
     } cap;
 };
 
@@ -35,9 +35,9 @@ struct CUevent_st {
     struct CUevent_st *next, *prev;
     unsigned flags;
     bool recorded;
-    uint64_t at_ns;               /* when the work before the record ends */
+    uint64_t at_ns;                   /* when the work before the record ends */
     const struct CUstream_st *stream; /* where it was recorded: compared, never dereferenced */
-    uint64_t hostfn_seq;          /* host functions of that stream up to here precede it */
+    uint64_t hostfn_seq;              /* host functions of that stream up to here precede it */
 };
 
 /* A host function waiting for its place on the timeline. */
@@ -58,7 +58,7 @@ static pthread_cond_t done_cv; /* a job finished */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_key_t per_thread_key;
 
-static struct CUstream_st legacy = { .role = ROLE_LEGACY };
+static struct CUstream_st legacy = {.role = ROLE_LEGACY};
 static struct CUstream_st *streams;
 static struct CUevent_st *events;
 static unsigned long long next_stream_id = 1;
@@ -76,8 +76,14 @@ static bool worker_started;
 static __thread struct CUstream_st *per_thread_stream;
 
 static void per_thread_exit(void *p);
-static void fork_prepare(void) { pthread_mutex_lock(&lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&lock); }
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 
 static void init_conds(void)
 {
@@ -113,7 +119,10 @@ static void lock_timeline(void)
     pthread_mutex_lock(&lock);
 }
 
-static void unlock_timeline(void) { pthread_mutex_unlock(&lock); }
+static void unlock_timeline(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 
 static bool is_blocking(const struct CUstream_st *s)
 {
@@ -279,8 +288,8 @@ static cudaError_t unsafe_call_locked(void)
             o->cap.mode == cudaStreamCaptureModeRelaxed)
             continue;
         bool own = pthread_equal(o->cap.thread, self);
-        if (own || (mine == cudaStreamCaptureModeGlobal &&
-                    o->cap.mode == cudaStreamCaptureModeGlobal)) {
+        if (own ||
+            (mine == cudaStreamCaptureModeGlobal && o->cap.mode == cudaStreamCaptureModeGlobal)) {
             o->cap.status = cudaStreamCaptureStatusInvalidated;
             err = cudaErrorStreamCaptureUnsupported;
         }
@@ -309,7 +318,8 @@ cudaError_t sim_capture_blocking_use(cudaStream_t stream, sim_default_t def)
     return err;
 }
 
-cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def, enum cudaStreamCaptureMode mode)
+cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def,
+                              enum cudaStreamCaptureMode mode)
 {
     if ((unsigned)mode > cudaStreamCaptureModeRelaxed)
         return cudaErrorInvalidValue;
@@ -321,7 +331,8 @@ cudaError_t sim_capture_begin(cudaStream_t stream, sim_default_t def, enum cudaS
     struct CUstream_st *s;
     err = resolve_locked(stream, def, &s);
     if (err == cudaSuccess && s->role == ROLE_LEGACY)
-        err = cudaErrorStreamCaptureUnsupported; /* "may not be initiated if stream is cudaStreamLegacy" */
+        err =
+            cudaErrorStreamCaptureUnsupported; /* "may not be initiated if stream is cudaStreamLegacy" */
     else if (err == cudaSuccess && capturing(s))
         err = cudaErrorIllegalState;
     if (err == cudaSuccess) {
@@ -377,7 +388,8 @@ cudaError_t sim_capture_info(cudaStream_t stream, sim_default_t def,
     lock_timeline();
     struct CUstream_st *s;
     cudaError_t err = resolve_locked(stream, def, &s);
-    if (err == cudaSuccess && s->role == ROLE_LEGACY && sim_thread_capture_mode() != cudaStreamCaptureModeRelaxed)
+    if (err == cudaSuccess && s->role == ROLE_LEGACY &&
+        sim_thread_capture_mode() != cudaStreamCaptureModeRelaxed)
         err = legacy_use_locked(s); /* asking the legacy stream is using it */
     if (err == cudaSuccess) {
         *status = s->cap.status;
@@ -398,7 +410,8 @@ bool sim_last_enqueue_captured(void)
 /* --- queuing work ----------------------------------------------------------------------------- */
 
 static cudaError_t enqueue(cudaStream_t stream, sim_default_t def, uint64_t dur_ns, uint64_t dep_ns,
-                          bool all_streams, const void *kernel, uint64_t *start_ns, uint64_t *end_ns)
+                           bool all_streams, const void *kernel, uint64_t *start_ns,
+                           uint64_t *end_ns)
 {
     last_enqueue_captured = false;
     lock_timeline();
@@ -492,8 +505,8 @@ static void *hostfn_worker(void *arg)
         }
         struct hostfn_job *job = jobs;
         if (sim_now_ns() < job->run_at_ns) {
-            struct timespec ts = { .tv_sec = (time_t)(job->run_at_ns / 1000000000ull),
-                                   .tv_nsec = (long)(job->run_at_ns % 1000000000ull) };
+            struct timespec ts = {.tv_sec = (time_t)(job->run_at_ns / 1000000000ull),
+                                  .tv_nsec = (long)(job->run_at_ns % 1000000000ull)};
             pthread_cond_timedwait(&work_cv, &lock, &ts); /* an earlier job may arrive */
             continue;
         }
@@ -570,15 +583,16 @@ static cudaError_t queue_hostfn(cudaStream_t stream, sim_default_t def, cudaHost
     return cudaSuccess;
 }
 
-cudaError_t sim_launch_host_func(cudaStream_t stream, sim_default_t def, cudaHostFn_t fn, void *user)
+cudaError_t sim_launch_host_func(cudaStream_t stream, sim_default_t def, cudaHostFn_t fn,
+                                 void *user)
 {
     if (fn == NULL)
         return cudaErrorInvalidValue;
     return queue_hostfn(stream, def, fn, NULL, user);
 }
 
-cudaError_t sim_stream_add_callback(cudaStream_t stream, sim_default_t def,
-                                    cudaStreamCallback_t cb, void *user, unsigned flags)
+cudaError_t sim_stream_add_callback(cudaStream_t stream, sim_default_t def, cudaStreamCallback_t cb,
+                                    void *user, unsigned flags)
 {
     if (cb == NULL || flags != 0)
         return cudaErrorInvalidValue;
@@ -647,8 +661,7 @@ cudaError_t sim_stream_synchronize(cudaStream_t stream, sim_default_t def)
     unlock_timeline();
     if (err != cudaSuccess)
         return err;
-    SIM_DBG(1, "stream %p synchronize: waiting %lld ns", (void *)stream,
-            sim_ns_left(deadline));
+    SIM_DBG(1, "stream %p synchronize: waiting %lld ns", (void *)stream, sim_ns_left(deadline));
     sim_wait_until(deadline);
     wait_hostfns(s, seq);
     return cudaSuccess;

@@ -70,7 +70,8 @@ static size_t table_tallies(const struct tally_table *t, uint64_t epoch, struct 
 {
     if (atomic_load_explicit(&t->epoch, memory_order_acquire) != epoch)
         return n;
-    struct syncspy_tally base = {.thread = t->index, .tid = atomic_load_explicit(&t->tid, memory_order_relaxed)};
+    struct syncspy_tally base = {.thread = t->index,
+                                 .tid = atomic_load_explicit(&t->tid, memory_order_relaxed)};
     memcpy(base.name, t->name, sizeof base.name);
     base.name[sizeof base.name - 1] = '\0';
     for (size_t i = 0; i < TALLY_SLOTS; i++) {
@@ -121,7 +122,7 @@ SYNCSPY_EXPORT size_t syncspy_tallies(int scope, struct syncspy_tally *out, size
 
 struct describe {
     uint32_t site;
-    int len;                       /* -1: no such site */
+    int len; /* -1: no such site */
     char line[DESCRIBE_LINE_MAX];
 };
 
@@ -153,8 +154,10 @@ static void describe_on_flusher(struct symbolizer *sym, void *arg)
     struct rep_frame *frames = calloc(room, sizeof *frames);
     if (!frames)
         return;
-    struct rep_site site = {.api = api_name(info.api), .count = info.count,
-                            .blocked_ns = info.blocked_ns, .max_ns = info.max_ns};
+    struct rep_site site = {.api = api_name(info.api),
+                            .count = info.count,
+                            .blocked_ns = info.blocked_ns,
+                            .max_ns = info.max_ns};
     site.nframes = frames_of_stack(info.words, info.depth, sym, frames, room);
     site.frames = frames;
     /* the line the report groups it by (output/report.c): a backward sync's forward line */

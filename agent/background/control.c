@@ -31,10 +31,10 @@ _Static_assert(CONTROL_ID_MAX == STEPS_REQUEST_ID_MAX, "one id length");
 
 static struct {
     uint64_t next_poll_ns;
-    uint64_t acked_seq;      /* the latest applied request acknowledged */
-    unsigned refusals;       /* refused requests so far */
-    bool kept;               /* the last thing refused could not be removed (a folder): it is */
-    dev_t refused_dev;       /* refused once, not at every poll */
+    uint64_t acked_seq; /* the latest applied request acknowledged */
+    unsigned refusals;  /* refused requests so far */
+    bool kept;          /* the last thing refused could not be removed (a folder): it is */
+    dev_t refused_dev;  /* refused once, not at every poll */
     ino_t refused_ino;
 } ctl;
 
@@ -49,8 +49,8 @@ static void write_ack(int dirfd, struct control_ack *a)
     int n = control_ack_format(a, buf, sizeof buf);
     if (n < 0)
         return;
-    int fd = io_openat(dirfd, CONTROL_ACK_TMP_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                       OUTPUT_FILE_MODE);
+    int fd = io_openat(dirfd, CONTROL_ACK_TMP_NAME,
+                       O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, OUTPUT_FILE_MODE);
     bool ok = fd >= 0;
     for (size_t done = 0; ok && done < (size_t)n;) {
         ssize_t w = io_write(fd, buf + done, (size_t)n - done);
@@ -74,8 +74,8 @@ static void write_ack(int dirfd, struct control_ack *a)
 static bool remove_request(int dirfd, const struct stat *st)
 {
     struct stat now;
-    if (fstatat(dirfd, CONTROL_FILE_NAME, &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_dev == st->st_dev &&
-        now.st_ino == st->st_ino)
+    if (fstatat(dirfd, CONTROL_FILE_NAME, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        now.st_dev == st->st_dev && now.st_ino == st->st_ino)
         return !S_ISDIR(now.st_mode) && unlinkat(dirfd, CONTROL_FILE_NAME, 0) == 0;
     return true;
 }
@@ -88,8 +88,9 @@ static void refuse(int dirfd, const struct stat *st, const char *why)
         return; /* refused before, and still there */
     ctl.refusals++;
     if (ctl.refusals <= REFUSALS_SAID_MAX)
-        agent_log("ignored %s/%s: %s; nothing changed%s", agent_process_dir_path(), CONTROL_FILE_NAME,
-                  why, ctl.refusals == REFUSALS_SAID_MAX ? " (further ones are not said)" : "");
+        agent_log("ignored %s/%s: %s; nothing changed%s", agent_process_dir_path(),
+                  CONTROL_FILE_NAME, why,
+                  ctl.refusals == REFUSALS_SAID_MAX ? " (further ones are not said)" : "");
     struct control_ack a = {.result = CONTROL_REFUSED,
                             .step = atomic_load_explicit(&steps_now, memory_order_relaxed)};
     snprintf(a.reason, sizeof a.reason, "%s", why);
@@ -100,7 +101,8 @@ static void refuse(int dirfd, const struct stat *st, const char *why)
 }
 
 /* Reads the request file open as fd (st its fstat) into buf; its length, or -1 with why. */
-static ssize_t read_request(int fd, const struct stat *st, char *buf, size_t cap, char *why, size_t whylen)
+static ssize_t read_request(int fd, const struct stat *st, char *buf, size_t cap, char *why,
+                            size_t whylen)
 {
     if (!S_ISREG(st->st_mode)) {
         snprintf(why, whylen, "it is not a regular file");
@@ -142,7 +144,8 @@ static void take_request(int dirfd)
 {
     struct stat st;
     char why[200] = "";
-    int fd = openat(dirfd, CONTROL_FILE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    int fd =
+        openat(dirfd, CONTROL_FILE_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         if (err == ENOENT || fstatat(dirfd, CONTROL_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -169,14 +172,15 @@ static void take_request(int dirfd)
     struct steps_request r = {.command = req.command, .cause = REP_CAUSE_START, .steps = req.steps};
     memcpy(r.id, req.id, sizeof r.id);
     steps_request(&r);
-    struct control_ack a = {.result = CONTROL_PENDING, .command = req.command,
+    struct control_ack a = {.result = CONTROL_PENDING,
+                            .command = req.command,
                             .cause = REP_CAUSE_START,
                             .step = atomic_load_explicit(&steps_now, memory_order_relaxed)};
     memcpy(a.id, req.id, sizeof a.id);
     write_ack(dirfd, &a);
     remove_request(dirfd, &st);
-    dbg(1, "control: %s request taken during step %llu", req.command == CONTROL_START ? "start" : "stop",
-        (unsigned long long)a.step);
+    dbg(1, "control: %s request taken during step %llu",
+        req.command == CONTROL_START ? "start" : "stop", (unsigned long long)a.step);
 }
 
 void control_poll(uint64_t now_ns)
@@ -190,8 +194,11 @@ void control_poll(uint64_t now_ns)
     struct steps_applied ap = steps_applied();
     if (ap.seq != ctl.acked_seq) {
         ctl.acked_seq = ap.seq;
-        struct control_ack a = {.result = CONTROL_APPLIED, .command = ap.req.command,
-                                .cause = ap.req.cause, .step = ap.step, .first = ap.first,
+        struct control_ack a = {.result = CONTROL_APPLIED,
+                                .command = ap.req.command,
+                                .cause = ap.req.cause,
+                                .step = ap.step,
+                                .first = ap.first,
                                 .last = ap.last};
         memcpy(a.id, ap.req.id, sizeof a.id);
         write_ack(dirfd, &a);

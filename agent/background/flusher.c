@@ -51,8 +51,8 @@
 
 static struct {
     pthread_mutex_t flush_lock;
-    int wake[2];              /* non-blocking pipe: a byte wakes the thread (async-signal-safe) */
-    int done[2];              /* the thread answers a finish request here */
+    int wake[2]; /* non-blocking pipe: a byte wakes the thread (async-signal-safe) */
+    int done[2]; /* the thread answers a finish request here */
     _Atomic bool stop;
     _Atomic bool finish_requested;
     void (*on_finish_request)(void);
@@ -201,7 +201,8 @@ static void drain_one(struct ring *ring, uint32_t tid, const char *name, void *a
             fl.scratch = p;
             fl.capscratch = cap;
         }
-        fl.nscratch += ring_drain(ring, fl.scratch + fl.nscratch, (uint32_t)(fl.capscratch - fl.nscratch));
+        fl.nscratch +=
+            ring_drain(ring, fl.scratch + fl.nscratch, (uint32_t)(fl.capscratch - fl.nscratch));
     }
 }
 
@@ -291,13 +292,17 @@ static void flush_locked(void)
         nsites = nthreads = 0;
     }
     for (size_t i = 0; i < nsites; i++)
-        tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id, .stack_id = sites[i].stack_id,
-                                         .api = sites[i].api, .threads = sites[i].threads,
+        tw_site(fl.tw, &(struct tw_site){.site_id = sites[i].id,
+                                         .stack_id = sites[i].stack_id,
+                                         .api = sites[i].api,
+                                         .threads = sites[i].threads,
                                          .max_ns = sites[i].max_ns,
-                                         .phase = sites[i].phase, .pinned = sites[i].pinned});
+                                         .phase = sites[i].phase,
+                                         .pinned = sites[i].pinned});
     free(sites);
     for (size_t i = 0; i < nthreads; i++)
-        tw_thread_totals(fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});
+        tw_thread_totals(
+            fl.tw, &(struct tw_thread_totals){.tid = threads[i].tid, .phase = threads[i].phase});
     free(threads);
     if (totals)
         tw_drops(fl.tw, ctx.dropped_syncs + agent_records_without_ring(), ctx.dropped_launches);
@@ -364,7 +369,8 @@ static int open_trace_file(int dirfd, const char *dir)
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/%s", dir, TRACE_FILE_NAME);
     for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = io_openat(dirfd, TRACE_FILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
+        int fd = io_openat(dirfd, TRACE_FILE_NAME,
+                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_APPEND,
                            OUTPUT_FILE_MODE);
         if (fd >= 0)
             return fd;
@@ -376,8 +382,8 @@ static int open_trace_file(int dirfd, const char *dir)
     return -1;
 }
 
-void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
-                   void (*on_finish_request)(void))
+void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header,
+                   uint64_t bound_bytes, void (*on_finish_request)(void))
 {
     bool was = atomic_exchange(&fl.started, true);
     if (was)
@@ -395,7 +401,8 @@ void flusher_start(int dirfd, const char *dir, const struct trace_file_header *h
     }
 
     if (pipe2(fl.wake, O_NONBLOCK | O_CLOEXEC) != 0 || pipe2(fl.done, O_CLOEXEC) != 0) {
-        agent_log("cannot create the flusher's pipes: %s; the trace is written at exit only", strerror(errno));
+        agent_log("cannot create the flusher's pipes: %s; the trace is written at exit only",
+                  strerror(errno));
         return;
     }
     /* The thread starts with every signal blocked: the program's handlers never run on it. */

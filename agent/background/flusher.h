@@ -21,8 +21,8 @@
  * Safe to call inside a CUDA call: it is the process's first one. on_finish_request runs on the
  * flusher thread when flusher_request_finish asks for it (the exit path for a fatal signal,
  * whose handler cannot write the report itself). */
-void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header, uint64_t bound_bytes,
-                   void (*on_finish_request)(void));
+void flusher_start(int dirfd, const char *dir, const struct trace_file_header *header,
+                   uint64_t bound_bytes, void (*on_finish_request)(void));
 /* Asks for a drain now. Never blocks; async-signal-safe. */
 void flusher_kick(void);
 /* A recorded step ended at now_ns: asks for a drain unless one began (or was asked for) less

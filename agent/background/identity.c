@@ -35,13 +35,16 @@
  * - Slurm (srun; sbatch's "OUTPUT ENVIRONMENT VARIABLES"): SLURM_PROCID, SLURM_LOCALID,
  *   SLURM_NTASKS, SLURM_NODEID, SLURM_JOB_ID. */
 const struct identity_launcher identity_launchers[] = {
-    {"torchrun", "TORCHELASTIC_RUN_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "TORCHELASTIC_RUN_ID"},
+    {"torchrun", "TORCHELASTIC_RUN_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK",
+     "TORCHELASTIC_RUN_ID"},
     {"deepspeed", "CROSS_RANK", "RANK", "LOCAL_RANK", "WORLD_SIZE", "CROSS_RANK", NULL},
     {"ray", "NODE_RANK", "RANK", "LOCAL_RANK", "WORLD_SIZE", "NODE_RANK", NULL},
     {"env", NULL, "RANK", "LOCAL_RANK", "WORLD_SIZE", NULL, NULL},
-    {"openmpi", NULL, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE", NULL, "PMIX_NAMESPACE"},
+    {"openmpi", NULL, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+     NULL, "PMIX_NAMESPACE"},
     {"mpich", NULL, "PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE", NULL, NULL},
-    {"slurm", NULL, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NODEID", "SLURM_JOB_ID"},
+    {"slurm", NULL, "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_NODEID",
+     "SLURM_JOB_ID"},
     {NULL, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -96,7 +99,8 @@ static bool job_var(config_getenv_fn get, struct config *cfg, const char *var, c
         ok = v[i] > 0x20 && v[i] < 0x7f && v[i] != '"' && v[i] != '\\';
     if (!ok) {
         char why[80];
-        snprintf(why, sizeof why, "is not a job id (printable, no quotes, at most %d bytes)", IDENTITY_JOB_MAX);
+        snprintf(why, sizeof why, "is not a job id (printable, no quotes, at most %d bytes)",
+                 IDENTITY_JOB_MAX);
         config_warn(cfg, var, v, why, "none (ignored)");
         return false;
     }
@@ -157,8 +161,8 @@ void identity_host_for_path(const char *host, char *out, size_t cap)
     size_t n = 0;
     for (const char *p = host ? host : ""; *p && n + 1 < cap && n < IDENTITY_HOST_MAX; p++) {
         char ch = *p;
-        bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    ch == '.' || ch == '_' || ch == '-';
+        bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
         out[n++] = keep ? ch : '_';
     }
     if (cap)

@@ -10,17 +10,17 @@
 
 #include "output/config.h"
 
-#define IDENTITY_HOST_MAX 64    /* host name kept (bytes, NUL not counted) */
-#define IDENTITY_JOB_MAX 63     /* job id kept */
+#define IDENTITY_HOST_MAX 64 /* host name kept (bytes, NUL not counted) */
+#define IDENTITY_JOB_MAX 63  /* job id kept */
 #define IDENTITY_INT_MAX (1 << 24)
 
 struct identity {
-    const char *launcher;       /* the table row that named the rank ("torchrun", "slurm"), or NULL */
-    int rank;                   /* -1: none */
-    int local_rank;             /* -1: not known */
-    int world_size;             /* 0: not known */
-    int node;                   /* the node's index in the job (torchrun's GROUP_RANK); -1: not known */
-    char host[IDENTITY_HOST_MAX + 1]; /* as given, cut; "" when none */
+    const char *launcher; /* the table row that named the rank ("torchrun", "slurm"), or NULL */
+    int rank;             /* -1: none */
+    int local_rank;       /* -1: not known */
+    int world_size;       /* 0: not known */
+    int node;             /* the node's index in the job (torchrun's GROUP_RANK); -1: not known */
+    char host[IDENTITY_HOST_MAX + 1];  /* as given, cut; "" when none */
     char job_id[IDENTITY_JOB_MAX + 1]; /* "" when none */
 };
 
@@ -37,7 +37,8 @@ extern const struct identity_launcher identity_launchers[];
 
 /* Fills id from the environment and host (the node's name, e.g. uname's nodename; may be NULL).
  * Bad values get one line each in cfg->warnings (config_warn). */
-void identity_parse(struct identity *id, config_getenv_fn get, const char *host, struct config *cfg);
+void identity_parse(struct identity *id, config_getenv_fn get, const char *host,
+                    struct config *cfg);
 
 /* The host as it goes into a folder name: letters, digits, '.', '_' kept, anything else '_',
  * at most IDENTITY_HOST_MAX bytes; "" when host is empty. */

@@ -62,14 +62,16 @@ static bool root_is_safe(int fd, const char *root)
     if (fstat(fd, &st) != 0)
         return false;
     uid_t me = geteuid();
-    bool others_write = (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid());
+    bool others_write =
+        (st.st_mode & S_IWOTH) || ((st.st_mode & S_IWGRP) && st.st_gid != getegid());
     if (st.st_uid != me && st.st_uid != 0)
         snprintf(out_refused, sizeof out_refused, "SYNCSPY_OUT %s belongs to another user (uid %u)",
                  root, (unsigned)st.st_uid);
     else if (others_write && !(st.st_mode & S_ISVTX))
-        snprintf(out_refused, sizeof out_refused, "other users can write to SYNCSPY_OUT %s (mode "
-                 "%04o, no sticky bit) and could put a link in place of its process folder", root,
-                 (unsigned)(st.st_mode & 07777));
+        snprintf(out_refused, sizeof out_refused,
+                 "other users can write to SYNCSPY_OUT %s (mode "
+                 "%04o, no sticky bit) and could put a link in place of its process folder",
+                 root, (unsigned)(st.st_mode & 07777));
     else
         return true;
     return false;
@@ -87,9 +89,10 @@ static int open_process_dir(int rootfd, const char *name, const char *path)
         proc_dir_ino = st.st_ino;
         return fd;
     }
-    snprintf(out_refused, sizeof out_refused, "the process folder %s is not the private folder "
-             "just made (%s): something was put in its place", path,
-             fd < 0 ? strerror(errno) : "another owner or mode");
+    snprintf(out_refused, sizeof out_refused,
+             "the process folder %s is not the private folder "
+             "just made (%s): something was put in its place",
+             path, fd < 0 ? strerror(errno) : "another owner or mode");
     if (fd >= 0)
         close(fd);
     return -1;
@@ -119,7 +122,8 @@ const char *process_dir_open(const struct identity *id, const char **tried, int 
     if (host[1])
         host[0] = '-';
     int n = id->rank >= 0
-                ? snprintf(base, sizeof base, "%s/rank%d%s-pid%d", agent_cfg.out_dir, id->rank, host, (int)getpid())
+                ? snprintf(base, sizeof base, "%s/rank%d%s-pid%d", agent_cfg.out_dir, id->rank,
+                           host, (int)getpid())
                 : snprintf(base, sizeof base, "%s/pid%d", agent_cfg.out_dir, (int)getpid());
     /* config_parse keeps SYNCSPY_OUT 64 bytes short of PATH_MAX */
     if (n < 0 || (size_t)n >= sizeof base)

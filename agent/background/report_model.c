@@ -71,7 +71,7 @@ void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
     size_t n;
     struct thread_info *t = threads_snapshot(&n); /* every thread: summary.json lists them all */
     struct rep_thread *out = calloc(n ? n : 1, sizeof *out);
-    char (*names)[16] = calloc(n ? n : 1, sizeof *names);
+    char(*names)[16] = calloc(n ? n : 1, sizeof *names);
     if (!t || !out || !names) {
         free(t);
         free(out);
@@ -81,7 +81,9 @@ void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
     uint64_t last = proc->steps_seen ? proc->steps_seen - 1 : 0;
     for (size_t i = 0; i < n; i++) {
         memcpy(names[i], t[i].name, sizeof names[i]);
-        out[i] = (struct rep_thread){.tid = t[i].tid, .name = names[i], .syncs = t[i].phase.count,
+        out[i] = (struct rep_thread){.tid = t[i].tid,
+                                     .name = names[i],
+                                     .syncs = t[i].phase.count,
                                      .blocked_ns = t[i].phase.ns,
                                      .split = rep_split_of(&t[i].phase, last, true),
                                      .ends_steps = t[i].tid && t[i].tid == marker_tid};

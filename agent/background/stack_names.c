@@ -13,10 +13,11 @@
 #include "output/backward.h"
 
 #define PYTHON_KEY (1ull << 63)
-#define MARK_KEY (1ull << 62)   /* a section marker (collectors/pyframes.h STACK_MARK_*) */
+#define MARK_KEY (1ull << 62)            /* a section marker (collectors/pyframes.h STACK_MARK_*) */
 #define FRAMES_ON_STACK TRACE_MAX_FRAMES /* more than any captured stack has (512 words) */
 
-uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys, uint32_t max)
+uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
+                     uint32_t max)
 {
     struct stack_frame stack[FRAMES_ON_STACK];
     struct stack_frame *decoded = max <= FRAMES_ON_STACK ? stack : malloc(max * sizeof *decoded);
@@ -65,11 +66,15 @@ void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep
     if (key.b & MARK_KEY) {
         uint64_t top = key.a & PYFRAME_MARK_MASK;
         bool node = top == STACK_MARK_BACKWARD, unseen = top == STACK_MARK_UNSEEN;
-        const char *name = node ? autograd_name((uint32_t)key.a)
-                           : unseen ? backward_cause_key((uint32_t)key.a) : NULL;
-        *out = (struct rep_frame){.function = name ? name : "", .module = "", .file = "",
-                                  .mark = node ? REP_MARK_BACKWARD
-                                          : unseen ? REP_MARK_UNSEEN : REP_MARK_CALLER};
+        const char *name = node     ? autograd_name((uint32_t)key.a)
+                           : unseen ? backward_cause_key((uint32_t)key.a)
+                                    : NULL;
+        *out = (struct rep_frame){.function = name ? name : "",
+                                  .module = "",
+                                  .file = "",
+                                  .mark = node     ? REP_MARK_BACKWARD
+                                          : unseen ? REP_MARK_UNSEEN
+                                                   : REP_MARK_CALLER};
         return;
     }
     uintptr_t pc = (uintptr_t)key.a;

@@ -15,7 +15,8 @@ struct symbolizer;
 
 /* The frames of a stack's words (collectors/pyframes.h), innermost first, as the trace's frame
  * keys: at most max; returns how many. */
-uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys, uint32_t max);
+uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
+                     uint32_t max);
 
 /* The names of one frame (sym may be NULL: native frames then keep only their address). Strings
  * are owned by the symbolizer or the Python names table and live until exit. */

@@ -173,22 +173,23 @@ static bool start_trace(void)
         return false;
     struct trace_file_header_v13 hv = {0};
     struct trace_file_header *hp = &hv.h;
-    *hp = (struct trace_file_header){.magic = TRACE_MAGIC,
-                                  .version_major = TRACE_VERSION_MAJOR,
-                                  .version_minor = TRACE_VERSION_MINOR,
-                                  .header_bytes = sizeof hv,
-                                  .features = TRACE_FEATURE_PYTHON | TRACE_FEATURE_BACKWARD |
-                                              TRACE_FEATURE_IDENTITY |
-                                              (agent_cfg.trace_launches ? TRACE_FEATURE_LAUNCHES : 0),
-                                  .pid = (int32_t)getpid(),
-                                  .rank = agent_id.rank,
-                                  .start_mono_ns = start_mono_ns,
-                                  .start_real_ns = start_real_ns};
+    *hp = (struct trace_file_header){
+        .magic = TRACE_MAGIC,
+        .version_major = TRACE_VERSION_MAJOR,
+        .version_minor = TRACE_VERSION_MINOR,
+        .header_bytes = sizeof hv,
+        .features = TRACE_FEATURE_PYTHON | TRACE_FEATURE_BACKWARD | TRACE_FEATURE_IDENTITY |
+                    (agent_cfg.trace_launches ? TRACE_FEATURE_LAUNCHES : 0),
+        .pid = (int32_t)getpid(),
+        .rank = agent_id.rank,
+        .start_mono_ns = start_mono_ns,
+        .start_real_ns = start_real_ns};
     schedule_describe(&agent_cfg.schedule, hp->schedule, sizeof hp->schedule);
     hv.id.local_rank = agent_id.local_rank;
     hv.id.world_size = agent_id.world_size;
     hv.id.node = agent_id.node;
-    _Static_assert(sizeof hv.id.host > IDENTITY_HOST_MAX && sizeof hv.id.job_id > IDENTITY_JOB_MAX, "identity fits");
+    _Static_assert(sizeof hv.id.host > IDENTITY_HOST_MAX && sizeof hv.id.job_id > IDENTITY_JOB_MAX,
+                   "identity fits");
     memcpy(hv.id.host, agent_id.host, strlen(agent_id.host) + 1);
     memcpy(hv.id.job_id, agent_id.job_id, strlen(agent_id.job_id) + 1);
     if (agent_id.launcher)
@@ -301,7 +302,8 @@ bool agent_cuda_seen(void)
 /* ---- step boundaries --------------------------------------------------------------------------- */
 
 /* split: an automatic mark at the kept cut first (steps_mark_split), optimizers_before its count */
-static void step_mark(bool explicit_mark, unsigned optimizers, bool split, unsigned optimizers_before)
+static void step_mark(bool explicit_mark, unsigned optimizers, bool split,
+                      unsigned optimizers_before)
 {
     agent_init_once();
     if (atomic_load_explicit(&agent_state, memory_order_relaxed) != STATE_RUNNING)
@@ -373,7 +375,8 @@ static void summary_fit_bound(struct rep_process *proc, int dirfd)
     if (!bound || !proc->nsteps)
         return;
     struct stat st;
-    uint64_t trace = fstatat(dirfd, TRACE_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
+    uint64_t trace =
+        fstatat(dirfd, TRACE_FILE_NAME, &st, AT_SYMLINK_NOFOLLOW) == 0 ? (uint64_t)st.st_size : 0;
     uint64_t room = bound / TW_SUMMARY_SHARE;
     if (trace < bound - room)
         room = bound - trace;
@@ -390,7 +393,8 @@ static void summary_fit_bound(struct rep_process *proc, int dirfd)
     proc->nsteps = n;
     if (rc != 0 || rest < 0)
         return;
-    uint64_t fit = (uint64_t)rest + 2 < room ? (room - (uint64_t)rest - 2) / SUMMARY_STEP_BYTES_MAX : 0;
+    uint64_t fit =
+        (uint64_t)rest + 2 < room ? (room - (uint64_t)rest - 2) / SUMMARY_STEP_BYTES_MAX : 0;
     if (fit >= n)
         return;
     proc->steps_omitted += n - fit; /* said in the report's header, as the memory cap's are */
@@ -414,23 +418,21 @@ static int open_report_fd(bool *close_it)
             fflush(stderr);
     }
     switch (agent_cfg.report) {
-    case REPORT_OFF:
-        return -1;
-    case REPORT_STDOUT:
-        return 1;
+    case REPORT_OFF: return -1;
+    case REPORT_STDOUT: return 1;
     case REPORT_FILE: {
-        int fd = io_openat(AT_FDCWD, agent_cfg.report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, OUTPUT_FILE_MODE);
+        int fd = io_openat(AT_FDCWD, agent_cfg.report_path,
+                           O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, OUTPUT_FILE_MODE);
         if (fd < 0) {
-            agent_log("cannot write the report to %s: %s; writing it to stderr", agent_cfg.report_path,
-                      strerror(errno));
+            agent_log("cannot write the report to %s: %s; writing it to stderr",
+                      agent_cfg.report_path, strerror(errno));
             return 2;
         }
         *close_it = true;
         return fd;
     }
     case REPORT_STDERR:
-    default:
-        return 2;
+    default: return 2;
     }
 }
 
@@ -443,7 +445,8 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
     quiet_pipe_begin(&q);
     bool close_it;
     int fd = open_report_fd(&close_it);
-    struct report_opts opts = {.top = agent_cfg.top, .summary_path = summary_shown,
+    struct report_opts opts = {.top = agent_cfg.top,
+                               .summary_path = summary_shown,
                                .write_timeout_ms = REPORT_WRITE_TIMEOUT_MS,
                                .color = fd >= 0 && report_color_wanted(agent_cfg.color, fd),
                                .own_line = fd == 1 || fd == 2};
@@ -513,19 +516,22 @@ static void write_outputs(bool on_flusher)
     exit_model_sites(&proc, own ? own : flusher_symbolizer());
     exit_model_threads(&proc, steps_marker_tid());
     recompiles_model(&proc);
-    proc.no_step_hook = agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
+    proc.no_step_hook =
+        agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
     char summary[PATH_MAX];
     int dirfd = -1;
     const char *summary_shown = NULL, *tried, *dir = process_dir_open(&agent_id, &tried, &dirfd);
     if (!dir)
         say_no_folder(tried, errno);
-    else if (summary_fit_bound(&proc, dirfd), summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
+    else if (summary_fit_bound(&proc, dirfd),
+             summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
         int err = errno;
         agent_output_error(summary, err);
         if (proc.trace_lost_errno) /* said once above may have been the trace's line only */
             agent_log("%s could not be written either (%s): this report is the only complete "
-                      "record of the run", summary, strerror(err));
+                      "record of the run",
+                      summary, strerror(err));
     } else {
         summary_shown = summary;
     }
@@ -542,16 +548,20 @@ static void say_stack_cache(void)
     struct stack_cache_stats mine, gone;
     stack_cache_stats(&mine);
     stack_cache_stats_exited(&gone);
-    dbg(1, "native stacks: %llu from the stack cache, %llu unwound (%llu could not be cached); "
-           "this thread and the threads that exited", (unsigned long long)(mine.hits + gone.hits),
+    dbg(1,
+        "native stacks: %llu from the stack cache, %llu unwound (%llu could not be cached); "
+        "this thread and the threads that exited",
+        (unsigned long long)(mine.hits + gone.hits),
         (unsigned long long)(mine.misses + gone.misses),
         (unsigned long long)(mine.uncacheable + gone.uncacheable));
     uint64_t kept, found, missed;
     nodes_stats(&kept, &found, &missed);
     if (kept || found || missed)
-        dbg(1, "backward attribution (%s): %llu nodes' forward stacks kept; at backward syncs %llu "
-               "found, %llu not", nodes_hooked() ? "the sequence number hook" : "anomaly mode",
-            (unsigned long long)kept, (unsigned long long)found, (unsigned long long)missed);
+        dbg(1,
+            "backward attribution (%s): %llu nodes' forward stacks kept; at backward syncs %llu "
+            "found, %llu not",
+            nodes_hooked() ? "the sequence number hook" : "anomaly mode", (unsigned long long)kept,
+            (unsigned long long)found, (unsigned long long)missed);
 }
 
 /* ---- the one finish, and the callers that come while it runs ---------------------------------- */
@@ -563,8 +573,8 @@ static void say_stack_cache(void)
  * set one (_exit's; 50 ms more, which the first caller's own exit ends), else FINISH_WAIT_MS
  * from the later caller's arrival. */
 #define FINISH_WAIT_MS 5000
-static _Atomic pid_t finish_tid;            /* the thread that runs finish(): never waits for itself */
-static _Atomic bool finish_by_flusher;      /* ... and whether it is the flusher (else exit()'s) */
+static _Atomic pid_t finish_tid;       /* the thread that runs finish(): never waits for itself */
+static _Atomic bool finish_by_flusher; /* ... and whether it is the flusher (else exit()'s) */
 static _Atomic uint64_t finish_deadline_ns; /* until when later callers wait (0: none set) */
 static _Atomic bool gave_up_said;           /* callers that give up together: one line */
 
@@ -601,8 +611,8 @@ static void later_caller_waits(uint64_t start_ns, int timeout_ms, const char *wh
         deadline = start_ns + (uint64_t)timeout_ms * 1000000u;
     if (wait_finish_over(start_ns, deadline) < 0 && !atomic_exchange(&gave_up_said, true))
         agent_log("%s ended the process while another thread still wrote the outputs (waited "
-                  "%llu ms for it): summary.json and the trace may miss their last records", what,
-                  (unsigned long long)((clock_mono_ns() - start_ns) / 1000000u));
+                  "%llu ms for it): summary.json and the trace may miss their last records",
+                  what, (unsigned long long)((clock_mono_ns() - start_ns) / 1000000u));
 }
 
 static void finish(bool on_flusher)
@@ -699,7 +709,8 @@ void agent_finish_at_quick_exit(int timeout_ms)
                   "ms (the bound): summary.json and the trace may miss their last records",
                   atomic_load(&agent_state) == STATE_FINISHING && !atomic_load(&finish_by_flusher)
                       ? "another thread's exit() was still writing them"
-                      : "the flusher thread was still writing them", ms);
+                      : "the flusher thread was still writing them",
+                  ms);
 }
 
 void agent_after_dlclose(void)

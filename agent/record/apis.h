@@ -7,66 +7,66 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#define SYNCSPY_APIS(X)                                        \
-    X(cudaStreamSynchronize)                                   \
-    X(cudaStreamSynchronize_ptsz)                              \
-    X(cudaDeviceSynchronize)                                   \
-    X(cudaDeviceReset)                                         \
-    X(cudaEventSynchronize)                                    \
-    X(cudaMemcpy)                                              \
-    X(cudaMemcpy_ptds)                                         \
-    X(cudaMemcpyAsync)                                         \
-    X(cudaMemcpyAsync_ptsz)                                    \
-    X(cudaMemcpy2D)                                            \
-    X(cudaMemcpy2D_ptds)                                       \
-    X(cudaMemcpy2DAsync)                                       \
-    X(cudaMemcpy2DAsync_ptsz)                                  \
-    X(cudaMemcpy3D)                                            \
-    X(cudaMemcpy3D_ptds)                                       \
-    X(cudaMemcpy3DAsync)                                       \
-    X(cudaMemcpy3DAsync_ptsz)                                  \
-    X(cudaMemcpyPeer)                                          \
-    X(cudaMemcpyPeerAsync)                                     \
-    X(cudaMemcpy3DPeer)                                        \
-    X(cudaMemcpy3DPeer_ptds)                                   \
-    X(cudaMemcpy3DPeerAsync)                                   \
-    X(cudaMemcpy3DPeerAsync_ptsz)                              \
-    X(cudaMemcpyFromSymbol)                                    \
-    X(cudaMemcpyFromSymbol_ptds)                               \
-    X(cudaMemcpyFromSymbolAsync)                               \
-    X(cudaMemcpyFromSymbolAsync_ptsz)                          \
-    X(cudaMemcpyToSymbol)                                      \
-    X(cudaMemcpyToSymbol_ptds)                                 \
-    X(cudaMemcpyToSymbolAsync)                                 \
-    X(cudaMemcpyToSymbolAsync_ptsz)                            \
-    X(cudaMemset)                                              \
-    X(cudaMemset_ptds)                                         \
-    X(cudaMemsetAsync)                                         \
-    X(cudaMemsetAsync_ptsz)                                    \
-    X(cudaMemset2D)                                            \
-    X(cudaMemset2D_ptds)                                       \
-    X(cudaMemset2DAsync)                                       \
-    X(cudaMemset2DAsync_ptsz)                                  \
-    X(cudaMemset3D)                                            \
-    X(cudaMemset3D_ptds)                                       \
-    X(cudaMemset3DAsync)                                       \
-    X(cudaMemset3DAsync_ptsz)                                  \
-    X(cudaFree)                                                \
-    X(cudaFreeHost)                                            \
-    X(cudaLaunchKernel)                                        \
-    X(cudaLaunchKernel_ptsz)                                   \
-    X(cudaLaunchKernelExC)                                     \
-    X(cudaLaunchKernelExC_ptsz)                                \
-    X(cudaLaunchCooperativeKernel)                             \
-    X(cudaLaunchCooperativeKernel_ptsz)                        \
-    X(__cudaLaunchKernel)                                      \
+#define SYNCSPY_APIS(X)                 \
+    X(cudaStreamSynchronize)            \
+    X(cudaStreamSynchronize_ptsz)       \
+    X(cudaDeviceSynchronize)            \
+    X(cudaDeviceReset)                  \
+    X(cudaEventSynchronize)             \
+    X(cudaMemcpy)                       \
+    X(cudaMemcpy_ptds)                  \
+    X(cudaMemcpyAsync)                  \
+    X(cudaMemcpyAsync_ptsz)             \
+    X(cudaMemcpy2D)                     \
+    X(cudaMemcpy2D_ptds)                \
+    X(cudaMemcpy2DAsync)                \
+    X(cudaMemcpy2DAsync_ptsz)           \
+    X(cudaMemcpy3D)                     \
+    X(cudaMemcpy3D_ptds)                \
+    X(cudaMemcpy3DAsync)                \
+    X(cudaMemcpy3DAsync_ptsz)           \
+    X(cudaMemcpyPeer)                   \
+    X(cudaMemcpyPeerAsync)              \
+    X(cudaMemcpy3DPeer)                 \
+    X(cudaMemcpy3DPeer_ptds)            \
+    X(cudaMemcpy3DPeerAsync)            \
+    X(cudaMemcpy3DPeerAsync_ptsz)       \
+    X(cudaMemcpyFromSymbol)             \
+    X(cudaMemcpyFromSymbol_ptds)        \
+    X(cudaMemcpyFromSymbolAsync)        \
+    X(cudaMemcpyFromSymbolAsync_ptsz)   \
+    X(cudaMemcpyToSymbol)               \
+    X(cudaMemcpyToSymbol_ptds)          \
+    X(cudaMemcpyToSymbolAsync)          \
+    X(cudaMemcpyToSymbolAsync_ptsz)     \
+    X(cudaMemset)                       \
+    X(cudaMemset_ptds)                  \
+    X(cudaMemsetAsync)                  \
+    X(cudaMemsetAsync_ptsz)             \
+    X(cudaMemset2D)                     \
+    X(cudaMemset2D_ptds)                \
+    X(cudaMemset2DAsync)                \
+    X(cudaMemset2DAsync_ptsz)           \
+    X(cudaMemset3D)                     \
+    X(cudaMemset3D_ptds)                \
+    X(cudaMemset3DAsync)                \
+    X(cudaMemset3DAsync_ptsz)           \
+    X(cudaFree)                         \
+    X(cudaFreeHost)                     \
+    X(cudaLaunchKernel)                 \
+    X(cudaLaunchKernel_ptsz)            \
+    X(cudaLaunchKernelExC)              \
+    X(cudaLaunchKernelExC_ptsz)         \
+    X(cudaLaunchCooperativeKernel)      \
+    X(cudaLaunchCooperativeKernel_ptsz) \
+    X(__cudaLaunchKernel)               \
     X(__cudaLaunchKernel_ptsz)
 
 enum api_id {
 #define X(name) API_##name,
     SYNCSPY_APIS(X)
 #undef X
-    API_COUNT
+        API_COUNT
 };
 
 /* APIs seen only through CUPTI (driver calls, runtime calls the shim cannot see) get ids from

@@ -8,13 +8,13 @@
 #include <stdint.h>
 
 struct arena {
-    char *chunk;        /* current chunk */
-    size_t used;        /* bytes used in it */
-    size_t chunk_bytes; /* its size */
-    size_t total_bytes; /* mapped so far */
-    size_t cap_bytes;   /* never map more than this */
+    char *chunk;            /* current chunk */
+    size_t used;            /* bytes used in it */
+    size_t chunk_bytes;     /* its size */
+    size_t total_bytes;     /* mapped so far */
+    size_t cap_bytes;       /* never map more than this */
     size_t min_chunk_bytes; /* chunks are at least this (0: 1 MiB; 1: each allocation its own) */
-    void *chunks;       /* list of chunks (first word of each), for arena_release */
+    void *chunks;           /* list of chunks (first word of each), for arena_release */
 };
 
 /* Zeroed, 16-byte aligned memory, or NULL when the cap is reached or mmap fails. Not

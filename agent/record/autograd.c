@@ -24,9 +24,10 @@
 #define NAMES_MAX 256
 #define NAME_BYTES 96
 #define STACKS_MAX 4096
-#define STACK_SLOTS 8192            /* open-addressing index of the kept stacks, 2x STACKS_MAX */
-#define STACK_WORDS_MAX (2 * 48)    /* a kept stack: at most 48 Python frames */
-#define AGENT_PY_FILE "<syncspy>"   /* agent/step/autograd_attr.py's frames: never part of a kept stack */
+#define STACK_SLOTS 8192         /* open-addressing index of the kept stacks, 2x STACKS_MAX */
+#define STACK_WORDS_MAX (2 * 48) /* a kept stack: at most 48 Python frames */
+#define AGENT_PY_FILE \
+    "<syncspy>" /* agent/step/autograd_attr.py's frames: never part of a kept stack */
 
 struct kept_stack {
     uint64_t hash;
@@ -41,7 +42,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
 static enum backward_mode mode = BACKWARD_AUTO;
 
-static char names[NAMES_MAX][NAME_BYTES];   /* index = id - 1 */
+static char names[NAMES_MAX][NAME_BYTES]; /* index = id - 1 */
 static _Atomic uint32_t nnames;
 static struct kept_stack *_Atomic stacks[STACKS_MAX + 1]; /* by id, 1.. */
 static uint32_t nstacks;
@@ -124,7 +125,8 @@ uint32_t autograd_name_id(const char *name)
 
 const char *autograd_name(uint32_t id)
 {
-    return id >= 1 && id <= atomic_load_explicit(&nnames, memory_order_acquire) ? names[id - 1] : NULL;
+    return id >= 1 && id <= atomic_load_explicit(&nnames, memory_order_acquire) ? names[id - 1]
+                                                                                : NULL;
 }
 
 /* ---- kept stacks ------------------------------------------------------------------------------ */
@@ -142,7 +144,8 @@ static uint64_t hash_words(const uintptr_t *w, uint32_t n)
 static uint32_t kept_id(const uintptr_t *words, uint32_t n, uint64_t h, size_t *empty)
 {
     size_t i = (size_t)h & (STACK_SLOTS - 1);
-    for (uint32_t id; (id = atomic_load_explicit(&slots[i], memory_order_acquire)); i = (i + 1) & (STACK_SLOTS - 1)) {
+    for (uint32_t id; (id = atomic_load_explicit(&slots[i], memory_order_acquire));
+         i = (i + 1) & (STACK_SLOTS - 1)) {
         const struct kept_stack *k = atomic_load_explicit(&stacks[id], memory_order_acquire);
         if (k->hash == h && k->n == n && !memcmp(k->words, words, n * sizeof *words))
             return id;
@@ -222,7 +225,8 @@ uint32_t autograd_capture_python_outside(void)
 
 static const struct kept_stack *kept(uint32_t id)
 {
-    return id >= 1 && id <= STACKS_MAX ? atomic_load_explicit(&stacks[id], memory_order_acquire) : NULL;
+    return id >= 1 && id <= STACKS_MAX ? atomic_load_explicit(&stacks[id], memory_order_acquire)
+                                       : NULL;
 }
 
 /* ---- who runs --------------------------------------------------------------------------------- */
@@ -269,7 +273,7 @@ static int append_kept(uintptr_t *words, int n, int max, uintptr_t mark, uint32_
 static int append_cause(uintptr_t *words, int n, int max, bool current)
 {
     uint32_t cause = current && running.cause ? running.cause
-                     : atomic_load_explicit(&state, memory_order_relaxed);
+                                              : atomic_load_explicit(&state, memory_order_relaxed);
     if (cause == BACKWARD_CAUSE_NONE)
         cause = BACKWARD_CAUSE_UNTAGGED;
     if (n >= max)
@@ -284,7 +288,8 @@ static int append_cause(uintptr_t *words, int n, int max, bool current)
 static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, uint32_t forward,
                        uint32_t name, uint32_t node_cause)
 {
-    int with_node = forward && name ? append_kept(words, n, max, STACK_MARK_BACKWARD | name, forward) : n;
+    int with_node =
+        forward && name ? append_kept(words, n, max, STACK_MARK_BACKWARD | name, forward) : n;
     if (with_node != n)
         return append_kept(words, with_node, max, STACK_MARK_CALLER,
                            atomic_load_explicit(&caller, memory_order_relaxed));
@@ -301,7 +306,8 @@ static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, u
 int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread)
 {
     uint32_t forward, name, cause = 0;
-    if (nodes_current(&forward, &name, &cause) && (forward || running.forward == 0)) /* else: the mode's hooks */
+    if (nodes_current(&forward, &name, &cause) &&
+        (forward || running.forward == 0)) /* else: the mode's hooks */
         return append_node(words, n, max, autograd_thread, forward, name, cause);
     bool current = running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
     if (likely(running.forward == 0) || !current)
@@ -327,7 +333,8 @@ void autograd_seen(const char *name)
     if (!known && nseen < NAMES_MAX) {
         seen[nseen++] = id;
         atomic_fetch_add(&generation, 1);
-        dbg(1, "backward of %s syncs: its forward line is looked for in the next recorded step", name);
+        dbg(1, "backward of %s syncs: its forward line is looked for in the next recorded step",
+            name);
     }
     pthread_mutex_unlock(&lock);
 }
@@ -388,7 +395,8 @@ bool autograd_plan(char *buf, size_t cap)
         buf[0] = '*'; /* every type (no snprintf: it was a sixth of a step end's instructions) */
         buf[1] = 0;
     }
-    for (uint32_t i = 0; attribute && m != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap; i++)
+    for (uint32_t i = 0; attribute && m != BACKWARD_ALL && i < nseen && k >= 0 && (size_t)k < cap;
+         i++)
         k += snprintf(buf + k, cap - (size_t)k, "%s%s", i ? "," : "", names[seen[i] - 1]);
     pthread_mutex_unlock(&lock);
     return attribute;

@@ -25,11 +25,11 @@
 #endif
 
 #define TORCH_CPU "libtorch_cpu.so"
-#define RINGS_MAX 16          /* forward threads with a ring of their own */
-#define RING_SLOTS 32768      /* nodes kept per thread (power of two): the newest win */
-#define NODE_WORDS_SCAN 16    /* where sequence_nr_ and thread_id_ are looked for in a Node */
-#define PYNODE_WORDS_SCAN 48  /* where a PyNode keeps its Python object */
-#define TYPES_MAX 128         /* node types named (vtable or Python type -> name id) */
+#define RINGS_MAX 16         /* forward threads with a ring of their own */
+#define RING_SLOTS 32768     /* nodes kept per thread (power of two): the newest win */
+#define NODE_WORDS_SCAN 16   /* where sequence_nr_ and thread_id_ are looked for in a Node */
+#define PYNODE_WORDS_SCAN 48 /* where a PyNode keeps its Python object */
+#define TYPES_MAX 128        /* node types named (vtable or Python type -> name id) */
 
 struct node_ref { /* c10::intrusive_ptr<Node> (torch 2.15: Node is an intrusive_ptr_target) */
     void *node;
@@ -41,7 +41,7 @@ typedef uint64_t (*u64_fn)(void);
 static struct {
     u64_fn peek, thread_id;
     get_node_fn current;
-    _Atomic bool *enabled, *check_nan; /* AnomalyMode::_enabled, _check_nan (1 byte each) */
+    _Atomic bool *enabled, *check_nan;  /* AnomalyMode::_enabled, _check_nan (1 byte each) */
     int seq_word, tid_word, pyobj_word; /* word offsets in a Node / PyNode */
     void *pynode_vtable;
     _Atomic bool ready, active;
@@ -50,12 +50,12 @@ static struct {
     bool saved_check_nan;
 } t = {.pyobj_word = -1};
 static SYNCSPY_TLS uint64_t last_made1; /* this thread's newest node's sequence number + 1 */
-static _Atomic bool hook_unusable;       /* torch's own get_and_increment was not found */
+static _Atomic bool hook_unusable;      /* torch's own get_and_increment was not found */
 
 struct slot {
-    _Atomic uint64_t seq1;   /* the node's sequence number + 1 (0: empty) */
+    _Atomic uint64_t seq1; /* the node's sequence number + 1 (0: empty) */
     _Atomic uint32_t stack;
-    _Atomic uint32_t owner;  /* the low 32 bits of the writer's ring owner (tid + 1) */
+    _Atomic uint32_t owner; /* the low 32 bits of the writer's ring owner (tid + 1) */
 };
 /* A forward thread's ring. A thread that ended gives its ring up (a pthread-key destructor marks
  * it ended); a new thread then takes a ring never given, else, of those whose thread ended before
@@ -91,7 +91,10 @@ static SYNCSPY_TLS struct {
     uint64_t tid1;
     uint64_t refused_at; /* rings_ended + backward_calls + 1 when it was refused (0: never) */
 } mine;
-static struct { _Atomic(const void *) key; _Atomic uint32_t name; } types[TYPES_MAX];
+static struct {
+    _Atomic(const void *) key;
+    _Atomic uint32_t name;
+} types[TYPES_MAX];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
 static _Atomic uint64_t n_stored, n_found, n_missed;
@@ -176,7 +179,8 @@ bool nodes_calibrate(PyObject *fns, PyObject *seqs)
      * chain), then sequence_nr_ (each node its own) */
     t.tid_word = unique_word(nodes, tid, N, -1);
     t.seq_word = unique_word(nodes, seq, N, t.tid_word);
-    dbg(2, "anomaly engine: Node's sequence_nr_ at word %d, thread_id_ at word %d", t.seq_word, t.tid_word);
+    dbg(2, "anomaly engine: Node's sequence_nr_ at word %d, thread_id_ at word %d", t.seq_word,
+        t.tid_word);
     if (t.tid_word < 0 || t.seq_word < 0)
         return false;
     /* and the engine's current node is none outside backward */
@@ -191,7 +195,8 @@ bool nodes_calibrate(PyObject *fns, PyObject *seqs)
     if (!ring_key_made)
         ring_key_made = pthread_key_create(&ring_key, thread_ended) == 0;
     pthread_mutex_unlock(&lock);
-    dbg(2, "backward attribution: %s", t.hooked ? "the sequence number hook" : "the anomaly engine");
+    dbg(2, "backward attribution: %s",
+        t.hooked ? "the sequence number hook" : "the anomaly engine");
     return true;
 }
 
@@ -211,7 +216,8 @@ bool nodes_hooked(void)
 static void release(struct node_ref *r)
 {
     if (r->node)
-        atomic_fetch_sub_explicit((_Atomic uint64_t *)r->node + NODE_REFCOUNT_WORD, 1, memory_order_acq_rel);
+        atomic_fetch_sub_explicit((_Atomic uint64_t *)r->node + NODE_REFCOUNT_WORD, 1,
+                                  memory_order_acq_rel);
 }
 
 bool nodes_probe_pynode(PyObject *ctx)
@@ -372,7 +378,8 @@ static struct ring *own_ring(void)
 static void keep(uint64_t seq)
 {
     struct ring *r = own_ring();
-    struct slot *s = r ? &atomic_load_explicit(&r->slots, memory_order_relaxed)[seq & (RING_SLOTS - 1)] : NULL;
+    struct slot *s =
+        r ? &atomic_load_explicit(&r->slots, memory_order_relaxed)[seq & (RING_SLOTS - 1)] : NULL;
     uint32_t owner = (uint32_t)mine.tid1;
     /* first writer wins: a node made with an explicit number (AccumulateGrad's UINT64_MAX)
      * inside an op finds its op's node's slot already filled */
@@ -411,8 +418,9 @@ PyObject *nodes_format_stack(PyObject *self, PyObject *args)
     (void)self;
     (void)args;
     if (delegate())
-        return original_format_stack ? pyapi.call_object(original_format_stack, NULL) : pyapi.tuple_new(0);
-    keep(t.peek() - 1); /* the constructor took peek() - 1 */
+        return original_format_stack ? pyapi.call_object(original_format_stack, NULL)
+                                     : pyapi.tuple_new(0);
+    keep(t.peek() - 1);        /* the constructor took peek() - 1 */
     return pyapi.tuple_new(0); /* print_stack joins it: "" */
 }
 
@@ -502,7 +510,8 @@ static uint32_t type_name_id(void *node)
     /* first sight of this type: named once (autograd_name_id takes its own lock) */
     char name[96];
     const void *const *vtable = vt;
-    const char *mangled = pyname ? NULL : *(const char *const *)((const char *)vtable[-1] + sizeof(void *));
+    const char *mangled =
+        pyname ? NULL : *(const char *const *)((const char *)vtable[-1] + sizeof(void *));
     if (pyname) {
         const char *dot = strrchr(pyname, '.');
         snprintf(name, sizeof name, "%s", dot ? dot + 1 : pyname);
@@ -536,8 +545,9 @@ static uint32_t forward_of(uint64_t tid, uint64_t seq, uint32_t *cause)
         if (atomic_load_explicit(&rings[i].tid1, memory_order_acquire) == tid1)
             r = &rings[i];
     unsigned why = left_out_of(tid1);
-    *cause = why == LEFT_OUT_REFUSED ? BACKWARD_CAUSE_NO_RING
-             : why == LEFT_OUT_REUSED && !r ? BACKWARD_CAUSE_RING_REUSED : 0;
+    *cause = why == LEFT_OUT_REFUSED        ? BACKWARD_CAUSE_NO_RING
+             : why == LEFT_OUT_REUSED && !r ? BACKWARD_CAUSE_RING_REUSED
+                                            : 0;
     struct slot *slots = r ? atomic_load_explicit(&r->slots, memory_order_acquire) : NULL;
     if (!slots)
         return 0;
@@ -546,8 +556,8 @@ static uint32_t forward_of(uint64_t tid, uint64_t seq, uint32_t *cause)
         return 0;
     uint32_t owner = atomic_load_explicit(&s->owner, memory_order_acquire);
     uint32_t id = atomic_load_explicit(&s->stack, memory_order_acquire);
-    if (atomic_load_explicit(&s->seq1, memory_order_acquire) != seq + 1 || owner != (uint32_t)tid1 ||
-        atomic_load_explicit(&r->tid1, memory_order_acquire) != tid1)
+    if (atomic_load_explicit(&s->seq1, memory_order_acquire) != seq + 1 ||
+        owner != (uint32_t)tid1 || atomic_load_explicit(&r->tid1, memory_order_acquire) != tid1)
         return 0;
     *cause = 0;
     return id;

@@ -13,7 +13,8 @@ _Atomic uint64_t tallies_state;
 bool tallies_reusable(const struct tally_table *t)
 {
     uint64_t st = atomic_load_explicit(&tallies_state, memory_order_acquire);
-    return !tallies_open(st) || atomic_load_explicit(&t->epoch, memory_order_relaxed) != tallies_epoch(st);
+    return !tallies_open(st) ||
+           atomic_load_explicit(&t->epoch, memory_order_relaxed) != tallies_epoch(st);
 }
 
 /* ---- the owner's side: the recording path ---------------------------------------------------- */
@@ -34,7 +35,8 @@ static void table_renew(struct tally_table *t, uint64_t epoch)
 /* Only the owner writes: a relaxed load and store, no lock prefix. */
 static inline void bump(_Atomic uint64_t *v, uint64_t by)
 {
-    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + by, memory_order_relaxed);
+    atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + by,
+                          memory_order_relaxed);
 }
 
 void tallies_add(struct tally_table *t, uint32_t site, uint64_t ns)

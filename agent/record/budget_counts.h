@@ -27,13 +27,14 @@ struct tally_slot {
  * its epoch is over (agent/record/threads.c), so no region ever sees two threads' syncs in one table. */
 struct tally_table {
     _Atomic uint64_t epoch;
-    uint32_t index;        /* 1-based, in order of creation (syncspy_tally.thread) */
-    _Atomic uint32_t tid;  /* the owner, set when it takes the table (before any epoch of its) */
-    char name[16];         /* its name, likewise */
+    uint32_t index;       /* 1-based, in order of creation (syncspy_tally.thread) */
+    _Atomic uint32_t tid; /* the owner, set when it takes the table (before any epoch of its) */
+    char name[16];        /* its name, likewise */
     _Atomic uint64_t other_syncs, other_ns; /* syncs of no site (tables full) or of no free slot */
     struct tally_slot slot[TALLY_SLOTS];
-    struct tally_table *next; /* every table ever made (agent/record/threads.c); set before it is seen */
-    bool owned;               /* a live thread's (agent/record/threads.c, under its registry lock) */
+    struct tally_table
+        *next;  /* every table ever made (agent/record/threads.c); set before it is seen */
+    bool owned; /* a live thread's (agent/record/threads.c, under its registry lock) */
 };
 
 /* The counting state: the epoch in the high 32 bits, the regions open now (in the whole

@@ -10,8 +10,8 @@
 
 #include "common/gencode.h"
 
-#define COMPILED_MAX 8192          /* ranges: a few per compiled graph node */
-#define COMPILED_TEXT (1u << 20)   /* bytes of their strings */
+#define COMPILED_MAX 8192        /* ranges: a few per compiled graph node */
+#define COMPILED_TEXT (1u << 20) /* bytes of their strings */
 
 static struct compiled_line table[COMPILED_MAX];
 static _Atomic uint32_t published;
@@ -52,7 +52,8 @@ bool compiled_add(const struct compiled_line *l)
     char origin[512];
     const char *inductor = gencode_inductor_name(l->key);
     if (inductor) /* "<inductor>.c3fzq7ab": the output code's name, short */
-        snprintf(origin, sizeof origin, "<inductor>.%.8s%s", inductor, l->backward ? " backward" : "");
+        snprintf(origin, sizeof origin, "<inductor>.%.8s%s", inductor,
+                 l->backward ? " backward" : "");
     else
         snprintf(origin, sizeof origin, "%s%s", l->key, l->backward ? " backward" : "");
     if (n == COMPILED_MAX || !(r.key = key_of(l->key, n)) || !(r.path = keep(l->path)) ||

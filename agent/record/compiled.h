@@ -19,8 +19,8 @@ struct compiled_line {
     const char *path;     /* the user's file, line and function (the node's stack trace's) */
     uint32_t line;
     const char *function;
-    bool backward;        /* a backward graph's: the forward line the node came from */
-    const char *origin;   /* what the report says it came from: the key ("<inductor>." and 8
+    bool backward;      /* a backward graph's: the forward line the node came from */
+    const char *origin; /* what the report says it came from: the key ("<inductor>." and 8
                            * characters of an output code's name), " backward" after a
                            * backward graph's (set by compiled_add) */
 };

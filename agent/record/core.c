@@ -203,7 +203,8 @@ int agent_enter_recording(struct agent_call *k)
      * with no clock read and no errno save; the mark stays so the CUPTI callbacks
      * (agent_thread_busy) still know the entry layer has this call. A thread's first CUDA call
      * takes the full path (it registers the thread and starts the flusher). */
-    if (!atomic_load_explicit(&steps_active, memory_order_relaxed) && likely(agent_tls.ts != NULL)) {
+    if (!atomic_load_explicit(&steps_active, memory_order_relaxed) &&
+        likely(agent_tls.ts != NULL)) {
         /* a schedule that waits must not keep the step hook from being registered */
         if (unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed))) {
             struct agent_work w;
@@ -294,9 +295,8 @@ static int native_capture(const struct sync_call *call, struct capture_scratch *
  * process runs CPython) and its site. */
 /* The site of a stack: the thread's cache, else the tables (their locks held with signals held,
  * and the Python names interned on first sight, while the frames still run). */
-static struct site *site_for(struct thread_state *ts, uint32_t api, const uintptr_t *words,
-                             int n, int truncated, bool python, const struct py_raw_frame *py,
-                             int n_py)
+static struct site *site_for(struct thread_state *ts, uint32_t api, const uintptr_t *words, int n,
+                             int truncated, bool python, const struct py_raw_frame *py, int n_py)
 {
     struct site *site = sites_cached(&ts->cache, api, words, (uint32_t)n);
     if (likely(site != NULL) && (!python || site_count(site) != 0))
@@ -342,7 +342,8 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         learn_eval_range(entry);
     int n = depth;
     if (n_py > 0)
-        n = pyframes_merge(b->native, depth, b->py, n_py, b->words, NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
+        n = pyframes_merge(b->native, depth, b->py, n_py, b->words,
+                           NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
     else
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
     n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
@@ -408,8 +409,8 @@ static void record_sync(const struct sync_call *call)
             phase_add(&ts->syncs, step, blocked);
     }
     /* a sync budget region is open somewhere (agent/record/budget_counts.h): one load and a branch if not */
-    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && own && ts &&
-        ts->tally)
+    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && own &&
+        ts && ts->tally)
         tallies_add(ts->tally, site ? site_id(site) : 0, blocked);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
         struct agent_hold h; /* the GPU collector's lock */
@@ -417,10 +418,16 @@ static void record_sync(const struct sync_call *call)
         agent_gpu_sync(site_id(site), call); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
         agent_release_signals(&h);
     }
-    struct tw_event rec = {.t0 = call->start_ns, .t1 = call->end_ns, .stream = call->stream,
-                           .arg = call->bytes, .step = step,
-                           .stack_id = site ? site_stack_id(site) : 0, .tid = ts ? ts->tid : 0,
-                           .api = (uint16_t)call->api, .kind = TW_SYNC, .dir = (uint8_t)call->dir};
+    struct tw_event rec = {.t0 = call->start_ns,
+                           .t1 = call->end_ns,
+                           .stream = call->stream,
+                           .arg = call->bytes,
+                           .step = step,
+                           .stack_id = site ? site_stack_id(site) : 0,
+                           .tid = ts ? ts->tid : 0,
+                           .api = (uint16_t)call->api,
+                           .kind = TW_SYNC,
+                           .dir = (uint8_t)call->dir};
     if (ts && ts->ring)
         push_record(ts->ring, &rec);
     else
@@ -488,9 +495,13 @@ void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream)
     struct thread_state *ts = agent_tls.ts;
     if (!ts || work_live(__builtin_frame_address(0)))
         return;
-    struct tw_event rec = {.t0 = agent_now_ns(), .stream = stream, .arg = (uintptr_t)func,
+    struct tw_event rec = {.t0 = agent_now_ns(),
+                           .stream = stream,
+                           .arg = (uintptr_t)func,
                            .step = atomic_load_explicit(&steps_now, memory_order_relaxed),
-                           .tid = ts->tid, .api = (uint16_t)api, .kind = TW_LAUNCH};
+                           .tid = ts->tid,
+                           .api = (uint16_t)api,
+                           .kind = TW_LAUNCH};
     if (ts->ring)
         push_record(ts->ring, &rec);
 }
@@ -520,6 +531,7 @@ void agent_count_launch(void)
     /* Only this thread writes its counter: a relaxed load and store, no lock prefix. */
     uint64_t n = atomic_load_explicit(&ts->launches, memory_order_relaxed) + 1;
     atomic_store_explicit(&ts->launches, n, memory_order_relaxed);
-    if (unlikely((n & 255) == 0) || unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed)))
+    if (unlikely((n & 255) == 0) ||
+        unlikely(atomic_load_explicit(&pyhook_eager, memory_order_relaxed)))
         launch_tick();
 }

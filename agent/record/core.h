@@ -18,14 +18,14 @@ enum copy_dir { DIR_NONE = 0, DIR_H2D, DIR_D2H, DIR_D2D, DIR_H2H };
 /* One intercepted call that made the host wait for the device. */
 struct sync_call {
     uint32_t api;      /* enum api_id, or an api_intern() id for CUPTI-seen calls */
-    uint64_t start_ns;  /* CLOCK_MONOTONIC when the real call began */
-    uint64_t end_ns;    /* ... and when it returned */
-    uintptr_t stream;   /* cudaStream_t, 0 for the legacy default stream */
-    uint64_t bytes;     /* copies and memsets */
+    uint64_t start_ns; /* CLOCK_MONOTONIC when the real call began */
+    uint64_t end_ns;   /* ... and when it returned */
+    uintptr_t stream;  /* cudaStream_t, 0 for the legacy default stream */
+    uint64_t bytes;    /* copies and memsets */
     enum copy_dir dir;
     bool after_pinned_copy; /* a stream synchronize right after the thread copied from or to
                              * pinned host memory (entry/runtime.c) */
-    bool via_cupti;     /* delivered by a CUPTI callback: CUPTI's, the driver's and the runtime's
+    bool via_cupti; /* delivered by a CUPTI callback: CUPTI's, the driver's and the runtime's
                          * frames lie between the agent and the caller of the CUDA API */
     /* SYNCSPY_GPU=1 (agent_gpu_tracking): the correlation ids of the runtime and driver calls
      * that returned inside this one, 0 when unknown */

@@ -17,12 +17,12 @@ _Atomic bool *pyapi_resolving(void)
 
 static void resolve(void)
 {
-#define SYM(field, name)                                                        \
-    do {                                                                        \
-        void *p_ = dlsym(RTLD_DEFAULT, name);                                   \
-        if (!p_)                                                                \
-            return;                                                             \
-        __builtin_memcpy(&pyapi.field, &p_, sizeof p_);                         \
+#define SYM(field, name)                                \
+    do {                                                \
+        void *p_ = dlsym(RTLD_DEFAULT, name);           \
+        if (!p_)                                        \
+            return;                                     \
+        __builtin_memcpy(&pyapi.field, &p_, sizeof p_); \
     } while (0)
     SYM(add_pending_call, "Py_AddPendingCall");
     SYM(is_initialized, "Py_IsInitialized");
@@ -57,10 +57,10 @@ static void resolve(void)
     SYM(long_as_long, "PyLong_AsLong");
     SYM(none, "_Py_NoneStruct");
 #undef SYM
-#define OPTIONAL(field, name)                                                   \
-    do {                                                                        \
-        void *p_ = dlsym(RTLD_DEFAULT, name);                                   \
-        __builtin_memcpy(&pyapi.field, &p_, sizeof p_);                         \
+#define OPTIONAL(field, name)                           \
+    do {                                                \
+        void *p_ = dlsym(RTLD_DEFAULT, name);           \
+        __builtin_memcpy(&pyapi.field, &p_, sizeof p_); \
     } while (0)
     OPTIONAL(weakref_new, "PyWeakref_NewRef");
     OPTIONAL(weakref_get_ref, "PyWeakref_GetRef");

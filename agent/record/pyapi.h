@@ -14,7 +14,7 @@
 
 typedef struct py_object PyObject;
 
-#define PY_FILE_INPUT 257  /* Py_file_input */
+#define PY_FILE_INPUT 257 /* Py_file_input */
 #define PY_METH_VARARGS 1
 #define PY_METH_KEYWORDS 2
 #define PY_METH_NOARGS 4
@@ -36,40 +36,43 @@ struct pyapi {
     int (*dict_set)(PyObject *, const char *, PyObject *);
     PyObject *(*dict_get)(PyObject *, const char *);
     PyObject *(*builtins)(void);
-    PyObject *(*compile)(const char *, const char *, int, void *, int); /* Py_CompileStringExFlags */
-    PyObject *(*eval_code)(PyObject *, PyObject *, PyObject *);        /* PyEval_EvalCode */
+    PyObject *(*compile)(const char *, const char *, int, void *,
+                         int);                                  /* Py_CompileStringExFlags */
+    PyObject *(*eval_code)(PyObject *, PyObject *, PyObject *); /* PyEval_EvalCode */
     void (*err_clear)(void);
     PyObject *(*err_occurred)(void);
     void (*decref)(PyObject *);
     void (*incref)(PyObject *);
     PyObject *(*cfunction_new)(struct py_method_def *, PyObject *, PyObject *);
-    PyObject *(*instance_method_new)(PyObject *);                       /* PyInstanceMethod_New */
-    PyObject *(*call)(PyObject *, PyObject *, PyObject *);              /* PyObject_Call */
-    PyObject *(*call_object)(PyObject *, PyObject *);                   /* PyObject_CallObject */
+    PyObject *(*instance_method_new)(PyObject *);          /* PyInstanceMethod_New */
+    PyObject *(*call)(PyObject *, PyObject *, PyObject *); /* PyObject_Call */
+    PyObject *(*call_object)(PyObject *, PyObject *);      /* PyObject_CallObject */
     PyObject *(*tuple_new)(ptrdiff_t);
     ptrdiff_t (*tuple_size)(PyObject *);
-    PyObject *(*tuple_get)(PyObject *, ptrdiff_t);                      /* borrowed */
-    int (*tuple_set)(PyObject *, ptrdiff_t, PyObject *);                /* steals */
-    int (*contains)(PyObject *, PyObject *);                            /* PySequence_Contains */
+    PyObject *(*tuple_get)(PyObject *, ptrdiff_t);       /* borrowed */
+    int (*tuple_set)(PyObject *, ptrdiff_t, PyObject *); /* steals */
+    int (*contains)(PyObject *, PyObject *);             /* PySequence_Contains */
     PyObject *(*long_from_u64)(unsigned long long);
     unsigned long long (*long_as_u64)(PyObject *);
-    const char *(*unicode_utf8)(PyObject *);                            /* PyUnicode_AsUTF8 */
-    PyObject *(*unicode_new)(const char *);                             /* PyUnicode_FromString */
-    PyObject *(*unicode_intern)(const char *);                          /* PyUnicode_InternFromString */
-    PyObject *(*modules)(void);                                         /* PyImport_GetModuleDict, borrowed */
+    const char *(*unicode_utf8)(PyObject *);          /* PyUnicode_AsUTF8 */
+    PyObject *(*unicode_new)(const char *);           /* PyUnicode_FromString */
+    PyObject *(*unicode_intern)(const char *);        /* PyUnicode_InternFromString */
+    PyObject *(*modules)(void);                       /* PyImport_GetModuleDict, borrowed */
     PyObject *(*dict_lookup)(PyObject *, PyObject *); /* PyDict_GetItemWithError: borrowed */
-    PyObject *(*getattr)(PyObject *, PyObject *);                       /* PyObject_GetAttr */
-    int (*is_true)(PyObject *);                                         /* PyObject_IsTrue */
-    long (*long_as_long)(PyObject *);                                   /* PyLong_AsLong */
+    PyObject *(*getattr)(PyObject *, PyObject *);     /* PyObject_GetAttr */
+    int (*is_true)(PyObject *);                       /* PyObject_IsTrue */
+    long (*long_as_long)(PyObject *);                 /* PyLong_AsLong */
     PyObject *none;
     /* optional (NULL when this CPython lacks them) */
-    PyObject *(*weakref_new)(PyObject *, PyObject *);                   /* PyWeakref_NewRef */
-    int (*weakref_get_ref)(PyObject *, PyObject **);                    /* PyWeakref_GetRef, 3.13+ */
+    PyObject *(*weakref_new)(PyObject *, PyObject *); /* PyWeakref_NewRef */
+    int (*weakref_get_ref)(PyObject *, PyObject **);  /* PyWeakref_GetRef, 3.13+ */
     PyObject *(*weakref_get_object)(PyObject *); /* PyWeakref_GetObject (borrowed; gone in 3.15) */
-    int (*add_audit_hook)(int (*)(const char *, PyObject *, void *), void *); /* PySys_AddAuditHook */
-    int (*gil_ensure)(void);   /* PyGILState_Ensure (its PyGILState_STATE) */
-    void (*gil_release)(int);  /* PyGILState_Release */
-    int (*gil_check)(void);    /* PyGILState_Check: 1 when this thread holds the GIL (or it cannot tell) */
+    int (*add_audit_hook)(int (*)(const char *, PyObject *, void *),
+                          void *); /* PySys_AddAuditHook */
+    int (*gil_ensure)(void);       /* PyGILState_Ensure (its PyGILState_STATE) */
+    void (*gil_release)(int);      /* PyGILState_Release */
+    int (*gil_check)(
+        void); /* PyGILState_Check: 1 when this thread holds the GIL (or it cannot tell) */
 };
 
 extern struct pyapi pyapi;

@@ -130,7 +130,8 @@ static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame
         up_request_graphs(r->name.file);
 }
 
-void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py)
+void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
+                          int n_py)
 {
     bool any = false;
     for (uint32_t i = 0; i + 1 < n && !any; i++)

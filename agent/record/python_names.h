@@ -19,7 +19,8 @@ struct py_raw_frame;
  * collectors/pyframes.h) not seen before. Call on the capturing thread, inside the CUDA call;
  * py[0..n_py) are the thread's frames just captured (on CPython 3.9/3.10 the qualified name of
  * a code is derived from its running frame, once per code object). */
-void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py, int n_py);
+void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
+                          int n_py);
 
 /* Whether one of the thread's frames just captured, py[0..n_py), runs torch.compile's own work
  * (common/gencode.h gencode_compile_work_file); their names were interned before. */

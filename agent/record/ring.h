@@ -12,13 +12,13 @@
 #include "output/trace_writer.h" /* struct tw_event: what the flusher hands over as it is */
 
 struct ring {
-    _Atomic uint64_t head;           /* next slot the producer writes */
+    _Atomic uint64_t head; /* next slot the producer writes */
     char pad0[56];
-    _Atomic uint64_t tail;           /* next slot the consumer reads */
+    _Atomic uint64_t tail; /* next slot the consumer reads */
     char pad1[56];
-    _Atomic uint64_t dropped_syncs;  /* records that found the ring full */
+    _Atomic uint64_t dropped_syncs; /* records that found the ring full */
     _Atomic uint64_t dropped_launches;
-    uint64_t mask;                   /* capacity - 1 (capacity a power of two) */
+    uint64_t mask; /* capacity - 1 (capacity a power of two) */
     struct tw_event recs[];
 };
 
@@ -28,8 +28,8 @@ static inline bool ring_push(struct ring *r, const struct tw_event *rec)
     uint64_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
     if (h - t > r->mask) {
-        atomic_fetch_add_explicit(rec->kind == TW_SYNC ? &r->dropped_syncs : &r->dropped_launches, 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(rec->kind == TW_SYNC ? &r->dropped_syncs : &r->dropped_launches,
+                                  1, memory_order_relaxed);
         return false;
     }
     r->recs[h & r->mask] = *rec;

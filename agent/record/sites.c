@@ -23,10 +23,10 @@ static bool table_oom;
 struct stack_rec {
     UT_hash_handle hh;
     uint64_t hash;
-    uint32_t id;       /* 1-based, in order of first sight */
-    uint32_t depth;    /* frames in pcs */
-    bool truncated;    /* deeper than the frame limit */
-    uintptr_t pcs[];   /* return addresses, innermost first */
+    uint32_t id;     /* 1-based, in order of first sight */
+    uint32_t depth;  /* frames in pcs */
+    bool truncated;  /* deeper than the frame limit */
+    uintptr_t pcs[]; /* return addresses, innermost first */
 };
 
 struct site_key {
@@ -37,9 +37,9 @@ struct site_key {
 struct site {
     UT_hash_handle hh;
     struct site_key key;
-    uint32_t id;       /* 1-based, in order of creation */
+    uint32_t id; /* 1-based, in order of creation */
     struct stack_rec *stack;
-    struct site *next; /* every site, in order of creation */
+    struct site *next;       /* every site, in order of creation */
     struct phase_counter pc; /* its syncs and blocked ns, with their start-up and last-step parts */
     _Atomic uint64_t max_ns;
     /* the threads that synced here (the first SITE_TIDS of them) */
@@ -57,8 +57,8 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
  * afresh in one reset (sites_atfork_child), so a field added here is reset at fork by
  * construction. */
 static struct tables {
-    struct stack_rec *stacks; /* uthash head, keyed by the pcs bytes */
-    struct site *sites;       /* uthash head, keyed by site_key */
+    struct stack_rec *stacks;  /* uthash head, keyed by the pcs bytes */
+    struct site *sites;        /* uthash head, keyed by site_key */
     struct site *list, **tail; /* every site, in order of creation */
     _Atomic size_t n_sites, n_stacks;
 } tab = {.tail = &tab.list};
@@ -79,7 +79,8 @@ static uint64_t hash_pcs(const uintptr_t *pcs, uint32_t depth, uint32_t api)
     return h;
 }
 
-static struct stack_rec *stack_intern(const uintptr_t *pcs, uint32_t depth, bool truncated, uint64_t hash)
+static struct stack_rec *stack_intern(const uintptr_t *pcs, uint32_t depth, bool truncated,
+                                      uint64_t hash)
 {
     struct stack_rec *st;
     size_t keylen = depth * sizeof(uintptr_t);
@@ -167,7 +168,8 @@ static void site_thread(struct site *s, uint32_t tid)
             return;
         if (v == 0) {
             if (atomic_compare_exchange_strong_explicit(&s->tids[i], &v, tid, memory_order_relaxed,
-                                                        memory_order_relaxed) || v == tid)
+                                                        memory_order_relaxed) ||
+                v == tid)
                 return;
         }
     }
@@ -207,8 +209,14 @@ bool site_compile_work(const struct site *s)
     return atomic_load_explicit(&s->compile_work, memory_order_relaxed);
 }
 
-uint32_t site_id(const struct site *s) { return s->id; }
-uint32_t site_stack_id(const struct site *s) { return s->stack->id; }
+uint32_t site_id(const struct site *s)
+{
+    return s->id;
+}
+uint32_t site_stack_id(const struct site *s)
+{
+    return s->stack->id;
+}
 
 uint64_t site_count(const struct site *s)
 {
@@ -217,13 +225,16 @@ uint64_t site_count(const struct site *s)
 
 void site_info(const struct site *s, struct site_info *out)
 {
-    *out = (struct site_info){
-        .id = s->id, .api = s->key.api, .stack_id = s->stack->id, .depth = s->stack->depth,
-        .truncated = s->stack->truncated, .words = s->stack->pcs,
-        .phase = phase_raw(&s->pc),
-        .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed),
-        .threads = site_threads(s),
-        .pinned = atomic_load_explicit(&s->pinned, memory_order_relaxed)};
+    *out = (struct site_info){.id = s->id,
+                              .api = s->key.api,
+                              .stack_id = s->stack->id,
+                              .depth = s->stack->depth,
+                              .truncated = s->stack->truncated,
+                              .words = s->stack->pcs,
+                              .phase = phase_raw(&s->pc),
+                              .max_ns = atomic_load_explicit(&s->max_ns, memory_order_relaxed),
+                              .threads = site_threads(s),
+                              .pinned = atomic_load_explicit(&s->pinned, memory_order_relaxed)};
     out->count = out->phase.count;
     out->blocked_ns = out->phase.ns;
 }
@@ -251,8 +262,14 @@ bool sites_find(uint32_t id, struct site_info *out)
     return found;
 }
 
-size_t sites_count(void) { return tab.n_sites; }
-size_t stacks_count(void) { return tab.n_stacks; }
+size_t sites_count(void)
+{
+    return tab.n_sites;
+}
+size_t stacks_count(void)
+{
+    return tab.n_stacks;
+}
 
 pthread_mutex_t *sites_table_lock(void)
 {

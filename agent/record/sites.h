@@ -30,16 +30,16 @@ struct site_cache {
 #define SITE_TIDS 16
 
 struct site_info {
-    uint32_t id;             /* 1-based, in order of creation */
+    uint32_t id; /* 1-based, in order of creation */
     uint32_t api;
-    uint32_t stack_id;       /* 1-based, in order of first sight */
-    uint32_t depth;          /* words in the stack */
-    bool truncated;          /* deeper than the frame limit */
-    const uintptr_t *words;  /* the stack, innermost first (collectors/pyframes.h); kept */
+    uint32_t stack_id;      /* 1-based, in order of first sight */
+    uint32_t depth;         /* words in the stack */
+    bool truncated;         /* deeper than the frame limit */
+    const uintptr_t *words; /* the stack, innermost first (collectors/pyframes.h); kept */
     uint64_t count, blocked_ns, max_ns;
     struct rep_phase_raw phase; /* count and blocked_ns with their start-up and last-step parts */
-    uint32_t threads;        /* how many threads synced here (at most SITE_TIDS counted) */
-    uint64_t pinned;         /* syncs right after a copy from or to pinned memory (site_add_pinned) */
+    uint32_t threads;           /* how many threads synced here (at most SITE_TIDS counted) */
+    uint64_t pinned; /* syncs right after a copy from or to pinned memory (site_add_pinned) */
 };
 
 /* Sets the memory cap of the tables (bytes). Call before the first lookup. */

@@ -13,7 +13,7 @@
  * written (late calls are forwarded untouched); OFF afterwards. */
 enum agent_state { STATE_STARTING, STATE_RUNNING, STATE_FINISHING, STATE_OFF };
 
-extern struct config agent_cfg;  /* SYNCSPY_*, parsed once at the start */
+extern struct config agent_cfg; /* SYNCSPY_*, parsed once at the start */
 extern _Atomic int agent_state;
 
 #endif

@@ -35,16 +35,17 @@ struct capture_scratch {
 };
 
 struct thread_state {
-    _Atomic uint64_t launches;   /* written only by the owning thread */
-    struct thread_state *next;   /* every thread_state ever made (registry) */
+    _Atomic uint64_t launches; /* written only by the owning thread */
+    struct thread_state *next; /* every thread_state ever made (registry) */
     struct thread_state *next_free;
     bool live;
     uint32_t tid;
-    char name[16];               /* the thread's name at its first CUDA call */
-    struct ring *ring;           /* NULL when SYNCSPY_BUFFER_MB had no room left */
+    char name[16];     /* the thread's name at its first CUDA call */
+    struct ring *ring; /* NULL when SYNCSPY_BUFFER_MB had no room left */
     struct site_cache cache;
-    struct phase_counter syncs;  /* its syncs and blocked ns (written by the owning thread) */
-    struct tally_table *tally;   /* its sync budget counts (agent/record/budget_counts.h); NULL: none made */
+    struct phase_counter syncs; /* its syncs and blocked ns (written by the owning thread) */
+    struct tally_table
+        *tally; /* its sync budget counts (agent/record/budget_counts.h); NULL: none made */
     struct capture_scratch *scratch; /* NULL when the arena had no room: syncs without stacks */
 };
 
@@ -68,14 +69,14 @@ struct agent_tls {
      * agent's SIGTERM/SIGINT handler defers the signal until the work ends. */
     struct agent_mark *work;
     uint64_t work_cookie;
-    uint64_t seq;          /* the last cookie handed out */
-    int work_cancel;       /* the cancel state the work found, put back when it ends */
-    bool agent_thread;     /* the agent's own thread (the flusher): all agent work, for good */
+    uint64_t seq;      /* the last cookie handed out */
+    int work_cancel;   /* the cancel state the work found, put back when it ends */
+    bool agent_thread; /* the agent's own thread (the flusher): all agent work, for good */
     /* pyhook_poll asked the agent's Python thread for the step hook: the CUDA call waits for it
      * at its end (agent/step/pyhook.h pyhook_wait_slow). In the padding: every thread's static TLS is
      * carved from its stack. */
     bool pyhook_wait;
-    int pending_signal;    /* a fatal signal that arrived during agent work: raised when it ends */
+    int pending_signal; /* a fatal signal that arrived during agent work: raised when it ends */
 };
 extern SYNCSPY_TLS struct agent_tls agent_tls;
 

@@ -16,18 +16,18 @@
 
 struct agent_upcalls {
     /* agent/process/lifecycle.h */
-    void (*start)(void);                                  /* agent_init_once */
-    void (*first_use)(void);                              /* agent_first_use */
-    void (*optimizer_step)(unsigned optimizers);          /* agent_optimizer_step */
+    void (*start)(void);                         /* agent_init_once */
+    void (*first_use)(void);                     /* agent_first_use */
+    void (*optimizer_step)(unsigned optimizers); /* agent_optimizer_step */
     void (*optimizer_step_split)(unsigned before, unsigned optimizers);
-    void (*optimizer_cut)(void);                          /* agent_optimizer_cut */
+    void (*optimizer_cut)(void); /* agent_optimizer_cut */
     /* agent/background/flusher.h */
-    void (*kick_flusher)(void);                           /* flusher_kick: async-signal-safe */
-    bool (*flush_now)(int timeout_ms);                    /* flusher_flush_now */
+    void (*kick_flusher)(void);        /* flusher_kick: async-signal-safe */
+    bool (*flush_now)(int timeout_ms); /* flusher_flush_now */
     /* agent/step/pyhook.h */
-    void (*poll_python)(uint64_t now_ns);                 /* pyhook_poll */
-    void (*wait_python)(void);                            /* pyhook_wait_slow */
-    void (*request_graphs)(const char *file);             /* pyhook_request_graphs */
+    void (*poll_python)(uint64_t now_ns);     /* pyhook_poll */
+    void (*wait_python)(void);                /* pyhook_wait_slow */
+    void (*request_graphs)(const char *file); /* pyhook_request_graphs */
 };
 
 extern const struct agent_upcalls *_Atomic agent_upcalls;

@@ -85,8 +85,8 @@ static const char register_code[] =
 static PyObject *attr_pop_fn, *attr_begin_fn; /* autograd_attr.py's; NULL: no attribution */
 static PyObject *attr_startup_fn;             /* its _attr_startup (calibrates at registration) */
 static bool attr_mode_on;                     /* an attribution step's mode is still to be popped */
-#define ATTR_NOT_UNDER_COMPILE (-2)           /* _attr_begin: only the mode engine here, and compiled */
-static bool attr_off;                         /* attribution stopped for good */
+#define ATTR_NOT_UNDER_COMPILE (-2) /* _attr_begin: only the mode engine here, and compiled */
+static bool attr_off;               /* attribution stopped for good */
 static PyObject *key_dynamo_utils, *key_counters, *key_frames, *key_ok; /* interned */
 
 /* torch._dynamo.utils.counters once that module is imported (a new reference, kept: a module
@@ -271,13 +271,14 @@ static struct opt_known {
     unsigned last_at; /* the order of its latest step in the cycle now open */
     bool in_cycle;
 } opt_known[OPT_KEPT];
-static unsigned opt_nknown;      /* opt_known[0] is the anchor */
-static uintptr_t opt_closer, opt_prev, opt_cut; /* opt_cut: the optimizer whose first step was cut */
-static PyObject *opt_first_ref; /* a weak reference to the anchor (NULL: none could be made) */
-static uint64_t opt_cycles;     /* the anchor's cycles ended */
-static unsigned opt_order;      /* optimizer steps in the cycle now open */
-static bool opt_armed;          /* the anchor stepped since the last step ended */
-static pthread_t opt_thread;    /* the anchor's thread */
+static unsigned opt_nknown; /* opt_known[0] is the anchor */
+static uintptr_t opt_closer, opt_prev,
+    opt_cut;                         /* opt_cut: the optimizer whose first step was cut */
+static PyObject *opt_first_ref;      /* a weak reference to the anchor (NULL: none could be made) */
+static uint64_t opt_cycles;          /* the anchor's cycles ended */
+static unsigned opt_order;           /* optimizer steps in the cycle now open */
+static bool opt_armed;               /* the anchor stepped since the last step ended */
+static pthread_t opt_thread;         /* the anchor's thread */
 static uintptr_t opt_seen[OPT_KEPT]; /* the optimizers that stepped in the step now open */
 static unsigned opt_nseen;
 
@@ -577,7 +578,8 @@ static PyObject *py_recompiled(PyObject *self, PyObject *a)
 static PyObject *py_calibrate(PyObject *self, PyObject *a)
 {
     (void)self;
-    bool ok = pyapi.tuple_size(a) == 2 && nodes_calibrate(pyapi.tuple_get(a, 0), pyapi.tuple_get(a, 1));
+    bool ok =
+        pyapi.tuple_size(a) == 2 && nodes_calibrate(pyapi.tuple_get(a, 0), pyapi.tuple_get(a, 1));
     pyapi.err_clear();
     return pyapi.long_from_u64(ok ? 1u + nodes_hooked() : 0u);
 }
@@ -634,7 +636,8 @@ static PyObject *py_run_backward(PyObject *self, PyObject *args, PyObject *kwarg
 
 static struct py_method_def defs[] = {
     {"_syncspy_hook", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_hook,
-     PY_METH_FASTCALL | PY_METH_KEYWORDS, "syncspy: the optimizer step hook (ends a training step)"},
+     PY_METH_FASTCALL | PY_METH_KEYWORDS,
+     "syncspy: the optimizer step hook (ends a training step)"},
     {"_syncspy_forward", py_forward, PY_METH_NOARGS, "syncspy: keeps the forward stack of an op"},
     {"_syncspy_node", py_node, PY_METH_VARARGS, "syncspy: a node's word (its type, its stack)"},
     {"_syncspy_enter", py_enter, PY_METH_O, "syncspy: a tagged node runs"},
@@ -647,8 +650,10 @@ static struct py_method_def defs[] = {
     {"_syncspy_take_over", py_take_over, PY_METH_VARARGS, "syncspy: what the replacements call"},
     {"_syncspy_compiled", py_compiled, PY_METH_O, "syncspy: the user's lines of generated code"},
     {"_syncspy_recompiled", py_recompiled, PY_METH_VARARGS, "syncspy: a function compiled again"},
-    {"format_stack", nodes_format_stack, PY_METH_NOARGS, "syncspy: keeps a new node's forward stack"},
-    {"_engine_run_backward", (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_run_backward,
+    {"format_stack", nodes_format_stack, PY_METH_NOARGS,
+     "syncspy: keeps a new node's forward stack"},
+    {"_engine_run_backward",
+     (PyObject * (*)(PyObject *, PyObject *))(void (*)(void))py_run_backward,
      PY_METH_VARARGS | PY_METH_KEYWORDS, "syncspy: a backward call, its caller kept"},
 };
 
@@ -745,8 +750,9 @@ static void dynamo_ask(void)
         atomic_store(&dynamo_state, DYNAMO_WAIT);
         return;
     }
-    dbg(1, "optimizer step hook %s", r > 0 ? "hidden from torch.compile while it compiles"
-                                            : "seen by torch.compile: this torch cannot ignore it (2.12+ can)");
+    dbg(1, "optimizer step hook %s",
+        r > 0 ? "hidden from torch.compile while it compiles"
+              : "seen by torch.compile: this torch cannot ignore it (2.12+ can)");
     atomic_store(&dynamo_state, DYNAMO_DONE);
 }
 
@@ -789,7 +795,8 @@ void pyhook_request_graphs(const char *file)
     if (!file)
         return;
     if (!graphs_fn) {
-        dbg(2, "generated code %s: no user lines asked (the agent's Python is not there yet)", file);
+        dbg(2, "generated code %s: no user lines asked (the agent's Python is not there yet)",
+            file);
         return;
     }
     unsigned n = atomic_load(&graphs_nasked);
@@ -912,8 +919,8 @@ static int pending_attempt(void *arg)
  * and the threading module's _DummyThread that the agent's Python may have made for it (any
  * threading.current_thread() call) is taken out of threading._active again. */
 static struct {
-    _Atomic bool wanted;  /* an attempt waits for it */
-    _Atomic bool running; /* the thread exists */
+    _Atomic bool wanted;    /* an attempt waits for it */
+    _Atomic bool running;   /* the thread exists */
     _Atomic bool waits_off; /* a CUDA call waited in vain once: no call waits again */
 } helper;
 
@@ -998,8 +1005,9 @@ __attribute__((noinline, cold)) static bool helper_ask(void)
 #define HELPER_WAIT_MS 200
 __attribute__((noinline, cold)) static bool may_wait(void)
 {
-    return atomic_load_explicit(&pyhook_eager, memory_order_relaxed) && !atomic_load(&helper.waits_off) &&
-           (pid_t)syscall(SYS_gettid) != getpid() && pyapi.gil_check && pyapi.gil_check() == 0;
+    return atomic_load_explicit(&pyhook_eager, memory_order_relaxed) &&
+           !atomic_load(&helper.waits_off) && (pid_t)syscall(SYS_gettid) != getpid() &&
+           pyapi.gil_check && pyapi.gil_check() == 0;
 }
 
 void pyhook_wait_slow(void)
@@ -1011,7 +1019,8 @@ void pyhook_wait_slow(void)
     while (atomic_load(&hook_state) == HOOK_QUEUED && atomic_load(&helper.running)) {
         if (agent_now_ns() >= until) {
             atomic_store(&helper.waits_off, true);
-            dbg(1, "optimizer step hook: the GIL was not free within %d ms; no CUDA call waits for it again",
+            dbg(1,
+                "optimizer step hook: the GIL was not free within %d ms; no CUDA call waits for it again",
                 HELPER_WAIT_MS);
             break;
         }
@@ -1033,11 +1042,13 @@ void pyhook_poll(uint64_t now_ns)
     if (!atomic_compare_exchange_strong(&hook_state, &idle, HOOK_QUEUED))
         return;
     bool eager = atomic_load(&attempts) < PYHOOK_EAGER_ATTEMPTS;
-    atomic_store_explicit(&next_try_ns, now_ns + (eager ? HOOK_RETRY_NS : PYHOOK_LAZY_MS * 1000000ull),
+    atomic_store_explicit(&next_try_ns,
+                          now_ns + (eager ? HOOK_RETRY_NS : PYHOOK_LAZY_MS * 1000000ull),
                           memory_order_relaxed);
     if (!pyapi_resolve()) {
         /* no CPython (yet: a program may load libpython later): look again lazily */
-        atomic_store_explicit(&next_try_ns, now_ns + PYHOOK_LAZY_MS * 1000000ull, memory_order_relaxed);
+        atomic_store_explicit(&next_try_ns, now_ns + PYHOOK_LAZY_MS * 1000000ull,
+                              memory_order_relaxed);
         set_eager(false);
         atomic_store(&hook_state, HOOK_IDLE);
         return;

@@ -29,8 +29,8 @@ void recompiles_add(const char *function, const char *file, uint32_t line, const
     pthread_mutex_lock(&lock);
     struct recompile_row *r = NULL;
     for (size_t i = 0; i < nrows && !r; i++)
-        if (rows[i].line == line && !strncmp(rows[i].function, function ? function : "",
-                                             sizeof rows[i].function - 1) &&
+        if (rows[i].line == line &&
+            !strncmp(rows[i].function, function ? function : "", sizeof rows[i].function - 1) &&
             !strncmp(rows[i].file, file ? file : "", sizeof rows[i].file - 1))
             r = &rows[i];
     if (!r && nrows < RECOMPILES_MAX) {
@@ -65,8 +65,10 @@ void recompiles_model(struct rep_process *proc)
             if (!rows[i].count)
                 continue;
             copies[k] = rows[i];
-            out[k] = (struct rep_recompile){.function = copies[k].function, .file = copies[k].file,
-                                            .line = copies[k].line, .count = copies[k].count,
+            out[k] = (struct rep_recompile){.function = copies[k].function,
+                                            .file = copies[k].file,
+                                            .line = copies[k].line,
+                                            .count = copies[k].count,
                                             .in_steps = copies[k].in_steps,
                                             .reason = copies[k].reason};
             k++;

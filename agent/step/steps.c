@@ -30,7 +30,7 @@
 #define STEP_CHUNK 1024
 #define STEP_CHUNKS_MAX 64
 #define STEP_KICK_EVERY (STEP_CHUNK / 2) /* a deep queue asks for a drain every this many */
-#define RANGES_MAX 256 /* recorded steps kept as this many ranges at most */
+#define RANGES_MAX 256                   /* recorded steps kept as this many ranges at most */
 
 /* The step lock: taken by steps_mark, steps_finish and the readers below; around fork() by the
  * fork handlers (agent/process/fork_locks.h), so the child's one thread (the one that forked) holds it and
@@ -63,7 +63,7 @@ struct step_cut {
 static struct steps_state {
     /* the open step */
     uint64_t number, start_ns, launch_base;
-    uint8_t cause;               /* why it is recorded (enum rep_cause) */
+    uint8_t cause; /* why it is recorded (enum rep_cause) */
     struct step_cut cut;
     uint32_t closing_tid;        /* the thread whose mark is closing the step now */
     unsigned closing_optimizers; /* the optimizers that stepped in it (its mark's count) */
@@ -76,7 +76,7 @@ static struct steps_state {
     bool startup_closed; /* step 0 (start-up) ended with a mark */
     struct rep_step startup;
     uint64_t attribution_steps; /* active steps attributed (agent/record/autograd.h) */
-    struct step_list log; /* its bytes mmap'ed for STEPS_LISTED_MAX steps, touched as used */
+    struct step_list log;       /* its bytes mmap'ed for STEPS_LISTED_MAX steps, touched as used */
     struct {
         uint64_t active, syncs, blocked_ns, launches, wall_ns, omitted;
     } totals;
@@ -105,8 +105,8 @@ static struct steps_state {
 
 /* Written without the lock (the open step's syncs: agent/record/step_now.h step_open). */
 static struct {
-    _Atomic uint64_t unrecorded_steps;  /* begun, not recorded by the schedule */
-    _Atomic bool pending_set;           /* steps.pending waits */
+    _Atomic uint64_t unrecorded_steps; /* begun, not recorded by the schedule */
+    _Atomic bool pending_set;          /* steps.pending waits */
 } live;
 
 /* The calling thread's id, for the step mark (a training loop marks thousands of steps a second:
@@ -119,7 +119,8 @@ static void set_active(bool active)
     if (!active)
         atomic_fetch_add_explicit(&live.unrecorded_steps, 1, memory_order_relaxed);
     atomic_store_explicit(&steps_active, active, memory_order_relaxed);
-    atomic_store_explicit(&agent_launch_tracing, active && conf.trace_launches, memory_order_relaxed);
+    atomic_store_explicit(&agent_launch_tracing, active && conf.trace_launches,
+                          memory_order_relaxed);
     agent_launch_slow_update();
 }
 
@@ -354,22 +355,28 @@ static bool step_close_locked(uint64_t now, bool final, bool *deep, const struct
     bool was_active = atomic_load_explicit(&steps_active, memory_order_relaxed);
     bool attributed = autograd_step_attributed();
     if (!final || syncs || launches - steps.launch_base)
-        *deep = step_event_push(&(struct tw_step){.step = steps.number, .start_ns = steps.start_ns,
-                                          .end_ns = now, .syncs = syncs, .blocked_ns = blocked,
-                                          .launches = launches - steps.launch_base,
-                                          .active = was_active, .partial = final,
-                                          .tid = final ? 0 : steps.closing_tid,
-                                          .attributed = was_active && attributed,
-                                          .optimizers = final ? 0 : steps.closing_optimizers,
-                                          .source = final ? TRACE_STEP_SOURCE_NONE
-                                                  : steps.explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
-                                                                   : TRACE_STEP_SOURCE_AUTO});
+        *deep = step_event_push(
+            &(struct tw_step){.step = steps.number,
+                              .start_ns = steps.start_ns,
+                              .end_ns = now,
+                              .syncs = syncs,
+                              .blocked_ns = blocked,
+                              .launches = launches - steps.launch_base,
+                              .active = was_active,
+                              .partial = final,
+                              .tid = final ? 0 : steps.closing_tid,
+                              .attributed = was_active && attributed,
+                              .optimizers = final ? 0 : steps.closing_optimizers,
+                              .source = final                  ? TRACE_STEP_SOURCE_NONE
+                                        : steps.explicit_marks ? TRACE_STEP_SOURCE_EXPLICIT
+                                                               : TRACE_STEP_SOURCE_AUTO});
     if (steps.number == 0 && !final) { /* start-up: kept apart from the training steps */
         steps.startup_closed = true;
-        steps.startup = (struct rep_step){.step = 0, .wall_ns = now - steps.start_ns,
-                                    .syncs = was_active ? syncs : 0,
-                                    .blocked_ns = was_active ? blocked : 0,
-                                    .launches = launches - steps.launch_base};
+        steps.startup = (struct rep_step){.step = 0,
+                                          .wall_ns = now - steps.start_ns,
+                                          .syncs = was_active ? syncs : 0,
+                                          .blocked_ns = was_active ? blocked : 0,
+                                          .launches = launches - steps.launch_base};
     }
     if (was_active) {
         struct rep_step st = {
@@ -438,8 +445,8 @@ static unsigned mark(uint64_t now, bool explicit_mark, unsigned optimizers, bool
     pthread_mutex_lock(&step_lock);
     struct step_cut at = steps.cut;
     bool use_cut = split && at.valid && at.step == steps.number && at.now <= now;
-    unsigned r = mark_locked(now, explicit_mark, optimizers, use_cut ? &at : NULL,
-                             optimizers_before, tid);
+    unsigned r =
+        mark_locked(now, explicit_mark, optimizers, use_cut ? &at : NULL, optimizers_before, tid);
     pthread_mutex_unlock(&step_lock);
     marking = false;
     return r;
@@ -494,7 +501,9 @@ void steps_finish(struct rep_process *proc, uint64_t now)
     proc->wall_ns = steps.totals.wall_ns;
     proc->startup_closed = steps.startup_closed;
     proc->startup = steps.startup;
-    proc->step_source = steps.explicit_marks ? "syncspy.step()" : steps.auto_marks ? "optimizer.step()" : NULL;
+    proc->step_source = steps.explicit_marks ? "syncspy.step()"
+                        : steps.auto_marks   ? "optimizer.step()"
+                                             : NULL;
     proc->optimizers = steps.explicit_marks ? 0 : rep_optimizers_usual(steps.optimizers_seen);
     proc->optimizers_max = steps.explicit_marks ? 0 : rep_optimizers_most(steps.optimizers_seen);
     pthread_mutex_unlock(&step_lock);
@@ -528,7 +537,8 @@ void steps_atfork_child(uint64_t now)
         munmap(steps.log.bytes, STEP_LOG_BYTES);
     first_chunk.head = first_chunk.tail = 0;
     first_chunk.next = NULL;
-    steps = (struct steps_state){.q = {.read = &first_chunk, .write = &first_chunk}, .start_ns = now};
+    steps =
+        (struct steps_state){.q = {.read = &first_chunk, .write = &first_chunk}, .start_ns = now};
     memset(&live, 0, sizeof live); /* the child's one thread: no other writer */
     memset(&step_open, 0, sizeof step_open);
     atomic_store(&steps_now, 0);

@@ -23,7 +23,6 @@
  * SYNCSPY_LAUNCHES=trace (agent_launch_tracing follows the active steps). */
 void steps_init(const struct schedule *schedule, bool trace_launches, uint64_t now);
 
-
 /* A step boundary at now. explicit_mark: syncspy_step(); otherwise an automatic source (the
  * optimizer hook), ignored once an explicit mark was seen. Returns STEPS_MARK_ACTIVE_ENDED when
  * an active step ended (its records are worth flushing soon), STEPS_MARK_QUEUE_DEEP when the
@@ -74,9 +73,9 @@ struct steps_lost steps_events_lost(void);
 enum steps_command { STEPS_START = 1, STEPS_STOP = 2 };
 #define STEPS_REQUEST_ID_MAX 64
 struct steps_request {
-    uint8_t command; /* enum steps_command */
-    uint8_t cause;   /* enum rep_cause: REP_CAUSE_START or REP_CAUSE_PY_START */
-    uint64_t steps;  /* a start's count (0: until a stop) */
+    uint8_t command;                   /* enum steps_command */
+    uint8_t cause;                     /* enum rep_cause: REP_CAUSE_START or REP_CAUSE_PY_START */
+    uint64_t steps;                    /* a start's count (0: until a stop) */
     char id[STEPS_REQUEST_ID_MAX + 1]; /* the requester's token, acknowledged with it */
 };
 void steps_request(const struct steps_request *r);
@@ -84,9 +83,9 @@ void steps_request(const struct steps_request *r);
 bool steps_request_pending(void);
 /* The latest request applied at a boundary. */
 struct steps_applied {
-    uint64_t seq;              /* 1, 2, ... for each request applied (0: none yet) */
+    uint64_t seq; /* 1, 2, ... for each request applied (0: none yet) */
     struct steps_request req;
-    uint64_t step;             /* the step that ended at the boundary */
+    uint64_t step; /* the step that ended at the boundary */
     /* a start: the steps it records (last UINT64_MAX: until a stop); a stop: the steps the
      * start it ended recorded (0, 0: none was recording) */
     uint64_t first, last;

@@ -47,7 +47,8 @@ enum vendor_rate blas_rate(cudaDataType a_type, cublasComputeType_t compute, cub
         return by_type;
     switch (compute) {
     case CUBLAS_COMPUTE_32F_FAST_TF32: return VENDOR_TF32;
-    case CUBLAS_COMPUTE_32F_FAST_16F: case CUBLAS_COMPUTE_32F_FAST_16BF: return VENDOR_FP16;
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+    case CUBLAS_COMPUTE_32F_FAST_16BF: return VENDOR_FP16;
     case CUBLAS_COMPUTE_32F:
         return ((unsigned)math & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH ? VENDOR_TF32 : VENDOR_FP32;
     default: return VENDOR_FP32;
@@ -57,18 +58,22 @@ enum vendor_rate blas_rate(cudaDataType a_type, cublasComputeType_t compute, cub
 bool blas_compute_type_ok(cublasComputeType_t compute)
 {
     switch (compute) {
-    case CUBLAS_COMPUTE_16F: case CUBLAS_COMPUTE_16F_PEDANTIC:
-    case CUBLAS_COMPUTE_32F: case CUBLAS_COMPUTE_32F_PEDANTIC:
-    case CUBLAS_COMPUTE_32F_FAST_16F: case CUBLAS_COMPUTE_32F_FAST_16BF:
+    case CUBLAS_COMPUTE_16F:
+    case CUBLAS_COMPUTE_16F_PEDANTIC:
+    case CUBLAS_COMPUTE_32F:
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
     case CUBLAS_COMPUTE_32F_FAST_TF32:
-    case CUBLAS_COMPUTE_64F: case CUBLAS_COMPUTE_64F_PEDANTIC:
+    case CUBLAS_COMPUTE_64F:
+    case CUBLAS_COMPUTE_64F_PEDANTIC:
 #if CUBLAS_VER_MAJOR >= 13 /* the emulations: not in the cuBLAS 12.8 headers */
-    case CUBLAS_COMPUTE_32F_EMULATED_16BFX9: case CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT:
+    case CUBLAS_COMPUTE_32F_EMULATED_16BFX9:
+    case CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT:
 #endif
-    case CUBLAS_COMPUTE_32I: case CUBLAS_COMPUTE_32I_PEDANTIC:
-        return true;
-    default:
-        return false;
+    case CUBLAS_COMPUTE_32I:
+    case CUBLAS_COMPUTE_32I_PEDANTIC: return true;
+    default: return false;
     }
 }
 
@@ -90,12 +95,18 @@ cublasStatus_t blas_launch(const struct cublasContext *h, struct vendor_kernel *
 const char *blas_status_name(cublasStatus_t status)
 {
     switch (status) {
-#define NAME(s) case s: return #s;
-    NAME(CUBLAS_STATUS_SUCCESS) NAME(CUBLAS_STATUS_NOT_INITIALIZED) NAME(CUBLAS_STATUS_ALLOC_FAILED)
-    NAME(CUBLAS_STATUS_INVALID_VALUE) NAME(CUBLAS_STATUS_ARCH_MISMATCH)
-    NAME(CUBLAS_STATUS_MAPPING_ERROR) NAME(CUBLAS_STATUS_EXECUTION_FAILED)
-    NAME(CUBLAS_STATUS_INTERNAL_ERROR) NAME(CUBLAS_STATUS_NOT_SUPPORTED)
-    NAME(CUBLAS_STATUS_LICENSE_ERROR)
+#define NAME(s) \
+    case s: return #s;
+        NAME(CUBLAS_STATUS_SUCCESS)
+        NAME(CUBLAS_STATUS_NOT_INITIALIZED)
+        NAME(CUBLAS_STATUS_ALLOC_FAILED)
+        NAME(CUBLAS_STATUS_INVALID_VALUE)
+        NAME(CUBLAS_STATUS_ARCH_MISMATCH)
+        NAME(CUBLAS_STATUS_MAPPING_ERROR)
+        NAME(CUBLAS_STATUS_EXECUTION_FAILED)
+        NAME(CUBLAS_STATUS_INTERNAL_ERROR)
+        NAME(CUBLAS_STATUS_NOT_SUPPORTED)
+        NAME(CUBLAS_STATUS_LICENSE_ERROR)
 #undef NAME
     }
     return "CUBLAS_STATUS_UNKNOWN";

@@ -12,18 +12,18 @@
 #pragma GCC visibility push(hidden)
 
 #define BLAS_HANDLE_MAGIC 0x53424c41u /* "ALBS" */
-#define BLAS_SCRATCH_BYTES 256         /* where a result lands before a host-mode read-back */
+#define BLAS_SCRATCH_BYTES 256        /* where a result lands before a host-mode read-back */
 
 struct cublasContext {
     uint32_t magic;
-    cudaStream_t stream;            /* cublasSetStream; NULL: the legacy default stream */
-    void *workspace;                /* cublasSetWorkspace; NULL: the default pool */
+    cudaStream_t stream; /* cublasSetStream; NULL: the legacy default stream */
+    void *workspace;     /* cublasSetWorkspace; NULL: the default pool */
     size_t workspace_bytes;
     cublasPointerMode_t pointer_mode;
     cublasMath_t math_mode;
     cublasAtomicsMode_t atomics_mode;
     int sm_count_target;
-    void *scratch;                  /* BLAS_SCRATCH_BYTES of device memory */
+    void *scratch; /* BLAS_SCRATCH_BYTES of device memory */
 };
 
 /* A live handle made by cublasCreate or cublasLtCreate (NULL or anything else: false). */
@@ -47,20 +47,21 @@ const char *blas_status_name(cublasStatus_t status);
 const char *blas_status_string(cublasStatus_t status);
 cublasStatus_t blas_property(libraryPropertyType type, int *value);
 /* Queues kernel k on the handle's stream: the launch cost plus work_ns. */
-cublasStatus_t blas_launch(const struct cublasContext *h, struct vendor_kernel *k, uint64_t work_ns);
+cublasStatus_t blas_launch(const struct cublasContext *h, struct vendor_kernel *k,
+                           uint64_t work_ns);
 
 /* The checks every cuBLAS routine makes first: a handle cublasCreate made
  * (CUBLAS_STATUS_NOT_INITIALIZED otherwise), then its documented parameter rules
  * (CUBLAS_STATUS_INVALID_VALUE). */
-#define BLAS_HANDLE(handle)                                                              \
-    do {                                                                                 \
-        if (!blas_handle_ok(handle))                                                     \
-            return CUBLAS_STATUS_NOT_INITIALIZED;                                        \
+#define BLAS_HANDLE(handle)                       \
+    do {                                          \
+        if (!blas_handle_ok(handle))              \
+            return CUBLAS_STATUS_NOT_INITIALIZED; \
     } while (0)
-#define BLAS_REQUIRE(cond)                                                               \
-    do {                                                                                 \
-        if (!(cond))                                                                     \
-            return CUBLAS_STATUS_INVALID_VALUE;                                          \
+#define BLAS_REQUIRE(cond)                      \
+    do {                                        \
+        if (!(cond))                            \
+            return CUBLAS_STATUS_INVALID_VALUE; \
     } while (0)
 #define BLAS_MAX1(x) ((x) > 1 ? (x) : 1)
 

@@ -202,19 +202,23 @@ struct blas_types {
     cudaDataType a_type;
     cublasComputeType_t compute;
 };
-#define T_S ((struct blas_types){ CUDA_R_32F, CUBLAS_COMPUTE_32F })
-#define T_D ((struct blas_types){ CUDA_R_64F, CUBLAS_COMPUTE_64F })
-#define T_C ((struct blas_types){ CUDA_C_32F, CUBLAS_COMPUTE_32F })
-#define T_Z ((struct blas_types){ CUDA_C_64F, CUBLAS_COMPUTE_64F })
+#define T_S ((struct blas_types){CUDA_R_32F, CUBLAS_COMPUTE_32F})
+#define T_D ((struct blas_types){CUDA_R_64F, CUBLAS_COMPUTE_64F})
+#define T_C ((struct blas_types){CUDA_C_32F, CUBLAS_COMPUTE_32F})
+#define T_Z ((struct blas_types){CUDA_C_64F, CUBLAS_COMPUTE_64F})
 
 static bool is_complex(cudaDataType t)
 {
     switch (t) {
-    case CUDA_C_16F: case CUDA_C_16BF: case CUDA_C_32F: case CUDA_C_64F: case CUDA_C_8I:
-    case CUDA_C_8U: case CUDA_C_32I: case CUDA_C_32U:
-        return true;
-    default:
-        return false;
+    case CUDA_C_16F:
+    case CUDA_C_16BF:
+    case CUDA_C_32F:
+    case CUDA_C_64F:
+    case CUDA_C_8I:
+    case CUDA_C_8U:
+    case CUDA_C_32I:
+    case CUDA_C_32U: return true;
+    default: return false;
     }
 }
 
@@ -230,8 +234,8 @@ static cublasStatus_t product(cublasHandle_t h, struct vendor_kernel *k, bool va
         return CUBLAS_STATUS_SUCCESS;
     if (is_complex(types.a_type))
         flops *= 4.0;
-    return blas_launch(h, k, vendor_compute_ns(flops, blas_rate(types.a_type, types.compute,
-                                                                h->math_mode)));
+    return blas_launch(
+        h, k, vendor_compute_ns(flops, blas_rate(types.a_type, types.compute, h->math_mode)));
 }
 
 /* cuBLAS's rules for C = alpha op(A) op(B) + beta C, op(A) m x k, op(B) k x n. */
@@ -249,50 +253,56 @@ static double gemm_flops(int m, int n, int k, int batch)
     return 2.0 * m * n * (double)k * batch;
 }
 
-#define GEMM(name, T, types)                                                             \
-    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,              \
+#define GEMM(name, T, types)                                                               \
+    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,               \
                             cublasOperation_t transb, int m, int n, int k, const T *alpha, \
                             const T *A, int lda, const T *B, int ldb, const T *beta, T *C, \
-                            int ldc)                                                     \
-    {                                                                                    \
-        (void)A; (void)B; (void)C;                                                       \
-        return product(handle, &k_gemm,                                                  \
-                       gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc),     \
-                       gemm_flops(m, n, k, 1), types);                                   \
+                            int ldc)                                                       \
+    {                                                                                      \
+        (void)A;                                                                           \
+        (void)B;                                                                           \
+        (void)C;                                                                           \
+        return product(handle, &k_gemm,                                                    \
+                       gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc),       \
+                       gemm_flops(m, n, k, 1), types);                                     \
     }
 GEMM(cublasSgemm_v2, float, T_S)
 GEMM(cublasDgemm_v2, double, T_D)
 GEMM(cublasCgemm_v2, cuComplex, T_C)
 GEMM(cublasZgemm_v2, cuDoubleComplex, T_Z)
 
-#define GEMM_BATCHED(name, T, types)                                                     \
-    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,              \
-                            cublasOperation_t transb, int m, int n, int k, const T *alpha, \
-                            const T *const Aarray[], int lda, const T *const Barray[],   \
-                            int ldb, const T *beta, T *const Carray[], int ldc,          \
-                            int batchCount)                                              \
-    {                                                                                    \
-        (void)Aarray; (void)Barray; (void)Carray;                                        \
-        bool ok = gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc) &&         \
-                  batchCount >= 0;                                                       \
-        return product(handle, &k_gemm_batched, ok, gemm_flops(m, n, k, batchCount), types); \
+#define GEMM_BATCHED(name, T, types)                                                               \
+    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,                       \
+                            cublasOperation_t transb, int m, int n, int k, const T *alpha,         \
+                            const T *const Aarray[], int lda, const T *const Barray[], int ldb,    \
+                            const T *beta, T *const Carray[], int ldc, int batchCount)             \
+    {                                                                                              \
+        (void)Aarray;                                                                              \
+        (void)Barray;                                                                              \
+        (void)Carray;                                                                              \
+        bool ok = gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc) && batchCount >= 0; \
+        return product(handle, &k_gemm_batched, ok, gemm_flops(m, n, k, batchCount), types);       \
     }
 GEMM_BATCHED(cublasSgemmBatched, float, T_S)
 GEMM_BATCHED(cublasDgemmBatched, double, T_D)
 GEMM_BATCHED(cublasCgemmBatched, cuComplex, T_C)
 GEMM_BATCHED(cublasZgemmBatched, cuDoubleComplex, T_Z)
 
-#define GEMM_STRIDED(name, T, types)                                                     \
-    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,              \
-                            cublasOperation_t transb, int m, int n, int k, const T *alpha, \
-                            const T *A, int lda, long long int strideA, const T *B, int ldb, \
-                            long long int strideB, const T *beta, T *C, int ldc,         \
-                            long long int strideC, int batchCount)                       \
-    {                                                                                    \
-        (void)A; (void)B; (void)C; (void)strideA; (void)strideB; (void)strideC;          \
-        bool ok = gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc) &&         \
-                  batchCount >= 0;                                                       \
-        return product(handle, &k_gemm_batched, ok, gemm_flops(m, n, k, batchCount), types); \
+#define GEMM_STRIDED(name, T, types)                                                               \
+    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t transa,                       \
+                            cublasOperation_t transb, int m, int n, int k, const T *alpha,         \
+                            const T *A, int lda, long long int strideA, const T *B, int ldb,       \
+                            long long int strideB, const T *beta, T *C, int ldc,                   \
+                            long long int strideC, int batchCount)                                 \
+    {                                                                                              \
+        (void)A;                                                                                   \
+        (void)B;                                                                                   \
+        (void)C;                                                                                   \
+        (void)strideA;                                                                             \
+        (void)strideB;                                                                             \
+        (void)strideC;                                                                             \
+        bool ok = gemm_ok(transa, transb, m, n, k, alpha, lda, ldb, beta, ldc) && batchCount >= 0; \
+        return product(handle, &k_gemm_batched, ok, gemm_flops(m, n, k, batchCount), types);       \
     }
 GEMM_STRIDED(cublasSgemmStridedBatched, float, T_S)
 GEMM_STRIDED(cublasDgemmStridedBatched, double, T_D)
@@ -333,7 +343,7 @@ static cublasStatus_t gemm_ex(cublasHandle_t handle, cublasOperation_t transa,
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
     return product(handle, kernel, true, gemm_flops(m, n, k, batch),
-                   (struct blas_types){ Atype, compute });
+                   (struct blas_types){Atype, compute});
 }
 
 API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -343,9 +353,12 @@ API cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                                 cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
                                 cublasGemmAlgo_t algo)
 {
-    (void)A; (void)B; (void)C; (void)algo;
-    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype,
-                   ldc, 1, computeType, &k_gemm);
+    (void)A;
+    (void)B;
+    (void)C;
+    (void)algo;
+    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
+                   1, computeType, &k_gemm);
 }
 
 API cublasStatus_t cublasGemmStridedBatchedEx(
@@ -355,39 +368,49 @@ API cublasStatus_t cublasGemmStridedBatchedEx(
     cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
     cublasComputeType_t computeType, cublasGemmAlgo_t algo)
 {
-    (void)A; (void)B; (void)C; (void)strideA; (void)strideB; (void)strideC; (void)algo;
-    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype,
-                   ldc, batchCount, computeType, &k_gemm_batched);
+    (void)A;
+    (void)B;
+    (void)C;
+    (void)strideA;
+    (void)strideB;
+    (void)strideC;
+    (void)algo;
+    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
+                   batchCount, computeType, &k_gemm_batched);
 }
 
 /* cublasSgemmEx: float scalars and compute, inputs float, half, bfloat16 or int8. */
 API cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa,
-                                 cublasOperation_t transb, int m, int n, int k,
-                                 const float *alpha, const void *A, cudaDataType Atype, int lda,
-                                 const void *B, cudaDataType Btype, int ldb, const float *beta,
-                                 void *C, cudaDataType Ctype, int ldc)
+                                 cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                                 const void *A, cudaDataType Atype, int lda, const void *B,
+                                 cudaDataType Btype, int ldb, const float *beta, void *C,
+                                 cudaDataType Ctype, int ldc)
 {
-    (void)A; (void)B; (void)C;
+    (void)A;
+    (void)B;
+    (void)C;
     BLAS_HANDLE(handle);
     if (Atype != CUDA_R_32F && Atype != CUDA_R_16F && Atype != CUDA_R_16BF && Atype != CUDA_R_8I)
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype,
-                   ldc, 1, CUBLAS_COMPUTE_32F, &k_gemm);
+    return gemm_ex(handle, transa, transb, m, n, k, alpha, Atype, lda, Btype, ldb, beta, Ctype, ldc,
+                   1, CUBLAS_COMPUTE_32F, &k_gemm);
 }
 
 /* symm / hemm: C = alpha A B + beta C (side left) with A m x m symmetric: 2 m m n flops
  * (2 m n n on the right). */
-#define SYMM(name, T, types)                                                             \
-    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side,                 \
-                            cublasFillMode_t uplo, int m, int n, const T *alpha, const T *A, \
-                            int lda, const T *B, int ldb, const T *beta, T *C, int ldc)  \
-    {                                                                                    \
-        (void)A; (void)B; (void)C;                                                       \
-        bool left = side == CUBLAS_SIDE_LEFT;                                            \
-        bool ok = side_ok(side) && fill_ok(uplo) && m >= 0 && n >= 0 &&                  \
-                  lda >= BLAS_MAX1(left ? m : n) && ldb >= BLAS_MAX1(m) &&                \
-                  ldc >= BLAS_MAX1(m) && alpha != NULL && beta != NULL;                   \
-        return product(handle, &k_symm, ok, gemm_flops(m, n, left ? m : n, 1), types);    \
+#define SYMM(name, T, types)                                                                      \
+    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,  \
+                            int m, int n, const T *alpha, const T *A, int lda, const T *B,        \
+                            int ldb, const T *beta, T *C, int ldc)                                \
+    {                                                                                             \
+        (void)A;                                                                                  \
+        (void)B;                                                                                  \
+        (void)C;                                                                                  \
+        bool left = side == CUBLAS_SIDE_LEFT;                                                     \
+        bool ok = side_ok(side) && fill_ok(uplo) && m >= 0 && n >= 0 &&                           \
+                  lda >= BLAS_MAX1(left ? m : n) && ldb >= BLAS_MAX1(m) && ldc >= BLAS_MAX1(m) && \
+                  alpha != NULL && beta != NULL;                                                  \
+        return product(handle, &k_symm, ok, gemm_flops(m, n, left ? m : n, 1), types);            \
     }
 SYMM(cublasSsymm_v2, float, T_S)
 SYMM(cublasDsymm_v2, double, T_D)
@@ -406,14 +429,15 @@ static bool rank_k_ok(cublasFillMode_t uplo, cublasOperation_t trans, int n, int
            ldb >= BLAS_MAX1(rows) && ldc >= BLAS_MAX1(n) && alpha != NULL && beta != NULL;
 }
 
-#define SYRK(name, S, T, types)                                                          \
-    API cublasStatus_t name(cublasHandle_t handle, cublasFillMode_t uplo,                 \
-                            cublasOperation_t trans, int n, int k, const S *alpha,       \
-                            const T *A, int lda, const S *beta, T *C, int ldc)           \
-    {                                                                                    \
-        (void)A; (void)C;                                                                \
-        bool ok = rank_k_ok(uplo, trans, n, k, lda, lda, ldc, alpha, beta);               \
-        return product(handle, &k_syrk, ok, (double)n * (n + 1) * (double)k, types);     \
+#define SYRK(name, S, T, types)                                                                    \
+    API cublasStatus_t name(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, \
+                            int n, int k, const S *alpha, const T *A, int lda, const S *beta,      \
+                            T *C, int ldc)                                                         \
+    {                                                                                              \
+        (void)A;                                                                                   \
+        (void)C;                                                                                   \
+        bool ok = rank_k_ok(uplo, trans, n, k, lda, lda, ldc, alpha, beta);                        \
+        return product(handle, &k_syrk, ok, (double)n * (n + 1) * (double)k, types);               \
     }
 SYRK(cublasSsyrk_v2, float, float, T_S)
 SYRK(cublasDsyrk_v2, double, double, T_D)
@@ -422,15 +446,16 @@ SYRK(cublasZsyrk_v2, cuDoubleComplex, cuDoubleComplex, T_Z)
 SYRK(cublasCherk_v2, float, cuComplex, T_C)
 SYRK(cublasZherk_v2, double, cuDoubleComplex, T_Z)
 
-#define SYR2K(name, T, BT, types)                                                         \
-    API cublasStatus_t name(cublasHandle_t handle, cublasFillMode_t uplo,                 \
-                            cublasOperation_t trans, int n, int k, const T *alpha,       \
-                            const T *A, int lda, const T *Bm, int ldb, const BT *beta, T *C, \
-                            int ldc)                                                     \
-    {                                                                                    \
-        (void)A; (void)Bm; (void)C;                                                      \
-        bool ok = rank_k_ok(uplo, trans, n, k, lda, ldb, ldc, alpha, beta);               \
-        return product(handle, &k_syrk, ok, 2.0 * n * (n + 1) * (double)k, types);       \
+#define SYR2K(name, T, BT, types)                                                                  \
+    API cublasStatus_t name(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, \
+                            int n, int k, const T *alpha, const T *A, int lda, const T *Bm,        \
+                            int ldb, const BT *beta, T *C, int ldc)                                \
+    {                                                                                              \
+        (void)A;                                                                                   \
+        (void)Bm;                                                                                  \
+        (void)C;                                                                                   \
+        bool ok = rank_k_ok(uplo, trans, n, k, lda, ldb, ldc, alpha, beta);                        \
+        return product(handle, &k_syrk, ok, 2.0 * n * (n + 1) * (double)k, types);                 \
     }
 SYR2K(cublasSsyr2k_v2, float, float, T_S)
 SYR2K(cublasDsyr2k_v2, double, double, T_D)
@@ -441,11 +466,10 @@ SYR2K(cublasZher2k_v2, cuDoubleComplex, double, T_Z)
 
 /* trmm / trsm: op(A) triangular m x m (side left): m m n flops (m n n on the right). */
 static bool triangular_ok(cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans,
-                          cublasDiagType_t diag, int m, int n, int lda, int ldb,
-                          const void *alpha)
+                          cublasDiagType_t diag, int m, int n, int lda, int ldb, const void *alpha)
 {
-    return side_ok(side) && fill_ok(uplo) && op_ok(trans) && diag_ok(diag) && m >= 0 &&
-           n >= 0 && lda >= BLAS_MAX1(side == CUBLAS_SIDE_LEFT ? m : n) && ldb >= BLAS_MAX1(m) &&
+    return side_ok(side) && fill_ok(uplo) && op_ok(trans) && diag_ok(diag) && m >= 0 && n >= 0 &&
+           lda >= BLAS_MAX1(side == CUBLAS_SIDE_LEFT ? m : n) && ldb >= BLAS_MAX1(m) &&
            alpha != NULL;
 }
 
@@ -455,48 +479,50 @@ static double triangular_flops(cublasSideMode_t side, int m, int n, int batch)
     return (double)a * a * (side == CUBLAS_SIDE_LEFT ? n : m) * (double)batch;
 }
 
-#define TRMM(name, T, types)                                                             \
-    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side,                 \
-                            cublasFillMode_t uplo, cublasOperation_t trans,              \
-                            cublasDiagType_t diag, int m, int n, const T *alpha, const T *A, \
-                            int lda, const T *B, int ldb, T *C, int ldc)                 \
-    {                                                                                    \
-        (void)A; (void)B; (void)C;                                                       \
-        bool ok = triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha) &&        \
-                  ldc >= BLAS_MAX1(m);                                                   \
-        return product(handle, &k_trmm, ok, triangular_flops(side, m, n, 1), types);     \
+#define TRMM(name, T, types)                                                                      \
+    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,  \
+                            cublasOperation_t trans, cublasDiagType_t diag, int m, int n,         \
+                            const T *alpha, const T *A, int lda, const T *B, int ldb, T *C,       \
+                            int ldc)                                                              \
+    {                                                                                             \
+        (void)A;                                                                                  \
+        (void)B;                                                                                  \
+        (void)C;                                                                                  \
+        bool ok =                                                                                 \
+            triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha) && ldc >= BLAS_MAX1(m); \
+        return product(handle, &k_trmm, ok, triangular_flops(side, m, n, 1), types);              \
     }
 TRMM(cublasStrmm_v2, float, T_S)
 TRMM(cublasDtrmm_v2, double, T_D)
 TRMM(cublasCtrmm_v2, cuComplex, T_C)
 TRMM(cublasZtrmm_v2, cuDoubleComplex, T_Z)
 
-#define TRSM(name, T, types)                                                             \
-    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side,                 \
-                            cublasFillMode_t uplo, cublasOperation_t trans,              \
-                            cublasDiagType_t diag, int m, int n, const T *alpha, const T *A, \
-                            int lda, T *B, int ldb)                                      \
-    {                                                                                    \
-        (void)A; (void)B;                                                                \
-        bool ok = triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha);          \
-        return product(handle, &k_trsm, ok, triangular_flops(side, m, n, 1), types);     \
+#define TRSM(name, T, types)                                                                     \
+    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, \
+                            cublasOperation_t trans, cublasDiagType_t diag, int m, int n,        \
+                            const T *alpha, const T *A, int lda, T *B, int ldb)                  \
+    {                                                                                            \
+        (void)A;                                                                                 \
+        (void)B;                                                                                 \
+        bool ok = triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha);                 \
+        return product(handle, &k_trsm, ok, triangular_flops(side, m, n, 1), types);             \
     }
 TRSM(cublasStrsm_v2, float, T_S)
 TRSM(cublasDtrsm_v2, double, T_D)
 TRSM(cublasCtrsm_v2, cuComplex, T_C)
 TRSM(cublasZtrsm_v2, cuDoubleComplex, T_Z)
 
-#define TRSM_BATCHED(name, T, types)                                                     \
-    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side,                 \
-                            cublasFillMode_t uplo, cublasOperation_t trans,              \
-                            cublasDiagType_t diag, int m, int n, const T *alpha,         \
-                            const T *const A[], int lda, T *const B[], int ldb,          \
-                            int batchCount)                                              \
-    {                                                                                    \
-        (void)A; (void)B;                                                                \
-        bool ok = triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha) &&        \
-                  batchCount >= 0;                                                       \
-        return product(handle, &k_trsm, ok, triangular_flops(side, m, n, batchCount), types); \
+#define TRSM_BATCHED(name, T, types)                                                             \
+    API cublasStatus_t name(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, \
+                            cublasOperation_t trans, cublasDiagType_t diag, int m, int n,        \
+                            const T *alpha, const T *const A[], int lda, T *const B[], int ldb,  \
+                            int batchCount)                                                      \
+    {                                                                                            \
+        (void)A;                                                                                 \
+        (void)B;                                                                                 \
+        bool ok =                                                                                \
+            triangular_ok(side, uplo, trans, diag, m, n, lda, ldb, alpha) && batchCount >= 0;    \
+        return product(handle, &k_trsm, ok, triangular_flops(side, m, n, batchCount), types);    \
     }
 TRSM_BATCHED(cublasStrsmBatched, float, T_S)
 TRSM_BATCHED(cublasDtrsmBatched, double, T_D)
@@ -517,12 +543,13 @@ static cublasStatus_t host_info(int *info, int bad)
 }
 
 /* getrfBatched: LU of n x n matrices, 2/3 n^3 flops each; info is a device array. */
-#define GETRF(name, T, types)                                                            \
-    API cublasStatus_t name(cublasHandle_t handle, int n, T *const A[], int lda, int *P,  \
-                            int *info, int batchSize)                                    \
-    {                                                                                    \
-        (void)A; (void)P;                                                                \
-        bool ok = n >= 0 && lda >= BLAS_MAX1(n) && batchSize >= 0 && info != NULL;        \
+#define GETRF(name, T, types)                                                                   \
+    API cublasStatus_t name(cublasHandle_t handle, int n, T *const A[], int lda, int *P,        \
+                            int *info, int batchSize)                                           \
+    {                                                                                           \
+        (void)A;                                                                                \
+        (void)P;                                                                                \
+        bool ok = n >= 0 && lda >= BLAS_MAX1(n) && batchSize >= 0 && info != NULL;              \
         return product(handle, &k_getrf, ok, 2.0 / 3.0 * n * n * (double)n * batchSize, types); \
     }
 GETRF(cublasSgetrfBatched, float, T_S)
@@ -532,26 +559,34 @@ GETRF(cublasZgetrfBatched, cuDoubleComplex, T_Z)
 
 static int getrs_bad(cublasOperation_t trans, int n, int nrhs, int lda, int ldb, int batch)
 {
-    if (!op_ok(trans)) return 2;
-    if (n < 0) return 3;
-    if (nrhs < 0) return 4;
-    if (lda < BLAS_MAX1(n)) return 6;
-    if (ldb < BLAS_MAX1(n)) return 9;
-    if (batch < 0) return 11;
+    if (!op_ok(trans))
+        return 2;
+    if (n < 0)
+        return 3;
+    if (nrhs < 0)
+        return 4;
+    if (lda < BLAS_MAX1(n))
+        return 6;
+    if (ldb < BLAS_MAX1(n))
+        return 9;
+    if (batch < 0)
+        return 11;
     return 0;
 }
 
 /* getrsBatched: two triangular solves per matrix, 2 n^2 nrhs flops. */
-#define GETRS(name, T, types)                                                            \
-    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs, \
-                            const T *const Aarray[], int lda, const int *devIpiv,        \
-                            T *const Barray[], int ldb, int *info, int batchSize)        \
-    {                                                                                    \
-        (void)Aarray; (void)devIpiv; (void)Barray;                                       \
-        BLAS_HANDLE(handle);                                                             \
-        cublasStatus_t st = host_info(info, getrs_bad(trans, n, nrhs, lda, ldb, batchSize)); \
-        if (st != CUBLAS_STATUS_SUCCESS)                                                 \
-            return st;                                                                   \
+#define GETRS(name, T, types)                                                                  \
+    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs,   \
+                            const T *const Aarray[], int lda, const int *devIpiv,              \
+                            T *const Barray[], int ldb, int *info, int batchSize)              \
+    {                                                                                          \
+        (void)Aarray;                                                                          \
+        (void)devIpiv;                                                                         \
+        (void)Barray;                                                                          \
+        BLAS_HANDLE(handle);                                                                   \
+        cublasStatus_t st = host_info(info, getrs_bad(trans, n, nrhs, lda, ldb, batchSize));   \
+        if (st != CUBLAS_STATUS_SUCCESS)                                                       \
+            return st;                                                                         \
         return product(handle, &k_getrs, true, 2.0 * n * n * (double)nrhs * batchSize, types); \
     }
 GETRS(cublasSgetrsBatched, float, T_S)
@@ -567,23 +602,28 @@ static double qr_flops(int m, int n)
 
 static int geqrf_bad(int m, int n, int lda, int batch)
 {
-    if (m < 0) return 2;
-    if (n < 0) return 3;
-    if (lda < BLAS_MAX1(m)) return 5;
-    if (batch < 0) return 8;
+    if (m < 0)
+        return 2;
+    if (n < 0)
+        return 3;
+    if (lda < BLAS_MAX1(m))
+        return 5;
+    if (batch < 0)
+        return 8;
     return 0;
 }
 
-#define GEQRF(name, T, types)                                                            \
+#define GEQRF(name, T, types)                                                                \
     API cublasStatus_t name(cublasHandle_t handle, int m, int n, T *const Aarray[], int lda, \
-                            T *const TauArray[], int *info, int batchSize)               \
-    {                                                                                    \
-        (void)Aarray; (void)TauArray;                                                    \
-        BLAS_HANDLE(handle);                                                             \
-        cublasStatus_t st = host_info(info, geqrf_bad(m, n, lda, batchSize));            \
-        if (st != CUBLAS_STATUS_SUCCESS)                                                 \
-            return st;                                                                   \
-        return product(handle, &k_geqrf, true, qr_flops(m, n) * batchSize, types);       \
+                            T *const TauArray[], int *info, int batchSize)                   \
+    {                                                                                        \
+        (void)Aarray;                                                                        \
+        (void)TauArray;                                                                      \
+        BLAS_HANDLE(handle);                                                                 \
+        cublasStatus_t st = host_info(info, geqrf_bad(m, n, lda, batchSize));                \
+        if (st != CUBLAS_STATUS_SUCCESS)                                                     \
+            return st;                                                                       \
+        return product(handle, &k_geqrf, true, qr_flops(m, n) * batchSize, types);           \
     }
 GEQRF(cublasSgeqrfBatched, float, T_S)
 GEQRF(cublasDgeqrfBatched, double, T_D)
@@ -592,31 +632,39 @@ GEQRF(cublasZgeqrfBatched, cuDoubleComplex, T_Z)
 
 static int gels_bad(int m, int n, int nrhs, int lda, int ldc, int batch)
 {
-    if (m < 0) return 3;
-    if (n < 0) return 4;
-    if (nrhs < 0) return 5;
-    if (lda < BLAS_MAX1(m)) return 7;
-    if (ldc < BLAS_MAX1(m)) return 9;
-    if (batch < 0) return 12;
+    if (m < 0)
+        return 3;
+    if (n < 0)
+        return 4;
+    if (nrhs < 0)
+        return 5;
+    if (lda < BLAS_MAX1(m))
+        return 7;
+    if (ldc < BLAS_MAX1(m))
+        return 9;
+    if (batch < 0)
+        return 12;
     return 0;
 }
 
 /* gelsBatched: QR then the solve. "CUBLAS_STATUS_NOT_SUPPORTED: the parameters m < n or trans
  * is different from non-transpose." */
-#define GELS(name, T, types)                                                             \
-    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t trans, int m, int n,  \
+#define GELS(name, T, types)                                                                  \
+    API cublasStatus_t name(cublasHandle_t handle, cublasOperation_t trans, int m, int n,     \
                             int nrhs, T *const Aarray[], int lda, T *const Carray[], int ldc, \
-                            int *info, int *devInfoArray, int batchSize)                 \
-    {                                                                                    \
-        (void)Aarray; (void)Carray; (void)devInfoArray;                                  \
-        BLAS_HANDLE(handle);                                                             \
-        cublasStatus_t st = host_info(info, gels_bad(m, n, nrhs, lda, ldc, batchSize));  \
-        if (st != CUBLAS_STATUS_SUCCESS)                                                 \
-            return st;                                                                   \
-        if (m < n || trans != CUBLAS_OP_N)                                               \
-            return CUBLAS_STATUS_NOT_SUPPORTED;                                          \
-        double flops = qr_flops(m, n) + 4.0 * m * n * (double)nrhs;                      \
-        return product(handle, &k_gels, true, flops * batchSize, types);                 \
+                            int *info, int *devInfoArray, int batchSize)                      \
+    {                                                                                         \
+        (void)Aarray;                                                                         \
+        (void)Carray;                                                                         \
+        (void)devInfoArray;                                                                   \
+        BLAS_HANDLE(handle);                                                                  \
+        cublasStatus_t st = host_info(info, gels_bad(m, n, nrhs, lda, ldc, batchSize));       \
+        if (st != CUBLAS_STATUS_SUCCESS)                                                      \
+            return st;                                                                        \
+        if (m < n || trans != CUBLAS_OP_N)                                                    \
+            return CUBLAS_STATUS_NOT_SUPPORTED;                                               \
+        double flops = qr_flops(m, n) + 4.0 * m * n * (double)nrhs;                           \
+        return product(handle, &k_gels, true, flops * batchSize, types);                      \
     }
 GELS(cublasSgelsBatched, float, T_S)
 GELS(cublasDgelsBatched, double, T_D)
@@ -627,15 +675,16 @@ GELS(cublasZgelsBatched, cuDoubleComplex, T_Z)
 
 /* count blocks of block_bytes, src_stride / dst_stride bytes apart: one copy when both sides are
  * contiguous, else one per block (what cudaMemcpy2DAsync does in one). */
-static cublasStatus_t strided_copy(void *dst, size_t dst_stride, const void *src,
-                                   size_t src_stride, size_t block_bytes, size_t count,
-                                   bool to_device, cudaStream_t stream)
+static cublasStatus_t strided_copy(void *dst, size_t dst_stride, const void *src, size_t src_stride,
+                                   size_t block_bytes, size_t count, bool to_device,
+                                   cudaStream_t stream)
 {
     if (count == 0 || block_bytes == 0)
         return CUBLAS_STATUS_SUCCESS;
     if (dst_stride == block_bytes && src_stride == block_bytes)
         return vendor_copy(dst, src, block_bytes * count, to_device, stream) == cudaSuccess
-                   ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_MAPPING_ERROR;
+                   ? CUBLAS_STATUS_SUCCESS
+                   : CUBLAS_STATUS_MAPPING_ERROR;
     for (size_t i = 0; i < count; i++)
         if (vendor_copy((char *)dst + i * dst_stride, (const char *)src + i * src_stride,
                         block_bytes, to_device, stream) != cudaSuccess)
@@ -645,8 +694,8 @@ static cublasStatus_t strided_copy(void *dst, size_t dst_stride, const void *src
 
 /* "CUBLAS_STATUS_INVALID_VALUE: the parameters rows, cols < 0 or elemSize, lda, ldb <= 0"
  * (and lda, ldb < rows). */
-static cublasStatus_t matrix_copy(int rows, int cols, int elemSize, const void *A, int lda,
-                                  void *B, int ldb, bool to_device, cudaStream_t stream)
+static cublasStatus_t matrix_copy(int rows, int cols, int elemSize, const void *A, int lda, void *B,
+                                  int ldb, bool to_device, cudaStream_t stream)
 {
     if (rows < 0 || cols < 0 || elemSize <= 0 || lda <= 0 || ldb <= 0 || lda < rows || ldb < rows)
         return CUBLAS_STATUS_INVALID_VALUE;

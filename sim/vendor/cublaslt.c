@@ -27,8 +27,8 @@ struct lt_matmul_desc {
     int32_t a_scale_mode, b_scale_mode, c_scale_mode, d_scale_mode, aux_scale_mode,
         d_out_scale_mode;
     int8_t fast_accum;
-    const void *bias, *aux, *a_scale, *b_scale, *c_scale, *d_scale, *amax_d, *aux_scale,
-        *aux_amax, *d_out_scale, *emulation;
+    const void *bias, *aux, *a_scale, *b_scale, *c_scale, *d_scale, *amax_d, *aux_scale, *aux_amax,
+        *d_out_scale, *emulation;
     int64_t bias_batch_stride, aux_ld, aux_batch_stride, alpha_batch_stride;
 };
 
@@ -59,7 +59,10 @@ struct lt_attr {
     int attr;
     size_t offset, size;
 };
-#define ATTR(name, type, field) { name, offsetof(type, field), sizeof(((type *)0)->field) }
+#define ATTR(name, type, field)                                 \
+    {                                                           \
+        name, offsetof(type, field), sizeof(((type *)0)->field) \
+    }
 
 static const struct lt_attr *find_attr(const struct lt_attr *table, size_t n, int attr)
 {
@@ -360,9 +363,8 @@ API cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLa
 }
 
 API cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout,
-                                                    cublasLtMatrixLayoutAttribute_t attr,
-                                                    void *buf, size_t sizeInBytes,
-                                                    size_t *sizeWritten)
+                                                    cublasLtMatrixLayoutAttribute_t attr, void *buf,
+                                                    size_t sizeInBytes, size_t *sizeWritten)
 {
     struct lt_layout *l = layout_of(matLayout);
     if (l == NULL)
@@ -464,22 +466,24 @@ static cublasStatus_t problem(cublasLtHandle_t handle, cublasLtMatmulDesc_t op,
     uint64_t am = ta ? A->cols : A->rows, k = ta ? A->rows : A->cols;
     uint64_t bk = tb ? B->cols : B->rows, bn = tb ? B->rows : B->cols;
     if (am != m || bk != k || bn != n || C->rows != m || C->cols != n) {
-        VENDOR_DBG(1, "cublasLtMatmul: layouts %llux%llu, %llux%llu, %llux%llu -> %llux%llu do "
-                      "not make one product", (unsigned long long)A->rows,
-                   (unsigned long long)A->cols, (unsigned long long)B->rows,
-                   (unsigned long long)B->cols, (unsigned long long)C->rows,
-                   (unsigned long long)C->cols, (unsigned long long)m, (unsigned long long)n);
+        VENDOR_DBG(1,
+                   "cublasLtMatmul: layouts %llux%llu, %llux%llu, %llux%llu -> %llux%llu do "
+                   "not make one product",
+                   (unsigned long long)A->rows, (unsigned long long)A->cols,
+                   (unsigned long long)B->rows, (unsigned long long)B->cols,
+                   (unsigned long long)C->rows, (unsigned long long)C->cols, (unsigned long long)m,
+                   (unsigned long long)n);
         return CUBLAS_STATUS_INVALID_VALUE;
     }
     bool orders_ok = true;
-    const struct lt_layout *all[] = { A, B, C, Dl };
+    const struct lt_layout *all[] = {A, B, C, Dl};
     for (size_t i = 0; i < 4; i++)
-        orders_ok = orders_ok && (all[i]->order == CUBLASLT_ORDER_COL ||
-                                  all[i]->order == CUBLASLT_ORDER_ROW);
+        orders_ok = orders_ok &&
+                    (all[i]->order == CUBLASLT_ORDER_COL || all[i]->order == CUBLASLT_ORDER_ROW);
     if (A->type != B->type || !orders_ok || !blas_compute_type_ok(o->compute_type))
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    *out = (struct lt_problem){ m, n, k, Dl->batch_count > 0 ? Dl->batch_count : 1, A->type,
-                                o->compute_type };
+    *out = (struct lt_problem){
+        m, n, k, Dl->batch_count > 0 ? Dl->batch_count : 1, A->type, o->compute_type};
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -490,16 +494,11 @@ static void the_algo(cublasLtMatmulAlgo_t *algo)
     algo->data[0] = LT_MAGIC;
 }
 
-API cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
-                                                  cublasLtMatmulDesc_t operationDesc,
-                                                  cublasLtMatrixLayout_t Adesc,
-                                                  cublasLtMatrixLayout_t Bdesc,
-                                                  cublasLtMatrixLayout_t Cdesc,
-                                                  cublasLtMatrixLayout_t Ddesc,
-                                                  cublasLtMatmulPreference_t preference,
-                                                  int requestedAlgoCount,
-                                                  cublasLtMatmulHeuristicResult_t heuristicResultsArray[],
-                                                  int *returnAlgoCount)
+API cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc,
+    cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+    cublasLtMatmulPreference_t preference, int requestedAlgoCount,
+    cublasLtMatmulHeuristicResult_t heuristicResultsArray[], int *returnAlgoCount)
 {
     if (requestedAlgoCount <= 0 || heuristicResultsArray == NULL || returnAlgoCount == NULL ||
         pref_of(preference) == NULL)
@@ -520,31 +519,28 @@ API cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle,
 }
 
 API cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle,
-                                          cublasComputeType_t computeType,
-                                          cudaDataType_t scaleType, cudaDataType_t Atype,
-                                          cudaDataType_t Btype, cudaDataType_t Ctype,
-                                          cudaDataType_t Dtype, int algoId,
+                                          cublasComputeType_t computeType, cudaDataType_t scaleType,
+                                          cudaDataType_t Atype, cudaDataType_t Btype,
+                                          cudaDataType_t Ctype, cudaDataType_t Dtype, int algoId,
                                           cublasLtMatmulAlgo_t *algo)
 {
     if (!blas_handle_ok(lightHandle))
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (algo == NULL || algoId != 0)
         return CUBLAS_STATUS_INVALID_VALUE; /* "algoId is outside of recognized range" */
-    (void)scaleType; (void)Ctype; (void)Dtype;
+    (void)scaleType;
+    (void)Ctype;
+    (void)Dtype;
     if (Atype != Btype || vendor_dtype_bytes(Atype) == 0 || !blas_compute_type_ok(computeType))
         return CUBLAS_STATUS_NOT_SUPPORTED;
     the_algo(algo);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-API cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t lightHandle,
-                                           cublasLtMatmulDesc_t operationDesc,
-                                           cublasLtMatrixLayout_t Adesc,
-                                           cublasLtMatrixLayout_t Bdesc,
-                                           cublasLtMatrixLayout_t Cdesc,
-                                           cublasLtMatrixLayout_t Ddesc,
-                                           const cublasLtMatmulAlgo_t *algo,
-                                           cublasLtMatmulHeuristicResult_t *result)
+API cublasStatus_t cublasLtMatmulAlgoCheck(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc,
+    cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+    const cublasLtMatmulAlgo_t *algo, cublasLtMatmulHeuristicResult_t *result)
 {
     struct lt_problem p;
     cublasStatus_t st = problem(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, &p);
@@ -566,15 +562,15 @@ static const struct {
     int attr;
     size_t size;
 } algo_config_attrs[] = {
-    { CUBLASLT_ALGO_CONFIG_ID, sizeof(int32_t) },
-    { CUBLASLT_ALGO_CONFIG_TILE_ID, sizeof(uint32_t) },
-    { CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sizeof(int32_t) },
-    { CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, sizeof(uint32_t) },
-    { CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, sizeof(uint32_t) },
-    { CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, sizeof(uint32_t) },
-    { CUBLASLT_ALGO_CONFIG_STAGES_ID, sizeof(uint32_t) },
-    { CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, sizeof(uint16_t) },
-    { CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, sizeof(uint16_t) },
+    {CUBLASLT_ALGO_CONFIG_ID, sizeof(int32_t)},
+    {CUBLASLT_ALGO_CONFIG_TILE_ID, sizeof(uint32_t)},
+    {CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sizeof(int32_t)},
+    {CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, sizeof(uint32_t)},
+    {CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, sizeof(uint32_t)},
+    {CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, sizeof(uint32_t)},
+    {CUBLASLT_ALGO_CONFIG_STAGES_ID, sizeof(uint32_t)},
+    {CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, sizeof(uint16_t)},
+    {CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, sizeof(uint16_t)},
 };
 
 static size_t algo_config_size(int attr)
@@ -623,10 +619,14 @@ API cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDe
                                   const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
                                   const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
                                   cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
-                                  void *workspace, size_t workspaceSizeInBytes,
-                                  cudaStream_t stream)
+                                  void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream)
 {
-    (void)A; (void)B; (void)C; (void)D; (void)workspace; (void)workspaceSizeInBytes;
+    (void)A;
+    (void)B;
+    (void)C;
+    (void)D;
+    (void)workspace;
+    (void)workspaceSizeInBytes;
     struct lt_problem p;
     cublasStatus_t st = problem(lightHandle, computeDesc, Adesc, Bdesc, Cdesc, Ddesc, &p);
     if (st != CUBLAS_STATUS_SUCCESS)

@@ -29,7 +29,10 @@ cudnnStatus_t dnn_fail(cudnnStatus_t st, const char *fmt, ...)
 
 #define LIVE(type, d) ((d) != NULL && (d)->magic == DNN_MAGIC ? (type)(d) : NULL)
 
-struct cudnnContext *dnn_handle(cudnnHandle_t h) { return LIVE(struct cudnnContext *, h); }
+struct cudnnContext *dnn_handle(cudnnHandle_t h)
+{
+    return LIVE(struct cudnnContext *, h);
+}
 
 const struct cudnnTensorStruct *dnn_tensor(cudnnTensorDescriptor_t d)
 {
@@ -59,14 +62,23 @@ const struct cudnnRNNDataStruct *dnn_rnn_data(cudnnRNNDataDescriptor_t d)
 size_t dnn_type_bytes(cudnnDataType_t type)
 {
     switch (type) {
-    case CUDNN_DATA_INT8: case CUDNN_DATA_UINT8: case CUDNN_DATA_BOOLEAN:
-    case CUDNN_DATA_FP8_E4M3: case CUDNN_DATA_FP8_E5M2: case CUDNN_DATA_FP8_E8M0:
-        return 1;
-    case CUDNN_DATA_HALF: case CUDNN_DATA_BFLOAT16: return 2;
-    case CUDNN_DATA_FLOAT: case CUDNN_DATA_INT32: case CUDNN_DATA_INT8x4: case CUDNN_DATA_UINT8x4:
-    case CUDNN_DATA_UINT32: case CUDNN_DATA_FAST_FLOAT_FOR_FP8:
-        return 4;
-    case CUDNN_DATA_DOUBLE: case CUDNN_DATA_INT64: case CUDNN_DATA_COMPLEX_FP32: return 8;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_UINT8:
+    case CUDNN_DATA_BOOLEAN:
+    case CUDNN_DATA_FP8_E4M3:
+    case CUDNN_DATA_FP8_E5M2:
+    case CUDNN_DATA_FP8_E8M0: return 1;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16: return 2;
+    case CUDNN_DATA_FLOAT:
+    case CUDNN_DATA_INT32:
+    case CUDNN_DATA_INT8x4:
+    case CUDNN_DATA_UINT8x4:
+    case CUDNN_DATA_UINT32:
+    case CUDNN_DATA_FAST_FLOAT_FOR_FP8: return 4;
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64:
+    case CUDNN_DATA_COMPLEX_FP32: return 8;
     case CUDNN_DATA_COMPLEX_FP64: return 16;
     case CUDNN_DATA_INT8x32: return 32;
     default: return 0;
@@ -76,11 +88,16 @@ size_t dnn_type_bytes(cudnnDataType_t type)
 enum vendor_rate dnn_rate(cudnnDataType_t type, bool tensor_ops)
 {
     switch (type) {
-    case CUDNN_DATA_DOUBLE: case CUDNN_DATA_COMPLEX_FP64: return VENDOR_FP64;
-    case CUDNN_DATA_HALF: case CUDNN_DATA_BFLOAT16: return tensor_ops ? VENDOR_FP16 : VENDOR_FP32;
-    case CUDNN_DATA_INT8: case CUDNN_DATA_UINT8: case CUDNN_DATA_FP8_E4M3: case CUDNN_DATA_FP8_E5M2:
-    case CUDNN_DATA_INT8x4: case CUDNN_DATA_INT8x32:
-        return tensor_ops ? VENDOR_FP8 : VENDOR_FP32;
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_COMPLEX_FP64: return VENDOR_FP64;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16: return tensor_ops ? VENDOR_FP16 : VENDOR_FP32;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_UINT8:
+    case CUDNN_DATA_FP8_E4M3:
+    case CUDNN_DATA_FP8_E5M2:
+    case CUDNN_DATA_INT8x4:
+    case CUDNN_DATA_INT8x32: return tensor_ops ? VENDOR_FP8 : VENDOR_FP32;
     default: return tensor_ops ? VENDOR_TF32 : VENDOR_FP32;
     }
 }
@@ -99,8 +116,10 @@ cudnnStatus_t dnn_launch(const struct cudnnContext *h, struct vendor_kernel *k, 
 {
     cudaError_t err = vendor_launch(k, work_ns, h->stream);
     if (err != cudaSuccess)
-        return dnn_fail(CUDNN_STATUS_EXECUTION_FAILED, "%s: the handle's stream refused the "
-                        "kernel (cudaError %d)", k->name, (int)err);
+        return dnn_fail(CUDNN_STATUS_EXECUTION_FAILED,
+                        "%s: the handle's stream refused the "
+                        "kernel (cudaError %d)",
+                        k->name, (int)err);
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -154,51 +173,83 @@ API cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
     case MAJOR_VERSION: *value = DNN_VERSION_MAJOR; return CUDNN_STATUS_SUCCESS;
     case MINOR_VERSION: *value = DNN_VERSION_MINOR; return CUDNN_STATUS_SUCCESS;
     case PATCH_LEVEL: *value = DNN_VERSION_PATCH; return CUDNN_STATUS_SUCCESS;
-    default: return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetProperty: unknown property %d", (int)type);
+    default:
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetProperty: unknown property %d", (int)type);
     }
 }
 
 /* Every sub-library is inside this one: their version checks pass. */
-API cudnnStatus_t cudnnGraphVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-API cudnnStatus_t cudnnOpsVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-API cudnnStatus_t cudnnCnnVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
-API cudnnStatus_t cudnnAdvVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+API cudnnStatus_t cudnnGraphVersionCheck(void)
+{
+    return CUDNN_STATUS_SUCCESS;
+}
+API cudnnStatus_t cudnnOpsVersionCheck(void)
+{
+    return CUDNN_STATUS_SUCCESS;
+}
+API cudnnStatus_t cudnnCnnVersionCheck(void)
+{
+    return CUDNN_STATUS_SUCCESS;
+}
+API cudnnStatus_t cudnnAdvVersionCheck(void)
+{
+    return CUDNN_STATUS_SUCCESS;
+}
 
 API const char *cudnnGetErrorString(cudnnStatus_t status)
 {
     switch (status) {
-#define NAME(s) case s: return #s;
-    NAME(CUDNN_STATUS_SUCCESS) NAME(CUDNN_STATUS_NOT_INITIALIZED)
-    NAME(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) NAME(CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH)
-    NAME(CUDNN_STATUS_DEPRECATED) NAME(CUDNN_STATUS_LICENSE_ERROR)
-    NAME(CUDNN_STATUS_RUNTIME_IN_PROGRESS) NAME(CUDNN_STATUS_RUNTIME_FP_OVERFLOW)
-    NAME(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED) NAME(CUDNN_STATUS_BAD_PARAM)
-    NAME(CUDNN_STATUS_BAD_PARAM_NULL_POINTER) NAME(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER)
-    NAME(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED) NAME(CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND)
-    NAME(CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT) NAME(CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH)
-    NAME(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH) NAME(CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES)
-    NAME(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE) NAME(CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH)
-    NAME(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE) NAME(CUDNN_STATUS_NOT_SUPPORTED)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN) NAME(CUDNN_STATUS_NOT_SUPPORTED_SHAPE)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE) NAME(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_PADDING) NAME(CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API)
-    NAME(CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE) NAME(CUDNN_STATUS_INTERNAL_ERROR)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM)
-    NAME(CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED) NAME(CUDNN_STATUS_EXECUTION_FAILED)
-    NAME(CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER) NAME(CUDNN_STATUS_EXECUTION_FAILED_CUBLAS)
-    NAME(CUDNN_STATUS_EXECUTION_FAILED_CUDART) NAME(CUDNN_STATUS_EXECUTION_FAILED_CURAND)
-    NAME(CUDNN_STATUS_INVALID_VALUE)
+#define NAME(s) \
+    case s: return #s;
+        NAME(CUDNN_STATUS_SUCCESS)
+        NAME(CUDNN_STATUS_NOT_INITIALIZED)
+        NAME(CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH)
+        NAME(CUDNN_STATUS_SERIALIZATION_VERSION_MISMATCH)
+        NAME(CUDNN_STATUS_DEPRECATED)
+        NAME(CUDNN_STATUS_LICENSE_ERROR)
+        NAME(CUDNN_STATUS_RUNTIME_IN_PROGRESS)
+        NAME(CUDNN_STATUS_RUNTIME_FP_OVERFLOW)
+        NAME(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED)
+        NAME(CUDNN_STATUS_BAD_PARAM)
+        NAME(CUDNN_STATUS_BAD_PARAM_NULL_POINTER)
+        NAME(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER)
+        NAME(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED)
+        NAME(CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND)
+        NAME(CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT)
+        NAME(CUDNN_STATUS_BAD_PARAM_STREAM_MISMATCH)
+        NAME(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH)
+        NAME(CUDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES)
+        NAME(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE)
+        NAME(CUDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH)
+        NAME(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_SHAPE)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_DATA_TYPE)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_LAYOUT)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_PADDING)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API)
+        NAME(CUDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM)
+        NAME(CUDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED)
+        NAME(CUDNN_STATUS_EXECUTION_FAILED)
+        NAME(CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER)
+        NAME(CUDNN_STATUS_EXECUTION_FAILED_CUBLAS)
+        NAME(CUDNN_STATUS_EXECUTION_FAILED_CUDART)
+        NAME(CUDNN_STATUS_EXECUTION_FAILED_CURAND)
+        NAME(CUDNN_STATUS_INVALID_VALUE)
 #undef NAME
     }
     return "CUDNN_UNKNOWN_STATUS";
@@ -287,13 +338,17 @@ CREATE_DESTROY(cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor, struct
 CREATE_DESTROY(cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor, struct cudnnFilterStruct)
 CREATE_DESTROY(cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor,
                struct cudnnActivationStruct)
-CREATE_DESTROY(cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor, struct cudnnPoolingStruct)
-CREATE_DESTROY(cudnnCreateDropoutDescriptor, cudnnDestroyDropoutDescriptor, struct cudnnDropoutStruct)
+CREATE_DESTROY(cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor,
+               struct cudnnPoolingStruct)
+CREATE_DESTROY(cudnnCreateDropoutDescriptor, cudnnDestroyDropoutDescriptor,
+               struct cudnnDropoutStruct)
 CREATE_DESTROY(cudnnCreateSpatialTransformerDescriptor, cudnnDestroySpatialTransformerDescriptor,
                struct cudnnSpatialTransformerStruct)
-CREATE_DESTROY(cudnnCreateCTCLossDescriptor, cudnnDestroyCTCLossDescriptor, struct cudnnCTCLossStruct)
+CREATE_DESTROY(cudnnCreateCTCLossDescriptor, cudnnDestroyCTCLossDescriptor,
+               struct cudnnCTCLossStruct)
 CREATE_DESTROY(cudnnCreateRNNDescriptor, cudnnDestroyRNNDescriptor, struct cudnnRNNStruct)
-CREATE_DESTROY(cudnnCreateRNNDataDescriptor, cudnnDestroyRNNDataDescriptor, struct cudnnRNNDataStruct)
+CREATE_DESTROY(cudnnCreateRNNDataDescriptor, cudnnDestroyRNNDataDescriptor,
+               struct cudnnRNNDataStruct)
 
 /* A convolution descriptor starts as cuDNN's: one group, default math. */
 API cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *convDesc)
@@ -334,25 +389,29 @@ static bool type_ok(cudnnDataType_t t)
  * descriptor exceeds the maximum limit of 2 Giga-elements" (3 dimensions are the fewest the
  * library takes: the RNN and CTC functions use them). */
 API cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc,
-                                             cudnnDataType_t dataType, int nbDims,
-                                             const int dimA[], const int strideA[])
+                                             cudnnDataType_t dataType, int nbDims, const int dimA[],
+                                             const int strideA[])
 {
     if (tensorDesc == NULL || tensorDesc->magic != DNN_MAGIC || !type_ok(dataType))
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetTensorNdDescriptor: bad descriptor or type");
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "cudnnSetTensorNdDescriptor: bad descriptor or type");
     if (nbDims < 3 || nbDims > CUDNN_DIM_MAX)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensorNdDescriptor: %d dimensions", nbDims);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensorNdDescriptor: %d dimensions",
+                        nbDims);
     if (dimA == NULL || strideA == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetTensorNdDescriptor: NULL arrays");
     double span = 1.0;
     for (int i = 0; i < nbDims; i++) {
         if (dimA[i] <= 0 || strideA[i] < 0)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetTensorNdDescriptor: dimension %d is "
-                            "%d, stride %d", i, dimA[i], strideA[i]);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnSetTensorNdDescriptor: dimension %d is "
+                            "%d, stride %d",
+                            i, dimA[i], strideA[i]);
         span += (double)(dimA[i] - 1) * strideA[i];
     }
     if (span > 2147483647.0)
         return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetTensorNdDescriptor: more than 2 Gi "
-                        "elements");
+                                                    "elements");
     tensorDesc->type = dataType;
     tensorDesc->nb_dims = nbDims;
     memcpy(tensorDesc->dims, dimA, (size_t)nbDims * sizeof *dimA);
@@ -384,14 +443,18 @@ API cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc,
 {
     if (filterDesc == NULL || filterDesc->magic != DNN_MAGIC || !type_ok(dataType) ||
         (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC &&
-         format != CUDNN_TENSOR_NCHW_VECT_C) || filterDimA == NULL)
+         format != CUDNN_TENSOR_NCHW_VECT_C) ||
+        filterDimA == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetFilterNdDescriptor: bad arguments");
     if (nbDims < 3 || nbDims > CUDNN_DIM_MAX)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetFilterNdDescriptor: %d dimensions", nbDims);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetFilterNdDescriptor: %d dimensions",
+                        nbDims);
     for (int i = 0; i < nbDims; i++)
         if (filterDimA[i] <= 0)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetFilterNdDescriptor: dimension %d "
-                            "is %d", i, filterDimA[i]);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnSetFilterNdDescriptor: dimension %d "
+                            "is %d",
+                            i, filterDimA[i]);
     filterDesc->type = dataType;
     filterDesc->format = format;
     filterDesc->nb_dims = nbDims;
@@ -406,8 +469,8 @@ API cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t filte
                                              int filterDimA[])
 {
     const struct cudnnFilterStruct *f = dnn_filter(filterDesc);
-    if (f == NULL || nbDimsRequested < 0 || dataType == NULL || format == NULL ||
-        nbDims == NULL || (nbDimsRequested > 0 && filterDimA == NULL))
+    if (f == NULL || nbDimsRequested < 0 || dataType == NULL || format == NULL || nbDims == NULL ||
+        (nbDimsRequested > 0 && filterDimA == NULL))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnGetFilterNdDescriptor: bad arguments");
     *dataType = f->type;
     *format = f->format;
@@ -429,14 +492,18 @@ API cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t c
         (mode != CUDNN_CONVOLUTION && mode != CUDNN_CROSS_CORRELATION) || !type_ok(computeType))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionNdDescriptor: bad arguments");
     if (arrayLength > CUDNN_DIM_MAX - 2)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetConvolutionNdDescriptor: %d spatial "
-                        "dimensions", arrayLength);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
+                        "cudnnSetConvolutionNdDescriptor: %d spatial "
+                        "dimensions",
+                        arrayLength);
     if (arrayLength > 0 && (padA == NULL || filterStrideA == NULL || dilationA == NULL))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionNdDescriptor: NULL arrays");
     for (int i = 0; i < arrayLength; i++)
         if (padA[i] < 0 || filterStrideA[i] <= 0 || dilationA[i] <= 0)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionNdDescriptor: pad %d "
-                            "stride %d dilation %d", padA[i], filterStrideA[i], dilationA[i]);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnSetConvolutionNdDescriptor: pad %d "
+                            "stride %d dilation %d",
+                            padA[i], filterStrideA[i], dilationA[i]);
     convDesc->spatial = arrayLength;
     for (int i = 0; i < arrayLength; i++) {
         convDesc->pads[i] = padA[i];
@@ -449,10 +516,12 @@ API cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t c
     return CUDNN_STATUS_SUCCESS;
 }
 
-API cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc, int groupCount)
+API cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t convDesc,
+                                                int groupCount)
 {
     if (convDesc == NULL || convDesc->magic != DNN_MAGIC || groupCount < 1)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionGroupCount: %d groups", groupCount);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionGroupCount: %d groups",
+                        groupCount);
     convDesc->groups = groupCount;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -463,7 +532,8 @@ API cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t convD
     if (convDesc == NULL || convDesc->magic != DNN_MAGIC ||
         (mathType != CUDNN_DEFAULT_MATH && mathType != CUDNN_TENSOR_OP_MATH &&
          mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && mathType != CUDNN_FMA_MATH))
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionMathType: math %d", (int)mathType);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionMathType: math %d",
+                        (int)mathType);
     convDesc->math = mathType;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -497,10 +567,12 @@ API cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t poolingDe
         windowHeight <= 0 || windowWidth <= 0 || verticalPadding < 0 || horizontalPadding < 0 ||
         verticalStride <= 0 || horizontalStride <= 0)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetPooling2dDescriptor: bad arguments");
-    *poolingDesc = (struct cudnnPoolingStruct){ DNN_MAGIC, true, mode,
-                                                { windowHeight, windowWidth },
-                                                { verticalPadding, horizontalPadding },
-                                                { verticalStride, horizontalStride } };
+    *poolingDesc = (struct cudnnPoolingStruct){DNN_MAGIC,
+                                               true,
+                                               mode,
+                                               {windowHeight, windowWidth},
+                                               {verticalPadding, horizontalPadding},
+                                               {verticalStride, horizontalStride}};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -524,8 +596,10 @@ static cudnnStatus_t dropout_set(cudnnDropoutDescriptor_t d, cudnnHandle_t handl
     const struct cudnnContext *h = dnn_handle(handle);
     if (d == NULL || d->magic != DNN_MAGIC || h == NULL || dropout < 0.0f || dropout > 1.0f ||
         (states != NULL && bytes < DNN_DROPOUT_STATE_BYTES))
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "dropout descriptor: bad arguments (p %g, %zu "
-                        "state bytes)", (double)dropout, bytes);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "dropout descriptor: bad arguments (p %g, %zu "
+                        "state bytes)",
+                        (double)dropout, bytes);
     d->dropout = dropout;
     d->states = states;
     d->state_bytes = bytes;
@@ -554,19 +628,24 @@ API cudnnStatus_t cudnnRestoreDropoutDescriptor(cudnnDropoutDescriptor_t dropout
 /* Only the bilinear sampler on 4-D (N, C, H, W) tensors exists. */
 API cudnnStatus_t cudnnSetSpatialTransformerNdDescriptor(cudnnSpatialTransformerDescriptor_t stDesc,
                                                          cudnnSamplerType_t samplerType,
-                                                         cudnnDataType_t dataType,
-                                                         const int nbDims, const int dimA[])
+                                                         cudnnDataType_t dataType, const int nbDims,
+                                                         const int dimA[])
 {
     if (stDesc == NULL || stDesc->magic != DNN_MAGIC || samplerType != CUDNN_SAMPLER_BILINEAR ||
         !type_ok(dataType) || dimA == NULL)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetSpatialTransformerNdDescriptor: bad arguments");
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "cudnnSetSpatialTransformerNdDescriptor: bad arguments");
     if (nbDims != 4)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnSetSpatialTransformerNdDescriptor: %d "
-                        "dimensions (4 only)", nbDims);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
+                        "cudnnSetSpatialTransformerNdDescriptor: %d "
+                        "dimensions (4 only)",
+                        nbDims);
     for (int i = 0; i < nbDims; i++)
         if (dimA[i] <= 0)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetSpatialTransformerNdDescriptor: "
-                            "dimension %d is %d", i, dimA[i]);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnSetSpatialTransformerNdDescriptor: "
+                            "dimension %d is %d",
+                            i, dimA[i]);
     stDesc->type = dataType;
     stDesc->nb_dims = nbDims;
     memcpy(stDesc->dims, dimA, (size_t)nbDims * sizeof *dimA);
@@ -579,7 +658,8 @@ static cudnnStatus_t ctc_set(cudnnCTCLossDescriptor_t d, cudnnDataType_t compTyp
                              int max_label)
 {
     if (d == NULL || d->magic != DNN_MAGIC || !type_ok(compType) ||
-        (normMode != CUDNN_LOSS_NORMALIZATION_NONE && normMode != CUDNN_LOSS_NORMALIZATION_SOFTMAX) ||
+        (normMode != CUDNN_LOSS_NORMALIZATION_NONE &&
+         normMode != CUDNN_LOSS_NORMALIZATION_SOFTMAX) ||
         max_label < 0)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "CTC loss descriptor: bad arguments");
     d->compute = compType;
@@ -596,7 +676,8 @@ API cudnnStatus_t cudnnSetCTCLossDescriptorEx(cudnnCTCLossDescriptor_t ctcLossDe
 {
     return ctc_set(ctcLossDesc, compType, normMode,
                    gradMode == CUDNN_PROPAGATE_NAN ? CUDNN_CTC_SKIP_OOB_GRADIENTS
-                                                   : CUDNN_CTC_ZERO_OOB_GRADIENTS, 255);
+                                                   : CUDNN_CTC_ZERO_OOB_GRADIENTS,
+                   255);
 }
 
 API cudnnStatus_t cudnnSetCTCLossDescriptor_v9(cudnnCTCLossDescriptor_t ctcLossDesc,
@@ -630,9 +711,9 @@ API cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t rnnDesc, cudnnRN
         projSize > hiddenSize || (projSize < hiddenSize && cellMode != CUDNN_LSTM) ||
         (dropoutDesc != NULL && dropoutDesc->magic != DNN_MAGIC))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetRNNDescriptor_v8: bad arguments");
-    *rnnDesc = (struct cudnnRNNStruct){ DNN_MAGIC, true, algo, cellMode, biasMode, dirMode,
-                                        inputMode, dataType, mathPrec, mathType, inputSize,
-                                        hiddenSize, projSize, numLayers };
+    *rnnDesc = (struct cudnnRNNStruct){DNN_MAGIC, true,       algo,     cellMode, biasMode,
+                                       dirMode,   inputMode,  dataType, mathPrec, mathType,
+                                       inputSize, hiddenSize, projSize, numLayers};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -648,9 +729,11 @@ API cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetRNNDataDescriptor: bad arguments");
     for (int i = 0; i < batchSize; i++)
         if (seqLengthArray[i] < 0 || seqLengthArray[i] > maxSeqLength)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetRNNDataDescriptor: sequence %d has "
-                            "length %d of at most %d", i, seqLengthArray[i], maxSeqLength);
-    *rnnDataDesc = (struct cudnnRNNDataStruct){ DNN_MAGIC, true, dataType, layout, maxSeqLength,
-                                                batchSize, vectorSize };
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnSetRNNDataDescriptor: sequence %d has "
+                            "length %d of at most %d",
+                            i, seqLengthArray[i], maxSeqLength);
+    *rnnDataDesc = (struct cudnnRNNDataStruct){DNN_MAGIC,    true,      dataType,  layout,
+                                               maxSeqLength, batchSize, vectorSize};
     return CUDNN_STATUS_SUCCESS;
 }

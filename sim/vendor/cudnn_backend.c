@@ -15,23 +15,34 @@
 
 #define API VENDOR_API
 
-#define BK_ENGINES 2       /* engine 0: tensor cores; engine 1: FMA */
-#define BK_MAX_UIDS 64     /* real tensors a plan checks the variant pack for */
+#define BK_ENGINES 2   /* engine 0: tensor cores; engine 1: FMA */
+#define BK_MAX_UIDS 64 /* real tensors a plan checks the variant pack for */
 #define BK_MAX_DIMS 8
-#define BK_MAX_TYPES 64    /* descriptor and attribute types taken: the 9.19 headers' and newer */
+#define BK_MAX_TYPES 64 /* descriptor and attribute types taken: the 9.19 headers' and newer */
 
 /* What an operation, graph, engine, configuration or plan will cost and need. */
-enum bk_kind { BK_GENERIC, BK_CONV_FPROP, BK_CONV_DGRAD, BK_CONV_WGRAD, BK_MATMUL, BK_POINTWISE,
-               BK_REDUCTION, BK_NORM, BK_SDPA_FPROP, BK_SDPA_BPROP, BK_KINDS };
+enum bk_kind {
+    BK_GENERIC,
+    BK_CONV_FPROP,
+    BK_CONV_DGRAD,
+    BK_CONV_WGRAD,
+    BK_MATMUL,
+    BK_POINTWISE,
+    BK_REDUCTION,
+    BK_NORM,
+    BK_SDPA_FPROP,
+    BK_SDPA_BPROP,
+    BK_KINDS
+};
 
 struct bk_work {
     double flops, bytes;
-    cudnnDataType_t type;   /* input type of the first product (the rate's type) */
+    cudnnDataType_t type; /* input type of the first product (the rate's type) */
     bool has_product;
-    enum bk_kind kind;      /* of the first product, else of the first operation */
-    int64_t engine;         /* engines, configurations, plans: which engine; else -1 */
+    enum bk_kind kind; /* of the first product, else of the first operation */
+    int64_t engine;    /* engines, configurations, plans: which engine; else -1 */
     int nuids;
-    bool uids_overflow;     /* more real tensors than BK_MAX_UIDS: not all are checked */
+    bool uids_overflow; /* more real tensors than BK_MAX_UIDS: not all are checked */
     int64_t uids[BK_MAX_UIDS];
 };
 
@@ -57,8 +68,8 @@ struct bk_desc {
     int nattrs, cap;
     struct bk_attr *attrs;
     struct bk_work work;
-    struct bk_tensor tensor;  /* tensors */
-    int nresults;             /* heuristics: the engines found, best first */
+    struct bk_tensor tensor; /* tensors */
+    int nresults;            /* heuristics: the engines found, best first */
     int64_t results[BK_ENGINES];
 };
 
@@ -73,8 +84,8 @@ VENDOR_KERNEL(k_norm, "simcudnn::graph_norm");
 VENDOR_KERNEL(k_sdpa_fprop, "simcudnn::graph_sdpa_fprop");
 VENDOR_KERNEL(k_sdpa_bprop, "simcudnn::graph_sdpa_bprop");
 static struct vendor_kernel *const kernels[BK_KINDS] = {
-    &k_generic, &k_conv_fprop, &k_conv_dgrad, &k_conv_wgrad, &k_matmul, &k_pointwise,
-    &k_reduction, &k_norm, &k_sdpa_fprop, &k_sdpa_bprop,
+    &k_generic,   &k_conv_fprop, &k_conv_dgrad, &k_conv_wgrad, &k_matmul,
+    &k_pointwise, &k_reduction,  &k_norm,       &k_sdpa_fprop, &k_sdpa_bprop,
 };
 
 static struct bk_desc *live(cudnnBackendDescriptor_t d)
@@ -89,23 +100,37 @@ static struct bk_desc *live(cudnnBackendDescriptor_t d)
 static size_t elem_bytes(cudnnBackendAttributeType_t type)
 {
     switch (type) {
-    case CUDNN_TYPE_HANDLE: case CUDNN_TYPE_VOID_PTR: case CUDNN_TYPE_BACKEND_DESCRIPTOR:
-        return sizeof(void *);
+    case CUDNN_TYPE_HANDLE:
+    case CUDNN_TYPE_VOID_PTR:
+    case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(void *);
     case CUDNN_TYPE_BOOLEAN: return sizeof(bool);
     case CUDNN_TYPE_CHAR: return 1;
-    case CUDNN_TYPE_INT64: case CUDNN_TYPE_DOUBLE: return 8;
-    case CUDNN_TYPE_FLOAT: case CUDNN_TYPE_INT32: return 4;
+    case CUDNN_TYPE_INT64:
+    case CUDNN_TYPE_DOUBLE: return 8;
+    case CUDNN_TYPE_FLOAT:
+    case CUDNN_TYPE_INT32: return 4;
     case CUDNN_TYPE_FRACTION: return sizeof(cudnnFraction_t);
-    case CUDNN_TYPE_DATA_TYPE: case CUDNN_TYPE_CONVOLUTION_MODE: case CUDNN_TYPE_HEUR_MODE:
-    case CUDNN_TYPE_KNOB_TYPE: case CUDNN_TYPE_NAN_PROPOGATION: case CUDNN_TYPE_NUMERICAL_NOTE:
-    case CUDNN_TYPE_LAYOUT_TYPE: case CUDNN_TYPE_ATTRIB_NAME: case CUDNN_TYPE_POINTWISE_MODE:
-    case CUDNN_TYPE_GENSTATS_MODE: case CUDNN_TYPE_BN_FINALIZE_STATS_MODE:
-    case CUDNN_TYPE_REDUCTION_OPERATOR_TYPE: case CUDNN_TYPE_BEHAVIOR_NOTE:
-    case CUDNN_TYPE_TENSOR_REORDERING_MODE: case CUDNN_TYPE_RESAMPLE_MODE:
-    case CUDNN_TYPE_PADDING_MODE: case CUDNN_TYPE_SIGNAL_MODE: case CUDNN_TYPE_NORM_MODE:
-    case CUDNN_TYPE_NORM_FWD_PHASE: case CUDNN_TYPE_RNG_DISTRIBUTION:
-    case CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE:
-        return sizeof(int); /* C enums */
+    case CUDNN_TYPE_DATA_TYPE:
+    case CUDNN_TYPE_CONVOLUTION_MODE:
+    case CUDNN_TYPE_HEUR_MODE:
+    case CUDNN_TYPE_KNOB_TYPE:
+    case CUDNN_TYPE_NAN_PROPOGATION:
+    case CUDNN_TYPE_NUMERICAL_NOTE:
+    case CUDNN_TYPE_LAYOUT_TYPE:
+    case CUDNN_TYPE_ATTRIB_NAME:
+    case CUDNN_TYPE_POINTWISE_MODE:
+    case CUDNN_TYPE_GENSTATS_MODE:
+    case CUDNN_TYPE_BN_FINALIZE_STATS_MODE:
+    case CUDNN_TYPE_REDUCTION_OPERATOR_TYPE:
+    case CUDNN_TYPE_BEHAVIOR_NOTE:
+    case CUDNN_TYPE_TENSOR_REORDERING_MODE:
+    case CUDNN_TYPE_RESAMPLE_MODE:
+    case CUDNN_TYPE_PADDING_MODE:
+    case CUDNN_TYPE_SIGNAL_MODE:
+    case CUDNN_TYPE_NORM_MODE:
+    case CUDNN_TYPE_NORM_FWD_PHASE:
+    case CUDNN_TYPE_RNG_DISTRIBUTION:
+    case CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE: return sizeof(int); /* C enums */
     }
     /* Types past the 9.19 headers' last are newer releases' modes (torch 2.15's frontend sets
      * CUDNN_TYPE_RESHAPE_MODE, type 31): C enums too. */
@@ -168,7 +193,7 @@ static cudnnStatus_t store(struct bk_desc *d, cudnnBackendAttributeName_t name,
             int cap = d->cap ? 2 * d->cap : 8;
             struct bk_attr *n = realloc(d->attrs, (size_t)cap * sizeof *n);
             if (n == NULL) {
-                struct bk_attr tmp = { name, type, count, copy };
+                struct bk_attr tmp = {name, type, count, copy};
                 free_elements(&tmp);
                 return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
             }
@@ -179,7 +204,7 @@ static cudnnStatus_t store(struct bk_desc *d, cudnnBackendAttributeName_t name,
     } else {
         free_elements(a);
     }
-    *a = (struct bk_attr){ name, type, count, copy };
+    *a = (struct bk_attr){name, type, count, copy};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -324,16 +349,19 @@ static cudnnStatus_t fail(const struct bk_desc *d, const char *why)
 
 static cudnnStatus_t finalize_tensor(struct bk_desc *d)
 {
-    const cudnnDataType_t *type = get(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, NULL);
+    const cudnnDataType_t *type =
+        get(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, NULL);
     int64_t nd = 0, ns = 0, uid, align;
     const int64_t *dims = get(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 1, &nd);
     const int64_t *strides = get(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 1, &ns);
-    if (type == NULL || dims == NULL || strides == NULL || !get_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, &uid) ||
+    if (type == NULL || dims == NULL || strides == NULL ||
+        !get_i64(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, &uid) ||
         !get_i64(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, &align))
-        return fail(d, "a tensor needs its data type, dimensions, strides, unique id and alignment");
+        return fail(d,
+                    "a tensor needs its data type, dimensions, strides, unique id and alignment");
     if (nd != ns || nd > BK_MAX_DIMS || align <= 0)
         return fail(d, "dimensions and strides differ in count, or a bad alignment");
-    struct bk_tensor t = { .uid = uid, .type = *type, .nd = (int)nd };
+    struct bk_tensor t = {.uid = uid, .type = *type, .nd = (int)nd};
     for (int i = 0; i < nd; i++) {
         if (dims[i] <= 0 || strides[i] < 0)
             return fail(d, "a dimension or stride is out of range");
@@ -351,7 +379,7 @@ static cudnnStatus_t finalize_convolution(struct bk_desc *d)
     int64_t spatial, n;
     static const cudnnBackendAttributeName_t arrays[] = {
         CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-        CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS };
+        CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS};
     if (!get_i64(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, &spatial) || spatial < 1 ||
         spatial > BK_MAX_DIMS - 2 ||
         get(d, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, NULL) == NULL ||
@@ -373,14 +401,18 @@ static cudnnStatus_t conv_work(struct bk_desc *d, cudnnBackendAttributeName_t xa
                          *yd = ref(d, ya, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR),
                          *cd = ref(d, ca, 0, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     if (xd == NULL || wd == NULL || yd == NULL || cd == NULL)
-        return fail(d, "a convolution needs finalized x, w, y tensors and a convolution descriptor");
+        return fail(d,
+                    "a convolution needs finalized x, w, y tensors and a convolution descriptor");
     const struct bk_tensor *x = &xd->tensor, *w = &wd->tensor, *y = &yd->tensor;
     int64_t spatial = 0;
     get_i64(cd, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, &spatial);
     const int64_t *dil = get(cd, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, NULL);
-    const int64_t *str = get(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, NULL);
-    const int64_t *pre = get(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, NULL);
-    const int64_t *post = get(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, NULL);
+    const int64_t *str =
+        get(cd, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, NULL);
+    const int64_t *pre =
+        get(cd, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, NULL);
+    const int64_t *post =
+        get(cd, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, NULL);
     if (x->nd != spatial + 2 || w->nd != x->nd || y->nd != x->nd || w->dims[1] <= 0 ||
         x->dims[1] % w->dims[1] != 0 || y->dims[0] != x->dims[0] || y->dims[1] != w->dims[0] ||
         w->dims[0] % (x->dims[1] / w->dims[1]) != 0)
@@ -395,8 +427,10 @@ static cudnnStatus_t conv_work(struct bk_desc *d, cudnnBackendAttributeName_t xa
         taps *= (double)w->dims[i + 2];
     }
     work_init(&d->work);
-    add_product(&d->work, dnn_conv_flops((double)x->dims[0], (double)w->dims[0], out,
-                                         (double)w->dims[1], taps), x->type, kind);
+    add_product(
+        &d->work,
+        dnn_conv_flops((double)x->dims[0], (double)w->dims[0], out, (double)w->dims[1], taps),
+        x->type, kind);
     add_tensor(&d->work, xd, false);
     add_tensor(&d->work, wd, false);
     add_tensor(&d->work, yd, false);
@@ -406,9 +440,12 @@ static cudnnStatus_t conv_work(struct bk_desc *d, cudnnBackendAttributeName_t xa
 /* C (..., M, N) = A (..., M, K) B (..., K, N). */
 static cudnnStatus_t matmul_work(struct bk_desc *d)
 {
-    const struct bk_desc *ad = ref(d, CUDNN_ATTR_OPERATION_MATMUL_ADESC, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR),
-                         *bd = ref(d, CUDNN_ATTR_OPERATION_MATMUL_BDESC, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR),
-                         *cd = ref(d, CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    const struct bk_desc *ad = ref(d, CUDNN_ATTR_OPERATION_MATMUL_ADESC, 0,
+                                   CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+                         *bd = ref(d, CUDNN_ATTR_OPERATION_MATMUL_BDESC, 0,
+                                   CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+                         *cd = ref(d, CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0,
+                                   CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     if (ad == NULL || bd == NULL || cd == NULL ||
         ref(d, CUDNN_ATTR_OPERATION_MATMUL_DESC, 0, CUDNN_BACKEND_MATMUL_DESCRIPTOR) == NULL)
         return fail(d, "a matmul needs finalized A, B, C tensors and a matmul descriptor");
@@ -440,7 +477,8 @@ static cudnnStatus_t sdpa_work(struct bk_desc *d, cudnnBackendAttributeName_t qa
     for (int i = 0; i < d->nattrs; i++)
         if (d->attrs[i].type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
             for (int64_t j = 0; j < d->attrs[i].count; j++)
-                add_tensor(&tensors, ref(d, d->attrs[i].name, j, CUDNN_BACKEND_TENSOR_DESCRIPTOR), false);
+                add_tensor(&tensors, ref(d, d->attrs[i].name, j, CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+                           false);
     d->work = tensors;
     add_product(&d->work, flops, q->type, kind);
     return CUDNN_STATUS_SUCCESS;
@@ -454,7 +492,8 @@ static void memory_work(struct bk_desc *d, enum bk_kind kind)
     for (int i = 0; i < d->nattrs; i++)
         if (d->attrs[i].type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
             for (int64_t j = 0; j < d->attrs[i].count; j++)
-                add_tensor(&d->work, ref(d, d->attrs[i].name, j, CUDNN_BACKEND_TENSOR_DESCRIPTOR), true);
+                add_tensor(&d->work, ref(d, d->attrs[i].name, j, CUDNN_BACKEND_TENSOR_DESCRIPTOR),
+                           true);
 }
 
 /* Every descriptor an operation names must be finalized (and live). */
@@ -510,18 +549,18 @@ static cudnnStatus_t finalize_operation(struct bk_desc *d)
                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
                          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, BK_CONV_WGRAD);
-    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
-        return matmul_work(d);
+    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR: return matmul_work(d);
     case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
-        return sdpa_work(d, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC,
-                         BK_SDPA_FPROP, 1.0);
+        return sdpa_work(d, CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC,
+                         CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, BK_SDPA_FPROP, 1.0);
     case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
-        return sdpa_work(d, CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC, CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC,
-                         BK_SDPA_BPROP, 2.5);
+        return sdpa_work(d, CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC,
+                         CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC, BK_SDPA_BPROP, 2.5);
     case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
         if (ref(d, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, 0,
                 CUDNN_BACKEND_POINTWISE_DESCRIPTOR) == NULL ||
-            ref(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR) == NULL)
+            ref(d, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, 0, CUDNN_BACKEND_TENSOR_DESCRIPTOR) ==
+                NULL)
             return fail(d, "a pointwise operation needs its pointwise descriptor and x");
         memory_work(d, BK_POINTWISE);
         return CUDNN_STATUS_SUCCESS;
@@ -535,9 +574,7 @@ static cudnnStatus_t finalize_operation(struct bk_desc *d)
     case CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR:
         memory_work(d, BK_NORM);
         return CUDNN_STATUS_SUCCESS;
-    default:
-        memory_work(d, BK_GENERIC);
-        return CUDNN_STATUS_SUCCESS;
+    default: memory_work(d, BK_GENERIC); return CUDNN_STATUS_SUCCESS;
     }
 }
 
@@ -550,7 +587,8 @@ static cudnnStatus_t finalize_graph(struct bk_desc *d)
         return fail(d, "an operation graph needs its operations");
     work_init(&d->work);
     for (int64_t i = 0; i < n; i++) {
-        void *const *v = get(d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, NULL);
+        void *const *v =
+            get(d, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, n, NULL);
         const struct bk_desc *op = live(v[i]);
         if (op == NULL || !op->finalized || !is_operation(op->type))
             return fail(d, "an operation of the graph is not a finalized operation");
@@ -567,9 +605,10 @@ static bool engine_supports(int64_t engine, const struct bk_work *w)
 
 static cudnnStatus_t finalize_heuristics(struct bk_desc *d)
 {
-    const struct bk_desc *g = ref(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, 0,
-                                  CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    const cudnnBackendHeurMode_t *mode = get(d, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, NULL);
+    const struct bk_desc *g =
+        ref(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, 0, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    const cudnnBackendHeurMode_t *mode =
+        get(d, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, NULL);
     if (g == NULL || mode == NULL || (unsigned)*mode >= CUDNN_HEUR_MODES_COUNT)
         return fail(d, "heuristics need a finalized operation graph and a heuristic mode");
     d->work = g->work;
@@ -582,16 +621,18 @@ static cudnnStatus_t finalize_heuristics(struct bk_desc *d)
 
 static cudnnStatus_t finalize_engine(struct bk_desc *d)
 {
-    const struct bk_desc *g = ref(d, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0,
-                                  CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    const struct bk_desc *g =
+        ref(d, CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
     int64_t index;
     if (g == NULL || !get_i64(d, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &index))
         return fail(d, "an engine needs a finalized operation graph and its global index");
     if (index < 0 || index >= BK_ENGINES)
         return fail(d, "no engine has that global index");
     if (!engine_supports(index, &g->work))
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendFinalize: engine %lld does not "
-                        "support the graph (FP64 runs on engine 1)", (long long)index);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
+                        "cudnnBackendFinalize: engine %lld does not "
+                        "support the graph (FP64 runs on engine 1)",
+                        (long long)index);
     d->work = g->work;
     d->work.engine = index;
     return CUDNN_STATUS_SUCCESS;
@@ -599,7 +640,8 @@ static cudnnStatus_t finalize_engine(struct bk_desc *d)
 
 static cudnnStatus_t finalize_engine_config(struct bk_desc *d)
 {
-    const struct bk_desc *e = ref(d, CUDNN_ATTR_ENGINECFG_ENGINE, 0, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    const struct bk_desc *e =
+        ref(d, CUDNN_ATTR_ENGINECFG_ENGINE, 0, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     if (e == NULL)
         return fail(d, "an engine configuration needs a finalized engine");
     cudnnStatus_t st = refs_finalized(d); /* its knob choices */
@@ -612,16 +654,18 @@ static cudnnStatus_t finalize_engine_config(struct bk_desc *d)
 /* A plan serialized (CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION): its cost and uids. */
 static int plan_json(const struct bk_work *w, char *buf, size_t size)
 {
-    int n = snprintf(buf, size, "{\"simcudnn\":1,\"engine\":%lld,\"kind\":%d,\"type\":%d,"
+    int n = snprintf(buf, size,
+                     "{\"simcudnn\":1,\"engine\":%lld,\"kind\":%d,\"type\":%d,"
                      "\"product\":%d,\"flops\":%.17g,\"bytes\":%.17g,\"uids\":[",
                      (long long)w->engine, (int)w->kind, (int)w->type, (int)w->has_product,
                      w->flops, w->bytes);
     for (int i = 0; i < w->nuids && n >= 0; i++)
-        n += snprintf(buf != NULL ? buf + n : NULL, buf != NULL && (size_t)n < size ? size - (size_t)n : 0,
-                      "%s%lld", i ? "," : "", (long long)w->uids[i]);
+        n += snprintf(buf != NULL ? buf + n : NULL,
+                      buf != NULL && (size_t)n < size ? size - (size_t)n : 0, "%s%lld",
+                      i ? "," : "", (long long)w->uids[i]);
     if (n >= 0)
-        n += snprintf(buf != NULL ? buf + n : NULL, buf != NULL && (size_t)n < size ? size - (size_t)n : 0,
-                      "]}");
+        n += snprintf(buf != NULL ? buf + n : NULL,
+                      buf != NULL && (size_t)n < size ? size - (size_t)n : 0, "]}");
     return n;
 }
 
@@ -635,10 +679,11 @@ static bool parse_plan_json(const char *s, size_t len, struct bk_work *w)
     long long engine;
     int kind, type, product, used = 0;
     work_init(w);
-    if (sscanf(text, "{\"simcudnn\":1,\"engine\":%lld,\"kind\":%d,\"type\":%d,\"product\":%d,"
-               "\"flops\":%lg,\"bytes\":%lg,\"uids\":[%n", &engine, &kind, &type, &product,
-               &w->flops, &w->bytes, &used) != 6 || used == 0 || engine < 0 ||
-        engine >= BK_ENGINES || kind < 0 || kind >= BK_KINDS)
+    if (sscanf(text,
+               "{\"simcudnn\":1,\"engine\":%lld,\"kind\":%d,\"type\":%d,\"product\":%d,"
+               "\"flops\":%lg,\"bytes\":%lg,\"uids\":[%n",
+               &engine, &kind, &type, &product, &w->flops, &w->bytes, &used) != 6 ||
+        used == 0 || engine < 0 || engine >= BK_ENGINES || kind < 0 || kind >= BK_KINDS)
         return false;
     w->engine = engine;
     w->kind = (enum bk_kind)kind;
@@ -658,9 +703,10 @@ static bool parse_plan_json(const char *s, size_t len, struct bk_work *w)
 static cudnnStatus_t finalize_plan(struct bk_desc *d)
 {
     int64_t len = 0;
-    const char *json = get(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 1, &len);
-    const struct bk_desc *c = ref(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, 0,
-                                  CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    const char *json =
+        get(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, 1, &len);
+    const struct bk_desc *c =
+        ref(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, 0, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     if (c != NULL) {
         d->work = c->work;
         return CUDNN_STATUS_SUCCESS;
@@ -668,7 +714,7 @@ static cudnnStatus_t finalize_plan(struct bk_desc *d)
     if (json != NULL) {
         if (!parse_plan_json(json, (size_t)len, &d->work))
             return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendFinalize: the plan's JSON is not "
-                            "one this library wrote");
+                                                    "one this library wrote");
         return CUDNN_STATUS_SUCCESS;
     }
     return fail(d, "an execution plan needs a finalized engine configuration (or its JSON)");
@@ -701,10 +747,12 @@ static cudnnStatus_t finalize(struct bk_desc *d)
     case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: return finalize_convolution(d);
     case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
         return get(d, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, NULL) != NULL
-                   ? CUDNN_STATUS_SUCCESS : fail(d, "a pointwise descriptor needs its mode");
+                   ? CUDNN_STATUS_SUCCESS
+                   : fail(d, "a pointwise descriptor needs its mode");
     case CUDNN_BACKEND_MATMUL_DESCRIPTOR:
         return get(d, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, NULL) != NULL
-                   ? CUDNN_STATUS_SUCCESS : fail(d, "a matmul descriptor needs its compute type");
+                   ? CUDNN_STATUS_SUCCESS
+                   : fail(d, "a matmul descriptor needs its compute type");
     case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return finalize_graph(d);
     case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return finalize_heuristics(d);
     case CUDNN_BACKEND_ENGINE_DESCRIPTOR: return finalize_engine(d);
@@ -712,8 +760,7 @@ static cudnnStatus_t finalize(struct bk_desc *d)
     case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: return finalize_plan(d);
     case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: return finalize_variant_pack(d);
     case CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR: return finalize_knob_choice(d);
-    default:
-        return is_operation(d->type) ? finalize_operation(d) : CUDNN_STATUS_SUCCESS;
+    default: return is_operation(d->type) ? finalize_operation(d) : CUDNN_STATUS_SUCCESS;
     }
 }
 
@@ -728,8 +775,10 @@ API cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t desc
      * (torch 2.15's frontend, built for 9.26, creates a softmax operation, type 45): kept as
      * generic memory-bound operations. */
     if ((unsigned)descriptorType >= BK_MAX_TYPES)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendCreateDescriptor: descriptor type "
-                        "%d is not one of this cuDNN's", (int)descriptorType);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
+                        "cudnnBackendCreateDescriptor: descriptor type "
+                        "%d is not one of this cuDNN's",
+                        (int)descriptorType);
     struct bk_desc *d = calloc(1, sizeof *d);
     if (d == NULL)
         return CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
@@ -771,19 +820,22 @@ API cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendSetAttribute: not a descriptor");
     if (d->finalized)
         return dnn_fail(CUDNN_STATUS_NOT_INITIALIZED, "cudnnBackendSetAttribute: the descriptor "
-                        "is finalized");
+                                                      "is finalized");
     if (elem_bytes(attributeType) == 0)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE, "cudnnBackendSetAttribute: "
-                        "attribute %d has unknown type %d", (int)attributeName, (int)attributeType);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE,
+                        "cudnnBackendSetAttribute: "
+                        "attribute %d has unknown type %d",
+                        (int)attributeName, (int)attributeType);
     if (elementCount < 0 || (elementCount > 0 && arrayOfElements == NULL))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendSetAttribute: %lld elements at %p",
                         (long long)elementCount, arrayOfElements);
     if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR)
         for (int64_t i = 0; i < elementCount; i++)
             if (live(((void *const *)arrayOfElements)[i]) == NULL)
-                return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendSetAttribute: element %lld "
-                                "of attribute %d is not a descriptor", (long long)i,
-                                (int)attributeName);
+                return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                                "cudnnBackendSetAttribute: element %lld "
+                                "of attribute %d is not a descriptor",
+                                (long long)i, (int)attributeName);
     return store(d, attributeName, attributeType, elementCount, arrayOfElements);
 }
 
@@ -840,8 +892,10 @@ static cudnnStatus_t out_descs(void *array, int64_t n, cudnnBackendDescriptorTyp
     for (int64_t i = 0; i < n; i++) {
         out[i] = live(((void **)array)[i]);
         if (out[i] == NULL || out[i]->type != type)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE, "cudnnBackendGetAttribute: "
-                            "output %lld is not a descriptor of type %d", (long long)i, (int)type);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE,
+                            "cudnnBackendGetAttribute: "
+                            "output %lld is not a descriptor of type %d",
+                            (long long)i, (int)type);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -849,11 +903,14 @@ static cudnnStatus_t out_descs(void *array, int64_t n, cudnnBackendDescriptorTyp
 /* A computed list of n scalars of type (elements of esize bytes), as cudnnBackendGetAttribute
  * returns it: the count always, at most requested elements when there is an array. */
 static cudnnStatus_t give(cudnnBackendAttributeType_t want, cudnnBackendAttributeType_t type,
-                          const void *values, int64_t n, int64_t requested, int64_t *count, void *array)
+                          const void *values, int64_t n, int64_t requested, int64_t *count,
+                          void *array)
 {
     if (want != type)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE, "cudnnBackendGetAttribute: wrong "
-                        "attribute type %d (the attribute's is %d)", (int)want, (int)type);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE,
+                        "cudnnBackendGetAttribute: wrong "
+                        "attribute type %d (the attribute's is %d)",
+                        (int)want, (int)type);
     if (count != NULL)
         *count = n;
     if (array != NULL && n > 0)
@@ -940,8 +997,7 @@ static cudnnStatus_t computed(const struct bk_desc *d, cudnnBackendAttributeName
             return give(want, CUDNN_TYPE_CHAR, buf, n, requested, count, array);
         }
         break;
-    default:
-        break;
+    default: break;
     }
     *handled = false;
     return CUDNN_STATUS_SUCCESS;
@@ -957,11 +1013,15 @@ API cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descri
     if (d == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendGetAttribute: not a descriptor");
     if (!d->finalized)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "cudnnBackendGetAttribute: the "
-                        "descriptor (type %d) is not finalized", (int)d->type);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                        "cudnnBackendGetAttribute: the "
+                        "descriptor (type %d) is not finalized",
+                        (int)d->type);
     if (requestedElementCount < 0 || (elementCount == NULL && arrayOfElements == NULL))
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendGetAttribute: %lld elements requested, "
-                        "nowhere to put them", (long long)requestedElementCount);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "cudnnBackendGetAttribute: %lld elements requested, "
+                        "nowhere to put them",
+                        (long long)requestedElementCount);
     bool handled;
     cudnnStatus_t st = computed(d, attributeName, attributeType, requestedElementCount,
                                 elementCount, arrayOfElements, &handled);
@@ -971,11 +1031,14 @@ API cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descri
     if (a == NULL) {
         /* Attributes with documented defaults answer them; others were never set. */
         static const bool no = false;
-        if (attributeName == CUDNN_ATTR_TENSOR_IS_VIRTUAL || attributeName == CUDNN_ATTR_TENSOR_IS_BY_VALUE)
+        if (attributeName == CUDNN_ATTR_TENSOR_IS_VIRTUAL ||
+            attributeName == CUDNN_ATTR_TENSOR_IS_BY_VALUE)
             return give(attributeType, CUDNN_TYPE_BOOLEAN, &no, 1, requestedElementCount,
                         elementCount, arrayOfElements);
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendGetAttribute: attribute %d of a type "
-                        "%d descriptor was never set", (int)attributeName, (int)d->type);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "cudnnBackendGetAttribute: attribute %d of a type "
+                        "%d descriptor was never set",
+                        (int)attributeName, (int)d->type);
     }
     if (a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || arrayOfElements == NULL)
         return give(attributeType, a->type, a->data, a->count, requestedElementCount, elementCount,
@@ -987,8 +1050,10 @@ API cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descri
         const struct bk_desc *src = live(((void *const *)a->data)[i]);
         struct bk_desc *dst = live(((void **)arrayOfElements)[i]);
         if (src == NULL || dst == NULL || dst->type != src->type)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE, "cudnnBackendGetAttribute: "
-                            "output %lld is not a descriptor of the attribute's type", (long long)i);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE,
+                            "cudnnBackendGetAttribute: "
+                            "output %lld is not a descriptor of the attribute's type",
+                            (long long)i);
         st = copy_into(dst, src);
         if (st != CUDNN_STATUS_SUCCESS)
             return st;
@@ -1005,7 +1070,8 @@ static bool pack_has(const struct bk_desc *pack, int64_t uid)
 {
     int64_t n = 0;
     const int64_t *uids = get(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 0, &n);
-    void *const *ptrs = get(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, NULL);
+    void *const *ptrs =
+        get(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, NULL);
     for (int64_t i = 0; uids != NULL && ptrs != NULL && i < n; i++)
         if (uids[i] == uid)
             return ptrs[i] != NULL;
@@ -1021,17 +1087,19 @@ API cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescript
         plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR ||
         pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendExecute: not a handle, plan and "
-                        "variant pack");
+                                                "variant pack");
     if (!plan->finalized || !pack->finalized)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "cudnnBackendExecute: the plan or "
-                        "the variant pack is not finalized");
+                                                              "the variant pack is not finalized");
     for (int i = 0; i < plan->work.nuids; i++)
         if (!pack_has(pack, plan->work.uids[i]))
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendExecute: the variant pack has no "
-                            "pointer for tensor uid %lld", (long long)plan->work.uids[i]);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "cudnnBackendExecute: the variant pack has no "
+                            "pointer for tensor uid %lld",
+                            (long long)plan->work.uids[i]);
     const struct bk_work *w = &plan->work;
-    uint64_t ns = vendor_compute_ns(w->flops, dnn_rate(w->type, w->engine == 0)) +
-                  vendor_memory_ns(w->bytes);
+    uint64_t ns =
+        vendor_compute_ns(w->flops, dnn_rate(w->type, w->engine == 0)) + vendor_memory_ns(w->bytes);
     return dnn_launch(h, kernels[w->kind], ns);
 }
 
@@ -1041,16 +1109,25 @@ API cudnnStatus_t cudnnBackendPopulateCudaGraph(cudnnHandle_t handle,
                                                 cudnnBackendDescriptor_t variantPack,
                                                 cudaGraph_t graph)
 {
-    (void)handle; (void)executionPlan; (void)variantPack; (void)graph;
-    return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API, "cudnnBackendPopulateCudaGraph: "
+    (void)handle;
+    (void)executionPlan;
+    (void)variantPack;
+    (void)graph;
+    return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API,
+                    "cudnnBackendPopulateCudaGraph: "
                     "no engine supports native CUDA graphs");
 }
 
 API cudnnStatus_t cudnnBackendUpdateCudaGraph(cudnnHandle_t handle,
                                               cudnnBackendDescriptor_t executionPlan,
-                                              cudnnBackendDescriptor_t variantPack, cudaGraph_t graph)
+                                              cudnnBackendDescriptor_t variantPack,
+                                              cudaGraph_t graph)
 {
-    (void)handle; (void)executionPlan; (void)variantPack; (void)graph;
-    return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API, "cudnnBackendUpdateCudaGraph: "
+    (void)handle;
+    (void)executionPlan;
+    (void)variantPack;
+    (void)graph;
+    return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API,
+                    "cudnnBackendUpdateCudaGraph: "
                     "no engine supports native CUDA graphs");
 }

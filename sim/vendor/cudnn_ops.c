@@ -50,8 +50,10 @@ static cudnnStatus_t conv_problem(const char *fn, cudnnHandle_t handle, cudnnTen
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: a handle or descriptor is not set", fn);
     int nd = c->spatial + 2;
     if (x->nb_dims != nd || w->nb_dims != nd || y->nb_dims != nd)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: %d-D x, %d-D w, %d-D y for %d spatial "
-                        "dimensions", fn, x->nb_dims, w->nb_dims, y->nb_dims, c->spatial);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "%s: %d-D x, %d-D w, %d-D y for %d spatial "
+                        "dimensions",
+                        fn, x->nb_dims, w->nb_dims, y->nb_dims, c->spatial);
     if (x->type != w->type)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: x and w types differ", fn);
     if (x->dims[1] != w->dims[1] * c->groups || w->dims[0] % c->groups != 0 ||
@@ -63,8 +65,10 @@ static cudnnStatus_t conv_problem(const char *fn, cudnnHandle_t handle, cudnnTen
         int span = (w->dims[i + 2] - 1) * c->dilations[i] + 1;
         int o = (x->dims[i + 2] + 2 * c->pads[i] - span) / c->strides[i] + 1;
         if (x->dims[i + 2] + 2 * c->pads[i] < span || y->dims[i + 2] != o)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: spatial dimension %d: y has %d, the "
-                            "convolution gives %d", fn, i, y->dims[i + 2], o);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "%s: spatial dimension %d: y has %d, the "
+                            "convolution gives %d",
+                            fn, i, y->dims[i + 2], o);
         out_elems *= o;
         taps *= w->dims[i + 2];
     }
@@ -89,28 +93,28 @@ static float conv_ms(const struct conv_problem *p)
 
 /* The algorithms each pass offers, best first: deterministic ones, then (backward) the
  * non-deterministic ALGO_0 that real cuDNN also lists. None needs a workspace. */
-static const int fwd_algos[] = { CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                 CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM };
-static const int bwd_algos[] = { 1 /* ALGO_1 */, 0 /* ALGO_0, non-deterministic */ };
+static const int fwd_algos[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM};
+static const int bwd_algos[] = {1 /* ALGO_1 */, 0 /* ALGO_0, non-deterministic */};
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Fills a perf-results array of any of the three pass types (the same layout, algo typed);
  * backward: ALGO_0 is the non-deterministic one. */
-#define FILL_PERF(results, requested, returned, algos, backward, problem, math)            \
-    do {                                                                               \
-        int n_ = N_OF(algos) < (requested) ? N_OF(algos) : (requested);                 \
-        for (int i_ = 0; i_ < n_; i_++) {                                              \
-            memset(&(results)[i_], 0, sizeof (results)[i_]);                           \
-            (results)[i_].algo = (algos)[i_];                                          \
-            (results)[i_].status = CUDNN_STATUS_SUCCESS;                               \
-            (results)[i_].time = conv_ms(problem);                                     \
-            (results)[i_].memory = 0;                                                  \
-            (results)[i_].determinism = (backward) && (algos)[i_] == 0                 \
-                                            ? CUDNN_NON_DETERMINISTIC : CUDNN_DETERMINISTIC; \
-            (results)[i_].mathType = (math);                                           \
-        }                                                                              \
-        *(returned) = n_;                                                              \
+#define FILL_PERF(results, requested, returned, algos, backward, problem, math)                 \
+    do {                                                                                        \
+        int n_ = N_OF(algos) < (requested) ? N_OF(algos) : (requested);                         \
+        for (int i_ = 0; i_ < n_; i_++) {                                                       \
+            memset(&(results)[i_], 0, sizeof(results)[i_]);                                     \
+            (results)[i_].algo = (algos)[i_];                                                   \
+            (results)[i_].status = CUDNN_STATUS_SUCCESS;                                        \
+            (results)[i_].time = conv_ms(problem);                                              \
+            (results)[i_].memory = 0;                                                           \
+            (results)[i_].determinism =                                                         \
+                (backward) && (algos)[i_] == 0 ? CUDNN_NON_DETERMINISTIC : CUDNN_DETERMINISTIC; \
+            (results)[i_].mathType = (math);                                                    \
+        }                                                                                       \
+        *(returned) = n_;                                                                       \
     } while (0)
 
 static cudnnStatus_t perf_args(const char *fn, int requested, const int *returned,
@@ -156,7 +160,8 @@ API cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
         st = perf_args(__func__, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, fwd_algos, false, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, fwd_algos, false, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -172,7 +177,8 @@ API cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
         st = perf_args(__func__, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -188,7 +194,8 @@ API cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
         st = perf_args(__func__, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -199,7 +206,8 @@ API cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
     int *returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t *perfResults, void *workSpace,
     size_t workSpaceSizeInBytes)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     struct conv_problem p;
     cudnnStatus_t st = conv_problem(__func__, handle, xDesc, wDesc, convDesc, yDesc, &p);
     if (st == CUDNN_STATUS_SUCCESS)
@@ -210,18 +218,20 @@ API cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
         st = find_run(handle, &k_conv_fwd, &p, N_OF(fwd_algos));
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, fwd_algos, false, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, fwd_algos, false, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
 API cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void *w,
-    const cudnnTensorDescriptor_t dyDesc, const void *dy, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnTensorDescriptor_t dxDesc, void *dx, const int requestedAlgoCount,
-    int *returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t *perfResults, void *workSpace,
-    size_t workSpaceSizeInBytes)
+    const cudnnTensorDescriptor_t dyDesc, const void *dy,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void *dx,
+    const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdDataAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     struct conv_problem p;
     cudnnStatus_t st = conv_problem(__func__, handle, dxDesc, wDesc, convDesc, dyDesc, &p);
     if (st == CUDNN_STATUS_SUCCESS)
@@ -232,18 +242,20 @@ API cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
         st = find_run(handle, &k_conv_dgrad, &p, N_OF(bwd_algos));
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
 API cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void *x,
-    const cudnnTensorDescriptor_t dyDesc, const void *y, const cudnnConvolutionDescriptor_t convDesc,
-    const cudnnFilterDescriptor_t dwDesc, void *dw, const int requestedAlgoCount,
-    int *returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t *perfResults, void *workSpace,
-    size_t workSpaceSizeInBytes)
+    const cudnnTensorDescriptor_t dyDesc, const void *y,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void *dw,
+    const int requestedAlgoCount, int *returnedAlgoCount,
+    cudnnConvolutionBwdFilterAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     struct conv_problem p;
     cudnnStatus_t st = conv_problem(__func__, handle, xDesc, dwDesc, convDesc, dyDesc, &p);
     if (st == CUDNN_STATUS_SUCCESS)
@@ -254,7 +266,8 @@ API cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
         st = find_run(handle, &k_conv_wgrad, &p, N_OF(bwd_algos));
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
-    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p, math_of(convDesc));
+    FILL_PERF(perfResults, requestedAlgoCount, returnedAlgoCount, bwd_algos, true, &p,
+              math_of(convDesc));
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -268,7 +281,8 @@ static cudnnStatus_t workspace(const char *fn, cudnnStatus_t shape, int algo, in
     if (sizeInBytes == NULL || algo < 0 || algo >= count)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: algorithm %d", fn, algo);
     if (algo == unimplemented)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "%s: algorithm %d is not implemented", fn, algo);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "%s: algorithm %d is not implemented", fn,
+                        algo);
     *sizeInBytes = 0;
     return CUDNN_STATUS_SUCCESS;
 }
@@ -299,8 +313,9 @@ API cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     cudnnConvolutionBwdFilterAlgo_t algo, size_t *sizeInBytes)
 {
     struct conv_problem p;
-    return workspace(__func__, conv_problem(__func__, handle, xDesc, gradDesc, convDesc, dyDesc, &p),
-                     algo, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+    return workspace(__func__,
+                     conv_problem(__func__, handle, xDesc, gradDesc, convDesc, dyDesc, &p), algo,
+                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD, sizeInBytes);
 }
 
@@ -315,7 +330,8 @@ static cudnnStatus_t conv_run(const char *fn, cudnnHandle_t handle, cudnnTensorD
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
     if (!data_ok || algo < 0 || algo >= count)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: NULL data or scalars, or algorithm %d", fn, algo);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: NULL data or scalars, or algorithm %d", fn,
+                        algo);
     return dnn_launch(dnn_handle(handle), k, conv_ns(&p) + vendor_memory_ns(extra_bytes));
 }
 
@@ -327,11 +343,11 @@ API cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void *alph
                                           size_t workSpaceSizeInBytes, const void *beta,
                                           const cudnnTensorDescriptor_t yDesc, void *y)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
-    return conv_run(__func__, handle, xDesc, wDesc, convDesc, yDesc, algo,
-                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                    alpha != NULL && beta != NULL && x != NULL && w != NULL && y != NULL,
-                    &k_conv_fwd, 0.0);
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
+    return conv_run(
+        __func__, handle, xDesc, wDesc, convDesc, yDesc, algo, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+        alpha != NULL && beta != NULL && x != NULL && w != NULL && y != NULL, &k_conv_fwd, 0.0);
 }
 
 API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void *alpha,
@@ -342,26 +358,28 @@ API cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void 
                                                size_t workSpaceSizeInBytes, const void *beta,
                                                const cudnnTensorDescriptor_t dxDesc, void *dx)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     return conv_run(__func__, handle, dxDesc, wDesc, convDesc, dyDesc, algo,
                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
                     alpha != NULL && beta != NULL && w != NULL && dy != NULL && dx != NULL,
                     &k_conv_dgrad, 0.0);
 }
 
-API cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *alpha,
-                                                 const cudnnTensorDescriptor_t xDesc, const void *x,
-                                                 const cudnnTensorDescriptor_t dyDesc, const void *dy,
-                                                 const cudnnConvolutionDescriptor_t convDesc,
-                                                 cudnnConvolutionBwdFilterAlgo_t algo,
-                                                 void *workSpace, size_t workSpaceSizeInBytes,
-                                                 const void *beta,
-                                                 const cudnnFilterDescriptor_t dwDesc, void *dw)
+API cudnnStatus_t cudnnConvolutionBackwardFilter(
+    cudnnHandle_t handle, const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
+    const cudnnTensorDescriptor_t dyDesc, const void *dy,
+    const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionBwdFilterAlgo_t algo,
+    void *workSpace, size_t workSpaceSizeInBytes, const void *beta,
+    const cudnnFilterDescriptor_t dwDesc, void *dw)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     if (algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD)
-        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED, "%s: the Winograd algorithm is not "
-                        "implemented", __func__);
+        return dnn_fail(CUDNN_STATUS_NOT_SUPPORTED,
+                        "%s: the Winograd algorithm is not "
+                        "implemented",
+                        __func__);
     return conv_run(__func__, handle, xDesc, dwDesc, convDesc, dyDesc, algo,
                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
                     alpha != NULL && beta != NULL && x != NULL && dy != NULL && dw != NULL,
@@ -378,7 +396,8 @@ API cudnnStatus_t cudnnConvolutionBiasActivationForward(
     const cudnnTensorDescriptor_t biasDesc, const void *bias,
     const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t yDesc, void *y)
 {
-    (void)workSpace; (void)workSpaceSizeInBytes;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
     bool ok = alpha1 != NULL && alpha2 != NULL && x != NULL && w != NULL && y != NULL &&
               z != NULL && bias != NULL && dnn_tensor(zDesc) != NULL &&
               dnn_tensor(biasDesc) != NULL && activationDesc != NULL &&
@@ -413,10 +432,12 @@ static cudnnStatus_t bn_check(const char *fn, cudnnHandle_t handle, cudnnBatchNo
     if (!same_shape(x, y) || params == NULL || params->nb_dims != x->nb_dims)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: x, y and the parameters' shapes differ", fn);
     for (int i = 0; i < x->nb_dims; i++) {
-        int want = i == 1 ? x->dims[1] : i == 0 || mode != CUDNN_BATCHNORM_PER_ACTIVATION ? 1 : x->dims[i];
+        int want = i == 1                                             ? x->dims[1]
+                   : i == 0 || mode != CUDNN_BATCHNORM_PER_ACTIVATION ? 1
+                                                                      : x->dims[i];
         if (params->dims[i] != want)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: parameter dimension %d is %d, not %d",
-                            fn, i, params->dims[i], want);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: parameter dimension %d is %d, not %d", fn,
+                            i, params->dims[i], want);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -435,7 +456,12 @@ API cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
     const cudnnTensorDescriptor_t yDesc, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc,
     const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
-    (void)mode; (void)bnOps; (void)xDesc; (void)zDesc; (void)yDesc; (void)bnScaleBiasMeanVarDesc;
+    (void)mode;
+    (void)bnOps;
+    (void)xDesc;
+    (void)zDesc;
+    (void)yDesc;
+    (void)bnScaleBiasMeanVarDesc;
     (void)activationDesc;
     return bn_size(__func__, handle, sizeInBytes, 0);
 }
@@ -447,8 +473,15 @@ API cudnnStatus_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(
     const cudnnTensorDescriptor_t dxDesc, const cudnnTensorDescriptor_t dBnScaleBiasDesc,
     const cudnnActivationDescriptor_t activationDesc, size_t *sizeInBytes)
 {
-    (void)mode; (void)bnOps; (void)xDesc; (void)yDesc; (void)dyDesc; (void)dzDesc; (void)dxDesc;
-    (void)dBnScaleBiasDesc; (void)activationDesc;
+    (void)mode;
+    (void)bnOps;
+    (void)xDesc;
+    (void)yDesc;
+    (void)dyDesc;
+    (void)dzDesc;
+    (void)dxDesc;
+    (void)dBnScaleBiasDesc;
+    (void)activationDesc;
     return bn_size(__func__, handle, sizeInBytes, 0);
 }
 
@@ -458,7 +491,8 @@ API cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
     const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t xDesc,
     size_t *sizeInBytes)
 {
-    (void)mode; (void)activationDesc;
+    (void)mode;
+    (void)activationDesc;
     const struct cudnnTensorStruct *x = dnn_tensor(xDesc);
     if (x == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: x is not set", __func__);
@@ -478,8 +512,11 @@ API cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
     cudnnActivationDescriptor_t activationDesc, void *workspace, size_t workSpaceSizeInBytes,
     void *reserveSpace, size_t reserveSpaceSizeInBytes)
 {
-    (void)exponentialAverageFactor; (void)workspace; (void)workSpaceSizeInBytes;
-    (void)reserveSpace; (void)reserveSpaceSizeInBytes;
+    (void)exponentialAverageFactor;
+    (void)workspace;
+    (void)workSpaceSizeInBytes;
+    (void)reserveSpace;
+    (void)reserveSpaceSizeInBytes;
     const struct cudnnTensorStruct *x = dnn_tensor(xDesc), *y = dnn_tensor(yDesc);
     bool with_z = bnOps == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
     bool ok = alpha != NULL && beta != NULL && xData != NULL && yData != NULL && bnScale != NULL &&
@@ -488,8 +525,8 @@ API cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
               (resultSaveMean == NULL) == (resultSaveInvVariance == NULL) &&
               (!with_z || (zData != NULL && same_shape(x, dnn_tensor(zDesc)))) &&
               (bnOps == CUDNN_BATCHNORM_OPS_BN || activationDesc != NULL);
-    cudnnStatus_t st = bn_check(__func__, handle, mode, bnOps, x, y,
-                                dnn_tensor(bnScaleBiasMeanVarDesc), ok);
+    cudnnStatus_t st =
+        bn_check(__func__, handle, mode, bnOps, x, y, dnn_tensor(bnScaleBiasMeanVarDesc), ok);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
     double bytes = 2.0 * dnn_tensor_bytes(x) + dnn_tensor_bytes(y) +
@@ -499,9 +536,9 @@ API cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
 
 API cudnnStatus_t cudnnBatchNormalizationForwardInference(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void *alpha, const void *beta,
-    const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnTensorDescriptor_t yDesc, void *y,
-    const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void *bnScale, const void *bnBias,
-    const void *estimatedMean, const void *estimatedVariance, double epsilon)
+    const cudnnTensorDescriptor_t xDesc, const void *x, const cudnnTensorDescriptor_t yDesc,
+    void *y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void *bnScale,
+    const void *bnBias, const void *estimatedMean, const void *estimatedVariance, double epsilon)
 {
     const struct cudnnTensorStruct *xt = dnn_tensor(xDesc), *yt = dnn_tensor(yDesc);
     bool ok = alpha != NULL && beta != NULL && x != NULL && y != NULL && bnScale != NULL &&
@@ -523,13 +560,20 @@ API cudnnStatus_t cudnnBatchNormalizationBackwardEx(
     const cudnnTensorDescriptor_t yDesc, const void *yData, const cudnnTensorDescriptor_t dyDesc,
     const void *dyData, const cudnnTensorDescriptor_t dzDesc, void *dzData,
     const cudnnTensorDescriptor_t dxDesc, void *dxData,
-    const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void *bnScaleData,
-    const void *bnBiasData, void *dBnScaleData, void *dBnBiasData, double epsilon,
-    const void *savedMean, const void *savedInvVariance, cudnnActivationDescriptor_t activationDesc,
-    void *workSpace, size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
+    const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void *bnScaleData, const void *bnBiasData,
+    void *dBnScaleData, void *dBnBiasData, double epsilon, const void *savedMean,
+    const void *savedInvVariance, cudnnActivationDescriptor_t activationDesc, void *workSpace,
+    size_t workSpaceSizeInBytes, void *reserveSpace, size_t reserveSpaceSizeInBytes)
 {
-    (void)yDesc; (void)yData; (void)bnBiasData; (void)savedMean; (void)savedInvVariance;
-    (void)workSpace; (void)workSpaceSizeInBytes; (void)reserveSpace; (void)reserveSpaceSizeInBytes;
+    (void)yDesc;
+    (void)yData;
+    (void)bnBiasData;
+    (void)savedMean;
+    (void)savedInvVariance;
+    (void)workSpace;
+    (void)workSpaceSizeInBytes;
+    (void)reserveSpace;
+    (void)reserveSpaceSizeInBytes;
     const struct cudnnTensorStruct *x = dnn_tensor(xDesc), *dy = dnn_tensor(dyDesc),
                                    *dx = dnn_tensor(dxDesc);
     bool with_z = bnOps == CUDNN_BATCHNORM_OPS_BN_ADD_ACTIVATION;
@@ -539,7 +583,8 @@ API cudnnStatus_t cudnnBatchNormalizationBackwardEx(
               epsilon >= CUDNN_BN_MIN_EPSILON && same_shape(x, dy) &&
               (!with_z || (dzData != NULL && same_shape(x, dnn_tensor(dzDesc)))) &&
               (bnOps == CUDNN_BATCHNORM_OPS_BN || activationDesc != NULL);
-    cudnnStatus_t st = bn_check(__func__, handle, mode, bnOps, x, dx, dnn_tensor(dBnScaleBiasDesc), ok);
+    cudnnStatus_t st =
+        bn_check(__func__, handle, mode, bnOps, x, dx, dnn_tensor(dBnScaleBiasDesc), ok);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
     double bytes = 2.0 * dnn_tensor_bytes(x) + 2.0 * dnn_tensor_bytes(dy) + dnn_tensor_bytes(dx) +
@@ -549,10 +594,11 @@ API cudnnStatus_t cudnnBatchNormalizationBackwardEx(
 
 /* ---- pooling, spatial transformer ------------------------------------------------------------ */
 
-API cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc,
-                                      const void *alpha, const cudnnTensorDescriptor_t xDesc,
-                                      const void *x, const void *beta,
-                                      const cudnnTensorDescriptor_t yDesc, void *y)
+API cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle,
+                                      const cudnnPoolingDescriptor_t poolingDesc, const void *alpha,
+                                      const cudnnTensorDescriptor_t xDesc, const void *x,
+                                      const void *beta, const cudnnTensorDescriptor_t yDesc,
+                                      void *y)
 {
     const struct cudnnTensorStruct *xt = dnn_tensor(xDesc), *yt = dnn_tensor(yDesc);
     const struct cudnnPoolingStruct *p = poolingDesc;
@@ -564,8 +610,10 @@ API cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDe
     for (int i = 0; i < 2; i++) {
         int o = (xt->dims[i + 2] + 2 * p->pads[i] - p->window[i]) / p->strides[i] + 1;
         if (yt->dims[i + 2] != o)
-            return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: y dimension %d is %d, the window gives "
-                            "%d", __func__, i + 2, yt->dims[i + 2], o);
+            return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                            "%s: y dimension %d is %d, the window gives "
+                            "%d",
+                            __func__, i + 2, yt->dims[i + 2], o);
     }
     return dnn_launch(dnn_handle(handle), &k_pool_fwd,
                       vendor_memory_ns(dnn_tensor_bytes(xt) + dnn_tensor_bytes(yt)));
@@ -591,24 +639,25 @@ static cudnnStatus_t grid_op(const char *fn, cudnnHandle_t handle,
     return dnn_launch(dnn_handle(handle), &k_st_grid, vendor_memory_ns(grid_bytes(st)));
 }
 
-API cudnnStatus_t cudnnSpatialTfGridGeneratorForward(cudnnHandle_t handle,
-                                                     const cudnnSpatialTransformerDescriptor_t stDesc,
-                                                     const void *theta, void *grid)
+API cudnnStatus_t cudnnSpatialTfGridGeneratorForward(
+    cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t stDesc, const void *theta,
+    void *grid)
 {
     return grid_op(__func__, handle, stDesc, theta, grid);
 }
 
-API cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t handle,
-                                                      const cudnnSpatialTransformerDescriptor_t stDesc,
-                                                      const void *dgrid, void *dtheta)
+API cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(
+    cudnnHandle_t handle, const cudnnSpatialTransformerDescriptor_t stDesc, const void *dgrid,
+    void *dtheta)
 {
     return grid_op(__func__, handle, stDesc, dgrid, dtheta);
 }
 
 API cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle,
                                                cudnnSpatialTransformerDescriptor_t stDesc,
-                                               const void *alpha, const cudnnTensorDescriptor_t xDesc,
-                                               const void *x, const void *grid, const void *beta,
+                                               const void *alpha,
+                                               const cudnnTensorDescriptor_t xDesc, const void *x,
+                                               const void *grid, const void *beta,
                                                cudnnTensorDescriptor_t yDesc, void *y)
 {
     const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
@@ -620,14 +669,12 @@ API cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle,
     return dnn_launch(dnn_handle(handle), &k_st_sampler, vendor_memory_ns(bytes));
 }
 
-API cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
-                                                cudnnSpatialTransformerDescriptor_t stDesc,
-                                                const void *alpha, const cudnnTensorDescriptor_t xDesc,
-                                                const void *x, const void *beta,
-                                                const cudnnTensorDescriptor_t dxDesc, void *dx,
-                                                const void *alphaDgrid,
-                                                const cudnnTensorDescriptor_t dyDesc, const void *dy,
-                                                const void *grid, const void *betaDgrid, void *dgrid)
+API cudnnStatus_t
+cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, cudnnSpatialTransformerDescriptor_t stDesc,
+                              const void *alpha, const cudnnTensorDescriptor_t xDesc, const void *x,
+                              const void *beta, const cudnnTensorDescriptor_t dxDesc, void *dx,
+                              const void *alphaDgrid, const cudnnTensorDescriptor_t dyDesc,
+                              const void *dy, const void *grid, const void *betaDgrid, void *dgrid)
 {
     const struct cudnnSpatialTransformerStruct *st = st_of(stDesc);
     const struct cudnnTensorStruct *xt = dnn_tensor(xDesc), *dxt = dnn_tensor(dxDesc),
@@ -636,8 +683,8 @@ API cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle,
         alpha == NULL || beta == NULL || alphaDgrid == NULL || betaDgrid == NULL || x == NULL ||
         dx == NULL || dy == NULL || grid == NULL || dgrid == NULL)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: bad arguments", __func__);
-    double bytes = dnn_tensor_bytes(xt) + dnn_tensor_bytes(dxt) + dnn_tensor_bytes(dyt) +
-                   2.0 * grid_bytes(st);
+    double bytes =
+        dnn_tensor_bytes(xt) + dnn_tensor_bytes(dxt) + dnn_tensor_bytes(dyt) + 2.0 * grid_bytes(st);
     return dnn_launch(dnn_handle(handle), &k_st_sampler, vendor_memory_ns(bytes));
 }
 
@@ -651,7 +698,8 @@ static cudnnStatus_t ctc_check(const char *fn, cudnnHandle_t handle, cudnnCTCLos
 {
     if (dnn_handle(handle) == NULL || d == NULL || d->magic != DNN_MAGIC || probs == NULL ||
         probs->nb_dims != 3 || (grads != NULL && !same_shape(probs, grads)) ||
-        (algo != CUDNN_CTC_LOSS_ALGO_DETERMINISTIC && algo != CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC))
+        (algo != CUDNN_CTC_LOSS_ALGO_DETERMINISTIC &&
+         algo != CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC))
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: bad handle, descriptor or shapes", fn);
     return CUDNN_STATUS_SUCCESS;
 }
@@ -678,8 +726,11 @@ API cudnnStatus_t cudnnGetCTCLossWorkspaceSize(cudnnHandle_t handle,
                                                cudnnCTCLossDescriptor_t ctcLossDesc,
                                                size_t *sizeInBytes)
 {
-    (void)labels; (void)labelLengths; (void)inputLengths;
-    return ctc_workspace(__func__, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+    (void)labels;
+    (void)labelLengths;
+    (void)inputLengths;
+    return ctc_workspace(__func__, handle, algo, ctcLossDesc, probsDesc, gradientsDesc,
+                         sizeInBytes);
 }
 
 API cudnnStatus_t cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
@@ -688,14 +739,16 @@ API cudnnStatus_t cudnnGetCTCLossWorkspaceSize_v8(cudnnHandle_t handle, cudnnCTC
                                                   const cudnnTensorDescriptor_t gradientsDesc,
                                                   size_t *sizeInBytes)
 {
-    return ctc_workspace(__func__, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+    return ctc_workspace(__func__, handle, algo, ctcLossDesc, probsDesc, gradientsDesc,
+                         sizeInBytes);
 }
 
 static cudnnStatus_t ctc_run(const char *fn, cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
                              cudnnCTCLossDescriptor_t d, cudnnTensorDescriptor_t probsDesc,
                              cudnnTensorDescriptor_t gradientsDesc, bool data_ok)
 {
-    const struct cudnnTensorStruct *probs = dnn_tensor(probsDesc), *grads = dnn_tensor(gradientsDesc);
+    const struct cudnnTensorStruct *probs = dnn_tensor(probsDesc),
+                                   *grads = dnn_tensor(gradientsDesc);
     cudnnStatus_t st = ctc_check(fn, handle, algo, d, probs, grads);
     if (st != CUDNN_STATUS_SUCCESS)
         return st;
@@ -714,7 +767,9 @@ API cudnnStatus_t cudnnCTCLoss(cudnnHandle_t handle, const cudnnTensorDescriptor
                                cudnnCTCLossDescriptor_t ctcLossDesc, void *workspace,
                                size_t workSpaceSizeInBytes)
 {
-    (void)workspace; (void)workSpaceSizeInBytes; (void)gradients;
+    (void)workspace;
+    (void)workSpaceSizeInBytes;
+    (void)gradients;
     const struct cudnnTensorStruct *p = dnn_tensor(probsDesc);
     if (p != NULL && hostLabelLengths != NULL)
         for (int i = 0; i < p->dims[1]; i++)
@@ -734,7 +789,9 @@ API cudnnStatus_t cudnnCTCLoss_v8(cudnnHandle_t handle, cudnnCTCLossAlgo_t algo,
                                   const cudnnTensorDescriptor_t gradientsDesc, void *gradients,
                                   size_t workSpaceSizeInBytes, void *workspace)
 {
-    (void)workspace; (void)workSpaceSizeInBytes; (void)gradients;
+    (void)workspace;
+    (void)workSpaceSizeInBytes;
+    (void)gradients;
     return ctc_run(__func__, handle, algo, ctcLossDesc, probsDesc, gradientsDesc,
                    probs != NULL && labels != NULL && labelLengths != NULL &&
                        inputLengths != NULL && costs != NULL);
@@ -753,7 +810,7 @@ struct rnn_layout {
 
 static struct rnn_layout rnn_layout(const struct cudnnRNNStruct *r, int pseudo_layer)
 {
-    struct rnn_layout l = { 0 };
+    struct rnn_layout l = {0};
     l.gates = dnn_rnn_gates(r);
     l.hidden = r->hidden_size;
     l.out = dnn_rnn_out(r);
@@ -813,11 +870,12 @@ API cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescript
                                           cudnnTensorDescriptor_t bDesc, void **bAddr)
 {
     const struct cudnnRNNStruct *r = dnn_rnn(rnnDesc);
-    if (dnn_handle(handle) == NULL || r == NULL || weightSpace == NULL ||
-        pseudoLayer < 0 || pseudoLayer >= r->layers * dnn_rnn_dirs(r) ||
-        weightSpaceSize < rnn_weight_bytes(r))
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: bad handle, descriptor, layer %d or weight "
-                        "space", __func__, (int)pseudoLayer);
+    if (dnn_handle(handle) == NULL || r == NULL || weightSpace == NULL || pseudoLayer < 0 ||
+        pseudoLayer >= r->layers * dnn_rnn_dirs(r) || weightSpaceSize < rnn_weight_bytes(r))
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "%s: bad handle, descriptor, layer %d or weight "
+                        "space",
+                        __func__, (int)pseudoLayer);
     struct rnn_layout l = rnn_layout(r, pseudoLayer);
     int g = l.gates;
     bool proj = linLayerID == 2 * g && l.p_elems != 0;
@@ -935,8 +993,10 @@ static cudnnStatus_t rnn_run(const char *fn, cudnnHandle_t handle, cudnnRNNDescr
         return st;
     if (y == NULL || y->batch != x->batch || y->max_seq != x->max_seq ||
         y->vector != dnn_rnn_out(r) * dnn_rnn_dirs(r) || !data_ok)
-        return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: y does not match x and the RNN, or NULL "
-                        "data", fn);
+        return dnn_fail(CUDNN_STATUS_BAD_PARAM,
+                        "%s: y does not match x and the RNN, or NULL "
+                        "data",
+                        fn);
     size_t work, reserve;
     rnn_temp(r, x, training, &work, &reserve);
     if (weight_bytes < rnn_weight_bytes(r) || work_bytes < work || reserve_bytes < reserve)
@@ -956,46 +1016,59 @@ API cudnnStatus_t cudnnRNNForward(cudnnHandle_t handle, cudnnRNNDescriptor_t rnn
                                   size_t workSpaceSize, void *workSpace, size_t reserveSpaceSize,
                                   void *reserveSpace)
 {
-    (void)devSeqLengths; (void)hDesc; (void)hx; (void)hy; (void)cDesc; (void)cx; (void)cy;
-    (void)workSpace; (void)reserveSpace;
+    (void)devSeqLengths;
+    (void)hDesc;
+    (void)hx;
+    (void)hy;
+    (void)cDesc;
+    (void)cx;
+    (void)cy;
+    (void)workSpace;
+    (void)reserveSpace;
     bool training = fwdMode == CUDNN_FWD_MODE_TRAINING;
     if (fwdMode != CUDNN_FWD_MODE_INFERENCE && !training)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: forward mode %d", __func__, (int)fwdMode);
     return rnn_run(__func__, handle, rnnDesc, xDesc, yDesc, training, weightSpaceSize,
-                   workSpaceSize, reserveSpaceSize,
-                   x != NULL && y != NULL && weightSpace != NULL, &k_rnn_fwd);
+                   workSpaceSize, reserveSpaceSize, x != NULL && y != NULL && weightSpace != NULL,
+                   &k_rnn_fwd);
 }
 
-API cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
-                                          const int32_t devSeqLengths[],
-                                          cudnnRNNDataDescriptor_t yDesc, const void *y,
-                                          const void *dy, cudnnRNNDataDescriptor_t xDesc, void *dx,
-                                          cudnnTensorDescriptor_t hDesc, const void *hx,
-                                          const void *dhy, void *dhx, cudnnTensorDescriptor_t cDesc,
-                                          const void *cx, const void *dcy, void *dcx,
-                                          size_t weightSpaceSize, const void *weightSpace,
-                                          size_t workSpaceSize, void *workSpace,
-                                          size_t reserveSpaceSize, void *reserveSpace)
+API cudnnStatus_t cudnnRNNBackwardData_v8(
+    cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, const int32_t devSeqLengths[],
+    cudnnRNNDataDescriptor_t yDesc, const void *y, const void *dy, cudnnRNNDataDescriptor_t xDesc,
+    void *dx, cudnnTensorDescriptor_t hDesc, const void *hx, const void *dhy, void *dhx,
+    cudnnTensorDescriptor_t cDesc, const void *cx, const void *dcy, void *dcx,
+    size_t weightSpaceSize, const void *weightSpace, size_t workSpaceSize, void *workSpace,
+    size_t reserveSpaceSize, void *reserveSpace)
 {
-    (void)devSeqLengths; (void)hDesc; (void)hx; (void)dhy; (void)dhx; (void)cDesc; (void)cx;
-    (void)dcy; (void)dcx; (void)workSpace;
+    (void)devSeqLengths;
+    (void)hDesc;
+    (void)hx;
+    (void)dhy;
+    (void)dhx;
+    (void)cDesc;
+    (void)cx;
+    (void)dcy;
+    (void)dcx;
+    (void)workSpace;
     return rnn_run(__func__, handle, rnnDesc, xDesc, yDesc, true, weightSpaceSize, workSpaceSize,
                    reserveSpaceSize,
                    y != NULL && dy != NULL && dx != NULL && weightSpace != NULL &&
-                       reserveSpace != NULL, &k_rnn_bwd_data);
+                       reserveSpace != NULL,
+                   &k_rnn_bwd_data);
 }
 
-API cudnnStatus_t cudnnRNNBackwardWeights_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc,
-                                             cudnnWgradMode_t addGrad,
-                                             const int32_t devSeqLengths[],
-                                             cudnnRNNDataDescriptor_t xDesc, const void *x,
-                                             cudnnTensorDescriptor_t hDesc, const void *hx,
-                                             cudnnRNNDataDescriptor_t yDesc, const void *y,
-                                             size_t weightSpaceSize, void *dweightSpace,
-                                             size_t workSpaceSize, void *workSpace,
-                                             size_t reserveSpaceSize, void *reserveSpace)
+API cudnnStatus_t cudnnRNNBackwardWeights_v8(
+    cudnnHandle_t handle, cudnnRNNDescriptor_t rnnDesc, cudnnWgradMode_t addGrad,
+    const int32_t devSeqLengths[], cudnnRNNDataDescriptor_t xDesc, const void *x,
+    cudnnTensorDescriptor_t hDesc, const void *hx, cudnnRNNDataDescriptor_t yDesc, const void *y,
+    size_t weightSpaceSize, void *dweightSpace, size_t workSpaceSize, void *workSpace,
+    size_t reserveSpaceSize, void *reserveSpace)
 {
-    (void)devSeqLengths; (void)hDesc; (void)hx; (void)workSpace;
+    (void)devSeqLengths;
+    (void)hDesc;
+    (void)hx;
+    (void)workSpace;
     if (addGrad != CUDNN_WGRAD_MODE_ADD && addGrad != CUDNN_WGRAD_MODE_SET)
         return dnn_fail(CUDNN_STATUS_BAD_PARAM, "%s: wgrad mode %d", __func__, (int)addGrad);
     return rnn_run(__func__, handle, rnnDesc, xDesc, yDesc, true, weightSpaceSize, workSpaceSize,

@@ -138,7 +138,8 @@ enum vendor_rate dnn_rate(cudnnDataType_t type, bool tensor_ops);
 double dnn_tensor_bytes(const struct cudnnTensorStruct *t);
 
 /* Records why a call fails (cudnnGetLastErrorString, and a SIMCUDA_DEBUG=1 line), returns st. */
-cudnnStatus_t dnn_fail(cudnnStatus_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+cudnnStatus_t dnn_fail(cudnnStatus_t st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Queues kernel k on the handle's stream for the launch cost plus work_ns (or on stream when
  * the caller gives one); CUDNN_STATUS_EXECUTION_FAILED when the stream is dead. */

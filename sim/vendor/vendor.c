@@ -58,16 +58,17 @@ cudaError_t vendor_read_back(void *dst, const void *device_src, size_t bytes, cu
     (void)device_src;
     cudaError_t err = simcuda_private_ops()->stream_synchronize(stream, false);
     if (err == cudaSuccess)
-        memset(dst, 0, bytes); /* what the kernel "computed": device memory reads as zero after it */
+        memset(dst, 0,
+               bytes); /* what the kernel "computed": device memory reads as zero after it */
     return err;
 }
 
 cudaError_t vendor_copy(void *dst, const void *src, size_t bytes, bool to_device,
                         cudaStream_t stream)
 {
-    return simcuda_private_ops()->memcpy(dst, src, bytes,
-                                         to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                         stream, false, true);
+    return simcuda_private_ops()->memcpy(
+        dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream, false,
+        true);
 }
 
 void *vendor_alloc(size_t bytes)
@@ -92,11 +93,24 @@ void vendor_device_synchronize(void)
 size_t vendor_dtype_bytes(cudaDataType type)
 {
     switch (type) {
-    case CUDA_R_8I: case CUDA_R_8U: case CUDA_R_8F_E4M3: case CUDA_R_8F_E5M2:
+    case CUDA_R_8I:
+    case CUDA_R_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2:
     case CUDA_R_8F_UE8M0: return 1;
-    case CUDA_C_8I: case CUDA_C_8U: case CUDA_R_16F: case CUDA_R_16BF: return 2;
-    case CUDA_R_32F: case CUDA_R_32I: case CUDA_R_32U: case CUDA_C_16F: case CUDA_C_16BF: return 4;
-    case CUDA_C_32F: case CUDA_R_64F: case CUDA_C_32I: case CUDA_C_32U: return 8;
+    case CUDA_C_8I:
+    case CUDA_C_8U:
+    case CUDA_R_16F:
+    case CUDA_R_16BF: return 2;
+    case CUDA_R_32F:
+    case CUDA_R_32I:
+    case CUDA_R_32U:
+    case CUDA_C_16F:
+    case CUDA_C_16BF: return 4;
+    case CUDA_C_32F:
+    case CUDA_R_64F:
+    case CUDA_C_32I:
+    case CUDA_C_32U: return 8;
     case CUDA_C_64F: return 16;
     default: return 0;
     }
@@ -105,10 +119,18 @@ size_t vendor_dtype_bytes(cudaDataType type)
 enum vendor_rate vendor_dtype_rate(cudaDataType type)
 {
     switch (type) {
-    case CUDA_R_64F: case CUDA_C_64F: return VENDOR_FP64;
-    case CUDA_R_16F: case CUDA_C_16F: case CUDA_R_16BF: case CUDA_C_16BF: return VENDOR_FP16;
-    case CUDA_R_8I: case CUDA_C_8I: case CUDA_R_8U: case CUDA_C_8U:
-    case CUDA_R_8F_E4M3: case CUDA_R_8F_E5M2: return VENDOR_FP8;
+    case CUDA_R_64F:
+    case CUDA_C_64F: return VENDOR_FP64;
+    case CUDA_R_16F:
+    case CUDA_C_16F:
+    case CUDA_R_16BF:
+    case CUDA_C_16BF: return VENDOR_FP16;
+    case CUDA_R_8I:
+    case CUDA_C_8I:
+    case CUDA_R_8U:
+    case CUDA_C_8U:
+    case CUDA_R_8F_E4M3:
+    case CUDA_R_8F_E5M2: return VENDOR_FP8;
     default: return VENDOR_FP32;
     }
 }

@@ -37,7 +37,7 @@ struct vendor_kernel {
     const char *name;
     _Atomic bool named;
 };
-#define VENDOR_KERNEL(var, text) static struct vendor_kernel var = { text, false }
+#define VENDOR_KERNEL(var, text) static struct vendor_kernel var = {text, false}
 
 /* Queues kernel k on stream for the launch cost plus work_ns; the driver's error if the
  * stream is not a live one. */
@@ -61,10 +61,10 @@ size_t vendor_dtype_bytes(cudaDataType type);
 enum vendor_rate vendor_dtype_rate(cudaDataType type);
 
 /* SIMCUDA_DEBUG: 1 says why a call failed, 2 also names every call. */
-#define VENDOR_DBG(level, ...)                                                         \
-    do {                                                                               \
-        if (vendor_debug_level() >= (level))                                           \
-            simcuda_private_ops()->log((level), __VA_ARGS__);                          \
+#define VENDOR_DBG(level, ...)                                \
+    do {                                                      \
+        if (vendor_debug_level() >= (level))                  \
+            simcuda_private_ops()->log((level), __VA_ARGS__); \
     } while (0)
 int vendor_debug_level(void);
 

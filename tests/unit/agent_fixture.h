@@ -21,7 +21,8 @@ __attribute__((noinline, unused)) static void one_sync(uint64_t blocked)
     struct agent_call k;
     if (!agent_enter(&k))
         return;
-    struct sync_call c = {.api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
+    struct sync_call c = {
+        .api = API_cudaStreamSynchronize, .start_ns = 1000, .end_ns = 1000 + blocked};
     agent_sync(&c);
     agent_leave(&k);
     __asm__ volatile("" ::: "memory");

@@ -27,8 +27,7 @@ static const struct rep_frame loss_frames2[] = {
 static const struct rep_frame nonzero_frames[] = {
     {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
     {"_PyEval_EvalFrameDefault", "/usr/lib/libpython3.11.so.1.0", "", 0, 0x10, false},
-    {"forward", "", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1501, 0,
-     true},
+    {"forward", "", "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", 1501, 0, true},
     {"MaskedLoss.ignore_background", "", "/home/u/proj/train.py", 61, 0, true},
     {"MaskedLoss.forward", "", "/home/u/proj/train.py", 70, 0, true},
     {"<module>", "", "/home/u/proj/train.py", 120, 0, true},
@@ -63,15 +62,29 @@ static const struct rep_step steps[] = {
  * forward stack that created the node, then the stack that called backward. */
 #define CPU_LIB "/venv/lib/python3.11/site-packages/torch/lib/libtorch_cpu.so"
 #define TRAIN_PY "/home/u/proj/train.py"
-#define BACKWARD_OWN                                                                          \
-    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},              \
-    {"at::native::(anonymous namespace)::index_put_with_sort_kernel(at::Tensor&)", TORCH, "", \
-     0, 0x7777, false},                                                                       \
-    {"torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)", CPU_LIB, \
-     "", 0, 0x4444, false},                                                                   \
-    {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", \
-     CPU_LIB, "", 0, 0x3333, false},                                                          \
-    {"start_thread", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0x88, false}
+#define BACKWARD_OWN                                                                                 \
+    {"at::native::nonzero_cuda(at::Tensor const&)", TORCH, "", 0, 0x9999, false},                    \
+        {"at::native::(anonymous namespace)::index_put_with_sort_kernel(at::Tensor&)",               \
+         TORCH,                                                                                      \
+         "",                                                                                         \
+         0,                                                                                          \
+         0x7777,                                                                                     \
+         false},                                                                                     \
+        {"torch::autograd::generated::IndexBackward0::apply(std::vector<at::Tensor>&&)",             \
+         CPU_LIB,                                                                                    \
+         "",                                                                                         \
+         0,                                                                                          \
+         0x4444,                                                                                     \
+         false},                                                                                     \
+        {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", \
+         CPU_LIB,                                                                                    \
+         "",                                                                                         \
+         0,                                                                                          \
+         0x3333,                                                                                     \
+         false},                                                                                     \
+    {                                                                                                \
+        "start_thread", "/lib/x86_64-linux-gnu/libc.so.6", "", 0, 0x88, false                        \
+    }
 static const struct rep_frame backward_frames[] = {
     BACKWARD_OWN,
     {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
@@ -104,17 +117,27 @@ static const struct rep_frame custom_frames[] = {
     {"at::native::_local_scalar_dense_cuda(at::Tensor const&)", TORCH, "", 0, 0x5678, false},
     {"Tensor.item", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 7, 0, true},
     {"ClampGrad.backward", "", TRAIN_PY, 12, 0, true},
-    {"torch::autograd::PyNode::apply(std::vector<at::Tensor>&&)", "/venv/lib/python3.11/site-packages/torch/lib/libtorch_python.so", "", 0, 0x42, false},
-    {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)", CPU_LIB, "", 0, 0x3333, false},
+    {"torch::autograd::PyNode::apply(std::vector<at::Tensor>&&)",
+     "/venv/lib/python3.11/site-packages/torch/lib/libtorch_python.so", "", 0, 0x42, false},
+    {"torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
+     CPU_LIB, "", 0, 0x3333, false},
 };
 
 static inline struct rep_process make_proc(int pid, int rank)
 {
-    return (struct rep_process){
-        .pid = pid, .rank = rank, .schedule = "wait=1,warmup=1,active=3,repeat=4",
-        .steps_seen = 25, .steps = steps, .nsteps = 2, .sites = sites,
-        .nsites = sizeof sites / sizeof sites[0], .active_steps = 20, .syncs = 76,
-        .blocked_ns = 461404812, .launches = 4200, .wall_ns = 826000000};
+    return (struct rep_process){.pid = pid,
+                                .rank = rank,
+                                .schedule = "wait=1,warmup=1,active=3,repeat=4",
+                                .steps_seen = 25,
+                                .steps = steps,
+                                .nsteps = 2,
+                                .sites = sites,
+                                .nsites = sizeof sites / sizeof sites[0],
+                                .active_steps = 20,
+                                .syncs = 76,
+                                .blocked_ns = 461404812,
+                                .launches = 4200,
+                                .wall_ns = 826000000};
 }
 
 #endif

@@ -64,11 +64,13 @@ static void test_good_values(void **state)
     (void)state;
     struct config c;
     env_n = 0;
-    const char *pairs[][2] = {{"SYNCSPY_OUT", "/tmp/x"}, {"SYNCSPY_SCHEDULE", "wait=1,active=2"},
-                              {"SYNCSPY_STEP", "manual"}, {"SYNCSPY_REPORT", "/tmp/r.txt"},
-                              {"SYNCSPY_TOP", "3"}, {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
-                              {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
-                              {"SYNCSPY_TRACE_MB", "3"}, {"SYNCSPY_LAUNCHES", "trace"}, {"SYNCSPY_GPU", "1"}};
+    const char *pairs[][2] = {
+        {"SYNCSPY_OUT", "/tmp/x"},    {"SYNCSPY_SCHEDULE", "wait=1,active=2"},
+        {"SYNCSPY_STEP", "manual"},   {"SYNCSPY_REPORT", "/tmp/r.txt"},
+        {"SYNCSPY_TOP", "3"},         {"SYNCSPY_CUPTI", "/opt/cupti/libcupti.so"},
+        {"SYNCSPY_MAX_DEPTH", "128"}, {"SYNCSPY_BUFFER_MB", "64"},
+        {"SYNCSPY_TRACE_MB", "3"},    {"SYNCSPY_LAUNCHES", "trace"},
+        {"SYNCSPY_GPU", "1"}};
     for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
         env_names[env_n] = pairs[i][0];
         env_values[env_n++] = pairs[i][1];
@@ -103,7 +105,8 @@ static void test_good_values(void **state)
     set_env("SYNCSPY_TRACE_MB", "1048577");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.trace_mb, 1024);
-    assert_non_null(strstr(c.warnings, "SYNCSPY_TRACE_MB='1048577' is not an integer in 0..1048576; using 1024"));
+    assert_non_null(strstr(
+        c.warnings, "SYNCSPY_TRACE_MB='1048577' is not an integer in 0..1048576; using 1024"));
     set_env("SYNCSPY_REPORT", "stdout");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.report, REPORT_STDOUT);
@@ -132,8 +135,9 @@ static void test_bad_values(void **state)
     static char huge[8192];
     memset(huge, '9', sizeof huge - 1);
     const char *const *vars = config_variables; /* every variable, `syncspy run`'s options */
-    const char *values[] = {"", "garbage", "-1", "0x10", huge, "  3", "1e3", "\xff\xfe",
-                            "5\nx", "2\r\n", "\x1b[31mred\t"}; /* control characters: still one line */
+    const char *values[] = {
+        "",    "garbage",  "-1",   "0x10",  huge,           "  3",
+        "1e3", "\xff\xfe", "5\nx", "2\r\n", "\x1b[31mred\t"}; /* control characters: still one line */
     for (size_t v = 0; vars[v]; v++) {
         for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
             struct config c, d;
@@ -142,14 +146,16 @@ static void test_bad_values(void **state)
             set_env(NULL, NULL);
             config_parse(&d, fake_getenv);
             /* SYNCSPY_OUT and SYNCSPY_REPORT accept any non-empty path that fits. */
-            bool path_ok = (!strcmp(vars[v], "SYNCSPY_OUT") || !strcmp(vars[v], "SYNCSPY_REPORT")) &&
-                           values[k][0] && strlen(values[k]) < 4000;
+            bool path_ok =
+                (!strcmp(vars[v], "SYNCSPY_OUT") || !strcmp(vars[v], "SYNCSPY_REPORT")) &&
+                values[k][0] && strlen(values[k]) < 4000;
             if (path_ok) {
                 assert_string_equal(c.warnings, "");
                 continue;
             }
             if (count_lines(c.warnings) != 1)
-                fail_msg("%s='%.20s': %d warning lines: %s", vars[v], values[k], count_lines(c.warnings), c.warnings);
+                fail_msg("%s='%.20s': %d warning lines: %s", vars[v], values[k],
+                         count_lines(c.warnings), c.warnings);
             assert_non_null(strstr(c.warnings, vars[v]));
             assert_non_null(strstr(c.warnings, "using"));
             /* the variable and the reason alone, as `syncspy run` says them of an option */
@@ -184,11 +190,13 @@ static void test_color(void **state)
     config_parse(&c, fake_getenv);
     assert_int_equal(c.color, REPORT_COLOR_AUTO);
     const char *names[] = {"SYNCSPY_COLOR", "NO_COLOR"};
-    struct { const char *color, *no_color; enum report_color want; } cases[] = {
-        {"always", NULL, REPORT_COLOR_ALWAYS}, {"never", NULL, REPORT_COLOR_NEVER},
-        {"auto", NULL, REPORT_COLOR_AUTO}, {NULL, "1", REPORT_COLOR_NEVER},
-        {NULL, "", REPORT_COLOR_AUTO}, {"auto", "yes", REPORT_COLOR_NEVER},
-        {"always", "1", REPORT_COLOR_ALWAYS}, {"never", "", REPORT_COLOR_NEVER}};
+    struct {
+        const char *color, *no_color;
+        enum report_color want;
+    } cases[] = {{"always", NULL, REPORT_COLOR_ALWAYS}, {"never", NULL, REPORT_COLOR_NEVER},
+                 {"auto", NULL, REPORT_COLOR_AUTO},     {NULL, "1", REPORT_COLOR_NEVER},
+                 {NULL, "", REPORT_COLOR_AUTO},         {"auto", "yes", REPORT_COLOR_NEVER},
+                 {"always", "1", REPORT_COLOR_ALWAYS},  {"never", "", REPORT_COLOR_NEVER}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         env_n = 0;
         const char *vals[] = {cases[i].color, cases[i].no_color};
@@ -204,7 +212,8 @@ static void test_color(void **state)
     set_env("SYNCSPY_COLOR", "yes");
     config_parse(&c, fake_getenv);
     assert_int_equal(c.color, REPORT_COLOR_AUTO);
-    assert_non_null(strstr(c.warnings, "SYNCSPY_COLOR='yes' is not auto, always or never; using auto"));
+    assert_non_null(
+        strstr(c.warnings, "SYNCSPY_COLOR='yes' is not auto, always or never; using auto"));
 }
 
 static void test_top_range(void **state)
@@ -229,7 +238,8 @@ static void test_control_characters_shown_escaped(void **state)
     struct config c;
     set_env("SYNCSPY_TOP", "5\nx\x1b");
     config_parse(&c, fake_getenv);
-    assert_string_equal(c.warnings, "syncspy: SYNCSPY_TOP='5\\nx\\x1b' is not an integer in 1..1000; using 10\n");
+    assert_string_equal(
+        c.warnings, "syncspy: SYNCSPY_TOP='5\\nx\\x1b' is not an integer in 1..1000; using 10\n");
 }
 
 static void test_relative_cupti_refused(void **state)
@@ -261,7 +271,8 @@ static void test_gpu_values(void **state)
     (void)state;
     struct config c = {0};
     const char *bad[] = {"2", "yes", "on", "true", "01x", "-1"};
-    refused_values("SYNCSPY_GPU", bad, sizeof bad / sizeof *bad, "0..1; using 0", &c.gpu, &c, false);
+    refused_values("SYNCSPY_GPU", bad, sizeof bad / sizeof *bad, "0..1; using 0", &c.gpu, &c,
+                   false);
 }
 
 static void test_stack_cache_values(void **state)
@@ -269,8 +280,8 @@ static void test_stack_cache_values(void **state)
     (void)state;
     struct config c = {0};
     const char *bad[] = {"1", "0", "ON", "yes", "off ", ""};
-    refused_values("SYNCSPY_STACK_CACHE", bad, sizeof bad / sizeof *bad, "is not on or off; using on",
-                   &c.stack_cache, &c, true);
+    refused_values("SYNCSPY_STACK_CACHE", bad, sizeof bad / sizeof *bad,
+                   "is not on or off; using on", &c.stack_cache, &c, true);
 }
 
 int main(void)

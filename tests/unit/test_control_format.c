@@ -20,7 +20,8 @@ static void test_valid_requests(void **state)
     (void)state;
     struct control_request r;
     char err[200];
-    assert_int_equal(parse("syncspy-control 1\nid=h-1-2\ncommand=start\nsteps=100\n", &r, err, sizeof err), 0);
+    assert_int_equal(
+        parse("syncspy-control 1\nid=h-1-2\ncommand=start\nsteps=100\n", &r, err, sizeof err), 0);
     assert_int_equal(r.command, CONTROL_START);
     assert_int_equal(r.steps, 100);
     assert_string_equal(r.id, "h-1-2");
@@ -30,7 +31,8 @@ static void test_valid_requests(void **state)
     assert_int_equal(parse("syncspy-control 1\ncommand=stop\n", &r, err, sizeof err), 0);
     assert_int_equal(r.command, CONTROL_STOP);
     /* what the CLI writes is what the agent reads */
-    struct control_request w = {.command = CONTROL_START, .steps = 1000000000, .id = "node.a_1:2"}, back;
+    struct control_request w = {.command = CONTROL_START, .steps = 1000000000, .id = "node.a_1:2"},
+                           back;
     char text[CONTROL_BYTES_MAX];
     int n = control_request_format(&w, text, sizeof text);
     assert_true(n > 0);
@@ -62,7 +64,8 @@ static void test_bad_requests(void **state)
     REFUSED("syncspy-control 1\ncommand=start\0steps=1\n", "NUL byte");
     REFUSED("syncspy-control 1\ncommand=go\n", "command 'go' is neither start nor stop");
     REFUSED("syncspy-control 1\ncommand=start\ncommand=stop\n", "'command' given twice");
-    REFUSED("syncspy-control 1\ncommand=start\nsteps=-5\n", "steps '-5' is not a whole number from 1");
+    REFUSED("syncspy-control 1\ncommand=start\nsteps=-5\n",
+            "steps '-5' is not a whole number from 1");
     REFUSED("syncspy-control 1\ncommand=start\nsteps=0\n", "steps '0'");
     REFUSED("syncspy-control 1\ncommand=start\nsteps=1000000001\n", "steps '1000000001'");
     REFUSED("syncspy-control 1\ncommand=start\nsteps=99999999999999999999999\n", "is not a whole");
@@ -80,9 +83,16 @@ static void test_bad_requests(void **state)
 static void test_ack_round_trip(void **state)
 {
     (void)state;
-    struct control_ack a = {.id = "x-1", .result = CONTROL_APPLIED, .command = CONTROL_START,
-                            .cause = REP_CAUSE_START, .pid = 42, .step = 200, .first = 201,
-                            .last = CONTROL_UNTIL_STOP, .schedule = "wait=1,\nactive=2"}, b;
+    struct control_ack a = {.id = "x-1",
+                            .result = CONTROL_APPLIED,
+                            .command = CONTROL_START,
+                            .cause = REP_CAUSE_START,
+                            .pid = 42,
+                            .step = 200,
+                            .first = 201,
+                            .last = CONTROL_UNTIL_STOP,
+                            .schedule = "wait=1,\nactive=2"},
+                       b;
     char text[CONTROL_ACK_BYTES_MAX], err[100];
     int n = control_ack_format(&a, text, sizeof text);
     assert_true(n > 0);

@@ -180,7 +180,8 @@ static void test_threads_steps_and_sites(void **state)
     size_t n = sites_snapshot(all, 8);
     assert_int_equal(n, 2);
     uint64_t counts[2] = {all[0].count, all[1].count};
-    assert_true((counts[0] == THREADS * 50 && counts[1] == 1) || (counts[1] == THREADS * 50 && counts[0] == 1));
+    assert_true((counts[0] == THREADS * 50 && counts[1] == 1) ||
+                (counts[1] == THREADS * 50 && counts[0] == 1));
     assert_int_equal(agent_unattributed_syncs(), 0);
 
     /* the exit path, with the flusher thread that drained the rings meanwhile */

@@ -136,7 +136,8 @@ static void test_fork(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int bad = counts(SYNCSPY_SCOPE_PROCESS).syncs != 0 || counts(SYNCSPY_SCOPE_THREAD).syncs != 0;
+        int bad =
+            counts(SYNCSPY_SCOPE_PROCESS).syncs != 0 || counts(SYNCSPY_SCOPE_THREAD).syncs != 0;
         syncspy_step(); /* the child starts again at step 0, which the schedule skips */
         one_sync(3);
         struct syncspy_counts c = counts(SYNCSPY_SCOPE_PROCESS);
@@ -164,10 +165,8 @@ int main(int argc, char **argv)
     if (agent_fixture_private_output(argv, "SYNCSPY_SCHEDULE", "skip_first=1,active=1") != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_unrecorded_step),
-        cmocka_unit_test(test_smaller_struct),
-        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_unrecorded_step),
+        cmocka_unit_test(test_smaller_struct), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_fork),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

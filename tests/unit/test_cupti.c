@@ -56,9 +56,12 @@ static void test_search_order(void **state)
     size_t n = search(loaded, 5, "/opt/cuda/", out);
     /* (1) the one already loaded, (2) beside libcudart, (3) the wheel, (4) CUDA_HOME, (5) loader */
     size_t loaded_at = index_of(out, n, "/opt/prof/libcupti.so.12");
-    size_t beside = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcupti.so.13");
-    size_t wheel = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12");
-    size_t wheel13 = index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13");
+    size_t beside = index_of(
+        out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcupti.so.13");
+    size_t wheel =
+        index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cuda_cupti/lib/libcupti.so.12");
+    size_t wheel13 =
+        index_of(out, n, "/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13");
     size_t home = index_of(out, n, "/opt/cuda/lib64/libcupti.so.13");
     size_t extras = index_of(out, n, "/opt/cuda/extras/CUPTI/lib64/libcupti.so");
     size_t bare13 = index_of(out, n, "libcupti.so.13");
@@ -174,7 +177,8 @@ static void test_kernel_driver_gpus(void **state)
 static void test_object_ranges(void **state)
 {
     (void)state;
-    const char *const prefixes[] = {"libcmocka.so"}; /* not libc: sanitizers intercept its functions */
+    const char *const prefixes[] = {
+        "libcmocka.so"}; /* not libc: sanitizers intercept its functions */
     struct native_range r[4];
     int n = native_stack_object_ranges(prefixes, 1, r, 4);
     assert_int_equal(n, 1);
@@ -191,14 +195,23 @@ static CUpti_BuffersCallbackCompleteFunc completed;
 static _Alignas(8) uint8_t records[1 << 14];
 static size_t records_used;
 
-static CUptiResult fake_enable(CUpti_ActivityKind k) { (void)k; return CUPTI_SUCCESS; }
-static CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc r, CUpti_BuffersCallbackCompleteFunc c)
+static CUptiResult fake_enable(CUpti_ActivityKind k)
+{
+    (void)k;
+    return CUPTI_SUCCESS;
+}
+static CUptiResult fake_register(CUpti_BuffersCallbackRequestFunc r,
+                                 CUpti_BuffersCallbackCompleteFunc c)
 {
     requested = r;
     completed = c;
     return CUPTI_SUCCESS;
 }
-static CUptiResult fake_flush(uint32_t flag) { (void)flag; return CUPTI_SUCCESS; }
+static CUptiResult fake_flush(uint32_t flag)
+{
+    (void)flag;
+    return CUPTI_SUCCESS;
+}
 static CUptiResult fake_timestamp(uint64_t *ts)
 {
     *ts = clock_mono_ns(); /* the same clock as the host ends */
@@ -256,7 +269,8 @@ static void put(const void *rec, CUpti_ActivityKind kind)
 
 static void kernel(uint64_t start, uint64_t end, const char *name)
 {
-    CUpti_ActivityKernel10 k = {.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .start = start, .end = end, .name = name};
+    CUpti_ActivityKernel10 k = {
+        .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, .start = start, .end = end, .name = name};
     put(&k, k.kind);
 }
 
@@ -291,7 +305,9 @@ static void test_gpu_idle_join(void **state)
     kernel(t + 27000000, t + 28000000, "next_b");
     kernel(t + 30000000, t + 45000000, "long_other_stream");
     CUpti_ActivitySynchronization2 s = {.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                        .start = t + 50000000, .end = t + 55000000, .correlationId = 77};
+                                        .start = t + 50000000,
+                                        .end = t + 55000000,
+                                        .correlationId = 77};
     put(&s, s.kind);
     kernel(t + 58000000, t + 59000000, "after_join");
     deliver();
@@ -318,9 +334,21 @@ static void test_summary_gpu_fields(void **state)
     (void)state;
     struct rep_frame fr = {.function = "idle_after_sync", .module = "/bin/x"};
     struct rep_site sites[2] = {
-        {.api = "cudaStreamSynchronize", .count = 4, .blocked_ns = 8, .max_ns = 2, .nframes = 1,
-         .frames = &fr, .gpu_idle_ns = 20000000, .gpu_idle_syncs = 4, .gpu_next_work = "k\"1"},
-        {.api = "cuMemFree_v2", .count = 1, .blocked_ns = 1, .max_ns = 1, .nframes = 1, .frames = &fr},
+        {.api = "cudaStreamSynchronize",
+         .count = 4,
+         .blocked_ns = 8,
+         .max_ns = 2,
+         .nframes = 1,
+         .frames = &fr,
+         .gpu_idle_ns = 20000000,
+         .gpu_idle_syncs = 4,
+         .gpu_next_work = "k\"1"},
+        {.api = "cuMemFree_v2",
+         .count = 1,
+         .blocked_ns = 1,
+         .max_ns = 1,
+         .nframes = 1,
+         .frames = &fr},
     };
     struct rep_process p = {.pid = 7, .rank = -1, .schedule = "", .sites = sites, .nsites = 2};
     char path[] = "/tmp/test_cupti_summary_XXXXXX";
@@ -344,14 +372,10 @@ static void test_summary_gpu_fields(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_search_order),
-        cmocka_unit_test(test_search_cuda_home),
-        cmocka_unit_test(test_api_names),
-        cmocka_unit_test(test_cupti_min_driver),
-        cmocka_unit_test(test_kernel_driver_gpus),
-        cmocka_unit_test(test_object_ranges),
-        cmocka_unit_test(test_gpu_idle_join),
-        cmocka_unit_test(test_summary_gpu_fields),
+        cmocka_unit_test(test_search_order),       cmocka_unit_test(test_search_cuda_home),
+        cmocka_unit_test(test_api_names),          cmocka_unit_test(test_cupti_min_driver),
+        cmocka_unit_test(test_kernel_driver_gpus), cmocka_unit_test(test_object_ranges),
+        cmocka_unit_test(test_gpu_idle_join),      cmocka_unit_test(test_summary_gpu_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,7 +37,7 @@
 #include "entry/signals.h"
 #include "agent_fixture.h"
 
-#define HOLD_MS 300   /* a waited-for lock is held this long after the fork began */
+#define HOLD_MS 300 /* a waited-for lock is held this long after the fork began */
 #define CHILD_LIMIT_S 30
 /* TSan cannot follow a child of a multi-threaded process that starts threads ("starting new
  * threads after multi-threaded fork is not supported"; with die_after_fork=0, "dup thread with
@@ -244,7 +244,8 @@ static int child_checks(void)
     if (pynames_find(1, 2) != NULL)
         return 24;
     struct syncspy_counts c;
-    if (syncspy_counts(SYNCSPY_SCOPE_PROCESS, &c, sizeof c) != 0 || c.syncs != (CHILD_STARTS_THREADS ? 2 : 0))
+    if (syncspy_counts(SYNCSPY_SCOPE_PROCESS, &c, sizeof c) != 0 ||
+        c.syncs != (CHILD_STARTS_THREADS ? 2 : 0))
         return 25;
     if (!CHILD_STARTS_THREADS)
         return 0;

@@ -75,8 +75,10 @@ static void test_none(void **state)
 static void test_torchrun(void **state)
 {
     (void)state;
-    const char *env[] = {"RANK", "5", "LOCAL_RANK", "1", "WORLD_SIZE", "8", "GROUP_RANK", "2",
-                         "LOCAL_WORLD_SIZE", "2", "TORCHELASTIC_RUN_ID", "job-42", NULL};
+    const char *env[] = {
+        "RANK",       "5", "LOCAL_RANK",       "1", "WORLD_SIZE",          "8",
+        "GROUP_RANK", "2", "LOCAL_WORLD_SIZE", "2", "TORCHELASTIC_RUN_ID", "job-42",
+        NULL};
     struct identity id = parse(env, "h");
     expect(&id, "torchrun", 5, 1, 8, 2, "job-42");
 }
@@ -84,8 +86,8 @@ static void test_torchrun(void **state)
 static void test_torchrun_default_run_id_is_no_id(void **state)
 {
     (void)state;
-    const char *env[] = {"RANK", "0", "LOCAL_RANK", "0", "WORLD_SIZE", "2", "GROUP_RANK", "0",
-                         "TORCHELASTIC_RUN_ID", "none", NULL};
+    const char *env[] = {"RANK",       "0", "LOCAL_RANK",          "0",    "WORLD_SIZE", "2",
+                         "GROUP_RANK", "0", "TORCHELASTIC_RUN_ID", "none", NULL};
     struct identity id = parse(env, "h");
     expect(&id, "torchrun", 0, 0, 2, 0, "");
 }
@@ -93,8 +95,9 @@ static void test_torchrun_default_run_id_is_no_id(void **state)
 static void test_deepspeed(void **state)
 {
     (void)state;
-    const char *env[] = {"RANK", "9", "LOCAL_RANK", "1", "WORLD_SIZE", "16", "CROSS_RANK", "4",
-                         "CROSS_SIZE", "8", "LOCAL_SIZE", "2", NULL};
+    const char *env[] = {"RANK",       "9",          "LOCAL_RANK", "1",          "WORLD_SIZE",
+                         "16",         "CROSS_RANK", "4",          "CROSS_SIZE", "8",
+                         "LOCAL_SIZE", "2",          NULL};
     struct identity id = parse(env, "h");
     expect(&id, "deepspeed", 9, 1, 16, 4, "");
 }
@@ -102,8 +105,8 @@ static void test_deepspeed(void **state)
 static void test_ray_train(void **state)
 {
     (void)state;
-    const char *env[] = {"RANK", "3", "LOCAL_RANK", "3", "WORLD_SIZE", "4", "NODE_RANK", "0",
-                         "LOCAL_WORLD_SIZE", "4", NULL};
+    const char *env[] = {"RANK",      "3", "LOCAL_RANK",       "3", "WORLD_SIZE", "4",
+                         "NODE_RANK", "0", "LOCAL_WORLD_SIZE", "4", NULL};
     struct identity id = parse(env, "h");
     expect(&id, "ray", 3, 3, 4, 0, "");
 }
@@ -119,9 +122,17 @@ static void test_rank_alone(void **state)
 static void test_open_mpi(void **state)
 {
     (void)state;
-    const char *env[] = {"OMPI_COMM_WORLD_RANK", "6", "OMPI_COMM_WORLD_LOCAL_RANK", "2",
-                         "OMPI_COMM_WORLD_SIZE", "12", "OMPI_COMM_WORLD_LOCAL_SIZE", "4",
-                         "PMIX_NAMESPACE", "1908015105", NULL};
+    const char *env[] = {"OMPI_COMM_WORLD_RANK",
+                         "6",
+                         "OMPI_COMM_WORLD_LOCAL_RANK",
+                         "2",
+                         "OMPI_COMM_WORLD_SIZE",
+                         "12",
+                         "OMPI_COMM_WORLD_LOCAL_SIZE",
+                         "4",
+                         "PMIX_NAMESPACE",
+                         "1908015105",
+                         NULL};
     struct identity id = parse(env, "h");
     expect(&id, "openmpi", 6, 2, 12, -1, "1908015105");
 }
@@ -137,8 +148,17 @@ static void test_mpich(void **state)
 static void test_slurm(void **state)
 {
     (void)state;
-    const char *env[] = {"SLURM_PROCID", "13", "SLURM_LOCALID", "1", "SLURM_NTASKS", "16",
-                         "SLURM_NODEID", "6", "SLURM_JOB_ID", "778899", NULL};
+    const char *env[] = {"SLURM_PROCID",
+                         "13",
+                         "SLURM_LOCALID",
+                         "1",
+                         "SLURM_NTASKS",
+                         "16",
+                         "SLURM_NODEID",
+                         "6",
+                         "SLURM_JOB_ID",
+                         "778899",
+                         NULL};
     struct identity id = parse(env, "h");
     expect(&id, "slurm", 13, 1, 16, 6, "778899");
 }
@@ -149,9 +169,25 @@ static void test_slurm(void **state)
 static void test_torchrun_under_srun(void **state)
 {
     (void)state;
-    const char *env[] = {"SLURM_PROCID", "1", "SLURM_LOCALID", "0", "SLURM_NTASKS", "2",
-                         "SLURM_NODEID", "1", "SLURM_JOB_ID", "555", "RANK", "6", "LOCAL_RANK", "2",
-                         "WORLD_SIZE", "8", "TORCHELASTIC_RUN_ID", "none", NULL};
+    const char *env[] = {"SLURM_PROCID",
+                         "1",
+                         "SLURM_LOCALID",
+                         "0",
+                         "SLURM_NTASKS",
+                         "2",
+                         "SLURM_NODEID",
+                         "1",
+                         "SLURM_JOB_ID",
+                         "555",
+                         "RANK",
+                         "6",
+                         "LOCAL_RANK",
+                         "2",
+                         "WORLD_SIZE",
+                         "8",
+                         "TORCHELASTIC_RUN_ID",
+                         "none",
+                         NULL};
     struct identity id = parse(env, "h");
     expect(&id, "torchrun", 6, 2, 8, 1, "555");
 }
@@ -161,9 +197,23 @@ static void test_torchrun_under_srun(void **state)
 static void test_mpirun_under_slurm(void **state)
 {
     (void)state;
-    const char *env[] = {"SLURM_PROCID", "0", "SLURM_LOCALID", "0", "SLURM_NTASKS", "1",
-                         "SLURM_NODEID", "3", "SLURM_JOB_ID", "91", "OMPI_COMM_WORLD_RANK", "14",
-                         "OMPI_COMM_WORLD_LOCAL_RANK", "2", "OMPI_COMM_WORLD_SIZE", "16", NULL};
+    const char *env[] = {"SLURM_PROCID",
+                         "0",
+                         "SLURM_LOCALID",
+                         "0",
+                         "SLURM_NTASKS",
+                         "1",
+                         "SLURM_NODEID",
+                         "3",
+                         "SLURM_JOB_ID",
+                         "91",
+                         "OMPI_COMM_WORLD_RANK",
+                         "14",
+                         "OMPI_COMM_WORLD_LOCAL_RANK",
+                         "2",
+                         "OMPI_COMM_WORLD_SIZE",
+                         "16",
+                         NULL};
     struct identity id = parse(env, "h");
     expect(&id, "openmpi", 14, 2, 16, 3, "91");
 }
@@ -172,18 +222,22 @@ static void test_mpirun_under_slurm(void **state)
 static void test_bad_rank_warns_once_and_falls_through(void **state)
 {
     (void)state;
-    const char *env[] = {"RANK", "abc", "LOCAL_RANK", "0", "SLURM_PROCID", "4", "SLURM_NTASKS", "8", NULL};
+    const char *env[] = {"RANK", "abc",          "LOCAL_RANK", "0", "SLURM_PROCID",
+                         "4",    "SLURM_NTASKS", "8",          NULL};
     struct identity id = parse(env, "h");
     assert_int_equal(id.rank, 4);
     assert_string_equal(id.launcher, "slurm");
     assert_int_equal(count_lines(cfg.warnings), 1);
-    assert_non_null(strstr(cfg.warnings, "syncspy: RANK='abc' is not an integer in 0..16777215; using none (ignored)"));
+    assert_non_null(
+        strstr(cfg.warnings,
+               "syncspy: RANK='abc' is not an integer in 0..16777215; using none (ignored)"));
 }
 
 static void test_bad_values_each_one_line(void **state)
 {
     (void)state;
-    const char *bad[] = {"-1", "+3", " 3", "3 ", "", "0x10", "99999999999999999999", "16777217", "1e3"};
+    const char *bad[] = {"-1",       "+3", " 3", "3 ", "", "0x10", "99999999999999999999",
+                         "16777217", "1e3"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         const char *env[] = {"RANK", "2", "WORLD_SIZE", bad[i], "LOCAL_RANK", "1", NULL};
         struct identity id = parse(env, "h");

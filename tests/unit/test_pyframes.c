@@ -38,7 +38,8 @@ struct capture {
 static void do_capture(struct capture *c)
 {
     int truncated;
-    static __thread void *raw[NATIVE_STACK_RAW_MAX]; /* test_threads captures from several threads */
+    static __thread void
+        *raw[NATIVE_STACK_RAW_MAX]; /* test_threads captures from several threads */
     c->n_native = native_stack_capture(c->native, NATIVE_STACK_MAX, &truncated, raw);
     c->n_py = pyframes_ready(now_ns()) ? pyframes_capture(c->py, PYFRAMES_MAX) : -1;
     if (c->n_py > 0)
@@ -62,8 +63,7 @@ static PyObject *probe_capture(PyObject *self, PyObject *args)
     static __thread struct capture c;
     memset(&c, 0, sizeof c);
     if (release) {
-        Py_BEGIN_ALLOW_THREADS
-        do_capture(&c);
+        Py_BEGIN_ALLOW_THREADS do_capture(&c);
         Py_END_ALLOW_THREADS
     } else {
         do_capture(&c);
@@ -102,7 +102,9 @@ static PyObject *probe_line_for(PyObject *self, PyObject *args)
     unsigned int lasti;
     if (!PyArg_ParseTuple(args, "y*iI", &b, &first, &lasti))
         return NULL;
-    int fmt = PY_MINOR_VERSION >= 11 ? PY_LINES_LOCATIONS : PY_MINOR_VERSION == 10 ? PY_LINES_LINETABLE : PY_LINES_LNOTAB;
+    int fmt = PY_MINOR_VERSION >= 11   ? PY_LINES_LOCATIONS
+              : PY_MINOR_VERSION == 10 ? PY_LINES_LINETABLE
+                                       : PY_LINES_LNOTAB;
     int line = pyframes_line_for(fmt, b.buf, (size_t)b.len, first, lasti);
     PyBuffer_Release(&b);
     return PyLong_FromLong(line);
@@ -201,99 +203,99 @@ static void test_layout_known(void **state)
 static void test_nested_functions_and_methods_gil_released(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "class MaskedLoss:\n"
-        "    def ignore_background(self):\n"
-        "        got, exp = probe.capture(True), expected()\n"
-        "        check(got, exp)\n"
-        "        return len(got[0])\n"
-        "    def forward(self):\n"
-        "        return self.ignore_background()\n"
-        "def outer():\n"
-        "    def inner():\n"
-        "        return MaskedLoss().forward()\n"
-        "    return inner()\n"
-        "assert outer() >= 5\n"), 0);
+    assert_int_equal(run_python("class MaskedLoss:\n"
+                                "    def ignore_background(self):\n"
+                                "        got, exp = probe.capture(True), expected()\n"
+                                "        check(got, exp)\n"
+                                "        return len(got[0])\n"
+                                "    def forward(self):\n"
+                                "        return self.ignore_background()\n"
+                                "def outer():\n"
+                                "    def inner():\n"
+                                "        return MaskedLoss().forward()\n"
+                                "    return inner()\n"
+                                "assert outer() >= 5\n"),
+                     0);
 }
 
 static void test_gil_held(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "def held():\n"
-        "    got, exp = probe.capture(False), expected()\n"
-        "    check(got, exp)\n"
-        "held()\n"), 0);
+    assert_int_equal(run_python("def held():\n"
+                                "    got, exp = probe.capture(False), expected()\n"
+                                "    check(got, exp)\n"
+                                "held()\n"),
+                     0);
 }
 
 static void test_generators_lambdas_comprehensions(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "def gen():\n"
-        "    got, exp = probe.capture(), expected()\n"
-        "    check(got, exp)\n"
-        "    yield 1\n"
-        "list(gen())\n"
-        "f = lambda: check(*(lambda: (probe.capture(), expected()))())\n"
-        "f()\n"
-        "[check(probe.capture(), expected()) for _ in range(2)]\n"), 0);
+    assert_int_equal(run_python("def gen():\n"
+                                "    got, exp = probe.capture(), expected()\n"
+                                "    check(got, exp)\n"
+                                "    yield 1\n"
+                                "list(gen())\n"
+                                "f = lambda: check(*(lambda: (probe.capture(), expected()))())\n"
+                                "f()\n"
+                                "[check(probe.capture(), expected()) for _ in range(2)]\n"),
+                     0);
 }
 
 static void test_called_from_c_callbacks(void **state)
 {
     (void)state;
     /* sorted() calls the key function from C: two evaluation loops on the native stack */
-    assert_int_equal(run_python(
-        "def key(x):\n"
-        "    got, exp = probe.capture(), expected()\n"
-        "    check(got, exp)\n"
-        "    return x\n"
-        "def sort_it():\n"
-        "    return sorted([3, 1, 2], key=key)\n"
-        "assert sort_it() == [1, 2, 3]\n"), 0);
+    assert_int_equal(run_python("def key(x):\n"
+                                "    got, exp = probe.capture(), expected()\n"
+                                "    check(got, exp)\n"
+                                "    return x\n"
+                                "def sort_it():\n"
+                                "    return sorted([3, 1, 2], key=key)\n"
+                                "assert sort_it() == [1, 2, 3]\n"),
+                     0);
 }
 
 static void test_threads(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "errors = []\n"
-        "def work():\n"
-        "    try:\n"
-        "        got, exp = probe.capture(), expected()\n"
-        "        check(got, exp)\n"
-        "        assert got[0][-1][0].endswith('_bootstrap'), got[0][-1]\n"
-        "    except BaseException as e:\n"
-        "        errors.append(e)\n"
-        "ts = [threading.Thread(target=work) for _ in range(4)]\n"
-        "[t.start() for t in ts]\n"
-        "[t.join() for t in ts]\n"
-        "assert not errors, errors\n"), 0);
+    assert_int_equal(run_python("errors = []\n"
+                                "def work():\n"
+                                "    try:\n"
+                                "        got, exp = probe.capture(), expected()\n"
+                                "        check(got, exp)\n"
+                                "        assert got[0][-1][0].endswith('_bootstrap'), got[0][-1]\n"
+                                "    except BaseException as e:\n"
+                                "        errors.append(e)\n"
+                                "ts = [threading.Thread(target=work) for _ in range(4)]\n"
+                                "[t.start() for t in ts]\n"
+                                "[t.join() for t in ts]\n"
+                                "assert not errors, errors\n"),
+                     0);
 }
 
 static void test_non_ascii_names(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "def größe_π():\n"
-        "    got, exp = probe.capture(), expected()\n"
-        "    check(got, exp)\n"
-        "    assert got[0][0][0] == 'größe_π'\n"
-        "größe_π()\n"), 0);
+    assert_int_equal(run_python("def größe_π():\n"
+                                "    got, exp = probe.capture(), expected()\n"
+                                "    check(got, exp)\n"
+                                "    assert got[0][0][0] == 'größe_π'\n"
+                                "größe_π()\n"),
+                     0);
 }
 
 static void test_deep_recursion_is_cut_not_crashed(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "def deep(n):\n"
-        "    if n:\n"
-        "        return deep(n - 1)\n"
-        "    return probe.capture()\n"
-        "frames = deep(300)[0]\n"
-        "assert len(frames) == 128, len(frames)\n"
-        "assert all(f[0] == 'deep' for f in frames)\n"), 0);
+    assert_int_equal(run_python("def deep(n):\n"
+                                "    if n:\n"
+                                "        return deep(n - 1)\n"
+                                "    return probe.capture()\n"
+                                "frames = deep(300)[0]\n"
+                                "assert len(frames) == 128, len(frames)\n"
+                                "assert all(f[0] == 'deep' for f in frames)\n"),
+                     0);
 }
 
 /* The qualified names of functions that are not plain methods called on self (on 3.9/3.10 the
@@ -302,105 +304,109 @@ static void test_deep_recursion_is_cut_not_crashed(void **state)
 static void test_qualified_names(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "import functools\n"
-        "def innermost(want):\n"
-        "    got, exp = probe.capture(), expected()\n"
-        "    check(got, exp)\n"
-        "    assert got[0][1][0] == want, (got[0][1][0], want)\n"
-        "    # the GIL released above (3.9/3.10: the owner search reads carefully), held here\n"
-        "    held = probe.capture(False)\n"
-        "    assert held[0][1][0] == want, (held[0][1][0], want)\n"
-        "def wraps(fn):\n"
-        "    @functools.wraps(fn)\n"
-        "    def wrapper(*a, **k):\n"
-        "        return fn(*a, **k)\n"
-        "    return wrapper\n"
-        "class Base:\n"
-        "    def inherited(self):\n"
-        "        innermost('Base.inherited')\n"
-        "class Scaler(Base):\n"
-        "    @staticmethod\n"
-        "    def static(x):\n"
-        "        innermost('Scaler.static')\n"
-        "    @classmethod\n"
-        "    def make(cls):\n"
-        "        innermost('Scaler.make')\n"
-        "    @property\n"
-        "    def scale(self):\n"
-        "        innermost('Scaler.scale')\n"
-        "        return 1\n"
-        "    @wraps\n"
-        "    def decorated(self):\n"
-        "        innermost('Scaler.decorated')\n"
-        "    def __private(self):\n"
-        "        innermost('Scaler.__private')\n"
-        "    def call_private(self):\n"
-        "        self.__private()\n"
-        "    def self_in_a_closure(self):\n"
-        "        f = lambda: self\n"
-        "        innermost('Scaler.self_in_a_closure')\n"
-        "        return f\n"
-        "    def hook(self):\n"
-        "        def pack(t):\n"
-        "            innermost('Scaler.hook.<locals>.pack')\n"
-        "        return pack\n"
-        "    class Inner:\n"
-        "        def method(self):\n"
-        "            innermost('Scaler.Inner.method')\n"
-        "def factory():\n"
-        "    class Local:\n"
-        "        def method(self):\n"
-        "            innermost('factory.<locals>.Local.method')\n"
-        "    return Local\n"
-        "s = Scaler()\n"
-        "s.inherited()\n"
-        "Scaler.static(1)\n"
-        "Scaler.make()\n"
-        "s.scale\n"
-        "s.decorated()\n"
-        "s.call_private()\n"
-        "s.self_in_a_closure()\n"
-        "pack = s.hook()\n"
-        "sorted([1], key=pack)  # called from C, after hook() returned\n"
-        "Scaler.Inner().method()\n"
-        "factory()().method()\n"
-        "def outer():\n"
-        "    g = lambda: innermost('outer.<locals>.<lambda>')\n"
-        "    g()\n"
-        "    # 3.12 inlines comprehensions (PEP 709): no frame of their own\n"
-        "    inlined = sys.version_info >= (3, 12)\n"
-        "    return [innermost('outer' if inlined else 'outer.<locals>.<listcomp>') for _ in range(1)]\n"
-        "outer()\n"), 0);
+    assert_int_equal(
+        run_python(
+            "import functools\n"
+            "def innermost(want):\n"
+            "    got, exp = probe.capture(), expected()\n"
+            "    check(got, exp)\n"
+            "    assert got[0][1][0] == want, (got[0][1][0], want)\n"
+            "    # the GIL released above (3.9/3.10: the owner search reads carefully), held here\n"
+            "    held = probe.capture(False)\n"
+            "    assert held[0][1][0] == want, (held[0][1][0], want)\n"
+            "def wraps(fn):\n"
+            "    @functools.wraps(fn)\n"
+            "    def wrapper(*a, **k):\n"
+            "        return fn(*a, **k)\n"
+            "    return wrapper\n"
+            "class Base:\n"
+            "    def inherited(self):\n"
+            "        innermost('Base.inherited')\n"
+            "class Scaler(Base):\n"
+            "    @staticmethod\n"
+            "    def static(x):\n"
+            "        innermost('Scaler.static')\n"
+            "    @classmethod\n"
+            "    def make(cls):\n"
+            "        innermost('Scaler.make')\n"
+            "    @property\n"
+            "    def scale(self):\n"
+            "        innermost('Scaler.scale')\n"
+            "        return 1\n"
+            "    @wraps\n"
+            "    def decorated(self):\n"
+            "        innermost('Scaler.decorated')\n"
+            "    def __private(self):\n"
+            "        innermost('Scaler.__private')\n"
+            "    def call_private(self):\n"
+            "        self.__private()\n"
+            "    def self_in_a_closure(self):\n"
+            "        f = lambda: self\n"
+            "        innermost('Scaler.self_in_a_closure')\n"
+            "        return f\n"
+            "    def hook(self):\n"
+            "        def pack(t):\n"
+            "            innermost('Scaler.hook.<locals>.pack')\n"
+            "        return pack\n"
+            "    class Inner:\n"
+            "        def method(self):\n"
+            "            innermost('Scaler.Inner.method')\n"
+            "def factory():\n"
+            "    class Local:\n"
+            "        def method(self):\n"
+            "            innermost('factory.<locals>.Local.method')\n"
+            "    return Local\n"
+            "s = Scaler()\n"
+            "s.inherited()\n"
+            "Scaler.static(1)\n"
+            "Scaler.make()\n"
+            "s.scale\n"
+            "s.decorated()\n"
+            "s.call_private()\n"
+            "s.self_in_a_closure()\n"
+            "pack = s.hook()\n"
+            "sorted([1], key=pack)  # called from C, after hook() returned\n"
+            "Scaler.Inner().method()\n"
+            "factory()().method()\n"
+            "def outer():\n"
+            "    g = lambda: innermost('outer.<locals>.<lambda>')\n"
+            "    g()\n"
+            "    # 3.12 inlines comprehensions (PEP 709): no frame of their own\n"
+            "    inlined = sys.version_info >= (3, 12)\n"
+            "    return [innermost('outer' if inlined else 'outer.<locals>.<listcomp>') for _ in range(1)]\n"
+            "outer()\n"),
+        0);
 }
 
 /* Every instruction of a few functions: our line table reader against co_lines(). */
 static void test_line_tables(void **state)
 {
     (void)state;
-    assert_int_equal(run_python(
-        "import dis, json, os.path, textwrap\n"
-        "def ranges(co):\n"
-        "    if hasattr(co, 'co_lines'):\n"
-        "        return list(co.co_lines())\n"
-        "    starts = list(dis.findlinestarts(co))  # 3.9\n"
-        "    ends = [o for o, _ in starts[1:]] + [len(co.co_code)]\n"
-        "    return [(o, e, l) for (o, l), e in zip(starts, ends)]\n"
-        "def lines_of(co):\n"
-        "    want = {}\n"
-        "    for start, end, line in ranges(co):\n"
-        "        for off in range(start, end, 2):\n"
-        "            want[off // 2] = -1 if line is None else line\n"
-        "    for unit, line in want.items():\n"
-        "        table = co.co_linetable if hasattr(co, 'co_linetable') else co.co_lnotab\n"
-        "        got = probe.line_for(table, co.co_firstlineno, unit)\n"
-        "        assert got == line, (co.co_name, unit, got, line)\n"
-        "    for c in co.co_consts:\n"
-        "        if hasattr(c, 'co_lines'):\n"
-        "            lines_of(c)\n"
-        "for mod in (json, os.path, textwrap, dis):\n"
-        "    src = open(mod.__file__).read()\n"
-        "    lines_of(compile(src, mod.__file__, 'exec'))\n"), 0);
+    assert_int_equal(
+        run_python(
+            "import dis, json, os.path, textwrap\n"
+            "def ranges(co):\n"
+            "    if hasattr(co, 'co_lines'):\n"
+            "        return list(co.co_lines())\n"
+            "    starts = list(dis.findlinestarts(co))  # 3.9\n"
+            "    ends = [o for o, _ in starts[1:]] + [len(co.co_code)]\n"
+            "    return [(o, e, l) for (o, l), e in zip(starts, ends)]\n"
+            "def lines_of(co):\n"
+            "    want = {}\n"
+            "    for start, end, line in ranges(co):\n"
+            "        for off in range(start, end, 2):\n"
+            "            want[off // 2] = -1 if line is None else line\n"
+            "    for unit, line in want.items():\n"
+            "        table = co.co_linetable if hasattr(co, 'co_linetable') else co.co_lnotab\n"
+            "        got = probe.line_for(table, co.co_firstlineno, unit)\n"
+            "        assert got == line, (co.co_name, unit, got, line)\n"
+            "    for c in co.co_consts:\n"
+            "        if hasattr(c, 'co_lines'):\n"
+            "            lines_of(c)\n"
+            "for mod in (json, os.path, textwrap, dis):\n"
+            "    src = open(mod.__file__).read()\n"
+            "    lines_of(compile(src, mod.__file__, 'exec'))\n"),
+        0);
 }
 
 int main(void)

@@ -120,9 +120,9 @@ struct positions {
     size_t version, free_threaded;
     size_t tstate_size, tstate_current_frame;
     size_t iframe_size, iframe_previous, iframe_executable, iframe_instr_ptr, iframe_localsplus,
-           iframe_owner;
+        iframe_owner;
     size_t code_size, code_filename, code_name, code_qualname, code_linetable, code_firstlineno,
-           code_adaptive;
+        code_adaptive;
     size_t object_size, object_type;
     size_t bytes_size, bytes_ob_size, bytes_ob_sval;
     size_t unicode_size, unicode_state, unicode_length, unicode_ascii_size;
@@ -130,28 +130,64 @@ struct positions {
 };
 
 static const struct positions AT_3_13 = {
-    .version_hex = 0x030D00F0, .version = 8, .free_threaded = 16,
-    .tstate_size = 152, .tstate_current_frame = 184,
-    .iframe_size = 224, .iframe_previous = 232, .iframe_executable = 240,
-    .iframe_instr_ptr = 248, .iframe_localsplus = 256, .iframe_owner = 264,
-    .code_size = 272, .code_filename = 280, .code_name = 288, .code_qualname = 296,
-    .code_linetable = 304, .code_firstlineno = 312, .code_adaptive = 344,
-    .object_size = 352, .object_type = 360,
-    .bytes_size = 512, .bytes_ob_size = 520, .bytes_ob_sval = 528,
-    .unicode_size = 536, .unicode_state = 544, .unicode_length = 552, .unicode_ascii_size = 560,
+    .version_hex = 0x030D00F0,
+    .version = 8,
+    .free_threaded = 16,
+    .tstate_size = 152,
+    .tstate_current_frame = 184,
+    .iframe_size = 224,
+    .iframe_previous = 232,
+    .iframe_executable = 240,
+    .iframe_instr_ptr = 248,
+    .iframe_localsplus = 256,
+    .iframe_owner = 264,
+    .code_size = 272,
+    .code_filename = 280,
+    .code_name = 288,
+    .code_qualname = 296,
+    .code_linetable = 304,
+    .code_firstlineno = 312,
+    .code_adaptive = 344,
+    .object_size = 352,
+    .object_type = 360,
+    .bytes_size = 512,
+    .bytes_ob_size = 520,
+    .bytes_ob_sval = 528,
+    .unicode_size = 536,
+    .unicode_state = 544,
+    .unicode_length = 552,
+    .unicode_ascii_size = 560,
     .struct_bytes = 584,
 };
 
 static const struct positions AT_3_14 = {
-    .version_hex = 0x030E0AF0, .version = 8, .free_threaded = 16,
-    .tstate_size = 176, .tstate_current_frame = 208,
-    .iframe_size = 248, .iframe_previous = 256, .iframe_executable = 264,
-    .iframe_instr_ptr = 272, .iframe_localsplus = 280, .iframe_owner = 288,
-    .code_size = 312, .code_filename = 320, .code_name = 328, .code_qualname = 336,
-    .code_linetable = 344, .code_firstlineno = 352, .code_adaptive = 384,
-    .object_size = 400, .object_type = 408,
-    .bytes_size = 592, .bytes_ob_size = 600, .bytes_ob_sval = 608,
-    .unicode_size = 616, .unicode_state = 624, .unicode_length = 632, .unicode_ascii_size = 640,
+    .version_hex = 0x030E0AF0,
+    .version = 8,
+    .free_threaded = 16,
+    .tstate_size = 176,
+    .tstate_current_frame = 208,
+    .iframe_size = 248,
+    .iframe_previous = 256,
+    .iframe_executable = 264,
+    .iframe_instr_ptr = 272,
+    .iframe_localsplus = 280,
+    .iframe_owner = 288,
+    .code_size = 312,
+    .code_filename = 320,
+    .code_name = 328,
+    .code_qualname = 336,
+    .code_linetable = 344,
+    .code_firstlineno = 352,
+    .code_adaptive = 384,
+    .object_size = 400,
+    .object_type = 408,
+    .bytes_size = 592,
+    .bytes_ob_size = 600,
+    .bytes_ob_sval = 608,
+    .unicode_size = 616,
+    .unicode_state = 624,
+    .unicode_length = 632,
+    .unicode_ascii_size = 640,
     .struct_bytes = 760,
 };
 
@@ -491,33 +527,35 @@ __attribute__((unused)) static void test_debug_offsets_match_headers(void **stat
     memset(&d, 0, sizeof d);
     const struct positions *p = &LOCAL_AT;
     assert_int_equal(sizeof d, p->struct_bytes);
-    const struct { size_t real, ours; } at[] = {
-        { offsetof(_Py_DebugOffsets, version), p->version },
-        { offsetof(_Py_DebugOffsets, free_threaded), p->free_threaded },
-        { offsetof(_Py_DebugOffsets, thread_state.size), p->tstate_size },
-        { offsetof(_Py_DebugOffsets, thread_state.current_frame), p->tstate_current_frame },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.size), p->iframe_size },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.previous), p->iframe_previous },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.executable), p->iframe_executable },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr), p->iframe_instr_ptr },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.localsplus), p->iframe_localsplus },
-        { offsetof(_Py_DebugOffsets, interpreter_frame.owner), p->iframe_owner },
-        { offsetof(_Py_DebugOffsets, code_object.size), p->code_size },
-        { offsetof(_Py_DebugOffsets, code_object.filename), p->code_filename },
-        { offsetof(_Py_DebugOffsets, code_object.name), p->code_name },
-        { offsetof(_Py_DebugOffsets, code_object.qualname), p->code_qualname },
-        { offsetof(_Py_DebugOffsets, code_object.linetable), p->code_linetable },
-        { offsetof(_Py_DebugOffsets, code_object.firstlineno), p->code_firstlineno },
-        { offsetof(_Py_DebugOffsets, code_object.co_code_adaptive), p->code_adaptive },
-        { offsetof(_Py_DebugOffsets, pyobject.size), p->object_size },
-        { offsetof(_Py_DebugOffsets, pyobject.ob_type), p->object_type },
-        { offsetof(_Py_DebugOffsets, bytes_object.size), p->bytes_size },
-        { offsetof(_Py_DebugOffsets, bytes_object.ob_size), p->bytes_ob_size },
-        { offsetof(_Py_DebugOffsets, bytes_object.ob_sval), p->bytes_ob_sval },
-        { offsetof(_Py_DebugOffsets, unicode_object.size), p->unicode_size },
-        { offsetof(_Py_DebugOffsets, unicode_object.state), p->unicode_state },
-        { offsetof(_Py_DebugOffsets, unicode_object.length), p->unicode_length },
-        { offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size), p->unicode_ascii_size },
+    const struct {
+        size_t real, ours;
+    } at[] = {
+        {offsetof(_Py_DebugOffsets, version), p->version},
+        {offsetof(_Py_DebugOffsets, free_threaded), p->free_threaded},
+        {offsetof(_Py_DebugOffsets, thread_state.size), p->tstate_size},
+        {offsetof(_Py_DebugOffsets, thread_state.current_frame), p->tstate_current_frame},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.size), p->iframe_size},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.previous), p->iframe_previous},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.executable), p->iframe_executable},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.instr_ptr), p->iframe_instr_ptr},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.localsplus), p->iframe_localsplus},
+        {offsetof(_Py_DebugOffsets, interpreter_frame.owner), p->iframe_owner},
+        {offsetof(_Py_DebugOffsets, code_object.size), p->code_size},
+        {offsetof(_Py_DebugOffsets, code_object.filename), p->code_filename},
+        {offsetof(_Py_DebugOffsets, code_object.name), p->code_name},
+        {offsetof(_Py_DebugOffsets, code_object.qualname), p->code_qualname},
+        {offsetof(_Py_DebugOffsets, code_object.linetable), p->code_linetable},
+        {offsetof(_Py_DebugOffsets, code_object.firstlineno), p->code_firstlineno},
+        {offsetof(_Py_DebugOffsets, code_object.co_code_adaptive), p->code_adaptive},
+        {offsetof(_Py_DebugOffsets, pyobject.size), p->object_size},
+        {offsetof(_Py_DebugOffsets, pyobject.ob_type), p->object_type},
+        {offsetof(_Py_DebugOffsets, bytes_object.size), p->bytes_size},
+        {offsetof(_Py_DebugOffsets, bytes_object.ob_size), p->bytes_ob_size},
+        {offsetof(_Py_DebugOffsets, bytes_object.ob_sval), p->bytes_ob_sval},
+        {offsetof(_Py_DebugOffsets, unicode_object.size), p->unicode_size},
+        {offsetof(_Py_DebugOffsets, unicode_object.state), p->unicode_state},
+        {offsetof(_Py_DebugOffsets, unicode_object.length), p->unicode_length},
+        {offsetof(_Py_DebugOffsets, unicode_object.asciiobject_size), p->unicode_ascii_size},
     };
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         assert_int_equal(at[i].real, at[i].ours);
@@ -611,7 +649,7 @@ int main(void)
         cmocka_unit_test(test_builtin_models),
         cmocka_unit_test(test_debug_offsets_fake),
         cmocka_unit_test(test_debug_offsets_refused),
-        /* Only the checks the local headers can make are run: a skipped check would read as
+    /* Only the checks the local headers can make are run: a skipped check would read as
          * a pass. The build requires python3-dev, so the headers are there. */
 #if !defined(HAVE_PYTHON_HEADERS)
 #error "test_pylayout needs Python headers (python3-dev)"

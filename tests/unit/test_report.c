@@ -21,7 +21,8 @@
 #include "output/report.h"
 
 /* Renders into a memfd and returns the text (caller frees). */
-static char *render_colour(const struct rep_process *procs, size_t n, int top, const char *summary, bool colour)
+static char *render_colour(const struct rep_process *procs, size_t n, int top, const char *summary,
+                           bool colour)
 {
     int fd = memfd_create("report", 0);
     assert_true(fd >= 0);
@@ -87,8 +88,10 @@ static void test_single_process(void **state)
     assert_has(t, "syncspy: pid 4242: 24 step marks (schedule: wait=1,warmup=1,active=3,repeat=4)\n"
                   "  20 steps counted (the schedule records 20 of 25)\n");
     /* 826 ms / 20 = 41.3 ms; 461.4 ms / 20 = 23.1 ms; 76/20 = 3.80; 4200/20 = 210 */
-    assert_has(t, "step 41.3 ms median (mean 41.3 ms, sd 0 ns) | 3.80 syncs/step | blocked 23.1 ms/step (55.9%) | 210 "
-                  "launches/step");
+    assert_has(
+        t,
+        "step 41.3 ms median (mean 41.3 ms, sd 0 ns) | 3.80 syncs/step | blocked 23.1 ms/step (55.9%) | 210 "
+        "launches/step");
     /* heaviest group first: ignore_background (15.0 ms/step), then loss_fn (8.07 ms/step) */
     assert_order(t, "MaskedLoss.ignore_background", "loss_fn");
     assert_row(t, " 1 15.0 ms 36.3% 1.00 15.0 ms 20.0 ms cudaStreamSynchronize\n");
@@ -109,7 +112,9 @@ static void test_single_process(void **state)
     assert_lacks(t, "module.py:1501");
     /* hints and their evidence */
     assert_has(t, "hint: torch.nonzero syncs to size its output");
-    assert_has(t, "/home/u/proj/train.py:61   [py]  op: torch.nonzero\n"); /* the operator beside the line */
+    assert_has(
+        t,
+        "/home/u/proj/train.py:61   [py]  op: torch.nonzero\n"); /* the operator beside the line */
     assert_has(t, "[matched: aten::nonzero]");
     assert_has(t, "hint: .item()");
     assert_has(t, "[matched: aten::_local_scalar_dense]");
@@ -157,17 +162,30 @@ static void test_partial_step_left_out_of_rates(void **state)
         {1, 10000000, 2, 4000000, 100, false},
         {2, 1000000, 1, 500000, 0, true},
     };
-    static const struct rep_frame fr[] = {{"loss_fn", "/home/u/train", "train.cpp", 42, 0x10, false}};
+    static const struct rep_frame fr[] = {
+        {"loss_fn", "/home/u/train", "train.cpp", 42, 0x10, false}};
     static const struct rep_site site[] = {{"cudaMemcpy", 5, 8500000, 2000000, 1, fr,
                                             .split = {.partial_count = 1, .partial_ns = 500000}}};
-    struct rep_process p = {.pid = 5, .rank = -1, .schedule = "every step", .steps_seen = 3,
-                            .steps = st, .nsteps = 3, .sites = site, .nsites = 1, .active_steps = 3,
-                            .syncs = 5, .blocked_ns = 8500000, .launches = 200, .wall_ns = 21000000};
+    struct rep_process p = {.pid = 5,
+                            .rank = -1,
+                            .schedule = "every step",
+                            .steps_seen = 3,
+                            .steps = st,
+                            .nsteps = 3,
+                            .sites = site,
+                            .nsites = 1,
+                            .active_steps = 3,
+                            .syncs = 5,
+                            .blocked_ns = 8500000,
+                            .launches = 200,
+                            .wall_ns = 21000000};
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "syncspy: pid 5: 2 step marks\n"
                   "  2 steps counted, the time after the last is shown apart\n");
     /* 20 ms / 2 complete steps; 4 syncs / 2; 8 ms blocked / 2; 200 launches / 2 */
-    assert_has(t, "step 10.0 ms median (mean 10.0 ms, sd 0 ns) | 2.00 syncs/step | blocked 4.00 ms/step (40.0%) | 100 launches/step\n");
+    assert_has(
+        t,
+        "step 10.0 ms median (mean 10.0 ms, sd 0 ns) | 2.00 syncs/step | blocked 4.00 ms/step (40.0%) | 100 launches/step\n");
     /* the time after the last step: its own line, with its heaviest line */
     assert_has(t, "  after the last step (not in the rates): 1.00 ms, 1 sync, blocked 500 us\n"
                   "    1 x cudaMemcpy, 500 us, at loss_fn  train.cpp:42\n");
@@ -199,10 +217,19 @@ static struct rep_process backward_proc(const struct rep_site *sites_, size_t n)
 {
     static const struct rep_step st[] = {{1, 10000000, 2, 4000000, 100, false},
                                          {2, 10000000, 2, 4000000, 100, false}};
-    return (struct rep_process){.pid = 9, .rank = -1, .schedule = "every step", .steps_seen = 8,
-                                .steps = st, .nsteps = 2, .sites = sites_, .nsites = n,
-                                .active_steps = 8, .syncs = 16, .blocked_ns = 16000000,
-                                .launches = 800, .wall_ns = 80000000};
+    return (struct rep_process){.pid = 9,
+                                .rank = -1,
+                                .schedule = "every step",
+                                .steps_seen = 8,
+                                .steps = st,
+                                .nsteps = 2,
+                                .sites = sites_,
+                                .nsites = n,
+                                .active_steps = 8,
+                                .syncs = 16,
+                                .blocked_ns = 16000000,
+                                .launches = 800,
+                                .wall_ns = 80000000};
 }
 
 /* A backward-pass sync is grouped by the forward line that created its node, apart from that
@@ -213,18 +240,22 @@ static void test_backward_group(void **state)
     (void)state;
     static const struct rep_site s[] = {
         {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
-        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
-        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames), mask_forward_frames},
+        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames),
+         backward_unseen_frames},
+        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames),
+         mask_forward_frames},
     };
     struct rep_process p = backward_proc(s, 3);
     char *t = render(&p, 1, 10, NULL);
     /* 8 syncs of the backward group over 8 steps, 8 ms: first; the forward line's own: second */
-    assert_row(t, " 1 1.00 ms 10.0% 1.00 1.00 ms 1.00 ms cudaStreamSynchronize\n"
-                  " backward of MaskedLoss.cross_entropy /home/u/proj/train.py:22 [py] op: backward of x[bool_mask]\n"
-                  " MaskedLoss.forward /home/u/proj/train.py:40 [py]\n"
-                  " main /home/u/proj/train.py:90 [py]\n"
-                  " node IndexBackward0, in autograd's thread; backward() called at main /home/u/proj/train.py:93\n"
-                  " in at::native::nonzero_cuda (libtorch_cuda.so)\n");
+    assert_row(
+        t,
+        " 1 1.00 ms 10.0% 1.00 1.00 ms 1.00 ms cudaStreamSynchronize\n"
+        " backward of MaskedLoss.cross_entropy /home/u/proj/train.py:22 [py] op: backward of x[bool_mask]\n"
+        " MaskedLoss.forward /home/u/proj/train.py:40 [py]\n"
+        " main /home/u/proj/train.py:90 [py]\n"
+        " node IndexBackward0, in autograd's thread; backward() called at main /home/u/proj/train.py:93\n"
+        " in at::native::nonzero_cuda (libtorch_cuda.so)\n");
     assert_has(t, "hint: the backward of a boolean-mask index");
     assert_has(t, "[matched: IndexBackward0]");
     assert_row(t, " 2 500 us 5.0% 1.00 500 us 500 us cudaStreamSynchronize\n");
@@ -253,8 +284,9 @@ static void test_every_op_of_a_line(void **state)
         {"torch::autograd::THPVariable_is_nonzero(_object*, _object*)", TORCH, "", 0, 0x30, false},
         {"main", "", "/home/u/proj/train.py", 12, 0, true},
     };
-    static const struct rep_site s[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(item), item},
-                                        {"cudaStreamSynchronize", 16, 2000000, 500000, NFR(cond), cond}};
+    static const struct rep_site s[] = {
+        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(item), item},
+        {"cudaStreamSynchronize", 16, 2000000, 500000, NFR(cond), cond}};
     struct rep_process p = backward_proc(s, 2);
     char *t = render(&p, 1, 10, NULL);
     assert_row(t, " at main /home/u/proj/train.py:12 [py] op: Tensor.item\n");
@@ -273,19 +305,24 @@ static void test_framework_line(void **state)
     static const struct rep_frame f[] = {
         {"at::_ops::_local_scalar_dense::call(at::Tensor const&)", TORCH, "", 0, 0x10, false},
         {"torch::autograd::THPVariable_item(_object*, _object*)", TORCH, "", 0, 0x20, false},
-        {"Trainer._inner_training_loop", "", "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2480, 0, true},
-        {"Trainer.train", "", "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2123, 0, true},
+        {"Trainer._inner_training_loop", "",
+         "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2480, 0, true},
+        {"Trainer.train", "", "/venv/lib/python3.11/site-packages/transformers/trainer.py", 2123, 0,
+         true},
         {"main", "", "/home/u/proj/train.py", 88, 0, true},
     };
     static const struct rep_site s[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(f), f}};
     struct rep_process p = backward_proc(s, 1);
     char *t = render(&p, 1, 10, NULL);
     assert_row(t, " at main /home/u/proj/train.py:88 [py] op: Tensor.item\n");
-    assert_has(t, "      in the framework: Trainer._inner_training_loop  .../transformers/trainer.py:2480\n");
+    assert_has(
+        t,
+        "      in the framework: Trainer._inner_training_loop  .../transformers/trainer.py:2480\n");
     free(t);
     static const struct rep_frame g[] = {
         {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
-        {"Tensor.__getitem__", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 50, 0, true},
+        {"Tensor.__getitem__", "", "/venv/lib/python3.11/site-packages/torch/_tensor.py", 50, 0,
+         true},
         {"main", "", "/home/u/proj/train.py", 90, 0, true},
     };
     static const struct rep_site s2[] = {{"cudaStreamSynchronize", 8, 4000000, 500000, NFR(g), g}};
@@ -303,7 +340,8 @@ static void test_unnamed_generated_code(void **state)
     static const struct rep_frame f[] = {
         {"at::_ops::nonzero::call(at::Tensor const&)", TORCH, "", 0, 0x9999, false},
         {"forward", "", "<eval_with_key>.5", 14, 0, true},
-        {"GraphModule._call_impl", "", "/venv/lib/python3.11/site-packages/torch/fx/graph_module.py", 800, 0, true},
+        {"GraphModule._call_impl", "",
+         "/venv/lib/python3.11/site-packages/torch/fx/graph_module.py", 800, 0, true},
         {"Net.forward", "", "/home/u/proj/train.py", 54, 0, true},
         {"<module>", "", "/home/u/proj/train.py", 90, 0, true},
     };
@@ -311,8 +349,10 @@ static void test_unnamed_generated_code(void **state)
     struct rep_process p = backward_proc(s, 1);
     char *t = render(&p, 1, 10, NULL);
     assert_row(t, " at Net.forward /home/u/proj/train.py:54 [py] op: torch.nonzero\n");
-    assert_has(t, "      in torch.compile's generated code (<eval_with_key>.5:14) whose user line is not known: "
-                  "the line above called the compiled code\n");
+    assert_has(
+        t,
+        "      in torch.compile's generated code (<eval_with_key>.5:14) whose user line is not known: "
+        "the line above called the compiled code\n");
     assert_lacks(t, "at forward");
     free(t);
     /* named (module: the code it came from): no such line */
@@ -335,7 +375,8 @@ static void test_backward_unseen(void **state)
 {
     (void)state;
     static const struct rep_site alone[] = {
-        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
+        {"cudaStreamSynchronize", 6, 6000000, 1000000, NFR(backward_unseen_frames),
+         backward_unseen_frames},
     };
     struct rep_process p = backward_proc(alone, 1);
     char *t = render(&p, 1, 10, NULL);
@@ -354,7 +395,8 @@ static void test_backward_unseen(void **state)
     struct rep_site two[] = {
         {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
         {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(other), other},
-        {"cudaStreamSynchronize", 4, 4000000, 1000000, NFR(backward_unseen_frames), backward_unseen_frames},
+        {"cudaStreamSynchronize", 4, 4000000, 1000000, NFR(backward_unseen_frames),
+         backward_unseen_frames},
     };
     p = backward_proc(two, 3);
     p.attribution_steps = 2;
@@ -364,9 +406,10 @@ static void test_backward_unseen(void **state)
     assert_lacks(t, "not recorded");
     assert_row(t, " 1 500 us 5.0% 0.50 1.00 ms 1.00 ms cudaStreamSynchronize\n");
     assert_row(t, " 2 500 us 5.0% 0.50 1.00 ms 1.00 ms cudaStreamSynchronize\n");
-    assert_has(t, "~0.25/step of these estimated: the same node's syncs at the same native stack in "
-                  "steps without attribution, split as in the 2 attribution steps: ~0.25/step here, "
-                  "~0.25/step from /home/u/proj/train.py:33\n");
+    assert_has(t,
+               "~0.25/step of these estimated: the same node's syncs at the same native stack in "
+               "steps without attribution, split as in the 2 attribution steps: ~0.25/step here, "
+               "~0.25/step from /home/u/proj/train.py:33\n");
     free(t);
 }
 
@@ -383,8 +426,10 @@ static void test_backward_split_proportion(void **state)
     struct rep_site s[] = {
         {"cudaStreamSynchronize", 1, 1000000, 1000000, NFR(backward_frames), backward_frames},
         {"cudaStreamSynchronize", 3, 6000000, 2000000, NFR(other), other},
-        {"cudaStreamSynchronize", 10, 10000000, 1000000, NFR(backward_step_frames), backward_step_frames},
-        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_thread_frames), backward_thread_frames},
+        {"cudaStreamSynchronize", 10, 10000000, 1000000, NFR(backward_step_frames),
+         backward_step_frames},
+        {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_thread_frames),
+         backward_thread_frames},
     };
     struct rep_process p = backward_proc(s, 4);
     p.syncs = 16;
@@ -428,9 +473,10 @@ static void test_backward_split_proportion(void **state)
     char words[REPORT_ESTIMATE_WORDS_MAX];
     struct rep_estimate_other o = {l.lines[l.of_site[0].line].where, 3.0 / 4};
     report_estimate_words(words, sizeof words, 7.0 / 4, 1, &o, 1, 0);
-    assert_string_equal(words, "~1.75/step of these estimated: the same node's syncs at the same native stack "
-                               "in steps without attribution, split as in the 1 attribution step: ~1.75/step "
-                               "here, ~0.75/step from /home/u/proj/train.py:22");
+    assert_string_equal(
+        words, "~1.75/step of these estimated: the same node's syncs at the same native stack "
+               "in steps without attribution, split as in the 1 attribution step: ~1.75/step "
+               "here, ~0.75/step from /home/u/proj/train.py:22");
     report_estimate_words(words, 40, 7.0 / 4, 2, &o, 1, 3); /* cut to its room */
     assert_int_equal(strlen(words), 39);
     report_lines_free(&l);
@@ -445,7 +491,9 @@ static void test_backward_split_proportion(void **state)
     free(sh);
 
     char *t = render(&p, 1, 10, NULL);
-    assert_has(t, "split as in the 1 attribution step: ~0.88/step here, ~0.38/step from /home/u/proj/train.py:22\n");
+    assert_has(
+        t,
+        "split as in the 1 attribution step: ~0.88/step here, ~0.38/step from /home/u/proj/train.py:22\n");
     assert_has(t, "      why (0.25/step): made in another thread than the training thread's ops");
     free(t);
 }
@@ -461,8 +509,10 @@ static void test_backward_custom_function(void **state)
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "backward of ClampGradBackward, in autograd's thread");
     /* its own frames from the user's backward, past the runtime's */
-    assert_row(t, " backward of ClampGradBackward, in autograd's thread (its forward line was not recorded)\n"
-                  " in ClampGrad.backward /home/u/proj/train.py:12 [py]\n");
+    assert_row(
+        t,
+        " backward of ClampGradBackward, in autograd's thread (its forward line was not recorded)\n"
+        " in ClampGrad.backward /home/u/proj/train.py:12 [py]\n");
     assert_has(t, "hint: a custom autograd.Function's backward syncs");
     free(t);
 }
@@ -490,8 +540,13 @@ static void test_top_limit(void **state)
 static void test_no_syncs(void **state)
 {
     (void)state;
-    struct rep_process p = {.pid = 9, .rank = -1, .schedule = "", .steps_seen = 12,
-                            .active_steps = 12, .wall_ns = 1200000000, .launches = 1200};
+    struct rep_process p = {.pid = 9,
+                            .rank = -1,
+                            .schedule = "",
+                            .steps_seen = 12,
+                            .active_steps = 12,
+                            .wall_ns = 1200000000,
+                            .launches = 1200};
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "syncspy: pid 9: 11 step marks\n  12 steps counted\n");
     assert_has(t, "step 100 ms mean | 0.00 syncs/step | blocked 0 ns/step (0.0%) | 100 "
@@ -510,9 +565,10 @@ static void test_no_active_steps_and_notes(void **state)
     p.unattributed_syncs = 3;
     p.steps_omitted = 5;
     char *t = render(&p, 1, 10, NULL);
-    assert_has(t, "24 step marks (schedule: wait=1,warmup=1,active=3,repeat=4)\n"
-                  "  no step was recorded (the schedule's active steps never came); totals: 76 syncs, "
-                  "blocked 461 ms\n");
+    assert_has(t,
+               "24 step marks (schedule: wait=1,warmup=1,active=3,repeat=4)\n"
+               "  no step was recorded (the schedule's active steps never came); totals: 76 syncs, "
+               "blocked 461 ms\n");
     assert_has(t, "3 syncs had no room in the site table");
     assert_has(t, "5 active steps are in the totals but not listed");
     /* wall 0: share is "-"; rates divide by 1: 300 ms per "step" */
@@ -587,12 +643,19 @@ static void test_long_stack(void **state)
     char names[12][16];
     for (int i = 0; i < 12; i++) {
         snprintf(names[i], sizeof names[i], "fn%d", i);
-        f[i] = (struct rep_frame){names[i], "", "/home/user/projects/segmentation/train.py",
-                                  (uint32_t)(10 + i), 0, true};
+        f[i] = (struct rep_frame){
+            names[i], "", "/home/user/projects/segmentation/train.py", (uint32_t)(10 + i), 0, true};
     }
     struct rep_site s = {"cudaStreamSynchronize", 1, 1000, 1000, 12, f};
-    struct rep_process p = {.pid = 1, .rank = -1, .sites = &s, .nsites = 1, .active_steps = 1,
-                            .syncs = 1, .blocked_ns = 1000, .wall_ns = 2000, .steps_seen = 1};
+    struct rep_process p = {.pid = 1,
+                            .rank = -1,
+                            .sites = &s,
+                            .nsites = 1,
+                            .active_steps = 1,
+                            .syncs = 1,
+                            .blocked_ns = 1000,
+                            .wall_ns = 2000,
+                            .steps_seen = 1};
     char *t = render(&p, 1, 10, NULL);
     assert_has(t, "   at fn0  .../segmentation/train.py:10  [py]\n");
     assert_has(t, "      fn7  .../segmentation/train.py:17  [py]\n");
@@ -659,7 +722,8 @@ static void test_colour(void **state)
     check_colour(two, 2);
     static const struct rep_site s[] = {
         {"cudaStreamSynchronize", 2, 2000000, 1000000, NFR(backward_frames), backward_frames},
-        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames), mask_forward_frames},
+        {"cudaStreamSynchronize", 8, 4000000, 500000, NFR(mask_forward_frames),
+         mask_forward_frames},
     };
     struct rep_process b = backward_proc(s, 2);
     check_colour(&b, 1);
@@ -690,7 +754,7 @@ static void test_lines_of_sites(void **state)
         size_t a = 0;
         while (a < line->napis && strcmp(line->apis[a].api, p.sites[i].api) != 0)
             a++;
-        assert_true(a < line->napis); /* the site's API is among its line's */
+        assert_true(a < line->napis);               /* the site's API is among its line's */
         assert_true(sl->count == p.sites[i].count); /* no start-up split here: all of it */
         count[sl->line] += sl->count;
         ns[sl->line] += sl->blocked_ns;
@@ -712,8 +776,9 @@ static void test_lines_of_sites(void **state)
     char text[128];
     report_apis_text(loss->apis, loss->napis, loss->other_apis, text, sizeof text);
     char want[128];
-    snprintf(want, sizeof want, "%s x%llu, %s x%llu", loss->apis[0].api, (unsigned long long)loss->apis[0].count,
-             loss->apis[1].api, (unsigned long long)loss->apis[1].count);
+    snprintf(want, sizeof want, "%s x%llu, %s x%llu", loss->apis[0].api,
+             (unsigned long long)loss->apis[0].count, loss->apis[1].api,
+             (unsigned long long)loss->apis[1].count);
     assert_string_equal(text, want);
     report_lines_free(&l);
     assert_null(l.of_site);
@@ -725,8 +790,11 @@ static void test_text_escape(void **state)
 {
     (void)state;
     char out[256];
-    text_escape(out, sizeof out, "a\x1b]0;t\x07" "b\r\n\t\x7f\xc2\x9b\xc2\x85\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
-    assert_string_equal(out, "a\\x1b]0;t\\x07b\\r\\n\\t\\x7f\\u009b\\u0085\\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
+    text_escape(out, sizeof out,
+                "a\x1b]0;t\x07"
+                "b\r\n\t\x7f\xc2\x9b\xc2\x85\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
+    assert_string_equal(
+        out, "a\\x1b]0;t\\x07b\\r\\n\\t\\x7f\\u009b\\u0085\\x9b\xc3\xbc\xce\xbb\xc2\xa0z");
     /* cut at a whole escape, never inside one */
     assert_int_equal(text_escape(out, 6, "ab\x1b"), 2);
     assert_string_equal(out, "ab");
@@ -745,7 +813,8 @@ static void test_text_escape(void **state)
     assert_int_equal(fdw_flush(&w), 0);
     char got[128] = {0};
     assert_true(pread(fd, got, sizeof got - 1, 0) > 0);
-    assert_string_equal(got, "\x1b[1mf\\x1b[2J\xc3\xbc" "\n\t\\x07\\x9bx\\ny\\xe2\\x82");
+    assert_string_equal(got, "\x1b[1mf\\x1b[2J\xc3\xbc"
+                             "\n\t\\x07\\x9bx\\ny\\xe2\\x82");
     close(fd);
 }
 

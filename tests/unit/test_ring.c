@@ -23,7 +23,8 @@ static _Atomic int producers_done;
 static struct ring *ring_new(uint64_t capacity)
 {
     void *p = NULL;
-    assert_int_equal(posix_memalign(&p, 64, sizeof(struct ring) + capacity * sizeof(struct tw_event)), 0);
+    assert_int_equal(
+        posix_memalign(&p, 64, sizeof(struct ring) + capacity * sizeof(struct tw_event)), 0);
     struct ring *r = p;
     memset(r, 0, sizeof *r);
     r->mask = capacity - 1;
@@ -79,7 +80,8 @@ static void test_concurrent_drain_counts(void **state)
     drain_all(seen);
     for (int p = 0; p < PRODUCERS; p++) {
         pthread_join(t[p], NULL);
-        uint64_t dropped = atomic_load(&rings[p]->dropped_syncs) + atomic_load(&rings[p]->dropped_launches);
+        uint64_t dropped =
+            atomic_load(&rings[p]->dropped_syncs) + atomic_load(&rings[p]->dropped_launches);
         assert_int_equal(seen[p].count + dropped, PER_PRODUCER);
         /* the ring wrapped many times over, and nothing was dropped while there was room */
         assert_true(seen[p].count >= PER_PRODUCER / 2);

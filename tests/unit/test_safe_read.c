@@ -27,7 +27,8 @@ static void test_unmapped_and_unreadable_memory_is_false_not_a_fault(void **stat
 {
     (void)state;
     long page = sysconf(_SC_PAGESIZE);
-    char *p = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p =
+        mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(p != MAP_FAILED);
     memset(p, 7, (size_t)page * 2);
     uint64_t v = 0;

@@ -12,7 +12,12 @@
 #define W WARMUP
 #define R RECORD
 #define S RECORD_AND_SAVE
-enum { NONE = ACTION_NONE, WARMUP = ACTION_WARMUP, RECORD = ACTION_RECORD, RECORD_AND_SAVE = ACTION_RECORD_AND_SAVE };
+enum {
+    NONE = ACTION_NONE,
+    WARMUP = ACTION_WARMUP,
+    RECORD = ACTION_RECORD,
+    RECORD_AND_SAVE = ACTION_RECORD_AND_SAVE
+};
 
 static void expect_actions(const char *text, const int *want, size_t n)
 {
@@ -46,7 +51,8 @@ static void test_skip_first_wait(void **state)
 {
     (void)state;
     const int want[] = {N, N, W, S, N, N, W, S, N, N, N};
-    expect_actions("skip_first=2,skip_first_wait=1,wait=2,warmup=1,active=1,repeat=2", want, sizeof want / sizeof *want);
+    expect_actions("skip_first=2,skip_first_wait=1,wait=2,warmup=1,active=1,repeat=2", want,
+                   sizeof want / sizeof *want);
 }
 
 static void test_repeat_zero_cycles_forever(void **state)
@@ -73,9 +79,21 @@ static void test_every_step(void **state)
 static void test_bad_schedules(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "active=0", "wait=1", "active=-1", "active=3,", "active=3,,wait=1", "active",
-                         "active=3x", "active= 3", "bogus=1,active=1", "active=1,active=2",
-                         "active=99999999999999999999999", "active=1000000001", "=3", "active=1;wait=2"};
+    const char *bad[] = {"",
+                         "active=0",
+                         "wait=1",
+                         "active=-1",
+                         "active=3,",
+                         "active=3,,wait=1",
+                         "active",
+                         "active=3x",
+                         "active= 3",
+                         "bogus=1,active=1",
+                         "active=1,active=2",
+                         "active=99999999999999999999999",
+                         "active=1000000001",
+                         "=3",
+                         "active=1;wait=2"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct schedule s = {0};
         char err[200] = "";
@@ -90,7 +108,8 @@ static void test_describe_round_trip(void **state)
     (void)state;
     struct schedule s, t;
     char err[100], buf[160];
-    assert_int_equal(schedule_parse("repeat=2,active=3,warmup=1,wait=1,skip_first=10", &s, err, sizeof err), 0);
+    assert_int_equal(
+        schedule_parse("repeat=2,active=3,warmup=1,wait=1,skip_first=10", &s, err, sizeof err), 0);
     schedule_describe(&s, buf, sizeof buf);
     assert_string_equal(buf, "skip_first=10,wait=1,warmup=1,active=3,repeat=2");
     assert_int_equal(schedule_parse(buf, &t, err, sizeof err), 0);

@@ -43,25 +43,39 @@ extern __typeof__(cudaStreamGetCaptureInfo_v2) cudaStreamGetCaptureInfo_v2_ptsz;
 #endif
 extern __typeof__(cudaEventRecord) cudaEventRecord_ptsz;
 extern cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *entryFuncAddr);
-extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-                                      void **args, size_t sharedMem, cudaStream_t stream);
+extern cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream);
 extern void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant,
                               int global);
 extern void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                   const char *deviceName, int thread_limit, uint3 *tid,
-                                   uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                   dim3 *bDim, dim3 *gDim, int *wSize);
 
 /* "Kernels": any host address names one. */
-static void k_20ms(void) {}
-static void k_30ms(void) {}
-static void k_10ms(void) {}
-static void k_short(void) {}
-static void k_handle(void) {}
-static void k_named(void) {}
-static void k_unnamed(void) {}
+static void k_20ms(void)
+{
+}
+static void k_30ms(void)
+{
+}
+static void k_10ms(void)
+{
+}
+static void k_short(void)
+{
+}
+static void k_handle(void)
+{
+}
+static void k_named(void)
+{
+}
+static void k_unnamed(void)
+{
+}
 
-static const dim3 one = { 1, 1, 1 };
+static const dim3 one = {1, 1, 1};
 
 static unsigned long long now(void)
 {
@@ -74,20 +88,20 @@ static void launch(void (*k)(void), cudaStream_t s)
 }
 
 /* call succeeds without making the host wait for the device. */
-#define assert_no_wait(call)                                                                 \
-    do {                                                                                     \
-        unsigned long long syncs_ = simcuda_thread_sync_count();                             \
-        assert_int_equal((call), cudaSuccess);                                               \
-        assert_int_equal(simcuda_thread_sync_count(), syncs_);                               \
+#define assert_no_wait(call)                                     \
+    do {                                                         \
+        unsigned long long syncs_ = simcuda_thread_sync_count(); \
+        assert_int_equal((call), cudaSuccess);                   \
+        assert_int_equal(simcuda_thread_sync_count(), syncs_);   \
     } while (0)
 
 /* call succeeds after waiting for the device, not returning before stream's work ended. */
-#define assert_waits(call, stream)                                                           \
-    do {                                                                                     \
-        unsigned long long syncs_ = simcuda_thread_sync_count();                             \
-        assert_int_equal((call), cudaSuccess);                                               \
-        assert_int_equal(simcuda_thread_sync_count(), syncs_ + 1);                           \
-        assert_true(now() >= simcuda_stream_ready_ns(stream));                               \
+#define assert_waits(call, stream)                                 \
+    do {                                                           \
+        unsigned long long syncs_ = simcuda_thread_sync_count();   \
+        assert_int_equal((call), cudaSuccess);                     \
+        assert_int_equal(simcuda_thread_sync_count(), syncs_ + 1); \
+        assert_true(now() >= simcuda_stream_ready_ns(stream));     \
     } while (0)
 
 static int setup(void **state)
@@ -252,7 +266,8 @@ static void test_memcpy_sync_rules(void **state)
     assert_no_wait(cudaMemcpyAsync(b, a, n, cudaMemcpyDeviceToDevice, 0));
     /* Host to host always waits. */
     assert_waits(cudaMemcpy(a, pinned, n, cudaMemcpyHostToHost), 0);
-    assert_int_equal(cudaMemcpy(a, pinned, n, (enum cudaMemcpyKind)7), cudaErrorInvalidMemcpyDirection);
+    assert_int_equal(cudaMemcpy(a, pinned, n, (enum cudaMemcpyKind)7),
+                     cudaErrorInvalidMemcpyDirection);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidMemcpyDirection);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
 
@@ -317,7 +332,7 @@ static void test_pointer_attributes(void **state)
     assert_int_equal(cudaPointerGetAttributes(&a, managed), cudaSuccess);
     assert_int_equal(a.type, cudaMemoryTypeManaged);
 
-    const void *unknown[] = { heap, &stack, NULL };
+    const void *unknown[] = {heap, &stack, NULL};
     for (size_t i = 0; i < 3; i++) {
         assert_int_equal(cudaPointerGetAttributes(&a, unknown[i]), cudaSuccess);
         assert_int_equal(a.type, cudaMemoryTypeUnregistered);
@@ -491,8 +506,8 @@ static void test_per_thread_default_streams_are_independent(void **state)
     (void)state;
     pthread_barrier_t launched;
     pthread_barrier_init(&launched, NULL, 2);
-    struct per_thread_run slow = { &launched, k_30ms, 30 * MS, 0, 0, 0, 0 };
-    struct per_thread_run fast = { &launched, k_short, 1000, 0, 0, 0, 0 };
+    struct per_thread_run slow = {&launched, k_30ms, 30 * MS, 0, 0, 0, 0};
+    struct per_thread_run fast = {&launched, k_short, 1000, 0, 0, 0, 0};
     pthread_t a, b;
     pthread_create(&a, NULL, per_thread_worker, &slow);
     pthread_create(&b, NULL, per_thread_worker, &fast);
@@ -501,7 +516,7 @@ static void test_per_thread_default_streams_are_independent(void **state)
     pthread_barrier_destroy(&launched);
     /* Each thread's kernel starts at the later of its launch and its own stream's work: a
      * stream of its own, not shared with the other thread. */
-    const struct per_thread_run *runs[] = { &slow, &fast };
+    const struct per_thread_run *runs[] = {&slow, &fast};
     for (int i = 0; i < 2; i++) {
         assert_int_equal(runs[i]->before, 0); /* no work yet: a fresh stream */
         assert_true(runs[i]->end >= runs[i]->launched_at + runs[i]->ns);
@@ -510,7 +525,8 @@ static void test_per_thread_default_streams_are_independent(void **state)
 
     /* A per-thread stream still synchronizes with the legacy stream. */
     launch(k_10ms, 0);
-    assert_int_equal(cudaLaunchKernel_ptsz((const void *)k_short, one, one, NULL, 0, 0), cudaSuccess);
+    assert_int_equal(cudaLaunchKernel_ptsz((const void *)k_short, one, one, NULL, 0, 0),
+                     cudaSuccess);
     assert_true(simcuda_stream_ready_ns(cudaStreamPerThread) >= simcuda_stream_ready_ns(0) + 1000);
     if (now() < simcuda_stream_ready_ns(cudaStreamPerThread))
         assert_int_equal(cudaStreamQuery_ptsz(0), cudaErrorNotReady);
@@ -571,9 +587,11 @@ static void test_memcpy_really_copies_bytes(void **state)
     size_t pitch;
     assert_int_equal(cudaMallocPitch(&pitched, &pitch, W, H), cudaSuccess);
     assert_true(pitch >= W);
-    assert_int_equal(cudaMemcpy2D(pitched, pitch, host, PITCH, W, H, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy2D(pitched, pitch, host, PITCH, W, H, cudaMemcpyHostToDevice),
+                     cudaSuccess);
     memset(back, 0, sizeof back);
-    assert_int_equal(cudaMemcpy2D(back, PITCH, pitched, pitch, W, H, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_int_equal(cudaMemcpy2D(back, PITCH, pitched, pitch, W, H, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
     for (int y = 0; y < H; y++)
         assert_memory_equal(back + y * PITCH, host + y * PITCH, W);
     assert_int_equal(cudaMemcpy2D(back, 8, pitched, pitch, W, H, cudaMemcpyDeviceToHost),
@@ -581,48 +599,57 @@ static void test_memcpy_really_copies_bytes(void **state)
 
     /* 3D with a cudaMalloc3D allocation. */
     struct cudaPitchedPtr p3;
-    struct cudaExtent ext = { W, H, 2 };
+    struct cudaExtent ext = {W, H, 2};
     assert_int_equal(cudaMalloc3D(&p3, ext), cudaSuccess);
-    struct cudaMemcpy3DParms parms = { 0 };
-    parms.srcPtr = (struct cudaPitchedPtr){ host, PITCH, W, H };
+    struct cudaMemcpy3DParms parms = {0};
+    parms.srcPtr = (struct cudaPitchedPtr){host, PITCH, W, H};
     parms.dstPtr = p3;
-    parms.extent = (struct cudaExtent){ W, H, 1 };
+    parms.extent = (struct cudaExtent){W, H, 1};
     parms.kind = cudaMemcpyHostToDevice;
     assert_int_equal(cudaMemcpy3D(&parms), cudaSuccess);
     assert_memory_equal((unsigned char *)p3.ptr + 2 * p3.pitch, host + 2 * PITCH, W);
 
     /* A CUDA array round trip. */
-    struct cudaChannelFormatDesc desc = cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
+    struct cudaChannelFormatDesc desc =
+        cudaCreateChannelDesc(8, 0, 0, 0, cudaChannelFormatKindUnsigned);
     cudaArray_t arr;
     assert_int_equal(cudaMallocArray(&arr, &desc, W, H, 0), cudaSuccess);
-    assert_int_equal(cudaMemcpy2DToArray(arr, 0, 0, host, PITCH, W, H, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy2DToArray(arr, 0, 0, host, PITCH, W, H, cudaMemcpyHostToDevice),
+                     cudaSuccess);
     memset(back, 0, sizeof back);
-    assert_int_equal(cudaMemcpy2DFromArray(back, PITCH, arr, 0, 0, W, H, cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_int_equal(cudaMemcpy2DFromArray(back, PITCH, arr, 0, 0, W, H, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
     for (int y = 0; y < H; y++)
         assert_memory_equal(back + y * PITCH, host + y * PITCH, W);
     assert_int_equal(cudaFreeArray(arr), cudaSuccess);
 
     /* Symbols: the host shadow is the device memory. */
-    __cudaRegisterVar(NULL, (char *)symbol_shadow, NULL, "symbol_shadow", 0,
-                      sizeof symbol_shadow, 0, 0);
+    __cudaRegisterVar(NULL, (char *)symbol_shadow, NULL, "symbol_shadow", 0, sizeof symbol_shadow,
+                      0, 0);
     size_t symbol_size = 0;
     assert_int_equal(cudaGetSymbolSize(&symbol_size, symbol_shadow), cudaSuccess);
     assert_int_equal(symbol_size, sizeof symbol_shadow);
     int values[16];
     for (int i = 0; i < 16; i++)
         values[i] = i * i;
-    assert_int_equal(cudaMemcpyToSymbol(symbol_shadow, values, sizeof values, 0, cudaMemcpyHostToDevice), cudaSuccess);
-    int out[4] = { 0 };
-    assert_int_equal(cudaMemcpyFromSymbol(out, symbol_shadow, sizeof out, 8 * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_int_equal(
+        cudaMemcpyToSymbol(symbol_shadow, values, sizeof values, 0, cudaMemcpyHostToDevice),
+        cudaSuccess);
+    int out[4] = {0};
+    assert_int_equal(cudaMemcpyFromSymbol(out, symbol_shadow, sizeof out, 8 * sizeof(int),
+                                          cudaMemcpyDeviceToHost),
+                     cudaSuccess);
     assert_int_equal(out[0], 64);
     assert_int_equal(out[3], 121);
     assert_int_equal(cudaMemcpyToSymbol(symbol_shadow, values, 4, 0, cudaMemcpyDeviceToHost),
                      cudaErrorInvalidMemcpyDirection);
     assert_int_equal(cudaMemcpyToSymbol(symbol_shadow, values, 8, sizeof symbol_shadow - 4,
-                                        cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+                                        cudaMemcpyHostToDevice),
+                     cudaErrorInvalidValue);
 
     /* Copies past the end of an allocation are refused. */
-    assert_int_equal(cudaMemcpy(d1, host, sizeof host + 1, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    assert_int_equal(cudaMemcpy(d1, host, sizeof host + 1, cudaMemcpyHostToDevice),
+                     cudaErrorInvalidValue);
 
     assert_int_equal(cudaFree(d1), cudaSuccess);
     assert_int_equal(cudaFree(d2), cudaSuccess);
@@ -642,37 +669,41 @@ static void test_kernel_handles_and_names(void **state)
     unsigned long long t0 = now();
     assert_no_wait(__cudaLaunchKernel(h, one, one, NULL, 0, 0));
     unsigned long long t1 = now();
-    assert_true(simcuda_stream_ready_ns(0) >= t0 + 5 * MS && simcuda_stream_ready_ns(0) <= t1 + 5 * MS);
+    assert_true(simcuda_stream_ready_ns(0) >= t0 + 5 * MS &&
+                simcuda_stream_ready_ns(0) <= t1 + 5 * MS);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     simcuda_set_kernel_ns(h, 2 * MS);
     t0 = now();
     launch(k_handle, 0);
     t1 = now();
-    assert_true(simcuda_stream_ready_ns(0) >= t0 + 2 * MS && simcuda_stream_ready_ns(0) <= t1 + 2 * MS);
+    assert_true(simcuda_stream_ready_ns(0) >= t0 + 2 * MS &&
+                simcuda_stream_ready_ns(0) <= t1 + 2 * MS);
     /* The default duration for kernels without one. */
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     simcuda_set_default_kernel_ns(3 * MS);
     t0 = now();
     launch(k_unnamed, 0);
     t1 = now();
-    assert_true(simcuda_stream_ready_ns(0) >= t0 + 3 * MS && simcuda_stream_ready_ns(0) <= t1 + 3 * MS);
+    assert_true(simcuda_stream_ready_ns(0) >= t0 + 3 * MS &&
+                simcuda_stream_ready_ns(0) <= t1 + 3 * MS);
     simcuda_set_default_kernel_ns(1000);
 
     const char *name = NULL;
-    __cudaRegisterFunction(NULL, (const char *)k_named, NULL, "_Z7k_namedv", -1, NULL, NULL,
-                           NULL, NULL, NULL);
+    __cudaRegisterFunction(NULL, (const char *)k_named, NULL, "_Z7k_namedv", -1, NULL, NULL, NULL,
+                           NULL, NULL);
     assert_int_equal(cudaFuncGetName(&name, (const void *)k_named), cudaSuccess);
     assert_string_equal(name, "_Z7k_namedv");
     assert_int_equal(cudaFuncGetName(&name, (const void *)k_unnamed), cudaSuccess);
     assert_true(strncmp(name, "kernel@", 7) == 0);
 
     /* Launch checks. */
-    dim3 too_big = { 2048, 1, 1 };
+    dim3 too_big = {2048, 1, 1};
     assert_int_equal(cudaLaunchKernel((const void *)k_short, one, too_big, NULL, 0, 0),
                      cudaErrorInvalidConfiguration);
     assert_int_equal(cudaLaunchKernel(NULL, one, one, NULL, 0, 0), cudaErrorInvalidDeviceFunction);
-    assert_int_equal(cudaLaunchKernel((const void *)k_short, one, one, NULL, 0, (cudaStream_t)&name),
-                     cudaErrorInvalidResourceHandle);
+    assert_int_equal(
+        cudaLaunchKernel((const void *)k_short, one, one, NULL, 0, (cudaStream_t)&name),
+        cudaErrorInvalidResourceHandle);
     assert_int_equal(cudaPeekAtLastError(), cudaErrorInvalidResourceHandle);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidResourceHandle);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
@@ -685,7 +716,7 @@ static void host_fn(void *arg)
 {
     (void)arg;
     host_fn_ran_at = simcuda_now_ns();
-    struct timespec ts = { 0, 5 * 1000 * 1000 };
+    struct timespec ts = {0, 5 * 1000 * 1000};
     nanosleep(&ts, NULL); /* a slow callback: the sync must wait for it to return */
     host_fn_calls++;
 }
@@ -814,8 +845,9 @@ static void test_framework_entry_points(void **state)
     assert_int_equal(cudaStreamGetCaptureInfo(0, &st, &id, NULL, NULL, NULL, NULL), cudaSuccess);
     assert_int_equal(st, cudaStreamCaptureStatusNone);
     assert_int_equal(id, 0);
-    assert_int_equal(cudaStreamGetCaptureInfo_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
-                                                   NULL, NULL), cudaSuccess);
+    assert_int_equal(
+        cudaStreamGetCaptureInfo_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL, NULL, NULL),
+        cudaSuccess);
 #else
     /* CUDA 12: the headers' cudaStreamGetCaptureInfo is _v2 (what torch 2.4 to 2.10 call);
      * _v3 has the edge data */
@@ -824,18 +856,19 @@ static void test_framework_entry_points(void **state)
     assert_int_equal(id, 0);
     st = cudaStreamCaptureStatusActive;
     id = 99;
-    assert_int_equal(cudaStreamGetCaptureInfo_v3(0, &st, &id, NULL, NULL, NULL, NULL),
-                     cudaSuccess);
+    assert_int_equal(cudaStreamGetCaptureInfo_v3(0, &st, &id, NULL, NULL, NULL, NULL), cudaSuccess);
     assert_int_equal(st, cudaStreamCaptureStatusNone);
     assert_int_equal(id, 0);
     st = cudaStreamCaptureStatusActive;
-    assert_int_equal(cudaStreamGetCaptureInfo_v2_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
-                                                      NULL), cudaSuccess);
+    assert_int_equal(
+        cudaStreamGetCaptureInfo_v2_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL, NULL),
+        cudaSuccess);
     assert_int_equal(st, cudaStreamCaptureStatusNone);
-    assert_int_equal(cudaStreamGetCaptureInfo_v3_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL,
-                                                      NULL, NULL), cudaSuccess);
-    assert_int_equal(cudaStreamGetCaptureInfo_v2((cudaStream_t)0x1234, &st, NULL, NULL, NULL,
-                                                 NULL), cudaErrorInvalidResourceHandle);
+    assert_int_equal(
+        cudaStreamGetCaptureInfo_v3_ptsz(cudaStreamPerThread, &st, NULL, NULL, NULL, NULL, NULL),
+        cudaSuccess);
+    assert_int_equal(cudaStreamGetCaptureInfo_v2((cudaStream_t)0x1234, &st, NULL, NULL, NULL, NULL),
+                     cudaErrorInvalidResourceHandle);
     assert_int_equal(cudaStreamGetCaptureInfo_v2(0, NULL, NULL, NULL, NULL, NULL),
                      cudaErrorInvalidValue);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
@@ -865,7 +898,8 @@ static void test_framework_entry_points(void **state)
     assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
                      cudaSuccess);
     assert_int_equal(threshold, 1 << 20);
-    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used), cudaSuccess);
+    assert_int_equal(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used),
+                     cudaSuccess);
     assert_int_equal(used, 0);
     assert_int_equal(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used),
                      cudaErrorInvalidValue);
@@ -882,7 +916,8 @@ static void test_framework_entry_points(void **state)
     void *fn = NULL;
     enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
     assert_int_equal(cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", &fn, 12000,
-                                                      cudaEnableDefault, &q), cudaSuccess);
+                                                      cudaEnableDefault, &q),
+                     cudaSuccess);
     assert_int_equal(q, cudaDriverEntryPointSuccess);
     assert_non_null(fn);
     unsigned flags = 1;
@@ -891,8 +926,9 @@ static void test_framework_entry_points(void **state)
     assert_int_equal(active, 1); /* cudaMalloc made the primary context active */
     /* The versioned and per-thread forms, as cuGetProcAddress picks them. */
     Dl_info info;
-    assert_int_equal(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13000, cudaEnableDefault,
-                                                      &q), cudaSuccess);
+    assert_int_equal(
+        cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13000, cudaEnableDefault, &q),
+        cudaSuccess);
     assert_true(dladdr(fn, &info) != 0);
     assert_string_equal(info.dli_sname, "cuMemAlloc_v2");
     assert_int_equal(cudaGetDriverEntryPointByVersion("cuStreamSynchronize", &fn, 13000,
@@ -900,8 +936,9 @@ static void test_framework_entry_points(void **state)
                      cudaSuccess);
     assert_true(dladdr(fn, &info) != 0);
     assert_string_equal(info.dli_sname, "cuStreamSynchronize_ptsz");
-    assert_int_equal(cudaGetDriverEntryPointByVersion("cuNoSuchThing", &fn, 13000,
-                                                      cudaEnableDefault, &q), cudaSuccess);
+    assert_int_equal(
+        cudaGetDriverEntryPointByVersion("cuNoSuchThing", &fn, 13000, cudaEnableDefault, &q),
+        cudaSuccess);
     assert_int_equal(q, cudaDriverEntryPointSymbolNotFound);
     assert_null(fn);
 }
@@ -935,7 +972,8 @@ static void test_capture_records_and_graph_launch_replays(void **state)
     void *dev;
     assert_int_equal(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     assert_int_equal(cudaMalloc(&dev, 1 << 20), cudaSuccess);
-    ((unsigned char *)dev)[0] = 0x5a; /* the simulator's device memory is the host's (never zeroed) */
+    ((unsigned char *)dev)[0] =
+        0x5a; /* the simulator's device memory is the host's (never zeroed) */
     assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
     enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
@@ -943,7 +981,8 @@ static void test_capture_records_and_graph_launch_replays(void **state)
     assert_int_equal(st, cudaStreamCaptureStatusActive);
 #if CUDART_VERSION >= 13000
     cudaGraph_t capturing = NULL;
-    assert_int_equal(cudaStreamGetCaptureInfo(s, &st, &id, &capturing, NULL, NULL, NULL), cudaSuccess);
+    assert_int_equal(cudaStreamGetCaptureInfo(s, &st, &id, &capturing, NULL, NULL, NULL),
+                     cudaSuccess);
     assert_non_null(capturing);
 #else
     assert_int_equal(cudaStreamGetCaptureInfo(s, &st, &id, NULL, NULL, NULL), cudaSuccess);
@@ -959,7 +998,7 @@ static void test_capture_records_and_graph_launch_replays(void **state)
     assert_int_equal(simcuda_stream_ready_ns(s), before); /* nothing ran */
     assert_int_equal(simcuda_kernel_count(), kernels);
     assert_int_equal(simcuda_launch_count(), launches + 2); /* two launch calls */
-    assert_int_equal(((unsigned char *)dev)[0], 0x5a); /* the memset set nothing */
+    assert_int_equal(((unsigned char *)dev)[0], 0x5a);      /* the memset set nothing */
 
     cudaGraph_t g = NULL;
     assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
@@ -1142,7 +1181,7 @@ static void test_prefetch_and_advice(void **state)
 {
     (void)state;
     void *managed;
-    struct cudaMemLocation loc = { .type = cudaMemLocationTypeDevice, .id = 0 };
+    struct cudaMemLocation loc = {.type = cudaMemLocationTypeDevice, .id = 0};
     assert_int_equal(cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal), cudaSuccess);
     unsigned long long syncs = simcuda_thread_sync_count();
 #if CUDART_VERSION >= 13000
@@ -1154,8 +1193,7 @@ static void test_prefetch_and_advice(void **state)
     assert_int_equal(cudaMemPrefetchAsync(managed, 4096, 0, 0), cudaSuccess);
     assert_int_equal(cudaMemPrefetchAsync_v2(managed, 4096, loc, 0, 0), cudaSuccess);
     assert_int_equal(cudaMemAdvise(managed, 4096, cudaMemAdviseSetReadMostly, 0), cudaSuccess);
-    assert_int_equal(cudaMemAdvise_v2(managed, 4096, cudaMemAdviseSetReadMostly, loc),
-                     cudaSuccess);
+    assert_int_equal(cudaMemAdvise_v2(managed, 4096, cudaMemAdviseSetReadMostly, loc), cudaSuccess);
     assert_int_equal(cudaMemAdvise(NULL, 4096, cudaMemAdviseSetReadMostly, 0),
                      cudaErrorInvalidValue);
     assert_int_equal(cudaMemAdvise_v2(NULL, 4096, cudaMemAdviseSetReadMostly, loc),
@@ -1222,14 +1260,16 @@ static int context_created_child(void)
     void *dev;
     if (cuptiSubscribe(&sub, on_resource, NULL) != CUPTI_SUCCESS)
         return 10;
-    if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) !=
-            CUPTI_SUCCESS ||
+    if (cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS ||
         cuptiGetCallbackState(&on, sub, CUPTI_CB_DOMAIN_RESOURCE,
-                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS || on != 1)
+                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS ||
+        on != 1)
         return 11;
     if (cudaGetDeviceCount(&n) != cudaSuccess || context_created_calls != 0)
         return 12; /* a query makes no context */
-    if (cudaMalloc(&dev, 64) != cudaSuccess || context_created_calls != 1 || context_created == NULL)
+    if (cudaMalloc(&dev, 64) != cudaSuccess || context_created_calls != 1 ||
+        context_created == NULL)
         return 13;
     if (cudaFree(dev) != cudaSuccess || context_created_calls != 1)
         return 14;

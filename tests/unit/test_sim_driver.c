@@ -50,19 +50,25 @@ static struct cubin make_cubin(void)
     /* strtab: "\0local_helper\0k_add\0g_counter\0" */
     memcpy(c.strtab, "\0local_helper\0k_add\0g_counter", 30);
     memcpy(c.shstrtab, "\0.symtab\0.strtab\0.shstrtab", 27);
-    c.sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_SYMTAB,
-                            .sh_offset = offsetof(struct cubin, sym), .sh_size = sizeof c.sym,
-                            .sh_link = 2, .sh_entsize = sizeof(Elf64_Sym) };
-    c.sh[2] = (Elf64_Shdr){ .sh_name = 9, .sh_type = SHT_STRTAB,
-                            .sh_offset = offsetof(struct cubin, strtab), .sh_size = sizeof c.strtab };
-    c.sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB,
-                            .sh_offset = offsetof(struct cubin, shstrtab),
-                            .sh_size = sizeof c.shstrtab };
-    c.sym[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC) };
-    c.sym[2] = (Elf64_Sym){ .st_name = 14, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-                            .st_other = 0x10 };
-    c.sym[3] = (Elf64_Sym){ .st_name = 20, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT),
-                            .st_size = 16 };
+    c.sh[1] = (Elf64_Shdr){.sh_name = 1,
+                           .sh_type = SHT_SYMTAB,
+                           .sh_offset = offsetof(struct cubin, sym),
+                           .sh_size = sizeof c.sym,
+                           .sh_link = 2,
+                           .sh_entsize = sizeof(Elf64_Sym)};
+    c.sh[2] = (Elf64_Shdr){.sh_name = 9,
+                           .sh_type = SHT_STRTAB,
+                           .sh_offset = offsetof(struct cubin, strtab),
+                           .sh_size = sizeof c.strtab};
+    c.sh[3] = (Elf64_Shdr){.sh_name = 17,
+                           .sh_type = SHT_STRTAB,
+                           .sh_offset = offsetof(struct cubin, shstrtab),
+                           .sh_size = sizeof c.shstrtab};
+    c.sym[1] = (Elf64_Sym){.st_name = 1, .st_info = ELF64_ST_INFO(STB_LOCAL, STT_FUNC)};
+    c.sym[2] = (Elf64_Sym){
+        .st_name = 14, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), .st_other = 0x10};
+    c.sym[3] =
+        (Elf64_Sym){.st_name = 20, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT), .st_size = 16};
     return c;
 }
 
@@ -109,7 +115,8 @@ static void test_cubin_functions_and_globals(void **state)
     assert_int_equal(cuModuleGetGlobal(&g, &bytes, mod, "g_counter"), CUDA_SUCCESS);
     assert_int_equal(bytes, 16);
     unsigned type = 0;
-    assert_int_equal(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, g), CUDA_SUCCESS);
+    assert_int_equal(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, g),
+                     CUDA_SUCCESS);
     assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
     CUdeviceptr g2 = 0;
     assert_int_equal(cuModuleGetGlobal(&g2, NULL, mod, "g_counter"), CUDA_SUCCESS);
@@ -169,11 +176,18 @@ static void test_launch_kernel_ex_occupies_the_stream(void **state)
     assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     simcuda_set_kernel_ns(f, 30 * MS);
 
-    CUlaunchAttribute attr = { .id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-                               .value.clusterDim = { 1, 1, 1 } };
-    CUlaunchConfig cfg = { .gridDimX = 4, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 128,
-                           .blockDimY = 1, .blockDimZ = 1, .sharedMemBytes = 0, .hStream = s,
-                           .attrs = &attr, .numAttrs = 1 };
+    CUlaunchAttribute attr = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                              .value.clusterDim = {1, 1, 1}};
+    CUlaunchConfig cfg = {.gridDimX = 4,
+                          .gridDimY = 1,
+                          .gridDimZ = 1,
+                          .blockDimX = 128,
+                          .blockDimY = 1,
+                          .blockDimZ = 1,
+                          .sharedMemBytes = 0,
+                          .hStream = s,
+                          .attrs = &attr,
+                          .numAttrs = 1};
     unsigned long long syncs = simcuda_thread_sync_count();
     uint64_t before = simcuda_now_ns();
     assert_int_equal(cuLaunchKernelEx(&cfg, f, NULL, NULL), CUDA_SUCCESS);
@@ -228,7 +242,8 @@ static void test_stream_is_capturing(void **state)
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
     CUstream s;
     assert_int_equal(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-    assert_int_equal(cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    assert_int_equal(cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal),
+                     cudaSuccess);
     assert_int_equal(cuStreamIsCapturing(s, &st), CUDA_SUCCESS);
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
     /* waiting for the capturing stream through the driver fails the same way, and invalidates */
@@ -263,13 +278,13 @@ static void test_pointer_attributes_of_known_and_unknown_memory(void **state)
     assert_int_equal(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER, d),
                      CUDA_ERROR_INVALID_VALUE);
 
-    CUpointer_attribute attrs[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                    CU_POINTER_ATTRIBUTE_CONTEXT };
+    CUpointer_attribute attrs[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                   CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                   CU_POINTER_ATTRIBUTE_CONTEXT};
     unsigned type = 99;
     int ordinal = 99;
     CUcontext ctx = (CUcontext)1;
-    void *data[] = { &type, &ordinal, &ctx };
+    void *data[] = {&type, &ordinal, &ctx};
     assert_int_equal(cuPointerGetAttributes(3, attrs, data, d), CUDA_SUCCESS);
     assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
     assert_int_equal(ordinal, 0);
@@ -295,23 +310,22 @@ static void test_tensor_map_im2col(void **state)
     assert_int_equal(cuMemAlloc(&d, 1 << 16), CUDA_SUCCESS);
     CUtensorMap map;
     memset(&map, 0xff, sizeof map);
-    cuuint64_t dims[4] = { 16, 8, 8, 2 }, strides[3] = { 32, 256, 2048 };
-    cuuint32_t elem[4] = { 1, 1, 1, 1 };
-    int lower[2] = { 0, 0 }, upper[2] = { 0, 0 };
-    assert_int_equal(cuTensorMapEncodeIm2col(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
-                                             (void *)(uintptr_t)d, dims, strides, lower, upper,
-                                             16, 32, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                             CU_TENSOR_MAP_SWIZZLE_NONE,
-                                             CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), CUDA_SUCCESS);
+    cuuint64_t dims[4] = {16, 8, 8, 2}, strides[3] = {32, 256, 2048};
+    cuuint32_t elem[4] = {1, 1, 1, 1};
+    int lower[2] = {0, 0}, upper[2] = {0, 0};
+    assert_int_equal(
+        cuTensorMapEncodeIm2col(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, (void *)(uintptr_t)d,
+                                dims, strides, lower, upper, 16, 32, elem,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        CUDA_SUCCESS);
     assert_int_equal(((unsigned char *)&map)[0], 0);
-    assert_int_equal(cuTensorMapEncodeIm2col(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
-                                             (void *)(uintptr_t)d, dims, strides, lower, upper,
-                                             16, 32, elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                             CU_TENSOR_MAP_SWIZZLE_NONE,
-                                             CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-                     CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(
+        cuTensorMapEncodeIm2col(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)(uintptr_t)d,
+                                dims, strides, lower, upper, 16, 32, elem,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(cuMemFree(d), CUDA_SUCCESS);
 }
 

@@ -30,7 +30,8 @@ static const char *file_with(const char *name, const char *text)
 static void test_lines(void **state)
 {
     (void)state;
-    const char *p = file_with("a.py", "import torch\n\n    def f(x):\n\t\tkeep = torch.nonzero(x)  \nlast");
+    const char *p =
+        file_with("a.py", "import torch\n\n    def f(x):\n\t\tkeep = torch.nonzero(x)  \nlast");
     char buf[128];
     assert_true(source_line(p, 1, buf, sizeof buf));
     assert_string_equal(buf, "import torch");

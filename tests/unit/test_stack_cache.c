@@ -458,7 +458,8 @@ static void test_many_short_threads(void **state)
 
 /* ---- the CFI reader ------------------------------------------------------------------------- */
 
-__attribute__((noinline, optimize("no-omit-frame-pointer"))) static int rule_inside_fp(struct cfi_rule *out)
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static int rule_inside_fp(
+    struct cfi_rule *out)
 {
     uintptr_t pc;
     __asm__ volatile("lea 0(%%rip), %0" : "=r"(pc));

@@ -80,7 +80,7 @@ static int read_text(const char *text, size_t len, struct rep_process *out, char
         assert_int_equal(rc, -1);
         assert_true(strlen(err) > 0);
         assert_non_null(strstr(err, path)); /* every message names the file */
-        assert_null(strchr(err, '\n'));      /* one sentence, one line */
+        assert_null(strchr(err, '\n'));     /* one sentence, one line */
     }
     return rc;
 }
@@ -126,11 +126,21 @@ static const struct rep_step steps[] = {
 
 static struct rep_process sample(void)
 {
-    return (struct rep_process){
-        .pid = 4242, .rank = -1, .schedule = "skip_first=1,wait=1,warmup=1,active=2",
-        .steps_seen = 5, .steps = steps, .nsteps = 2, .steps_omitted = 1, .sites = sites,
-        .nsites = 3, .active_steps = 3, .syncs = 3, .blocked_ns = 300, .launches = 30,
-        .wall_ns = 3000, .unattributed_syncs = 7};
+    return (struct rep_process){.pid = 4242,
+                                .rank = -1,
+                                .schedule = "skip_first=1,wait=1,warmup=1,active=2",
+                                .steps_seen = 5,
+                                .steps = steps,
+                                .nsteps = 2,
+                                .steps_omitted = 1,
+                                .sites = sites,
+                                .nsites = 3,
+                                .active_steps = 3,
+                                .syncs = 3,
+                                .blocked_ns = 300,
+                                .launches = 30,
+                                .wall_ns = 3000,
+                                .unattributed_syncs = 7};
 }
 
 static const char *s0(const char *s)
@@ -175,7 +185,8 @@ static void assert_same(const struct rep_process *a, const struct rep_process *b
 }
 
 /* text (of write_json) reads back into *q as p: the caller frees q. */
-static void read_back(const char *text, size_t len, const struct rep_process *p, struct rep_process *q)
+static void read_back(const char *text, size_t len, const struct rep_process *p,
+                      struct rep_process *q)
 {
     char err[512];
     if (read_text(text, len, q, err, sizeof err) != 0)
@@ -402,13 +413,16 @@ static void test_recompiles(void **state)
 {
     (void)state;
     static const struct rep_recompile rc[] = {
-        {"Net.forward", "/home/u/train.py", 54, 3, 2, "tensor 'x' size mismatch at index 0. expected 32, actual 33"},
+        {"Net.forward", "/home/u/train.py", 54, 3, 2,
+         "tensor 'x' size mismatch at index 0. expected 32, actual 33"},
         {"(other functions)", "", 0, 1, 0, ""}};
     struct rep_process p = {.pid = 4, .rank = -1, .recompiles = rc, .nrecompiles = 2}, q;
     size_t len;
     char *text = write_json(&p, &len);
-    assert_has(text, "\"recompiles\": [\n{\"function\": \"Net.forward\", \"file\": \"/home/u/train.py\", "
-                     "\"line\": 54, \"count\": 3, \"in_steps\": 2, \"reason\": \"tensor 'x' size mismatch");
+    assert_has(
+        text,
+        "\"recompiles\": [\n{\"function\": \"Net.forward\", \"file\": \"/home/u/train.py\", "
+        "\"line\": 54, \"count\": 3, \"in_steps\": 2, \"reason\": \"tensor 'x' size mismatch");
     char err[512];
     if (read_text(text, len, &q, err, sizeof err) != 0)
         fail_msg("%s", err);
@@ -427,7 +441,8 @@ static void test_recompiles(void **state)
                  "[{\"function\": \"f\", \"count\": 1, \"in_steps\": 2}]}",
                  "\"in_steps\" 2 above its \"count\" 1");
     expect_error("{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [], \"recompiles\": "
-                 "[{\"count\": 1}]}", "a recompile has no \"function\"");
+                 "[{\"count\": 1}]}",
+                 "a recompile has no \"function\"");
 }
 
 /* A backward-pass sync's section markers round-trip, with the node named on the site. */
@@ -435,7 +450,8 @@ static void test_backward_markers(void **state)
 {
     (void)state;
     static const struct rep_frame f[] = {
-        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44,
+         false},
         {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
         {"MaskedLoss.cross_entropy", "", "/u/train.py", 22, 0, true},
         {"", "", "", 0, 0, false, REP_MARK_CALLER},
@@ -454,9 +470,10 @@ static void test_backward_markers(void **state)
     summary_free(&q);
     free(text);
     /* a marker the reader does not know: refused with a sentence */
-    const char bad[] = "{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [{\"api\": \"x\", "
-                       "\"count\": 1, \"blocked_ns\": 1, \"max_ns\": 1, \"frames\": [{\"function\": "
-                       "\"f\", \"python\": false, \"marker\": \"sideways\"}]}]}";
+    const char bad[] =
+        "{\"version\": 1, \"pid\": 1, \"steps\": [], \"sites\": [{\"api\": \"x\", "
+        "\"count\": 1, \"blocked_ns\": 1, \"max_ns\": 1, \"frames\": [{\"function\": "
+        "\"f\", \"python\": false, \"marker\": \"sideways\"}]}]}";
     expect_error(bad, "marker");
 }
 
@@ -467,31 +484,45 @@ static void test_backward_unseen_and_estimate(void **state)
 {
     (void)state;
     static const struct rep_frame fa[] = {
-        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44,
+         false},
         {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
         {"f", "", "/u/train.py", 22, 0, true},
     };
     static const struct rep_frame fb[] = {
-        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44,
+         false},
         {"IndexBackward0", "", "", 0, 0, false, REP_MARK_BACKWARD},
         {"f", "", "/u/train.py", 33, 0, true},
     };
     static const struct rep_frame fu[] = {
-        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44, false},
+        {"torch::autograd::generated::IndexBackward0::apply", "/x/libtorch_cpu.so", "", 0, 0x44,
+         false},
         {"not_attributed_step", "", "", 0, 0, false, REP_MARK_UNSEEN},
     };
     static const struct rep_site s[] = {{"cudaStreamSynchronize", 1, 10, 10, 3, fa},
                                         {"cudaStreamSynchronize", 3, 30, 10, 3, fb},
                                         {"cudaStreamSynchronize", 8, 80, 10, 2, fu}};
-    static const struct rep_step st[] = {{1, 100, 4, 40, 0, false, true}, {2, 100, 8, 80, 0, false, false}};
-    struct rep_process p = {.pid = 3, .rank = -1, .schedule = "", .sites = s, .nsites = 3,
-                            .steps = st, .nsteps = 2, .active_steps = 2, .syncs = 12,
-                            .attribution_steps = 1}, q;
+    static const struct rep_step st[] = {{1, 100, 4, 40, 0, false, true},
+                                         {2, 100, 8, 80, 0, false, false}};
+    struct rep_process p = {.pid = 3,
+                            .rank = -1,
+                            .schedule = "",
+                            .sites = s,
+                            .nsites = 3,
+                            .steps = st,
+                            .nsteps = 2,
+                            .active_steps = 2,
+                            .syncs = 12,
+                            .attribution_steps = 1},
+                       q;
     size_t len;
     char *text = write_json(&p, &len);
     assert_has(text, "\"attribution_steps\": 1,");
     assert_has(text, "\"partial\": false, \"attributed\": true}");
-    assert_has(text, "\"unseen_cause\": \"not_attributed_step\", \"unseen_why\": \"made in steps without attribution");
+    assert_has(
+        text,
+        "\"unseen_cause\": \"not_attributed_step\", \"unseen_why\": \"made in steps without attribution");
     assert_has(text, "\"estimated_for\": [{\"site\": 0, \"count\": 2, \"blocked_ns\": 20}, "
                      "{\"site\": 1, \"count\": 6, \"blocked_ns\": 60}]");
     assert_has(text, "\"estimate\": {\"count\": 2, \"blocked_ns\": 20, \"attribution_steps\": 1}");
@@ -516,8 +547,7 @@ static void test_escaping(void **state)
         {"overlong\xc0\xaf surrogate\xed\xa0\x80 cut\xe2\x82", "", "", 0, 0, false},
     };
     struct rep_site s = {"cudaMemcpy", 1, 1, 1, 2, f};
-    struct rep_process p = {.pid = 1, .rank = -1, .sites = &s, .nsites = 1,
-                            .schedule = "a\"b"};
+    struct rep_process p = {.pid = 1, .rank = -1, .sites = &s, .nsites = 1, .schedule = "a\"b"};
     size_t len;
     char *text = write_json(&p, &len);
     assert_has(text, "\"say \\\"hi\\\"\\\\ now\\nnext\\ttab\\u0001\\u001f\"");
@@ -746,8 +776,8 @@ static void test_random_bytes(void **state)
             n = len;
             memcpy(buf, valid, len);
             for (int k = 0, m = 1 + (int)(rnd() % 4); k < m; k++)
-                buf[rnd() % len] = (rnd() & 1) ? alphabet[rnd() % (sizeof alphabet - 1)]
-                                               : (char)rnd();
+                buf[rnd() % len] =
+                    (rnd() & 1) ? alphabet[rnd() % (sizeof alphabet - 1)] : (char)rnd();
         }
         if (read_text(buf, n, &q, err, sizeof err) == 0)
             summary_free(&q);

@@ -53,8 +53,8 @@ struct symlib_fns {
 struct fixture_lib {
     void *handle;
     struct symlib_fns fns;
-    uintptr_t base;        /* load base, from dladdr */
-    uintptr_t asm_nosize;  /* exported, zero-size symbol */
+    uintptr_t base;       /* load base, from dladdr */
+    uintptr_t asm_nosize; /* exported, zero-size symbol */
     int hidden_line;
 };
 
@@ -173,8 +173,7 @@ static void test_main_program(void **state)
     struct symbolizer *s = symbolizer_new();
     uintptr_t base = (uintptr_t)info.dli_fbase;
     expect_frame(s, (uintptr_t)exe_static_fn + 1, "/test_symbolize", base, "exe_static_fn");
-    expect_frame(s, (uintptr_t)test_main_program + 3, "/test_symbolize", base,
-                 "test_main_program");
+    expect_frame(s, (uintptr_t)test_main_program + 3, "/test_symbolize", base, "test_main_program");
     void *ret = exe_static_fn(1); /* a return address in this function */
     expect_frame(s, (uintptr_t)ret - 1, "/test_symbolize", base, "test_main_program");
     symbolizer_free(s);
@@ -359,7 +358,7 @@ static void test_resolve_file(void **state)
     assert_null(info.function);
     assert_int_equal(symbolizer_resolve_file(s, "/nonexistent/lib.so", off, &info), -1);
     assert_null(info.function);
-    assert_int_equal(symbolizer_resolve_file(s, "/", off, &info), -1);       /* a folder */
+    assert_int_equal(symbolizer_resolve_file(s, "/", off, &info), -1);         /* a folder */
     assert_int_equal(symbolizer_resolve_file(s, "/dev/zero", off, &info), -1); /* endless */
     assert_int_equal(symbolizer_resolve_file(s, fixture_path("symlib.debug"), off, &info), 0);
     assert_string_equal(info.function, "ns::Widget::hidden_method(int)");
@@ -379,8 +378,8 @@ struct oracle_callbacks {
     int (*find_elf)(Dwfl_Module *, void **, const char *, uint64_t, char **, Elf **);
     int (*find_debuginfo)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
                           const char *, uint32_t, char **);
-    int (*section_address)(Dwfl_Module *, void **, const char *, uint64_t, const char *,
-                           uint32_t, const void *, uint64_t *);
+    int (*section_address)(Dwfl_Module *, void **, const char *, uint64_t, const char *, uint32_t,
+                           const void *, uint64_t *);
     char **debuginfo_path;
 };
 
@@ -408,8 +407,8 @@ static int oracle_find_elf(Dwfl_Module *m, void **u, const char *n, uint64_t b, 
     return -1;
 }
 
-static int oracle_find_debuginfo(Dwfl_Module *m, void **u, const char *n, uint64_t b,
-                                 const char *f, const char *l, uint32_t c, char **out)
+static int oracle_find_debuginfo(Dwfl_Module *m, void **u, const char *n, uint64_t b, const char *f,
+                                 const char *l, uint32_t c, char **out)
 {
     (void)m, (void)u, (void)n, (void)b, (void)f, (void)l, (void)c;
     int fd = oracle_debug_file ? open(oracle_debug_file, O_RDONLY | O_CLOEXEC) : -1;
@@ -418,12 +417,12 @@ static int oracle_find_debuginfo(Dwfl_Module *m, void **u, const char *n, uint64
     return fd;
 }
 
-#define ORACLE_SYM(field, name)                                                                 \
-    do {                                                                                        \
-        void *p_ = dlsym(o->handle, name);                                                      \
-        if (!p_)                                                                                \
-            return false;                                                                       \
-        memcpy(&o->field, &p_, sizeof p_);                                                      \
+#define ORACLE_SYM(field, name)            \
+    do {                                   \
+        void *p_ = dlsym(o->handle, name); \
+        if (!p_)                           \
+            return false;                  \
+        memcpy(&o->field, &p_, sizeof p_); \
     } while (0)
 
 static bool oracle_open(struct oracle *o, const char *path, const char *debug_file)
@@ -496,9 +495,8 @@ static void expect_lines_as_libdw(const char *path, const char *debug_file)
         assert_int_equal(symbolizer_resolve_file(s, path, off, &info), 0);
         if (file && line > 0) {
             if (!info.file || strcmp(info.file, file) != 0 || info.line != (uint32_t)line)
-                fail_msg("%s+%#llx: libdw %s:%d, symbolizer %s:%u", path,
-                         (unsigned long long)off, file, line, info.file ? info.file : "-",
-                         info.line);
+                fail_msg("%s+%#llx: libdw %s:%d, symbolizer %s:%u", path, (unsigned long long)off,
+                         file, line, info.file ? info.file : "-", info.line);
             named++;
         } else if (info.file) {
             fail_msg("%s+%#llx: libdw none, symbolizer %s:%u", path, (unsigned long long)off,
@@ -568,8 +566,11 @@ static void bulk_name(unsigned i, char *buf, size_t cap)
 
 static void put_sym(FILE *f, uint32_t name, unsigned bind, uint64_t value, uint64_t size)
 {
-    Elf64_Sym sym = {.st_name = name, .st_info = ELF64_ST_INFO(bind, STT_FUNC), .st_shndx = 1,
-                     .st_value = value, .st_size = size};
+    Elf64_Sym sym = {.st_name = name,
+                     .st_info = ELF64_ST_INFO(bind, STT_FUNC),
+                     .st_shndx = 1,
+                     .st_value = value,
+                     .st_size = size};
     assert_int_equal(fwrite(&sym, sizeof sym, 1, f), 1);
 }
 
@@ -583,8 +584,12 @@ static uint64_t write_bulk_library(const char *path)
     static char name[8192];
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    Elf64_Ehdr eh = {.e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
-                     .e_ehsize = sizeof eh, .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 5,
+    Elf64_Ehdr eh = {.e_type = ET_DYN,
+                     .e_machine = EM_X86_64,
+                     .e_version = EV_CURRENT,
+                     .e_ehsize = sizeof eh,
+                     .e_shentsize = sizeof(Elf64_Shdr),
+                     .e_shnum = 5,
                      .e_shstrndx = 4};
     memcpy(eh.e_ident, ELFMAG, SELFMAG);
     eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -614,7 +619,9 @@ static uint64_t write_bulk_library(const char *path)
         unsigned i = (unsigned)(((uint64_t)k * 7919u) % BULK_FUNCS); /* 7919 is prime */
         uint64_t at = BULK_BASE + (uint64_t)i * BULK_STRIDE;
         put_sym(f, name_at[i], STB_GLOBAL, at,
-                i % 7 == 0 ? 0 : BULK_NESTING(i) ? BULK_NESTING_SIZE : BULK_SIZE);
+                i % 7 == 0        ? 0
+                : BULK_NESTING(i) ? BULK_NESTING_SIZE
+                                  : BULK_SIZE);
         nsyms++;
         if (BULK_ALIASED(i)) {
             put_sym(f, alias_at[i], STB_LOCAL, at, BULK_SIZE);
@@ -626,10 +633,17 @@ static uint64_t write_bulk_library(const char *path)
     fwrite(shstr, 1, sizeof shstr, f);
     Elf64_Shdr sh[5] = {
         {0},
-        {.sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
-         .sh_addr = BULK_BASE, .sh_size = (uint64_t)BULK_FUNCS * BULK_STRIDE},
-        {.sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
-         .sh_size = nsyms * sizeof(Elf64_Sym), .sh_link = 3, .sh_entsize = sizeof(Elf64_Sym)},
+        {.sh_name = 1,
+         .sh_type = SHT_PROGBITS,
+         .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+         .sh_addr = BULK_BASE,
+         .sh_size = (uint64_t)BULK_FUNCS * BULK_STRIDE},
+        {.sh_name = 7,
+         .sh_type = SHT_SYMTAB,
+         .sh_offset = symoff,
+         .sh_size = nsyms * sizeof(Elf64_Sym),
+         .sh_link = 3,
+         .sh_entsize = sizeof(Elf64_Sym)},
         {.sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = sizeof eh, .sh_size = strsz},
         {.sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstroff, .sh_size = sizeof shstr},
     };
@@ -714,7 +728,9 @@ static void test_damaged_files(void **state)
         (uintptr_t)lib.fns.hidden_method.ret_addr - 1 - lib.base,
         (uintptr_t)lib.fns.exported.entry + 1 - lib.base,
         lib.asm_nosize + 1 - lib.base,
-        0, 1, UINT64_MAX,
+        0,
+        1,
+        UINT64_MAX,
     };
     size_t n_offsets = sizeof offsets / sizeof offsets[0];
     dlclose(lib.handle);

@@ -101,9 +101,12 @@ static void test_driver_copies(void **state)
     assert_false(classify(DRV, D_ID(cuMemcpyAsync), &any, &c));
 
     /* 2D/3D: the CUmemorytype of each end */
-    CUDA_MEMCPY2D m2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = DEV(dev_mem),
-                        .dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = pageable_mem,
-                        .WidthInBytes = 4, .Height = 3};
+    CUDA_MEMCPY2D m2 = {.srcMemoryType = CU_MEMORYTYPE_DEVICE,
+                        .srcDevice = DEV(dev_mem),
+                        .dstMemoryType = CU_MEMORYTYPE_HOST,
+                        .dstHost = pageable_mem,
+                        .WidthInBytes = 4,
+                        .Height = 3};
     cuMemcpy2DAsync_v2_params p2 = {&m2, NULL};
     assert_true(classify(DRV, D_ID(cuMemcpy2DAsync_v2), &p2, &c));
     assert_int_equal(c.bytes, 12);
@@ -112,9 +115,13 @@ static void test_driver_copies(void **state)
     assert_true(classify(DRV, D_ID(cuMemcpy2D_v2), &p2, &c));
     m2.dstMemoryType = CU_MEMORYTYPE_ARRAY;
     assert_false(classify(DRV, D_ID(cuMemcpy2D_v2), &p2, &c));
-    CUDA_MEMCPY3D m3 = {.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = pageable_mem,
-                        .dstMemoryType = CU_MEMORYTYPE_UNIFIED, .dstDevice = DEV(dev_mem),
-                        .WidthInBytes = 2, .Height = 2, .Depth = 2};
+    CUDA_MEMCPY3D m3 = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+                        .srcHost = pageable_mem,
+                        .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                        .dstDevice = DEV(dev_mem),
+                        .WidthInBytes = 2,
+                        .Height = 2,
+                        .Depth = 2};
     cuMemcpy3DAsync_v2_params p3 = {&m3, NULL};
     assert_true(classify(DRV, D_ID(cuMemcpy3DAsync_v2), &p3, &c));
     assert_int_equal(c.bytes, 8);
@@ -261,7 +268,8 @@ static void test_copies_by_kind(void **state)
     (void)state;
     enum copy_dir dir;
     /* device to device: never, in either form, whatever the pointers */
-    assert_false(both(cudaMemcpyDeviceToDevice, pageable_mem, pageable_mem, false, fake_memory, &dir));
+    assert_false(
+        both(cudaMemcpyDeviceToDevice, pageable_mem, pageable_mem, false, fake_memory, &dir));
     assert_int_equal(dir, DIR_D2D);
     assert_false(both(cudaMemcpyDeviceToDevice, dev_mem, dev_mem, true, fake_memory, &dir));
     /* host to host: always */
@@ -299,7 +307,8 @@ static void test_symbols_and_3d(void **state)
     assert_true(sync_rules_from_symbol(cudaMemcpyDefault, NULL, false, nobody_knows, &dir));
     assert_true(sync_rules_to_symbol(cudaMemcpyDefault, pageable_mem, true, fake_memory, &dir));
     assert_int_equal(dir, DIR_H2D);
-    assert_false(sync_rules_to_symbol(cudaMemcpyDeviceToDevice, pageable_mem, false, fake_memory, &dir));
+    assert_false(
+        sync_rules_to_symbol(cudaMemcpyDeviceToDevice, pageable_mem, false, fake_memory, &dir));
     /* 3D: an array end is device memory; bytes count a zero height or depth as one */
     struct cudaMemcpy3DParms p;
     memset(&p, 0, sizeof p);

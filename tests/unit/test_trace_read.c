@@ -49,9 +49,13 @@ static void tb_record(struct tb *b, const void *rec, size_t n)
 
 static void tb_header_with(struct tb *b, uint16_t major, uint32_t header_bytes, uint64_t features)
 {
-    struct trace_file_header h = {.version_major = major, .version_minor = TRACE_VERSION_MINOR,
-                                  .header_bytes = header_bytes, .features = features,
-                                  .pid = 4242, .rank = -1, .start_mono_ns = 1000000000,
+    struct trace_file_header h = {.version_major = major,
+                                  .version_minor = TRACE_VERSION_MINOR,
+                                  .header_bytes = header_bytes,
+                                  .features = features,
+                                  .pid = 4242,
+                                  .rank = -1,
+                                  .start_mono_ns = 1000000000,
                                   .start_real_ns = 77};
     memcpy(h.magic, TRACE_MAGIC, 8);
     snprintf(h.schedule, sizeof h.schedule, "wait=1,active=3");
@@ -64,7 +68,8 @@ static void tb_header_with(struct tb *b, uint16_t major, uint32_t header_bytes, 
 
 static void tb_header(struct tb *b)
 {
-    tb_header_with(b, TRACE_VERSION_MAJOR, sizeof(struct trace_file_header), TRACE_FEATURE_LAUNCHES);
+    tb_header_with(b, TRACE_VERSION_MAJOR, sizeof(struct trace_file_header),
+                   TRACE_FEATURE_LAUNCHES);
 }
 
 static void tb_string_len(struct tb *b, uint32_t id, const char *s, uint32_t claimed)
@@ -108,8 +113,16 @@ static void tb_stack(struct tb *b, uint32_t id, const uint32_t *ids, uint32_t n)
 static void tb_sync(struct tb *b, uint64_t start, uint64_t dur, uint32_t tid, uint32_t stack,
                     uint32_t api, uint64_t step)
 {
-    struct trace_sync s = {{TREC_SYNC, sizeof s}, 1000000000 + start, 1000000000 + start + dur,
-                           7, 4096, step, tid, stack, TRACE_DIR_D2H, api};
+    struct trace_sync s = {{TREC_SYNC, sizeof s},
+                           1000000000 + start,
+                           1000000000 + start + dur,
+                           7,
+                           4096,
+                           step,
+                           tid,
+                           stack,
+                           TRACE_DIR_D2H,
+                           api};
     tb_record(b, &s, sizeof s);
 }
 
@@ -122,16 +135,23 @@ static void tb_launch(struct tb *b, uint64_t t, uint32_t tid, uint32_t api, uint
 static void tb_step(struct tb *b, uint64_t step, uint64_t start, uint64_t end, uint64_t syncs,
                     uint64_t blocked, uint32_t active, uint32_t partial)
 {
-    struct trace_step s = {{TREC_STEP, sizeof s}, step, 1000000000 + start, 1000000000 + end,
-                           syncs, blocked, 100, active, partial};
+    struct trace_step s = {{TREC_STEP, sizeof s},
+                           step,
+                           1000000000 + start,
+                           1000000000 + end,
+                           syncs,
+                           blocked,
+                           100,
+                           active,
+                           partial};
     tb_record(b, &s, sizeof s);
 }
 
 static void tb_site(struct tb *b, uint32_t site, uint32_t stack, uint32_t api, uint64_t count,
                     uint64_t blocked, uint64_t max)
 {
-    struct trace_site_totals t = {{TREC_SITE_TOTALS, sizeof t}, site, stack, api, 0, count,
-                                  blocked, max};
+    struct trace_site_totals t = {
+        {TREC_SITE_TOTALS, sizeof t}, site, stack, api, 0, count, blocked, max};
     tb_record(b, &t, sizeof t);
 }
 
@@ -162,8 +182,19 @@ static void tb_raw(struct tb *b, uint32_t type, uint32_t bytes)
     tb_record(b, rec, bytes < 8 ? 8 : bytes <= sizeof rec ? bytes : sizeof rec);
 }
 
-enum { S_NZ = 1, S_TORCH, S_IB, S_TRAIN, S_FW, S_SYNC, S_MEMCPY, S_KERNEL, S_LAUNCH, S_MAIN,
-       S_AUTOGRAD };
+enum {
+    S_NZ = 1,
+    S_TORCH,
+    S_IB,
+    S_TRAIN,
+    S_FW,
+    S_SYNC,
+    S_MEMCPY,
+    S_KERNEL,
+    S_LAUNCH,
+    S_MAIN,
+    S_AUTOGRAD
+};
 
 /* Every record type: two sites (exact counts in SITE_TOTALS, fewer SYNC records than counts),
  * steps 0 (inactive) to 3, the step 2 written twice (the later wins), threads, drops, launches,
@@ -770,8 +801,18 @@ static void tb_two_steps(struct tb *b, int open)
         tb_sync(b, 1100 + 10 * (uint64_t)i, 5, 1, 5, 1, 1);
     /* 1.2's site totals: step 0's two syncs are start-up's; the latest step seen (+1) with the
      * counts when it began */
-    struct trace_site_totals t = {{TREC_SITE_TOTALS, sizeof t}, 1, 5, 1, 1, 2 + (uint64_t)open,
-                                  8 + 5 * (uint64_t)open, 5, 2, 8, open ? 2 : 1, open ? 2 : 0,
+    struct trace_site_totals t = {{TREC_SITE_TOTALS, sizeof t},
+                                  1,
+                                  5,
+                                  1,
+                                  1,
+                                  2 + (uint64_t)open,
+                                  8 + 5 * (uint64_t)open,
+                                  5,
+                                  2,
+                                  8,
+                                  open ? 2 : 1,
+                                  open ? 2 : 0,
                                   open ? 8 : 0};
     tb_record(b, &t, sizeof t);
 }
@@ -1063,16 +1104,15 @@ static void test_event_cap_and_progress(void **state)
     (void)state;
     struct tb b;
     build_sample(&b, true);
-    struct trace_read_opts opts = {.max_events = 5, .progress_every = 10,
-                                   .progress = on_progress};
+    struct trace_read_opts opts = {.max_events = 5, .progress_every = 10, .progress = on_progress};
     struct rep_process p;
     struct trace_events ev;
     char err[512];
     assert_int_equal(trace_read_buf(b.p, b.n, "T", &opts, &p, &ev, err, sizeof err), 0);
     assert_int_equal(ev.nsyncs + ev.nlaunches, 5);
     assert_int_equal(ev.events_omitted, 7);
-    assert_int_equal(ev.nsteps, 4);           /* steps are not events of the cap */
-    assert_int_equal(p.sites[0].count, 6);    /* counts do not depend on it */
+    assert_int_equal(ev.nsteps, 4);        /* steps are not events of the cap */
+    assert_int_equal(p.sites[0].count, 6); /* counts do not depend on it */
     assert_int_equal(progress_calls, b.nrecords / 10);
     trace_free(&p, &ev);
     free(b.p);

@@ -39,23 +39,35 @@ static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out
     (void)ctx;
     frame_asked++;
     if (key.b >> 63 && key.a == 0x9a) /* generated code no user line is ever found for */
-        *out = (struct rep_frame){.function = "forward", .module = "", .file = "<eval_with_key>.6",
-                                  .line = 3, .python = true};
+        *out = (struct rep_frame){.function = "forward",
+                                  .module = "",
+                                  .file = "<eval_with_key>.6",
+                                  .line = 3,
+                                  .python = true};
     else if (key.b >> 63 && key.a == 0x99 && !graph_named)
-        *out = (struct rep_frame){.function = "forward", .module = "", .file = "<eval_with_key>.5",
-                                  .line = 15, .python = true};
+        *out = (struct rep_frame){.function = "forward",
+                                  .module = "",
+                                  .file = "<eval_with_key>.5",
+                                  .line = 15,
+                                  .python = true};
     else if (key.b >> 63 && key.a == 0x99)
-        *out = (struct rep_frame){.function = "forward", .module = "<eval_with_key>.5",
-                                  .file = "model.py", .line = 63, .python = true};
+        *out = (struct rep_frame){.function = "forward",
+                                  .module = "<eval_with_key>.5",
+                                  .file = "model.py",
+                                  .line = 63,
+                                  .python = true};
     else if (key.b >> 63)
-        *out = (struct rep_frame){.function = "step", .file = "train.py", .line = 7, .python = true};
+        *out =
+            (struct rep_frame){.function = "step", .file = "train.py", .line = 7, .python = true};
     else if (key.a == 0xb0)
-        *out = (struct rep_frame){.function = "IndexBackward0", .module = "", .mark = REP_MARK_BACKWARD};
+        *out = (struct rep_frame){
+            .function = "IndexBackward0", .module = "", .mark = REP_MARK_BACKWARD};
     else if (key.a == 0xca)
         *out = (struct rep_frame){.function = "", .module = "", .mark = REP_MARK_CALLER};
     else
         *out = (struct rep_frame){.function = key.a == 0x1000 ? "loss_fn" : "main",
-                                  .module = "/home/u/train", .offset = key.a - 1};
+                                  .module = "/home/u/train",
+                                  .offset = key.a - 1};
 }
 
 static const struct tw_namer namer = {NULL, name_api, name_kernel, name_frame};
@@ -65,8 +77,11 @@ static struct trace_writer *open_writer(int32_t pid, int *fd)
 {
     *fd = memfd_create("trace", 0);
     assert_true(*fd >= 0);
-    struct trace_file_header h = {.magic = TRACE_MAGIC, .version_major = TRACE_VERSION_MAJOR,
-                                  .header_bytes = sizeof h, .pid = pid, .rank = -1};
+    struct trace_file_header h = {.magic = TRACE_MAGIC,
+                                  .version_major = TRACE_VERSION_MAJOR,
+                                  .header_bytes = sizeof h,
+                                  .pid = pid,
+                                  .rank = -1};
     struct trace_writer *w = tw_open(*fd, &h, &namer);
     assert_non_null(w);
     return w;
@@ -116,15 +131,26 @@ static void test_bookkeeping_and_read_back(void **state)
             {.t0 = 500, .arg = 0x4000, .step = 1, .tid = 9, .api = 2, .kind = TW_LAUNCH},
         };
         tw_events(w, ev, 3);
-        tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 300,
+        tw_site(w, &(struct tw_site){.site_id = 1,
+                                     .stack_id = 1,
+                                     .api = 1,
+                                     .max_ns = 300,
                                      .phase = {.count = 5, .ns = 1000}});
         tw_drops(w, 2, 0);
         assert_int_equal(tw_flush(w), 0);
     }
-    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 300,
+    tw_site(w, &(struct tw_site){.site_id = 1,
+                                 .stack_id = 1,
+                                 .api = 1,
+                                 .max_ns = 300,
                                  .phase = {.count = 6, .ns = 1200}});
-    tw_step(w, &(struct tw_step){.step = 1, .start_ns = 50, .end_ns = 900, .syncs = 6,
-                                 .blocked_ns = 1200, .launches = 4, .active = true});
+    tw_step(w, &(struct tw_step){.step = 1,
+                                 .start_ns = 50,
+                                 .end_ns = 900,
+                                 .syncs = 6,
+                                 .blocked_ns = 1200,
+                                 .launches = 4,
+                                 .active = true});
     tw_end(w, 1000, 0, 0);
     tw_close(w);
 
@@ -171,11 +197,13 @@ static void test_backward_markers_read_back(void **state)
     (void)state;
     int fd;
     struct trace_writer *w = open_writer(43, &fd);
-    const struct tw_frame_key frames[5] = {{0x1000, 0}, {0xb0, 0}, {0x77, 3 | 1ull << 63},
-                                           {0xca, 0}, {0x78, 4 | 1ull << 63}};
+    const struct tw_frame_key frames[5] = {
+        {0x1000, 0}, {0xb0, 0}, {0x77, 3 | 1ull << 63}, {0xca, 0}, {0x78, 4 | 1ull << 63}};
     tw_stack(w, 1, frames, 5);
-    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10,
-                                 .phase = {.count = 2, .ns = 20}});
+    tw_site(
+        w,
+        &(struct tw_site){
+            .site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10, .phase = {.count = 2, .ns = 20}});
     tw_end(w, 1000, 0, 0);
     tw_close(w);
     size_t len;
@@ -219,12 +247,16 @@ static void test_generated_frame_named_later(void **state)
     assert_int_equal(tw_flush(w), 0);
     graph_named = true;
     tw_name_frames(w);
-    tw_name_frames(w); /* once only */
+    tw_name_frames(w);    /* once only */
     tw_stack(w, 2, b, 3); /* the frame's id is reused */
-    tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10,
-                                 .phase = {.count = 2, .ns = 20}});
-    tw_site(w, &(struct tw_site){.site_id = 2, .stack_id = 2, .api = 1, .max_ns = 10,
-                                 .phase = {.count = 1, .ns = 10}});
+    tw_site(
+        w,
+        &(struct tw_site){
+            .site_id = 1, .stack_id = 1, .api = 1, .max_ns = 10, .phase = {.count = 2, .ns = 20}});
+    tw_site(
+        w,
+        &(struct tw_site){
+            .site_id = 2, .stack_id = 2, .api = 1, .max_ns = 10, .phase = {.count = 1, .ns = 10}});
     tw_end(w, 1000, 0, 0);
     tw_close(w);
     size_t len;
@@ -288,27 +320,41 @@ static uint8_t *run_loop(uint64_t bound, uint64_t nsteps, uint64_t (*syncs_of)(u
     for (uint64_t s = 1; s <= nsteps; s++) {
         uint64_t k = syncs_of(s), n = 0, start = t;
         for (uint64_t i = 0; i < k; i++, t += 1000)
-            ev[n++] = (struct tw_event){.t0 = t, .t1 = t + 500, .step = s, .stack_id = 1, .tid = 9,
-                                        .api = LOOP_SITE_SYNC, .kind = TW_SYNC};
+            ev[n++] = (struct tw_event){.t0 = t,
+                                        .t1 = t + 500,
+                                        .step = s,
+                                        .stack_id = 1,
+                                        .tid = 9,
+                                        .api = LOOP_SITE_SYNC,
+                                        .kind = TW_SYNC};
         for (int i = 0; i < 2; i++, t += 100)
-            ev[n++] = (struct tw_event){.t0 = t, .arg = 0x4000, .step = s, .tid = 9, .api = 2,
-                                        .kind = TW_LAUNCH};
+            ev[n++] = (struct tw_event){
+                .t0 = t, .arg = 0x4000, .step = s, .tid = 9, .api = 2, .kind = TW_LAUNCH};
         tw_events(w, ev, n);
         count += k;
         ns += 500 * k;
         t = start + 1000000;
-        tw_step(w, &(struct tw_step){.step = s, .start_ns = start, .end_ns = t, .syncs = k,
-                                     .blocked_ns = 500 * k, .launches = 2, .active = true,
-                                     .tid = 9, .source = TRACE_STEP_SOURCE_EXPLICIT});
+        tw_step(w, &(struct tw_step){.step = s,
+                                     .start_ns = start,
+                                     .end_ns = t,
+                                     .syncs = k,
+                                     .blocked_ns = 500 * k,
+                                     .launches = 2,
+                                     .active = true,
+                                     .tid = 9,
+                                     .source = TRACE_STEP_SOURCE_EXPLICIT});
         bool last = s == nsteps;
         if (last && !killed)
             tw_finishing(w);
         if (s % 64 == 0 || last) {
             if (tw_totals_due(w, t, 1, 1)) {
-                tw_site(w, &(struct tw_site){.site_id = 1, .stack_id = 1, .api = 1, .max_ns = 500,
+                tw_site(w, &(struct tw_site){.site_id = 1,
+                                             .stack_id = 1,
+                                             .api = 1,
+                                             .max_ns = 500,
                                              .phase = {.count = count, .ns = ns}});
-                tw_thread_totals(w, &(struct tw_thread_totals){.tid = 9, .phase = {.count = count,
-                                                                                   .ns = ns}});
+                tw_thread_totals(
+                    w, &(struct tw_thread_totals){.tid = 9, .phase = {.count = count, .ns = ns}});
                 tw_drops(w, 0, 0);
             }
             assert_int_equal(tw_flush(w), 0);
@@ -449,7 +495,8 @@ static uint64_t check_runs(const uint8_t *buf, size_t len, uint64_t (*syncs_of)(
         if (h->type == TREC_STEP_RUN) {
             const struct trace_step_run *r = (const void *)h;
             runs++;
-            assert_true(r->syncs >= r->syncs_min * r->active && r->syncs <= r->syncs_max * r->active);
+            assert_true(r->syncs >= r->syncs_min * r->active &&
+                        r->syncs <= r->syncs_max * r->active);
             assert_int_equal(r->steps, r->last_step - r->first_step + 1); /* none lost here */
             assert_int_equal(r->active, r->steps);
             if (h->bytes > sizeof *r) { /* the counts, group by group */
