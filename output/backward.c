@@ -75,8 +75,9 @@ static const struct {
                           "watched (this torch's nodes bypass the sequence number hook; or made "
                           "before the agent's Python was installed): attribution begins there "
                           "(none with SYNCSPY_STEP=manual or without torch.optim)"},
-    {"not_looked_for", "made in an attribution step that did not look for this node type yet "
-                       "(it first synced in that step)"},
+    {"not_looked_for", "made in an attribution step that did not look for this node type yet, "
+                       "or where no node seen syncing had been made (it first synced in that "
+                       "step; its line is kept from then on)"},
     {"other_thread", "made in another thread than the training thread's ops (or before the "
                      "step), where attribution does not look"},
     {"no_python_op", "made on the training thread by no Python op (C++ code called directly)"},

@@ -229,6 +229,16 @@ static const struct kept_stack *kept(uint32_t id)
                                        : NULL;
 }
 
+bool autograd_kept_innermost(uint32_t id, uintptr_t *code, uint32_t *lasti)
+{
+    const struct kept_stack *k = kept(id);
+    if (!k || k->n < 2 || !pyframe_word(k->words[0]))
+        return false;
+    *code = k->words[1];
+    *lasti = (uint32_t)k->words[0];
+    return true;
+}
+
 /* ---- who runs --------------------------------------------------------------------------------- */
 
 void autograd_enter(uint32_t forward, uint32_t name, uint32_t cause)
@@ -389,6 +399,8 @@ bool autograd_plan(char *buf, size_t cap)
             active_since_attribution = 0;
         }
     }
+    if (active)
+        nodes_keep_every_node(m != BACKWARD_ALL); /* under sampled a step's nodes are all kept */
     int k = 0;
     buf[0] = 0;
     if (attribute && m == BACKWARD_ALL && cap >= 2) {

@@ -34,6 +34,9 @@ uint32_t autograd_capture_python(void);
 /* The same, called from no Python code of the agent's (a Node constructor: autograd_nodes.h). */
 uint32_t autograd_capture_python_outside(void);
 
+/* The innermost frame of kept stack `id` (where its node was made); false when none. No lock. */
+bool autograd_kept_innermost(uint32_t id, uintptr_t *code, uint32_t *lasti);
+
 /* Why a backward sync has no forward line, as the agent knew it when the sync was made: a
  * marker (STACK_MARK_UNSEEN | cause) among its stack words, named by output/backward.h
  * (backward_cause_key). NONE: the step is an attribution step (the state), nothing missing. */

@@ -15,6 +15,7 @@
 
 #include "agent/record/arena.h"
 #include "agent/record/autograd.h"
+#include "collectors/pyframes.h"
 #include "common/compiler.h"
 #include "common/log.h"
 
@@ -25,11 +26,15 @@
 #endif
 
 #define TORCH_CPU "libtorch_cpu.so"
-#define RINGS_MAX 16         /* forward threads with a ring of their own */
-#define RING_SLOTS 32768     /* nodes kept per thread (power of two): the newest win */
-#define NODE_WORDS_SCAN 16   /* where sequence_nr_ and thread_id_ are looked for in a Node */
-#define PYNODE_WORDS_SCAN 48 /* where a PyNode keeps its Python object */
-#define TYPES_MAX 128        /* node types named (vtable or Python type -> name id) */
+#define RINGS_MAX 16           /* forward threads with a ring of their own */
+#define RING_SLOTS 32768       /* nodes kept per thread (power of two): the newest win */
+#define NODE_WORDS_SCAN 16     /* where sequence_nr_ and thread_id_ are looked for in a Node */
+#define PYNODE_WORDS_SCAN 48   /* where a PyNode keeps its Python object */
+#define TYPES_MAX 128          /* node types named (vtable or Python type -> name id) */
+#define ORIGINS_MAX 4096       /* places nodes are made at (power of two) */
+#define ORIGIN_PROBES 32       /* slots an origin is looked for in */
+#define ORIGIN_YOUNG 4         /* backward calls begun since its first node: still kept whole */
+#define SLOT_ORIGIN (1u << 31) /* a slot's stack word: not kept, the origin's index below */
 
 struct node_ref { /* c10::intrusive_ptr<Node> (torch 2.15: Node is an intrusive_ptr_target) */
     void *node;
@@ -95,6 +100,24 @@ static struct {
     _Atomic(const void *) key;
     _Atomic uint32_t name;
 } types[TYPES_MAX];
+/* Where nodes are made (the sequence number hook, in a step that attributes every step): the
+ * creating thread's innermost Python frame, (code, instruction). Walking the whole Python stack
+ * for every node cost ~700 Ir a node, 15 nodes a step on the seed-003 loop, where one of them
+ * syncs in backward; so a node's stack is kept whole only while its origin is young (its nodes
+ * made before the ORIGIN_YOUNG-th backward call begins after its first node: an iteration may
+ * call backward more than once, a GAN's two or three times) or once a node made there was seen
+ * running at a backward sync. The others cost the innermost frame and this table. A node made
+ * at an old origin that syncs for the first time has no forward line, says why (not_looked_for)
+ * and marks the origin: its next nodes are kept. The origin only decides whether a stack is kept,
+ * never which: no line is put on another's syncs. Entries are published once (code last, with
+ * release) and never removed. */
+static struct origin {
+    _Atomic uintptr_t code; /* 0: empty */
+    _Atomic uint32_t lasti;
+    _Atomic bool syncs;       /* a node made here was current at a backward sync */
+    _Atomic uint64_t seen_at; /* backward_calls at its first node */
+} origins[ORIGINS_MAX];
+static _Atomic bool origins_gate; /* attribution in every step: the gate is on (else all kept) */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct arena arena = {.cap_bytes = 16u << 20};
 static _Atomic uint64_t n_stored, n_found, n_missed;
@@ -374,8 +397,99 @@ static struct ring *own_ring(void)
     return mine.ring;
 }
 
-/* The creating thread's Python stack, kept for the node (this thread, seq). */
-static void keep(uint64_t seq)
+static uint32_t origin_hash(uintptr_t code, uint32_t lasti)
+{
+    return (uint32_t)((((uint64_t)code >> 4) ^ ((uint64_t)lasti << 20)) * 0x9e3779b97f4a7c15ull >>
+                      40) &
+           (ORIGINS_MAX - 1);
+}
+
+/* Origin (code, lasti) in its probe run: its index, else -1 and *empty the run's first free
+ * slot (-1: none). Lock-free: an entry is whole once its code is seen (acquire). */
+static int origin_lookup(uintptr_t code, uint32_t lasti, int *empty)
+{
+    uint32_t k = origin_hash(code, lasti);
+    *empty = -1;
+    for (int i = 0; i < ORIGIN_PROBES; i++, k = (k + 1) & (ORIGINS_MAX - 1)) {
+        uintptr_t c = atomic_load_explicit(&origins[k].code, memory_order_acquire);
+        if (c == 0) {
+            *empty = (int)k;
+            return -1;
+        }
+        if (c == code && atomic_load_explicit(&origins[k].lasti, memory_order_relaxed) == lasti)
+            return (int)k;
+    }
+    return -1;
+}
+
+/* The index of origin (code, lasti), added at its first node (the lock: first sight only); -1
+ * when its probe run is full (its nodes are then all kept). */
+static int origin_of(uintptr_t code, uint32_t lasti)
+{
+    int empty, k = origin_lookup(code, lasti, &empty);
+    if (likely(k >= 0) || empty < 0)
+        return k;
+    pthread_mutex_lock(&lock);
+    k = origin_lookup(code, lasti, &empty);
+    if (k < 0 && empty >= 0) {
+        struct origin *o = &origins[empty];
+        atomic_store_explicit(&o->lasti, lasti, memory_order_relaxed);
+        atomic_store_explicit(&o->syncs, false, memory_order_relaxed);
+        atomic_store_explicit(&o->seen_at, atomic_load(&backward_calls), memory_order_relaxed);
+        atomic_store_explicit(&o->code, code, memory_order_release);
+        k = empty;
+    }
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
+/* Whether the node made now on this thread is to have its stack kept; when not, *origin gets
+ * where it was made (the innermost Python frame's origin index). */
+static bool wanted(uint32_t *origin)
+{
+    if (!atomic_load_explicit(&origins_gate, memory_order_relaxed))
+        return true;
+    uintptr_t w[2];
+    if (pyframes_capture_words(w, 1) != 1)
+        return true; /* no Python frame: nothing to key (the capture keeps nothing either) */
+    int k = origin_of(w[1], (uint32_t)w[0]);
+    if (k < 0)
+        return true;
+    const struct origin *o = &origins[k];
+    if (atomic_load_explicit(&o->syncs, memory_order_relaxed) ||
+        atomic_load_explicit(&backward_calls, memory_order_relaxed) -
+                atomic_load_explicit(&o->seen_at, memory_order_relaxed) <
+            ORIGIN_YOUNG)
+        return true;
+    *origin = (uint32_t)k;
+    return false;
+}
+
+/* At a backward sync, the running node's origin: from then on its nodes are kept whole. id: the
+ * slot's word (SLOT_ORIGIN | index) or the kept stack (its innermost frame is the origin). */
+static void origin_synced(uint32_t id)
+{
+    int k = -1, empty;
+    if (id & SLOT_ORIGIN) {
+        k = (int)(id & ~SLOT_ORIGIN);
+    } else {
+        uintptr_t code;
+        uint32_t lasti;
+        if (autograd_kept_innermost(id, &code, &lasti))
+            k = origin_lookup(code, lasti, &empty);
+    }
+    if (k >= 0 && k < ORIGINS_MAX && !atomic_load_explicit(&origins[k].syncs, memory_order_relaxed))
+        atomic_store_explicit(&origins[k].syncs, true, memory_order_relaxed);
+}
+
+void nodes_keep_every_node(bool every)
+{
+    atomic_store_explicit(&origins_gate, !every, memory_order_relaxed);
+}
+
+/* The creating thread's Python stack, kept for the node (this thread, seq); gate: only where
+ * wanted() says (the sequence number hook), else always (the anomaly engine). */
+static void keep(uint64_t seq, bool gate)
 {
     struct ring *r = own_ring();
     struct slot *s =
@@ -385,12 +499,15 @@ static void keep(uint64_t seq)
      * inside an op finds its op's node's slot already filled */
     if (s && (atomic_load_explicit(&s->seq1, memory_order_relaxed) != seq + 1 ||
               atomic_load_explicit(&s->owner, memory_order_relaxed) != owner)) {
-        uint32_t id = autograd_capture_python_outside();
+        uint32_t origin = 0;
+        uint32_t id =
+            !gate || wanted(&origin) ? autograd_capture_python_outside() : SLOT_ORIGIN | origin;
         atomic_store_explicit(&s->seq1, 0, memory_order_release);
         atomic_store_explicit(&s->stack, id, memory_order_release);
         atomic_store_explicit(&s->owner, owner, memory_order_release);
         atomic_store_explicit(&s->seq1, seq + 1, memory_order_release);
-        atomic_fetch_add_explicit(&n_stored, 1, memory_order_relaxed);
+        if (!(id & SLOT_ORIGIN))
+            atomic_fetch_add_explicit(&n_stored, 1, memory_order_relaxed);
     }
 }
 
@@ -420,7 +537,7 @@ PyObject *nodes_format_stack(PyObject *self, PyObject *args)
     if (delegate())
         return original_format_stack ? pyapi.call_object(original_format_stack, NULL)
                                      : pyapi.tuple_new(0);
-    keep(t.peek() - 1);        /* the constructor took peek() - 1 */
+    keep(t.peek() - 1, false); /* the constructor took peek() - 1 */
     return pyapi.tuple_new(0); /* print_stack joins it: "" */
 }
 
@@ -430,7 +547,7 @@ void nodes_made(uint64_t seq)
     if (!atomic_load_explicit(&t.watching, memory_order_relaxed))
         return;
     int saved = errno; /* inside torch's Node constructor: nothing of ours shows */
-    keep(seq);
+    keep(seq, true);
     errno = saved;
 }
 
@@ -559,6 +676,11 @@ static uint32_t forward_of(uint64_t tid, uint64_t seq, uint32_t *cause)
     if (atomic_load_explicit(&s->seq1, memory_order_acquire) != seq + 1 ||
         owner != (uint32_t)tid1 || atomic_load_explicit(&r->tid1, memory_order_acquire) != tid1)
         return 0;
+    origin_synced(id);
+    if (id & SLOT_ORIGIN) {
+        *cause = BACKWARD_CAUSE_UNTAGGED; /* its origin had not synced: kept from the next node */
+        return 0;
+    }
     *cause = 0;
     return id;
 }

@@ -35,6 +35,10 @@ bool nodes_hooked(void);
 /* From the interposed get_and_increment, on the thread making a node numbered seq (no GIL
  * needed: only this thread's own frames are read): its stack kept while the engine is on. */
 void nodes_made(uint64_t seq);
+/* Whether the sequence number hook keeps every node's stack (true: start-up, and steps that are
+ * not all attributed), or only those made where a node was seen syncing or first seen lately
+ * (autograd_nodes.c "origins"): set at each recorded step's end by the plan. */
+void nodes_keep_every_node(bool every);
 /* The interposer found no definition of torch's to call (it numbers nodes itself): the hook is
  * never used for attribution. */
 void nodes_hook_unusable(void);

@@ -209,6 +209,17 @@ class Cases(unittest.TestCase):
                 lines = [f["line"] for f in user_frames(sections(x)[2]) if f["file"] == PROG]
                 self.assertIn(marks["checkpoint"], lines)
 
+    def test_line_that_first_syncs_late_says_why_once(self):
+        # issue 36 item 4: past start-up a node's forward stack is kept where nodes were first
+        # made less than 4 backward calls ago or a node made there was seen syncing
+        # (agent/record/autograd_nodes.c, origins: here steps 1-4); a line whose node first
+        # syncs in step 5 has that one sync without a forward line, saying why, never another
+        # line's, and its later syncs (steps 6 and 7) named by it
+        r, _ = self.run_case("late", 8)
+        lines, causes = forward_line_counts(r.summary())
+        self.assertEqual((lines, causes), ({marked_lines(PROG)["late"]: 2}, {"not_looked_for": 1}),
+                         r.stderr)
+
     def test_node_made_in_another_thread_gets_its_own_line(self):
         # issue 24 item 5: the anomaly engine keys nodes by their forward thread: a node made in
         # a forward thread of its own is named by that thread's line, not by the training

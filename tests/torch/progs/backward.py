@@ -34,6 +34,10 @@ Cases:
                attribution uses, would warn "Error detected in ...")
   double       a gradient taken with create_graph=True, then backpropagated (nodes made in
                backward)
+  late         a custom Function made at one line every step whose backward syncs from step 5
+               on (the agent keeps a node's stack where nodes were made in the last 4 backward
+               calls' time or a node made there synced: that line's first sync has no forward
+               line, its later ones do)
   seqnr        the masked loss, and in each step the sequence numbers torch's profiler gives two
                CPU ops (at::sequence_number::peek, which the agent's interposed get_and_increment
                must keep in step) and their nodes'
@@ -95,6 +99,21 @@ class Boom(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         raise ValueError("boom in backward")
+
+
+class LateSync(torch.autograd.Function):
+    """Identity forward; its backward reads the gradient's norm on the host once `syncs` is set."""
+    syncs = False
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        if LateSync.syncs:
+            grad.norm().item()  # sync: late_backward
+        return grad
 
 
 def masked_loss(pred, target):
@@ -228,6 +247,9 @@ def run(case, steps):
         elif case == "double":
             g, = torch.autograd.grad((w * w).sum(), w, create_graph=True)
             loss = masked_loss(w, target) + (g * g).sum()
+        elif case == "late":
+            LateSync.syncs = step >= 5
+            loss = LateSync.apply(w * 2).sum()  # sync: late
         elif case == "seqnr":
             loss = masked_loss(w, target)
             c = torch.ones(4, requires_grad=True)
