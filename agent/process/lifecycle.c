@@ -513,8 +513,8 @@ static void write_outputs(bool on_flusher)
 
     agent_gpu_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
-    exit_model_sites(&proc, own ? own : flusher_symbolizer());
-    exit_model_threads(&proc, steps_marker_tid());
+    report_model_sites(&proc, own ? own : flusher_symbolizer());
+    report_model_threads(&proc, steps_marker_tid());
     recompiles_model(&proc);
     proc.no_step_hook =
         agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
@@ -537,7 +537,7 @@ static void write_outputs(bool on_flusher)
     }
     write_report(&proc, summary_shown);
 
-    exit_model_free(&proc);
+    report_model_free(&proc);
     if (own)
         symbolizer_free(own);
 }
@@ -778,7 +778,7 @@ static const struct fork_lock fork_locks[LOCKS] = {
     [LOCK_STEP] = {"steps", FORK_LOCK_WAIT, steps_lock, NULL, 0},
     [LOCK_REGISTRY] = {"thread registry", FORK_LOCK_WAIT, threads_registry_lock, NULL, 0},
     [LOCK_SITES] = {"site table", FORK_LOCK_WAIT, sites_table_lock, NULL, 0},
-    [LOCK_PYNAMES] = {"Python names", FORK_LOCK_WAIT, pynames_lock, NULL, 0},
+    [LOCK_PYNAMES] = {"Python names", FORK_LOCK_WAIT, python_names_lock, NULL, 0},
     [LOCK_RECOMPILES] = {"recompilations", FORK_LOCK_WAIT, recompiles_lock, NULL, 0},
     [LOCK_AUTOGRAD] = {"autograd tables", FORK_LOCK_WAIT, autograd_lock, NULL, 0},
     [LOCK_NODES] = {"autograd nodes", FORK_LOCK_WAIT, nodes_lock, NULL, 0},
@@ -823,14 +823,14 @@ static void fork_child(void)
     control_atfork_child();
     pyhook_atfork_child();
     nodes_atfork_child();
-    pynames_atfork_child();
+    python_names_atfork_child();
     recompiles_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
     stack_cache_atfork_child();
     native_stack_atfork_child();
     safe_read_atfork_child();
-    tallies_atfork_child();
+    budget_counts_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();
     start_mono_ns = clock_mono_ns();
