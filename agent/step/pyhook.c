@@ -224,7 +224,7 @@ static void attr_step_end(void)
     bool compiled = compiled_anything();
     char names[2048];
     names[0] = '!';
-    if (!autograd_plan(names + compiled, sizeof names - 1))
+    if (!autograd_plan(names + compiled, sizeof names - 1, hooked))
         return;
     if (hooked && nodes_set_active(true)) {
         autograd_set_state(BACKWARD_CAUSE_NONE);
