@@ -134,16 +134,11 @@ const char *const config_variables[] = {
     "SYNCSPY_BACKWARD", "SYNCSPY_CUPTI",       "SYNCSPY_GPU",       "SYNCSPY_COLOR",
     "SYNCSPY_DEBUG",    "SYNCSPY_STACK_CACHE", "SYNCSPY_TRACE_MB",  NULL};
 
-void config_parse(struct config *cfg, config_getenv_fn get)
+/* SYNCSPY_SCHEDULE (torch.profiler's wait/warmup/active/repeat); every step by default. */
+static void parse_schedule_var(struct config *cfg, config_getenv_fn get)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    const char *v;
-
-    strcpy(cfg->out_dir, "./syncspy-out");
-    if ((v = get("SYNCSPY_OUT")) && !copy_path(cfg->out_dir, sizeof cfg->out_dir - 64, v))
-        config_warn(cfg, "SYNCSPY_OUT", v, *v ? "is too long" : "is empty", "./syncspy-out");
-
     cfg->schedule.every_step = true;
+    const char *v;
     if ((v = get("SYNCSPY_SCHEDULE"))) {
         char err[160];
         struct schedule s;
@@ -155,11 +150,13 @@ void config_parse(struct config *cfg, config_getenv_fn get)
             config_warn(cfg, "SYNCSPY_SCHEDULE", v, why, "every step");
         }
     }
+}
 
-    cfg->step_mode =
-        parse_pair(cfg, get, "SYNCSPY_STEP", "auto", "manual", 0) ? STEP_MANUAL : STEP_AUTO;
-
+/* SYNCSPY_REPORT: stderr (the default), stdout, off or a file path. */
+static void parse_report_var(struct config *cfg, config_getenv_fn get)
+{
     cfg->report = REPORT_STDERR;
+    const char *v;
     if ((v = get("SYNCSPY_REPORT"))) {
         if (!strcmp(v, "stderr"))
             cfg->report = REPORT_STDERR;
@@ -174,6 +171,43 @@ void config_parse(struct config *cfg, config_getenv_fn get)
                         *v ? "is too long a path" : "is empty (stderr, stdout, off or a file path)",
                         "stderr");
     }
+}
+
+/* SYNCSPY_CUPTI: auto (the default), off, eager or an absolute path to a libcupti. */
+static void parse_cupti_var(struct config *cfg, config_getenv_fn get)
+{
+    cfg->cupti = CUPTI_AUTO;
+    const char *v;
+    if ((v = get("SYNCSPY_CUPTI"))) {
+        if (!strcmp(v, "off"))
+            cfg->cupti = CUPTI_OFF;
+        else if (!strcmp(v, "auto"))
+            cfg->cupti = CUPTI_AUTO;
+        else if (!strcmp(v, "eager"))
+            cfg->cupti = CUPTI_EAGER;
+        else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
+            cfg->cupti = CUPTI_PATH;
+        else
+            config_warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path",
+                        "auto");
+    }
+}
+
+void config_parse(struct config *cfg, config_getenv_fn get)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    const char *v;
+
+    strcpy(cfg->out_dir, "./syncspy-out");
+    if ((v = get("SYNCSPY_OUT")) && !copy_path(cfg->out_dir, sizeof cfg->out_dir - 64, v))
+        config_warn(cfg, "SYNCSPY_OUT", v, *v ? "is too long" : "is empty", "./syncspy-out");
+
+    parse_schedule_var(cfg, get);
+
+    cfg->step_mode =
+        parse_pair(cfg, get, "SYNCSPY_STEP", "auto", "manual", 0) ? STEP_MANUAL : STEP_AUTO;
+
+    parse_report_var(cfg, get);
 
     parse_int_var(cfg, get, "SYNCSPY_TOP", 1, REPORT_TOP_MAX, REPORT_TOP_DEFAULT, &cfg->top);
     parse_int_var(cfg, get, "SYNCSPY_MAX_DEPTH", 4, 256, 64, &cfg->max_depth);
@@ -188,20 +222,7 @@ void config_parse(struct config *cfg, config_getenv_fn get)
                                                         BACKWARD_SAMPLED, BACKWARD_OFF};
     cfg->backward = backward_modes[parse_choice(cfg, get, "SYNCSPY_BACKWARD", backward_words, 0)];
 
-    cfg->cupti = CUPTI_AUTO;
-    if ((v = get("SYNCSPY_CUPTI"))) {
-        if (!strcmp(v, "off"))
-            cfg->cupti = CUPTI_OFF;
-        else if (!strcmp(v, "auto"))
-            cfg->cupti = CUPTI_AUTO;
-        else if (!strcmp(v, "eager"))
-            cfg->cupti = CUPTI_EAGER;
-        else if (v[0] == '/' && copy_path(cfg->cupti_path, sizeof cfg->cupti_path, v))
-            cfg->cupti = CUPTI_PATH;
-        else
-            config_warn(cfg, "SYNCSPY_CUPTI", v, "is not auto, off, eager or an absolute path",
-                        "auto");
-    }
+    parse_cupti_var(cfg, get);
 
     int gpu;
     parse_int_var(cfg, get, "SYNCSPY_GPU", 0, 1, 0, &gpu);

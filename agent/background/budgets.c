@@ -33,22 +33,22 @@ SYNCSPY_EXPORT int syncspy_tally_begin(void)
         return 0;
     /* the first region opened while none is open begins a new epoch, in the same step as the
      * count: no region reads tables before its epoch is the current one */
-    uint64_t st = atomic_load_explicit(&tallies_state, memory_order_relaxed), next;
+    uint64_t st = atomic_load_explicit(&budget_counts_state, memory_order_relaxed), next;
     do {
-        next = tallies_open(st) ? st + 1 : ((tallies_epoch(st) + 1) << 32) | 1u;
-        if (tallies_open(next) == 0)
+        next = budget_counts_open(st) ? st + 1 : ((budget_counts_epoch(st) + 1) << 32) | 1u;
+        if (budget_counts_open(next) == 0)
             return 0; /* 4 billion regions open at once */
-    } while (!atomic_compare_exchange_weak_explicit(&tallies_state, &st, next, memory_order_acq_rel,
-                                                    memory_order_relaxed));
+    } while (!atomic_compare_exchange_weak_explicit(&budget_counts_state, &st, next,
+                                                    memory_order_acq_rel, memory_order_relaxed));
     return SYNCSPY_TALLY_VERSION;
 }
 
 SYNCSPY_EXPORT void syncspy_tally_end(void)
 {
-    uint64_t st = atomic_load_explicit(&tallies_state, memory_order_relaxed);
-    while (tallies_open(st) &&
-           !atomic_compare_exchange_weak_explicit(&tallies_state, &st, st - 1, memory_order_acq_rel,
-                                                  memory_order_relaxed))
+    uint64_t st = atomic_load_explicit(&budget_counts_state, memory_order_relaxed);
+    while (budget_counts_open(st) &&
+           !atomic_compare_exchange_weak_explicit(&budget_counts_state, &st, st - 1,
+                                                  memory_order_acq_rel, memory_order_relaxed))
         ;
 }
 
@@ -100,18 +100,18 @@ static size_t table_tallies(const struct tally_table *t, uint64_t epoch, struct 
 
 SYNCSPY_EXPORT size_t syncspy_tallies(int scope, struct syncspy_tally *out, size_t cap)
 {
-    uint64_t st = atomic_load_explicit(&tallies_state, memory_order_acquire);
-    if (!tallies_open(st) || (cap && !out))
+    uint64_t st = atomic_load_explicit(&budget_counts_state, memory_order_acquire);
+    if (!budget_counts_open(st) || (cap && !out))
         return 0;
     if (scope == SYNCSPY_THIS_THREAD) {
         const struct thread_state *ts = agent_tls.ts;
-        return ts && ts->tally ? table_tallies(ts->tally, tallies_epoch(st), out, cap, 0) : 0;
+        return ts && ts->tally ? table_tallies(ts->tally, budget_counts_epoch(st), out, cap, 0) : 0;
     }
     if (scope != SYNCSPY_ALL_THREADS)
         return 0;
     size_t n = 0;
     for (const struct tally_table *t = threads_tally_tables(); t; t = t->next)
-        n = table_tallies(t, tallies_epoch(st), out, cap, n);
+        n = table_tallies(t, budget_counts_epoch(st), out, cap, n);
     return n;
 }
 
@@ -158,7 +158,7 @@ static void describe_on_flusher(struct symbolizer *sym, void *arg)
                             .count = info.count,
                             .blocked_ns = info.blocked_ns,
                             .max_ns = info.max_ns};
-    site.nframes = frames_of_stack(info.words, info.depth, sym, frames, room);
+    site.nframes = stack_names_frames(info.words, info.depth, sym, frames, room);
     site.frames = frames;
     /* the line the report groups it by (output/report.c): a backward sync's forward line */
     char node[96] = "";

@@ -98,7 +98,7 @@ static const char *name_kernel(void *ctx, uint64_t func)
 static void name_frame(void *ctx, struct tw_frame_key key, struct rep_frame *out)
 {
     (void)ctx;
-    frames_name_key(key, fl.sym, out);
+    stack_names_resolve(key, fl.sym, out);
 }
 
 static const struct tw_namer namer = {NULL, name_api, name_kernel, name_frame};
@@ -213,7 +213,7 @@ static void look_for_backward(const struct site_info *site)
     if (!pyframes_ready(agent_now_ns()))
         return;
     struct rep_frame frames[TRACE_MAX_FRAMES];
-    uint32_t n = frames_of_stack(site->words, site->depth, fl.sym, frames, TRACE_MAX_FRAMES);
+    uint32_t n = stack_names_frames(site->words, site->depth, fl.sym, frames, TRACE_MAX_FRAMES);
     char node[96];
     if (backward_node_of(frames, n, node, sizeof node, NULL))
         autograd_seen(node);
@@ -228,7 +228,7 @@ static bool hand_new_stacks(const struct site_info *sites, size_t n)
             continue;
         look_for_backward(&sites[i]);
         struct tw_frame_key keys[TRACE_MAX_FRAMES];
-        uint32_t nkeys = frames_keys(sites[i].words, sites[i].depth, keys, TRACE_MAX_FRAMES);
+        uint32_t nkeys = stack_names_keys(sites[i].words, sites[i].depth, keys, TRACE_MAX_FRAMES);
         tw_stack(fl.tw, sites[i].stack_id, keys, nkeys);
         wrote = true;
     }

@@ -21,7 +21,7 @@ static int cmp_sites(const void *a, const void *b)
     return 0;
 }
 
-void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
+void report_model_sites(struct rep_process *proc, struct symbolizer *sym)
 {
     size_t cap = sites_count() + 16;
     struct site_info *all = calloc(cap, sizeof *all);
@@ -50,7 +50,7 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
         struct rep_frame *frames = calloc(room, sizeof *frames);
         if (!frames)
             continue;
-        r->nframes = frames_of_stack(s->words, s->depth, sym, frames, room);
+        r->nframes = stack_names_frames(s->words, s->depth, sym, frames, room);
         r->frames = frames;
         struct gpu_site_idle gpu;
         if (gpu_site(s->id, &gpu)) {
@@ -66,7 +66,7 @@ void exit_model_sites(struct rep_process *proc, struct symbolizer *sym)
     proc->nsites = k;
 }
 
-void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
+void report_model_threads(struct rep_process *proc, uint32_t marker_tid)
 {
     size_t n;
     struct thread_info *t = threads_snapshot(&n); /* every thread: summary.json lists them all */
@@ -94,7 +94,7 @@ void exit_model_threads(struct rep_process *proc, uint32_t marker_tid)
     proc->owned_names = names;
 }
 
-void exit_model_free(struct rep_process *proc)
+void report_model_free(struct rep_process *proc)
 {
     free((void *)proc->threads);
     free(proc->owned_names);

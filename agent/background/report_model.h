@@ -8,11 +8,11 @@
 
 struct symbolizer;
 
-/* Fills proc->sites and proc->nsites (storage freed by exit_model_free). */
-void exit_model_sites(struct rep_process *proc, struct symbolizer *sym);
+/* Fills proc->sites and proc->nsites (storage freed by report_model_free). */
+void report_model_sites(struct rep_process *proc, struct symbolizer *sym);
 /* The threads that synced, the one that marked the steps (marker_tid) flagged. */
-void exit_model_threads(struct rep_process *proc, uint32_t marker_tid);
+void report_model_threads(struct rep_process *proc, uint32_t marker_tid);
 
-void exit_model_free(struct rep_process *proc);
+void report_model_free(struct rep_process *proc);
 
 #endif

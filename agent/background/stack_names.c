@@ -16,8 +16,8 @@
 #define MARK_KEY (1ull << 62)            /* a section marker (collectors/pyframes.h STACK_MARK_*) */
 #define FRAMES_ON_STACK TRACE_MAX_FRAMES /* more than any captured stack has (512 words) */
 
-uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
-                     uint32_t max)
+uint32_t stack_names_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
+                          uint32_t max)
 {
     struct stack_frame stack[FRAMES_ON_STACK];
     struct stack_frame *decoded = max <= FRAMES_ON_STACK ? stack : malloc(max * sizeof *decoded);
@@ -50,10 +50,10 @@ static void name_generated(struct rep_frame *out)
     out->module = c->origin;
 }
 
-void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep_frame *out)
+void stack_names_resolve(struct tw_frame_key key, struct symbolizer *sym, struct rep_frame *out)
 {
     if (key.b & PYTHON_KEY) {
-        const struct pyname *name = pynames_find((uintptr_t)key.a, (uint32_t)key.b);
+        const struct pyname *name = python_names_find((uintptr_t)key.a, (uint32_t)key.b);
         *out = (struct rep_frame){.function = name ? name->function : "?",
                                   .module = "",
                                   .file = name ? name->file : "?",
@@ -88,16 +88,16 @@ void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep
                               .offset = sym ? info.offset : pc - 1};
 }
 
-uint32_t frames_of_stack(const uintptr_t *words, uint32_t depth, struct symbolizer *sym,
-                         struct rep_frame *out, uint32_t max)
+uint32_t stack_names_frames(const uintptr_t *words, uint32_t depth, struct symbolizer *sym,
+                            struct rep_frame *out, uint32_t max)
 {
     struct tw_frame_key stack[FRAMES_ON_STACK];
     struct tw_frame_key *keys = max <= FRAMES_ON_STACK ? stack : malloc(max * sizeof *keys);
     if (!keys)
         return 0;
-    uint32_t n = frames_keys(words, depth, keys, max);
+    uint32_t n = stack_names_keys(words, depth, keys, max);
     for (uint32_t i = 0; i < n; i++)
-        frames_name_key(keys[i], sym, &out[i]);
+        stack_names_resolve(keys[i], sym, &out[i]);
     if (keys != stack)
         free(keys);
     return n;

@@ -15,15 +15,15 @@ struct symbolizer;
 
 /* The frames of a stack's words (collectors/pyframes.h), innermost first, as the trace's frame
  * keys: at most max; returns how many. */
-uint32_t frames_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
-                     uint32_t max);
+uint32_t stack_names_keys(const uintptr_t *words, uint32_t depth, struct tw_frame_key *keys,
+                          uint32_t max);
 
 /* The names of one frame (sym may be NULL: native frames then keep only their address). Strings
  * are owned by the symbolizer or the Python names table and live until exit. */
-void frames_name_key(struct tw_frame_key key, struct symbolizer *sym, struct rep_frame *out);
+void stack_names_resolve(struct tw_frame_key key, struct symbolizer *sym, struct rep_frame *out);
 
-/* frames_keys then frames_name_key for each: at most max frames into out; returns how many. */
-uint32_t frames_of_stack(const uintptr_t *words, uint32_t depth, struct symbolizer *sym,
-                         struct rep_frame *out, uint32_t max);
+/* stack_names_keys then stack_names_resolve for each: at most max frames into out; returns how many. */
+uint32_t stack_names_frames(const uintptr_t *words, uint32_t depth, struct symbolizer *sym,
+                            struct rep_frame *out, uint32_t max);
 
 #endif

@@ -470,32 +470,28 @@ static void write_report(const struct rep_process *proc, const char *summary_sho
 }
 
 /* The outputs, in order. on_flusher: this is the flusher thread (a fatal signal's exit). */
-static void write_outputs(bool on_flusher)
+/* The process's identity and settings, as summary.json and the report head them. */
+static void describe_process(struct rep_process *proc, char *sched, size_t cap)
 {
-    struct rep_process proc = {0};
-    char sched[160];
-    schedule_describe(&agent_cfg.schedule, sched, sizeof sched);
-    proc.pid = (int)getpid();
-    proc.rank = agent_id.rank;
-    proc.local_rank = agent_id.local_rank;
-    proc.world_size = agent_id.world_size;
-    proc.node = agent_id.node;
-    proc.host = agent_id.host[0] ? agent_id.host : NULL;
-    proc.job_id = agent_id.job_id[0] ? agent_id.job_id : NULL;
-    proc.launcher = agent_id.launcher;
-    proc.schedule = sched;
-    proc.settings_from = settings_from[0] ? settings_from : NULL;
-    steps_finish(&proc, agent_now_ns());
-    proc.unattributed_syncs = agent_unattributed_syncs();
+    schedule_describe(&agent_cfg.schedule, sched, cap);
+    proc->pid = (int)getpid();
+    proc->rank = agent_id.rank;
+    proc->local_rank = agent_id.local_rank;
+    proc->world_size = agent_id.world_size;
+    proc->node = agent_id.node;
+    proc->host = agent_id.host[0] ? agent_id.host : NULL;
+    proc->job_id = agent_id.job_id[0] ? agent_id.job_id : NULL;
+    proc->launcher = agent_id.launcher;
+    proc->schedule = sched;
+    proc->settings_from = settings_from[0] ? settings_from : NULL;
+}
 
-    /* trace.bin: the last records, then END */
-    if (!on_flusher)
-        flusher_stop();
-    flusher_close(proc.unattributed_syncs, proc.steps_seen);
-    proc.trace_lost_errno = flusher_trace_lost(); /* into summary.json and the report */
-    /* what the timeline misses (counts stay exact), said in the report as `syncspy report` does */
-    threads_dropped(&proc.syncs_dropped, &proc.launches_dropped);
-    proc.syncs_dropped += agent_records_without_ring();
+/* What the timeline misses (counts stay exact): into proc, and said on stderr once, as `syncspy
+ * report` says it. */
+static void count_what_the_trace_misses(struct rep_process *proc)
+{
+    threads_dropped(&proc->syncs_dropped, &proc->launches_dropped);
+    proc->syncs_dropped += agent_records_without_ring();
     uint64_t short_stacks = native_stack_short_captures();
     if (short_stacks) /* said here, not at the capture: that thread had no stack to spare */
         agent_log("%llu syncs came with less than %d KiB of their thread's stack left: they are "
@@ -511,34 +507,57 @@ static void write_outputs(bool on_flusher)
         agent_log("%llu step records found the flusher's queue full and are missing from %s "
                   "(summary.json and this report have them; the trace counts them)",
                   (unsigned long long)lost_steps, TRACE_FILE_NAME);
+}
+
+/* summary.json in the process folder, bounded by SYNCSPY_TRACE_MB: its path in summary (cap
+ * bytes) when written, else NULL (said on stderr). */
+static const char *write_summary(struct rep_process *proc, char *summary, size_t cap)
+{
+    int dirfd = -1;
+    const char *tried, *dir = process_dir_open(&agent_id, &tried, &dirfd);
+    if (!dir) {
+        say_no_folder(tried, errno);
+        return NULL;
+    }
+    summary_fit_bound(proc, dirfd);
+    if (summary_write_file(proc, dirfd, dir, summary, cap) == 0)
+        return summary;
+    int err = errno;
+    agent_output_error(summary, err);
+    if (proc->trace_lost_errno) /* said once above may have been the trace's line only */
+        agent_log("%s could not be written either (%s): this report is the only complete "
+                  "record of the run",
+                  summary, strerror(err));
+    return NULL;
+}
+
+static void write_outputs(bool on_flusher)
+{
+    struct rep_process proc = {0};
+    char sched[160];
+    describe_process(&proc, sched, sizeof sched);
+    steps_finish(&proc, agent_now_ns());
+    proc.unattributed_syncs = agent_unattributed_syncs();
+
+    /* trace.bin: the last records, then END */
+    if (!on_flusher)
+        flusher_stop();
+    flusher_close(proc.unattributed_syncs, proc.steps_seen);
+    proc.trace_lost_errno = flusher_trace_lost(); /* into summary.json and the report */
+    count_what_the_trace_misses(&proc);
 
     agent_gpu_finish(); /* the last activity records: GPU idle times (SYNCSPY_GPU=1) */
     struct symbolizer *own = flusher_symbolizer() ? NULL : symbolizer_new();
-    exit_model_sites(&proc, own ? own : flusher_symbolizer());
-    exit_model_threads(&proc, steps_marker_tid());
+    report_model_sites(&proc, own ? own : flusher_symbolizer());
+    report_model_threads(&proc, steps_marker_tid());
     recompiles_model(&proc);
     proc.no_step_hook =
         agent_cfg.step_mode == STEP_AUTO && !proc.step_source && pyhook_never_found_optim();
 
     char summary[PATH_MAX];
-    int dirfd = -1;
-    const char *summary_shown = NULL, *tried, *dir = process_dir_open(&agent_id, &tried, &dirfd);
-    if (!dir)
-        say_no_folder(tried, errno);
-    else if (summary_fit_bound(&proc, dirfd),
-             summary_write_file(&proc, dirfd, dir, summary, sizeof summary) != 0) {
-        int err = errno;
-        agent_output_error(summary, err);
-        if (proc.trace_lost_errno) /* said once above may have been the trace's line only */
-            agent_log("%s could not be written either (%s): this report is the only complete "
-                      "record of the run",
-                      summary, strerror(err));
-    } else {
-        summary_shown = summary;
-    }
-    write_report(&proc, summary_shown);
+    write_report(&proc, write_summary(&proc, summary, sizeof summary));
 
-    exit_model_free(&proc);
+    report_model_free(&proc);
     if (own)
         symbolizer_free(own);
 }
@@ -780,7 +799,7 @@ static const struct fork_lock fork_locks[LOCKS] = {
     [LOCK_STEP] = {"steps", FORK_LOCK_WAIT, steps_lock, NULL, 0},
     [LOCK_REGISTRY] = {"thread registry", FORK_LOCK_WAIT, threads_registry_lock, NULL, 0},
     [LOCK_SITES] = {"site table", FORK_LOCK_WAIT, sites_table_lock, NULL, 0},
-    [LOCK_PYNAMES] = {"Python names", FORK_LOCK_WAIT, pynames_lock, NULL, 0},
+    [LOCK_PYNAMES] = {"Python names", FORK_LOCK_WAIT, python_names_lock, NULL, 0},
     [LOCK_RECOMPILES] = {"recompilations", FORK_LOCK_WAIT, recompiles_lock, NULL, 0},
     [LOCK_AUTOGRAD] = {"autograd tables", FORK_LOCK_WAIT, autograd_lock, NULL, 0},
     [LOCK_NODES] = {"autograd nodes", FORK_LOCK_WAIT, nodes_lock, NULL, 0},
@@ -826,14 +845,14 @@ static void fork_child(void)
     control_atfork_child();
     pyhook_atfork_child();
     nodes_atfork_child();
-    pynames_atfork_child();
+    python_names_atfork_child();
     recompiles_atfork_child();
     sites_atfork_child();
     threads_atfork_child();
     stack_cache_atfork_child();
     native_stack_atfork_child();
     safe_read_atfork_child();
-    tallies_atfork_child();
+    budget_counts_atfork_child();
     agent_core_atfork_child();
     agent_gpu_atfork_child();
     start_mono_ns = clock_mono_ns();

@@ -206,7 +206,7 @@ static uint32_t capture(bool skip_agent)
         return id;
     struct py_raw_frame py[PYFRAMES_MAX];
     int n = pyframes_capture(py, PYFRAMES_MAX); /* the same frames, still running: their names */
-    pynames_intern_stack(words, w, py, n);
+    python_names_intern_stack(words, w, py, n);
     pthread_mutex_lock(&lock);
     id = keep_locked(words, w, h);
     pthread_mutex_unlock(&lock);

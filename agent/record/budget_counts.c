@@ -1,5 +1,5 @@
 /* agent/record/budget_counts.c: the counts behind sync budgets (see budget_counts.h; the
- * syncspy_tally_* API that reads them is agent/process/api.c). tallies_add runs on the recording
+ * syncspy_tally_* API that reads them is agent/process/api.c). budget_counts_add runs on the recording
  * path of a sync (its own thread, inside the CUDA call) while a region is open: no lock, no
  * allocation, only its own table written. */
 #include "agent/record/budget_counts.h"
@@ -8,13 +8,13 @@
 
 #include "common/compiler.h"
 
-_Atomic uint64_t tallies_state;
+_Atomic uint64_t budget_counts_state;
 
-bool tallies_reusable(const struct tally_table *t)
+bool budget_counts_reusable(const struct tally_table *t)
 {
-    uint64_t st = atomic_load_explicit(&tallies_state, memory_order_acquire);
-    return !tallies_open(st) ||
-           atomic_load_explicit(&t->epoch, memory_order_relaxed) != tallies_epoch(st);
+    uint64_t st = atomic_load_explicit(&budget_counts_state, memory_order_acquire);
+    return !budget_counts_open(st) ||
+           atomic_load_explicit(&t->epoch, memory_order_relaxed) != budget_counts_epoch(st);
 }
 
 /* ---- the owner's side: the recording path ---------------------------------------------------- */
@@ -39,13 +39,13 @@ static inline void bump(_Atomic uint64_t *v, uint64_t by)
                           memory_order_relaxed);
 }
 
-void tallies_add(struct tally_table *t, uint32_t site, uint64_t ns)
+void budget_counts_add(struct tally_table *t, uint32_t site, uint64_t ns)
 {
-    uint64_t st = atomic_load_explicit(&tallies_state, memory_order_acquire);
-    if (!tallies_open(st))
+    uint64_t st = atomic_load_explicit(&budget_counts_state, memory_order_acquire);
+    if (!budget_counts_open(st))
         return;
-    if (atomic_load_explicit(&t->epoch, memory_order_relaxed) != tallies_epoch(st))
-        table_renew(t, tallies_epoch(st));
+    if (atomic_load_explicit(&t->epoch, memory_order_relaxed) != budget_counts_epoch(st))
+        table_renew(t, budget_counts_epoch(st));
     if (site) {
         /* open addressing from the site's hash, linear probing: a slot's site is set once */
         size_t h = (size_t)((site * 0x9E3779B1u) >> 26) % TALLY_SLOTS;
@@ -69,7 +69,7 @@ void tallies_add(struct tally_table *t, uint32_t site, uint64_t ns)
     bump(&t->other_ns, ns);
 }
 
-void tallies_atfork_child(void)
+void budget_counts_atfork_child(void)
 {
-    atomic_store(&tallies_state, 0);
+    atomic_store(&budget_counts_state, 0);
 }

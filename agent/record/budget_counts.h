@@ -39,26 +39,26 @@ struct tally_table {
 
 /* The counting state: the epoch in the high 32 bits, the regions open now (in the whole
  * process, syncspy_tally_begin/end) in the low 32. The recording path tests the low half. */
-extern _Atomic uint64_t tallies_state;
+extern _Atomic uint64_t budget_counts_state;
 
-static inline uint32_t tallies_open(uint64_t state)
+static inline uint32_t budget_counts_open(uint64_t state)
 {
     return (uint32_t)state;
 }
 
-static inline uint64_t tallies_epoch(uint64_t state)
+static inline uint64_t budget_counts_epoch(uint64_t state)
 {
     return state >> 32;
 }
 
 /* Whether a table whose thread exited may pass to another thread: its epoch is over. */
-bool tallies_reusable(const struct tally_table *t);
+bool budget_counts_reusable(const struct tally_table *t);
 
 /* One sync of the table's thread (the caller, its owner) at site (0: it has none), blocked ns
- * long. Only while a region is open (the caller checks tallies_state). */
-void tallies_add(struct tally_table *t, uint32_t site, uint64_t ns);
+ * long. Only while a region is open (the caller checks budget_counts_state). */
+void budget_counts_add(struct tally_table *t, uint32_t site, uint64_t ns);
 
 /* A fork's child starts with no region open (the regions were the parent's threads'). */
-void tallies_atfork_child(void);
+void budget_counts_atfork_child(void);
 
 #endif

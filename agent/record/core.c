@@ -305,8 +305,8 @@ static struct site *site_for(struct thread_state *ts, uint32_t api, const uintpt
     agent_hold_signals(&h);
     site = sites_lookup(&ts->cache, api, words, (uint32_t)n, truncated);
     if (python && site && site_count(site) == 0) {
-        pynames_intern_stack(words, (uint32_t)n, py, n_py);
-        if (pynames_compile_work(py, n_py))
+        python_names_intern_stack(words, (uint32_t)n, py, n_py);
+        if (python_names_compile_work(py, n_py))
             site_mark_compile_work(site);
     }
     agent_release_signals(&h);
@@ -409,9 +409,10 @@ static void record_sync(const struct sync_call *call)
             phase_add(&ts->syncs, step, blocked);
     }
     /* a sync budget region is open somewhere (agent/record/budget_counts.h): one load and a branch if not */
-    if (unlikely(tallies_open(atomic_load_explicit(&tallies_state, memory_order_relaxed))) && own &&
-        ts && ts->tally)
-        tallies_add(ts->tally, site ? site_id(site) : 0, blocked);
+    if (unlikely(
+            budget_counts_open(atomic_load_explicit(&budget_counts_state, memory_order_relaxed))) &&
+        own && ts && ts->tally)
+        budget_counts_add(ts->tally, site ? site_id(site) : 0, blocked);
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
         struct agent_hold h; /* the GPU collector's lock */
         agent_hold_signals(&h);

@@ -132,8 +132,8 @@ static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame
         *ask = r->name.file;
 }
 
-void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
-                          int n_py)
+void python_names_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
+                               int n_py)
 {
     bool any = false;
     for (uint32_t i = 0; i + 1 < n && !any; i++)
@@ -153,7 +153,7 @@ void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_ra
         up_request_graphs(ask);
 }
 
-bool pynames_compile_work(const struct py_raw_frame *py, int n_py)
+bool python_names_compile_work(const struct py_raw_frame *py, int n_py)
 {
     bool own = false;
     pthread_mutex_lock(&names_lock);
@@ -167,7 +167,7 @@ bool pynames_compile_work(const struct py_raw_frame *py, int n_py)
     return own;
 }
 
-const struct pyname *pynames_find(uintptr_t code, uint32_t lasti)
+const struct pyname *python_names_find(uintptr_t code, uint32_t lasti)
 {
     struct pyname_key key = {code, lasti};
     struct pyname_rec *r;
@@ -177,14 +177,14 @@ const struct pyname *pynames_find(uintptr_t code, uint32_t lasti)
     return r ? &r->name : NULL;
 }
 
-pthread_mutex_t *pynames_lock(void)
+pthread_mutex_t *python_names_lock(void)
 {
     return &names_lock;
 }
 
 /* The child's one thread (the lock it held across fork() released): the names are the parent's
  * memory, unmapped; the child interns its own. */
-void pynames_atfork_child(void)
+void python_names_atfork_child(void)
 {
     arena_release(&names_arena);
     names = NULL;

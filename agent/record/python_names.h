@@ -19,19 +19,19 @@ struct py_raw_frame;
  * collectors/pyframes.h) not seen before. Call on the capturing thread, inside the CUDA call;
  * py[0..n_py) are the thread's frames just captured (on CPython 3.9/3.10 the qualified name of
  * a code is derived from its running frame, once per code object). */
-void pynames_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
-                          int n_py);
+void python_names_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
+                               int n_py);
 
 /* Whether one of the thread's frames just captured, py[0..n_py), runs torch.compile's own work
  * (common/gencode.h gencode_compile_work_file); their names were interned before. */
-bool pynames_compile_work(const struct py_raw_frame *py, int n_py);
+bool python_names_compile_work(const struct py_raw_frame *py, int n_py);
 
 /* The kept names, or NULL. */
-const struct pyname *pynames_find(uintptr_t code, uint32_t lasti);
+const struct pyname *python_names_find(uintptr_t code, uint32_t lasti);
 
 /* The names' lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */
-pthread_mutex_t *pynames_lock(void);
+pthread_mutex_t *python_names_lock(void);
 /* In a fork's child: no name kept (the child interns its own). */
-void pynames_atfork_child(void);
+void python_names_atfork_child(void);
 
 #endif

@@ -12,10 +12,9 @@
 #include <unistd.h>
 
 #include "agent/record/arena.h"
-#include "agent/record/core.h"
 #include "collectors/stack_cache.h"
 
-SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches; /* agent/record/core.h */
+SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 
 #define RING_RECORDS 4096 /* per thread: 256 KiB (32 threads in the default 8 MiB) */
 #define RING_BYTES (sizeof(struct ring) + RING_RECORDS * sizeof(struct tw_event))
@@ -95,7 +94,7 @@ static struct tally_table *tally_take(uint32_t tid, const char *name)
 {
     struct tally_table *t;
     for (t = atomic_load_explicit(&reg.tally_tables, memory_order_relaxed); t; t = t->next)
-        if (!t->owned && tallies_reusable(t))
+        if (!t->owned && budget_counts_reusable(t))
             break;
     if (!t && (t = arena_alloc(&thread_arena, sizeof(*t)))) {
         t->index = ++reg.ntally_tables;

@@ -13,13 +13,14 @@
 #include <stdint.h>
 
 #include "output/phase_counter.h"
-#include "agent/record/core.h"
 #include "agent/record/ring.h"
 #include "agent/record/sites.h"
 #include "agent/record/budget_counts.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
 #include "common/compiler.h"
+
+struct agent_mark; /* agent/record/core.h: an interposed call's or agent work's mark */
 
 /* A sync's capture buffers (agent/record/core.c), ~15 KiB: the thread's, made with its state, so that a
  * capture takes little of the program's stack (issue 22: a thread with a 32 KiB stack crashed
@@ -79,6 +80,11 @@ struct agent_tls {
     int pending_signal; /* a fatal signal that arrived during agent work: raised when it ends */
 };
 extern SYNCSPY_TLS struct agent_tls agent_tls;
+
+/* The calling thread's launch counter (its state's), NULL until its first CUDA call and after it
+ * exits: set here, read inline by the launch entry points (declared again in
+ * agent/record/core.h, the one header the entry layer sees). */
+extern SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 
 /* At the agent's start: the rings' memory cap (bytes) and the thread-exit key. */
 void threads_init(size_t ring_bytes);

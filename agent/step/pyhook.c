@@ -265,38 +265,42 @@ static void attr_step_end(void)
  * without a reference (the program's objects live as long as it wants them). All of it under the
  * GIL: the hook runs there. */
 #define OPT_KEPT 8 /* optimizers told apart (more are stepped past, never a closer) */
-static struct opt_known {
+struct opt_entry {
     uintptr_t addr;
     uint64_t cycles;  /* the anchor's cycles it stepped in */
     unsigned last_at; /* the order of its latest step in the cycle now open */
     bool in_cycle;
-} opt_known[OPT_KEPT];
-static unsigned opt_nknown; /* opt_known[0] is the anchor */
-static uintptr_t opt_closer, opt_prev,
-    opt_cut;                         /* opt_cut: the optimizer whose first step was cut */
-static PyObject *opt_first_ref;      /* a weak reference to the anchor (NULL: none could be made) */
-static uint64_t opt_cycles;          /* the anchor's cycles ended */
-static unsigned opt_order;           /* optimizer steps in the cycle now open */
-static bool opt_armed;               /* the anchor stepped since the last step ended */
-static pthread_t opt_thread;         /* the anchor's thread */
-static uintptr_t opt_seen[OPT_KEPT]; /* the optimizers that stepped in the step now open */
-static unsigned opt_nseen;
+};
+/* A forked child starts it afresh but for first_ref (pyhook_atfork_child): a field added here
+ * is reset there without a line of its own. */
+static struct optimizers {
+    struct opt_entry known[OPT_KEPT];
+    unsigned nknown;             /* known[0] is the anchor */
+    uintptr_t closer, prev, cut; /* cut: the optimizer whose first step was cut */
+    PyObject *first_ref;         /* a weak reference to the anchor (NULL: none could be made) */
+    uint64_t cycles;             /* the anchor's cycles ended */
+    unsigned order;              /* optimizer steps in the cycle now open */
+    bool armed;                  /* the anchor stepped since the last step ended */
+    pthread_t thread;            /* the anchor's thread */
+    uintptr_t seen[OPT_KEPT];    /* the optimizers that stepped in the step now open */
+    unsigned nseen;
+} optims;
 
 /* Whether the anchor has been freed (false when that cannot be told). */
 static bool first_optimizer_gone(void)
 {
-    if (!opt_first_ref)
+    if (!optims.first_ref)
         return false;
     if (pyapi.weakref_get_ref) {
         PyObject *o = NULL;
-        int alive = pyapi.weakref_get_ref(opt_first_ref, &o);
+        int alive = pyapi.weakref_get_ref(optims.first_ref, &o);
         if (alive > 0)
             pyapi.decref(o);
         if (alive < 0)
             pyapi.err_clear();
         return alive == 0;
     }
-    PyObject *o = pyapi.weakref_get_object ? pyapi.weakref_get_object(opt_first_ref) : NULL;
+    PyObject *o = pyapi.weakref_get_object ? pyapi.weakref_get_object(optims.first_ref) : NULL;
     if (!o)
         pyapi.err_clear();
     return o == pyapi.none;
@@ -304,18 +308,18 @@ static bool first_optimizer_gone(void)
 
 static void first_optimizer_is(PyObject *opt)
 {
-    opt_known[0] = (struct opt_known){.addr = (uintptr_t)opt, .in_cycle = true};
-    opt_thread = pthread_self();
-    opt_nknown = 1;
-    opt_closer = (uintptr_t)opt;
-    opt_cycles = 0;
-    opt_order = 1;
-    opt_armed = false;
-    opt_cut = 0;
-    if (opt_first_ref)
-        pyapi.decref(opt_first_ref);
-    opt_first_ref = opt && pyapi.weakref_new ? pyapi.weakref_new(opt, NULL) : NULL;
-    if (!opt_first_ref)
+    optims.known[0] = (struct opt_entry){.addr = (uintptr_t)opt, .in_cycle = true};
+    optims.thread = pthread_self();
+    optims.nknown = 1;
+    optims.closer = (uintptr_t)opt;
+    optims.cycles = 0;
+    optims.order = 1;
+    optims.armed = false;
+    optims.cut = 0;
+    if (optims.first_ref)
+        pyapi.decref(optims.first_ref);
+    optims.first_ref = opt && pyapi.weakref_new ? pyapi.weakref_new(opt, NULL) : NULL;
+    if (!optims.first_ref)
         pyapi.err_clear(); /* a class without weak references: the twice-in-a-row rule alone */
 }
 
@@ -323,20 +327,20 @@ static void first_optimizer_is(PyObject *opt)
  * that stepped in every cycle (the anchor always has), and the next cycle begins. */
 static void cycle_ends(void)
 {
-    opt_cycles++;
+    optims.cycles++;
     unsigned best = 0;
-    for (unsigned i = 0; i < opt_nknown; i++) {
-        struct opt_known *k = &opt_known[i];
+    for (unsigned i = 0; i < optims.nknown; i++) {
+        struct opt_entry *k = &optims.known[i];
         if (k->in_cycle)
             k->cycles++;
-        if (k->cycles == opt_cycles && k->last_at >= opt_known[best].last_at)
+        if (k->cycles == optims.cycles && k->last_at >= optims.known[best].last_at)
             best = i;
         k->in_cycle = false;
         k->last_at = 0;
     }
-    opt_closer = opt_known[best].addr;
-    opt_known[0].in_cycle = true;
-    opt_order = 1;
+    optims.closer = optims.known[best].addr;
+    optims.known[0].in_cycle = true;
+    optims.order = 1;
 }
 
 enum opt_end { OPT_GOES_ON, OPT_ENDS, OPT_ENDS_AT_CUT_TOO };
@@ -345,45 +349,45 @@ static enum opt_end optimizer_ends_step(PyObject *optimizer)
 {
     uintptr_t opt = (uintptr_t)optimizer;
     enum opt_end end = OPT_GOES_ON;
-    if (!opt_nknown || (opt != opt_known[0].addr && first_optimizer_gone())) {
+    if (!optims.nknown || (opt != optims.known[0].addr && first_optimizer_gone())) {
         first_optimizer_is(optimizer);
         end = OPT_ENDS;
-    } else if (!pthread_equal(pthread_self(), opt_thread)) {
+    } else if (!pthread_equal(pthread_self(), optims.thread)) {
         return OPT_GOES_ON; /* another thread's loop */
-    } else if (opt == opt_known[0].addr) {
-        bool missed = opt_armed; /* the closer did not step in the cycle that ends */
+    } else if (opt == optims.known[0].addr) {
+        bool missed = optims.armed; /* the closer did not step in the cycle that ends */
         cycle_ends();
-        opt_armed = true;
-        if (missed || opt == opt_closer)
+        optims.armed = true;
+        if (missed || opt == optims.closer)
             end = OPT_ENDS;
     } else {
         unsigned i = 1;
-        while (i < opt_nknown && opt_known[i].addr != opt)
+        while (i < optims.nknown && optims.known[i].addr != opt)
             i++;
-        if (i == opt_nknown && i < OPT_KEPT) { /* its first step: a cut, in case it replaces */
-            opt_known[opt_nknown++] = (struct opt_known){.addr = opt};
-            opt_cut = opt;
+        if (i == optims.nknown && i < OPT_KEPT) { /* its first step: a cut, in case it replaces */
+            optims.known[optims.nknown++] = (struct opt_entry){.addr = opt};
+            optims.cut = opt;
             up_optimizer_cut();
-        } else if (i < opt_nknown && opt == opt_prev && opt == opt_cut && opt_cycles > 0 &&
-                   opt_known[i].cycles == 0) {
+        } else if (i < optims.nknown && opt == optims.prev && opt == optims.cut &&
+                   optims.cycles > 0 && optims.known[i].cycles == 0) {
             first_optimizer_is(optimizer); /* a new one, stepping again: the anchor's successor */
             end = OPT_ENDS_AT_CUT_TOO;
         }
-        if (end == OPT_GOES_ON && i < opt_nknown) {
-            opt_known[i].in_cycle = true;
-            opt_known[i].last_at = opt_order++;
-            if (opt == opt_closer && opt_armed)
+        if (end == OPT_GOES_ON && i < optims.nknown) {
+            optims.known[i].in_cycle = true;
+            optims.known[i].last_at = optims.order++;
+            if (opt == optims.closer && optims.armed)
                 end = OPT_ENDS;
         }
     }
     if (end != OPT_GOES_ON)
-        opt_armed = false, opt_cut = 0; /* a mark drops the kept cut (agent/step/steps.c) */
-    opt_prev = opt;
+        optims.armed = false, optims.cut = 0; /* a mark drops the kept cut (agent/step/steps.c) */
+    optims.prev = opt;
     unsigned i = 0;
-    while (i < opt_nseen && opt_seen[i] != opt)
+    while (i < optims.nseen && optims.seen[i] != opt)
         i++;
-    if (i == opt_nseen && opt_nseen < OPT_KEPT)
-        opt_seen[opt_nseen++] = opt;
+    if (i == optims.nseen && optims.nseen < OPT_KEPT)
+        optims.seen[optims.nseen++] = opt;
     return end;
 }
 
@@ -397,10 +401,10 @@ static PyObject *py_hook(PyObject *self, PyObject *const *args, ptrdiff_t nargs,
     if (end == OPT_GOES_ON)
         return pyapi_none();
     if (end == OPT_ENDS_AT_CUT_TOO) /* the cut step held the optimizers before the new one */
-        up_optimizer_step_split(opt_nseen > 1 ? opt_nseen - 1 : 1, 1);
+        up_optimizer_step_split(optims.nseen > 1 ? optims.nseen - 1 : 1, 1);
     else
-        up_optimizer_step(opt_nseen);
-    opt_nseen = 0;
+        up_optimizer_step(optims.nseen);
+    optims.nseen = 0;
     if (attr_begin_fn && !attr_off)
         attr_step_end();
     return pyapi_none();
@@ -1195,6 +1199,6 @@ void pyhook_atfork_child(void)
     /* the child's loop is its own: its first optimizer step anchors it, as in a fresh process
      * (the anchor may be the parent's optimizer of another thread, which the child has not; the
      * hook, with the GIL, drops the weak reference to it when it anchors anew) */
-    opt_nknown = 0;
-    opt_nseen = 0;
+    PyObject *first_ref = optims.first_ref;
+    optims = (struct optimizers){.first_ref = first_ref};
 }

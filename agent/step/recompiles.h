@@ -21,7 +21,7 @@
 void recompiles_add(const char *function, const char *file, uint32_t line, const char *reason,
                     uint64_t step);
 
-/* The functions recompiled, most recompiled first, into proc (malloc'd; exit_model_free frees). */
+/* The functions recompiled, most recompiled first, into proc (malloc'd; report_model_free frees). */
 void recompiles_model(struct rep_process *proc);
 
 /* The table's lock, for the fork handlers (agent/process/fork_locks.h: taken around fork()). */

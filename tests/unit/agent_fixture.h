@@ -1,5 +1,5 @@
 /* tests/unit/agent_fixture.h: what the unit tests of the agent's core (test_core.c,
- * test_tallies.c, test_counts.c, the fork tests) share: one sync through the entry layer's calls, a
+ * test_budget_counts.c, test_counts.c, the fork tests) share: one sync through the entry layer's calls, a
  * child forked to run checks, and a run of the test in a
  * private output folder with no report (the agent reads its configuration in its constructor, so
  * the test executes itself again with it set). */

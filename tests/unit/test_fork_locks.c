@@ -241,7 +241,7 @@ static int child_checks(void)
     if (api_intern("cuForkTestCall") < API_COUNT || !autograd_name_id("ForkTestBackward0"))
         return 23;
     recompiles_add("f", "fork.py", 1, "a guard failed", 1);
-    if (pynames_find(1, 2) != NULL)
+    if (python_names_find(1, 2) != NULL)
         return 24;
     struct syncspy_counts c;
     if (syncspy_counts(SYNCSPY_SCOPE_PROCESS, &c, sizeof c) != 0 ||

@@ -191,8 +191,8 @@ static void test_more_sites_than_slots(void **state)
     assert_int_equal(syncspy_tally_begin(), SYNCSPY_TALLY_VERSION);
     for (uint32_t site = 1; site <= SITES; site++)
         for (uint32_t k = 0; k < site % 3 + 1; k++)
-            tallies_add(&table, site, 7);
-    tallies_add(&table, 0, 5); /* a sync without a site */
+            budget_counts_add(&table, site, 7);
+    budget_counts_add(&table, 0, 5); /* a sync without a site */
     uint64_t itemized = 0, seen[SITES + 1] = {0};
     for (size_t i = 0; i < TALLY_SLOTS; i++) {
         uint32_t site = atomic_load(&table.slot[i].site);
@@ -210,7 +210,7 @@ static void test_more_sites_than_slots(void **state)
     syncspy_tally_end();
     /* the next epoch: the table's first sync clears it */
     assert_int_equal(syncspy_tally_begin(), SYNCSPY_TALLY_VERSION);
-    tallies_add(&table, 3, 1);
+    budget_counts_add(&table, 3, 1);
     assert_int_equal(atomic_load(&table.other_syncs), 0);
     uint64_t syncs = 0;
     for (size_t i = 0; i < TALLY_SLOTS; i++)
@@ -218,8 +218,8 @@ static void test_more_sites_than_slots(void **state)
     assert_int_equal(syncs, 1);
     syncspy_tally_end();
     /* no region open: nothing counted */
-    tallies_add(&table, 3, 1);
-    tallies_add(&table, 0, 1);
+    budget_counts_add(&table, 3, 1);
+    budget_counts_add(&table, 0, 1);
     syncs = atomic_load(&table.other_syncs);
     for (size_t i = 0; i < TALLY_SLOTS; i++)
         syncs += atomic_load(&table.slot[i].syncs);
@@ -293,7 +293,7 @@ static void test_describe(void **state)
 static int close_regions(void **state)
 {
     (void)state;
-    while (tallies_open(atomic_load(&tallies_state)))
+    while (budget_counts_open(atomic_load(&budget_counts_state)))
         syncspy_tally_end();
     return 0;
 }
