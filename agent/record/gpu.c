@@ -51,4 +51,5 @@ void agent_gpu_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, ui
 void agent_gpu_atfork_child(void)
 {
     atomic_store(&agent_gpu_tracking, false);
+    gpu_atfork_child();
 }
