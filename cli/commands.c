@@ -4,7 +4,6 @@
  * never runs inside a target process. */
 #include "cli/commands.h"
 #include "cli/load.h"
-#include "cli/run.h"
 #include "cli/version.h"
 
 #include <getopt.h>

@@ -67,6 +67,13 @@ struct cli_command {
 /* Every subcommand, ended by a row with no name. */
 extern const struct cli_command cli_commands[];
 
+/* Exit statuses of `syncspy run` itself, as env(1) and timeout(1) have them: its own failure
+ * (a bad option, no agent next to the program) before CMD starts, CMD found but not runnable,
+ * CMD not found. Any other status is CMD's. */
+#define RUN_FAILED 125
+#define RUN_CANNOT_EXECUTE 126
+#define RUN_NOT_FOUND 127
+
 /* The command of that name, or NULL. */
 const struct cli_command *cli_command(const char *name);
 

@@ -7,12 +7,7 @@
 
 #include <stdbool.h>
 
-/* Exit statuses of `syncspy run` itself, as env(1) and timeout(1) have them: its own failure
- * (a bad option, no agent next to the program) before CMD starts, CMD found but not runnable,
- * CMD not found. Any other status is CMD's. */
-#define RUN_FAILED 125
-#define RUN_CANNOT_EXECUTE 126
-#define RUN_NOT_FOUND 127
+#include "cli/commands.h" /* RUN_FAILED, RUN_CANNOT_EXECUTE, RUN_NOT_FOUND */
 
 /* argv[0] is "run", argv[1..argc) the words after it. Returns the status to exit with; when CMD died of
  * a signal, raises the same signal first (so it returns only if that did not end the process). */

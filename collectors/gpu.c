@@ -6,7 +6,8 @@
  * work was running at that moment. A sync whose next work is never seen is not counted.
  * Runs in agent_sync (gpu_note_sync: a lock, an array slot) and in CUPTI's buffer-completion
  * callback (any thread: the lock, no CUDA call, no malloc); those callbacks are the collector's
- * own and never enter the agent. One lock, taken by nothing else. */
+ * own and never enter the agent. One lock, taken by nothing else and held for bounded work only:
+ * a fork waits for it (agent/process/lifecycle.c's list of fork locks). */
 #include "collectors/gpu.h"
 
 #include <cupti_activity.h>
@@ -77,18 +78,14 @@ static int64_t clock_offset; /* CUPTI's clock minus CLOCK_MONOTONIC */
 static bool collecting;
 static uint64_t unresolved, dropped_syncs;
 
-static void fork_prepare(void)
+pthread_mutex_t *gpu_records_lock(void)
 {
-    pthread_mutex_lock(&gpu_lock);
+    return &gpu_lock;
 }
-static void fork_parent(void)
+
+void gpu_atfork_child(void)
 {
-    pthread_mutex_unlock(&gpu_lock);
-}
-static void fork_child(void)
-{
-    pthread_mutex_unlock(&gpu_lock); /* held by this thread across fork(): freed, never re-made */
-    atomic_store(&tracking, false);  /* the child's device work is not the parent's */
+    atomic_store(&tracking, false); /* the child's device work is not the parent's */
 }
 
 /* ---- buffers --------------------------------------------------------------------------------- */
@@ -332,7 +329,6 @@ const char *gpu_start(void *(*cupti_symbol)(const char *name))
     clock_offset = (int64_t)cupti_now - (int64_t)(before + (after - before) / 2);
     if (fns.register_callbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return "cuptiActivityRegisterCallbacks failed";
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (fns.enable(kinds[i]) != CUPTI_SUCCESS &&
             !(kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&

@@ -5,6 +5,7 @@
 #ifndef SYNCSPY_GPU_H
 #define SYNCSPY_GPU_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,6 +20,13 @@ bool gpu_stop(void);
 void gpu_note_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uint32_t driver_corr);
 /* At exit: delivers the last records, settles every sync still open. */
 void gpu_finish(void);
+
+/* The collector's one lock (a leaf, held for a few array slots: never across a CUPTI call), for
+ * the agent's fork handlers (agent/process/fork_locks.h: waited for around fork()). */
+pthread_mutex_t *gpu_records_lock(void);
+/* In a forked child, after its locks were made free: the parent's device work is not the
+ * child's, no sync of the child's is noted. */
+void gpu_atfork_child(void);
 
 /* What the activity records said about one site's syncs: after syncs of them (those whose next
  * device work was seen), the GPU sat idle idle_ns in total until work queued afterwards began;

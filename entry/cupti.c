@@ -46,6 +46,8 @@ static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool active;         /* subscribed and recording */
 static _Atomic unsigned generation; /* bumped when syncspy steps aside: open calls are void */
 static _Atomic bool started;
+static bool wanted;                /* SYNCSPY_CUPTI was not off (under state_lock) */
+static _Atomic bool forked_midway; /* a fork's child: CUPTI was being set up or handed over */
 
 /* ---- per thread -------------------------------------------------------------------------------- */
 
@@ -507,6 +509,7 @@ static enum start start_locked(const struct config *cfg)
     tl.in_cupti =
         true; /* loading and subscribing: a cuptiSubscribe meanwhile is not another tool's */
     enum start st = START_NONE;
+    wanted = cfg->cupti != CUPTI_OFF;
     if (cfg->cupti == CUPTI_OFF) {
         notice_once(&said_unavailable, "no CUPTI (SYNCSPY_CUPTI=off): " SHIM_ALONE);
     } else {
@@ -529,8 +532,13 @@ static void tell_agent(enum start st)
 
 void cupti_start(const struct config *cfg)
 {
-    if (atomic_exchange(&started, true))
+    if (atomic_exchange(&started, true)) {
+        if (atomic_exchange(&forked_midway, false)) /* this process's first CUDA call */
+            notice_once(&said_unavailable,
+                        "no CUPTI in this process (forked while another thread was setting CUPTI "
+                        "up or handing it over): " SHIM_ALONE);
         return;
+    }
     pthread_mutex_lock(&state_lock);
     quiet = cfg->cupti == CUPTI_EAGER && tree_said;
     tell_agent(start_locked(cfg));
@@ -572,6 +580,27 @@ void cupti_start_early(const struct config *cfg, const char *cudart)
 pthread_mutex_t *cupti_state_lock(void)
 {
     return &state_lock;
+}
+
+/* The child has its own subscription state: the parent's (subscribed or not, waiting for the
+ * driver or not, stepped aside or not) as fork() copied it, with CUPTI's own state, which lives
+ * in the same memory (the simulator's does; NVIDIA's CUPTI and driver do not support a child
+ * that uses CUDA after its parent initialized it). The callbacks CUPTI makes in the child are the
+ * child's calls and record into the child's own tables (reset by the agent's fork handlers):
+ * nothing is subscribed again (that would be a second subscriber) and nothing of the parent's is
+ * counted. Where another thread held the lock, it was inside CUPTI's loading, subscription or
+ * hand-over: how far it got, and CUPTI's own locks, are unknown, so the child never calls into
+ * libcupti and ignores its callbacks (the shim records alone; said at its first CUDA call). */
+void cupti_atfork_child(bool lock_taken)
+{
+    quiet = false;
+    if (lock_taken || !wanted)
+        return;
+    atomic_store(&started, true); /* also where it was a first try (cupti_start_early) */
+    atomic_store(&active, false);
+    atomic_fetch_add(&generation, 1); /* a call open on the forking thread is void */
+    atomic_store(&cupti_waiting_for_driver, false);
+    atomic_store(&forked_midway, true);
 }
 
 /* On the agent's own stack (agent_run_entry_work). */

@@ -36,6 +36,9 @@ extern _Atomic bool cupti_waiting_for_driver;
 void cupti_retry(void);
 /* The subscription's lock, for the entry layer's fork handlers (entry/start.c). */
 pthread_mutex_t *cupti_state_lock(void);
+/* In a fork's child, its locks free (lock_taken: the fork handlers held the subscription's lock
+ * across the fork, else another thread did): the child's own subscription state. */
+void cupti_atfork_child(bool lock_taken);
 
 /* SYNCSPY_CUPTI=eager's start, at load: cupti_start, whose failure is said by the first process
  * of a process tree only (an environment marker its children inherit). */

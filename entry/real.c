@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "entry/start.h"
 
 void *_Atomic real_fns[REAL_COUNT];
 /* The load address of the object each CUDA runtime or driver symbol was found in: after a
@@ -168,8 +167,6 @@ void real_forget_unloaded(void)
 
 void *real_resolve(int id)
 {
-    if (where_of(id) == REAL_CUDART)
-        entry_start(); /* the first interposed CUDA call may come before our constructor ran */
     void *fn = find(id);
     if (fn) {
         store(id, fn);

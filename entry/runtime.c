@@ -12,6 +12,7 @@
 #include "common/compiler.h"
 #include "entry/cupti.h"
 #include "entry/real.h"
+#include "entry/start.h"
 #include "entry/sync_rules.h"
 
 /* The per-thread-default-stream twins have the base function's type; the CUDA headers declare
@@ -27,7 +28,17 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                size_t sharedMem, cudaStream_t stream);
 TWIN(__cudaLaunchKernel, __cudaLaunchKernel_ptsz)
 
-#define REAL(fn) ((__typeof__(&fn))real_get(API_##fn))
+/* The runtime's own definition of a CUDA entry point. Its first lookup starts the entry layer
+ * (entry/start.c): the first interposed CUDA call may come before our constructor ran. */
+static inline void *real_cudart(int id)
+{
+    void *p = real_cached(id);
+    if (likely(p != NULL))
+        return p;
+    entry_start();
+    return real_resolve(id);
+}
+#define REAL(fn) ((__typeof__(&fn))real_cudart(API_##fn))
 
 /* The host memory the thread's latest copy used (MEM_PINNED, MEM_PAGEABLE; MEM_UNKNOWN once a
  * stream synchronize took it): a stream synchronize right after a copy from pinned memory is a
@@ -39,7 +50,7 @@ static SYNCSPY_TLS uint8_t last_host_memory;
 static enum mem_kind runtime_memory(const void *p)
 {
     cudaError_t (*f)(struct cudaPointerAttributes *, const void *) =
-        (__typeof__(f))real_get(REAL_cudaPointerGetAttributes);
+        (__typeof__(f))real_cudart(REAL_cudaPointerGetAttributes);
     struct cudaPointerAttributes a;
     if (!f || f(&a, p) != cudaSuccess)
         return MEM_UNKNOWN;

@@ -57,6 +57,7 @@ static void fork_child(void)
 {
     signals_atfork_release(&fork_mask);
     fork_locks_child(fork_locks, FORK_LOCKS, fork_taken);
+    cupti_atfork_child(fork_taken[0]);
 }
 
 /* The agent's imports are bound at load (-z now), but a sanitizer's interceptors call their

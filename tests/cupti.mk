@@ -26,3 +26,10 @@ $(BUILD)/progs/driver_only: tests/progs/driver_only.c $(SIMDRIVER_LIB)
 	$(CC) $(CUPTI_PROG_FLAGS) -o $@ $< -L$(BUILD)/progs/lib -lsimdriver -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS)
 
 test-build: $(SIMDRIVER_LIB) $(BUILD)/progs/cupti_driver $(BUILD)/progs/cupti_client $(BUILD)/progs/driver_only
+
+$(BUILD)/progs/cupti_fork: tests/progs/cupti_fork.c $(SIMDRIVER_LIB) $(SIM_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CUPTI_PROG_FLAGS) -fno-optimize-sibling-calls -o $@ $< -L$(BUILD)/progs/lib -lsimdriver \
+	      -Wl,-rpath,'$$ORIGIN/lib' $(PROG_LDFLAGS) -lcudart -lpthread -ldl
+
+test-build: $(BUILD)/progs/cupti_fork

@@ -6,7 +6,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_EXTRA_DEPS ?=
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CLI_A) $(ENTRY_A) $(CORE_A) $(UNIT_EXTRA_DEPS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(CLI_A) $(ENTRY_A) $(CORE_A) $(UNIT_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< $(CLI_A) $(ENTRY_A) $(CORE_A) $(SANFLAGS) -lcmocka $(LDLIBS)
 

@@ -48,6 +48,7 @@
 #include "agent/step/recompiles.h"
 #include "agent/step/steps.h"
 #include "agent/syncspy.h"
+#include "collectors/gpu.h"
 #include "collectors/loader_gate.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
@@ -777,6 +778,7 @@ enum {
     LOCK_NODES,
     LOCK_APIS,
     LOCK_FLUSHER_CALL,
+    LOCK_GPU,
     LOCK_PYAPI,
     LOCK_PYFRAMES,
     LOCK_SAFE_READ,
@@ -803,6 +805,7 @@ static const struct fork_lock fork_locks[LOCKS] = {
     [LOCK_NODES] = {"autograd nodes", FORK_LOCK_WAIT, nodes_lock, NULL, 0},
     [LOCK_APIS] = {"API names", FORK_LOCK_WAIT, apis_lock, NULL, 0},
     [LOCK_FLUSHER_CALL] = {"flusher calls", FORK_LOCK_WAIT, flusher_call_lock, NULL, 0},
+    [LOCK_GPU] = {"GPU activity records", FORK_LOCK_WAIT, gpu_records_lock, NULL, 0},
     [LOCK_PYAPI] = {"CPython API lookup", FORK_LOCK_FLAG, NULL, pyapi_resolving, 0},
     [LOCK_PYFRAMES] = {"CPython detection", FORK_LOCK_FLAG, NULL, pyframes_detecting, 0},
     [LOCK_SAFE_READ] = {"safe read pipe", FORK_LOCK_FLAG, NULL, safe_read_pipe_busy, 0},

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "agent/record/arena.h"
-#include "agent/record/autograd_nodes.h"
 #include "agent/record/python_names.h"
 #include "agent/record/sites.h"
 #include "agent/record/step_now.h"
@@ -313,12 +312,11 @@ static int append_node(uintptr_t *words, int n, int max, bool autograd_thread, u
     return n;
 }
 
-int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread)
+int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread,
+                    const struct backward_node *node)
 {
-    uint32_t forward, name, cause = 0;
-    if (nodes_current(&forward, &name, &cause) &&
-        (forward || running.forward == 0)) /* else: the mode's hooks */
-        return append_node(words, n, max, autograd_thread, forward, name, cause);
+    if (node && (node->forward || running.forward == 0)) /* else: the mode's hooks */
+        return append_node(words, n, max, autograd_thread, node->forward, node->name, node->cause);
     bool current = running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
     if (likely(running.forward == 0) || !current)
         return autograd_thread ? append_cause(words, n, max, current) : n;
@@ -349,14 +347,14 @@ void autograd_seen(const char *name)
     pthread_mutex_unlock(&lock);
 }
 
-/* auto is all where node creation is watched in C (nodes_hooked: known from the first
+/* auto is all where node creation is watched in C (nodes_watched: known from the first
  * attribution step, which auto makes the first active step, every type), sampled elsewhere. */
-static enum backward_mode effective_mode(void)
+static enum backward_mode effective_mode(bool nodes_watched)
 {
     static bool first_planned;
     if (mode != BACKWARD_AUTO)
         return mode;
-    if (nodes_hooked())
+    if (nodes_watched)
         return BACKWARD_ALL;
     return first_planned ? BACKWARD_SAMPLED : (first_planned = true, BACKWARD_ALL);
 }
@@ -382,10 +380,10 @@ static void learn_new_types(enum backward_mode m)
     sites_known = n;
 }
 
-bool autograd_plan(char *buf, size_t cap)
+bool autograd_plan(char *buf, size_t cap, bool nodes_watched)
 {
     bool active = atomic_load_explicit(&steps_active, memory_order_relaxed);
-    enum backward_mode m = active ? effective_mode() : mode;
+    enum backward_mode m = active ? effective_mode(nodes_watched) : mode;
     learn_new_types(m); /* before the lock: the flusher takes it in autograd_seen */
     pthread_mutex_lock(&lock);
     uint32_t gen = atomic_load(&generation);

@@ -82,12 +82,21 @@ bool autograd_step_attributed(void);
 void autograd_caller_begin(void);
 void autograd_caller_end(void);
 
+/* The node running on a sync's thread as the sequence number hook's engine knows it
+ * (agent/record/autograd_nodes.h nodes_current): the forward stack kept for it (0: none, for
+ * cause), its type's name id. */
+struct backward_node {
+    uint32_t forward, name, cause;
+};
+
 /* On the recording path (the sync's thread, no lock, no allocation): when a node runs on this
- * thread, appends its section markers and the kept stacks to words[0..n); on autograd's own
- * thread (autograd_thread: torch names it pt_autograd_<device>; every sync there is a backward
- * sync) with no node known, one STACK_MARK_UNSEEN marker saying why. Returns the new length (at
- * most max). */
-int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread);
+ * thread (node: the engine's, NULL when it knows none; else the mode engine's hooks'), appends
+ * its section markers and the kept stacks to words[0..n); on autograd's own thread
+ * (autograd_thread: torch names it pt_autograd_<device>; every sync there is a backward sync)
+ * with no node known, one STACK_MARK_UNSEEN marker saying why. Returns the new length (at most
+ * max). */
+int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread,
+                    const struct backward_node *node);
 
 /* The flusher saw a new stack whose own frames run the backward of node type `name`. */
 void autograd_seen(const char *name);
@@ -97,8 +106,9 @@ void autograd_seen(const char *name);
  * flusher's pace): whether the step now beginning is to be attributed (recorded by the schedule,
  * and new types seen or AUTOGRAD_EVERY_STEPS active steps since the last attribution, or mode
  * all); if so, buf gets the node types to tag, "<name>,<name>..." ("*": every one), at most cap
- * bytes, NUL-terminated (empty when not). */
-bool autograd_plan(char *buf, size_t cap);
+ * bytes, NUL-terminated (empty when not). nodes_watched: node creation is watched from the
+ * sequence number hook (agent/record/autograd_nodes.h nodes_hooked), where auto is all. */
+bool autograd_plan(char *buf, size_t cap, bool nodes_watched);
 
 /* At the start (SYNCSPY_BACKWARD), and in a fork's child (it keeps the tables). */
 void autograd_init(enum backward_mode mode);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/record/autograd.h"
+#include "agent/record/autograd_nodes.h"
 #include "agent/record/budget_counts.h"
 #include "agent/record/gpu.h"
 #include "agent/record/python_names.h"
@@ -346,8 +347,10 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
                            NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
     else
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
+    struct backward_node node = {0};
+    bool node_runs = nodes_current(&node.forward, &node.name, &node.cause);
     n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
-                        !strncmp(ts->name, "pt_autograd_", 12));
+                        !strncmp(ts->name, "pt_autograd_", 12), node_runs ? &node : NULL);
     return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth, b->py, n_py);
 }
 
@@ -416,7 +419,8 @@ static void record_sync(const struct sync_call *call)
     if (unlikely(atomic_load_explicit(&agent_gpu_tracking, memory_order_relaxed)) && site) {
         struct agent_hold h; /* the GPU collector's lock */
         agent_hold_signals(&h);
-        agent_gpu_sync(site_id(site), call); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
+        agent_gpu_sync(site_id(site), call->end_ns, call->runtime_corr,
+                       call->driver_corr); /* SYNCSPY_GPU=1: the GPU idle time after it, later */
         agent_release_signals(&h);
     }
     struct tw_event rec = {.t0 = call->start_ns,

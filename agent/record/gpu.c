@@ -43,12 +43,13 @@ void agent_gpu_finish(void)
     gpu_finish();
 }
 
-void agent_gpu_sync(uint32_t site_id, const struct sync_call *call)
+void agent_gpu_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uint32_t driver_corr)
 {
-    gpu_note_sync(site_id, call->end_ns, call->runtime_corr, call->driver_corr);
+    gpu_note_sync(site_id, end_ns, runtime_corr, driver_corr);
 }
 
 void agent_gpu_atfork_child(void)
 {
     atomic_store(&agent_gpu_tracking, false);
+    gpu_atfork_child();
 }

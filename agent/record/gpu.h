@@ -8,10 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agent/record/core.h"
-
 /* True while activity records are collected: the entry layer then fills the correlation ids of
- * struct sync_call, and agent_sync hands each sync to the collector. */
+ * struct sync_call (agent/record/core.h), and agent_sync hands each sync to the collector. */
 extern _Atomic bool agent_gpu_tracking;
 
 /* From the entry layer, once, when it subscribed to CUPTI (cupti_symbol: the loaded libcupti's
@@ -25,8 +23,9 @@ void agent_cupti_leaving(const char *what);
  * times settled. */
 void agent_gpu_finish(void);
 
-/* A sync recorded at site_id (agent_sync, on the calling thread). */
-void agent_gpu_sync(uint32_t site_id, const struct sync_call *call);
+/* A sync recorded at site_id (agent_sync, on the calling thread): when it returned, and the
+ * correlation ids of the runtime and driver calls inside it (0: unknown). */
+void agent_gpu_sync(uint32_t site_id, uint64_t end_ns, uint32_t runtime_corr, uint32_t driver_corr);
 
 /* In a forked child: the parent's device work is not the child's. */
 void agent_gpu_atfork_child(void);

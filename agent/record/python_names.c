@@ -96,7 +96,9 @@ static void resume_function_name(char *func)
     p[at - name] = '\0';
 }
 
-static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame *py, int n_py)
+/* *ask: a file of generated code to ask the user's lines of (once the lock is let go). */
+static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame *py, int n_py,
+                       const char **ask)
 {
     struct pyname_key key = {code, lasti};
     struct pyname_rec *r;
@@ -126,8 +128,8 @@ static void intern_one(uintptr_t code, uint32_t lasti, const struct py_raw_frame
     HASH_ADD(hh, names, key, sizeof key, r);
     /* torch.compile's generated code not named yet: asked for now, so that the answer is there
      * when the flusher writes the frame (agent/record/compiled.h) */
-    if (compiled_is_generated(r->name.file) && !compiled_find(r->name.file, line))
-        up_request_graphs(r->name.file);
+    if (compiled_is_generated(r->name.file) && !compiled_find(r->name.file, line) && !*ask)
+        *ask = r->name.file;
 }
 
 void python_names_intern_stack(const uintptr_t *words, uint32_t n, const struct py_raw_frame *py,
@@ -138,13 +140,17 @@ void python_names_intern_stack(const uintptr_t *words, uint32_t n, const struct 
         any = pyframe_word(words[i]);
     if (!any)
         return;
+    const char *ask = NULL; /* one request looks at every generated module */
     pthread_mutex_lock(&names_lock);
     for (uint32_t i = 0; i + 1 < n; i++)
         if (pyframe_word(words[i])) {
-            intern_one(words[i + 1], (uint32_t)(words[i] & 0xffffffffu), py, n_py);
+            intern_one(words[i + 1], (uint32_t)(words[i] & 0xffffffffu), py, n_py, &ask);
             i++;
         }
     pthread_mutex_unlock(&names_lock);
+    /* outside the lock: the request may start the agent's Python thread (agent/step/pyhook.c) */
+    if (ask)
+        up_request_graphs(ask);
 }
 
 bool python_names_compile_work(const struct py_raw_frame *py, int n_py)

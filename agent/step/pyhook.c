@@ -224,7 +224,7 @@ static void attr_step_end(void)
     bool compiled = compiled_anything();
     char names[2048];
     names[0] = '!';
-    if (!autograd_plan(names + compiled, sizeof names - 1))
+    if (!autograd_plan(names + compiled, sizeof names - 1, hooked))
         return;
     if (hooked && nodes_set_active(true)) {
         autograd_set_state(BACKWARD_CAUSE_NONE);
@@ -780,19 +780,42 @@ static int dynamo_audit(const char *event, PyObject *args, void *data)
 /* ---- the user's lines of generated code (agent/record/compiled.h) ----------------------------------- */
 
 static PyObject *graphs_fn; /* _syncspy_graphs */
-static _Atomic bool graphs_queued;
+/* IDLE: none asked; QUEUED: asked, waiting for the GIL (the main thread's pending call, or the
+ * agent's Python thread once GRAPHS_MAIN_WAIT_MS passed); RUNNING: being answered. */
+enum { GRAPHS_IDLE, GRAPHS_QUEUED, GRAPHS_RUNNING };
+static _Atomic int graphs_state = GRAPHS_IDLE;
+static _Atomic bool graphs_pending_queued; /* a pending call of ours in the interpreter's queue */
 #define GRAPHS_ASKED 64
 static const char *_Atomic graphs_asked[GRAPHS_ASKED]; /* files asked for (pynames' strings) */
 static _Atomic unsigned graphs_nasked;
+/* How long the main thread has to answer before the agent's Python thread does: a main thread
+ * that runs Python makes its pending calls within the interpreter's switch interval (5 ms). */
+#define GRAPHS_MAIN_WAIT_MS 20
+
+/* The question, GIL held, by whichever thread took it QUEUED -> RUNNING. */
+static void graphs_answer(void)
+{
+    if (graphs_fn && atomic_load(&agent_state) == STATE_RUNNING)
+        call_unseen(graphs_fn, NULL);
+    atomic_store(&graphs_state, GRAPHS_IDLE);
+}
+
+static bool graphs_take(void)
+{
+    int queued = GRAPHS_QUEUED;
+    return atomic_compare_exchange_strong(&graphs_state, &queued, GRAPHS_RUNNING);
+}
 
 static int graphs_call(void *arg)
 {
     (void)arg;
-    if (graphs_fn && atomic_load(&agent_state) == STATE_RUNNING)
-        call_unseen(graphs_fn, NULL);
-    atomic_store(&graphs_queued, false);
+    atomic_store(&graphs_pending_queued, false);
+    if (graphs_take())
+        graphs_answer();
     return 0;
 }
+
+static bool helper_ask_graphs(void);
 
 void pyhook_request_graphs(const char *file)
 {
@@ -807,15 +830,26 @@ void pyhook_request_graphs(const char *file)
     for (unsigned i = 0; i < n && i < GRAPHS_ASKED; i++)
         if (atomic_load_explicit(&graphs_asked[i], memory_order_relaxed) == file)
             return;
-    bool idle = false;
-    if (!atomic_compare_exchange_strong(&graphs_queued, &idle, true))
+    int idle = GRAPHS_IDLE;
+    if (!atomic_compare_exchange_strong(&graphs_state, &idle, GRAPHS_QUEUED))
         return; /* one is queued: it looks at every module, this one's too */
     dbg(2, "generated code %s: its user lines asked", file);
     unsigned k = atomic_fetch_add(&graphs_nasked, 1);
     atomic_store_explicit(&graphs_asked[k % GRAPHS_ASKED], file, memory_order_relaxed);
-    if (!pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing()) ||
-        pyapi.add_pending_call(graphs_call, NULL) != 0)
-        atomic_store(&graphs_queued, false);
+    if (!pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing())) {
+        atomic_store(&graphs_state, GRAPHS_IDLE);
+        return;
+    }
+    /* the main thread's pending call (one of ours still in the queue answers this one too) */
+    bool asked = atomic_exchange(&graphs_pending_queued, true);
+    if (!asked && !(asked = pyapi.add_pending_call(graphs_call, NULL) == 0))
+        atomic_store(&graphs_pending_queued, false);
+    /* and the agent's Python thread, where the main thread may never run it (it waits in
+     * Thread.join() while workers train, issue 36) */
+    if ((pid_t)syscall(SYS_gettid) != getpid() && helper_ask_graphs())
+        asked = true;
+    if (!asked)
+        atomic_store(&graphs_state, GRAPHS_IDLE);
 }
 
 /* After the hook's registration (GIL held, g the namespace the hook was made in). */
@@ -923,9 +957,11 @@ static int pending_attempt(void *arg)
  * and the threading module's _DummyThread that the agent's Python may have made for it (any
  * threading.current_thread() call) is taken out of threading._active again. */
 static struct {
-    _Atomic bool wanted;    /* an attempt waits for it */
-    _Atomic bool running;   /* the thread exists */
-    _Atomic bool waits_off; /* a CUDA call waited in vain once: no call waits again */
+    _Atomic bool wanted;           /* an attempt waits for it */
+    _Atomic bool graphs_wanted;    /* a graphs request, answered here if still queued at: */
+    _Atomic uint64_t graphs_at_ns; /* (agent_now_ns) */
+    _Atomic bool running;          /* the thread exists */
+    _Atomic bool waits_off;        /* a CUDA call waited in vain once: no call waits again */
 } helper;
 
 static const char dummy_before[] =
@@ -939,18 +975,22 @@ static const char dummy_after[] =
     "    if _d is not None and _d is not _before and type(_d).__name__ == '_DummyThread':\n"
     "        _t._active.pop(_t.get_ident(), None)\n";
 
-/* The attempt, with the GIL taken here. Never once the interpreter is going away (its state is
- * freed at the end of Py_FinalizeEx); a finalization that begins while this waits for the GIL
- * ends the thread there, as it does a daemon thread's, holding nothing. */
-static void attempt_with_gil(void)
+/* fn with the GIL taken here, the program's view of its threads left as it was. Never once the
+ * interpreter is going away (its state is freed at the end of Py_FinalizeEx); a finalization
+ * that begins while this waits for the GIL ends the thread there, as it does a daemon thread's,
+ * holding nothing. */
+static bool interpreter_usable(void)
 {
-    if (atomic_load(&hook_state) != HOOK_QUEUED || atomic_load(&agent_state) != STATE_RUNNING ||
-        !pyapi.is_initialized() || (pyapi.is_finalizing && pyapi.is_finalizing()))
-        return;
+    return atomic_load(&agent_state) == STATE_RUNNING && pyapi.is_initialized() &&
+           !(pyapi.is_finalizing && pyapi.is_finalizing());
+}
+
+static void with_gil(void (*fn)(void))
+{
     int gil = pyapi.gil_ensure();
     PyObject *g = pyapi.dict_new();
     bool ok = g && pyapi.dict_set(g, "__builtins__", pyapi.builtins()) == 0 && run(g, dummy_before);
-    attempt();
+    fn();
     if (ok)
         run(g, dummy_after);
     pyapi.err_clear();
@@ -959,29 +999,70 @@ static void attempt_with_gil(void)
     pyapi.gil_release(gil);
 }
 
+/* The attempt a poll queued. */
+static void attempt_with_gil(void)
+{
+    if (atomic_load(&hook_state) == HOOK_QUEUED && interpreter_usable())
+        with_gil(attempt);
+}
+
+/* The graphs request the main thread did not answer within GRAPHS_MAIN_WAIT_MS. */
+static void graphs_with_gil(void)
+{
+    if (!interpreter_usable() || !graphs_take())
+        return;
+    dbg(2,
+        "generated code: its user lines asked on the agent's Python thread (the main thread "
+        "did not answer within %d ms)",
+        GRAPHS_MAIN_WAIT_MS);
+    with_gil(graphs_answer);
+}
+
+/* True while the thread has work: an attempt, or a graphs request not answered yet (served once
+ * its time came, or dropped once answered, or the agent finishing). */
+static bool helper_work(void)
+{
+    if (atomic_exchange(&helper.wanted, false)) {
+        attempt_with_gil();
+        return true;
+    }
+    if (!atomic_load(&helper.graphs_wanted))
+        return false;
+    if (atomic_load(&graphs_state) != GRAPHS_QUEUED || atomic_load(&agent_state) != STATE_RUNNING) {
+        atomic_store(&helper.graphs_wanted, false);
+        return true; /* the main thread answered: nothing to do */
+    }
+    if (agent_now_ns() < atomic_load(&helper.graphs_at_ns)) {
+        int cancel;
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        pthread_setcancelstate(cancel, NULL);
+        return true;
+    }
+    atomic_store(&helper.graphs_wanted, false);
+    graphs_with_gil();
+    return true;
+}
+
 static void *helper_main(void *arg)
 {
     (void)arg;
     agent_thread_is_agents(); /* a CUDA call the attempt makes is not the program's */
     prctl(PR_SET_NAME, "syncspy-python", 0, 0, 0);
     do {
-        while (atomic_exchange(&helper.wanted, false))
-            attempt_with_gil();
+        while (helper_work())
+            ;
         atomic_store(&helper.running, false);
         /* one wanted after the loop looked and before running was cleared is served here */
-    } while (atomic_load(&helper.wanted) && !atomic_exchange(&helper.running, true));
+    } while ((atomic_load(&helper.wanted) || atomic_load(&helper.graphs_wanted)) &&
+             !atomic_exchange(&helper.running, true));
     return NULL;
 }
 
-/* Whether the thread will make the attempt (it was there, or started now). On the program's
- * thread inside a CUDA call, once per attempt; the thread starts with the program's signals
- * blocked (faults aside). Never inlined: its locals stay out of pyhook_poll's frame, which every
- * thread's first CUDA call puts on the program's stack (tests/e2e/test_host_harm.py OwnStacks). */
-__attribute__((noinline, cold)) static bool helper_ask(void)
+/* Starts the thread unless it runs; false when it could not. */
+static bool helper_start(void)
 {
-    if (!pyapi.gil_ensure || !pyapi.gil_release)
-        return false;
-    atomic_store(&helper.wanted, true);
     if (atomic_exchange(&helper.running, true))
         return true;
     pthread_attr_t attr;
@@ -998,6 +1079,30 @@ __attribute__((noinline, cold)) static bool helper_ask(void)
     if (!started)
         atomic_store(&helper.running, false);
     return started;
+}
+
+/* Whether the thread will make the attempt (it was there, or started now). On the program's
+ * thread inside a CUDA call, once per attempt; the thread starts with the program's signals
+ * blocked (faults aside). Never inlined: its locals stay out of pyhook_poll's frame, which every
+ * thread's first CUDA call puts on the program's stack (tests/e2e/test_host_harm.py OwnStacks). */
+__attribute__((noinline, cold)) static bool helper_ask(void)
+{
+    if (!pyapi.gil_ensure || !pyapi.gil_release)
+        return false;
+    atomic_store(&helper.wanted, true);
+    return helper_start();
+}
+
+/* A graphs request, answered by the thread GRAPHS_MAIN_WAIT_MS from now where the main thread
+ * has not answered it by then. On the flusher thread or a program's, no lock of the agent's
+ * held (agent/record/python_names.c asks after its lock is let go). */
+__attribute__((noinline, cold)) static bool helper_ask_graphs(void)
+{
+    if (!pyapi.gil_ensure || !pyapi.gil_release)
+        return false;
+    atomic_store(&helper.graphs_at_ns, agent_now_ns() + GRAPHS_MAIN_WAIT_MS * 1000000ull);
+    atomic_store(&helper.graphs_wanted, true);
+    return helper_start();
 }
 
 /* A thread other than the main one that does not hold the GIL itself (PyGILState_Check, which
@@ -1088,7 +1193,9 @@ void pyhook_atfork_child(void)
     atomic_store(&pending_queued, false);
     memset(&helper, 0, sizeof helper);
     agent_tls.pyhook_wait = false;
-    atomic_store(&graphs_queued, false); /* a pending call the parent queued is not the child's */
+    /* a pending call the parent queued is not the child's, nor an answer being made */
+    atomic_store(&graphs_state, GRAPHS_IDLE);
+    atomic_store(&graphs_pending_queued, false);
     /* the child's loop is its own: its first optimizer step anchors it, as in a fresh process
      * (the anchor may be the parent's optimizer of another thread, which the child has not; the
      * hook, with the GIL, drops the weak reference to it when it anchors anew) */

@@ -5,7 +5,9 @@ the CLI (cli/) on output/'s renderers and shared formats only. Inside agent/ the
 folders, each including only the layers below it: record/ (the hot path of a CUDA call) <- step/
 (per step) <- background/ (the flusher thread, the files, exit) <- process/ (the lifecycle and the
 step calls of the public API); a lower layer asks a higher one only through agent/record/
-upcalls.h's table, never by name. Every source file opens with a comment naming itself."""
+upcalls.h's table, never by name. Inside a folder or a layer, too, the files include one another
+one way: no two modules (a .c with its .h) include each other, directly or round a loop. Every
+source file opens with a comment naming itself."""
 import os
 import re
 import unittest
@@ -50,6 +52,46 @@ def agent_layer(path):
     return AGENT_LAYERS.index(parts[1]) if len(parts) == 3 and parts[1] in AGENT_LAYERS else -1
 
 
+def strongly_connected(graph):
+    """Tarjan's components of graph (node -> set of nodes), iteratively."""
+    index, low, on_stack, stack, out = {}, {}, set(), [], []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == node:
+                        break
+                out.append(comp)
+    return out
+
+
 class Layout(unittest.TestCase):
     def test_includes_point_down(self):
         for folder, allowed in ALLOWED.items():
@@ -84,6 +126,25 @@ class Layout(unittest.TestCase):
                     self.assertLessEqual(theirs, mine,
                                          f"{path} ({AGENT_LAYERS[mine]}/) includes {header}, "
                                          f"a layer above it: ask through agent/record/upcalls.h")
+
+    def test_no_include_loops(self):
+        """A module is a .c with its .h; module A uses B when a file of A includes a header of
+        B. No loop of uses anywhere in the in-process layers or the CLI: each is a strongly
+        connected component of one module."""
+        uses = {}
+        for folder in ALLOWED:
+            for path in sources(folder):
+                mine = path[:-2]
+                with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                    text = f.read()
+                deps = uses.setdefault(mine, set())
+                for header, _ in INCLUDE.findall(text):
+                    if header[:-2] != mine and os.path.exists(os.path.join(ROOT, header)):
+                        deps.add(header[:-2])
+        for loop in strongly_connected(uses):
+            with self.subTest(loop=loop):
+                self.assertEqual(len(loop), 1, "these modules include one another round a loop: "
+                                 + ", ".join(sorted(loop)))
 
     def test_every_file_says_what_it_is(self):
         for folder in ALLOWED:

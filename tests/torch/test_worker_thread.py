@@ -46,6 +46,48 @@ class WorkerThreadSteps(unittest.TestCase):
             self.assertIn("| 1.00 syncs/step |", r.stderr)
 
 
+class CompiledOnAWorker(unittest.TestCase):
+    """progs/compiled.py's syncs inside a compiled graph, the loop on a worker thread while the
+    main thread waits in Thread.join() until the worker ends the process (os._exit): the user's
+    lines of the generated code are asked of the agent's Python (_syncspy_graphs) through the
+    main thread's pending call, which never runs there; the agent's Python thread answers where
+    the main thread has not within 20 ms (before: the row was the compiled function's caller,
+    "whose user line is not known"). The report names the lines as in the single-thread run."""
+
+    COMPILED = "compiled.py"
+    MARKS = marked_lines(harness.prog(COMPILED))
+    runs = {}
+
+    def run_case(self, case, *where):
+        key = (case, *where)
+        if key not in self.runs:
+            # 40 steps: the answer comes 20 ms after the question at the latest (and the GIL)
+            self.runs[key] = harness.run(self.COMPILED, case, 40, "aot_eager", *where, timeout=900)
+        r = self.runs[key]
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def same_rows(self, case, mark, op):
+        on_main, on_worker = self.run_case(case), self.run_case(case, "--worker")
+        self.assertEqual(on_worker.stdout, on_main.stdout)  # Dynamo's counters, the parameters
+        rows = []
+        for r in (on_main, on_worker):
+            g = harness.group_at(r.stderr, self.COMPILED, self.MARKS[mark])
+            self.assertIsNotNone(g, r.stderr)
+            self.assertIn("[compiled]", g["lines"][1], r.stderr)
+            self.assertIn(op, g["lines"][1])
+            for x in harness.report_groups(r.stderr):  # never generated code as a row's line
+                self.assertNotIn("<eval_with_key>", x["at"] or "", r.stderr)
+            rows.append((g["head"].split()[4], g["at"]))  # syncs/step, the line and its op
+        self.assertEqual(rows[1], rows[0])
+
+    def test_item_inside_the_compiled_graph(self):
+        self.same_rows("item_in_graph", "item_in_graph", "op: Tensor.item")
+
+    def test_mask_inside_the_compiled_graph(self):
+        self.same_rows("mask_in_graph", "mask", "op: x[bool_mask]")
+
+
 class ExitWhileTheWorkerRuns(unittest.TestCase):
     def same(self, case):
         plain = harness.run(PROG, case, preload=False)

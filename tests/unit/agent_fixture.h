@@ -14,6 +14,7 @@
 
 #include "agent/process/lifecycle.h"
 #include "agent/record/core.h"
+#include "entry/start.h"
 
 /* One cudaStreamSynchronize of `blocked` ns at the caller's site. */
 __attribute__((noinline, unused)) static void one_sync(uint64_t blocked)
@@ -54,9 +55,10 @@ __attribute__((unused)) static int agent_fixture_child_failure(pid_t pid)
 static inline int agent_fixture_private_output(char **argv, const char *var, const char *value)
 {
     if (getenv("SYNCSPY_OUT")) {
-        /* The library starts the agent from its constructor (agent/process/lifecycle.c); a test
-         * links the archive, whose lifecycle only this reference brings in for a test that
-         * calls nothing else of it. */
+        /* The library starts its entry layer, then the agent, from their constructors
+         * (entry/start.c, agent/process/lifecycle.c); a test links the archives, whose start
+         * files only these references bring in for a test that calls nothing else of them. */
+        entry_start();
         agent_init_once();
         return 0;
     }

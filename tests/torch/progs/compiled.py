@@ -1,4 +1,4 @@
-"""tests/torch/progs/compiled.py CASE STEPS [BACKEND] [--oracle]: a small training loop under
+"""tests/torch/progs/compiled.py CASE STEPS [BACKEND] [--oracle] [--worker]: a small training loop under
 torch.compile (backend aot_eager by default: no Triton needed), one case per way a compiled
 model meets a sync (issue 34). Each syncing line carries a `# sync: NAME` marker.
 
@@ -23,9 +23,13 @@ model meets a sync (issue 34). Each syncing line carries a `# sync: NAME` marker
 
 Prints, as JSON: Dynamo's counters (frames, graph breaks, recompiles, unimplemented, stats) and
 the parameters' sum, which must be the same with and without the agent. --oracle: runs under
-torch.cuda.set_sync_debug_mode("warn") and prints each sync warning's (file, line) too."""
+torch.cuda.set_sync_debug_mode("warn") and prints each sync warning's (file, line) too. --worker:
+the loop runs on a thread the main thread waits for in Thread.join(), which prints the results and
+ends the process with os._exit(0): the main thread never runs Python after the loop began."""
 import json
+import os
 import sys
+import threading
 import warnings
 
 import torch
@@ -34,6 +38,7 @@ import torch.nn.functional as F
 case, steps = sys.argv[1], int(sys.argv[2])
 backend = sys.argv[3] if len(sys.argv) > 3 and not sys.argv[3].startswith("--") else "aot_eager"
 oracle = "--oracle" in sys.argv
+worker = "--worker" in sys.argv
 dev = torch.device("cuda")
 torch.manual_seed(0)
 lin = torch.nn.Linear(16, 4).to(dev)
@@ -68,18 +73,27 @@ class Net(torch.nn.Module):
         return F.cross_entropy(h, target.clamp(min=0))
 
 
-if case in ("mask_in_graph", "recompile", "fullgraph", "dynamic"):
-    torch._dynamo.config.capture_dynamic_output_shape_ops = True
-if case == "item_in_graph":
-    torch._dynamo.config.capture_scalar_outputs = True
+
+
+def configure():
+    """On the thread that trains: Dynamo's config is the thread's own (set on the main thread, a
+    worker thread's compilation does not see it)."""
+    if case in ("mask_in_graph", "recompile", "fullgraph", "dynamic"):
+        torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    if case == "item_in_graph":
+        torch._dynamo.config.capture_scalar_outputs = True
+
+
 whole = case == "fullgraph"
 net = torch.compile(Net(), backend=backend, fullgraph=whole, dynamic=True if case == "dynamic" else None)
 loss_fn = torch.compile(masked_loss, backend=backend)
 step_fn = torch.compile(opt.step, backend=backend)  # torch's optimizers break the graph themselves
 if oracle:
     torch.cuda.set_sync_debug_mode("warn")
-with warnings.catch_warnings(record=True) as seen:
-    warnings.simplefilter("always")
+
+
+def train():
+    configure()
     for step in range(steps):
         rows = 32 + step if case in ("recompile", "dynamic") else 32
         x = torch.randn(rows, 16, device=dev)
@@ -91,14 +105,35 @@ with warnings.catch_warnings(record=True) as seen:
         else:
             opt.step()
         opt.zero_grad()
-torch.cuda.set_sync_debug_mode(0)
-from torch._dynamo.utils import counters  # noqa: E402
 
-out = {"case": case,
-       "dynamo": {k: dict(sorted(counters[k].items()))
-                  for k in ("frames", "graph_break", "recompiles", "unimplemented", "stats")},
-       "params": round(float(sum(p.detach().double().sum() for p in lin.parameters())), 6)}
-if oracle:
-    out["warned"] = sorted({(w.filename, w.lineno) for w in seen
-                            if "called a synchronizing CUDA operation" in str(w.message)})
-print(json.dumps(out), flush=True)
+
+def results(seen):
+    from torch._dynamo.utils import counters
+
+    out = {"case": case,
+           "dynamo": {k: dict(sorted(counters[k].items()))
+                      for k in ("frames", "graph_break", "recompiles", "unimplemented", "stats")},
+           "params": round(float(sum(p.detach().double().sum() for p in lin.parameters())), 6)}
+    if oracle:
+        out["warned"] = sorted({(w.filename, w.lineno) for w in seen
+                                if "called a synchronizing CUDA operation" in str(w.message)})
+    print(json.dumps(out), flush=True)
+
+
+def train_and_end():
+    """--worker: the worker prints the results and ends the process with os._exit while the main
+    thread still waits in Thread.join(): no Python ever runs on the main thread again."""
+    train()
+    results([])
+    os._exit(0)
+
+
+if worker:  # the main thread runs no Python meanwhile: it waits in Thread.join()
+    t = threading.Thread(target=train_and_end, name="trainer")
+    t.start()
+    t.join()
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    train()
+torch.cuda.set_sync_debug_mode(0)
+results(seen)
