@@ -397,8 +397,6 @@ bool autograd_plan(char *buf, size_t cap, bool nodes_watched)
             active_since_attribution = 0;
         }
     }
-    if (active)
-        nodes_keep_every_node(m != BACKWARD_ALL); /* under sampled a step's nodes are all kept */
     int k = 0;
     buf[0] = 0;
     if (attribute && m == BACKWARD_ALL && cap >= 2) {

@@ -37,7 +37,7 @@ bool nodes_hooked(void);
 void nodes_made(uint64_t seq);
 /* Whether the sequence number hook keeps every node's stack (true: start-up, and steps that are
  * not all attributed), or only those made where a node was seen syncing or first seen lately
- * (autograd_nodes.c "origins"): set at each recorded step's end by the plan. */
+ * (autograd_nodes.c "origins"): set as an attribution step begins (agent/step/pyhook.c). */
 void nodes_keep_every_node(bool every);
 /* The interposer found no definition of torch's to call (it numbers nodes itself): the hook is
  * never used for attribution. */

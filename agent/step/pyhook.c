@@ -227,6 +227,9 @@ static void attr_step_end(void)
     if (!autograd_plan(names + compiled, sizeof names - 1, hooked))
         return;
     if (hooked && nodes_set_active(true)) {
+        /* every step attributed ("*"): only the nodes whose origin may sync keep their stack
+         * (agent/record/autograd_nodes.c origins); a sampled step keeps every node's */
+        nodes_keep_every_node(names[compiled] != '*');
         autograd_set_state(BACKWARD_CAUSE_NONE);
         attr_mode_on = true;
         return;
