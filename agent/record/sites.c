@@ -126,14 +126,21 @@ static struct site *site_intern(uint32_t api, struct stack_rec *st)
     return s;
 }
 
+static bool slot_holds(const struct site_cache_slot *slot, uint64_t h, uint32_t api,
+                       const uintptr_t *pcs, uint32_t depth)
+{
+    return slot->site && slot->hash == h && slot->api == api && slot->depth == depth &&
+           !memcmp(slot->site->stack->pcs, pcs, depth * sizeof(uintptr_t));
+}
+
 struct site *sites_cached(const struct site_cache *cache, uint32_t api, const uintptr_t *pcs,
                           uint32_t depth)
 {
     uint64_t h = hash_pcs(pcs, depth, api);
-    __typeof__(&cache->slot[0]) slot = &cache->slot[h % SITE_CACHE_SLOTS];
-    if (slot->site && slot->hash == h && slot->api == api && slot->depth == depth &&
-        !memcmp(slot->site->stack->pcs, pcs, depth * sizeof(uintptr_t)))
-        return slot->site;
+    const struct site_cache_slot *set = cache->set[h % SITE_CACHE_SETS];
+    for (int w = 0; w < SITE_CACHE_WAYS; w++)
+        if (slot_holds(&set[w], h, api, pcs, depth))
+            return set[w].site;
     return NULL;
 }
 
@@ -148,12 +155,10 @@ struct site *sites_lookup(struct site_cache *cache, uint32_t api, const uintptr_
     struct stack_rec *st = stack_intern(pcs, depth, truncated, h);
     s = st ? site_intern(api, st) : NULL;
     pthread_mutex_unlock(&table_lock);
-    if (s) {
-        __typeof__(&cache->slot[0]) slot = &cache->slot[h % SITE_CACHE_SLOTS];
-        slot->hash = h;
-        slot->api = api;
-        slot->depth = depth;
-        slot->site = s;
+    if (s) { /* the newest first; the oldest of the set leaves */
+        struct site_cache_slot *set = cache->set[h % SITE_CACHE_SETS];
+        memmove(&set[1], &set[0], (SITE_CACHE_WAYS - 1) * sizeof set[0]);
+        set[0] = (struct site_cache_slot){.hash = h, .api = api, .depth = depth, .site = s};
     }
     return s;
 }
