@@ -65,8 +65,11 @@ __attribute__((noinline)) void thread_sync(void)
 static void *thread_main(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 20; i++)
+    for (int i = 0; i < 20; i++) {
+        fork_quiet_point();
         thread_sync();
+    }
+    fork_quiet_leave();
     return NULL;
 }
 
@@ -98,6 +101,8 @@ int main(int argc, char **argv)
     pthread_t t;
     if (thread) {
         CHECK(cudaStreamCreateWithFlags(&thread_stream, cudaStreamNonBlocking));
+        fork_quiet_install();
+        fork_quiet_enter(); /* counted before it starts: the fork may come first */
         if (pthread_create(&t, NULL, thread_main, NULL) != 0)
             return 4;
         usleep(5000); /* the fork comes while it syncs */

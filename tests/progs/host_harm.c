@@ -459,9 +459,11 @@ static void *fork_threads_syncer(void *arg)
 {
     (void)arg;
     while (!atomic_load(&fork_threads_stop)) {
+        fork_quiet_point();
         harm_sync((const void *)k_fork);
         mark_step();
     }
+    fork_quiet_leave();
     return NULL;
 }
 
@@ -469,9 +471,11 @@ static void *fork_threads_sigaction(void *arg)
 {
     (void)arg;
     while (!atomic_load(&fork_threads_stop)) {
+        fork_quiet_point();
         set_handler(SIGTERM, SIG_DFL, 0);
         usleep(100);
     }
+    fork_quiet_leave();
     return NULL;
 }
 
@@ -485,9 +489,15 @@ static void *fork_threads_child_sync(void *arg)
 
 static int fork_threads(void)
 {
+    /* the simulator registers its fork handlers at its first use: the quiescence's (under ASan),
+     * registered after them, runs first and parks the threads before the simulator locks */
+    harm_sync((const void *)k_fork);
+    fork_quiet_install();
     pthread_t t[5];
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 5; i++) {
+        fork_quiet_enter(); /* counted before it starts: a fork may come first */
         pthread_create(&t[i], NULL, i < 4 ? fork_threads_syncer : fork_threads_sigaction, NULL);
+    }
     enum { CHILDREN = 40 };
     pid_t pids[CHILDREN];
     for (int i = 0; i < CHILDREN; i++) {
