@@ -5,7 +5,7 @@
 
 CLANG_FORMAT ?= clang-format
 # the house's C: the layers, the simulated device, the unit tests and the benchmarks
-FORMAT_DIRS := agent entry collectors output cli common sim tests/unit bench
+FORMAT_DIRS := agent entry collectors output cli common sim tests/unit tests/fork_quiet.h bench
 FORMAT_C = $(sort $(shell find $(FORMAT_DIRS) -type f \( -name '*.c' -o -name '*.h' -o -name '*.cpp' \)))
 FORMAT_JS := cli/html/page.js
 # Debian's node tools live in /usr/share/nodejs, where a node that is not Debian's (a machine's

@@ -6,7 +6,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_EXTRA_DEPS ?=
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) $(CLI_A) $(ENTRY_A) $(CORE_A) $(UNIT_EXTRA_DEPS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(wildcard tests/unit/*.h) tests/fork_quiet.h $(CLI_A) $(ENTRY_A) $(CORE_A) $(UNIT_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=default -o $@ $< $(CLI_A) $(ENTRY_A) $(CORE_A) $(SANFLAGS) -lcmocka $(LDLIBS)
 
@@ -17,11 +17,11 @@ PROG_BINS := $(PROG_C_SRCS:tests/progs/%.c=$(BUILD)/progs/%) $(PROG_CXX_SRCS:tes
 PROG_LDFLAGS = -L$(BUILD)/sim -Wl,-rpath-link,$(BUILD)/sim
 PROG_EXTRA_DEPS ?=
 
-$(BUILD)/progs/%: tests/progs/%.c tests/progs/common.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
+$(BUILD)/progs/%: tests/progs/%.c tests/progs/common.h tests/fork_quiet.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Isim -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart -lpthread -ldl
 
-$(BUILD)/progs/%: tests/progs/%.cpp tests/progs/common.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
+$(BUILD)/progs/%: tests/progs/%.cpp tests/progs/common.h tests/fork_quiet.h $(SIM_LIB) $(PROG_EXTRA_DEPS)
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) -Isim -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $< $(PROG_LDFLAGS) -lcudart -lpthread -ldl
 

@@ -36,6 +36,7 @@
 #include "entry/cupti.h"
 #include "entry/signals.h"
 #include "agent_fixture.h"
+#include "tests/fork_quiet.h"
 
 #define HOLD_MS 300 /* a waited-for lock is held this long after the fork began */
 #define CHILD_LIMIT_S 30
@@ -43,6 +44,11 @@
  * threads after multi-threaded fork is not supported"; with die_after_fork=0, "dup thread with
  * used id"): there the child checks its locks and the tables, makes no CUDA call (whose first one
  * starts the flusher thread) and writes nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BUILD true
+#else
+#define ASAN_BUILD false
+#endif
 #if defined(__SANITIZE_THREAD__)
 #define CHILD_STARTS_THREADS 0
 #else
@@ -311,94 +317,16 @@ static void test_fork_while_each_lock_is_held(void **state)
  * the agent does), so there only the locks' own handlers are tested, by the test above. */
 static _Atomic bool stop_recording;
 
-#if defined(__SANITIZE_ADDRESS__)
-static struct {
-    pthread_mutex_t m;
-    pthread_cond_t c;
-    bool pausing;
-    int active, parked;
-} quiet = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, 0};
-
-static void quiet_prepare(void)
-{
-    pthread_mutex_lock(&quiet.m);
-    quiet.pausing = true;
-    while (quiet.parked < quiet.active)
-        pthread_cond_wait(&quiet.c, &quiet.m);
-    pthread_mutex_unlock(&quiet.m);
-}
-
-static void quiet_parent(void)
-{
-    pthread_mutex_lock(&quiet.m);
-    quiet.pausing = false;
-    pthread_cond_broadcast(&quiet.c);
-    pthread_mutex_unlock(&quiet.m);
-}
-
-static void quiet_child(void)
-{
-    pthread_mutex_init(&quiet.m, NULL);
-    pthread_cond_init(&quiet.c, NULL);
-    quiet.pausing = false;
-    quiet.active = quiet.parked = 0;
-}
-
-static void quiet_count(int delta)
-{
-    pthread_mutex_lock(&quiet.m);
-    quiet.active += delta;
-    pthread_cond_broadcast(&quiet.c);
-    pthread_mutex_unlock(&quiet.m);
-}
-
-static void quiet_point(void)
-{
-    pthread_mutex_lock(&quiet.m);
-    if (quiet.pausing) {
-        quiet.parked++;
-        pthread_cond_broadcast(&quiet.c);
-        while (quiet.pausing)
-            pthread_cond_wait(&quiet.c, &quiet.m);
-        quiet.parked--;
-    }
-    pthread_mutex_unlock(&quiet.m);
-}
-
-static void quiet_register(void)
-{
-    pthread_atfork(quiet_prepare, quiet_parent, quiet_child);
-}
-
-/* Registered after the agent's handlers, so run before them (newest first). */
-static void quiet_install(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, quiet_register);
-}
-#else
-static void quiet_count(int delta)
-{
-    (void)delta;
-}
-static void quiet_point(void)
-{
-}
-static void quiet_install(void)
-{
-}
-#endif
-
 static void *record(void *arg)
 {
     (void)arg;
     while (!atomic_load(&stop_recording)) {
-        quiet_point();
+        fork_quiet_point();
         one_sync(100);
         syncspy_step();
         usleep(200); /* a training loop's pace, not a flood of steps */
     }
-    quiet_count(-1);
+    fork_quiet_leave();
     return NULL;
 }
 
@@ -407,9 +335,9 @@ static void test_forks_while_threads_record(void **state)
     (void)state;
     pthread_t t[4];
     atomic_store(&stop_recording, false);
-    quiet_install();
+    fork_quiet_start(ASAN_BUILD);
     for (int i = 0; i < 4; i++) {
-        quiet_count(1); /* counted before it starts: the fork may come first */
+        fork_quiet_enter(); /* counted before it starts: the fork may come first */
         assert_int_equal(pthread_create(&t[i], NULL, record, NULL), 0);
     }
     for (int k = 0; k < 20; k++) {
