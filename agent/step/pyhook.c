@@ -820,6 +820,24 @@ static int graphs_call(void *arg)
 
 static bool helper_ask_graphs(void);
 
+/* Whether the calling thread is the process's main thread (its tid is the pid). */
+static bool on_main_thread(void)
+{
+    return (pid_t)syscall(SYS_gettid) == getpid();
+}
+
+/* fn as the main thread's pending call (Py_AddPendingCall), at most one queued at a time (*queued
+ * while it is: the one in the queue answers this ask too). Whether one is queued now. */
+static bool pending_call_once(_Atomic bool *queued, int (*fn)(void *))
+{
+    if (atomic_exchange(queued, true))
+        return true;
+    if (pyapi.add_pending_call(fn, NULL) == 0)
+        return true;
+    atomic_store(queued, false);
+    return false;
+}
+
 void pyhook_request_graphs(const char *file)
 {
     if (!file)
@@ -843,13 +861,10 @@ void pyhook_request_graphs(const char *file)
         atomic_store(&graphs_state, GRAPHS_IDLE);
         return;
     }
-    /* the main thread's pending call (one of ours still in the queue answers this one too) */
-    bool asked = atomic_exchange(&graphs_pending_queued, true);
-    if (!asked && !(asked = pyapi.add_pending_call(graphs_call, NULL) == 0))
-        atomic_store(&graphs_pending_queued, false);
+    bool asked = pending_call_once(&graphs_pending_queued, graphs_call);
     /* and the agent's Python thread, where the main thread may never run it (it waits in
      * Thread.join() while workers train, issue 36) */
-    if ((pid_t)syscall(SYS_gettid) != getpid() && helper_ask_graphs())
+    if (!on_main_thread() && helper_ask_graphs())
         asked = true;
     if (!asked)
         atomic_store(&graphs_state, GRAPHS_IDLE);
@@ -1118,8 +1133,8 @@ __attribute__((noinline, cold)) static bool helper_ask_graphs(void)
 __attribute__((noinline, cold)) static bool may_wait(void)
 {
     return atomic_load_explicit(&pyhook_eager, memory_order_relaxed) &&
-           !atomic_load(&helper.waits_off) && (pid_t)syscall(SYS_gettid) != getpid() &&
-           pyapi.gil_check && pyapi.gil_check() == 0;
+           !atomic_load(&helper.waits_off) && !on_main_thread() && pyapi.gil_check &&
+           pyapi.gil_check() == 0;
 }
 
 void pyhook_wait_slow(void)
@@ -1172,12 +1187,9 @@ void pyhook_poll(uint64_t now_ns)
         atomic_store(&hook_state, HOOK_IDLE);
         return;
     }
-    /* the main thread's pending call (one queued that has not run yet makes this attempt) */
-    bool asked = atomic_exchange(&pending_queued, true);
-    if (!asked && !(asked = pyapi.add_pending_call(pending_attempt, NULL) == 0))
-        atomic_store(&pending_queued, false);
+    bool asked = pending_call_once(&pending_queued, pending_attempt);
     /* and the agent's Python thread, where the main thread may never run it */
-    if ((pid_t)syscall(SYS_gettid) != getpid() && helper_ask()) {
+    if (!on_main_thread() && helper_ask()) {
         asked = true;
         agent_tls.pyhook_wait = may_wait();
     }
