@@ -7,10 +7,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_RSS_MB ?= 1024
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_SRCS := cli/trace_read.c cli/chunks.c cli/input.c cli/folded.c cli/chrome.c cli/progress.c \
-             cli/check.c cli/diff.c cli/lines.c cli/merge.c cli/html.c cli/ranks.c \
-             output/report.c output/hints.c output/backward.c output/fd_writer.c output/io.c \
-             output/source.c output/identity_json.c
+FUZZ_SRCS := $(CLI_SRCS) $(OUTPUT_SRCS)
 FUZZ_FLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer -D_GNU_SOURCE -I. -I$(BUILD)/gen \
               -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
