@@ -199,13 +199,25 @@ uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int 
     if (!entry || n_py <= 0 || n_native <= 0 ||
         atomic_load_explicit(&py.eval_learning, memory_order_relaxed) >= EVAL_LEARN_ATTEMPTS)
         return 0;
-    for (int i = 0; i < n_native; i++)
-        if (pyframes_is_eval_pc(native[i]))
-            return 0; /* the loop is known where this stack runs */
+    if (pyframes_stack_shows_eval(native, n_native))
+        return 0; /* the loop is known where this stack runs */
     if (atomic_exchange_explicit(&py.eval_learning_now, true, memory_order_acquire))
         return 0; /* another thread is learning */
     atomic_fetch_add_explicit(&py.eval_learning, 1, memory_order_relaxed);
     return entry;
+}
+
+bool pyframes_stack_shows_eval(const uintptr_t *native, int n_native)
+{
+    for (int i = 0; i < n_native; i++)
+        if (pyframes_is_eval_pc(native[i]))
+            return true;
+    return false;
+}
+
+uint32_t pyframes_eval_generation(void)
+{
+    return (uint32_t)atomic_load_explicit(&py.n_eval_more, memory_order_acquire);
 }
 
 void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi)

@@ -72,6 +72,11 @@ bool pyframes_is_eval_pc(uintptr_t pc);
  * none was found). 0 when nothing is to be learnt: a few attempts per process, one at a time. */
 uintptr_t pyframes_eval_range_wanted(const uintptr_t *native, int n_native, int n_py);
 void pyframes_learn_eval_range(uintptr_t lo, uintptr_t hi);
+/* Whether any of native[0..n_native) is inside a known evaluation loop (a merge then places every
+ * Python frame by its loop, and no range learnt later changes it). */
+bool pyframes_stack_shows_eval(const uintptr_t *native, int n_native);
+/* Counts the ranges learnt so far: a merge made under one count may differ under the next. */
+uint32_t pyframes_eval_generation(void);
 
 /* Merges native return addresses (innermost first) with Python frames: each evaluation-loop
  * frame is replaced by the group of Python frames it runs; Python frames left over (when the

@@ -574,6 +574,8 @@ static void say_stack_cache(void)
         (unsigned long long)(mine.hits + gone.hits),
         (unsigned long long)(mine.misses + gone.misses),
         (unsigned long long)(mine.uncacheable + gone.uncacheable));
+    dbg(1, "sites: %llu syncs found theirs in the thread's capture memo",
+        (unsigned long long)agent_capture_memo_hits());
     uint64_t kept, found, missed;
     nodes_stats(&kept, &found, &missed);
     if (kept || found || missed)

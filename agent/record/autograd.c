@@ -327,6 +327,14 @@ int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread,
                        atomic_load_explicit(&caller, memory_order_relaxed));
 }
 
+bool autograd_appends(bool autograd_thread, const struct backward_node *node)
+{
+    if (autograd_thread || node)
+        return true;
+    return running.forward != 0 &&
+           running.epoch == atomic_load_explicit(&epoch, memory_order_relaxed);
+}
+
 /* ---- which node types, and when --------------------------------------------------------------- */
 
 void autograd_seen(const char *name)

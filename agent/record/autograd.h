@@ -97,6 +97,9 @@ struct backward_node {
  * max). */
 int autograd_append(uintptr_t *words, int n, int max, bool autograd_thread,
                     const struct backward_node *node);
+/* Whether autograd_append may add anything to a capture with these arguments (false: the capture
+ * is the same site whenever its stacks are, agent/record/capture_memo.h). */
+bool autograd_appends(bool autograd_thread, const struct backward_node *node);
 
 /* The flusher saw a new stack whose own frames run the backward of node type `name`. */
 void autograd_seen(const char *name);

@@ -36,6 +36,7 @@ static struct core_counters {
     _Atomic uint64_t records_without_ring; /* recorded by a thread without a ring (not traced) */
     /* Every recorded sync of every thread, for syncspy_counts (SYNCSPY_SCOPE_PROCESS). */
     _Atomic uint64_t process_syncs, process_blocked_ns;
+    _Atomic uint64_t memo_hits; /* captures whose site the thread's capture memo knew */
 } counters;
 
 uint64_t agent_now_ns(void)
@@ -338,6 +339,20 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
         return site_for(ts, call->api, b->native, depth, truncated, false, NULL, 0);
     }
     int n_py = pyframes_capture(b->py, PYFRAMES_MAX);
+    struct backward_node node = {0};
+    bool node_runs = nodes_current(&node.forward, &node.name, &node.cause);
+    bool autograd_thread = !strncmp(ts->name, "pt_autograd_", 12);
+    /* no backward section to add: the same stacks are the same site (capture_memo.h) */
+    bool memo = !autograd_appends(autograd_thread, node_runs ? &node : NULL);
+    uint32_t generation = pyframes_eval_generation();
+    if (memo) {
+        struct site *seen =
+            capture_memo_find(&b->memo, call->api, generation, b->native, depth, b->py, n_py);
+        if (seen) {
+            atomic_fetch_add_explicit(&counters.memo_hits, 1, memory_order_relaxed);
+            return seen;
+        }
+    }
     uintptr_t entry = pyframes_eval_range_wanted(b->native, depth, n_py);
     if (unlikely(entry != 0)) /* a few times per process at most */
         learn_eval_range(entry);
@@ -347,11 +362,14 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
                            NATIVE_STACK_MAX + 2 * PYFRAMES_MAX);
     else
         memcpy(b->words, b->native, (size_t)depth * sizeof *b->words);
-    struct backward_node node = {0};
-    bool node_runs = nodes_current(&node.forward, &node.name, &node.cause);
-    n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words),
-                        !strncmp(ts->name, "pt_autograd_", 12), node_runs ? &node : NULL);
-    return site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth, b->py, n_py);
+    n = autograd_append(b->words, n, (int)ARRAY_SIZE(b->words), autograd_thread,
+                        node_runs ? &node : NULL);
+    struct site *site =
+        site_for(ts, call->api, b->words, n, truncated, n_py > 0 || n > depth, b->py, n_py);
+    /* memoized once the merge placed every Python frame by its loop (no range to learn) */
+    if (memo && site && (n_py == 0 || pyframes_stack_shows_eval(b->native, depth)))
+        capture_memo_put(&b->memo, call->api, generation, b->native, depth, b->py, n_py, site);
+    return site;
 }
 
 /* The buffers are the thread's (agent/record/threads.h): a capture that finds them in use (a signal
@@ -450,6 +468,11 @@ void agent_sync(const struct sync_call *call)
 uint64_t agent_unattributed_syncs(void)
 {
     return atomic_load_explicit(&counters.unattributed_syncs, memory_order_relaxed);
+}
+
+uint64_t agent_capture_memo_hits(void)
+{
+    return atomic_load_explicit(&counters.memo_hits, memory_order_relaxed);
 }
 
 uint64_t agent_records_without_ring(void)

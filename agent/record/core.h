@@ -132,6 +132,8 @@ void agent_release_signals(struct agent_hold *h);
 void agent_thread_is_agents(void);
 /* Syncs counted in totals but not attributed to a site (tables full). */
 uint64_t agent_unattributed_syncs(void);
+/* Syncs whose site came from the thread's capture memo (agent/record/capture_memo.h). */
+uint64_t agent_capture_memo_hits(void);
 /* Records no ring could take: threads beyond SYNCSPY_BUFFER_MB got no ring. */
 uint64_t agent_records_without_ring(void);
 /* A fork's child starts with no count. */

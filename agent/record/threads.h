@@ -16,13 +16,14 @@
 #include "agent/record/ring.h"
 #include "agent/record/sites.h"
 #include "agent/record/budget_counts.h"
+#include "agent/record/capture_memo.h"
 #include "collectors/native_stack.h"
 #include "collectors/pyframes.h"
 #include "common/compiler.h"
 
 struct agent_mark; /* agent/record/core.h: an interposed call's or agent work's mark */
 
-/* A sync's capture buffers (agent/record/core.c), ~15 KiB: the thread's, made with its state, so that a
+/* A sync's capture buffers (agent/record/core.c), ~45 KiB with the memo: the thread's, made with its state, so that a
  * capture takes little of the program's stack (issue 22: a thread with a 32 KiB stack crashed
  * inside the agent). busy: a capture is using them (a second one, from a signal handler that
  * interrupted it, goes without a stack). */
@@ -33,6 +34,7 @@ struct capture_scratch {
     struct py_raw_frame py[PYFRAMES_MAX];
     /* room for the backward sections too: a node's forward stack and its caller's */
     uintptr_t words[NATIVE_STACK_MAX + 6 * PYFRAMES_MAX];
+    struct capture_memo memo; /* the thread's last captures and their sites */
 };
 
 struct thread_state {

@@ -94,6 +94,27 @@ class ItemEveryStep(unittest.TestCase):
         self.assertEqual([st["syncs"] for st in steps[1:]], [6] * (STEPS - 1), steps)
 
 
+class CaptureMemo(unittest.TestCase):
+    """A sync whose native and Python stacks are those of one of the thread's last captures takes
+    its site from the thread's capture memo (agent/record/capture_memo.h): the four forward lines
+    after their first step. Their counts stay one a step each (OriginalLoss checks the same with
+    the memo in use; here, that the memo is in use and the rows stay exact)."""
+
+    def test_forward_syncs_reuse_their_capture(self):
+        r = harness.run(PROG, *QUIET, env={"SYNCSPY_DEBUG": "1"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"sites: (\d+) syncs found theirs in the thread's capture memo", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        # four lines on the main thread, each new in the first step; the backward sync (autograd's
+        # engine thread, where a node's forward stack is added) never comes from the memo
+        self.assertGreaterEqual(int(m.group(1)), 4 * (STEPS - 1))
+        self.assertLessEqual(int(m.group(1)), 4 * STEPS)
+        s = r.summary()
+        for name in ("nonzero", "mask_target", "mask_pred", "unique"):
+            with self.subTest(name):
+                self.assertEqual(count_at(s, PROG, MARKS[name]), STEPS, name)
+
+
 class FixedLoss(unittest.TestCase):
     def test_no_sync_inside_a_step(self):
         r = harness.run(PROG, *QUIET, "--fixed")
