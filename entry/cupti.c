@@ -248,7 +248,10 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
  * Inductor's static launcher, torch's driver table from cuGetProcAddress; cuBLAS and cuDNN with
  * their static runtime) and graph launches. A driver launch made inside a runtime launch (the
  * runtime launches through the driver: CUPTI reports the nested call) is the runtime launch's,
- * counted by the shim: the runtime launches are enabled only to know that one is open. */
+ * counted by the shim: the shim's wrapper marks its launch (entry_launch_frame), and the
+ * runtime-domain callbacks of those launches are not enabled. A runtime launch the shim does not
+ * see (a static runtime's) is counted by the driver launch inside it. Graph launches are counted
+ * at the runtime's call, which brackets the driver's inside. */
 enum launch_role { LAUNCH_NONE, LAUNCH_RUNTIME_SHIM, LAUNCH_RUNTIME_GRAPH, LAUNCH_DRIVER };
 
 static const struct {
@@ -348,6 +351,13 @@ static void count_launch(uint32_t domain, uint32_t cbid, const CUpti_CallbackDat
     }
 }
 
+/* A runtime launch of the shim's runs below this callback (entry/cupti.h entry_launch_frame). */
+static inline bool inside_interposed_launch(void)
+{
+    uintptr_t f = entry_launch_frame;
+    return f && (uintptr_t)__builtin_frame_address(0) < f;
+}
+
 static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
                       const CUpti_CallbackData *d)
 {
@@ -365,7 +375,7 @@ static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
             tl.runtime_launches_open--;
         break;
     case LAUNCH_DRIVER:
-        if (enter && tl.runtime_launches_open == 0)
+        if (enter && tl.runtime_launches_open == 0 && !inside_interposed_launch())
             count_launch(domain, cbid, d);
         break;
     case LAUNCH_NONE: break;
@@ -378,7 +388,8 @@ static void enable_launches(void)
     enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
     size_t failed = 0;
     for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
-        failed += enable(1, subscriber, (CUpti_CallbackDomain)launch_cbids[i].domain,
+        failed += launch_cbids[i].role != LAUNCH_RUNTIME_SHIM &&
+                  enable(1, subscriber, (CUpti_CallbackDomain)launch_cbids[i].domain,
                          launch_cbids[i].cbid) != CUPTI_SUCCESS;
     if (failed)
         dbg(1, "CUPTI: %zu launch callbacks could not be enabled", failed);

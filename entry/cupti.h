@@ -15,8 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/compiler.h"
 #include "output/config.h"
 #include "agent/record/core.h"
+
+/* The interposed runtime launch in progress on this thread (entry/runtime.c): its wrapper's
+ * frame, 0 when none. A driver launch CUPTI reports from deeper in the stack is that launch's
+ * own, counted by the wrapper, so CUPTI's runtime-domain callbacks of the launches the shim
+ * interposes are not enabled (two callbacks a launch saved). A longjmp out of a launch leaves it
+ * set until the thread's next interposed launch: driver launches made deeper than it meanwhile
+ * are not counted. */
+extern SYNCSPY_TLS uintptr_t entry_launch_frame;
 
 /* At the first CUDA call (the lifecycle's first-use hook, on the calling thread, the agent's
  * guard held), or at load with SYNCSPY_CUPTI=eager: loads libcupti as SYNCSPY_CUPTI says and

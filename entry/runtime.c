@@ -227,9 +227,12 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
 
 /* ---- launches: counted per step, never attributed ------------------------------------------ */
 
-/* The fast path makes no call before the tail call to the real function, so the arguments stay
+SYNCSPY_TLS uintptr_t entry_launch_frame;
+
+/* The fast path makes no call before the call to the real function, so the arguments stay
  * where the caller put them (no spills): a thread-local load, the cached real function, the
- * slow-path flag, the counter. Anything else (first launch of a thread, every 256th launch,
+ * slow-path flag, the counter, and entry_launch_frame set around the call (entry/cupti.h: a
+ * driver launch inside it is this one's). Anything else (first launch of a thread, every 256th launch,
  * tracing, the Python step hook still wanted, the runtime not resolved yet) goes through
  * fn##_slow, which counts the launch there. */
 #define LAUNCH(fn, params, args, func, stream)                                                 \
@@ -241,7 +244,10 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
             agent_trace_launch(API_##fn, (func), (uintptr_t)(stream));                         \
         if (unlikely(!real_))                                                                  \
             return NO_RUNTIME;                                                                 \
+        uintptr_t outer_ = entry_launch_frame;                                                 \
+        entry_launch_frame = (uintptr_t)__builtin_frame_address(0);                            \
         cudaError_t r_ = real_ args;                                                           \
+        entry_launch_frame = outer_;                                                           \
         if (unlikely(atomic_load_explicit(&cupti_waiting_for_driver, memory_order_relaxed)) && \
             r_ == cudaSuccess)                                                                 \
             cupti_retry();                                                                     \
@@ -257,7 +263,11 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
             uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                  \
             if (likely(n_ & 255)) {                                                            \
                 atomic_store_explicit(c_, n_, memory_order_relaxed);                           \
-                return real_ args;                                                             \
+                uintptr_t outer_ = entry_launch_frame;                                         \
+                entry_launch_frame = (uintptr_t)__builtin_frame_address(0);                    \
+                cudaError_t r_ = real_ args;                                                   \
+                entry_launch_frame = outer_;                                                   \
+                return r_;                                                                     \
             }                                                                                  \
         }                                                                                      \
         return fn##_slow args;                                                                 \

@@ -92,6 +92,15 @@ class DriverSyncs(unittest.TestCase):
         assert_blocked(self, sites[0], 3, STEPS)
         self.assertEqual(sites[0]["frames"][1]["function"], "main", frames_text(sites[0]))
 
+    def test_each_launch_counted_once(self):
+        """A step's launches: six kernels through the driver API (CUPTI's driver domain), one
+        through the shim (its driver launch inside is not counted again) and one through
+        libcudart's own handle, as a static runtime launches (counted by the driver launch inside
+        it); the first step adds the program's first launch."""
+        launches = [st["launches"] for st in self.s["steps"][:-1]]
+        self.assertEqual(launches, [9] + [8] * (STEPS - 1), self.s["steps"])
+        self.assertEqual(self.s["launches"], 8 * STEPS + 1)
+
     def test_step_counts_match_site_counts(self):
         steps = self.s["steps"]
         for st in steps[:-1]:

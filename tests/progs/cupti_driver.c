@@ -3,9 +3,10 @@
  * event synchronize, a DtoH copy, a pageable DtoHAsync copy and a cuMemFree, each after a 4 ms
  * kernel; a pinned DtoHAsync and a DtoD copy, which are no syncs), then via_shim_sync (a 3 ms
  * kernel and cudaStreamSynchronize through the shim, which also reaches CUPTI's runtime and
- * driver callbacks: it must count once) and static_runtime_sync (the same through a pointer
- * from libcudart's own handle, which bypasses the shim as a statically linked runtime does:
- * CUPTI's runtime callback records it, the nested driver callback must not count it again).
+ * driver callbacks: it must count once) and static_runtime_sync (the same, launch and sync,
+ * through pointers from libcudart's own handle, which bypass the shim as a statically linked
+ * runtime does: CUPTI's runtime callback records the sync, the nested driver callback must not
+ * count it again, and the launch is counted once, by the driver launch inside it).
  * `cupti_driver N idle`: N steps of idle_after_sync (a 2 ms kernel, cudaStreamSynchronize, then
  * 5 ms of host work before the next kernel: the GPU idles 5 ms after each sync) and
  * busy_after_sync (a 2 ms kernel synchronized while a 30 ms kernel runs on another stream: the
@@ -44,10 +45,12 @@ __attribute__((noinline)) void via_shim_sync(void)
 }
 
 static cudaError_t (*runtime_stream_sync)(cudaStream_t);
+static cudaError_t (*runtime_launch)(const void *, dim3, dim3, void **, size_t, cudaStream_t);
 
 __attribute__((noinline)) void static_runtime_sync(void)
 {
-    launch((const void *)k_runtime, 0);
+    dim3 one = {1, 1, 1};
+    CHECK(runtime_launch((const void *)k_runtime, one, one, NULL, 0, 0));
     CHECK(runtime_stream_sync(0));
 }
 
@@ -71,7 +74,8 @@ static void run_driver(int n)
     drvlib_setup(4 * MS);
     void *cudart = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
     runtime_stream_sync = (cudaError_t (*)(cudaStream_t))dlsym(cudart, "cudaStreamSynchronize");
-    if (!runtime_stream_sync)
+    runtime_launch = (__typeof__(runtime_launch))dlsym(cudart, "cudaLaunchKernel");
+    if (!runtime_stream_sync || !runtime_launch)
         return;
     for (int i = 0; i < n; i++) {
         drvlib_stream_sync();
