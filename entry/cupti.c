@@ -385,6 +385,9 @@ static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
 static void enable_launches(void)
 {
     fill_launch_roles();
+    /* before the driver's launch callbacks come: the shim's launches mark themselves first (a
+     * launch already past its check on another thread may still be counted twice, once) */
+    agent_launch_marking_on();
     enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
     size_t failed = 0;
     for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)

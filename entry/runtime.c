@@ -229,10 +229,12 @@ RUNTIME_SYNC_APIS(DEFINE_WRAPPERS)
 
 SYNCSPY_TLS uintptr_t entry_launch_frame;
 
-/* The fast path makes no call before the call to the real function, so the arguments stay
+/* The fast path makes no call before the tail call to the real function, so the arguments stay
  * where the caller put them (no spills): a thread-local load, the cached real function, the
- * slow-path flag, the counter, and entry_launch_frame set around the call (entry/cupti.h: a
- * driver launch inside it is this one's). Anything else (first launch of a thread, every 256th launch,
+ * slow-path flag, the counter. The slow path sets entry_launch_frame around the real call
+ * (entry/cupti.h: a driver launch inside it is this launch's own); once CUPTI watches the
+ * driver's launches every launch takes it (agent_launch_marking_on), two CUPTI callbacks
+ * cheaper than the runtime-domain callbacks that told the same before. Anything else (first launch of a thread, every 256th launch,
  * tracing, the Python step hook still wanted, the runtime not resolved yet) goes through
  * fn##_slow, which counts the launch there. */
 #define LAUNCH(fn, params, args, func, stream)                                                 \
@@ -263,11 +265,7 @@ SYNCSPY_TLS uintptr_t entry_launch_frame;
             uint64_t n_ = atomic_load_explicit(c_, memory_order_relaxed) + 1;                  \
             if (likely(n_ & 255)) {                                                            \
                 atomic_store_explicit(c_, n_, memory_order_relaxed);                           \
-                uintptr_t outer_ = entry_launch_frame;                                         \
-                entry_launch_frame = (uintptr_t)__builtin_frame_address(0);                    \
-                cudaError_t r_ = real_ args;                                                   \
-                entry_launch_frame = outer_;                                                   \
-                return r_;                                                                     \
+                return real_ args;                                                             \
             }                                                                                  \
         }                                                                                      \
         return fn##_slow args;                                                                 \

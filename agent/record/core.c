@@ -27,8 +27,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 
-_Atomic bool agent_launch_tracing; /* SYNCSPY_LAUNCHES=trace and the step is recorded */
-_Atomic bool agent_launch_slow;    /* tracing, or the Python step hook is wanted */
+_Atomic bool agent_launch_tracing;  /* SYNCSPY_LAUNCHES=trace and the step is recorded */
+_Atomic bool agent_launch_slow;     /* tracing, the Python step hook wanted, or launch marking */
+static _Atomic bool launch_marking; /* agent_launch_marking_on */
 /* The process's counters, all of them: a forked child starts them at zero with one memset
  * (agent_core_atfork_child), so a counter added here is reset at fork by construction. */
 static struct core_counters {
@@ -538,8 +539,15 @@ void agent_launch_slow_update(void)
 {
     atomic_store_explicit(&agent_launch_slow,
                           atomic_load_explicit(&agent_launch_tracing, memory_order_relaxed) ||
-                              atomic_load_explicit(&pyhook_eager, memory_order_relaxed),
+                              atomic_load_explicit(&pyhook_eager, memory_order_relaxed) ||
+                              atomic_load_explicit(&launch_marking, memory_order_relaxed),
                           memory_order_relaxed);
+}
+
+void agent_launch_marking_on(void)
+{
+    atomic_store_explicit(&launch_marking, true, memory_order_relaxed);
+    agent_launch_slow_update();
 }
 
 /* Every 256th launch of a thread, and every launch while the step hook is wanted eagerly: a loop

@@ -84,12 +84,17 @@ extern SYNCSPY_TLS _Atomic uint64_t *agent_tls_launches;
 
 /* SYSCALL-free checks for the launch entry points: agent_launch_slow sends every launch through
  * the slow path (agent_count_launch): while launches are traced (agent_launch_tracing:
- * SYNCSPY_LAUNCHES=trace and the current step is recorded; set by agent/step/steps.c) or while the
- * Python step hook is still wanted (agent/step/pyhook.h: it polls from there). */
+ * SYNCSPY_LAUNCHES=trace and the current step is recorded; set by agent/step/steps.c), while the
+ * Python step hook is still wanted (agent/step/pyhook.h: it polls from there), and once CUPTI
+ * watches the driver's launches (agent_launch_marking_on: the slow path marks its launch for
+ * CUPTI's callbacks, entry/cupti.h entry_launch_frame). */
 extern _Atomic bool agent_launch_tracing;
 extern _Atomic bool agent_launch_slow;
-/* Recomputes agent_launch_slow from its two reasons. */
+/* Recomputes agent_launch_slow from its three reasons. */
 void agent_launch_slow_update(void);
+/* From now on every launch takes the slow path (entry/cupti.c, as it enables the driver's launch
+ * callbacks). */
+void agent_launch_marking_on(void);
 /* Records one launch (kernel host function or handle, stream) in the thread's ring. */
 void agent_trace_launch(enum api_id api, const void *func, uintptr_t stream);
 
