@@ -66,9 +66,9 @@ struct cupti_thread {
     /* the last runtime and driver calls that returned on this thread (SYNCSPY_GPU=1) */
     uint32_t last_runtime_corr, last_driver_corr;
     uint64_t last_exit_ns;
-    unsigned runtime_launches_open; /* runtime launches between their ENTER and EXIT (a longjmp
-                                     * out of one leaves it open: that thread's driver launches
-                                     * are then taken for its own and no longer counted) */
+    unsigned runtime_launches_open; /* runtime graph launches between their ENTER and EXIT (a
+                                     * longjmp out of one leaves it open: that thread's driver
+                                     * launches are then taken for its own and no longer counted) */
 };
 static SYNCSPY_TLS struct cupti_thread tl;
 
@@ -248,32 +248,16 @@ static void on_api_exit(uint32_t domain, uint32_t cbid, const CUpti_CallbackData
  * Inductor's static launcher, torch's driver table from cuGetProcAddress; cuBLAS and cuDNN with
  * their static runtime) and graph launches. A driver launch made inside a runtime launch (the
  * runtime launches through the driver: CUPTI reports the nested call) is the runtime launch's,
- * counted by the shim: the shim's wrapper marks its launch (entry_launch_frame), and the
- * runtime-domain callbacks of those launches are not enabled. A runtime launch the shim does not
+ * counted by the shim: the shim's wrapper marks its launch (entry_launch_frame), so the
+ * runtime-domain callbacks of kernel launches are not enabled. A runtime launch the shim does not
  * see (a static runtime's) is counted by the driver launch inside it. Graph launches are counted
  * at the runtime's call, which brackets the driver's inside. */
-enum launch_role { LAUNCH_NONE, LAUNCH_RUNTIME_SHIM, LAUNCH_RUNTIME_GRAPH, LAUNCH_DRIVER };
+enum launch_role { LAUNCH_NONE, LAUNCH_RUNTIME_GRAPH, LAUNCH_DRIVER };
 
 static const struct {
     uint32_t domain, cbid;
     enum launch_role role;
 } launch_cbids[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-     LAUNCH_RUNTIME_SHIM},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-     LAUNCH_RUNTIME_SHIM},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
      LAUNCH_RUNTIME_GRAPH},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
@@ -367,8 +351,6 @@ static void on_launch(enum launch_role role, uint32_t domain, uint32_t cbid,
         if (enter && tl.runtime_launches_open == 0)
             count_launch(domain, cbid, d);
         /* its driver launch inside is its own: */
-        __attribute__((fallthrough));
-    case LAUNCH_RUNTIME_SHIM:
         if (enter)
             tl.runtime_launches_open++;
         else if (tl.runtime_launches_open > 0)
@@ -391,8 +373,7 @@ static void enable_launches(void)
     enable_callback_fn enable = CUPTI_FN(enable_callback_fn, cuptiEnableCallback);
     size_t failed = 0;
     for (size_t i = 0; i < ARRAY_SIZE(launch_cbids); i++)
-        failed += launch_cbids[i].role != LAUNCH_RUNTIME_SHIM &&
-                  enable(1, subscriber, (CUpti_CallbackDomain)launch_cbids[i].domain,
+        failed += enable(1, subscriber, (CUpti_CallbackDomain)launch_cbids[i].domain,
                          launch_cbids[i].cbid) != CUPTI_SUCCESS;
     if (failed)
         dbg(1, "CUPTI: %zu launch callbacks could not be enabled", failed);

@@ -231,12 +231,11 @@ SYNCSPY_TLS uintptr_t entry_launch_frame;
 
 /* The fast path makes no call before the tail call to the real function, so the arguments stay
  * where the caller put them (no spills): a thread-local load, the cached real function, the
- * slow-path flag, the counter. The slow path sets entry_launch_frame around the real call
- * (entry/cupti.h: a driver launch inside it is this launch's own); once CUPTI watches the
- * driver's launches every launch takes it (agent_launch_marking_on), two CUPTI callbacks
- * cheaper than the runtime-domain callbacks that told the same before. Anything else (first launch of a thread, every 256th launch,
- * tracing, the Python step hook still wanted, the runtime not resolved yet) goes through
- * fn##_slow, which counts the launch there. */
+ * slow-path flag, the counter. Anything else (first launch of a thread, every 256th launch,
+ * tracing, the Python step hook still wanted, the runtime not resolved yet, CUPTI watching the
+ * driver's launches) goes through fn##_slow, which counts the launch there and sets
+ * entry_launch_frame around the real call (entry/cupti.h: a driver launch inside it is this
+ * launch's own; two CUPTI callbacks cheaper than the runtime-domain callbacks that told it). */
 #define LAUNCH(fn, params, args, func, stream)                                                 \
     __attribute__((noinline)) static cudaError_t fn##_slow params                              \
     {                                                                                          \

@@ -345,7 +345,7 @@ static struct site *capture_into(struct thread_state *ts, const struct sync_call
     bool autograd_thread = !strncmp(ts->name, "pt_autograd_", 12);
     /* no backward section to add: the same stacks are the same site (capture_memo.h) */
     bool memo = !autograd_appends(autograd_thread, node_runs ? &node : NULL);
-    uint32_t generation = pyframes_eval_generation();
+    uint32_t generation = memo ? pyframes_eval_generation() : 0;
     if (memo) {
         struct site *seen =
             capture_memo_find(&b->memo, call->api, generation, b->native, depth, b->py, n_py);

@@ -23,10 +23,10 @@
 
 struct agent_mark; /* agent/record/core.h: an interposed call's or agent work's mark */
 
-/* A sync's capture buffers (agent/record/core.c), ~45 KiB with the memo: the thread's, made with its state, so that a
- * capture takes little of the program's stack (issue 22: a thread with a 32 KiB stack crashed
- * inside the agent). busy: a capture is using them (a second one, from a signal handler that
- * interrupted it, goes without a stack). */
+/* A sync's capture buffers (agent/record/core.c), ~45 KiB with the capture memo: the thread's,
+ * made with its state, so that a capture takes little of the program's stack (issue 22: a
+ * thread with a 32 KiB stack crashed inside the agent). busy: a capture is using them (a second
+ * one, from a signal handler that interrupted it, goes without a stack). */
 struct capture_scratch {
     bool busy;
     void *raw[NATIVE_STACK_RAW_MAX];
