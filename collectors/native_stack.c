@@ -405,7 +405,8 @@ int native_stack_capture(uintptr_t *pcs, int max, int *truncated, void **raw)
     } else if (n == max + slack) {
         *truncated = 1;
     }
-    for (int i = 0; i < depth; i++)
-        pcs[i] = (uintptr_t)raw[skip + i];
-    return depth < 0 ? 0 : depth;
+    if (depth <= 0)
+        return 0;
+    memcpy(pcs, raw + skip, (size_t)depth * sizeof *pcs); /* void * and uintptr_t: one size */
+    return depth;
 }

@@ -249,8 +249,10 @@ static uintptr_t current_frame(void)
 
 /* The walk of pyframes_capture and pyframes_capture_words, specialised for each by the
  * compiler: frames into out[] (words NULL), or as kept-stack words (out NULL: two a frame,
- * PYFRAME_MARK | lasti then the code). The layout's offsets are read once: a store through
- * out or words may alias them otherwise, and the walk reloads each per frame. */
+ * PYFRAME_MARK | lasti then the code). The layout's offsets and the code type are read once
+ * into locals: a store through out or words may alias them otherwise, and the walk would reload
+ * each per frame. The frames of 3.11+ (the loop a capture runs at every sync: ~17 frames in the
+ * seed-003 loop) are walked by a loop of their own. */
 static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, uintptr_t *words,
                                                       int max)
 {
@@ -260,56 +262,65 @@ static inline __attribute__((always_inline)) int walk(struct py_raw_frame *out, 
     uintptr_t f = current_frame();
     int n = 0;
     last_entry_frame = 0;
-    const bool objects = L->frames == PY_FRAMES_OBJECTS;
     const int32_t previous = L->iframe_previous, owner_at = L->iframe_owner,
                   entry_at = L->iframe_is_entry, cstack = L->owner_cstack, code_at = L->iframe_code,
-                  instr_at = L->iframe_instr;
+                  instr_at = L->iframe_instr, type_at = L->object_type;
     const uintptr_t tag = L->iframe_code_tag_bits, adaptive = (uintptr_t)L->code_code_adaptive,
                     code_type = py.code_type;
-#define PUT(code_, lasti_, objects_, frame_)                                           \
-    do {                                                                               \
-        if (words) {                                                                   \
-            words[2 * n] = PYFRAME_MARK | (lasti_);                                    \
-            words[2 * n + 1] = (code_);                                                \
-            n++;                                                                       \
-        } else {                                                                       \
-            out[n++] = (struct py_raw_frame){(code_), (lasti_), (objects_), (frame_)}; \
-        }                                                                              \
+    if (!code_type || max <= 0)
+        return 0;
+    int budget = 4 * PYFRAMES_MAX;
+#define PUT(code_, lasti_, objects_, frame_)                                                     \
+    do {                                                                                         \
+        if (words) {                                                                             \
+            words[2 * n] = PYFRAME_MARK | (lasti_);                                              \
+            words[2 * n + 1] = (code_);                                                          \
+            n++;                                                                                 \
+        } else {                                                                                 \
+            out[n++] = (struct py_raw_frame){                                                    \
+                .code = (code_), .lasti = (lasti_), .group_end = (objects_), .frame = (frame_)}; \
+        }                                                                                        \
     } while (0)
-    for (int walked = 0; f && (f & 7) == 0 && n < max && walked < 4 * PYFRAMES_MAX; walked++) {
-        if (objects) {
-            /* 3.9/3.10: one frame object per evaluation call */
+    if (unlikely(L->frames == PY_FRAMES_OBJECTS)) {
+        /* 3.9/3.10: one frame object per evaluation call */
+        for (; f && (f & 7) == 0 && n < max && budget-- > 0; f = load_ptr(f, L->frame_back)) {
             uintptr_t code = load_ptr(f, L->frame_code);
             int32_t lasti = load_i32(f, L->frame_lasti);
             if (L->lines == PY_LINES_LNOTAB && lasti >= 0)
                 lasti /= 2; /* 3.9 counts bytes */
             if (has_type(code, code_type))
                 PUT(code, lasti < 0 ? 0 : (uint32_t)lasti, true, f);
-            f = load_ptr(f, L->frame_back);
-            continue;
         }
-        uintptr_t next = load_ptr(f, previous);
-        int owner = (signed char)*(const char *)(f + (uintptr_t)owner_at);
-        bool entry = entry_at >= 0 && *(const unsigned char *)(f + (uintptr_t)entry_at);
-        if (cstack >= 0 && owner >= cstack) {
-            /* 3.12+: the shim frame an evaluation call pushes below its first frame (and, 3.14,
-             * any other frame owned by the interpreter or the C stack: no Python function's) */
-            if (out && n)
+    } else {
+        /* 3.11+: the interpreter's frames. A frame owned by the C stack (3.12+: the shim frame
+         * an evaluation call pushes below its first frame, and, 3.14, any other frame owned by
+         * the interpreter or the C stack: no Python function's) ends the group above it; so
+         * does a 3.11 entry frame (the first frame of an evaluation call). */
+        const bool shims = cstack >= 0, entries = entry_at >= 0;
+        while (f && (f & 7) == 0 && budget-- > 0) {
+            uintptr_t next = load_ptr(f, previous);
+            if (shims && (signed char)*(const char *)(f + (uintptr_t)owner_at) >= cstack) {
+                if (out && n)
+                    out[n - 1].group_end = true;
+                if (!last_entry_frame)
+                    last_entry_frame = f; /* on the C stack, in that evaluation call's own frame */
+                f = next;
+                continue;
+            }
+            uintptr_t code = load_ptr(f, code_at) & ~tag;
+            if (likely(code && (code & 7) == 0 && load_ptr(code, type_at) == code_type)) {
+                /* the instruction's index in code units; negative: a frame still being set up */
+                uintptr_t off = load_ptr(f, instr_at) - (code + adaptive);
+                if (off < (uintptr_t)1 << 31) {
+                    PUT(code, (uint32_t)(off >> 1), false, f);
+                    if (n == max)
+                        break;
+                }
+            }
+            if (out && entries && n && *(const unsigned char *)(f + (uintptr_t)entry_at))
                 out[n - 1].group_end = true;
-            if (!last_entry_frame)
-                last_entry_frame = f; /* on the C stack, in that evaluation call's own frame */
             f = next;
-            continue;
         }
-        uintptr_t code = load_ptr(f, code_at) & ~tag;
-        if (has_type(code, code_type)) {
-            intptr_t idx = ((intptr_t)load_ptr(f, instr_at) - (intptr_t)(code + adaptive)) / 2;
-            if (idx >= 0 && idx < (1 << 30)) /* negative: a frame still being set up */
-                PUT(code, (uint32_t)idx, false, f);
-        }
-        if (out && entry && n)
-            out[n - 1].group_end = true; /* 3.11: the first frame of an evaluation call */
-        f = next;
     }
 #undef PUT
     if (out && n)
@@ -325,6 +336,16 @@ int pyframes_capture(struct py_raw_frame *out, int max)
 int pyframes_capture_words(uintptr_t *words, int max)
 {
     return walk(NULL, words, max);
+}
+
+bool pyframes_innermost(uintptr_t *code, uint32_t *lasti)
+{
+    uintptr_t w[2];
+    if (walk(NULL, w, 1) != 1) /* the walk for one frame, max known to the compiler */
+        return false;
+    *code = w[1];
+    *lasti = (uint32_t)w[0];
+    return true;
 }
 
 int pyframes_merge(const uintptr_t *native, int n_native, const struct py_raw_frame *py_frames,

@@ -39,11 +39,13 @@ static inline bool stack_mark_word(uintptr_t w)
 }
 
 struct py_raw_frame {
-    uintptr_t code;  /* PyCodeObject * */
-    uint32_t lasti;  /* index of the executing instruction, in code units */
-    bool group_end;  /* the outermost frame run by one C-level evaluation call */
-    uintptr_t frame; /* the frame itself (PyFrameObject * or _PyInterpreterFrame *) */
+    uintptr_t code;   /* PyCodeObject * */
+    uint32_t lasti;   /* index of the executing instruction, in code units */
+    bool group_end;   /* the outermost frame run by one C-level evaluation call */
+    uint8_t zero_[3]; /* no padding: captures compare as bytes (agent/record/capture_memo.c) */
+    uintptr_t frame;  /* the frame itself (PyFrameObject * or _PyInterpreterFrame *) */
 };
+_Static_assert(sizeof(struct py_raw_frame) == 24, "struct py_raw_frame has no padding");
 
 /* Finds a CPython in this process and its layout; cheap after the first successful call.
  * Until an interpreter is found it looks again at most every 500 ms (now_ns: CLOCK_MONOTONIC).
@@ -59,6 +61,9 @@ int pyframes_capture(struct py_raw_frame *out, int max);
  * lasti, then the code object): what a caller that keeps the stack by value needs, without the
  * frames' own records; returns the frames' count. */
 int pyframes_capture_words(uintptr_t *words, int max);
+/* The innermost frame's code and instruction (what a node made now is keyed by); false when the
+ * thread runs no Python frame. */
+bool pyframes_innermost(uintptr_t *code, uint32_t *lasti);
 
 /* Is pc (a return address) inside CPython's evaluation loop (_PyEval_EvalFrameDefault)? */
 bool pyframes_is_eval_pc(uintptr_t pc);

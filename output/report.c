@@ -1992,8 +1992,12 @@ static void line_add(struct rep_line *l, const struct entry *x, bool with_startu
         l->estimated_ns += x->blocked_ns;
         return;
     }
-    if (!l->heaviest || s->blocked_ns > l->heaviest->blocked_ns)
-        l->heaviest = s; /* one of its own sites, never a share (of_site names its line) */
+    /* one of its own sites, never a share (of_site names its line) */
+    if (!l->heaviest || x->blocked_ns > l->heaviest_ns ||
+        (x->blocked_ns == l->heaviest_ns && s->blocked_ns > l->heaviest->blocked_ns)) {
+        l->heaviest = s;
+        l->heaviest_ns = x->blocked_ns;
+    }
     if (x->kind != ENTRY_BACKWARD_UNSEEN)
         return;
     uint32_t k = 0;

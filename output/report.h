@@ -73,9 +73,12 @@ void report_api_counts_sort(struct rep_api_count *a, size_t n);
 
 #define REP_LINE_CAUSES_MAX 10
 struct rep_line {
-    const struct rep_frame *where;   /* NULL: no stack (or none of the user's, REP_LINE_NODE) */
-    const struct rep_site *heaviest; /* its site with the most blocked time (hint, stack) */
-    const char *api;                 /* apis[0]: the API of most of its syncs */
+    const struct rep_frame *where; /* NULL: no stack (or none of the user's, REP_LINE_NODE) */
+    /* its site with the most blocked time in the training steps, else in all (hint, stack): a
+     * start-up wait of another op at the same line does not name a line the steps blame */
+    const struct rep_site *heaviest;
+    uint64_t heaviest_ns; /* that site's blocked time in the training steps */
+    const char *api;      /* apis[0]: the API of most of its syncs */
     struct rep_api_count apis[REP_LINE_APIS_MAX]; /* every API of its sites, most syncs first */
     size_t napis, other_apis;   /* other_apis: its sites past REP_LINE_APIS_MAX APIs */
     uint8_t kind;               /* enum rep_line_kind */

@@ -13,7 +13,7 @@ torch-inductor-venv:
 	@sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(TORCH_INDUCTOR_VENV) tests/torch/requirements-inductor.txt
 
 ifeq ($(TORCH_INDUCTOR_PYTHON),)
-test-torch: torch-inductor-venv
+test-torch torch-installs: torch-inductor-venv
 endif
 
 .PHONY: torch-inductor-venv

@@ -11,6 +11,6 @@ LIGHTNING_VENV := $(BUILD)/lightning-venv
 lightning-venv:
 	@sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(LIGHTNING_VENV) tests/torch/requirements-lightning.txt
 
-test-torch: lightning-venv
+test-torch torch-installs: lightning-venv
 
 .PHONY: lightning-venv

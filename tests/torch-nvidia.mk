@@ -13,6 +13,6 @@ $(NVIDIA_WHEELS)/.requirements: $(NVIDIA_PINS)
 	@cp $(NVIDIA_PINS) $@
 
 nvidia-wheels: $(NVIDIA_WHEELS)/.requirements
-test-torch: nvidia-wheels
+test-torch torch-installs: nvidia-wheels
 
 .PHONY: nvidia-wheels

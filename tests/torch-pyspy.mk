@@ -18,6 +18,6 @@ pyspy-venv:
 	    { echo "pyspy-venv: could not install $(PYSPY_REQ) (no network or no wheel)" >&2; exit 1; }; fi
 	@echo "pyspy-venv: $$($(PYSPY_VENV)/bin/py-spy --version)" >&2
 
-test-torch: pyspy-venv
+test-torch torch-installs: pyspy-venv
 
 .PHONY: pyspy-venv

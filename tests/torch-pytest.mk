@@ -12,6 +12,6 @@ pytest-venv:
 	@sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(PYTEST_VENV) tests/torch/requirements-pytest.txt
 	@$(PYTEST_VENV)/bin/python scripts/dev-install.py
 
-test-torch: pytest-venv
+test-torch torch-installs: pytest-venv
 
 .PHONY: pytest-venv

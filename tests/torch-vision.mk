@@ -10,6 +10,6 @@ TORCH_VISION_VENV := $(BUILD)/vision-venv
 torch-vision-venv:
 	@sh scripts/torch-venv.sh $(TORCH_MAIN_PY) $(TORCH_VISION_VENV) tests/torch/requirements-vision.txt
 
-test-torch: torch-vision-venv
+test-torch torch-installs: torch-vision-venv
 
 .PHONY: torch-vision-venv

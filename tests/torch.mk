@@ -47,6 +47,10 @@ test-torch: test-build torch-venv
 	@BUILD=$(BUILD) TORCH_PYTHON=$(TORCH_PYTHON) TORCH_PYTHONS="$(TORCH_PYTHONS)" \
 	    python3 tests/torch/runner.py $(TORCH_TESTS)
 
+# every download test-torch needs, and nothing built: .ci/installs makes them in the background
+# while the tests that need no torch run (the other tests/torch-*.mk add their venvs to it)
+torch-installs: torch-venv
+
 # The demo on every other torch that has a requirements file (test_versions.py on each; its
 # venv is made when missing: 2 to 4.4 GB and 1 to 3 minutes each), one line per version.
 TORCH_SERIES_ALL := $(shell ls tests/torch/requirements-[0-9]*.txt | sed 's/.*requirements-\(.*\)\.txt/\1/' | sort -V)
@@ -76,4 +80,11 @@ test-torch-matrix: test-build
 	        echo "torch $${v:-2.15} on $$($$py -V): $$t: $$(grep -E '^torch: ' $$log || echo 'no result') ($$log)"; \
 	    done; done; [ -z "$$failed" ] || { echo "failing:$$failed"; exit 1; }
 
-.PHONY: torch-venv test-torch test-torch-versions test-torch-matrix
+# the matrix's venvs alone (.ci/run makes them in the background; test-torch-matrix makes any
+# that is missing)
+matrix-venvs:
+	@for cell in $(MATRIX_CELLS); do v=$${cell%%:*}; py=$${cell#*:}; \
+	    $(MAKE) --no-print-directory torch-venv TORCH_VERSION=$$v TORCH_MAIN_PY=$$py TORCH_OTHER_PYS= \
+	        || exit 1; done
+
+.PHONY: torch-venv torch-installs test-torch test-torch-versions test-torch-matrix matrix-venvs

@@ -449,10 +449,11 @@ static bool wanted(uint32_t *origin)
 {
     if (!atomic_load_explicit(&origins_gate, memory_order_relaxed))
         return true;
-    uintptr_t w[2];
-    if (pyframes_capture_words(w, 1) != 1)
+    uintptr_t code;
+    uint32_t lasti;
+    if (!pyframes_innermost(&code, &lasti))
         return true; /* no Python frame: nothing to key (the capture keeps nothing either) */
-    int k = origin_of(w[1], (uint32_t)w[0]);
+    int k = origin_of(code, lasti);
     if (k < 0)
         return true;
     const struct origin *o = &origins[k];

@@ -3,9 +3,12 @@
 
 #include <string.h>
 
-static inline uintptr_t py_word(const struct py_raw_frame *f)
+/* lasti, group_end and the zero bytes after them: one word (no padding: pyframes.h) */
+static inline uint64_t py_word(const struct py_raw_frame *f)
 {
-    return (uintptr_t)f->lasti | ((uintptr_t)f->group_end << 32);
+    uint64_t w;
+    memcpy(&w, &f->lasti, sizeof w);
+    return w;
 }
 
 static bool entry_holds(const struct capture_memo_entry *e, uint32_t api, uint32_t generation,

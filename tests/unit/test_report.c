@@ -784,6 +784,43 @@ static void test_lines_of_sites(void **state)
     assert_null(l.of_site);
 }
 
+/* A line's op and stack are its heaviest site's in the training steps: a start-up wait of another
+ * API at the same line, longer than all of the steps' own (Lightning's trainer.fit line: a
+ * cudaFree of empty_cache once at start-up beside the batches' copies), does not name the row. */
+static const struct rep_step startup_steps[] = {
+    {0, 900000000, 40, 160400000, 50, false},
+    {1, 41300000, 5, 500000, 210, false},
+    {2, 41300000, 5, 500000, 210, false},
+};
+static void test_line_named_by_its_steps_heaviest_site(void **state)
+{
+    (void)state;
+    struct rep_site two[2];
+    memcpy(two, sites, sizeof two); /* loss_fn: cudaStreamSynchronize 40, cudaMemcpy 10 */
+    two[0].split = (struct rep_split){.startup_count = 40, .startup_ns = 160400000}; /* all */
+    struct rep_process p = make_proc(1, -1);
+    p.sites = two;
+    p.nsites = 2;
+    p.steps = startup_steps;
+    p.nsteps = 3;
+    p.active_steps = 3;
+    p.steps_seen = 3;
+    p.startup = startup_steps[0];
+    p.startup_closed = true;
+    struct rep_lines l;
+    assert_int_equal(report_lines(&p, &l), 0);
+    assert_int_equal(l.n, 1);
+    assert_true(l.lines[0].count == 10); /* the steps' syncs: the copies */
+    assert_true(l.lines[0].startup_count == 40);
+    assert_ptr_equal(l.lines[0].heaviest, &two[1]);
+    /* with nothing left out (no start-up step), the heavier site in all names it, as before */
+    p.startup_closed = false;
+    report_lines_free(&l);
+    assert_int_equal(report_lines(&p, &l), 0);
+    assert_ptr_equal(l.lines[0].heaviest, &two[0]);
+    report_lines_free(&l);
+}
+
 /* The one rule for text from files (text_char, text_escape, a shown writer): every control
  * character escaped, UTF-8 kept, the tool's own SGR (fdw_raw) and layout newlines kept. */
 static void test_text_escape(void **state)
@@ -857,6 +894,7 @@ int main(void)
         cmocka_unit_test(test_backward_unseen),
         cmocka_unit_test(test_backward_custom_function),
         cmocka_unit_test(test_lines_of_sites),
+        cmocka_unit_test(test_line_named_by_its_steps_heaviest_site),
         cmocka_unit_test(test_text_escape),
         cmocka_unit_test(test_backward_causes_have_words),
     };
