@@ -33,6 +33,7 @@ struct capture {
     int n_words;
     char file[PYFRAMES_MAX][256], func[PYFRAMES_MAX][128];
     uint32_t line[PYFRAMES_MAX];
+    bool innermost_differs;
 };
 
 static void do_capture(struct capture *c)
@@ -42,6 +43,12 @@ static void do_capture(struct capture *c)
         *raw[NATIVE_STACK_RAW_MAX]; /* test_threads captures from several threads */
     c->n_native = native_stack_capture(c->native, NATIVE_STACK_MAX, &truncated, raw);
     c->n_py = pyframes_ready(now_ns()) ? pyframes_capture(c->py, PYFRAMES_MAX) : -1;
+    /* a node's origin (pyframes_innermost) is the capture's first frame, on every CPython */
+    uintptr_t code = 0;
+    uint32_t lasti = 0;
+    bool inner = pyframes_innermost(&code, &lasti);
+    c->innermost_differs =
+        c->n_py > 0 ? !inner || code != c->py[0].code || lasti != c->py[0].lasti : inner;
     if (c->n_py > 0)
         c->n_words = pyframes_merge(c->native, c->n_native, c->py, c->n_py, c->words,
                                     (int)(sizeof c->words / sizeof c->words[0]));
@@ -70,6 +77,11 @@ static PyObject *probe_capture(PyObject *self, PyObject *args)
     }
     if (c.n_py < 0)
         return PyUnicode_FromString(pyframes_status());
+    if (c.innermost_differs) {
+        PyErr_SetString(PyExc_AssertionError,
+                        "pyframes_innermost is not the capture's first frame");
+        return NULL;
+    }
     PyObject *frames = PyList_New(0);
     int groups = 0;
     for (int i = 0; i < c.n_py; i++) {
