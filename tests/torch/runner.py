@@ -4,8 +4,6 @@ over the simulated device and closes with one line "torch: N passed, M failed". 
 names the venv's interpreter (tests/torch.mk). TORCH_JOBS=N (default 1) runs N test files at a
 time, each in a runner of its own, their outputs printed whole in the files' order."""
 import os
-import re
-import subprocess
 import sys
 import unittest
 
@@ -46,38 +44,14 @@ def main():
 
 def run_parallel(where, pattern, jobs):
     """Each file matching pattern in a runner of its own (TORCH_JOBS=1 there), `jobs` at a time;
-    the totals of their closing lines."""
+    the totals of their closing lines (tests/e2e/parallel.py)."""
     import fnmatch
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+    from parallel import run_files
     files = sorted(f[:-3] for f in os.listdir(where) if fnmatch.fnmatch(f, pattern))
     env = dict(os.environ, TORCH_JOBS="1")
-    cmd = [sys.executable, os.path.abspath(__file__), "--dir", where]
-    import tempfile
-    import time
-    running, results, passed, failed = [], {}, 0, 0
-    pending = list(files)
-    while pending or running:
-        while pending and len(running) < jobs:
-            name = pending.pop(0)
-            log = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: nothing waits on a reader
-            running.append((name, log, subprocess.Popen(cmd + [name], env=env, stdout=log,
-                                                        stderr=subprocess.STDOUT, text=True)))
-        done = [x for x in running if x[2].poll() is not None]
-        if not done:
-            time.sleep(0.2)
-            continue
-        for name, log, proc in done:
-            running.remove((name, log, proc))
-            log.seek(0)
-            results[name] = (log.read(), proc.returncode)
-            log.close()
-    for name in files:
-        out, rc = results[name]
-        m = re.search(r"^torch: (\d+) passed, (\d+) failed$", out, re.M)
-        sys.stdout.write(out[:m.start()] + out[m.end() + 1:] if m else out)  # one closing line, ours
-        passed += int(m.group(1)) if m else 0
-        failed += int(m.group(2)) if m else 1  # a runner that died without its line
-    print(f"torch: {passed} passed, {failed} failed")
-    return 0 if failed == 0 and passed > 0 else 1
+    return run_files([sys.executable, os.path.abspath(__file__), "--dir", where], files, jobs, env,
+                     "torch")
 
 
 if __name__ == "__main__":
